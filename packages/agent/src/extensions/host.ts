@@ -1,0 +1,34 @@
+/**
+ * What the extension runtime needs from the agent around it. The RPC server implements it;
+ * keeping it an interface lets tests and other modes host extensions too.
+ */
+import type { Session } from "../session/session.js";
+import type { ExtensionUIContext, CustomMessageInput, ThinkingLevel } from "./types.js";
+import type { TextContent, ImageContent } from "@mariozechner/pi-ai";
+
+export interface ExtensionErrorReport {
+  extensionPath: string;
+  event: string;
+  error: string;
+  stack?: string | undefined;
+}
+
+export interface ExtensionHost {
+  readonly cwd: string;
+  session(): Session;
+  /** The ctx.ui for one extension (diagnostics name that extension). */
+  ui(extensionPath: string): ExtensionUIContext;
+  reportError(report: ExtensionErrorReport): void;
+  /** Exit after the command being handled (ctx.shutdown()). */
+  requestShutdown(): void;
+  newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
+  sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void;
+  isIdle(): boolean;
+  abort(): void;
+  thinkingLevel(): ThinkingLevel;
+  setThinkingLevel(level: ThinkingLevel): void;
+  /** Value of a CLI flag given for an extension-registered flag name, if any. */
+  cliFlag(name: string): string | boolean | undefined;
+  diagnostic(message: string): void;
+}

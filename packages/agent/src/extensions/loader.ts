@@ -1,0 +1,122 @@
+/**
+ * Loads extension files (.ts or .js default-exporting `(pi) => void`) with jiti, resolving the
+ * packages pi extensions import to parley's own copies so they need no install of their own.
+ */
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ExtensionFactory } from "./types.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** The folder of an installed package, found the way Node would from parley's own files. */
+function packageDir(name: string): string | undefined {
+  for (let dir = here; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Specifier → file for every entry point a package exports, so `typebox/compile` resolves as
+ * well as `typebox`. Import conditions are preferred: extensions are ES modules.
+ */
+function exportAliases(name: string): Record<string, string> {
+  const dir = packageDir(name);
+  if (!dir) return {};
+  const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { exports?: unknown; main?: string; module?: string };
+  const out: Record<string, string> = {};
+  const pick = (target: unknown): string | undefined => {
+    if (typeof target === "string") return target;
+    if (target && typeof target === "object") {
+      const t = target as Record<string, unknown>;
+      for (const key of ["import", "node", "default", "require"]) {
+        const found = pick(t[key]);
+        if (found) return found;
+      }
+    }
+    return undefined;
+  };
+  const exportsField = pkg.exports;
+  const entries: [string, unknown][] =
+    typeof exportsField === "string" || (exportsField && typeof exportsField === "object" && !Object.keys(exportsField).some((k) => k.startsWith(".")))
+      ? [[".", exportsField]]
+      : Object.entries((exportsField ?? {}) as Record<string, unknown>);
+  for (const [subpath, target] of entries) {
+    const file = pick(target);
+    if (!file || subpath.includes("*") || subpath.endsWith(".json")) continue;
+    out[subpath === "." ? name : `${name}/${subpath.replace(/^\.\//, "")}`] = join(dir, file);
+  }
+  if (!out[name]) out[name] = join(dir, pkg.module ?? pkg.main ?? "index.js");
+  return out;
+}
+
+/** Package name → what an extension gets when it imports it. */
+function aliases(): Record<string, string> {
+  return {
+    ...exportAliases("@mariozechner/pi-ai"),
+    ...exportAliases("@mariozechner/pi-tui"),
+    ...exportAliases("typebox"),
+    "@mariozechner/pi-coding-agent": join(here, "compat", "pi-coding-agent.js"),
+    "@parley/agent": join(here, "..", "index.js"),
+  };
+}
+
+export type LoadResult = { path: string; factory: ExtensionFactory } | { path: string; error: string };
+
+type Jiti = { import(id: string, options?: { default?: boolean }): Promise<unknown> };
+let jiti: Jiti | undefined;
+
+async function getJiti(): Promise<Jiti> {
+  if (!jiti) {
+    // Loaded on first use: a session without extensions never pays for the TS loader.
+    const { createJiti } = await import("jiti");
+    jiti = createJiti(import.meta.url, { alias: aliases(), interopDefault: true, moduleCache: false }) as unknown as Jiti;
+  }
+  return jiti;
+}
+
+export async function loadExtension(path: string): Promise<LoadResult> {
+  const absolute = resolve(path);
+  if (!existsSync(absolute)) return { path: absolute, error: `Extension file not found: ${absolute}` };
+  try {
+    const loaded = await (await getJiti()).import(absolute, { default: true });
+    const factory = typeof loaded === "function" ? loaded : (loaded as { default?: unknown } | undefined)?.default;
+    if (typeof factory !== "function") {
+      return { path: absolute, error: `Extension ${absolute} must default-export a function (pi) => void; it exports ${typeof factory}` };
+    }
+    return { path: absolute, factory: factory as ExtensionFactory };
+  } catch (error) {
+    return { path: absolute, error: `Failed to load extension ${absolute}: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/**
+ * Extension files found in `~/.parley/extensions` and `./.parley/extensions`: each `.ts`/`.js`
+ * file, and each folder holding an `index.ts`/`index.js`. Sorted by name for a stable order.
+ */
+export function discoverExtensions(cwd: string, home: string = homedir()): string[] {
+  const found: string[] = [];
+  const dirs = [join(home, ".parley", "extensions"), join(cwd, ".parley", "extensions")];
+  for (const dir of new Set(dirs.map((d) => resolve(d)))) {
+    if (!existsSync(dir)) continue;
+    for (const name of readdirSync(dir).sort()) {
+      const full = join(dir, name);
+      let isDir = false;
+      try {
+        isDir = statSync(full).isDirectory();
+      } catch {
+        continue;
+      }
+      if (isDir) {
+        const index = ["index.ts", "index.js"].map((f) => join(full, f)).find((f) => existsSync(f));
+        if (index) found.push(index);
+      } else if (/\.(ts|js|mjs|mts)$/.test(name) && !name.endsWith(".d.ts")) {
+        found.push(full);
+      }
+    }
+  }
+  return found;
+}

@@ -1,0 +1,293 @@
+/**
+ * The loaded extensions and everything they registered: event handlers, commands, tools,
+ * flags. Emits events to handlers in load order; a throwing handler is reported, never fatal.
+ */
+import { spawn } from "node:child_process";
+import type { ExtensionHost } from "./host.js";
+import type {
+  AgentLoopEvent,
+  EventBus,
+  ExtensionEvent,
+  ExecOptions,
+  ExecResult,
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  ExtensionFactory,
+  RegisteredCommandOptions,
+  SlashCommandInfo,
+  SourceInfo,
+} from "./types.js";
+
+type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
+
+export interface LoadedExtension {
+  path: string;
+  sourceInfo: SourceInfo;
+  handlers: Map<string, AnyHandler[]>;
+}
+
+export interface RegisteredCommand {
+  name: string;
+  extension: LoadedExtension;
+  options: RegisteredCommandOptions;
+}
+
+export interface RegisteredFlag {
+  name: string;
+  type: "boolean" | "string";
+  description?: string | undefined;
+  default?: boolean | string | undefined;
+  extensionPath: string;
+}
+
+export class ExtensionRuntime {
+  readonly extensions: LoadedExtension[] = [];
+  readonly commands = new Map<string, RegisteredCommand>();
+  readonly tools = new Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>();
+  readonly flags = new Map<string, RegisteredFlag>();
+  readonly shortcuts: { shortcut: string; extensionPath: string }[] = [];
+  readonly #host: ExtensionHost;
+  readonly #bus = createEventBus();
+  #activeTools: string[] | undefined;
+
+  constructor(host: ExtensionHost) {
+    this.#host = host;
+  }
+
+  /** Runs one extension factory; a throw is reported and leaves what it registered before. */
+  async add(path: string, factory: ExtensionFactory, source: SourceInfo["source"] = "cli"): Promise<boolean> {
+    const extension: LoadedExtension = {
+      path,
+      sourceInfo: { path, source, scope: source === "cli" ? "temporary" : source, origin: "top-level" },
+      handlers: new Map(),
+    };
+    this.extensions.push(extension);
+    try {
+      await factory(this.#api(extension));
+      return true;
+    } catch (error) {
+      this.#host.reportError({ extensionPath: path, event: "load", ...errorText(error) });
+      return false;
+    }
+  }
+
+  hasHandlers(event: string): boolean {
+    return this.extensions.some((e) => (e.handlers.get(event)?.length ?? 0) > 0);
+  }
+
+  /**
+   * Emits to every handler in load order. For cancellable `*_before_*` events the first result
+   * with `cancel: true` wins and stops the chain; otherwise the last non-empty result is returned.
+   */
+  async emit<R extends object = { cancel?: boolean }>(event: ExtensionEvent | AgentLoopEvent): Promise<R | undefined> {
+    let result: R | undefined;
+    for (const extension of this.extensions) {
+      for (const handler of extension.handlers.get(event.type) ?? []) {
+        try {
+          const value = (await (handler as (e: unknown, c: ExtensionContext) => unknown)(event, this.context(extension))) as R | undefined;
+          if (value && typeof value === "object") {
+            result = value;
+            if ((value as { cancel?: unknown }).cancel === true) return result;
+          }
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+        }
+      }
+    }
+    return result;
+  }
+
+  commandList(): SlashCommandInfo[] {
+    return [...this.commands.values()].map((c) => ({
+      name: c.name,
+      ...(c.options.description !== undefined ? { description: c.options.description } : {}),
+      source: "extension" as const,
+      sourceInfo: c.extension.sourceInfo,
+    }));
+  }
+
+  /** Runs `/name args` if `name` is a registered command; false when it is not one. */
+  async runCommand(text: string): Promise<boolean> {
+    const match = /^\/(\S+)(?:\s([\s\S]*))?$/.exec(text);
+    const command = match ? this.commands.get(match[1] ?? "") : undefined;
+    if (!command) return false;
+    try {
+      await command.options.handler(match?.[2] ?? "", this.commandContext(command.extension));
+    } catch (error) {
+      this.#host.reportError({ extensionPath: command.extension.path, event: `command:${command.name}`, ...errorText(error) });
+    }
+    return true;
+  }
+
+  context(extension: LoadedExtension): ExtensionContext {
+    const host = this.#host;
+    const session = host.session();
+    return {
+      ui: host.ui(extension.path),
+      hasUI: true,
+      mode: "rpc",
+      cwd: host.cwd,
+      sessionManager: {
+        getSessionId: () => session.id,
+        getSessionFile: () => session.file,
+        getSessionName: () => session.name,
+        getCwd: () => session.header.cwd,
+        getEntries: () => session.entries(),
+        getBranch: () => session.branch(),
+        getLeafId: () => session.leafId,
+        getEntry: (id) => session.entry(id),
+        getHeader: () => session.header,
+      },
+      modelRegistry: { getAll: () => [], getAvailable: async () => [], find: () => undefined },
+      model: undefined,
+      isIdle: () => host.isIdle(),
+      signal: undefined,
+      abort: () => host.abort(),
+      hasPendingMessages: () => false,
+      shutdown: () => host.requestShutdown(),
+      getContextUsage: () => undefined,
+      compact: (options) => options?.onError?.(new Error("Compaction needs the agent loop, which this build of parley does not have yet")),
+      getSystemPrompt: () => "",
+    };
+  }
+
+  commandContext(extension: LoadedExtension): ExtensionCommandContext {
+    const host = this.#host;
+    const unsupported = (what: string) => async () => {
+      throw new Error(`${what} is not available in this build of parley yet`);
+    };
+    return {
+      ...this.context(extension),
+      waitForIdle: async () => {},
+      newSession: (options) => host.newSession(options),
+      fork: unsupported("ctx.fork()"),
+      navigateTree: unsupported("ctx.navigateTree()"),
+      switchSession: unsupported("ctx.switchSession()"),
+      reload: unsupported("ctx.reload()"),
+    };
+  }
+
+  #api(extension: LoadedExtension): ExtensionAPI {
+    const host = this.#host;
+    const on = (event: string, handler: AnyHandler): void => {
+      if (typeof handler !== "function") throw new TypeError(`pi.on("${event}", handler): handler must be a function`);
+      const list = extension.handlers.get(event) ?? [];
+      list.push(handler);
+      extension.handlers.set(event, list);
+    };
+    const api: ExtensionAPI = {
+      on: on as ExtensionAPI["on"],
+      registerCommand: (name, options) => {
+        const clean = String(name).replace(/^\//, "");
+        if (!/^\S+$/.test(clean)) throw new TypeError(`registerCommand: "${name}" is not a valid command name (no spaces)`);
+        if (typeof options?.handler !== "function") throw new TypeError(`registerCommand("${clean}"): options.handler must be a function`);
+        const existing = this.commands.get(clean);
+        if (existing) {
+          host.diagnostic(`command /${clean} from ${extension.path} replaces the one from ${existing.extension.path}`);
+        }
+        this.commands.set(clean, { name: clean, extension, options });
+      },
+      registerTool: (tool) => {
+        if (!tool || typeof tool.name !== "string") throw new TypeError("registerTool: the tool needs a string name");
+        this.tools.set(tool.name, { tool, extensionPath: extension.path });
+      },
+      registerShortcut: (shortcut) => {
+        // Key bindings belong to a terminal UI; kept for listing, never triggered in RPC mode.
+        this.shortcuts.push({ shortcut: String(shortcut), extensionPath: extension.path });
+      },
+      registerFlag: (name, options) => {
+        this.flags.set(name, { name, type: options.type, description: options.description, default: options.default, extensionPath: extension.path });
+      },
+      getFlag: (name) => {
+        const flag = this.flags.get(name);
+        const given = host.cliFlag(name);
+        if (given !== undefined) return flag?.type === "boolean" && typeof given === "string" ? given !== "false" : given;
+        return flag?.default;
+      },
+      registerMessageRenderer: () => {},
+      sendMessage: (message, options) => host.sendMessage(message, options),
+      sendUserMessage: (content, options) => host.sendUserMessage(content, options),
+      appendEntry: (customType, data) => {
+        host.session().append({ type: "custom", customType: String(customType), ...(data !== undefined ? { data } : {}) });
+      },
+      setSessionName: (name) => host.session().setName(String(name)),
+      getSessionName: () => host.session().name,
+      setLabel: (entryId, label) => {
+        host.session().append({ type: "label", targetId: entryId, label });
+      },
+      exec: (command, args, options) => exec(command, args, options ?? {}, host.cwd),
+      getActiveTools: () => this.#activeTools ?? [...this.tools.keys()],
+      getAllTools: () =>
+        [...this.tools.values()].map(({ tool }) => ({
+          name: tool.name,
+          ...(typeof tool["description"] === "string" ? { description: tool["description"] } : {}),
+          parameters: tool["parameters"],
+        })),
+      setActiveTools: (names) => {
+        this.#activeTools = [...names];
+      },
+      getCommands: () => this.commandList(),
+      setModel: async () => false,
+      getThinkingLevel: () => host.thinkingLevel(),
+      setThinkingLevel: (level) => host.setThinkingLevel(level),
+      registerProvider: () => {
+        host.diagnostic(`${extension.path}: registerProvider() is not supported by this build of parley yet`);
+      },
+      unregisterProvider: () => {},
+      events: this.#bus,
+    };
+    return api;
+  }
+}
+
+function errorText(error: unknown): { error: string; stack?: string | undefined } {
+  return error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };
+}
+
+function createEventBus(): EventBus {
+  const channels = new Map<string, Set<(data: unknown) => void>>();
+  return {
+    on(channel, handler) {
+      const set = channels.get(channel) ?? new Set();
+      set.add(handler);
+      channels.set(channel, set);
+      return () => set.delete(handler);
+    },
+    emit(channel, data) {
+      for (const handler of [...(channels.get(channel) ?? [])]) {
+        try {
+          handler(data);
+        } catch {
+          // One listener's failure must not stop the others; the emitter has no one to tell.
+        }
+      }
+    },
+  };
+}
+
+function exec(command: string, args: string[], options: ExecOptions, cwd: string): Promise<ExecResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: options.cwd ?? cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    let stdout = "";
+    let stderr = "";
+    let killed = false;
+    const timer = options.timeout
+      ? setTimeout(() => {
+          killed = true;
+          child.kill("SIGTERM");
+        }, options.timeout)
+      : undefined;
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", (error) => {
+      if (timer) clearTimeout(timer);
+      killed ||= options.signal?.aborted ?? false;
+      resolve({ stdout, stderr: stderr || error.message, code: 1, killed });
+    });
+    child.on("close", (code) => {
+      if (timer) clearTimeout(timer);
+      resolve({ stdout, stderr, code: code ?? 1, killed: killed || (options.signal?.aborted ?? false) });
+    });
+  });
+}

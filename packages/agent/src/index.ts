@@ -1,0 +1,6 @@
+/** Types for extension authors, and the server for embedding parley in-process. */
+export type * from "./extensions/types.js";
+export { RpcServer, type RpcServerOptions, type ExtensionSource } from "./rpc/server.js";
+export type { Transport, TransportSink } from "./rpc/transport.js";
+export { StdioTransport } from "./transport/stdio.js";
+export { loadExtension, discoverExtensions } from "./extensions/loader.js";

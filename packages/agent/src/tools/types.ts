@@ -1,0 +1,85 @@
+/**
+ * Public shapes of parley's tools.
+ *
+ * These mirror the shapes pi 0.73.1 exposes (pi-agent-core's `AgentTool` /
+ * `AgentToolResult` and pi-coding-agent's `ToolDefinition`) so that a pi
+ * extension's tool objects are structurally assignable to them and vice versa.
+ */
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import type { Static, TSchema } from "typebox";
+
+/** What a tool returns: content for the model plus structured details for logs/UI. */
+export interface AgentToolResult<TDetails = unknown> {
+  content: (TextContent | ImageContent)[];
+  details: TDetails;
+  /** Hint that the agent may stop after the current tool batch (all results must agree). */
+  terminate?: boolean;
+}
+
+/** Streams partial results while a tool runs (e.g. bash output so far). */
+export type AgentToolUpdateCallback<TDetails = any> = (partialResult: AgentToolResult<TDetails>) => void;
+
+export type ToolExecutionMode = "sequential" | "parallel";
+
+/**
+ * Renderers only matter for pi's terminal UI. parley runs headless and never
+ * calls them, so they are typed loosely to accept whatever an extension passes.
+ */
+export type ToolRenderer = (...args: any[]) => unknown;
+
+/**
+ * A tool as registered by an extension (pi's `ToolDefinition`).
+ *
+ * `TCtx` is the context handed to `execute`; the extension layer instantiates it
+ * with its `ExtensionContext`. Built-in tools ignore it, hence the `unknown` default.
+ * `TState` is pi's per-row render state; kept only so pi's type arity type-checks.
+ */
+export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown, TState = any, TCtx = unknown> {
+  /** Tool name used in LLM tool calls. */
+  name: string;
+  /** Human-readable label. */
+  label: string;
+  /** Description sent to the LLM. */
+  description: string;
+  /** One-line entry for the "Available tools" section of the default system prompt. */
+  promptSnippet?: string;
+  /** Bullets appended to the system prompt guidelines while the tool is active. */
+  promptGuidelines?: string[];
+  /** TypeBox schema of the arguments. */
+  parameters: TParams;
+  /** UI-only framing hint; ignored by parley. */
+  renderShell?: "default" | "self";
+  /** Compatibility shim run on raw arguments before schema validation. */
+  prepareArguments?: (args: unknown) => Static<TParams>;
+  executionMode?: ToolExecutionMode;
+  /** Run the tool. Throw to report an error to the model. */
+  execute(
+    toolCallId: string,
+    params: Static<TParams>,
+    signal: AbortSignal | undefined,
+    onUpdate: AgentToolUpdateCallback<TDetails> | undefined,
+    ctx: TCtx,
+  ): Promise<AgentToolResult<TDetails>>;
+  /** Ignored by parley (terminal UI only). */
+  renderCall?: ToolRenderer;
+  /** Ignored by parley (terminal UI only). */
+  renderResult?: ToolRenderer;
+}
+
+/** The runtime-facing tool (pi-agent-core's `AgentTool`): no extension context. */
+export interface AgentTool<TParams extends TSchema = TSchema, TDetails = any> {
+  name: string;
+  label: string;
+  description: string;
+  parameters: TParams;
+  prepareArguments?: (args: unknown) => Static<TParams>;
+  executionMode?: ToolExecutionMode;
+  execute: (
+    toolCallId: string,
+    params: Static<TParams>,
+    signal?: AbortSignal,
+    onUpdate?: AgentToolUpdateCallback<TDetails>,
+  ) => Promise<AgentToolResult<TDetails>>;
+}
+
+export type ToolName = "read" | "bash" | "edit" | "write" | "grep" | "find" | "ls";

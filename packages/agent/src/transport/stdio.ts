@@ -1,0 +1,69 @@
+/**
+ * stdin/stdout as a transport: strict JSONL in, one record per line out. Output produced in
+ * the same tick is written in one batch; a reader that went away (EPIPE) ends output quietly.
+ */
+import { attachJsonlReader, serializeJsonLine } from "@parley/protocol";
+import type { Transport, TransportSink } from "../rpc/transport.js";
+
+export interface StdioTransportOptions {
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+  maxLineBytes?: number;
+  /** Called once if the output stream fails (e.g. the client closed its end of the pipe). */
+  onOutputClosed?: (error: Error) => void;
+}
+
+export class StdioTransport implements Transport {
+  readonly #input: NodeJS.ReadableStream;
+  readonly #output: NodeJS.WritableStream;
+  readonly #options: StdioTransportOptions;
+  #batch: string[] = [];
+  #scheduled = false;
+  #outputClosed = false;
+  #lastWrite: Promise<void> = Promise.resolve();
+
+  constructor(options: StdioTransportOptions = {}) {
+    this.#options = options;
+    this.#input = options.input ?? process.stdin;
+    this.#output = options.output ?? process.stdout;
+    this.#output.on("error", (error: Error) => {
+      if (this.#outputClosed) return;
+      this.#outputClosed = true;
+      this.#batch = [];
+      this.#options.onOutputClosed?.(error);
+    });
+  }
+
+  start(sink: TransportSink): void {
+    attachJsonlReader(this.#input, (line) => sink.line(line), {
+      ...(this.#options.maxLineBytes !== undefined ? { maxLineBytes: this.#options.maxLineBytes } : {}),
+      onOverflow: (info) => sink.overflow(info),
+      onEnd: () => sink.end(),
+    });
+  }
+
+  send(record: object): void {
+    if (this.#outputClosed) return;
+    this.#batch.push(serializeJsonLine(record));
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#write());
+    }
+  }
+
+  flush(): Promise<void> {
+    this.#write();
+    return this.#lastWrite;
+  }
+
+  #write(): void {
+    this.#scheduled = false;
+    if (this.#batch.length === 0 || this.#outputClosed) return;
+    const text = this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join("");
+    this.#batch = [];
+    this.#lastWrite = new Promise((resolve) => {
+      // The callback runs once the chunk is handed to the OS, or with an error: either way it is done.
+      this.#output.write(text, () => resolve());
+    });
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * Records parley adds to pi's protocol. All are backward compatible: a pi client
+ * that ignores unknown record types and never sends `get_ui_state` still works.
+ */
+import { Type, type Static } from "typebox";
+import { DialogRequest, WidgetPlacement, NotifyType } from "./extension-ui.js";
+
+export const DismissReason = Type.Union(
+  [Type.Literal("timeout"), Type.Literal("aborted"), Type.Literal("shutdown")],
+  {
+    description:
+      "timeout: the request's `timeout` elapsed; aborted: the extension's AbortSignal fired; shutdown: the agent is exiting (stdin EOF, signal, ctx.shutdown()).",
+  },
+);
+export type DismissReason = Static<typeof DismissReason>;
+
+/** A dialog ended on the agent side; the client should close it and must not answer it. */
+export const ExtensionUiDismissed = Type.Object(
+  {
+    type: Type.Literal("extension_ui_dismissed"),
+    id: Type.String({ description: "The id of the extension_ui_request that ended." }),
+    method: Type.Union([Type.Literal("select"), Type.Literal("confirm"), Type.Literal("input"), Type.Literal("editor")]),
+    reason: DismissReason,
+  },
+  { description: "parley: a pending dialog was resolved agent-side (timeout, abort or shutdown)." },
+);
+export type ExtensionUiDismissed = Static<typeof ExtensionUiDismissed>;
+
+export const ExtensionUiErrorCode = Type.Union(
+  [
+    Type.Literal("unknown_id"),
+    Type.Literal("already_resolved"),
+    Type.Literal("invalid_response"),
+  ],
+  {
+    description:
+      "unknown_id: no dialog was ever issued with this id (or it is not a dialog); already_resolved: the dialog was answered, timed out or aborted before; invalid_response: the shape or value does not fit the dialog (the dialog stays pending).",
+  },
+);
+export type ExtensionUiErrorCode = Static<typeof ExtensionUiErrorCode>;
+
+/** An `extension_ui_response` was refused. */
+export const ExtensionUiError = Type.Object(
+  {
+    type: Type.Literal("extension_ui_error"),
+    id: Type.Optional(Type.String({ description: "The id the refused response carried, when it had a string id." })),
+    code: ExtensionUiErrorCode,
+    error: Type.String({ description: "What was wrong and what to send instead." }),
+    pending: Type.Boolean({ description: "true when the dialog is still waiting for a valid answer." }),
+  },
+  { description: "parley: an extension_ui_response was refused; nothing reached the extension." },
+);
+export type ExtensionUiError = Static<typeof ExtensionUiError>;
+
+/** `get_ui_state`: everything a client that attaches late needs to draw the extension UI. */
+export const GetUiStateCommand = Type.Object({
+  id: Type.Optional(Type.Union([Type.String(), Type.Number()])),
+  type: Type.Literal("get_ui_state"),
+});
+export type GetUiStateCommand = Static<typeof GetUiStateCommand>;
+
+export const WidgetState = Type.Object({
+  lines: Type.Array(Type.String()),
+  placement: WidgetPlacement,
+});
+export type WidgetState = Static<typeof WidgetState>;
+
+export const NotificationState = Type.Object({
+  message: Type.String(),
+  notifyType: NotifyType,
+});
+export type NotificationState = Static<typeof NotificationState>;
+
+export const PendingDialogState = Type.Object({
+  request: DialogRequest,
+  remainingMs: Type.Optional(
+    Type.Number({ description: "Milliseconds until the dialog times out; absent when it has no timeout." }),
+  ),
+});
+export type PendingDialogState = Static<typeof PendingDialogState>;
+
+export const UiState = Type.Object(
+  {
+    statuses: Type.Record(Type.String(), Type.String(), { description: "statusKey → statusText" }),
+    widgets: Type.Record(Type.String(), WidgetState, { description: "widgetKey → lines and placement" }),
+    title: Type.Optional(Type.String()),
+    editorText: Type.Optional(Type.String()),
+    notifications: Type.Array(NotificationState, { description: "The most recent notifications, oldest first (bounded)." }),
+  },
+  { description: "The folded result of every fire-and-forget extension_ui_request so far." },
+);
+export type UiState = Static<typeof UiState>;
+
+export const GetUiStateData = Type.Intersect([
+  UiState,
+  Type.Object({ pendingDialogs: Type.Array(PendingDialogState, { description: "Oldest first." }) }),
+]);
+export type GetUiStateData = Static<typeof GetUiStateData>;

@@ -1,0 +1,559 @@
+/**
+ * Responses: exactly one per command, `{type: "response", command, success, ...}`, echoing the
+ * command's `id` when it had one. A success may carry `data`; a failure carries `error`.
+ *
+ * Also the shapes those `data` fields use: session state and statistics, bash results,
+ * compaction results, discoverable slash commands, session entries and the entry tree.
+ */
+import { Type, type Static, type TSchema } from "typebox";
+import { AgentMessage, Model, Usage, UserContentBlock } from "./messages.js";
+import { ThinkingLevel, QueueMode, type CommandType } from "./commands.js";
+import { GetUiStateData } from "./additions.js";
+
+const ResponseId = Type.Optional(
+  Type.Union([Type.String(), Type.Number()], { description: "The id of the command answered, when it had one." }),
+);
+
+// ---- envelope --------------------------------------------------------------------
+
+export const SuccessResponse = Type.Object(
+  {
+    type: Type.Literal("response"),
+    id: ResponseId,
+    command: Type.String({ description: "The type of the command answered." }),
+    success: Type.Literal(true),
+    data: Type.Optional(Type.Unknown({ description: "Command-specific result; absent for many commands." })),
+  },
+  { description: "The command succeeded." },
+);
+export type SuccessResponse = Static<typeof SuccessResponse>;
+
+export const ErrorResponse = Type.Object(
+  {
+    type: Type.Literal("response"),
+    id: ResponseId,
+    command: Type.String({
+      description: 'The type of the command answered; "parse" when the line was not a usable command.',
+    }),
+    success: Type.Literal(false),
+    error: Type.String({ description: "What went wrong, for humans." }),
+  },
+  { description: "The command failed or was refused." },
+);
+export type ErrorResponse = Static<typeof ErrorResponse>;
+
+/** Any response, without tying `data` to the command. */
+export const ResponseEnvelope = Type.Union([SuccessResponse, ErrorResponse]);
+export type ResponseEnvelope = Static<typeof ResponseEnvelope>;
+
+// ---- data shapes -------------------------------------------------------------------
+
+export const CancelledData = Type.Object(
+  { cancelled: Type.Boolean({ description: "true when an extension vetoed the operation." }) },
+  { description: "Result of an operation an extension may cancel." },
+);
+export type CancelledData = Static<typeof CancelledData>;
+
+export const SessionState = Type.Object(
+  {
+    model: Type.Optional(
+      Type.Union([Model, Type.Null()], { description: "Selected model; absent (older pi: null) when none." }),
+    ),
+    thinkingLevel: ThinkingLevel,
+    isStreaming: Type.Boolean({ description: "true while the agent is running." }),
+    isCompacting: Type.Boolean(),
+    steeringMode: QueueMode,
+    followUpMode: QueueMode,
+    sessionFile: Type.Optional(Type.String({ description: "Absent when the session is not persisted." })),
+    sessionId: Type.String(),
+    sessionName: Type.Optional(Type.String({ description: "Absent until a name is set." })),
+    autoCompactionEnabled: Type.Boolean(),
+    messageCount: Type.Number(),
+    pendingMessageCount: Type.Number({ description: "Queued steering and follow-up messages." }),
+  },
+  { description: "Data of get_state." },
+);
+export type SessionState = Static<typeof SessionState>;
+
+export const CycleModelData = Type.Union(
+  [
+    Type.Object({
+      model: Model,
+      thinkingLevel: ThinkingLevel,
+      isScoped: Type.Boolean({ description: "true when cycling within the --models scope." }),
+    }),
+    Type.Null(),
+  ],
+  { description: "Data of cycle_model; null when only one model is available." },
+);
+export type CycleModelData = Static<typeof CycleModelData>;
+
+export const CycleThinkingLevelData = Type.Union([Type.Object({ level: ThinkingLevel }), Type.Null()], {
+  description: "Data of cycle_thinking_level; null when the model has no reasoning support.",
+});
+export type CycleThinkingLevelData = Static<typeof CycleThinkingLevelData>;
+
+export const CompactionResult = Type.Object(
+  {
+    summary: Type.String(),
+    firstKeptEntryId: Type.String({ description: "First entry kept verbatim after the summary." }),
+    tokensBefore: Type.Number({ description: "Context size before compaction." }),
+    estimatedTokensAfter: Type.Optional(Type.Number({ description: "Heuristic context size afterwards." })),
+    usage: Type.Optional(Usage),
+    details: Type.Optional(Type.Unknown({ description: "Implementation- or extension-specific data." })),
+  },
+  { description: "Outcome of a compaction." },
+);
+export type CompactionResult = Static<typeof CompactionResult>;
+
+export const BashResult = Type.Object(
+  {
+    output: Type.String({ description: "Combined stdout and stderr, possibly truncated." }),
+    exitCode: Type.Optional(Type.Number({ description: "Absent when the process was killed or cancelled." })),
+    cancelled: Type.Boolean(),
+    truncated: Type.Boolean(),
+    fullOutputPath: Type.Optional(Type.String({ description: "File with the full output, when truncated." })),
+  },
+  { description: "Data of bash." },
+);
+export type BashResult = Static<typeof BashResult>;
+
+export const ContextUsage = Type.Object(
+  {
+    tokens: Type.Union([Type.Number(), Type.Null()], { description: "null right after compaction, until known." }),
+    contextWindow: Type.Number(),
+    percent: Type.Union([Type.Number(), Type.Null()], { description: "null when tokens is null." }),
+  },
+  { description: "Current context-window estimate." },
+);
+export type ContextUsage = Static<typeof ContextUsage>;
+
+export const SessionStats = Type.Object(
+  {
+    sessionFile: Type.Optional(Type.String()),
+    sessionId: Type.String(),
+    userMessages: Type.Number(),
+    assistantMessages: Type.Number(),
+    toolCalls: Type.Number(),
+    toolResults: Type.Number(),
+    totalMessages: Type.Number(),
+    tokens: Type.Object({
+      input: Type.Number(),
+      output: Type.Number(),
+      cacheRead: Type.Number(),
+      cacheWrite: Type.Number(),
+      total: Type.Number(),
+    }),
+    cost: Type.Number({ description: "US dollars." }),
+    contextUsage: Type.Optional(ContextUsage),
+  },
+  { description: "Data of get_session_stats." },
+);
+export type SessionStats = Static<typeof SessionStats>;
+
+export const ForkData = Type.Object(
+  {
+    text: Type.Optional(Type.String({ description: "Text of the message forked from (newer pi omits it when cancelled)." })),
+    cancelled: Type.Boolean(),
+  },
+  { description: "Data of fork." },
+);
+export type ForkData = Static<typeof ForkData>;
+
+export const QueueContents = Type.Object(
+  {
+    steering: Type.Array(Type.String(), { description: "Queued steering messages, oldest first." }),
+    followUp: Type.Array(Type.String(), { description: "Queued follow-up messages, oldest first." }),
+  },
+  { description: "Text of queued messages." },
+);
+export type QueueContents = Static<typeof QueueContents>;
+
+export const SourceInfo = Type.Object(
+  {
+    path: Type.String({ description: "Absolute path of the resource." }),
+    source: Type.String({ description: 'How it was found, e.g. "local", "auto", "cli".' }),
+    scope: Type.Union([Type.Literal("user"), Type.Literal("project"), Type.Literal("temporary")]),
+    origin: Type.Union([Type.Literal("package"), Type.Literal("top-level")]),
+    baseDir: Type.Optional(Type.String({ description: "Package base directory, for package resources." })),
+  },
+  { description: "Where a command's owning resource came from." },
+);
+export type SourceInfo = Static<typeof SourceInfo>;
+
+export const SlashCommand = Type.Object(
+  {
+    name: Type.String({ description: "Invoke with `/name` in a prompt (skills are named `skill:<name>`)." }),
+    description: Type.Optional(Type.String()),
+    source: Type.Union([Type.Literal("extension"), Type.Literal("prompt"), Type.Literal("skill")]),
+    sourceInfo: Type.Optional(SourceInfo),
+    path: Type.Optional(Type.String({ description: "File that defines it (older pi)." })),
+    location: Type.Optional(
+      Type.Union([Type.Literal("user"), Type.Literal("project"), Type.Literal("path")], {
+        description: "Where it was loaded from (older pi; not for extensions).",
+      }),
+    ),
+  },
+  { description: "A command a prompt can invoke." },
+);
+export type SlashCommand = Static<typeof SlashCommand>;
+
+// ---- session entries -----------------------------------------------------------------
+
+const EntryId = Type.String({ description: "Stable entry id; usable as a get_entries cursor." });
+const ParentId = Type.Union([Type.String(), Type.Null()], { description: "Parent entry id; null for a root." });
+const EntryTimestamp = Type.String({ description: "ISO 8601 time." });
+
+export const SessionMessageEntry = Type.Object(
+  { type: Type.Literal("message"), id: EntryId, parentId: ParentId, timestamp: EntryTimestamp, message: AgentMessage },
+  { description: "A transcript message." },
+);
+export const ThinkingLevelChangeEntry = Type.Object(
+  {
+    type: Type.Literal("thinking_level_change"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    thinkingLevel: Type.String(),
+  },
+  { description: "The thinking level changed." },
+);
+export const ModelChangeEntry = Type.Object(
+  {
+    type: Type.Literal("model_change"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    provider: Type.String(),
+    modelId: Type.String(),
+  },
+  { description: "The model changed." },
+);
+export const CompactionEntry = Type.Object(
+  {
+    type: Type.Literal("compaction"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    summary: Type.String(),
+    firstKeptEntryId: Type.Optional(Type.String({ description: "Older format: first entry kept after the summary." })),
+    tokensBefore: Type.Number(),
+    retainedTail: Type.Optional(Type.Array(AgentMessage, { description: "Newer format: messages kept after it." })),
+    usage: Type.Optional(Usage),
+    details: Type.Optional(Type.Unknown()),
+    fromHook: Type.Optional(Type.Boolean({ description: "true when an extension produced it." })),
+  },
+  { description: "Older context was summarised." },
+);
+export const BranchSummaryEntry = Type.Object(
+  {
+    type: Type.Literal("branch_summary"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    fromId: Type.String(),
+    summary: Type.String(),
+    usage: Type.Optional(Usage),
+    details: Type.Optional(Type.Unknown()),
+    fromHook: Type.Optional(Type.Boolean()),
+  },
+  { description: "Summary of the branch that was left." },
+);
+export const CustomEntry = Type.Object(
+  {
+    type: Type.Literal("custom"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    customType: Type.String(),
+    data: Type.Optional(Type.Unknown()),
+  },
+  { description: "Extension state; never part of the model context." },
+);
+export const CustomMessageEntry = Type.Object(
+  {
+    type: Type.Literal("custom_message"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    customType: Type.String(),
+    content: Type.Union([Type.String(), Type.Array(UserContentBlock)]),
+    details: Type.Optional(Type.Unknown()),
+    display: Type.Boolean(),
+  },
+  { description: "Extension message that is part of the model context." },
+);
+export const LabelEntry = Type.Object(
+  {
+    type: Type.Literal("label"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    targetId: Type.String(),
+    label: Type.Optional(Type.String({ description: "Absent: the label was cleared." })),
+  },
+  { description: "A bookmark set on (or cleared from) another entry." },
+);
+export const SessionInfoEntry = Type.Object(
+  {
+    type: Type.Literal("session_info"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    name: Type.Optional(Type.String()),
+  },
+  { description: "Session metadata such as its display name." },
+);
+
+export const SessionEntry = Type.Union(
+  [
+    SessionMessageEntry,
+    ThinkingLevelChangeEntry,
+    ModelChangeEntry,
+    CompactionEntry,
+    BranchSummaryEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    SessionInfoEntry,
+  ],
+  { description: "One entry of the append-only session tree." },
+);
+export type SessionEntry = Static<typeof SessionEntry>;
+
+export const SessionTreeNode = Type.Cyclic(
+  {
+    SessionTreeNode: Type.Object({
+      entry: SessionEntry,
+      children: Type.Array(Type.Ref("SessionTreeNode")),
+      label: Type.Optional(Type.String({ description: "The entry's current label." })),
+      labelTimestamp: Type.Optional(Type.String({ description: "When the label last changed." })),
+    }),
+  },
+  "SessionTreeNode",
+  { description: "An entry with its children." },
+);
+export type SessionTreeNode = Static<typeof SessionTreeNode>;
+
+const LeafId = Type.Union([Type.String(), Type.Null()], {
+  description: "The current leaf entry id; null for an empty session.",
+});
+
+export const GetEntriesData = Type.Object(
+  { entries: Type.Array(SessionEntry, { description: "Append order." }), leafId: LeafId },
+  { description: "Data of get_entries." },
+);
+export type GetEntriesData = Static<typeof GetEntriesData>;
+
+export const GetTreeData = Type.Object(
+  { tree: Type.Array(SessionTreeNode, { description: "Roots; orphaned entries appear as extra roots." }), leafId: LeafId },
+  { description: "Data of get_tree." },
+);
+export type GetTreeData = Static<typeof GetTreeData>;
+
+// ---- per-command data ----------------------------------------------------------------
+
+/** The `data` schema of each command whose successful response carries data. */
+export const RESPONSE_DATA_SCHEMAS = {
+  clear_queue: QueueContents,
+  new_session: CancelledData,
+  get_state: SessionState,
+  get_messages: Type.Object({ messages: Type.Array(AgentMessage) }, { description: "Data of get_messages." }),
+  set_model: Model,
+  cycle_model: CycleModelData,
+  get_available_models: Type.Object({ models: Type.Array(Model) }, { description: "Data of get_available_models." }),
+  cycle_thinking_level: CycleThinkingLevelData,
+  get_available_thinking_levels: Type.Object(
+    { levels: Type.Array(ThinkingLevel) },
+    { description: 'Data of get_available_thinking_levels; ["off"] for a model without reasoning.' },
+  ),
+  compact: CompactionResult,
+  bash: BashResult,
+  get_session_stats: SessionStats,
+  export_html: Type.Object({ path: Type.String({ description: "File written." }) }, { description: "Data of export_html." }),
+  switch_session: CancelledData,
+  fork: ForkData,
+  clone: CancelledData,
+  get_fork_messages: Type.Object(
+    { messages: Type.Array(Type.Object({ entryId: Type.String(), text: Type.String() })) },
+    { description: "Data of get_fork_messages." },
+  ),
+  get_entries: GetEntriesData,
+  get_tree: GetTreeData,
+  get_last_assistant_text: Type.Object(
+    { text: Type.Union([Type.String(), Type.Null()], { description: "null when there is no assistant text." }) },
+    { description: "Data of get_last_assistant_text." },
+  ),
+  get_commands: Type.Object({ commands: Type.Array(SlashCommand) }, { description: "Data of get_commands." }),
+  get_ui_state: GetUiStateData,
+} as const satisfies Partial<Record<CommandType, TSchema>>;
+
+export type CommandWithData = keyof typeof RESPONSE_DATA_SCHEMAS;
+export type CommandWithoutData = Exclude<CommandType, CommandWithData>;
+
+/** Commands whose successful response has no `data`. */
+export const COMMANDS_WITHOUT_DATA = [
+  "prompt",
+  "steer",
+  "follow_up",
+  "abort",
+  "set_thinking_level",
+  "set_steering_mode",
+  "set_follow_up_mode",
+  "set_auto_compaction",
+  "set_auto_retry",
+  "abort_retry",
+  "abort_bash",
+  "set_session_name",
+] as const satisfies readonly CommandWithoutData[];
+
+/** The `data` of a successful response to command `K` (undefined when it has none). */
+export type ResponseData<K extends CommandType> = K extends CommandWithData
+  ? Static<(typeof RESPONSE_DATA_SCHEMAS)[K]>
+  : undefined;
+
+// ---- per-command success responses -------------------------------------------------------
+
+function successWithData<K extends CommandWithData>(command: K) {
+  return Type.Object(
+    {
+      type: Type.Literal("response"),
+      id: ResponseId,
+      command: Type.Literal(command),
+      success: Type.Literal(true),
+      data: RESPONSE_DATA_SCHEMAS[command],
+    },
+    { description: `Successful response to ${command}.` },
+  );
+}
+
+function successWithoutData<K extends CommandWithoutData>(command: K) {
+  return Type.Object(
+    { type: Type.Literal("response"), id: ResponseId, command: Type.Literal(command), success: Type.Literal(true) },
+    { description: `Successful response to ${command}.` },
+  );
+}
+
+export const PromptResponse = successWithoutData("prompt");
+export const SteerResponse = successWithoutData("steer");
+export const FollowUpResponse = successWithoutData("follow_up");
+export const AbortResponse = successWithoutData("abort");
+export const ClearQueueResponse = successWithData("clear_queue");
+export const NewSessionResponse = successWithData("new_session");
+export const GetStateResponse = successWithData("get_state");
+export const GetMessagesResponse = successWithData("get_messages");
+export const SetModelResponse = successWithData("set_model");
+export const CycleModelResponse = successWithData("cycle_model");
+export const GetAvailableModelsResponse = successWithData("get_available_models");
+export const SetThinkingLevelResponse = successWithoutData("set_thinking_level");
+export const CycleThinkingLevelResponse = successWithData("cycle_thinking_level");
+export const GetAvailableThinkingLevelsResponse = successWithData("get_available_thinking_levels");
+export const SetSteeringModeResponse = successWithoutData("set_steering_mode");
+export const SetFollowUpModeResponse = successWithoutData("set_follow_up_mode");
+export const CompactResponse = successWithData("compact");
+export const SetAutoCompactionResponse = successWithoutData("set_auto_compaction");
+export const SetAutoRetryResponse = successWithoutData("set_auto_retry");
+export const AbortRetryResponse = successWithoutData("abort_retry");
+export const BashResponse = successWithData("bash");
+export const AbortBashResponse = successWithoutData("abort_bash");
+export const GetSessionStatsResponse = successWithData("get_session_stats");
+export const ExportHtmlResponse = successWithData("export_html");
+export const SwitchSessionResponse = successWithData("switch_session");
+export const ForkResponse = successWithData("fork");
+export const CloneResponse = successWithData("clone");
+export const GetForkMessagesResponse = successWithData("get_fork_messages");
+export const GetEntriesResponse = successWithData("get_entries");
+export const GetTreeResponse = successWithData("get_tree");
+export const GetLastAssistantTextResponse = successWithData("get_last_assistant_text");
+export const SetSessionNameResponse = successWithoutData("set_session_name");
+export const GetCommandsResponse = successWithData("get_commands");
+export const GetUiStateResponse = successWithData("get_ui_state");
+
+/** The successful-response schema of every command, keyed by command type. */
+export const SUCCESS_RESPONSE_SCHEMAS = {
+  prompt: PromptResponse,
+  steer: SteerResponse,
+  follow_up: FollowUpResponse,
+  abort: AbortResponse,
+  clear_queue: ClearQueueResponse,
+  new_session: NewSessionResponse,
+  get_state: GetStateResponse,
+  get_messages: GetMessagesResponse,
+  set_model: SetModelResponse,
+  cycle_model: CycleModelResponse,
+  get_available_models: GetAvailableModelsResponse,
+  set_thinking_level: SetThinkingLevelResponse,
+  cycle_thinking_level: CycleThinkingLevelResponse,
+  get_available_thinking_levels: GetAvailableThinkingLevelsResponse,
+  set_steering_mode: SetSteeringModeResponse,
+  set_follow_up_mode: SetFollowUpModeResponse,
+  compact: CompactResponse,
+  set_auto_compaction: SetAutoCompactionResponse,
+  set_auto_retry: SetAutoRetryResponse,
+  abort_retry: AbortRetryResponse,
+  bash: BashResponse,
+  abort_bash: AbortBashResponse,
+  get_session_stats: GetSessionStatsResponse,
+  export_html: ExportHtmlResponse,
+  switch_session: SwitchSessionResponse,
+  fork: ForkResponse,
+  clone: CloneResponse,
+  get_fork_messages: GetForkMessagesResponse,
+  get_entries: GetEntriesResponse,
+  get_tree: GetTreeResponse,
+  get_last_assistant_text: GetLastAssistantTextResponse,
+  set_session_name: SetSessionNameResponse,
+  get_commands: GetCommandsResponse,
+  get_ui_state: GetUiStateResponse,
+} as const satisfies Record<CommandType, TSchema>;
+
+/** A successful response to command `K`. */
+export type SuccessResponseFor<K extends CommandType> = Static<(typeof SUCCESS_RESPONSE_SCHEMAS)[K]>;
+
+/** Any response, with `data` checked against the command it answers. */
+export const RpcResponse = Type.Union(
+  [
+    PromptResponse,
+    SteerResponse,
+    FollowUpResponse,
+    AbortResponse,
+    ClearQueueResponse,
+    NewSessionResponse,
+    GetStateResponse,
+    GetMessagesResponse,
+    SetModelResponse,
+    CycleModelResponse,
+    GetAvailableModelsResponse,
+    SetThinkingLevelResponse,
+    CycleThinkingLevelResponse,
+    GetAvailableThinkingLevelsResponse,
+    SetSteeringModeResponse,
+    SetFollowUpModeResponse,
+    CompactResponse,
+    SetAutoCompactionResponse,
+    SetAutoRetryResponse,
+    AbortRetryResponse,
+    BashResponse,
+    AbortBashResponse,
+    GetSessionStatsResponse,
+    ExportHtmlResponse,
+    SwitchSessionResponse,
+    ForkResponse,
+    CloneResponse,
+    GetForkMessagesResponse,
+    GetEntriesResponse,
+    GetTreeResponse,
+    GetLastAssistantTextResponse,
+    SetSessionNameResponse,
+    GetCommandsResponse,
+    GetUiStateResponse,
+    ErrorResponse,
+  ],
+  { description: "The response to a command: a per-command success, or an error." },
+);
+export type RpcResponse = Static<typeof RpcResponse>;
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Assert<T extends true> = T;
+// Every command has either a data schema or is listed as data-less, never both.
+type _DataCoverage = Assert<Equal<CommandWithData | (typeof COMMANDS_WITHOUT_DATA)[number], CommandType>>;
