@@ -59,11 +59,10 @@ mutual<Static<typeof M.CompactionSummaryMessage>, PiCompactionSummary>();
 assignable<PiAgentMessage, Static<typeof M.AgentMessage>>();
 
 // ---- model ---------------------------------------------------------------------------
-// `compat` is a per-API conditional type in pi; ours is an open record, so it is left out
-// of the ours → pi direction.
-assignable<PiAi.Model<PiAi.Api>, Static<typeof M.Model>>();
+// `compat` is a per-API conditional type in pi; ours is an open object.
+mutual<Static<typeof M.Model>, PiAi.Model<PiAi.Api>>();
 assignable<PiAi.Model<"anthropic-messages">, Static<typeof M.Model>>();
-assignable<Omit<Static<typeof M.Model>, "compat">, Omit<PiAi.Model<PiAi.Api>, "compat">>();
+assignable<PiAi.Model<any>, Static<typeof M.Model>>();
 
 // ---- thinking level ---------------------------------------------------------------------
 mutual<Static<typeof C.ThinkingLevel>, PiThinkingLevel>();

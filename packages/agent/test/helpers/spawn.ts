@@ -26,6 +26,8 @@ export interface AgentProcess {
   sendRaw(text: string): void;
   /** Resolves with the first record (from `from` on) matching `match`; rejects after `ms`. */
   waitFor(match: (r: Rec) => boolean, ms?: number, from?: number): Promise<Rec>;
+  /** Resolves once `condition()` holds (checked on each new record); rejects after `ms`. */
+  until(condition: () => boolean, ms?: number): Promise<void>;
   /** The response to the command with this id. */
   response(id: string, ms?: number): Promise<Rec>;
   /** Sends a command with a fresh id and waits for its response. */
@@ -88,6 +90,22 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
       if (!check()) waiters.add(wake);
     });
 
+  const until = (condition: () => boolean, ms = 10_000): Promise<void> =>
+    new Promise((res, rej) => {
+      const wake = (): void => {
+        if (!condition()) return;
+        waiters.delete(wake);
+        clearTimeout(timer);
+        res();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(wake);
+        rej(new Error(`timed out after ${ms} ms waiting for a condition; last records:\n${records.slice(-20).map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
+      }, ms);
+      waiters.add(wake);
+      wake();
+    });
+
   const proc: AgentProcess = {
     child,
     records,
@@ -96,6 +114,7 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
     send: (record) => child.stdin.write(`${JSON.stringify(record)}\n`),
     sendRaw: (text) => child.stdin.write(text),
     waitFor,
+    until,
     response: (id, ms) => waitFor((r) => r.type === "response" && r["id"] === id, ms),
     request: (command, ms) => {
       const id = `req-${++counter}`;

@@ -293,7 +293,7 @@ export const Model = Type.Object(
     maxTokens: Type.Number({ description: "Maximum output tokens." }),
     headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Extra HTTP headers." })),
     compat: Type.Optional(
-      Type.Record(Type.String(), Type.Unknown(), { description: "Provider-specific compatibility overrides." }),
+      Type.Object({}, { description: "Provider-specific compatibility overrides (fields depend on `api`)." }),
     ),
   },
   { description: "A configured model, as returned by the model commands." },

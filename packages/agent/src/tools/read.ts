@@ -1,0 +1,143 @@
+import { constants } from "node:fs";
+import { access, open, readFile } from "node:fs/promises";
+import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import { type Static, Type } from "typebox";
+import { resolveReadPath } from "./path-utils.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from "./truncate.js";
+import type { AgentTool, ToolDefinition } from "./types.js";
+import { abortable, describeFsError, throwIfAborted, toAgentTool } from "./util.js";
+
+const readSchema = Type.Object({
+  path: Type.String({ description: "File to read, relative to the working directory or absolute" }),
+  offset: Type.Optional(Type.Number({ description: "1-based line number to start at" })),
+  limit: Type.Optional(Type.Number({ description: "How many lines to return at most" })),
+});
+
+export type ReadToolInput = Static<typeof readSchema>;
+
+export interface ReadToolDetails {
+  truncation?: TruncationResult;
+}
+
+/** Pluggable file access, so extensions can read from remote systems (e.g. over SSH). */
+export interface ReadOperations {
+  readFile: (absolutePath: string) => Promise<Buffer>;
+  /** Throws if the file is not readable. */
+  access: (absolutePath: string) => Promise<void>;
+  /** Image MIME type, or null/undefined for anything else. */
+  detectImageMimeType?: (absolutePath: string) => Promise<string | null | undefined>;
+}
+
+export interface ReadToolOptions {
+  /**
+   * Accepted for pi compatibility. parley has no image library, so images are
+   * always passed through at their original size.
+   */
+  autoResizeImages?: boolean;
+  operations?: ReadOperations;
+}
+
+/** Sniff the image formats models accept from their magic bytes (extensions lie). */
+export function sniffImageMimeType(head: Uint8Array): string | undefined {
+  const startsWith = (bytes: number[], at = 0) => bytes.every((b, i) => head[at + i] === b);
+  if (startsWith([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "image/png";
+  if (startsWith([0xff, 0xd8, 0xff])) return "image/jpeg";
+  if (startsWith([0x47, 0x49, 0x46, 0x38]) && (head[4] === 0x37 || head[4] === 0x39) && head[5] === 0x61) return "image/gif";
+  if (startsWith([0x52, 0x49, 0x46, 0x46]) && startsWith([0x57, 0x45, 0x42, 0x50], 8)) return "image/webp";
+  return undefined;
+}
+
+const localOperations: ReadOperations = {
+  readFile: (p) => readFile(p),
+  access: (p) => access(p, constants.R_OK),
+  async detectImageMimeType(p) {
+    const handle = await open(p, "r");
+    try {
+      const head = Buffer.alloc(16);
+      const { bytesRead } = await handle.read(head, 0, head.length, 0);
+      return sniffImageMimeType(head.subarray(0, bytesRead));
+    } finally {
+      await handle.close();
+    }
+  },
+};
+
+function formatText(text: string, rawPath: string, offset: number | undefined, limit: number | undefined) {
+  const lines = text.split("\n");
+  const totalFileLines = lines.length;
+  const startIndex = offset !== undefined && offset > 0 ? Math.floor(offset) - 1 : 0;
+  if (startIndex >= totalFileLines) {
+    throw new Error(`Offset ${offset} is beyond end of file (${totalFileLines} lines total)`);
+  }
+  const userLimit = limit !== undefined ? Math.max(0, Math.floor(limit)) : undefined;
+  const endIndex = userLimit !== undefined ? Math.min(startIndex + userLimit, totalFileLines) : totalFileLines;
+  const selected = lines.slice(startIndex, endIndex).join("\n");
+  const truncation = truncateHead(selected);
+  const firstLine = startIndex + 1;
+
+  if (truncation.firstLineExceedsLimit) {
+    const size = formatSize(Buffer.byteLength(lines[startIndex] ?? "", "utf8"));
+    return {
+      text: `[Line ${firstLine} is ${size}, exceeds ${formatSize(DEFAULT_MAX_BYTES)} limit. Use bash: sed -n '${firstLine}p' ${rawPath} | head -c ${DEFAULT_MAX_BYTES}]`,
+      details: { truncation } as ReadToolDetails,
+    };
+  }
+  if (truncation.truncated) {
+    const lastLine = firstLine + truncation.outputLines - 1;
+    const limitNote = truncation.truncatedBy === "bytes" ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : "";
+    return {
+      text: `${truncation.content}\n\n[Showing lines ${firstLine}-${lastLine} of ${totalFileLines}${limitNote}. Use offset=${lastLine + 1} to continue.]`,
+      details: { truncation } as ReadToolDetails,
+    };
+  }
+  if (userLimit !== undefined && startIndex + userLimit < totalFileLines) {
+    const remaining = totalFileLines - (startIndex + userLimit);
+    return {
+      text: `${truncation.content}\n\n[${remaining} more lines in file. Use offset=${startIndex + userLimit + 1} to continue.]`,
+      details: undefined,
+    };
+  }
+  return { text: truncation.content, details: undefined };
+}
+
+export function createReadToolDefinition(
+  cwd: string,
+  options: ReadToolOptions = {},
+): ToolDefinition<typeof readSchema, ReadToolDetails | undefined> {
+  const ops = options.operations ?? localOperations;
+  return {
+    name: "read",
+    label: "read",
+    description: `Read a file. Text files are returned as-is, cut at ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} (whichever comes first); page through large files with offset/limit until you have what you need. Images (png, jpeg, gif, webp) are returned as image attachments.`,
+    promptSnippet: "Read file contents",
+    promptGuidelines: ["Use read to look at files rather than cat or sed."],
+    parameters: readSchema,
+    async execute(_toolCallId, params, signal) {
+      throwIfAborted(signal);
+      const absolutePath = resolveReadPath(params.path, cwd);
+      return abortable(signal, async () => {
+        try {
+          await ops.access(absolutePath);
+          const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolutePath) : undefined;
+          const buffer = await ops.readFile(absolutePath);
+          throwIfAborted(signal);
+          if (mimeType) {
+            const content: (TextContent | ImageContent)[] = [
+              { type: "text", text: `Read image file [${mimeType}]` },
+              { type: "image", data: buffer.toString("base64"), mimeType },
+            ];
+            return { content, details: undefined };
+          }
+          const { text, details } = formatText(buffer.toString("utf8"), params.path, params.offset, params.limit);
+          return { content: [{ type: "text", text }], details };
+        } catch (error) {
+          throw describeFsError(error, absolutePath, "read");
+        }
+      });
+    },
+  };
+}
+
+export function createReadTool(cwd: string, options?: ReadToolOptions): AgentTool<typeof readSchema, ReadToolDetails | undefined> {
+  return toAgentTool(createReadToolDefinition(cwd, options));
+}

@@ -1,0 +1,288 @@
+/**
+ * Lifecycle and robustness through the real wire: EOF, shutdown, errors, ordering, scale.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { DEMO, PARLEY_BIN, openDialog, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
+
+const FIX = join(import.meta.dirname, "fixtures");
+const agents: AgentProcess[] = [];
+function start(args: string[], env?: NodeJS.ProcessEnv): AgentProcess {
+  const agent = spawnParley(args, env ? { env } : {});
+  agents.push(agent);
+  return agent;
+}
+afterEach(() => {
+  for (const a of agents.splice(0)) {
+    expect(a.garbage).toEqual([]);
+    a.kill();
+  }
+});
+const tempLog = () => join(mkdtempSync(join(tmpdir(), "parley-log-")), "log");
+
+describe("stdin EOF", () => {
+  it("dismisses pending dialogs as cancelled, runs session_shutdown, exits 0 promptly", async () => {
+    const log = tempLog();
+    const agent = start(["-e", DEMO, "-e", join(FIX, "lifecycle.ts")], { LIFECYCLE_LOG: log });
+    const select = await openDialog(agent, "/demo-select", "select");
+    const input = await openDialog(agent, "/demo-input", "input");
+    const t0 = Date.now();
+    agent.closeInput();
+    const { code } = await agent.exited;
+    expect(code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    const dismissed = agent.records.filter((r) => r.type === "extension_ui_dismissed");
+    expect(dismissed).toEqual([
+      { type: "extension_ui_dismissed", id: select["id"], method: "select", reason: "shutdown" },
+      { type: "extension_ui_dismissed", id: input["id"], method: "input", reason: "shutdown" },
+    ]);
+    // The extensions saw their dialogs resolve (their follow-up notify went out before exit).
+    const notes = agent.records.filter((r) => r["method"] === "notify").map((r) => r["message"]);
+    expect(notes).toContain("select: cancelled");
+    expect(notes).toContain("input: cancelled");
+    expect(readFileSync(log, "utf8")).toBe("session_start:startup\nsession_shutdown:quit\n");
+  });
+
+  it("a dialog opened during shutdown resolves at once", async () => {
+    const log = tempLog();
+    const agent = start(["-e", join(FIX, "shutdown-dialog.ts")], { LIFECYCLE_LOG: log });
+    await agent.request({ type: "get_state" });
+    agent.closeInput();
+    expect((await agent.exited).code).toBe(0);
+    expect(readFileSync(log, "utf8")).toBe("shutdown-confirm:false\n");
+    expect(agent.records.some((r) => r["method"] === "confirm")).toBe(false);
+  });
+
+  it("ctx.shutdown() exits after the command answers", async () => {
+    const log = tempLog();
+    const agent = start(["-e", join(FIX, "lifecycle.ts")], { LIFECYCLE_LOG: log });
+    const res = await agent.request({ type: "prompt", message: "/bye" });
+    expect(res["success"]).toBe(true);
+    expect((await agent.exited).code).toBe(0);
+    expect(readFileSync(log, "utf8")).toContain("session_shutdown:quit");
+  });
+});
+
+describe("bad input never crashes and always answers", () => {
+  it("answers each bad line with a clear error, in arrival order", async () => {
+    const agent = start([]);
+    agent.sendRaw(
+      [
+        '{"type":"get_state","id":"a"}',
+        "null",
+        "not json at all",
+        "[1,2]",
+        '{"id":"b"}',
+        '{"type":"nope","id":"c"}',
+        '{"type":"set_thinking_level","level":42,"id":"d"}',
+        '{"type":"prompt","id":"e"}',
+        '{"type":"get_state","id":7}',
+        '{"type":"get_commands","id":"f","__proto__":{"polluted":true}}',
+        "",
+        "   ",
+        '{"type":"get_state","id":"g"}\r',
+        "",
+      ].join("\n"),
+    );
+    await agent.response("g");
+    const responses = agent.records.filter((r) => r.type === "response");
+    expect(responses.map((r) => [r["id"], r["command"], r["success"]])).toEqual([
+      ["a", "get_state", true],
+      [undefined, "parse", false],
+      [undefined, "parse", false],
+      [undefined, "parse", false],
+      ["b", "parse", false],
+      ["c", "nope", false],
+      ["d", "set_thinking_level", false],
+      ["e", "prompt", false],
+      [7, "get_state", true],
+      ["f", "get_commands", true],
+      ["g", "get_state", true],
+    ]);
+    expect(responses[1]?.["error"]).toContain("got null");
+    expect(responses[2]?.["error"]).toMatch(/^Failed to parse command: /);
+    expect(responses[5]?.["error"]).toBe("Unknown command: nope");
+    expect(responses[6]?.["error"]).toContain('"level"');
+    expect(responses[7]?.["error"]).toContain('"message"');
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
+    const state = await agent.request({ type: "get_state" });
+    expect(state["success"]).toBe(true);
+  });
+
+  it("a 64 MiB line in 64 KiB chunks is read whole; an oversized one gets an error and the next line works", async () => {
+    const agent = start([]);
+    const big = "x".repeat(64 * 1024 * 1024);
+    const line = Buffer.from(`{"type":"set_session_name","name":"${big}","id":"big"}\n`);
+    for (let i = 0; i < line.length; i += 64 * 1024) {
+      if (!agent.child.stdin.write(line.subarray(i, i + 64 * 1024))) await new Promise((r) => agent.child.stdin.once("drain", r));
+    }
+    expect((await agent.response("big", 60_000))["success"]).toBe(true);
+    const state = await agent.request({ type: "get_state" });
+    expect(((state["data"] as Rec)["sessionName"] as string).length).toBe(big.length);
+
+    const small = start(["--max-line-bytes", "1048576"]);
+    small.sendRaw(`{"type":"get_state","pad":"${"y".repeat(2 * 1024 * 1024)}"}\n{"type":"get_state","id":"after"}\n`);
+    await small.response("after", 20_000);
+    const overflow = small.records.find((r) => r["command"] === "parse");
+    expect(overflow).toMatchObject({ success: false, error: expect.stringContaining("exceeds the maximum of 1048576 bytes") });
+  }, 120_000);
+});
+
+describe("extension failures are reported, not fatal", () => {
+  it("load errors, handler errors and stray throws become extension_error records", async () => {
+    const agent = start([
+      "-e",
+      join(FIX, "throws-on-load.ts"),
+      "-e",
+      join(FIX, "throws-in-handler.ts"),
+      "-e",
+      join(FIX, "not-a-function.ts"),
+      "-e",
+      join(FIX, "syntax-error.ts"),
+      "-e",
+      join(FIX, "missing.ts"),
+      "-e",
+      join(FIX, "lifecycle.ts"),
+    ]);
+    await agent.request({ type: "get_state" });
+    const errors = agent.records.filter((r) => r.type === "extension_error");
+    const byFile = (name: string) => errors.filter((e) => String(e["extensionPath"]).endsWith(name));
+    expect(byFile("throws-on-load.ts")[0]).toMatchObject({ event: "load", error: "factory failed on purpose" });
+    expect(byFile("throws-in-handler.ts")[0]).toMatchObject({ event: "session_start", error: "session_start handler failed on purpose" });
+    expect(byFile("not-a-function.ts")[0]?.["error"]).toContain("must default-export a function");
+    expect(byFile("syntax-error.ts")[0]?.["error"]).toContain("Failed to load extension");
+    expect(byFile("missing.ts")[0]?.["error"]).toContain("not found");
+    expect(agent.stderr()).toContain("factory failed on purpose");
+
+    // What registered before the throw still works; a throwing command is reported.
+    const half = await agent.request({ type: "prompt", message: "/half" });
+    expect(half["success"]).toBe(true);
+    const boom = await agent.request({ type: "prompt", message: "/boom" });
+    expect(boom["success"]).toBe(true);
+    expect(agent.records.find((r) => r.type === "extension_error" && r["event"] === "command:boom")?.["error"]).toBe("boom from a command");
+    await agent.request({ type: "prompt", message: "/late-timer" });
+    await agent.waitFor((r) => r.type === "extension_error" && r["event"] === "uncaughtException");
+    expect((await agent.request({ type: "get_state" }))["success"]).toBe(true);
+  });
+});
+
+describe("start-up", () => {
+  it("a dialog opened in session_start can be answered while commands wait their turn", async () => {
+    const agent = start(["-e", join(FIX, "startup-dialog.ts")]);
+    const confirm = await agent.waitFor((r) => r["method"] === "confirm");
+    agent.send({ type: "get_ui_state", id: "early" });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(agent.records.some((r) => r["id"] === "early")).toBe(false);
+    agent.send({ type: "extension_ui_response", id: confirm["id"], confirmed: true });
+    const early = await agent.response("early");
+    expect((early["data"] as { statuses: Record<string, string> }).statuses).toEqual({ trust: "trusted" });
+  });
+
+  it("extension flags from the command line; ctx fields; exec", async () => {
+    const agent = start(["-e", join(FIX, "lifecycle.ts"), "--greeting", "hi", "--loud"]);
+    await agent.request({ type: "get_state" });
+    expect(agent.records.find((r) => r["method"] === "notify")?.["message"]).toBe("start:startup:hi:true");
+    await agent.request({ type: "prompt", message: "/ctx" });
+    expect(JSON.parse(String(agent.records.filter((r) => r["method"] === "notify").at(-1)?.["message"]))).toEqual({
+      mode: "rpc",
+      hasUI: true,
+      cwd: true,
+      entries: 1,
+      idle: true,
+    });
+    await agent.request({ type: "prompt", message: "/exec" });
+    expect(JSON.parse(String(agent.records.filter((r) => r["method"] === "notify").at(-1)?.["message"]))).toEqual({
+      stdout: "out\n",
+      stderr: "err\n",
+      code: 3,
+      killed: false,
+    });
+  });
+});
+
+describe("sessions and commands", () => {
+  it("new_session runs session_start once, and a cancelling session_before_switch keeps the session", async () => {
+    const log = tempLog();
+    const agent = start(["-e", DEMO, "-e", join(FIX, "lifecycle.ts")], { LIFECYCLE_LOG: log });
+    const before = ((await agent.request({ type: "get_state" }))["data"] as Rec)["sessionId"];
+    const res = await agent.request({ type: "new_session" });
+    expect(res).toMatchObject({ success: true, data: { cancelled: false } });
+    const after = ((await agent.request({ type: "get_state" }))["data"] as Rec)["sessionId"];
+    expect(after).not.toBe(before);
+    expect(readFileSync(log, "utf8")).toBe("session_start:startup\nsession_shutdown:new\nsession_start:new\n");
+  });
+
+  it("prompt text that is not a command gets an honest error; get_commands lists extension commands", async () => {
+    const agent = start(["-e", DEMO]);
+    const res = await agent.request({ type: "prompt", message: "hello there" });
+    expect(res["success"]).toBe(false);
+    expect(res["error"]).toContain("/name");
+    const cmds = ((await agent.request({ type: "get_commands" }))["data"] as { commands: Rec[] }).commands;
+    expect(cmds.map((c) => c["name"])).toContain("demo-select");
+    expect(cmds[0]).toMatchObject({ source: "extension", sourceInfo: { path: DEMO } });
+  });
+});
+
+describe("1,000 concurrent dialogs over the wire", () => {
+  it("answered out of order, some timing out: each resolves exactly once with its own answer", async () => {
+    const agent = start(["-e", join(FIX, "many-dialogs.ts")]);
+    agent.send({ type: "prompt", message: "/many 1000", id: "many" });
+    const isInput = (r: Rec) => r.type === "extension_ui_request" && r["method"] === "input";
+    await agent.until(() => agent.records.filter(isInput).length === 1000, 20_000);
+    const requests = agent.records.filter(isInput);
+    const untimed = requests.filter((r) => r["timeout"] === undefined);
+    expect(untimed).toHaveLength(900);
+    // Answer in a scrambled order, each twice (the second must be refused).
+    const order = untimed.map((_, i) => i).sort((a, b) => ((a * 7919) % 900) - ((b * 7919) % 900));
+    const lines = order.map((i) => JSON.stringify({ type: "extension_ui_response", id: untimed[i]?.["id"], value: `a:${untimed[i]?.["title"]}` }));
+    agent.sendRaw(`${lines.join("\n")}\n${lines.join("\n")}\n`);
+    await agent.response("many", 20_000);
+    const summary = JSON.parse(String(agent.records.filter((r) => r["method"] === "notify").at(-1)?.["message"])) as {
+      answers: string[];
+      settledOnce: boolean;
+    };
+    expect(summary.settledOnce).toBe(true);
+    summary.answers.forEach((a, i) => expect(a).toBe(i % 10 === 9 ? "<none>" : `a:q${i}`));
+    await agent.until(() => agent.records.filter((r) => r.type === "extension_ui_error").length === 900, 10_000);
+    expect(agent.records.filter((r) => r.type === "extension_ui_error").every((e) => e["code"] === "already_resolved")).toBe(true);
+    expect(agent.records.filter((r) => r.type === "extension_ui_dismissed" && r["reason"] === "timeout")).toHaveLength(100);
+  }, 60_000);
+});
+
+describe("CLI", () => {
+  const run = (args: string[]) => spawnSync(PARLEY_BIN, args, { encoding: "utf8", input: "", env: { ...process.env, HOME: mkdtempSync(join(tmpdir(), "h-")) } });
+
+  it.each([
+    [["--mode", "rpc", "--bogus"], "Unknown option --bogus"],
+    [["--mode", "json"], "--mode json is not supported"],
+    [["--mode", "rpc", "--thinking", "lots"], "--thinking lots is not a thinking level"],
+    [["--mode", "rpc", "-e"], "-e needs a value"],
+    [["--mode", "rpc", "stray"], 'Unexpected argument "stray"'],
+    [["--mode", "rpc", "--max-line-bytes", "0"], "--max-line-bytes 0 must be a positive"],
+    [["--mode", "rpc", "--session", "x", "-c"], "cannot be combined"],
+    [[], "needs --mode rpc"],
+  ])("%j is refused with a clear message and exit 2", (args, message) => {
+    const result = run(args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stdout).toBe("");
+  });
+
+  it("unknown flags are refused unless an extension registered them", () => {
+    const withExt = run(["--mode", "rpc", "--no-session", "-e", join(FIX, "lifecycle.ts"), "--greeting", "x", "--nope"]);
+    expect(withExt.status).toBe(2);
+    expect(withExt.stderr).toContain("Unknown option --nope (extension flags: --greeting, --loud)");
+    const bool = run(["--mode", "rpc", "--no-session", "-e", join(FIX, "lifecycle.ts"), "--loud", "stray"]);
+    expect(bool.status).toBe(2);
+    expect(bool.stderr).toContain("is a boolean flag");
+  });
+
+  it("--help and --version print to stdout and exit 0", () => {
+    expect(run(["--help"]).stdout).toContain("Usage: parley --mode rpc");
+    expect(run(["--version"]).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(existsSync(PARLEY_BIN)).toBe(true);
+  });
+});
