@@ -1,0 +1,113 @@
+/**
+ * The RPC server in-process, over a memory transport: no pipes, extensions as inline factories.
+ */
+import { describe, expect, it } from "vitest";
+import type { ExtensionAPI } from "../src/index.js";
+import { RpcServer } from "../src/rpc/server.js";
+import { MemoryTransport } from "./helpers/memory-transport.js";
+
+async function serve(...factories: ((pi: ExtensionAPI) => void)[]) {
+  const transport = new MemoryTransport();
+  const logs: string[] = [];
+  const server = new RpcServer({
+    transport,
+    cwd: process.cwd(),
+    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
+    log: (m) => logs.push(m),
+    shutdownGraceMs: 200,
+  });
+  await server.start();
+  const tick = () => new Promise((r) => setImmediate(r));
+  return { transport, server, logs, tick };
+}
+
+describe("RpcServer in-process", () => {
+  it("session_before_switch can cancel new_session after asking the user", async () => {
+    const { transport, tick } = await serve((pi) => {
+      pi.on("session_before_switch", async (event, ctx) => {
+        const ok = await ctx.ui.confirm("Clear session?", `reason=${event.reason}`);
+        return ok ? undefined : { cancel: true };
+      });
+    });
+    transport.line({ type: "new_session", id: "n1" });
+    await tick();
+    const confirm = transport.of("extension_ui_request").find((r) => r["method"] === "confirm");
+    expect(confirm).toMatchObject({ title: "Clear session?", message: "reason=new" });
+    transport.line({ type: "extension_ui_response", id: confirm?.["id"], confirmed: false });
+    await tick();
+    expect(transport.of("response").at(-1)).toEqual({ id: "n1", type: "response", command: "new_session", success: true, data: { cancelled: true } });
+  });
+
+  it("sync commands answer in order even when a long-running command is still waiting", async () => {
+    const { transport, tick } = await serve((pi) => {
+      pi.registerCommand("ask", { handler: async (_a, ctx) => void (await ctx.ui.input("q")) });
+    });
+    transport.line({ type: "prompt", message: "/ask", id: "p" });
+    transport.line({ type: "get_state", id: "s1" });
+    transport.line("garbage");
+    transport.line({ type: "get_commands", id: "s2" });
+    await tick();
+    expect(transport.of("response").map((r) => r["id"] ?? r["command"])).toEqual(["s1", "parse", "s2"]);
+    const input = transport.of("extension_ui_request")[0];
+    transport.line({ type: "extension_ui_response", id: input?.["id"], value: "v" });
+    await tick();
+    expect(transport.of("response").map((r) => r["id"] ?? r["command"])).toEqual(["s1", "parse", "s2", "p"]);
+  });
+
+  it("setStatus/setWidget with null clear like undefined; factories are ignored with a diagnostic", async () => {
+    const { transport, server, logs } = await serve((pi) => {
+      pi.on("session_start", (_e, ctx) => {
+        ctx.ui.setStatus("k", "v");
+        ctx.ui.setStatus("k", null as unknown as undefined);
+        ctx.ui.setWidget("w", ["a"]);
+        ctx.ui.setWidget("w", null as unknown as undefined);
+        ctx.ui.setWidget("f", () => ({}));
+      });
+    });
+    const statuses = transport.of("extension_ui_request").filter((r) => r["method"] === "setStatus");
+    expect(statuses[1]).not.toHaveProperty("statusText");
+    expect(transport.of("extension_ui_request").filter((r) => r["widgetKey"] === "f")).toEqual([]);
+    expect(server.uiState()).toMatchObject({ statuses: {}, widgets: {} });
+    expect(logs.some((l) => l.includes("/ext/0.ts") && l.includes("setWidget"))).toBe(true);
+  });
+
+  it("theme styling returns the text unchanged", async () => {
+    let styled = "";
+    await serve((pi) => {
+      pi.on("session_start", (_e, ctx) => {
+        styled = `${ctx.ui.theme["fg"]?.("accent", "a") ?? ""}${ctx.ui.theme["bold"]?.("b") ?? ""}`;
+      });
+    });
+    expect(styled).toBe("ab");
+  });
+
+  it("shutdown resolves pending dialogs and waits (bounded) for running commands", async () => {
+    const seen: string[] = [];
+    const { transport, server, tick } = await serve((pi) => {
+      pi.registerCommand("ask", {
+        handler: async (_a, ctx) => {
+          seen.push(String(await ctx.ui.select("s", ["a"])));
+        },
+      });
+      pi.on("session_shutdown", () => void seen.push("shutdown"));
+    });
+    transport.line({ type: "prompt", message: "/ask", id: "p" });
+    await tick();
+    transport.sink?.end();
+    await server.closed;
+    expect(seen).toEqual(["undefined", "shutdown"]);
+    expect(transport.of("extension_ui_dismissed")).toHaveLength(1);
+    expect(transport.of("response").at(-1)).toMatchObject({ id: "p", success: true });
+  });
+
+  it("a command registered twice keeps the later one and says so", async () => {
+    const { transport, logs, tick } = await serve(
+      (pi) => pi.registerCommand("dup", { handler: (_a, ctx) => ctx.ui.notify("first") }),
+      (pi) => pi.registerCommand("dup", { handler: (_a, ctx) => ctx.ui.notify("second") }),
+    );
+    transport.line({ type: "prompt", message: "/dup", id: "d" });
+    await tick();
+    expect(transport.of("extension_ui_request").at(-1)?.["message"]).toBe("second");
+    expect(logs.some((l) => l.includes("/dup"))).toBe(true);
+  });
+});
