@@ -2,8 +2,7 @@
  * pi's command line, so a client can swap the binary. Unknown `--flags` are kept for a second
  * pass: extensions may register them (pi.registerFlag), and only then can they be judged.
  */
-import { THINKING_LEVELS } from "../rpc/agent-state.js";
-import type { ThinkingLevel } from "../extensions/types.js";
+import { THINKING_LEVELS, type ThinkingLevel } from "@parley/protocol";
 
 export interface CliOptions {
   mode: "rpc";

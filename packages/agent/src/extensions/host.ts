@@ -25,6 +25,8 @@ export interface ExtensionHost {
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void;
   isIdle(): boolean;
+  /** Names the session and tells the client (session_info_changed). */
+  setSessionName(name: string): void;
   abort(): void;
   thinkingLevel(): ThinkingLevel;
   setThinkingLevel(level: ThinkingLevel): void;

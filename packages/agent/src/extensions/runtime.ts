@@ -211,7 +211,7 @@ export class ExtensionRuntime {
       appendEntry: (customType, data) => {
         host.session().append({ type: "custom", customType: String(customType), ...(data !== undefined ? { data } : {}) });
       },
-      setSessionName: (name) => host.session().setName(String(name)),
+      setSessionName: (name) => host.setSessionName(String(name)),
       getSessionName: () => host.session().name,
       setLabel: (entryId, label) => {
         host.session().append({ type: "label", targetId: entryId, label });

@@ -3,10 +3,10 @@
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
-import type { NotifyType, WidgetPlacement } from "@parley/protocol";
+import type { NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { SessionEntry, SessionView } from "../session/session.js";
 
-export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
+export type { ThinkingLevel };
 
 export interface ExtensionUIDialogOptions {
   /** Dismisses the dialog (it resolves with its default) when aborted. */

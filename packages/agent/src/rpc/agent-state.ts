@@ -2,11 +2,7 @@
  * The mutable settings pi's state commands read and write, kept apart from the transport.
  * The agent loop will drive isStreaming and the queues; until then they stay idle.
  */
-import type { ThinkingLevel } from "../extensions/types.js";
-
-export type QueueMode = "all" | "one-at-a-time";
-
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 
 export interface AgentSettings {
   thinkingLevel: ThinkingLevel;

@@ -188,8 +188,23 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     return this.settings.thinkingLevel;
   }
 
+  /** Levels the current model supports; without a model only "off". */
+  availableThinkingLevels(): ThinkingLevel[] {
+    return ["off"];
+  }
+
+  /** Clamps to what the model supports (as pi does) and announces a real change. */
   setThinkingLevel(level: ThinkingLevel): void {
-    this.settings.thinkingLevel = level;
+    const available = this.availableThinkingLevels();
+    const effective = available.includes(level) ? level : (available.at(-1) ?? "off");
+    if (effective === this.settings.thinkingLevel) return;
+    this.settings.thinkingLevel = effective;
+    this.#transport.send({ type: "thinking_level_changed", level: effective });
+  }
+
+  setSessionName(name: string): void {
+    this.#session.setName(name);
+    this.#transport.send({ type: "session_info_changed", ...(name ? { name } : {}) });
   }
 
   /** Replaces the session unless a session_before_switch handler cancels. */

@@ -15,8 +15,6 @@ export const NOT_YET = [
   "compact",
   "bash",
   "abort_bash",
-  "clear_queue",
-  "get_available_thinking_levels",
   "get_session_stats",
   "export_html",
   "switch_session",

@@ -1,6 +1,5 @@
 /** Commands that read or set the agent's state: answered at once, in order. */
 import { CommandError } from "../responses.js";
-import { THINKING_LEVELS } from "../agent-state.js";
 import { sync, type CommandTable } from "./types.js";
 
 type StateCommands =
@@ -10,6 +9,8 @@ type StateCommands =
   | "get_messages"
   | "set_thinking_level"
   | "cycle_thinking_level"
+  | "get_available_thinking_levels"
+  | "clear_queue"
   | "set_steering_mode"
   | "set_follow_up_mode"
   | "set_auto_compaction"
@@ -45,6 +46,9 @@ export const stateCommands: CommandTable<StateCommands> = {
   }),
   // No model is configured yet, so no level is available to cycle through (pi answers null too).
   cycle_thinking_level: sync(() => null),
+  get_available_thinking_levels: sync((_c, server) => ({ levels: server.availableThinkingLevels() })),
+  // Nothing queues until the agent loop exists, so there is never anything to clear.
+  clear_queue: sync(() => ({ steering: [], followUp: [] })),
   set_steering_mode: sync((c, server) => {
     server.settings.steeringMode = c.mode;
   }),
@@ -61,7 +65,7 @@ export const stateCommands: CommandTable<StateCommands> = {
   set_session_name: sync((c, server) => {
     const name = c.name.trim();
     if (!name) throw new CommandError("Session name cannot be empty");
-    server.session().setName(name);
+    server.setSessionName(name);
   }),
   get_last_assistant_text: sync((_c, server) => {
     const last = server
@@ -74,5 +78,3 @@ export const stateCommands: CommandTable<StateCommands> = {
     return { text: last ? text : null };
   }),
 };
-
-export { THINKING_LEVELS };

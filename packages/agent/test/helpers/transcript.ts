@@ -1,0 +1,83 @@
+/**
+ * Normalisation for differential transcripts (parley vs pi): the parts of a record that legitimately
+ * differ between two runs of the same scenario (random dialog ids, session ids, private temp paths)
+ * are replaced by stable placeholders. Nothing else is touched.
+ */
+import type { Rec } from "./spawn.js";
+
+export const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const WHOLE_UUID = new RegExp(`^${UUID.source}$`, "i");
+const PLACEHOLDER = /^<ui-\d+>$/;
+
+/** Applies `fn` to every string inside `value` (object keys are kept). */
+export function mapStrings(value: unknown, fn: (s: string, key: string | undefined) => string, key?: string): unknown {
+  if (typeof value === "string") return fn(value, key);
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, fn, k)]));
+  }
+  return value;
+}
+
+/**
+ * Names the uuid `id`s of `extension_ui_request` records `<ui-1>`, `<ui-2>`, ... in order of first
+ * appearance. Feed it one agent's records in order; the same logical dialog then has the same
+ * placeholder in both agents' transcripts, and a scenario can address it by placeholder.
+ */
+export class UiIds {
+  readonly #toPlaceholder = new Map<string, string>();
+  readonly #toReal = new Map<string, string>();
+
+  see(record: Rec): void {
+    const id = record["id"];
+    if (record.type !== "extension_ui_request" || typeof id !== "string" || !WHOLE_UUID.test(id)) return;
+    if (this.#toPlaceholder.has(id)) return;
+    const placeholder = `<ui-${this.#toPlaceholder.size + 1}>`;
+    this.#toPlaceholder.set(id, placeholder);
+    this.#toReal.set(placeholder, id);
+  }
+
+  /** Every known dialog uuid in `s` (ids also appear inside parley's error texts) → its placeholder. */
+  rename(s: string): string {
+    return s.replace(UUID, (uuid) => this.#toPlaceholder.get(uuid) ?? "<unseen-uuid>");
+  }
+
+  /** The real id behind a placeholder (throws for a placeholder this agent never produced). */
+  real(placeholder: string): string {
+    const id = this.#toReal.get(placeholder);
+    if (id === undefined) throw new Error(`no dialog ${placeholder} in this transcript (known: ${[...this.#toReal.keys()].join(", ")})`);
+    return id;
+  }
+
+  /** A command the scenario sends, with `<ui-N>` placeholders rewritten to this agent's real ids. */
+  resolve<T>(input: T): T {
+    return mapStrings(input, (s) => (PLACEHOLDER.test(s) ? this.real(s) : s)) as T;
+  }
+}
+
+export interface NormaliseOptions {
+  ids: UiIds;
+  /** Literal path prefixes that differ between the two runs (private HOME, cwd) → placeholder. */
+  paths: ReadonlyArray<readonly [prefix: string, placeholder: string]>;
+}
+
+/** Placeholder ids, `sessionId`, and private paths; every other byte is kept. */
+export function normaliseRecord(record: Rec, { ids, paths }: NormaliseOptions): Rec {
+  ids.see(record);
+  return mapStrings(record, (s, key) => {
+    if (key === "sessionId") return "<sessionId>";
+    let out = ids.rename(s);
+    for (const [prefix, placeholder] of paths) out = out.split(prefix).join(placeholder);
+    return out;
+  }) as Rec;
+}
+
+/** True if every field of `shape` is deep-equal to the same field of `record` (a subset match). */
+export function matchesShape(record: unknown, shape: unknown): boolean {
+  if (shape === null || typeof shape !== "object") return Object.is(record, shape);
+  if (record === null || typeof record !== "object") return false;
+  if (Array.isArray(shape)) {
+    return Array.isArray(record) && record.length === shape.length && shape.every((s, i) => matchesShape(record[i], s));
+  }
+  return Object.entries(shape).every(([k, v]) => matchesShape((record as Record<string, unknown>)[k], v));
+}
