@@ -16,21 +16,28 @@ function tokenize(text: string): string[] {
   return tokens;
 }
 
-// Bound on the Myers trace (cells). Beyond it the middle section is reported as
-// a wholesale replacement, which is correct, just less precise.
-const MAX_TRACE_CELLS = 20_000_000;
+// Bound on the stored Myers trace (cells, O(D^2)). Beyond it the remaining
+// section is reported as a wholesale replacement: correct, just less precise.
+const MAX_TRACE_CELLS = 16_000_000;
 
+/**
+ * Forward Myers search. Snakes (runs of equal lines) are taken as early as
+ * possible, which is also how jsdiff (used by pi) aligns ambiguous repeats,
+ * so diffs of repeated lines come out the same way.
+ */
 function myers(a: string[], b: string[]): Op[] | undefined {
   const n = a.length;
   const m = b.length;
   const max = n + m;
   const offset = max + 1;
-  const width = 2 * max + 3;
-  const v = new Int32Array(width);
+  const v = new Int32Array(2 * max + 3);
+  // trace[d] holds V for diagonals -(d+1)..(d+1) as it was before step d.
   const trace: Int32Array[] = [];
+  let cells = 0;
   for (let d = 0; d <= max; d++) {
-    if ((d + 1) * width > MAX_TRACE_CELLS) return undefined;
-    trace.push(v.slice());
+    cells += 2 * d + 3;
+    if (cells > MAX_TRACE_CELLS) return undefined;
+    trace.push(v.slice(offset - d - 1, offset + d + 2));
     for (let k = -d; k <= d; k += 2) {
       let x: number;
       if (k === -d || (k !== d && (v[offset + k - 1] as number) < (v[offset + k + 1] as number))) {
@@ -44,21 +51,22 @@ function myers(a: string[], b: string[]): Op[] | undefined {
         y++;
       }
       v[offset + k] = x;
-      if (x >= n && y >= m) return backtrack(a, b, trace, offset);
+      if (x >= n && y >= m) return backtrack(a, b, trace);
     }
   }
   return undefined;
 }
 
-function backtrack(a: string[], b: string[], trace: Int32Array[], offset: number): Op[] {
+function backtrack(a: string[], b: string[], trace: Int32Array[]): Op[] {
   const ops: Op[] = [];
   let x = a.length;
   let y = b.length;
   for (let d = trace.length - 1; d >= 0; d--) {
-    const v = trace[d] as Int32Array;
+    const slice = trace[d] as Int32Array;
+    const at = (k: number) => slice[k + d + 1] as number;
     const k = x - y;
-    const prevK = k === -d || (k !== d && (v[offset + k - 1] as number) < (v[offset + k + 1] as number)) ? k + 1 : k - 1;
-    const prevX = v[offset + prevK] as number;
+    const prevK = k === -d || (k !== d && at(k - 1) < at(k + 1)) ? k + 1 : k - 1;
+    const prevX = at(prevK);
     const prevY = prevX - prevK;
     while (x > prevX && y > prevY) {
       ops.push({ kind: "equal", token: a[x - 1] as string });
@@ -76,27 +84,18 @@ function backtrack(a: string[], b: string[], trace: Int32Array[], offset: number
 }
 
 function diffTokens(a: string[], b: string[]): Op[] {
-  // Trim the common prefix/suffix first: edits are usually local, which keeps
-  // the Myers search tiny even for big files.
+  // Skipping the common prefix is free (the forward search would take it as
+  // one snake anyway) and keeps the search small for local edits. The common
+  // suffix is not trimmed: that would change how repeated lines align.
   let start = 0;
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA--;
-    endB--;
-  }
-  const midA = a.slice(start, endA);
-  const midB = b.slice(start, endB);
-  const middle = myers(midA, midB) ?? [
-    ...midA.map((token): Op => ({ kind: "removed", token })),
-    ...midB.map((token): Op => ({ kind: "added", token })),
+  const restA = a.slice(start);
+  const restB = b.slice(start);
+  const rest = myers(restA, restB) ?? [
+    ...restA.map((token): Op => ({ kind: "removed", token })),
+    ...restB.map((token): Op => ({ kind: "added", token })),
   ];
-  return [
-    ...a.slice(0, start).map((token): Op => ({ kind: "equal", token })),
-    ...middle,
-    ...a.slice(endA).map((token): Op => ({ kind: "equal", token })),
-  ];
+  return [...a.slice(0, start).map((token): Op => ({ kind: "equal", token })), ...rest];
 }
 
 type Part = { kind: "equal"; lines: string[] } | { kind: "change"; removed: string[]; added: string[] };

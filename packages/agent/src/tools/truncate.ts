@@ -77,10 +77,20 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
     return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
   }
 
-  const base = { truncated: true, totalLines, totalBytes, lastLinePartial: false, maxLines, maxBytes };
-  if (byteLength(lines[0] ?? "") > maxBytes) {
-    return { ...base, content: "", truncatedBy: "bytes", outputLines: 0, outputBytes: 0, firstLineExceedsLimit: true };
-  }
+  const result = (content: string, truncatedBy: "lines" | "bytes", outputLines: number, firstLineExceedsLimit: boolean): TruncationResult => ({
+    content,
+    truncated: true,
+    truncatedBy,
+    totalLines,
+    totalBytes,
+    outputLines,
+    outputBytes: byteLength(content),
+    lastLinePartial: false,
+    firstLineExceedsLimit,
+    maxLines,
+    maxBytes,
+  });
+  if (byteLength(lines[0] ?? "") > maxBytes) return result("", "bytes", 0, true);
 
   const kept: string[] = [];
   let bytes = 0;
@@ -95,8 +105,7 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
     kept.push(line);
     bytes += cost;
   }
-  const out = kept.join("\n");
-  return { ...base, content: out, truncatedBy, outputLines: kept.length, outputBytes: byteLength(out), firstLineExceedsLimit: false };
+  return result(kept.join("\n"), truncatedBy, kept.length, false);
 }
 
 /** The longest suffix of `line` whose UTF-8 encoding fits in `maxBytes` (never splits a character). */
@@ -146,6 +155,9 @@ export function truncateTail(content: string, options: TruncationOptions = {}): 
     kept.unshift(line);
     bytes += cost;
   }
+  // pi attributes a cut to the line limit whenever the kept lines reach it,
+  // even if the single kept line is itself a partial (byte-cut) one.
+  if (kept.length >= maxLines) truncatedBy = "lines";
   const out = kept.join("\n");
   return {
     content: out,

@@ -1,0 +1,331 @@
+/**
+ * What `@mariozechner/pi-coding-agent` resolves to for extensions running in
+ * parley (the extension loader aliases the package name to this module).
+ *
+ * Every value export of pi 0.73.1's package root exists here, so extension
+ * imports always resolve. What works headless is implemented for real (tool
+ * factories, truncation, file-mutation queue, message helpers, themes with
+ * plain styling, editor/loader components); pi internals and interactive-only
+ * pieces are stand-ins that throw "<name> is not available in parley (...)"
+ * when used.
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import type { TSchema } from "typebox";
+import type { AgentTool, ToolDefinition } from "../../tools/index.js";
+import type { ExtensionContext } from "../types.js";
+import { NOT_IN_PARLEY, unavailableAsyncFunction, unavailableClass, unavailableFunction } from "./unavailable.js";
+
+// ---------------------------------------------------------------------------
+// Types extensions import alongside the values.
+
+export type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "../types.js";
+export type {
+  AgentToolResult,
+  AgentToolUpdateCallback,
+  BashOperations,
+  BashSpawnContext,
+  BashSpawnHook,
+  BashToolDetails,
+  BashToolInput,
+  BashToolOptions,
+  EditOperations,
+  EditToolDetails,
+  EditToolInput,
+  EditToolOptions,
+  FindOperations,
+  FindToolDetails,
+  FindToolInput,
+  FindToolOptions,
+  GrepOperations,
+  GrepToolDetails,
+  GrepToolInput,
+  GrepToolOptions,
+  LsOperations,
+  LsToolDetails,
+  LsToolInput,
+  LsToolOptions,
+  ReadOperations,
+  ReadToolDetails,
+  ReadToolInput,
+  ReadToolOptions,
+  ToolDefinition,
+  ToolExecutionMode,
+  ToolsOptions,
+  TruncationOptions,
+  TruncationResult,
+  WriteOperations,
+  WriteToolInput,
+  WriteToolOptions,
+} from "../../tools/index.js";
+export type {
+  AgentMessage,
+  BashExecutionMessage,
+  BranchSummaryMessage,
+  CompactionSettings,
+  CompactionSummaryMessage,
+  CustomMessage,
+} from "./messages.js";
+export type { ThemeColor, VisualTruncateResult } from "./theme.js";
+
+// ---------------------------------------------------------------------------
+// Implemented for real.
+
+/** The version of pi's extension API this module mirrors. */
+export const VERSION = "0.73.1";
+/** pi's session file format version (the format parley's sessions follow). */
+export const CURRENT_SESSION_VERSION = 3;
+
+export {
+  createBashTool,
+  createBashToolDefinition,
+  createCodingTools,
+  createEditTool,
+  createEditToolDefinition,
+  createFindTool,
+  createFindToolDefinition,
+  createGrepTool,
+  createGrepToolDefinition,
+  createLocalBashOperations,
+  createLsTool,
+  createLsToolDefinition,
+  createReadOnlyTools,
+  createReadTool,
+  createReadToolDefinition,
+  createWriteTool,
+  createWriteToolDefinition,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  getShellConfig,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+  withFileMutationQueue,
+} from "../../tools/index.js";
+export {
+  ArminComponent,
+  AssistantMessageComponent,
+  BashExecutionComponent,
+  BorderedLoader,
+  BranchSummaryMessageComponent,
+  CompactionSummaryMessageComponent,
+  CustomEditor,
+  CustomMessageComponent,
+  DynamicBorder,
+  ExtensionEditorComponent,
+  ExtensionInputComponent,
+  ExtensionSelectorComponent,
+  FooterComponent,
+  InteractiveMode,
+  LoginDialogComponent,
+  ModelSelectorComponent,
+  OAuthSelectorComponent,
+  SessionSelectorComponent,
+  SettingsSelectorComponent,
+  ShowImagesSelectorComponent,
+  SkillInvocationMessageComponent,
+  ThemeSelectorComponent,
+  ThinkingSelectorComponent,
+  ToolExecutionComponent,
+  TreeSelectorComponent,
+  UserMessageComponent,
+  UserMessageSelectorComponent,
+} from "./components.js";
+export { parseFrontmatter, stripFrontmatter } from "./frontmatter.js";
+export {
+  calculateContextTokens,
+  convertToLlm,
+  DEFAULT_COMPACTION_SETTINGS,
+  estimateTokens,
+  getLastAssistantUsage,
+  getLatestCompactionEntry,
+  serializeConversation,
+  shouldCompact,
+} from "./messages.js";
+export {
+  getLanguageFromPath,
+  getMarkdownTheme,
+  getSelectListTheme,
+  getSettingsListTheme,
+  highlightCode,
+  initTheme,
+  keyHint,
+  keyText,
+  rawKeyHint,
+  renderDiff,
+  Theme,
+  truncateToVisualLines,
+} from "./theme.js";
+
+type AnyToolDefinition = ToolDefinition<any, any, any, any>;
+
+/**
+ * Identity helper that keeps parameter inference for tools defined outside a
+ * `registerTool` call (e.g. stored in a variable or array).
+ */
+export function defineTool<TParams extends TSchema, TDetails = unknown, TState = any>(
+  tool: ToolDefinition<TParams, TDetails, TState, ExtensionContext>,
+): ToolDefinition<TParams, TDetails, TState, ExtensionContext> & AnyToolDefinition {
+  return tool as ToolDefinition<TParams, TDetails, TState, ExtensionContext> & AnyToolDefinition;
+}
+
+/** parley's per-user directory: $PARLEY_AGENT_DIR, or ~/.parley/agent. */
+export function getAgentDir(): string {
+  const fromEnv = process.env.PARLEY_AGENT_DIR;
+  if (fromEnv) {
+    if (fromEnv === "~") return homedir();
+    if (fromEnv.startsWith("~/")) return join(homedir(), fromEnv.slice(2));
+    return resolve(fromEnv);
+  }
+  return join(homedir(), ".parley", "agent");
+}
+
+export interface EventBus {
+  emit(channel: string, data: unknown): void;
+  on(channel: string, handler: (data: unknown) => void): () => void;
+}
+
+export interface EventBusController extends EventBus {
+  clear(): void;
+}
+
+/**
+ * Synchronous pub/sub between extensions. A throwing handler is reported on
+ * stderr (stdout carries the RPC protocol) and does not stop the others.
+ */
+export function createEventBus(): EventBusController {
+  const handlers = new Map<string, Set<(data: unknown) => void>>();
+  return {
+    emit(channel, data) {
+      for (const handler of [...(handlers.get(channel) ?? [])]) {
+        try {
+          handler(data);
+        } catch (error) {
+          console.error(`Event handler error (${channel}):`, error);
+        }
+      }
+    },
+    on(channel, handler) {
+      let set = handlers.get(channel);
+      if (!set) handlers.set(channel, (set = new Set()));
+      set.add(handler);
+      return () => {
+        set.delete(handler);
+      };
+    },
+    clear() {
+      handlers.clear();
+    },
+  };
+}
+
+export interface SourceInfo {
+  path: string;
+  source: string;
+  scope: "user" | "project" | "temporary";
+  origin: "package" | "top-level";
+  baseDir?: string;
+}
+
+/** Provenance record for resources an extension creates at runtime. */
+export function createSyntheticSourceInfo(
+  path: string,
+  options: { source: string; scope?: SourceInfo["scope"]; origin?: SourceInfo["origin"]; baseDir?: string },
+): SourceInfo {
+  const info: SourceInfo = { path, source: options.source, scope: options.scope ?? "temporary", origin: options.origin ?? "top-level" };
+  if (options.baseDir !== undefined) info.baseDir = options.baseDir;
+  return info;
+}
+
+interface ToolEventLike {
+  toolName?: string;
+}
+
+// Narrowing helpers for tool_call / tool_result events.
+export const isBashToolResult = (e: ToolEventLike): boolean => e?.toolName === "bash";
+export const isReadToolResult = (e: ToolEventLike): boolean => e?.toolName === "read";
+export const isEditToolResult = (e: ToolEventLike): boolean => e?.toolName === "edit";
+export const isWriteToolResult = (e: ToolEventLike): boolean => e?.toolName === "write";
+export const isGrepToolResult = (e: ToolEventLike): boolean => e?.toolName === "grep";
+export const isFindToolResult = (e: ToolEventLike): boolean => e?.toolName === "find";
+export const isLsToolResult = (e: ToolEventLike): boolean => e?.toolName === "ls";
+export function isToolCallEventType(toolName: string, event: ToolEventLike): boolean {
+  return event?.toolName === toolName;
+}
+
+interface RegisteredToolLike {
+  definition: AnyToolDefinition;
+}
+
+interface ContextSource {
+  createContext?: () => unknown;
+}
+
+/** Adapt a registered extension tool to a runtime tool, with contexts from `runner`. */
+export function wrapRegisteredTool(registeredTool: RegisteredToolLike, runner?: ContextSource): AgentTool<any, any> {
+  const def = registeredTool.definition;
+  return {
+    name: def.name,
+    label: def.label,
+    description: def.description,
+    parameters: def.parameters,
+    prepareArguments: def.prepareArguments,
+    executionMode: def.executionMode,
+    execute: (toolCallId, params, signal, onUpdate) => def.execute(toolCallId, params, signal, onUpdate, runner?.createContext?.()),
+  };
+}
+
+export function wrapRegisteredTools(registeredTools: RegisteredToolLike[], runner?: ContextSource): AgentTool<any, any>[] {
+  return registeredTools.map((t) => wrapRegisteredTool(t, runner));
+}
+
+// ---------------------------------------------------------------------------
+// Stand-ins. Reason texts say why; the UI ones use the default "RPC mode has
+// no terminal UI".
+
+export const copyToClipboard = unavailableAsyncFunction("copyToClipboard");
+
+// pi's own runtime, session, auth and resource machinery: parley implements
+// these itself and does not expose pi's classes.
+export const AgentSession = unavailableClass("AgentSession", NOT_IN_PARLEY);
+export const AgentSessionRuntime = unavailableClass("AgentSessionRuntime", NOT_IN_PARLEY);
+export const AuthStorage = unavailableClass("AuthStorage", NOT_IN_PARLEY);
+export const FileAuthStorageBackend = unavailableClass("FileAuthStorageBackend", NOT_IN_PARLEY);
+export const InMemoryAuthStorageBackend = unavailableClass("InMemoryAuthStorageBackend", NOT_IN_PARLEY);
+export const DefaultPackageManager = unavailableClass("DefaultPackageManager", NOT_IN_PARLEY);
+export const DefaultResourceLoader = unavailableClass("DefaultResourceLoader", NOT_IN_PARLEY);
+export const ExtensionRunner = unavailableClass("ExtensionRunner", NOT_IN_PARLEY);
+export const ModelRegistry = unavailableClass("ModelRegistry", NOT_IN_PARLEY);
+export const RpcClient = unavailableClass("RpcClient", NOT_IN_PARLEY);
+export const SessionManager = unavailableClass("SessionManager", NOT_IN_PARLEY);
+export const SettingsManager = unavailableClass("SettingsManager", NOT_IN_PARLEY);
+
+export const createAgentSession = unavailableAsyncFunction("createAgentSession", NOT_IN_PARLEY);
+export const createAgentSessionFromServices = unavailableAsyncFunction("createAgentSessionFromServices", NOT_IN_PARLEY);
+export const createAgentSessionRuntime = unavailableAsyncFunction("createAgentSessionRuntime", NOT_IN_PARLEY);
+export const createAgentSessionServices = unavailableAsyncFunction("createAgentSessionServices", NOT_IN_PARLEY);
+export const createExtensionRuntime = unavailableFunction("createExtensionRuntime", NOT_IN_PARLEY);
+export const discoverAndLoadExtensions = unavailableAsyncFunction("discoverAndLoadExtensions", NOT_IN_PARLEY);
+export const main = unavailableAsyncFunction("main", NOT_IN_PARLEY);
+export const runPrintMode = unavailableAsyncFunction("runPrintMode", NOT_IN_PARLEY);
+export const runRpcMode = unavailableAsyncFunction("runRpcMode", NOT_IN_PARLEY);
+
+// Session-tree and compaction internals (they need pi's SessionManager or call an LLM).
+export const buildSessionContext = unavailableFunction("buildSessionContext", NOT_IN_PARLEY);
+export const collectEntriesForBranchSummary = unavailableFunction("collectEntriesForBranchSummary", NOT_IN_PARLEY);
+export const compact = unavailableAsyncFunction("compact", NOT_IN_PARLEY);
+export const findCutPoint = unavailableFunction("findCutPoint", NOT_IN_PARLEY);
+export const findTurnStartIndex = unavailableFunction("findTurnStartIndex", NOT_IN_PARLEY);
+export const generateBranchSummary = unavailableAsyncFunction("generateBranchSummary", NOT_IN_PARLEY);
+export const generateSummary = unavailableAsyncFunction("generateSummary", NOT_IN_PARLEY);
+export const migrateSessionEntries = unavailableFunction("migrateSessionEntries", NOT_IN_PARLEY);
+export const parseSessionEntries = unavailableFunction("parseSessionEntries", NOT_IN_PARLEY);
+export const prepareBranchEntries = unavailableFunction("prepareBranchEntries", NOT_IN_PARLEY);
+
+// Skills and context files are discovered by parley itself.
+export const formatSkillsForPrompt = unavailableFunction("formatSkillsForPrompt", NOT_IN_PARLEY);
+export const loadProjectContextFiles = unavailableFunction("loadProjectContextFiles", NOT_IN_PARLEY);
+export const loadSkills = unavailableFunction("loadSkills", NOT_IN_PARLEY);
+export const loadSkillsFromDir = unavailableFunction("loadSkillsFromDir", NOT_IN_PARLEY);
+export const parseSkillBlock = unavailableFunction("parseSkillBlock", NOT_IN_PARLEY);

@@ -1,0 +1,327 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createWriteStream, existsSync, statSync, type WriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { type Static, Type } from "typebox";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "./truncate.js";
+import type { AgentTool, AgentToolResult, ToolDefinition } from "./types.js";
+import { toAgentTool } from "./util.js";
+
+const bashSchema = Type.Object({
+  command: Type.String({ description: "The bash command to run" }),
+  timeout: Type.Optional(Type.Number({ description: "Timeout in seconds (optional; by default there is none)" })),
+});
+
+export type BashToolInput = Static<typeof bashSchema>;
+
+export interface BashToolDetails {
+  truncation?: TruncationResult;
+  /** Where the complete output was saved when it had to be truncated. */
+  fullOutputPath?: string;
+}
+
+/** Pluggable command execution, so extensions can run commands remotely (e.g. over SSH). */
+export interface BashOperations {
+  /**
+   * Run `command` in `cwd`, streaming output through `onData`.
+   * Resolves with the exit code (null if killed by a signal).
+   */
+  exec: (
+    command: string,
+    cwd: string,
+    options: {
+      onData: (data: Buffer) => void;
+      signal?: AbortSignal;
+      timeout?: number;
+      env?: NodeJS.ProcessEnv;
+    },
+  ) => Promise<{ exitCode: number | null }>;
+}
+
+export interface BashSpawnContext {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export type BashSpawnHook = (context: BashSpawnContext) => BashSpawnContext;
+
+export interface BashToolOptions {
+  operations?: BashOperations;
+  /** Prepended (on its own line) to every command, e.g. shell setup. */
+  commandPrefix?: string;
+  /** Explicit shell binary; defaults to bash. */
+  shellPath?: string;
+  /** Adjust command, cwd or env right before execution. */
+  spawnHook?: BashSpawnHook;
+}
+
+export interface ShellConfig {
+  shell: string;
+  args: string[];
+}
+
+/** Shell used for commands: an explicit path if it exists, else bash, else sh. */
+export function getShellConfig(customShellPath?: string): ShellConfig {
+  if (customShellPath && existsSync(customShellPath)) return { shell: customShellPath, args: ["-c"] };
+  for (const candidate of ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]) {
+    if (existsSync(candidate)) return { shell: candidate, args: ["-c"] };
+  }
+  return { shell: existsSync("/bin/sh") ? "/bin/sh" : "sh", args: ["-c"] };
+}
+
+/** Kill the whole process group so children of the shell (pipelines, sleeps) die too. */
+function killProcessTree(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+const ABORTED = "aborted";
+const TIMEOUT_PREFIX = "timeout:";
+
+/**
+ * The local shell backend. Exposed (like pi's) so extensions intercepting
+ * user bash commands can reuse process spawning and tree killing.
+ */
+export function createLocalBashOperations(options: { shellPath?: string } = {}): BashOperations {
+  return {
+    exec(command, cwd, { onData, signal, timeout, env }) {
+      return new Promise((resolve, reject) => {
+        if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+          reject(new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`));
+          return;
+        }
+        if (signal?.aborted) {
+          reject(new Error(ABORTED));
+          return;
+        }
+        const { shell, args } = getShellConfig(options.shellPath);
+        // detached: the shell leads its own process group, which we can kill as a whole.
+        const child = spawn(shell, [...args, command], {
+          cwd,
+          env: env ?? process.env,
+          detached: true,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let settled = false;
+        let timedOut = false;
+        let exitCode: number | null = null;
+        let exitTimer: NodeJS.Timeout | undefined;
+        const timeoutTimer =
+          timeout !== undefined && timeout > 0
+            ? setTimeout(() => {
+                timedOut = true;
+                killProcessTree(child.pid);
+              }, timeout * 1000)
+            : undefined;
+        const onAbort = () => killProcessTree(child.pid);
+        signal?.addEventListener("abort", onAbort, { once: true });
+
+        const finish = (error?: Error) => {
+          if (settled) return;
+          settled = true;
+          if (timeoutTimer) clearTimeout(timeoutTimer);
+          if (exitTimer) clearTimeout(exitTimer);
+          signal?.removeEventListener("abort", onAbort);
+          if (error) reject(error);
+          else if (signal?.aborted) reject(new Error(ABORTED));
+          else if (timedOut) reject(new Error(`${TIMEOUT_PREFIX}${timeout}`));
+          else resolve({ exitCode });
+        };
+
+        child.stdout.on("data", onData);
+        child.stderr.on("data", onData);
+        child.on("error", (error) => finish(error));
+        child.on("exit", (code) => {
+          exitCode = code;
+          // A background job (`cmd &`) can hold our pipes open indefinitely;
+          // once the shell itself exited, give the pipes a moment to drain and stop waiting.
+          exitTimer = setTimeout(() => {
+            child.stdout.destroy();
+            child.stderr.destroy();
+            finish();
+          }, 100);
+        });
+        child.on("close", () => finish());
+      });
+    },
+  };
+}
+
+// Decoded tail kept in memory for display. Twice the byte limit guarantees the
+// tail holds everything truncateTail can keep (a char is at least one byte).
+const TAIL_WINDOW_CHARS = DEFAULT_MAX_BYTES * 2;
+
+/**
+ * Collects streamed output with bounded memory: a decoded tail for display,
+ * running totals, and, once the output outgrows the limits, the full raw
+ * output in a temp file.
+ */
+class OutputCollector {
+  private readonly decoder = new StringDecoder("utf8");
+  private tail = "";
+  private totalBytes = 0;
+  private newlines = 0;
+  private currentLineBytes = 0;
+  private pending: Buffer[] = [];
+  private file: WriteStream | undefined;
+  fullOutputPath: string | undefined;
+
+  append(chunk: Buffer): void {
+    this.addText(this.decoder.write(chunk));
+    if (this.file) {
+      this.file.write(chunk);
+      return;
+    }
+    this.pending.push(chunk);
+    if (this.totalBytes > DEFAULT_MAX_BYTES || this.newlines + 1 > DEFAULT_MAX_LINES) {
+      this.fullOutputPath = join(tmpdir(), `parley-bash-${randomBytes(8).toString("hex")}.log`);
+      this.file = createWriteStream(this.fullOutputPath);
+      for (const c of this.pending) this.file.write(c);
+      this.pending = [];
+    }
+  }
+
+  private addText(text: string): void {
+    if (text === "") return;
+    this.totalBytes += Buffer.byteLength(text, "utf8");
+    const lastNewline = text.lastIndexOf("\n");
+    if (lastNewline === -1) {
+      this.currentLineBytes += Buffer.byteLength(text, "utf8");
+    } else {
+      for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) this.newlines++;
+      this.currentLineBytes = Buffer.byteLength(text.slice(lastNewline + 1), "utf8");
+    }
+    this.tail += text;
+    if (this.tail.length > TAIL_WINDOW_CHARS) this.tail = this.tail.slice(-TAIL_WINDOW_CHARS);
+  }
+
+  /** Flush a trailing partial UTF-8 sequence and close the temp file. */
+  async finish(): Promise<void> {
+    this.addText(this.decoder.end());
+    const file = this.file;
+    if (file) await new Promise<void>((resolve) => file.end(() => resolve()));
+  }
+
+  isEmpty(): boolean {
+    return this.totalBytes === 0;
+  }
+
+  snapshot(): { text: string; truncation: TruncationResult } {
+    const truncation = truncateTail(this.tail);
+    // The tail may be a window of the output; report totals of the whole output.
+    truncation.totalLines = this.newlines + 1;
+    truncation.totalBytes = this.totalBytes;
+    return { text: truncation.content, truncation };
+  }
+
+  lastLineBytes(): number {
+    return this.currentLineBytes;
+  }
+}
+
+function truncationNotice(t: TruncationResult, lastLineBytes: number, fullOutputPath: string | undefined): string {
+  const where = `Full output: ${fullOutputPath}`;
+  if (t.lastLinePartial) {
+    return `\n\n[Showing last ${formatSize(t.outputBytes)} of line ${t.totalLines} (line is ${formatSize(lastLineBytes)}). ${where}]`;
+  }
+  const start = t.totalLines - t.outputLines + 1;
+  const limit = t.truncatedBy === "bytes" ? ` (${formatSize(t.maxBytes)} limit)` : "";
+  return `\n\n[Showing lines ${start}-${t.totalLines} of ${t.totalLines}${limit}. ${where}]`;
+}
+
+// Streaming updates are throttled; the UI only needs a few per second.
+const UPDATE_INTERVAL_MS = 100;
+
+export function createBashToolDefinition(
+  cwd: string,
+  options: BashToolOptions = {},
+): ToolDefinition<typeof bashSchema, BashToolDetails | undefined> {
+  const ops = options.operations ?? createLocalBashOperations({ shellPath: options.shellPath });
+  return {
+    name: "bash",
+    label: "bash",
+    description: `Run a bash command in the working directory and return its combined stdout and stderr. Only the last ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} of output are returned (whichever limit is hit first); the full output is then saved to a temp file. An optional timeout is given in seconds.`,
+    promptSnippet: "Run shell commands (ls, grep, find, build and test tools, etc.)",
+    parameters: bashSchema,
+    async execute(_toolCallId, params, signal, onUpdate) {
+      const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
+      const context: BashSpawnContext = options.spawnHook
+        ? options.spawnHook({ command, cwd, env: { ...process.env } })
+        : { command, cwd, env: { ...process.env } };
+
+      const output = new OutputCollector();
+      onUpdate?.({ content: [], details: undefined });
+
+      let lastUpdate = 0;
+      let updateTimer: NodeJS.Timeout | undefined;
+      const emitUpdate = () => {
+        updateTimer = undefined;
+        lastUpdate = Date.now();
+        const { text, truncation } = output.snapshot();
+        const details: BashToolDetails = truncation.truncated ? { truncation, fullOutputPath: output.fullOutputPath } : {};
+        onUpdate?.({ content: [{ type: "text", text }], details });
+      };
+      const onData = (data: Buffer) => {
+        output.append(data);
+        if (!onUpdate || updateTimer) return;
+        const wait = lastUpdate + UPDATE_INTERVAL_MS - Date.now();
+        if (wait <= 0) emitUpdate();
+        else updateTimer = setTimeout(emitUpdate, wait);
+      };
+
+      let exitCode: number | null = null;
+      let failure: "aborted" | "timeout" | undefined;
+      let execError: unknown;
+      try {
+        ({ exitCode } = await ops.exec(context.command, context.cwd, {
+          onData,
+          signal,
+          timeout: params.timeout,
+          env: context.env,
+        }));
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (signal?.aborted || message === ABORTED) failure = "aborted";
+        else if (message.startsWith(TIMEOUT_PREFIX) || /timed? ?out/i.test(message)) failure = "timeout";
+        else execError = error;
+      } finally {
+        if (updateTimer) clearTimeout(updateTimer);
+        await output.finish();
+      }
+      if (execError) throw execError;
+      if (!failure && signal?.aborted) failure = "aborted";
+
+      const { text, truncation } = output.snapshot();
+      const body = truncation.truncated ? text + truncationNotice(truncation, output.lastLineBytes(), output.fullOutputPath) : text;
+      const withStatus = (status: string) => (output.isEmpty() ? status : `${body}\n\n${status}`);
+
+      if (failure === "aborted") throw new Error(withStatus("Command aborted"));
+      if (failure === "timeout") throw new Error(withStatus(`Command timed out after ${params.timeout} seconds`));
+
+      const shown = output.isEmpty() ? "(no output)" : body;
+      if (exitCode === null) throw new Error(`${shown}\n\nCommand was terminated by a signal before it exited`);
+      if (exitCode !== 0) throw new Error(`${shown}\n\nCommand exited with code ${exitCode}`);
+
+      const details: BashToolDetails | undefined = truncation.truncated
+        ? { truncation, fullOutputPath: output.fullOutputPath }
+        : undefined;
+      const result: AgentToolResult<BashToolDetails | undefined> = { content: [{ type: "text", text: shown }], details };
+      return result;
+    },
+  };
+}
+
+export function createBashTool(cwd: string, options?: BashToolOptions): AgentTool<typeof bashSchema, BashToolDetails | undefined> {
+  return toAgentTool(createBashToolDefinition(cwd, options));
+}

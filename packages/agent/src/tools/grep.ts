@@ -1,0 +1,163 @@
+import { statSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { type Static, Type } from "typebox";
+import { findGitRoot, walk } from "./fs-walk.js";
+import { createPathMatcher } from "./glob.js";
+import { withNotices } from "./ls.js";
+import { resolveToCwd } from "./path-utils.js";
+import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, type TruncationResult, truncateLine } from "./truncate.js";
+import type { AgentTool, ToolDefinition } from "./types.js";
+import { throwIfAborted, toAgentTool } from "./util.js";
+
+const DEFAULT_LIMIT = 100;
+// Files with a NUL byte this early are treated as binary and skipped, like ripgrep does.
+const BINARY_SNIFF_CHARS = 8000;
+
+const grepSchema = Type.Object({
+  pattern: Type.String({ description: "Regular expression (or literal text with literal: true) to search for" }),
+  path: Type.Optional(Type.String({ description: "Directory or file to search (defaults to the working directory)" })),
+  glob: Type.Optional(Type.String({ description: "Only search files matching this glob, e.g. '*.ts' or '**/*.spec.ts'" })),
+  ignoreCase: Type.Optional(Type.Boolean({ description: "Match case-insensitively (default false)" })),
+  literal: Type.Optional(Type.Boolean({ description: "Treat pattern as plain text, not a regex (default false)" })),
+  context: Type.Optional(Type.Number({ description: "Lines of context before and after each match (default 0)" })),
+  limit: Type.Optional(Type.Number({ description: `Maximum number of matches (default ${DEFAULT_LIMIT})` })),
+});
+
+export type GrepToolInput = Static<typeof grepSchema>;
+
+export interface GrepToolDetails {
+  truncation?: TruncationResult;
+  matchLimitReached?: number;
+  linesTruncated?: boolean;
+}
+
+/** Pluggable file access for grep (directory traversal itself is always local). */
+export interface GrepOperations {
+  /** Throws if the path does not exist. */
+  isDirectory: (absolutePath: string) => Promise<boolean> | boolean;
+  readFile: (absolutePath: string) => Promise<string> | string;
+}
+
+export interface GrepToolOptions {
+  operations?: GrepOperations;
+}
+
+const localOperations: GrepOperations = {
+  isDirectory: (p) => statSync(p).isDirectory(),
+  readFile: (p) => readFile(p, "utf8"),
+};
+
+function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): RegExp {
+  const source = literal ? pattern.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&") : pattern;
+  const flags = ignoreCase ? "i" : "";
+  try {
+    // Unicode mode first (closest to ripgrep); some valid legacy patterns need it off.
+    return new RegExp(source, `${flags}u`);
+  } catch {
+    try {
+      return new RegExp(source, flags);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`Invalid regex pattern ${JSON.stringify(pattern)}: ${reason}. Use literal: true to search for plain text.`);
+    }
+  }
+}
+
+export function createGrepToolDefinition(
+  cwd: string,
+  options: GrepToolOptions = {},
+): ToolDefinition<typeof grepSchema, GrepToolDetails | undefined> {
+  const ops = options.operations ?? localOperations;
+  return {
+    name: "grep",
+    label: "grep",
+    description: `Search file contents for a regular expression. Prints matching lines as path:line: text (context lines as path-line- text). Hidden files are searched; inside a git repository .gitignore is respected. At most ${DEFAULT_LIMIT} matches or ${formatSize(DEFAULT_MAX_BYTES)} are returned, and lines are cut at ${GREP_MAX_LINE_LENGTH} characters.`,
+    promptSnippet: "Search file contents for patterns (respects .gitignore)",
+    parameters: grepSchema,
+    async execute(_toolCallId, params, signal) {
+      throwIfAborted(signal);
+      const searchPath = resolveToCwd(params.path || ".", cwd);
+      let isDirectory: boolean;
+      try {
+        isDirectory = await ops.isDirectory(searchPath);
+      } catch {
+        throw new Error(`Path not found: ${searchPath}`);
+      }
+      const regex = buildRegex(params.pattern, params.literal ?? false, params.ignoreCase ?? false);
+      const contextLines = Math.max(0, Math.floor(params.context ?? 0));
+      const limit = Math.max(1, Math.floor(params.limit ?? DEFAULT_LIMIT));
+      const globMatches = params.glob ? createPathMatcher(params.glob) : undefined;
+
+      const output: string[] = [];
+      let matchCount = 0;
+      let linesTruncated = false;
+      const clip = (text: string) => {
+        const { text: clipped, wasTruncated } = truncateLine(text.endsWith("\r") ? text.slice(0, -1) : text);
+        if (wasTruncated) linesTruncated = true;
+        return clipped;
+      };
+
+      const searchFile = async (absPath: string, display: string): Promise<boolean> => {
+        let content: string;
+        try {
+          content = await ops.readFile(absPath);
+        } catch {
+          return false; // unreadable file: skip
+        }
+        if (content.slice(0, BINARY_SNIFF_CHARS).includes("\0")) return false;
+        const lines = content.split("\n");
+        // The empty string after a final newline is not a line to match (but may show as context).
+        const searchable = content.endsWith("\n") ? lines.length - 1 : lines.length;
+        for (let i = 0; i < searchable; i++) {
+          if (!regex.test(lines[i] as string)) continue;
+          matchCount++;
+          const from = Math.max(0, i - contextLines);
+          const to = Math.min(lines.length - 1, i + contextLines);
+          for (let j = from; j <= to; j++) {
+            const sepChar = j === i ? ":" : "-";
+            output.push(`${display}${sepChar}${j + 1}${sepChar} ${clip(lines[j] as string)}`);
+          }
+          if (matchCount >= limit) return true;
+        }
+        return false;
+      };
+
+      if (!isDirectory) {
+        if (!globMatches || globMatches(basename(searchPath))) await searchFile(searchPath, basename(searchPath));
+      } else {
+        // Like ripgrep: .gitignore rules only apply inside a git repository.
+        const walker = walk(searchPath, {
+          gitignore: findGitRoot(searchPath) !== undefined,
+          skipDirs: new Set([".git"]),
+          signal,
+        });
+        for await (const entry of walker) {
+          if (entry.isDirectory || entry.isSymbolicLink) continue;
+          if (globMatches && !globMatches(entry.rel)) continue;
+          if (await searchFile(entry.path, entry.rel)) break;
+        }
+      }
+      throwIfAborted(signal);
+
+      if (matchCount === 0) return { content: [{ type: "text", text: "No matches found" }], details: undefined };
+
+      const matchLimitReached = matchCount >= limit ? limit : undefined;
+      const notices: string[] = [];
+      if (matchLimitReached) notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
+      const { text: body, truncation } = withNotices(output, notices);
+      const text = linesTruncated
+        ? `${body}\n\n[Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines]`
+        : body;
+      const details: GrepToolDetails = {};
+      if (matchLimitReached) details.matchLimitReached = matchLimitReached;
+      if (truncation) details.truncation = truncation;
+      if (linesTruncated) details.linesTruncated = true;
+      return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+    },
+  };
+}
+
+export function createGrepTool(cwd: string, options?: GrepToolOptions): AgentTool<typeof grepSchema, GrepToolDetails | undefined> {
+  return toAgentTool(createGrepToolDefinition(cwd, options));
+}

@@ -1,0 +1,192 @@
+/**
+ * parley's built-in tools: read, bash, edit, write, grep, find, ls.
+ * Argument schemas, result shapes and factory names follow pi 0.73.1 so pi
+ * extensions that wrap or replace built-in tools work unchanged.
+ */
+import {
+  type BashToolOptions,
+  createBashTool,
+  createBashToolDefinition,
+} from "./bash.js";
+import { createEditTool, createEditToolDefinition, type EditToolOptions } from "./edit.js";
+import { createFindTool, createFindToolDefinition, type FindToolOptions } from "./find.js";
+import { createGrepTool, createGrepToolDefinition, type GrepToolOptions } from "./grep.js";
+import { createLsTool, createLsToolDefinition, type LsToolOptions } from "./ls.js";
+import { createReadTool, createReadToolDefinition, type ReadToolOptions } from "./read.js";
+import type { AgentTool, ToolDefinition, ToolName } from "./types.js";
+import { createWriteTool, createWriteToolDefinition, type WriteToolOptions } from "./write.js";
+
+export type {
+  AgentTool,
+  AgentToolResult,
+  AgentToolUpdateCallback,
+  ToolDefinition,
+  ToolExecutionMode,
+  ToolName,
+  ToolRenderer,
+} from "./types.js";
+export {
+  type BashOperations,
+  type BashSpawnContext,
+  type BashSpawnHook,
+  type BashToolDetails,
+  type BashToolInput,
+  type BashToolOptions,
+  createBashTool,
+  createBashToolDefinition,
+  createLocalBashOperations,
+  getShellConfig,
+  type ShellConfig,
+} from "./bash.js";
+export { generateDiffString } from "./diff.js";
+export {
+  applyEdits,
+  createEditTool,
+  createEditToolDefinition,
+  type EditOperations,
+  type EditToolDetails,
+  type EditToolInput,
+  type EditToolOptions,
+  normalizeForFuzzyMatch,
+} from "./edit.js";
+export { withFileMutationQueue } from "./file-mutation-queue.js";
+export {
+  createFindTool,
+  createFindToolDefinition,
+  createLocalFindOperations,
+  type FindOperations,
+  type FindToolDetails,
+  type FindToolInput,
+  type FindToolOptions,
+} from "./find.js";
+export {
+  createGrepTool,
+  createGrepToolDefinition,
+  type GrepOperations,
+  type GrepToolDetails,
+  type GrepToolInput,
+  type GrepToolOptions,
+} from "./grep.js";
+export {
+  createLsTool,
+  createLsToolDefinition,
+  type LsOperations,
+  type LsToolDetails,
+  type LsToolInput,
+  type LsToolOptions,
+} from "./ls.js";
+export { expandPath, resolveReadPath, resolveToCwd } from "./path-utils.js";
+export {
+  createReadTool,
+  createReadToolDefinition,
+  type ReadOperations,
+  type ReadToolDetails,
+  type ReadToolInput,
+  type ReadToolOptions,
+} from "./read.js";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  GREP_MAX_LINE_LENGTH,
+  type TruncationOptions,
+  type TruncationResult,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+} from "./truncate.js";
+export { toAgentTool } from "./util.js";
+export {
+  createWriteTool,
+  createWriteToolDefinition,
+  type WriteOperations,
+  type WriteToolInput,
+  type WriteToolOptions,
+} from "./write.js";
+
+/** Per-tool options for the bulk factories. */
+export interface ToolsOptions {
+  read?: ReadToolOptions;
+  bash?: BashToolOptions;
+  write?: WriteToolOptions;
+  edit?: EditToolOptions;
+  grep?: GrepToolOptions;
+  find?: FindToolOptions;
+  ls?: LsToolOptions;
+}
+
+/** Every built-in tool name, in pi's order. */
+export const allToolNames: ReadonlySet<ToolName> = new Set<ToolName>(["read", "bash", "edit", "write", "grep", "find", "ls"]);
+
+/** The default active set: read, bash, edit, write. */
+export const codingToolNames: readonly ToolName[] = ["read", "bash", "edit", "write"];
+/** Tools that cannot change anything: read, grep, find, ls. */
+export const readOnlyToolNames: readonly ToolName[] = ["read", "grep", "find", "ls"];
+
+type AnyToolDefinition = ToolDefinition<any, any>;
+type AnyAgentTool = AgentTool<any, any>;
+
+export function createToolDefinition(name: ToolName, cwd: string, options: ToolsOptions = {}): AnyToolDefinition {
+  switch (name) {
+    case "read":
+      return createReadToolDefinition(cwd, options.read);
+    case "bash":
+      return createBashToolDefinition(cwd, options.bash);
+    case "edit":
+      return createEditToolDefinition(cwd, options.edit);
+    case "write":
+      return createWriteToolDefinition(cwd, options.write);
+    case "grep":
+      return createGrepToolDefinition(cwd, options.grep);
+    case "find":
+      return createFindToolDefinition(cwd, options.find);
+    case "ls":
+      return createLsToolDefinition(cwd, options.ls);
+  }
+}
+
+export function createTool(name: ToolName, cwd: string, options: ToolsOptions = {}): AnyAgentTool {
+  switch (name) {
+    case "read":
+      return createReadTool(cwd, options.read);
+    case "bash":
+      return createBashTool(cwd, options.bash);
+    case "edit":
+      return createEditTool(cwd, options.edit);
+    case "write":
+      return createWriteTool(cwd, options.write);
+    case "grep":
+      return createGrepTool(cwd, options.grep);
+    case "find":
+      return createFindTool(cwd, options.find);
+    case "ls":
+      return createLsTool(cwd, options.ls);
+  }
+}
+
+export function createCodingToolDefinitions(cwd: string, options?: ToolsOptions): AnyToolDefinition[] {
+  return codingToolNames.map((name) => createToolDefinition(name, cwd, options));
+}
+
+export function createReadOnlyToolDefinitions(cwd: string, options?: ToolsOptions): AnyToolDefinition[] {
+  return readOnlyToolNames.map((name) => createToolDefinition(name, cwd, options));
+}
+
+export function createAllToolDefinitions(cwd: string, options?: ToolsOptions): Record<ToolName, AnyToolDefinition> {
+  return Object.fromEntries([...allToolNames].map((name) => [name, createToolDefinition(name, cwd, options)])) as Record<
+    ToolName,
+    AnyToolDefinition
+  >;
+}
+
+export function createCodingTools(cwd: string, options?: ToolsOptions): AnyAgentTool[] {
+  return codingToolNames.map((name) => createTool(name, cwd, options));
+}
+
+export function createReadOnlyTools(cwd: string, options?: ToolsOptions): AnyAgentTool[] {
+  return readOnlyToolNames.map((name) => createTool(name, cwd, options));
+}
+
+export function createAllTools(cwd: string, options?: ToolsOptions): Record<ToolName, AnyAgentTool> {
+  return Object.fromEntries([...allToolNames].map((name) => [name, createTool(name, cwd, options)])) as Record<ToolName, AnyAgentTool>;
+}
