@@ -1,0 +1,109 @@
+/**
+ * pi's own example extensions, loaded unmodified from the reference package.
+ */
+import { readdirSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { PI_EXAMPLES, openDialog, spawnParley, type AgentProcess } from "./helpers/spawn.js";
+
+// Folders whose extension needs packages of its own (they ship a package.json for `npm install`).
+const NEEDS_OWN_INSTALL = new Set(["sandbox", "with-deps", "custom-provider-anthropic", "custom-provider-gitlab-duo"]);
+
+const ALL = [
+  ...readdirSync(PI_EXAMPLES)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => join(PI_EXAMPLES, f)),
+  ...readdirSync(PI_EXAMPLES, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !NEEDS_OWN_INSTALL.has(d.name) && existsSync(join(PI_EXAMPLES, d.name, "index.ts")))
+    .map((d) => join(PI_EXAMPLES, d.name, "index.ts")),
+];
+
+const agents: AgentProcess[] = [];
+const start = (files: string[]) => {
+  const agent = spawnParley(files.flatMap((f) => ["-e", f]));
+  agents.push(agent);
+  return agent;
+};
+afterEach(() => {
+  for (const a of agents.splice(0)) {
+    expect(a.garbage).toEqual([]);
+    a.kill();
+  }
+});
+const ex = (name: string) => join(PI_EXAMPLES, name);
+const notes = (agent: AgentProcess) => agent.records.filter((r) => r["method"] === "notify").map((r) => r["message"]);
+
+describe("pi's example extensions run unmodified", () => {
+  it(`all ${ALL.length} examples load together and start without an extension error`, async () => {
+    expect(ALL.length).toBeGreaterThan(60);
+    const agent = start(ALL);
+    const state = await agent.request({ type: "get_state" }, 60_000);
+    expect(state["success"]).toBe(true);
+    // file-trigger watches a fixed /tmp path that does not exist here: reported, not fatal (pi does the same).
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual(
+      existsSync("/tmp/agent-trigger.txt")
+        ? []
+        : [
+            {
+              type: "extension_error",
+              extensionPath: ex("file-trigger.ts"),
+              event: "session_start",
+              error: "ENOENT: no such file or directory, watch '/tmp/agent-trigger.txt'",
+            },
+          ],
+    );
+    const commands = ((await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands;
+    expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(["rpc-input", "timed", "session-name", "commands", "pirate", "emit"]));
+  }, 90_000);
+
+  it("rpc-demo: input, editor, prefill, and the confirm on new_session", async () => {
+    const agent = start([ex("rpc-demo.ts")]);
+    const input = await openDialog(agent, "/rpc-input", "input");
+    expect(input).toMatchObject({ title: "Enter a value", placeholder: "type something..." });
+    agent.send({ type: "extension_ui_response", id: input["id"], value: "42" });
+    await agent.waitFor((r) => r["message"] === "You entered: 42");
+    const editor = await openDialog(agent, "/rpc-editor", "editor");
+    agent.send({ type: "extension_ui_response", id: editor["id"], value: "a\nb" });
+    await agent.waitFor((r) => r["message"] === "Editor submitted (2 lines)");
+    await agent.request({ type: "prompt", message: "/rpc-prefill" });
+    expect(agent.records.find((r) => r["method"] === "set_editor_text")?.["text"]).toBe("This text was set by the rpc-demo extension.");
+
+    agent.send({ type: "new_session", id: "ns" });
+    const confirm = await agent.waitFor((r) => r["method"] === "confirm");
+    expect(confirm).toMatchObject({ title: "Clear session?", message: "All messages will be lost." });
+    agent.send({ type: "extension_ui_response", id: confirm["id"], confirmed: false });
+    expect((await agent.response("ns"))["data"]).toEqual({ cancelled: true });
+    expect(notes(agent)).toContain("Clear cancelled");
+  });
+
+  it("timed-confirm: the timeout resolves the dialog and the extension sees it", async () => {
+    const agent = start([ex("timed-confirm.ts")]);
+    const select = await openDialog(agent, "/timed-select", "select");
+    expect(select).toMatchObject({ options: ["Option A", "Option B", "Option C"], timeout: 10000 });
+    agent.send({ type: "extension_ui_response", id: select["id"], value: "Option B" });
+    await agent.waitFor((r) => r["message"] === "Selected: Option B");
+    const signal = await openDialog(agent, "/timed-signal", "confirm");
+    agent.send({ type: "extension_ui_response", id: signal["id"], confirmed: true });
+    await agent.waitFor((r) => r["message"] === "Confirmed by user!");
+  });
+
+  it("widget-placement, session-name, event-bus, pirate, commands", async () => {
+    const agent = start([ex("widget-placement.ts"), ex("session-name.ts"), ex("event-bus.ts"), ex("pirate.ts"), ex("commands.ts")]);
+    await agent.request({ type: "get_state" });
+    const ui = (await agent.request({ type: "get_ui_state" }))["data"] as { widgets: Record<string, unknown> };
+    expect(ui.widgets).toEqual({
+      "widget-above": { lines: ["Above editor widget"], placement: "aboveEditor" },
+      "widget-below": { lines: ["Below editor widget"], placement: "belowEditor" },
+    });
+    expect(notes(agent)).toContain("Event from event-bus-example: Session started");
+    await agent.request({ type: "prompt", message: "/session-name my work" });
+    expect(((await agent.request({ type: "get_state" }))["data"] as { sessionName?: string }).sessionName).toBe("my work");
+    expect(agent.records.some((r) => r.type === "session_info_changed" && r["name"] === "my work")).toBe(true);
+    await agent.request({ type: "prompt", message: "/emit ahoy" });
+    await agent.request({ type: "prompt", message: "/pirate" });
+    expect(notes(agent)).toEqual(expect.arrayContaining(["Session named: my work", "Event from /emit command: ahoy", "Arrr! Pirate mode enabled!"]));
+    const select = await openDialog(agent, "/commands extension", "select");
+    expect(select["options"]).toEqual(expect.arrayContaining(["--- Extensions ---", "/session-name - Set or show session name (usage: /session-name [new name])"]));
+    agent.send({ type: "extension_ui_response", id: select["id"], cancelled: true });
+  });
+});
