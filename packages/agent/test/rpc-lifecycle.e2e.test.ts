@@ -286,3 +286,27 @@ describe("CLI", () => {
     expect(existsSync(PARLEY_BIN)).toBe(true);
   });
 });
+
+describe("extension discovery", () => {
+  it("loads ~/.parley/extensions and ./.parley/extensions (files and folders), unless --no-extensions", async () => {
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    const home = mkdtempSync(join(tmpdir(), "parley-home-"));
+    const project = mkdtempSync(join(tmpdir(), "parley-project-"));
+    const ext = (name: string) => `export default (pi) => pi.registerCommand(${JSON.stringify(name)}, { handler: async () => {} });\n`;
+    mkdirSync(join(home, ".parley", "extensions", "folder-ext"), { recursive: true });
+    writeFileSync(join(home, ".parley", "extensions", "user-ext.ts"), ext("from-user"));
+    writeFileSync(join(home, ".parley", "extensions", "folder-ext", "index.ts"), ext("from-folder"));
+    writeFileSync(join(home, ".parley", "extensions", "notes.md"), "not an extension");
+    mkdirSync(join(project, ".parley", "extensions"), { recursive: true });
+    writeFileSync(join(project, ".parley", "extensions", "project-ext.js"), ext("from-project"));
+
+    const names = async (extra: string[]) => {
+      const agent = spawnParley(extra, { cwd: project, env: { HOME: home } });
+      agents.push(agent);
+      const data = (await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] };
+      return data.commands.map((c) => c.name).sort();
+    };
+    expect(await names([])).toEqual(["from-folder", "from-project", "from-user"]);
+    expect(await names(["--no-extensions", "-e", join(FIX, "lifecycle.ts")])).toEqual(["boom", "bye", "ctx", "exec", "late-timer"]);
+  });
+});

@@ -111,3 +111,62 @@ describe("RpcServer in-process", () => {
     expect(logs.some((l) => l.includes("/dup"))).toBe(true);
   });
 });
+
+describe("degraded ctx.ui methods", () => {
+  it("return exactly what pi's spec lists, and each is diagnosed once", async () => {
+    let results: Record<string, unknown> = {};
+    const { transport, logs } = await serve((pi) => {
+      pi.on("session_start", async (_e, ctx) => {
+        const ui = ctx.ui;
+        const unsubscribe = ui.onTerminalInput(() => undefined);
+        results = {
+          custom: await ui.custom(() => undefined),
+          onTerminalInput: typeof unsubscribe,
+          unsubscribeResult: unsubscribe(),
+          setWorkingMessage: ui.setWorkingMessage("x"),
+          setWorkingVisible: ui.setWorkingVisible(false),
+          setWorkingIndicator: ui.setWorkingIndicator({}),
+          setHiddenThinkingLabel: ui.setHiddenThinkingLabel("x"),
+          setFooter: ui.setFooter(undefined),
+          setHeader: ui.setHeader(undefined),
+          addAutocompleteProvider: ui.addAutocompleteProvider(() => undefined),
+          setEditorComponent: ui.setEditorComponent(undefined),
+          setToolsExpanded: ui.setToolsExpanded(true),
+          getEditorText: ui.getEditorText(),
+          getEditorComponent: ui.getEditorComponent(),
+          getToolsExpanded: ui.getToolsExpanded(),
+          getAllThemes: ui.getAllThemes(),
+          getTheme: ui.getTheme("dark"),
+          setTheme: ui.setTheme("dark"),
+        };
+        ui.getEditorText();
+        ui.pasteToEditor("pasted");
+      });
+    });
+    expect(results).toEqual({
+      custom: undefined,
+      onTerminalInput: "function",
+      unsubscribeResult: undefined,
+      setWorkingMessage: undefined,
+      setWorkingVisible: undefined,
+      setWorkingIndicator: undefined,
+      setHiddenThinkingLabel: undefined,
+      setFooter: undefined,
+      setHeader: undefined,
+      addAutocompleteProvider: undefined,
+      setEditorComponent: undefined,
+      setToolsExpanded: undefined,
+      getEditorText: "",
+      getEditorComponent: undefined,
+      getToolsExpanded: false,
+      getAllThemes: [],
+      getTheme: undefined,
+      setTheme: { success: false, error: "Theme switching not supported in RPC mode" },
+    });
+    // pasteToEditor maps to set_editor_text.
+    expect(transport.of("extension_ui_request").at(-1)).toMatchObject({ method: "set_editor_text", text: "pasted" });
+    for (const method of Object.keys(results).filter((m) => m !== "unsubscribeResult")) {
+      expect(logs.filter((l) => l.includes(`ctx.ui.${method}()`) && l.startsWith("/ext/0.ts"))).toHaveLength(1);
+    }
+  });
+});

@@ -22,8 +22,8 @@ function version(): string {
 async function loadAll(options: CliOptions): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
   const discovered = options.noExtensions ? [] : discoverExtensions(process.cwd());
-  for (const path of discovered) sources.push({ ...(await loadExtension(path)), source: "user" });
-  for (const path of options.extensions) sources.push({ ...(await loadExtension(path)), source: "cli" });
+  for (const { path, scope } of discovered) sources.push({ ...(await loadExtension(path)), scope });
+  for (const path of options.extensions) sources.push({ ...(await loadExtension(path)), scope: "temporary" });
   return sources;
 }
 

@@ -97,10 +97,13 @@ export async function loadExtension(path: string): Promise<LoadResult> {
  * Extension files found in `~/.parley/extensions` and `./.parley/extensions`: each `.ts`/`.js`
  * file, and each folder holding an `index.ts`/`index.js`. Sorted by name for a stable order.
  */
-export function discoverExtensions(cwd: string, home: string = homedir()): string[] {
-  const found: string[] = [];
-  const dirs = [join(home, ".parley", "extensions"), join(cwd, ".parley", "extensions")];
-  for (const dir of new Set(dirs.map((d) => resolve(d)))) {
+export function discoverExtensions(cwd: string, home: string = homedir()): { path: string; scope: "user" | "project" }[] {
+  const found: { path: string; scope: "user" | "project" }[] = [];
+  const dirs = new Map<string, "user" | "project">();
+  dirs.set(resolve(home, ".parley", "extensions"), "user");
+  // The same folder twice (cwd is home) counts once, as the user's.
+  if (!dirs.has(resolve(cwd, ".parley", "extensions"))) dirs.set(resolve(cwd, ".parley", "extensions"), "project");
+  for (const [dir, scope] of dirs) {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir).sort()) {
       const full = join(dir, name);
@@ -112,9 +115,9 @@ export function discoverExtensions(cwd: string, home: string = homedir()): strin
       }
       if (isDir) {
         const index = ["index.ts", "index.js"].map((f) => join(full, f)).find((f) => existsSync(f));
-        if (index) found.push(index);
+        if (index) found.push({ path: index, scope });
       } else if (/\.(ts|js|mjs|mts)$/.test(name) && !name.endsWith(".d.ts")) {
-        found.push(full);
+        found.push({ path: full, scope });
       }
     }
   }

@@ -3,6 +3,7 @@
  * flags. Emits events to handlers in load order; a throwing handler is reported, never fatal.
  */
 import { spawn } from "node:child_process";
+import { dirname } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
   AgentLoopEvent,
@@ -56,12 +57,11 @@ export class ExtensionRuntime {
   }
 
   /** Runs one extension factory; a throw is reported and leaves what it registered before. */
-  async add(path: string, factory: ExtensionFactory, source: SourceInfo["source"] = "cli"): Promise<boolean> {
-    const extension: LoadedExtension = {
-      path,
-      sourceInfo: { path, source, scope: source === "cli" ? "temporary" : source, origin: "top-level" },
-      handlers: new Map(),
-    };
+  async add(path: string, factory: ExtensionFactory, scope: SourceInfo["scope"] = "temporary"): Promise<boolean> {
+    // As pi reports it: -e files come from the CLI, discovered ones are local to the user or project.
+    const sourceInfo: SourceInfo =
+      scope === "temporary" ? { path, source: "cli", scope, origin: "top-level" } : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
+    const extension: LoadedExtension = { path, sourceInfo, handlers: new Map() };
     this.extensions.push(extension);
     try {
       await factory(this.#api(extension));

@@ -154,9 +154,11 @@ export interface RegisteredCommandOptions {
 
 export interface SourceInfo {
   path: string;
-  source: "cli" | "user" | "project";
+  /** "cli" for -e files, "local" for discovered ones. */
+  source: string;
   scope: "temporary" | "user" | "project";
-  origin: "top-level";
+  origin: "top-level" | "package";
+  baseDir?: string;
 }
 
 export interface SlashCommandInfo {

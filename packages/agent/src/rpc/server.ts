@@ -21,7 +21,8 @@ export interface ExtensionSource {
   factory?: ExtensionFactory;
   /** Set when the file could not be loaded; reported as an extension_error. */
   error?: string;
-  source?: "cli" | "user" | "project";
+  /** Where it was found: -e (temporary), ~/.parley (user) or ./.parley (project). */
+  scope?: "temporary" | "user" | "project";
 }
 
 export interface RpcServerOptions {
@@ -75,7 +76,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
         continue;
       }
-      await this.runtime.add(ext.path, ext.factory, ext.source);
+      await this.runtime.add(ext.path, ext.factory, ext.scope);
     }
   }
 
