@@ -1,0 +1,43 @@
+/**
+ * Registration of parley's two local model APIs with pi-ai's API registry, so that pi-ai's
+ * `streamSimple(model, ...)` (what pi-agent-core's Agent calls) reaches them like any provider.
+ */
+import { OFFLINE_API, streamOfflineModel } from "./offline-model.js";
+import { loadPiAi, type PiAi } from "./pi-ai.js";
+import { SCRIPT_API, streamScriptModel } from "./script-model.js";
+
+/** The `sourceId` parley's registrations carry in pi-ai's registry. */
+export const PARLEY_SOURCE_ID = "parley";
+
+/**
+ * Register "parley-script" and "parley-offline" with an already loaded pi-ai. Idempotent, and
+ * self-healing: an API that is missing (e.g. after pi-ai's `resetApiProviders()`) is registered
+ * again, one that is present is left alone.
+ */
+export function registerParleyProvidersWith(pi: PiAi): void {
+  if (!pi.getApiProvider(SCRIPT_API)) {
+    pi.registerApiProvider(
+      {
+        api: SCRIPT_API,
+        stream: (model, context, options) => streamScriptModel(pi, model, context, options),
+        streamSimple: (model, context, options) => streamScriptModel(pi, model, context, options),
+      },
+      PARLEY_SOURCE_ID,
+    );
+  }
+  if (!pi.getApiProvider(OFFLINE_API)) {
+    pi.registerApiProvider(
+      {
+        api: OFFLINE_API,
+        stream: (model, context, options) => streamOfflineModel(pi, model, context, options),
+        streamSimple: (model, context, options) => streamOfflineModel(pi, model, context, options),
+      },
+      PARLEY_SOURCE_ID,
+    );
+  }
+}
+
+/** Load pi-ai (see pi-ai.ts for the cost) and register parley's APIs. Safe to call any number of times. */
+export async function registerParleyProviders(): Promise<void> {
+  registerParleyProvidersWith(await loadPiAi());
+}

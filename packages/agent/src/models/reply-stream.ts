@@ -1,0 +1,278 @@
+/**
+ * Shared streaming for parley's local models (script, offline): turn a planned reply (text and
+ * tool calls) into a pi-ai `AssistantMessageEventStream` that looks like a real provider's:
+ *
+ *   start → text_start → text_delta × n → text_end → (toolcall_start → toolcall_delta × n →
+ *   toolcall_end) × k → done(stop | toolUse)
+ *
+ * or `error` with stopReason "aborted" as soon as `options.signal` fires (checked before every
+ * delta; the stream yields to the event loop between deltas, so an abort arriving on stdin is seen
+ * mid-reply). Each event's `partial` is a snapshot: later deltas never mutate an earlier one.
+ * Usage is estimated at ~4 characters per token (input from the whole context, output growing
+ * with each delta) and priced with pi-ai's `calculateCost`, so stats paths see real numbers.
+ */
+import { randomBytes } from "node:crypto";
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEventStream,
+  Context,
+  Message,
+  Model,
+  SimpleStreamOptions,
+  TextContent,
+  ToolCall,
+  Usage,
+} from "@mariozechner/pi-ai";
+import type { PiAi } from "./pi-ai.js";
+
+export interface PlannedToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Generated when absent. */
+  id?: string;
+}
+
+/** What a local model wants to say: optional text first, then tool calls. */
+export interface PlannedReply {
+  text?: string;
+  toolCalls?: PlannedToolCall[];
+}
+
+export interface ReplyStreamSettings {
+  /** Pause between deltas, in milliseconds. 0 (default) only yields to the event loop. */
+  delayMs?: number;
+}
+
+const CHARS_PER_TOKEN = 4;
+const ABORTED_MESSAGE = "Request was aborted";
+
+/** Rough token count for a piece of text (never negative, 0 for ""). */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(Math.max(0, chars) / CHARS_PER_TOKEN);
+}
+
+/** Characters the model "reads": system prompt, every message, tool definitions. */
+export function contextChars(context: Context): number {
+  let n = context.systemPrompt?.length ?? 0;
+  for (const message of context.messages) n += messageChars(message);
+  for (const tool of context.tools ?? []) {
+    n += tool.name.length + tool.description.length + safeJsonLength(tool.parameters);
+  }
+  return n;
+}
+
+function messageChars(message: Message): number {
+  const content = message.content;
+  if (typeof content === "string") return content.length;
+  let n = 0;
+  for (const block of content) {
+    switch (block.type) {
+      case "text":
+        n += block.text.length;
+        break;
+      case "thinking":
+        n += block.thinking.length;
+        break;
+      case "toolCall":
+        n += block.name.length + safeJsonLength(block.arguments);
+        break;
+      case "image":
+        n += 3000; // providers bill images by size; a flat estimate is enough here
+        break;
+    }
+  }
+  return n;
+}
+
+function safeJsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Split text into word-sized deltas ("Hello", " world", "!"), like a real model's tokens.
+ * Short texts with fewer than three words are split by code point into up to three pieces so
+ * even a one-word reply streams as several deltas. Concatenating the pieces gives the text back.
+ */
+export function chunkText(text: string): string[] {
+  if (text === "") return [];
+  const words: string[] = text.match(/\s*\S+/g) ?? [];
+  const joined = words.join("");
+  if (joined.length < text.length) {
+    // trailing whitespace (or whitespace-only text) goes with the last piece
+    const tail = text.slice(joined.length);
+    if (words.length > 0) words[words.length - 1] += tail;
+    else words.push(tail);
+  }
+  if (words.length >= 3) return words;
+  const points = Array.from(text);
+  const pieces = Math.min(3, points.length);
+  const size = Math.ceil(points.length / pieces);
+  const out: string[] = [];
+  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(""));
+  return out;
+}
+
+/** Split a tool call's JSON arguments into a few partial-JSON deltas (at least one). */
+export function chunkJson(json: string, size = 16): string[] {
+  const points = Array.from(json);
+  const pieceSize = Math.max(1, Math.min(size, Math.ceil(points.length / 3)));
+  const out: string[] = [];
+  for (let i = 0; i < points.length; i += pieceSize) out.push(points.slice(i, i + pieceSize).join(""));
+  return out.length > 0 ? out : [json];
+}
+
+export function generateToolCallId(): string {
+  return `call_${randomBytes(9).toString("base64url")}`;
+}
+
+function emptyUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/** Resolve after `ms` (or on the next macrotask turn for 0), early if the signal aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      signal?.removeEventListener("abort", done);
+      if (timer !== undefined) clearTimeout(timer);
+      if (immediate !== undefined) clearImmediate(immediate);
+      resolve();
+    };
+    let timer: NodeJS.Timeout | undefined;
+    let immediate: NodeJS.Immediate | undefined;
+    if (ms > 0) timer = setTimeout(done, ms);
+    else immediate = setImmediate(done);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+class Aborted extends Error {}
+
+/**
+ * Create the event stream for one model call. `plan` runs once, before any event (so a script
+ * turn is consumed per call even when the call is aborted early); if it throws, the stream ends
+ * with an `error` event carrying the message.
+ */
+export function streamPlannedReply(
+  pi: PiAi,
+  model: Model<Api>,
+  context: Context,
+  options: SimpleStreamOptions | undefined,
+  plan: () => PlannedReply | Promise<PlannedReply>,
+  settings: ReplyStreamSettings = {},
+): AssistantMessageEventStream {
+  const stream = pi.createAssistantMessageEventStream();
+  const signal = options?.signal;
+  const delayMs = settings.delayMs ?? 0;
+  const output: AssistantMessage = {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: emptyUsage(),
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+  const inputTokens = estimateTokens(contextChars(context));
+  let outputChars = 0;
+
+  const setUsage = (): void => {
+    const produced = estimateTokens(outputChars);
+    const usage: Usage = { ...emptyUsage(), input: inputTokens, output: produced, totalTokens: inputTokens + produced };
+    usage.cost = { ...pi.calculateCost(model, usage) };
+    output.usage = usage;
+  };
+  const snapshot = (): AssistantMessage => ({ ...output, content: [...output.content] });
+  const step = async (): Promise<void> => {
+    await pause(delayMs, signal);
+    if (signal?.aborted) throw new Aborted();
+  };
+
+  const run = async (): Promise<void> => {
+    let reply: PlannedReply;
+    try {
+      reply = await plan();
+    } catch (error) {
+      return fail("error", error instanceof Error ? error.message : String(error));
+    }
+    try {
+      if (signal?.aborted) throw new Aborted();
+      setUsage();
+      stream.push({ type: "start", partial: snapshot() });
+
+      const text = reply.text ?? "";
+      if (text !== "") {
+        const index = output.content.length;
+        let block: TextContent = { type: "text", text: "" };
+        output.content.push(block);
+        stream.push({ type: "text_start", contentIndex: index, partial: snapshot() });
+        for (const delta of chunkText(text)) {
+          await step();
+          block = { ...block, text: block.text + delta };
+          output.content[index] = block;
+          outputChars += delta.length;
+          setUsage();
+          stream.push({ type: "text_delta", contentIndex: index, delta, partial: snapshot() });
+        }
+        stream.push({ type: "text_end", contentIndex: index, content: block.text, partial: snapshot() });
+      }
+
+      const calls = reply.toolCalls ?? [];
+      for (const call of calls) {
+        const index = output.content.length;
+        const id = call.id ?? generateToolCallId();
+        output.content.push({ type: "toolCall", id, name: call.name, arguments: {} });
+        outputChars += call.name.length;
+        setUsage();
+        stream.push({ type: "toolcall_start", contentIndex: index, partial: snapshot() });
+        const json = JSON.stringify(call.arguments);
+        for (const delta of chunkJson(json)) {
+          await step();
+          outputChars += delta.length;
+          setUsage();
+          stream.push({ type: "toolcall_delta", contentIndex: index, delta, partial: snapshot() });
+        }
+        const finished: ToolCall = { type: "toolCall", id, name: call.name, arguments: JSON.parse(json) as ToolCall["arguments"] };
+        output.content[index] = finished;
+        stream.push({ type: "toolcall_end", contentIndex: index, toolCall: finished, partial: snapshot() });
+      }
+
+      // One last look: an abort that lands after the final delta still wins, as with a real provider
+      // whose response had not finished yet.
+      if (signal?.aborted) throw new Aborted();
+      output.stopReason = calls.length > 0 ? "toolUse" : "stop";
+      const reason = output.stopReason;
+      const final = snapshot();
+      stream.push({ type: "done", reason, message: final });
+      stream.end(final);
+    } catch (error) {
+      if (error instanceof Aborted) return fail("aborted", ABORTED_MESSAGE);
+      fail("error", error instanceof Error ? error.message : String(error));
+    }
+  };
+
+  const fail = (reason: "aborted" | "error", message: string): void => {
+    output.stopReason = reason;
+    output.errorMessage = message;
+    const final = snapshot();
+    stream.push({ type: "error", reason, error: final });
+    stream.end(final);
+  };
+
+  void run();
+  return stream;
+}
