@@ -1,73 +1,164 @@
 /**
- * The session: a header and a tree of entries, with the active branch ending at `leafId`.
- * In memory for now; persistence (append-only JSONL files) builds on the same entry shapes.
+ * The session: a header and an append-only tree of entries, with the active branch ending at
+ * `leafId`. Optionally persisted to a JSONL file in pi's format (see format.ts and store.ts).
+ *
+ * Durability: every append after the file exists is one `appendFileSync` of one complete line,
+ * so a process killed at any moment leaves a file that loads, minus at most the line being
+ * written. Like pi, a new session's file is created only when the first assistant message is
+ * appended (header and buffered entries in one write): a session that never got an answer leaves
+ * no file, so `-c` does not resume an empty session. `flush(true)` forces it out earlier.
+ *
+ * Entries are stored as a JSON round-trip of what was appended, so memory and disk hold exactly
+ * the same values (undefined fields dropped, no shared references with the caller). Treat
+ * returned entries as read-only.
  */
-import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
+import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
+import {
+  CURRENT_SESSION_VERSION,
+  newEntryId,
+  newSessionId,
+  parseSessionFile,
+  sessionFileName,
+  type EntryOfType,
+  type SessionHeader,
+  type SessionWarning,
+  type SessionWarningHandler,
+} from "./format.js";
+import { computeStats, type SessionStatsData } from "./stats.js";
 
-export interface SessionHeader {
-  type: "session";
-  version: 3;
-  id: string;
-  timestamp: string;
-  cwd: string;
-  parentSession?: string;
-}
+export type { SessionEntry, SessionTreeNode, SessionHeader, SessionWarning, SessionWarningHandler, SessionContext };
+export type MessageEntry = EntryOfType<"message">;
+export type CustomEntry = EntryOfType<"custom">;
+export type CustomMessageEntry = EntryOfType<"custom_message">;
+export type CompactionEntry = EntryOfType<"compaction">;
+export type BranchSummaryEntry = EntryOfType<"branch_summary">;
+export type LabelEntry = EntryOfType<"label">;
+export type SessionInfoEntry = EntryOfType<"session_info">;
 
-interface EntryBase {
-  id: string;
-  parentId: string | null;
-  timestamp: string;
-}
-export interface CustomEntry extends EntryBase {
-  type: "custom";
-  customType: string;
-  data?: unknown;
-}
-export interface SessionInfoEntry extends EntryBase {
-  type: "session_info";
-  name?: string;
-}
-export interface LabelEntry extends EntryBase {
-  type: "label";
-  targetId: string;
-  label: string | undefined;
-}
-export interface MessageEntry extends EntryBase {
-  type: "message";
-  message: { role: string; [key: string]: unknown };
-}
-export type SessionEntry = CustomEntry | SessionInfoEntry | LabelEntry | MessageEntry;
-type NewEntry = SessionEntry extends infer E ? (E extends SessionEntry ? Omit<E, keyof EntryBase> : never) : never;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An entry as appended: the session assigns id, parentId and timestamp. */
+export type NewSessionEntry =
+  | DistributiveOmit<SessionEntry, "id" | "parentId" | "timestamp">
+  // Callers often build messages as plain objects whose role widens to string; accepted as is.
+  | { type: "message"; message: { role: string; [key: string]: unknown } };
 
 export interface SessionView {
   header: SessionHeader;
 }
 
+export interface SessionOptions {
+  parentSession?: string;
+  /** Persist to this JSONL file (created on the first assistant message). */
+  file?: string;
+  /** Persist to a new file in this directory, named like pi's (`<time>_<id>.jsonl`). */
+  sessionDir?: string;
+  /** Load-time problems; defaults to a line on stderr (never stdout: that is the RPC stream). */
+  onWarning?: SessionWarningHandler;
+}
+
+export interface ForkResult {
+  session: Session;
+  /** Text of the user message forked before (position "before"), to put back in an editor. */
+  selectedText?: string;
+}
+
+/**
+ * memory: never written. pending: file not created yet. synced: appends go to the file.
+ * rewrite: the file exists but must be replaced whole on the next write (an empty file, a
+ * header torn while being written, or a v1 file whose entry ids were generated on load).
+ */
+type DiskState = "memory" | "pending" | "synced" | "rewrite";
+
+const defaultWarning: SessionWarningHandler = (w) => {
+  process.stderr.write(`parley: session ${w.file ?? ""}: ${w.message}\n`);
+};
+
 export class Session implements SessionView {
-  readonly header: SessionHeader;
+  #header: SessionHeader;
   readonly #entries: SessionEntry[] = [];
   readonly #byId = new Map<string, SessionEntry>();
+  /** Position of each entry in append order: get_entries cursors are O(1). */
+  readonly #position = new Map<string, number>();
+  /** Every id in the file, including skipped lines', so a new id never collides on reload. */
+  readonly #taken = new Set<string>();
+  readonly #labels = new Map<string, { label: string; timestamp: string }>();
   #leafId: string | null = null;
   #name: string | undefined;
+  #file: string | undefined;
+  #disk: DiskState;
+  #hasAssistant = false;
+  /** The file does not end with LF (torn tail, or a failed write): start the next line with one. */
+  #needsNewline = false;
+  readonly #onWarning: SessionWarningHandler;
 
-  constructor(cwd: string, options: { parentSession?: string } = {}) {
-    this.header = {
+  constructor(cwd: string, options: SessionOptions = {}) {
+    this.#header = {
       type: "session",
-      version: 3,
-      id: randomUUID(),
+      version: CURRENT_SESSION_VERSION,
+      id: newSessionId(),
       timestamp: new Date().toISOString(),
       cwd,
       ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
     };
+    // Neither file nor sessionDir: an in-memory session (--no-session).
+    this.#file =
+      options.file !== undefined
+        ? resolve(options.file)
+        : options.sessionDir !== undefined
+          ? resolve(options.sessionDir, sessionFileName(this.#header.timestamp, this.#header.id))
+          : undefined;
+    this.#disk = this.#file !== undefined ? "pending" : "memory";
+    this.#onWarning = options.onWarning ?? defaultWarning;
   }
 
+  /**
+   * Loads a session file. A missing file throws (ENOENT); a file without a header throws
+   * SessionFileError; an empty file (or one holding only a torn header) becomes a fresh session
+   * that will replace it on first write. Appends go to the end of the file.
+   */
+  static open(path: string, options: { onWarning?: SessionWarningHandler; cwd?: string } = {}): Session {
+    const file = resolve(path);
+    const parsed = parseSessionFile(readFileSync(file, "utf8"), file);
+    const session = new Session(options.cwd ?? process.cwd(), { file, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
+    for (const warning of parsed.warnings) session.#onWarning(warning);
+    if (parsed.header === undefined) {
+      session.#disk = "rewrite";
+      return session;
+    }
+    session.#header = parsed.header;
+    for (const id of parsed.skippedIds) session.#taken.add(id);
+    for (const entry of parsed.entries) session.#index(entry);
+    // pi's rule: after loading, the leaf is the last entry in the file.
+    session.#leafId = parsed.entries.at(-1)?.id ?? null;
+    session.#disk = parsed.migratedFrom !== undefined && parsed.migratedFrom < 2 ? "rewrite" : "synced";
+    session.#needsNewline = !parsed.endsWithNewline;
+    return session;
+  }
+
+  get header(): SessionHeader {
+    return this.#header;
+  }
   get id(): string {
-    return this.header.id;
+    return this.#header.id;
   }
-  /** No file yet: sessions live in memory until persistence lands. */
+  get cwd(): string {
+    return this.#header.cwd;
+  }
+  /** The JSONL file (which may not exist yet, see `written`); undefined for in-memory sessions. */
   get file(): string | undefined {
-    return undefined;
+    return this.#file;
   }
+  get persisted(): boolean {
+    return this.#file !== undefined;
+  }
+  /** Whether the file holds everything appended so far. */
+  get written(): boolean {
+    return this.#disk === "synced";
+  }
+  /** From the latest session_info entry (any branch, like pi); undefined when none or cleared. */
   get name(): string | undefined {
     return this.#name;
   }
@@ -75,18 +166,65 @@ export class Session implements SessionView {
     return this.#leafId;
   }
 
-  append(entry: NewEntry): SessionEntry {
-    const full = { ...entry, id: shortId(this.#byId), parentId: this.#leafId, timestamp: new Date().toISOString() } as SessionEntry;
-    this.#entries.push(full);
-    this.#byId.set(full.id, full);
-    this.#leafId = full.id;
-    if (full.type === "session_info") this.#name = full.name;
-    return full;
+  // ---- appending ---------------------------------------------------------------------
+
+  /** Appends a child of the current leaf and makes it the leaf. Returns the stored entry. */
+  append(entry: NewSessionEntry): SessionEntry {
+    if (entry.type === "message" && (entry.message.role === "compactionSummary" || entry.message.role === "branchSummary")) {
+      // As in pi: summaries are entries of their own (compaction / branch_summary), so they can be found.
+      throw new Error(`A ${entry.message.role} message cannot be appended as a message entry; append a ${entry.message.role === "compactionSummary" ? "compaction" : "branch_summary"} entry`);
+    }
+    if (entry.type === "label" && !this.#byId.has(entry.targetId)) {
+      throw new Error(`Cannot label entry ${entry.targetId}: no such entry`);
+    }
+    const full = { ...entry, id: newEntryId(this.#taken), parentId: this.#leafId, timestamp: new Date().toISOString() };
+    let line: string;
+    try {
+      line = JSON.stringify(full);
+    } catch (error) {
+      throw new Error(`Session entry is not serialisable as JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const stored = JSON.parse(line) as SessionEntry;
+    // Write first, then change memory: if the write throws, the session is as it was.
+    this.#persist(stored, line);
+    this.#index(stored);
+    this.#leafId = stored.id;
+    return stored;
   }
 
   setName(name: string): void {
     this.append({ type: "session_info", name });
   }
+
+  /** Sets (or, with undefined or "", clears) the label of an entry. */
+  setLabel(targetId: string, label: string | undefined): LabelEntry {
+    return this.append({ type: "label", targetId, ...(label ? { label } : {}) }) as LabelEntry;
+  }
+
+  /**
+   * Moves the leaf to `entryId` (null: before the first entry) and appends a branch_summary
+   * there, which becomes the leaf. `fromId` defaults to the target (pi's convention; "root" for null).
+   */
+  branchWithSummary(
+    entryId: string | null,
+    summary: string,
+    extra: { fromId?: string; details?: unknown; fromHook?: boolean; usage?: BranchSummaryEntry["usage"] } = {},
+  ): BranchSummaryEntry {
+    this.moveLeaf(entryId);
+    const { fromId, ...rest } = extra;
+    return this.append({ type: "branch_summary", fromId: fromId ?? entryId ?? "root", summary, ...rest }) as BranchSummaryEntry;
+  }
+
+  /**
+   * Writes a pending session now, even without an assistant message (pi would wait).
+   * Without `force`, only what pi would write. No-op for in-memory and already-written sessions.
+   */
+  flush(force = false): void {
+    if (this.#disk === "pending" && (force || this.#hasAssistant)) this.#writeWhole(undefined, "create");
+    else if (this.#disk === "rewrite" && (force || this.#entries.length > 0)) this.#writeWhole(undefined, "replace");
+  }
+
+  // ---- reading -----------------------------------------------------------------------
 
   entries(): SessionEntry[] {
     return [...this.#entries];
@@ -96,27 +234,208 @@ export class Session implements SessionView {
     return this.#byId.get(id);
   }
 
-  /** Root-to-leaf path of the active branch. */
-  branch(): SessionEntry[] {
+  /**
+   * Entries appended after the entry `cursor` (all entries without one), in append order.
+   * Throws for an id that is not in the session, so a client can tell a stale cursor.
+   */
+  entriesSince(cursor?: string): SessionEntry[] {
+    if (cursor === undefined) return this.entries();
+    const position = this.#position.get(cursor);
+    if (position === undefined) throw new Error(`Unknown entry id for "since": ${cursor}`);
+    return this.#entries.slice(position + 1);
+  }
+
+  /** Root-to-leaf path ending at `leafId` (default: the current leaf); [] for an unknown id. */
+  branch(leafId: string | null = this.#leafId): SessionEntry[] {
     const path: SessionEntry[] = [];
-    for (let id = this.#leafId; id !== null; ) {
+    const seen = new Set<string>();
+    for (let id = leafId; id !== null && !seen.has(id); ) {
       const entry = this.#byId.get(id);
       if (!entry) break;
+      seen.add(id);
       path.push(entry);
       id = entry.parentId;
     }
     return path.reverse();
   }
 
-  messages(): MessageEntry["message"][] {
-    return this.branch().flatMap((e) => (e.type === "message" ? [e.message] : []));
+  children(parentId: string | null): SessionEntry[] {
+    return this.#entries.filter((e) => e.parentId === parentId);
+  }
+
+  /** The entry's current label, if any. */
+  label(entryId: string): string | undefined {
+    return this.#labels.get(entryId)?.label;
+  }
+
+  /**
+   * The whole session as a forest: normally one root; entries whose parent is missing are extra
+   * roots. Children are ordered by timestamp (oldest first), ties in append order.
+   */
+  tree(): SessionTreeNode[] {
+    const nodes = new Map<string, SessionTreeNode>();
+    const times = new Map<SessionTreeNode, number>();
+    for (const entry of this.#entries) {
+      const label = this.#labels.get(entry.id);
+      const node: SessionTreeNode = { entry, children: [], ...(label ? { label: label.label, labelTimestamp: label.timestamp } : {}) };
+      nodes.set(entry.id, node);
+      times.set(node, Date.parse(entry.timestamp) || 0);
+    }
+    const roots: SessionTreeNode[] = [];
+    for (const entry of this.#entries) {
+      const node = nodes.get(entry.id)!;
+      const parent = entry.parentId === null || entry.parentId === entry.id ? undefined : nodes.get(entry.parentId);
+      (parent ? parent.children : roots).push(node);
+    }
+    // Array.prototype.sort is stable, which keeps append order among equal timestamps.
+    for (const node of nodes.values()) {
+      if (node.children.length > 1) node.children.sort((a, b) => times.get(a)! - times.get(b)!);
+    }
+    return roots;
+  }
+
+  /** Moves the active leaf (tree navigation). null: before the first entry. Not persisted by itself. */
+  moveLeaf(entryId: string | null): void {
+    if (entryId !== null && !this.#byId.has(entryId)) throw new Error(`Cannot move to entry ${entryId}: no such entry`);
+    this.#leafId = entryId;
+  }
+
+  /** Messages the model sees on the active branch, honouring compaction. */
+  buildContext(): AgentMessage[] {
+    return buildSessionContext(this.branch()).messages;
+  }
+
+  /** buildContext() plus the thinking level and model in effect on the active branch. */
+  buildSessionContext(): SessionContext {
+    return buildSessionContext(this.branch());
+  }
+
+  /** Every message-bearing entry on the active branch as a message, without compaction's pruning. */
+  messages(): AgentMessage[] {
+    return branchMessages(this.branch());
+  }
+
+  /** User messages anywhere in the session with their text, in append order (pi's fork selector). */
+  userMessagesForForking(): { entryId: string; text: string }[] {
+    const result: { entryId: string; text: string }[] = [];
+    for (const entry of this.#entries) {
+      if (entry.type !== "message" || entry.message.role !== "user") continue;
+      const text = userText(entry.message.content);
+      if (text) result.push({ entryId: entry.id, text });
+    }
+    return result;
+  }
+
+  stats(): SessionStatsData {
+    return computeStats({ sessionFile: this.#file, sessionId: this.id, context: this.buildContext(), entries: this.#entries });
+  }
+
+  // ---- forking -----------------------------------------------------------------------
+
+  /**
+   * A new session holding the path to `entryId`: "at" includes the entry, "before" (pi's fork
+   * command; only for user messages) stops at its parent and returns the message's text.
+   * The new session persists like this one (a new file beside it, header.parentSession = this
+   * file) or stays in memory. Labels on the path come along as fresh label entries at the end.
+   */
+  fork(entryId: string, position: "before" | "at" = "before"): ForkResult {
+    const selected = this.#byId.get(entryId);
+    if (!selected) throw new Error(`Cannot fork from entry ${entryId}: no such entry`);
+    let leafId: string | null = entryId;
+    let selectedText: string | undefined;
+    if (position === "before") {
+      if (selected.type !== "message" || selected.message.role !== "user") {
+        throw new Error(`Cannot fork before entry ${entryId}: it is a ${selected.type === "message" ? `${selected.message.role} message` : `${selected.type} entry`}, not a user message`);
+      }
+      leafId = selected.parentId;
+      selectedText = userText(selected.message.content);
+    }
+
+    // Label entries on the path may target entries elsewhere; carry the resolved labels instead.
+    const path = this.branch(leafId).filter((e) => e.type !== "label");
+    const ids = new Set(path.map((e) => e.id));
+    const entries: SessionEntry[] = [...path];
+    let parentId = path.at(-1)?.id ?? null;
+    for (const [targetId, { label, timestamp }] of this.#labels) {
+      if (!ids.has(targetId)) continue;
+      const id = newEntryId(ids);
+      ids.add(id);
+      entries.push({ type: "label", id, parentId, timestamp, targetId, label });
+      parentId = id;
+    }
+
+    const session = new Session(this.cwd, {
+      ...(this.#file !== undefined ? { sessionDir: dirname(this.#file), parentSession: this.#file } : {}),
+      onWarning: this.#onWarning,
+    });
+    for (const entry of entries) session.#index(entry);
+    session.#leafId = entries.at(-1)?.id ?? null;
+    session.flush();
+    return { session, ...(selectedText !== undefined ? { selectedText } : {}) };
+  }
+
+  /** fork() at the current leaf: the active branch in a new session. */
+  clone(): Session {
+    if (this.#leafId === null) throw new Error("Cannot clone session: no current entry selected");
+    return this.fork(this.#leafId, "at").session;
+  }
+
+  // ---- internals ---------------------------------------------------------------------
+
+  #index(entry: SessionEntry): void {
+    this.#position.set(entry.id, this.#entries.length);
+    this.#entries.push(entry);
+    this.#byId.set(entry.id, entry);
+    this.#taken.add(entry.id);
+    if (entry.type === "message" && entry.message.role === "assistant") this.#hasAssistant = true;
+    else if (entry.type === "session_info") this.#name = entry.name?.trim() || undefined;
+    else if (entry.type === "label") {
+      if (entry.label) this.#labels.set(entry.targetId, { label: entry.label, timestamp: entry.timestamp });
+      else this.#labels.delete(entry.targetId);
+    }
+  }
+
+  #persist(entry: SessionEntry, line: string): void {
+    switch (this.#disk) {
+      case "memory":
+        return;
+      case "pending":
+        if (this.#hasAssistant || (entry.type === "message" && entry.message.role === "assistant")) this.#writeWhole(line, "create");
+        return;
+      case "rewrite":
+        this.#writeWhole(line, "replace");
+        return;
+      case "synced":
+        try {
+          appendFileSync(this.#file!, `${this.#needsNewline ? "\n" : ""}${line}\n`);
+          this.#needsNewline = false;
+        } catch (error) {
+          // Part of the line may be on disk; make sure the next one starts on a line of its own.
+          this.#needsNewline = true;
+          throw error;
+        }
+    }
+  }
+
+  /** Header and every entry (plus `extra`) in one write; afterwards appends go line by line. */
+  #writeWhole(extra: string | undefined, mode: "create" | "replace"): void {
+    const file = this.#file!;
+    const lines = [this.#header, ...this.#entries].map((record) => JSON.stringify(record));
+    if (extra !== undefined) lines.push(extra);
+    const content = `${lines.join("\n")}\n`;
+    mkdirSync(dirname(file), { recursive: true });
+    if (mode === "create") {
+      // wx: never clobber a file someone else created at this path in the meantime.
+      writeFileSync(file, content, { flag: "wx" });
+    } else {
+      // Replace atomically, so a crash leaves either the old file or the new one.
+      const temp = `${file}.${process.pid}.${newEntryId(new Set())}.tmp`;
+      writeFileSync(temp, content);
+      renameSync(temp, file);
+    }
+    this.#disk = "synced";
+    this.#needsNewline = false;
   }
 }
 
-/** 8 hex characters, unique within the session. */
-function shortId(taken: Map<string, unknown>): string {
-  for (;;) {
-    const id = randomUUID().slice(0, 8);
-    if (!taken.has(id)) return id;
-  }
-}
+export type { SessionStatsData };

@@ -1,0 +1,119 @@
+/**
+ * From a root-to-leaf path of entries to the messages the model sees, the way pi builds its
+ * session context: compaction replaces older history with a summary, branch summaries and
+ * extension messages become messages of their own, everything else stays out.
+ */
+import type {
+  AgentMessage,
+  BranchSummaryMessage,
+  CompactionSummaryMessage,
+  CustomMessage,
+  SessionEntry,
+} from "@parley/protocol";
+import type { EntryOfType } from "./format.js";
+
+/** Entry timestamps are ISO strings; message timestamps are epoch milliseconds. */
+function epochMs(iso: string): number {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+export function compactionSummaryMessage(entry: EntryOfType<"compaction">): CompactionSummaryMessage {
+  return { role: "compactionSummary", summary: entry.summary, tokensBefore: entry.tokensBefore, timestamp: epochMs(entry.timestamp) };
+}
+
+export function branchSummaryMessage(entry: EntryOfType<"branch_summary">): BranchSummaryMessage {
+  return { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: epochMs(entry.timestamp) };
+}
+
+export function customMessage(entry: EntryOfType<"custom_message">): CustomMessage {
+  return {
+    role: "custom",
+    customType: entry.customType,
+    content: entry.content,
+    display: entry.display,
+    ...(entry.details !== undefined ? { details: entry.details } : {}),
+    timestamp: epochMs(entry.timestamp),
+  };
+}
+
+/** The message an entry contributes to the context, if any (pi drops empty branch summaries). */
+function contextMessage(entry: SessionEntry): AgentMessage | undefined {
+  switch (entry.type) {
+    case "message":
+      return entry.message;
+    case "custom_message":
+      return customMessage(entry);
+    case "branch_summary":
+      return entry.summary ? branchSummaryMessage(entry) : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export interface SessionContext {
+  messages: AgentMessage[];
+  /** The latest thinking_level_change on the path; "off" when none. */
+  thinkingLevel: string;
+  /** The latest model_change or assistant message's model on the path. */
+  model: { provider: string; modelId: string } | null;
+}
+
+/**
+ * Context of a root-to-leaf path. With a compaction on the path (the latest one wins):
+ * its summary first; then, for the newer format, its `retainedTail` messages, or, for the
+ * older format, the path's entries from `firstKeptEntryId` up to the compaction (nothing if
+ * that id is not on the path); then everything after the compaction.
+ */
+export function buildSessionContext(path: readonly SessionEntry[]): SessionContext {
+  let thinkingLevel = "off";
+  let model: SessionContext["model"] = null;
+  let compactionIndex = -1;
+  path.forEach((entry, i) => {
+    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+    else if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
+    else if (entry.type === "message" && entry.message.role === "assistant") {
+      model = { provider: entry.message.provider, modelId: entry.message.model };
+    } else if (entry.type === "compaction") compactionIndex = i;
+  });
+
+  const messages: AgentMessage[] = [];
+  const push = (entry: SessionEntry): void => {
+    const message = contextMessage(entry);
+    if (message !== undefined) messages.push(message);
+  };
+  const compaction = path[compactionIndex];
+  if (compaction === undefined || compaction.type !== "compaction") {
+    path.forEach(push);
+    return { messages, thinkingLevel, model };
+  }
+
+  messages.push(compactionSummaryMessage(compaction));
+  if (compaction.retainedTail !== undefined) {
+    messages.push(...compaction.retainedTail);
+  } else {
+    const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
+    if (firstKept >= 0) path.slice(firstKept, compactionIndex).forEach(push);
+  }
+  path.slice(compactionIndex + 1).forEach(push);
+  return { messages, thinkingLevel, model };
+}
+
+/**
+ * Every message an entry on the path carries, in path order, without compaction's pruning:
+ * the full visible history of the branch (compactions appear as their summary message).
+ */
+export function branchMessages(path: readonly SessionEntry[]): AgentMessage[] {
+  const messages: AgentMessage[] = [];
+  for (const entry of path) {
+    const message = entry.type === "compaction" ? compactionSummaryMessage(entry) : contextMessage(entry);
+    if (message !== undefined) messages.push(message);
+  }
+  return messages;
+}
+
+/** The text of a user message's content (text blocks joined), as pi shows it for forking. */
+export function userText(content: string | readonly { type: string; text?: string }[]): string {
+  if (typeof content === "string") return content;
+  return content.flatMap((block) => (block.type === "text" && typeof block.text === "string" ? [block.text] : [])).join("");
+}

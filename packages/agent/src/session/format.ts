@@ -1,0 +1,283 @@
+/**
+ * The session file format, pi's v3 JSONL: a header line, then one entry per line.
+ *
+ * Reading is forgiving by design: a session file is written by a process that may be killed at
+ * any moment, and may come from another pi version. So a torn final line, a corrupt line or an
+ * entry we do not understand costs that one line (reported through a warning), never the file.
+ * Only a file whose first record is not a session header is refused, because then we cannot
+ * tell it is a session at all.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { SessionEntry } from "@parley/protocol";
+
+export const CURRENT_SESSION_VERSION = 3;
+
+export interface SessionHeader {
+  type: "session";
+  version: 3;
+  id: string;
+  timestamp: string;
+  cwd: string;
+  parentSession?: string;
+}
+
+export type SessionEntryType = SessionEntry["type"];
+export type EntryOfType<T extends SessionEntryType> = Extract<SessionEntry, { type: T }>;
+
+/** Something on disk that loading skipped or repaired. */
+export interface SessionWarning {
+  /**
+   * torn_tail: the last line has no LF and is not JSON (a write cut short; expected after kill -9).
+   * invalid_line: a line that is not JSON. invalid_entry: JSON that is not a usable entry.
+   * unknown_entry: an entry type this version does not know. duplicate_id: an id seen before.
+   */
+  kind: "torn_tail" | "invalid_line" | "invalid_entry" | "unknown_entry" | "duplicate_id";
+  /** 1-based line number in the file. */
+  line: number;
+  message: string;
+  file?: string;
+}
+export type SessionWarningHandler = (warning: SessionWarning) => void;
+
+/** A file that cannot be read as a session at all (no header). */
+export class SessionFileError extends Error {
+  override name = "SessionFileError";
+}
+
+export interface ParsedSessionFile {
+  /** undefined: the file holds no complete record (empty, or a header torn while being written). */
+  header: SessionHeader | undefined;
+  entries: SessionEntry[];
+  /** Ids that appear in the file but were skipped; new ids must avoid them. */
+  skippedIds: string[];
+  /** false when the file does not end with LF: the next append must start a new line first. */
+  endsWithNewline: boolean;
+  /** The header's version when it was older than 3 (entries were migrated in memory). */
+  migratedFrom?: number;
+  warnings: SessionWarning[];
+}
+
+interface RawRecord {
+  line: number;
+  value: unknown;
+}
+
+/** Parses a whole session file. Throws SessionFileError only when there is no header. */
+export function parseSessionFile(text: string, file?: string): ParsedSessionFile {
+  const warnings: SessionWarning[] = [];
+  const warn = (kind: SessionWarning["kind"], line: number, message: string): void => {
+    warnings.push({ kind, line, message, ...(file !== undefined ? { file } : {}) });
+  };
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+
+  // LF is the only separator (U+2028/U+2029 are legal inside JSON strings); CR before it is dropped.
+  const lines = text.split("\n");
+  const tail = lines.pop() ?? "";
+  const records: RawRecord[] = [];
+  lines.forEach((raw, i) => {
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (line.trim() === "") return;
+    try {
+      records.push({ line: i + 1, value: JSON.parse(line) });
+    } catch {
+      warn("invalid_line", i + 1, `line ${i + 1} is not valid JSON; skipped`);
+    }
+  });
+  let endsWithNewline = true;
+  if (tail !== "") {
+    endsWithNewline = false;
+    const tailLine = lines.length + 1;
+    if (tail.trim() !== "") {
+      // A JSON object's proper prefix is never valid JSON, so a parsable tail is a complete
+      // record that only lacks its LF (e.g. a hand-written file); anything else is torn.
+      try {
+        records.push({ line: tailLine, value: JSON.parse(tail) });
+      } catch {
+        warn("torn_tail", tailLine, `last line ${tailLine} is incomplete (${tail.length} characters, no LF); ignored`);
+      }
+    }
+  }
+
+  const first = records.shift();
+  if (first === undefined) return { header: undefined, entries: [], skippedIds: [], endsWithNewline, warnings };
+  const header = asHeader(first.value);
+  if (header === undefined) {
+    throw new SessionFileError(
+      `${file ?? "session file"}: line ${first.line} is not a session header ({"type":"session","id":...}); not a session file`,
+    );
+  }
+  const version = readVersion(first.value);
+  const values = records.map((r) => r.value);
+  if (version < 2) migrateV1(values, first.value);
+  if (version < 3) migrateV2(values);
+
+  const entries: SessionEntry[] = [];
+  const seen = new Set<string>();
+  const skippedIds: string[] = [];
+  // Children of a skipped entry are re-attached to its parent, so one unreadable entry (say, a
+  // type from a newer pi) does not cut the history of everything after it.
+  const alias = new Map<string, string | null>();
+  const resolve = (id: string | null): string | null => {
+    for (let hops = 0; id !== null && alias.has(id) && hops < 10_000; hops++) id = alias.get(id) ?? null;
+    return id;
+  };
+  records.forEach((record, i) => {
+    const value = values[i];
+    const checked = checkEntry(value);
+    if (checked.ok && seen.has(checked.entry.id)) {
+      warn("duplicate_id", record.line, `line ${record.line}: entry id ${checked.entry.id} was already used; skipped`);
+      return;
+    }
+    if (!checked.ok) {
+      warn(checked.kind, record.line, `line ${record.line}: ${checked.reason}; skipped`);
+      const base = baseFields(value);
+      if (base !== undefined && !seen.has(base.id)) {
+        alias.set(base.id, base.parentId);
+        skippedIds.push(base.id);
+      }
+      return;
+    }
+    const entry = checked.entry;
+    const parentId = resolve(entry.parentId);
+    seen.add(entry.id);
+    entries.push(parentId === entry.parentId ? entry : { ...entry, parentId });
+  });
+
+  return {
+    header,
+    entries,
+    skippedIds,
+    endsWithNewline,
+    ...(version < CURRENT_SESSION_VERSION ? { migratedFrom: version } : {}),
+    warnings,
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asHeader(value: unknown): SessionHeader | undefined {
+  if (!isRecord(value) || value["type"] !== "session" || typeof value["id"] !== "string") return undefined;
+  // Keep unknown fields (a newer pi may add some) but normalise the ones we rely on.
+  return {
+    ...value,
+    type: "session",
+    version: CURRENT_SESSION_VERSION,
+    id: value["id"],
+    timestamp: typeof value["timestamp"] === "string" ? value["timestamp"] : "",
+    cwd: typeof value["cwd"] === "string" ? value["cwd"] : "",
+  } as SessionHeader;
+}
+
+function readVersion(header: unknown): number {
+  const version = isRecord(header) ? header["version"] : undefined;
+  return typeof version === "number" ? version : 1;
+}
+
+/** v1 files are a linear list without ids: chain them, and turn compaction indexes into ids. */
+function migrateV1(values: unknown[], header: unknown): void {
+  const taken = new Set<string>();
+  let previous: string | null = null;
+  for (const value of values) {
+    if (!isRecord(value)) continue;
+    const id = newEntryId(taken);
+    taken.add(id);
+    value["id"] = id;
+    value["parentId"] = previous;
+    previous = id;
+  }
+  // pi counted the header as index 0 of the record list.
+  const all = [header, ...values];
+  for (const value of values) {
+    if (!isRecord(value) || value["type"] !== "compaction" || typeof value["firstKeptEntryIndex"] !== "number") continue;
+    const target = all[value["firstKeptEntryIndex"]];
+    if (isRecord(target) && typeof target["id"] === "string" && target !== header) value["firstKeptEntryId"] = target["id"];
+    delete value["firstKeptEntryIndex"];
+  }
+}
+
+/** v2 → v3: extension messages were called hookMessage. */
+function migrateV2(values: unknown[]): void {
+  for (const value of values) {
+    if (isRecord(value) && value["type"] === "message" && isRecord(value["message"]) && value["message"]["role"] === "hookMessage") {
+      value["message"]["role"] = "custom";
+    }
+  }
+}
+
+function baseFields(value: unknown): { id: string; parentId: string | null } | undefined {
+  if (!isRecord(value) || typeof value["id"] !== "string" || value["id"] === "") return undefined;
+  const parentId = value["parentId"];
+  if (parentId !== null && typeof parentId !== "string") return undefined;
+  return { id: value["id"], parentId };
+}
+
+type CheckResult = { ok: true; entry: SessionEntry } | { ok: false; kind: "invalid_entry" | "unknown_entry"; reason: string };
+
+const str = (v: unknown): boolean => typeof v === "string";
+const optStr = (v: unknown): boolean => v === undefined || typeof v === "string";
+const isContent = (v: unknown): boolean => typeof v === "string" || Array.isArray(v);
+
+/**
+ * The fields each entry type needs for parley to use it. Deliberately looser than the wire
+ * schema for message bodies: older pi versions wrote messages with fewer fields, and dropping
+ * such an entry would cut the conversation.
+ */
+const REQUIRED: Record<SessionEntryType, (e: Record<string, unknown>) => string | undefined> = {
+  message: (e) => (isRecord(e["message"]) && str(e["message"]["role"]) ? undefined : "message entry without a message.role"),
+  thinking_level_change: (e) => (str(e["thinkingLevel"]) ? undefined : "thinking_level_change without thinkingLevel"),
+  model_change: (e) => (str(e["provider"]) && str(e["modelId"]) ? undefined : "model_change without provider/modelId"),
+  compaction: (e) =>
+    str(e["summary"]) && typeof e["tokensBefore"] === "number" && optStr(e["firstKeptEntryId"]) && (e["retainedTail"] === undefined || Array.isArray(e["retainedTail"]))
+      ? undefined
+      : "compaction without summary/tokensBefore",
+  branch_summary: (e) => (str(e["fromId"]) && str(e["summary"]) ? undefined : "branch_summary without fromId/summary"),
+  custom: (e) => (str(e["customType"]) ? undefined : "custom entry without customType"),
+  custom_message: (e) =>
+    str(e["customType"]) && isContent(e["content"]) && typeof e["display"] === "boolean" ? undefined : "custom_message without customType/content/display",
+  label: (e) => (str(e["targetId"]) && optStr(e["label"]) ? undefined : "label entry without targetId"),
+  session_info: (e) => (optStr(e["name"]) ? undefined : "session_info with a non-string name"),
+};
+
+function checkEntry(value: unknown): CheckResult {
+  if (!isRecord(value)) return { ok: false, kind: "invalid_entry", reason: "not a JSON object" };
+  const type = value["type"];
+  if (typeof type !== "string") return { ok: false, kind: "invalid_entry", reason: 'no "type"' };
+  if (type === "session") return { ok: false, kind: "invalid_entry", reason: "a second session header" };
+  if (baseFields(value) === undefined || typeof value["timestamp"] !== "string") {
+    return { ok: false, kind: "invalid_entry", reason: `${type} entry without id/parentId/timestamp` };
+  }
+  if (!Object.hasOwn(REQUIRED, type)) return { ok: false, kind: "unknown_entry", reason: `unknown entry type "${type}"` };
+  const problem = REQUIRED[type as SessionEntryType](value);
+  if (problem !== undefined) return { ok: false, kind: "invalid_entry", reason: problem };
+  return { ok: true, entry: value as SessionEntry };
+}
+
+/** 8 hex characters, like pi's entry ids; unique among `taken`. */
+export function newEntryId(taken: { has(id: string): boolean }): string {
+  for (let i = 0; i < 100; i++) {
+    const id = randomUUID().slice(0, 8);
+    if (!taken.has(id)) return id;
+  }
+  return randomUUID();
+}
+
+/** A UUIDv7 (time-ordered), as pi uses for session ids: file names sort by creation time. */
+export function newSessionId(now = Date.now()): string {
+  const b = randomBytes(16);
+  let ms = now;
+  for (let i = 5; i >= 0; i--) {
+    b[i] = ms % 256;
+    ms = Math.floor(ms / 256);
+  }
+  b[6] = (b[6]! & 0x0f) | 0x70;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = b.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** pi's file name: `<ISO timestamp with : and . as ->_<session id>.jsonl`. */
+export function sessionFileName(timestamp: string, id: string): string {
+  return `${timestamp.replace(/[:.]/g, "-")}_${id}.jsonl`;
+}

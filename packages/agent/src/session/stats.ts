@@ -1,0 +1,69 @@
+/**
+ * get_session_stats data, except `contextUsage` (that needs the model's context window, which
+ * the session does not know; the RPC layer adds it).
+ *
+ * Counts describe the context the model sees now (pi counts its agent state's messages), so they
+ * drop after a compaction. Tokens and cost describe money spent: every usage recorded anywhere
+ * in the session (all branches, pre-compaction history, tools that called a model, compaction
+ * and branch-summary generation), as newer pi documents.
+ */
+import type { AgentMessage, SessionEntry, SessionStats, Usage } from "@parley/protocol";
+
+export type SessionStatsData = Omit<SessionStats, "contextUsage">;
+
+export function computeStats(input: {
+  sessionFile: string | undefined;
+  sessionId: string;
+  context: readonly AgentMessage[];
+  entries: readonly SessionEntry[];
+}): SessionStatsData {
+  let userMessages = 0;
+  let assistantMessages = 0;
+  let toolCalls = 0;
+  let toolResults = 0;
+  for (const message of input.context) {
+    if (message.role === "user") userMessages++;
+    else if (message.role === "toolResult") toolResults++;
+    else if (message.role === "assistant") {
+      assistantMessages++;
+      toolCalls += message.content.filter((block) => block.type === "toolCall").length;
+    }
+  }
+
+  const tokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
+  let cost = 0;
+  const add = (usage: Usage | undefined): void => {
+    if (usage === undefined || typeof usage !== "object") return;
+    // Old or foreign files may lack a field; a missing number must not turn the sum into NaN.
+    tokens.input += num(usage.input);
+    tokens.output += num(usage.output);
+    tokens.cacheRead += num(usage.cacheRead);
+    tokens.cacheWrite += num(usage.cacheWrite);
+    cost += num(usage.cost?.total);
+  };
+  for (const entry of input.entries) {
+    if (entry.type === "message") {
+      const message = entry.message;
+      if (message.role === "assistant" || message.role === "toolResult") add(message.usage);
+    } else if (entry.type === "compaction" || entry.type === "branch_summary") {
+      add(entry.usage);
+    }
+  }
+  tokens.total = tokens.input + tokens.output + tokens.cacheRead + tokens.cacheWrite;
+
+  return {
+    ...(input.sessionFile !== undefined ? { sessionFile: input.sessionFile } : {}),
+    sessionId: input.sessionId,
+    userMessages,
+    assistantMessages,
+    toolCalls,
+    toolResults,
+    totalMessages: input.context.length,
+    tokens,
+    cost,
+  };
+}
+
+function num(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
