@@ -39,8 +39,8 @@ const DIFFERENCES = [
     key: "get-state-model",
     where: "get_state → data.model",
     pi: "a placeholder model object {id:'unknown', name:'unknown', api:'unknown', …, contextWindow:0}",
-    parley: "model: null",
-    why: "no model is configured yet; null says so instead of inventing a model",
+    parley: "the built-in offline demo model {provider:'parley', id:'offline', …} and `offlineModel: true`",
+    why: "with no provider and no key, parley answers with a real (offline) model instead of a placeholder that cannot answer",
   },
   {
     key: "unknown-command-id",
@@ -296,19 +296,23 @@ const PI_PLACEHOLDER_MODEL = {
 };
 
 const withModel =
-  (expected: unknown): StepNormaliser =>
+  (expected: unknown, extra: Record<string, unknown> = {}): StepNormaliser =>
   (records) =>
     records.map((r) => {
       if (r.type !== "response" || r["command"] !== "get_state") return r;
-      const data = r["data"] as Record<string, unknown>;
+      const { offlineModel, ...data } = r["data"] as Record<string, unknown>;
       expect(data["model"], "get_state data.model").toEqual(expected);
+      expect(offlineModel, "get_state data.offlineModel").toEqual(extra["offlineModel"]);
       return { ...r, data: { ...data, model: "<model>" } };
     });
 
 const stripIds = (records: Rec[]): object[] => records.map(({ id: _id, ...rest }) => rest);
 
 const NORMALISERS: Record<DiffKey, Normaliser> = {
-  "get-state-model": { pi: withModel(PI_PLACEHOLDER_MODEL), parley: withModel(null) },
+  "get-state-model": {
+    pi: withModel(PI_PLACEHOLDER_MODEL),
+    parley: withModel(expect.objectContaining({ provider: "parley", id: "offline", api: "parley-offline" }), { offlineModel: true }),
+  },
   "unknown-command-id": {
     pi: (records, { sent }) => {
       const [r] = expectSeq(records, [response(String(sent?.["type"]), { success: false, error: `Unknown command: ${String(sent?.["type"])}` })], "unknown command (pi)");

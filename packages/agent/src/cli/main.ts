@@ -6,12 +6,14 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
-import { RpcServer, type ExtensionSource } from "../rpc/server.js";
+import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution } from "../models/index.js";
+import { memorySessions, RpcServer, type ExtensionSource, type SessionFactory } from "../rpc/server.js";
+import { continueSession, createSession, defaultSessionDir, openSession, type Session, type SessionWarning } from "../session/index.js";
 import { StdioTransport } from "../transport/stdio.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
 
 const log = (message: string): void => {
-  process.stderr.write(`parley: ${message}\n`);
+  process.stderr.write(`parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
 function version(): string {
@@ -27,8 +29,33 @@ async function loadAll(options: CliOptions): Promise<ExtensionSource[]> {
   return sources;
 }
 
+const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
+
+/** The session to start with and how new ones are made, from --no-session/--session/-c/--session-dir. */
+function openSessions(options: CliOptions, cwd: string): { session: Session; sessions: SessionFactory } {
+  if (options.noSession) {
+    const sessions = memorySessions(cwd);
+    return { session: sessions.create({}), sessions };
+  }
+  const sessionDir = options.sessionDir ?? defaultSessionDir(cwd);
+  const sessions: SessionFactory = {
+    create: ({ parentSession }) => createSession({ cwd, sessionDir, persist: true, onWarning: warn, ...(parentSession !== undefined ? { parentSession } : {}) }),
+    open: (path) => openSession(path, { onWarning: warn }),
+  };
+  if (options.session !== undefined) {
+    try {
+      return { session: openSession(options.session, { onWarning: warn, createIfMissing: { cwd } }), sessions };
+    } catch (error) {
+      throw new UsageError(`--session ${options.session}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (options.continue) return { session: continueSession({ cwd, sessionDir, onWarning: warn }), sessions };
+  return { session: sessions.create({}), sessions };
+}
+
 export async function main(argv: string[]): Promise<void> {
   let options: CliOptions;
+  let extensionSources: ExtensionSource[] = [];
   try {
     options = parseArgs(argv);
   } catch (error) {
@@ -45,7 +72,38 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  const extensions = await loadAll(options);
+  const cwd = process.cwd();
+  let models: ModelResolution;
+  let session: Session;
+  let sessions: SessionFactory;
+  try {
+    // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them.
+    const [resolved, extensionsLoaded] = await Promise.all([
+      resolveModels(
+        {
+          ...(options.provider !== undefined ? { provider: options.provider } : {}),
+          ...(options.model !== undefined ? { model: options.model } : {}),
+          ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+          ...(options.thinking !== undefined ? { thinking: options.thinking } : {}),
+          ...(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}),
+        },
+        { cwd },
+      ),
+      loadAll(options),
+    ]);
+    models = resolved;
+    extensionSources = extensionsLoaded;
+    ({ session, sessions } = openSessions(options, cwd));
+  } catch (error) {
+    if (error instanceof ModelResolutionError || error instanceof ModelScriptError || error instanceof UsageError) {
+      log(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  for (const warning of models.warnings) log(warning);
+  if (models.offlineNotice) log(models.offlineNotice);
+  const extensions = extensionSources;
   for (const ext of extensions) if (ext.error !== undefined) log(ext.error);
 
   const transport = new StdioTransport({
@@ -55,9 +113,13 @@ export async function main(argv: string[]): Promise<void> {
   });
   const server = new RpcServer({
     transport,
-    cwd: process.cwd(),
+    cwd,
     extensions,
     log,
+    models,
+    session,
+    sessions,
+    ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
   });
 

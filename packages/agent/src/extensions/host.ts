@@ -3,7 +3,7 @@
  * keeping it an interface lets tests and other modes host extensions too.
  */
 import type { Session } from "../session/session.js";
-import type { ExtensionUIContext, CustomMessageInput, ThinkingLevel } from "./types.js";
+import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, ThinkingLevel } from "./types.js";
 import type { TextContent, ImageContent } from "@mariozechner/pi-ai";
 
 export interface ExtensionErrorReport {
@@ -25,6 +25,19 @@ export interface ExtensionHost {
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void;
   isIdle(): boolean;
+  model(): ExtensionContext["model"];
+  modelRegistry(): ExtensionContext["modelRegistry"];
+  /** The running agent turn's abort signal, if one is running. */
+  signal(): AbortSignal | undefined;
+  hasPendingMessages(): boolean;
+  contextUsage(): ContextUsage | undefined;
+  compact(options: Parameters<ExtensionContext["compact"]>[0] & object): void;
+  systemPrompt(): string;
+  activeToolNames(): string[];
+  setActiveTools(names: string[]): void;
+  allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[];
+  /** Switches model if it is one parley can use; false otherwise. */
+  setModel(model: unknown): Promise<boolean>;
   /** Names the session and tells the client (session_info_changed). */
   setSessionName(name: string): void;
   abort(): void;

@@ -50,7 +50,6 @@ export class ExtensionRuntime {
   readonly shortcuts: { shortcut: string; extensionPath: string }[] = [];
   readonly #host: ExtensionHost;
   readonly #bus = createEventBus();
-  #activeTools: string[] | undefined;
 
   constructor(host: ExtensionHost) {
     this.#host = host;
@@ -98,6 +97,34 @@ export class ExtensionRuntime {
     return result;
   }
 
+  /**
+   * Emits to every handler in load order, letting each see the event as the previous ones left
+   * it: `step` folds a handler's result into the event and says whether to stop.
+   */
+  async emitChained<E extends { type: string }>(event: E, step: (event: E, result: unknown) => { event: E; stop?: boolean }): Promise<E> {
+    let current = event;
+    for (const extension of this.extensions) {
+      for (const handler of extension.handlers.get(event.type) ?? []) {
+        try {
+          const value = await (handler as (e: unknown, c: ExtensionContext) => unknown)(current, this.context(extension));
+          if (value === undefined || value === null) continue;
+          const next = step(current, value);
+          current = next.event;
+          if (next.stop) return current;
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+        }
+      }
+    }
+    return current;
+  }
+
+  /** The context a tool or handler of this extension gets (a neutral one for built-ins). */
+  contextFor(extensionPath: string | undefined): ExtensionContext {
+    const extension = this.extensions.find((e) => e.path === extensionPath);
+    return this.context(extension ?? { path: extensionPath ?? "<builtin>", sourceInfo: { path: "<builtin>", source: "builtin", scope: "temporary", origin: "top-level" }, handlers: new Map() });
+  }
+
   commandList(): SlashCommandInfo[] {
     return [...this.commands.values()].map((c) => ({
       name: c.name,
@@ -139,16 +166,16 @@ export class ExtensionRuntime {
         getEntry: (id) => session.entry(id),
         getHeader: () => session.header,
       },
-      modelRegistry: { getAll: () => [], getAvailable: async () => [], find: () => undefined },
-      model: undefined,
+      modelRegistry: host.modelRegistry(),
+      model: host.model(),
       isIdle: () => host.isIdle(),
-      signal: undefined,
+      signal: host.signal(),
       abort: () => host.abort(),
-      hasPendingMessages: () => false,
+      hasPendingMessages: () => host.hasPendingMessages(),
       shutdown: () => host.requestShutdown(),
-      getContextUsage: () => undefined,
-      compact: (options) => options?.onError?.(new Error("Compaction needs the agent loop, which this build of parley does not have yet")),
-      getSystemPrompt: () => "",
+      getContextUsage: () => host.contextUsage(),
+      compact: (options) => host.compact(options ?? {}),
+      getSystemPrompt: () => host.systemPrompt(),
     };
   }
 
@@ -217,18 +244,11 @@ export class ExtensionRuntime {
         host.session().append({ type: "label", targetId: entryId, label });
       },
       exec: (command, args, options) => exec(command, args, options ?? {}, host.cwd),
-      getActiveTools: () => this.#activeTools ?? [...this.tools.keys()],
-      getAllTools: () =>
-        [...this.tools.values()].map(({ tool }) => ({
-          name: tool.name,
-          ...(typeof tool["description"] === "string" ? { description: tool["description"] } : {}),
-          parameters: tool["parameters"],
-        })),
-      setActiveTools: (names) => {
-        this.#activeTools = [...names];
-      },
+      getActiveTools: () => host.activeToolNames(),
+      getAllTools: () => host.allTools(),
+      setActiveTools: (names) => host.setActiveTools(names.map(String)),
       getCommands: () => this.commandList(),
-      setModel: async () => false,
+      setModel: (model) => host.setModel(model),
       getThinkingLevel: () => host.thinkingLevel(),
       setThinkingLevel: (level) => host.setThinkingLevel(level),
       registerProvider: () => {

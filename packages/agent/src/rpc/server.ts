@@ -3,15 +3,16 @@
  * extensions, and writes every outbound record through one transport. Knows nothing of stdio.
  */
 import { randomUUID } from "node:crypto";
-import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
 import { checkCommand, emptyUiState, reduceUiState, type FireAndForgetRequest, type UiState } from "@parley/protocol";
+import { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
-import type { CustomMessageInput, ExtensionFactory, ExtensionUIContext, ThinkingLevel } from "../extensions/types.js";
+import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionFactory, ExtensionUIContext, ThinkingLevel } from "../extensions/types.js";
+import { resolveModels, type ModelResolution } from "../models/index.js";
 import { Session } from "../session/session.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
-import { defaultSettings, type AgentSettings } from "./agent-state.js";
 import { COMMANDS } from "./commands/index.js";
 import { CommandError, failure, success } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
@@ -25,11 +26,31 @@ export interface ExtensionSource {
   scope?: "temporary" | "user" | "project";
 }
 
+/** How sessions are made and opened (files under --session-dir, or memory with --no-session). */
+export interface SessionFactory {
+  create(options: { parentSession?: string | undefined }): Session;
+  open(path: string): Session;
+}
+
+export const memorySessions = (cwd: string): SessionFactory => ({
+  create: (options) => new Session(cwd, options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+  open: () => {
+    throw new Error("--no-session keeps sessions in memory: there are no session files to open");
+  },
+});
+
 export interface RpcServerOptions {
   transport: Transport;
   cwd: string;
   extensions?: ExtensionSource[];
   sessionName?: string;
+  /** The session to start with; a new in-memory one when absent. */
+  session?: Session;
+  sessions?: SessionFactory;
+  /** Resolved models; the offline default when absent. */
+  models?: ModelResolution;
+  /** --system-prompt */
+  systemPrompt?: string;
   /** Diagnostics for humans (stderr in the CLI); never the protocol stream. */
   log?: (message: string) => void;
   /** How long shutdown waits for running commands and session_shutdown handlers. */
@@ -40,8 +61,9 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   readonly cwd: string;
   readonly dialogs: DialogRegistry;
   readonly runtime: ExtensionRuntime;
-  readonly settings: AgentSettings = defaultSettings();
-  #session: Session;
+  readonly sessions: SessionFactory;
+  #agent: AgentSession | undefined;
+  #initialSession: Session;
   #uiState: UiState = emptyUiState();
   readonly #transport: Transport;
   readonly #options: RpcServerOptions;
@@ -63,14 +85,30 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     this.#transport = options.transport;
     this.cwd = options.cwd;
     this.#log = options.log ?? (() => {});
-    this.#session = new Session(this.cwd);
-    if (options.sessionName) this.#session.setName(options.sessionName);
+    this.sessions = options.sessions ?? memorySessions(this.cwd);
+    this.#initialSession = options.session ?? this.sessions.create({});
+    if (options.sessionName) this.#initialSession.setName(options.sessionName);
     this.dialogs = new DialogRegistry({ send: (record) => this.#transport.send(record) });
     this.runtime = new ExtensionRuntime(this);
   }
 
-  /** Runs the extension factories (they register commands, handlers and flags). */
+  /** The agent; exists once loadExtensions() has begun. */
+  get agent(): AgentSession {
+    if (!this.#agent) throw new Error("RpcServer: call loadExtensions() or start() first");
+    return this.#agent;
+  }
+
+  /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
   async loadExtensions(): Promise<void> {
+    this.#agent ??= new AgentSession({
+      cwd: this.cwd,
+      runtime: this.runtime,
+      models: this.#options.models ?? (await resolveModels({}, { cwd: this.cwd })),
+      session: this.#initialSession,
+      emit: (record) => this.#transport.send(record),
+      customSystemPrompt: this.#options.systemPrompt,
+      log: this.#log,
+    });
     for (const ext of this.#options.extensions ?? []) {
       if (ext.error !== undefined || !ext.factory) {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
@@ -146,11 +184,22 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
       if (handler.kind === "sync") {
         this.#transport.send(success(id, command.type, (handler.run as (c: unknown, s: RpcServer) => unknown)(command, this)));
       } else {
+        let answered = false;
+        const respond = (data?: unknown): void => {
+          if (answered) return;
+          answered = true;
+          this.#transport.send(success(id, command.type, data));
+        };
+        const run = handler.run as (c: unknown, s: RpcServer, r: (data?: unknown) => void) => Promise<unknown>;
         this.#track(
-          (handler.run as (c: unknown, s: RpcServer) => Promise<unknown>)(command, this).then(
-            (data) => this.#transport.send(success(id, command.type, data)),
-            (error: unknown) => this.#transport.send(failure(id, command.type, messageOf(error))),
-          ),
+          run(command, this, respond).then(respond, (error: unknown) => {
+            if (!answered) {
+              answered = true;
+              this.#transport.send(failure(id, command.type, messageOf(error)));
+            } else {
+              this.#log(`${command.type} failed after it was accepted: ${messageOf(error)}`);
+            }
+          }),
         );
       }
     } catch (error) {
@@ -170,7 +219,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   // ---- state for the command handlers -----------------------------------------
 
   session(): Session {
-    return this.#session;
+    return this.agent.session;
   }
 
   uiState(): UiState {
@@ -178,45 +227,54 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   }
 
   isIdle(): boolean {
-    return true;
+    return !this.agent.isStreaming;
   }
 
   abort(): void {
-    // Nothing streams until the agent loop exists; abort is then a no-op by definition.
+    void this.agent.abort();
   }
 
   thinkingLevel(): ThinkingLevel {
-    return this.settings.thinkingLevel;
+    return this.agent.thinkingLevel;
   }
 
-  /** Levels the current model supports; without a model only "off". */
   availableThinkingLevels(): ThinkingLevel[] {
-    return ["off"];
+    return this.agent.availableThinkingLevels();
   }
 
-  /** Clamps to what the model supports (as pi does) and announces a real change. */
   setThinkingLevel(level: ThinkingLevel): void {
-    const available = this.availableThinkingLevels();
-    const effective = available.includes(level) ? level : (available.at(-1) ?? "off");
-    if (effective === this.settings.thinkingLevel) return;
-    this.settings.thinkingLevel = effective;
-    this.#transport.send({ type: "thinking_level_changed", level: effective });
+    this.agent.setThinkingLevel(level);
   }
 
   setSessionName(name: string): void {
-    this.#session.setName(name);
+    this.agent.session.setName(name);
     this.#transport.send({ type: "session_info_changed", ...(name ? { name } : {}) });
   }
 
-  /** Replaces the session unless a session_before_switch handler cancels. */
-  async newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
-    const verdict = await this.runtime.emit({ type: "session_before_switch", reason: "new" });
+  /**
+   * Leaves the current session for another (new, opened or forked), unless a
+   * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
+   */
+  async switchTo(
+    make: () => Session,
+    events: { before: { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string } | { type: "session_before_fork"; entryId: string; position: "before" | "at" }; reason: "new" | "resume" | "fork" },
+  ): Promise<{ cancelled: boolean }> {
+    const verdict = await this.runtime.emit(events.before);
     if (verdict?.cancel === true) return { cancelled: true };
-    await this.runtime.emit({ type: "session_shutdown", reason: "new" });
-    const previous = this.#session.file;
-    this.#session = new Session(this.cwd, options.parentSession !== undefined ? { parentSession: options.parentSession } : {});
-    await this.runtime.emit({ type: "session_start", reason: "new", ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
+    if (this.agent.isStreaming) await this.agent.abort();
+    const next = make();
+    const previous = this.agent.session.file;
+    await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
+    this.agent.useSession(next);
+    await this.runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     return { cancelled: false };
+  }
+
+  newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
+    return this.switchTo(() => this.sessions.create({ parentSession: options.parentSession }), {
+      before: { type: "session_before_switch", reason: "new" },
+      reason: "new",
+    });
   }
 
   // ---- ExtensionHost ------------------------------------------------------------
@@ -230,6 +288,11 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     return ui;
   }
 
+  /** Writes one event record to the client. */
+  emitEvent(record: Record<string, unknown>): void {
+    this.#transport.send(record);
+  }
+
   reportError(report: ExtensionErrorReport): void {
     this.#log(`extension error (${report.event}) in ${report.extensionPath}: ${report.stack ?? report.error}`);
     this.#transport.send({ type: "extension_error", extensionPath: report.extensionPath, event: report.event, error: report.error });
@@ -241,15 +304,82 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     setImmediate(() => this.#maybeShutdown());
   }
 
-  sendMessage(message: CustomMessageInput): void {
-    const custom = { role: "custom", customType: message.customType, content: message.content, display: message.display ?? true, details: message.details, timestamp: Date.now() };
-    this.#session.append({ type: "message", message: custom });
-    this.#transport.send({ type: "message_start", message: custom });
-    this.#transport.send({ type: "message_end", message: custom });
+  sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void {
+    this.agent.sendMessage(message, options);
   }
 
-  sendUserMessage(_content: string | (TextContent | ImageContent)[]): void {
-    this.diagnostic("pi.sendUserMessage() needs the agent loop, which this build of parley does not have yet; the message was not sent");
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void {
+    this.agent.sendUserMessage(content, options).catch((error: unknown) => this.diagnostic(`pi.sendUserMessage(): ${messageOf(error)}`));
+  }
+
+  model(): ExtensionContext["model"] {
+    return this.agent.model;
+  }
+
+  modelRegistry(): ExtensionContext["modelRegistry"] {
+    const models = this.agent.models;
+    return {
+      getAll: () => models.availableModels(),
+      getAvailable: async () => models.availableModels(),
+      find: (provider: string, id: string) => models.findModel(provider, id),
+    };
+  }
+
+  signal(): AbortSignal | undefined {
+    return this.agent.agent.signal;
+  }
+
+  hasPendingMessages(): boolean {
+    return this.agent.hasPendingMessages();
+  }
+
+  contextUsage(): ContextUsage | undefined {
+    return this.agent.contextUsage();
+  }
+
+  compact(options: { customInstructions?: string; onComplete?: (result: unknown) => void; onError?: (error: Error) => void }): void {
+    void this.agent.compact(options.customInstructions, "manual").then(
+      (result) => options.onComplete?.(result),
+      (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  systemPrompt(): string {
+    return this.agent.systemPrompt();
+  }
+
+  activeToolNames(): string[] {
+    this.agent.tools.sync(this.runtime.tools);
+    return this.agent.tools.activeNames();
+  }
+
+  setActiveTools(names: string[]): void {
+    this.agent.tools.sync(this.runtime.tools);
+    this.agent.tools.setActive(names);
+  }
+
+  allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[] {
+    this.agent.tools.sync(this.runtime.tools);
+    return this.agent.tools.all().map(({ definition, extensionPath }) => ({
+      name: definition.name,
+      description: definition.description,
+      parameters: definition.parameters,
+      sourceInfo: extensionPath
+        ? { path: extensionPath, source: "extension", scope: "temporary", origin: "top-level" }
+        : { path: `<builtin:${definition.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },
+    }));
+  }
+
+  async setModel(model: unknown): Promise<boolean> {
+    const m = model as Partial<Model<Api>> | undefined;
+    const found = m?.provider && m.id ? this.agent.models.findModel(m.provider, m.id) : undefined;
+    if (!found) return false;
+    try {
+      this.agent.setModel(found);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   cliFlag(name: string): string | boolean | undefined {

@@ -1,6 +1,72 @@
-/** Session lifecycle commands. new_session waits for extensions (which may ask the user). */
-import { async, type CommandTable } from "./types.js";
+/**
+ * Session commands. Switching (new, switch, fork, clone) waits for extensions, which may ask
+ * the user before they allow it, so those answer when done.
+ */
+import { exportHtml } from "../../session/export-html.js";
+import { CommandError } from "../responses.js";
+import { async, sync, type CommandTable } from "./types.js";
 
-export const sessionCommands: CommandTable<"new_session"> = {
+type SessionCommands =
+  | "new_session"
+  | "switch_session"
+  | "fork"
+  | "clone"
+  | "get_fork_messages"
+  | "get_entries"
+  | "get_tree"
+  | "get_session_stats"
+  | "export_html";
+
+export const sessionCommands: CommandTable<SessionCommands> = {
   new_session: async((c, server) => server.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
+  switch_session: async(async (c, server) => {
+    let opened: ReturnType<typeof server.sessions.open> | undefined;
+    try {
+      opened = server.sessions.open(c.sessionPath);
+    } catch (error) {
+      throw new CommandError(`Cannot open session ${c.sessionPath}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const session = opened;
+    return server.switchTo(() => session, {
+      before: { type: "session_before_switch", reason: "resume", ...(session.file !== undefined ? { targetSessionFile: session.file } : {}) },
+      reason: "resume",
+    });
+  }),
+  fork: async(async (c, server) => {
+    const current = server.session();
+    const entry = current.entry(c.entryId);
+    if (!entry) throw new CommandError(`No entry with id ${c.entryId} (see get_fork_messages)`);
+    if (entry.type !== "message" || entry.message.role !== "user") throw new CommandError(`Entry ${c.entryId} is not a user message: fork starts from a user message`);
+    let text: string | undefined;
+    const result = await server.switchTo(
+      () => {
+        const forked = current.fork(c.entryId, "before");
+        text = forked.selectedText;
+        return forked.session;
+      },
+      { before: { type: "session_before_fork", entryId: c.entryId, position: "before" }, reason: "fork" },
+    );
+    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
+  }),
+  clone: async(async (_c, server) => {
+    const current = server.session();
+    const leaf = current.leafId;
+    if (!leaf) throw new CommandError("Cannot clone session: no current entry selected");
+    return server.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+  }),
+  get_fork_messages: sync((_c, server) => ({ messages: server.session().userMessagesForForking() })),
+  get_entries: sync((c, server) => {
+    const session = server.session();
+    try {
+      return { entries: session.entriesSince(c.since), leafId: session.leafId };
+    } catch (error) {
+      throw new CommandError(error instanceof Error ? error.message : String(error));
+    }
+  }),
+  get_tree: sync((_c, server) => ({ tree: server.session().tree(), leafId: server.session().leafId })),
+  get_session_stats: sync((_c, server) => {
+    const usage = server.agent.contextUsage();
+    return { ...server.session().stats(), ...(usage ? { contextUsage: usage } : {}) };
+  }),
+  export_html: async(async (c, server) => ({ path: exportHtml(server.session(), c.outputPath) })),
 };

@@ -10,12 +10,18 @@ export type CommandOf<K extends CommandType> = Extract<RpcCommand, { type: K }>;
  */
 export type CommandHandler<K extends CommandType> =
   | { kind: "sync"; run: (command: CommandOf<K>, server: RpcServer) => unknown }
-  | { kind: "async"; run: (command: CommandOf<K>, server: RpcServer) => Promise<unknown> };
+  | {
+      kind: "async";
+      /** `respond` answers early (e.g. when a prompt is accepted, before its events); otherwise the result answers. */
+      run: (command: CommandOf<K>, server: RpcServer, respond: (data?: unknown) => void) => Promise<unknown>;
+    };
 
 export type CommandTable<K extends CommandType> = { [P in K]: CommandHandler<P> };
 
 export const sync = <K extends CommandType>(run: (command: CommandOf<K>, server: RpcServer) => unknown): CommandHandler<K> => ({ kind: "sync", run });
-export const async = <K extends CommandType>(run: (command: CommandOf<K>, server: RpcServer) => Promise<unknown>): CommandHandler<K> => ({
+export const async = <K extends CommandType>(
+  run: (command: CommandOf<K>, server: RpcServer, respond: (data?: unknown) => void) => Promise<unknown>,
+): CommandHandler<K> => ({
   kind: "async",
   run,
 });

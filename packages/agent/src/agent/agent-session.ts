@@ -1,0 +1,519 @@
+/**
+ * The agent: pi-agent-core's loop with parley's models, tools, session and extension hooks.
+ * Commands call its methods; it reports everything that happens as wire records through `emit`.
+ */
+import { Agent, type AgentEvent, type AgentMessage, type AgentTool } from "@mariozechner/pi-agent-core";
+import type { Api, AssistantMessage, ImageContent, Model, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { QueueMode, ThinkingLevel } from "@parley/protocol";
+import { convertToLlm } from "../extensions/compat/messages.js";
+import type { ExtensionRuntime } from "../extensions/runtime.js";
+import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
+import type { ModelResolution } from "../models/index.js";
+import type { Session } from "../session/session.js";
+import { AutoRetry } from "./auto-retry.js";
+import { compactSession, maybeAutoCompact, type CompactionReason, type CompactionResult } from "./compaction.js";
+import { UserBash, type BashResult } from "./user-bash.js";
+import { buildSystemPrompt } from "./system-prompt.js";
+import { ToolRegistry } from "./tool-registry.js";
+import { toWireEvent } from "./wire-events.js";
+
+export type Emit = (record: Record<string, unknown>) => void;
+
+export interface AgentSessionOptions {
+  cwd: string;
+  runtime: ExtensionRuntime;
+  models: ModelResolution;
+  session: Session;
+  emit: Emit;
+  /** --system-prompt: replaces the built-in prompt text. */
+  customSystemPrompt?: string | undefined;
+  log: (message: string) => void;
+}
+
+export class AgentError extends Error {
+  override readonly name = "AgentError";
+}
+
+type UserContent = string | (TextContent | ImageContent)[];
+
+export class AgentSession {
+  readonly agent: Agent;
+  readonly tools: ToolRegistry;
+  readonly models: ModelResolution;
+  #session: Session;
+  readonly #options: AgentSessionOptions;
+  readonly #runtime: ExtensionRuntime;
+  readonly #emit: Emit;
+  #steering: string[] = [];
+  #followUp: string[] = [];
+  /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
+  #nextTurn: AgentMessage[] = [];
+  #run: Promise<void> | undefined;
+  #turnIndex = 0;
+  autoCompactionEnabled = true;
+  autoRetryEnabled = true;
+
+  constructor(options: AgentSessionOptions) {
+    this.#options = options;
+    this.#runtime = options.runtime;
+    this.#emit = options.emit;
+    this.models = options.models;
+    this.#session = options.session;
+    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path));
+    this.agent = new Agent({
+      initialState: {
+        model: options.models.model,
+        thinkingLevel: options.models.thinkingLevel,
+        messages: this.#session.buildContext() as AgentMessage[],
+      },
+      convertToLlm: (messages) => convertToLlm(messages),
+      transformContext: (messages) => this.#transformContext(messages),
+      getApiKey: (provider) => this.models.getApiKey(provider),
+      beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
+      afterToolCall: (context) =>
+        this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
+      steeringMode: "one-at-a-time",
+      followUpMode: "one-at-a-time",
+      sessionId: this.#session.id,
+    });
+    this.agent.subscribe((event) => this.#onAgentEvent(event));
+  }
+
+  // ---- state -------------------------------------------------------------------------
+
+  get session(): Session {
+    return this.#session;
+  }
+  get model(): Model<Api> {
+    return this.agent.state.model;
+  }
+  get thinkingLevel(): ThinkingLevel {
+    return this.agent.state.thinkingLevel;
+  }
+  get isStreaming(): boolean {
+    return this.#run !== undefined;
+  }
+  get steeringMode(): QueueMode {
+    return this.agent.steeringMode;
+  }
+  set steeringMode(mode: QueueMode) {
+    this.agent.steeringMode = mode;
+  }
+  get followUpMode(): QueueMode {
+    return this.agent.followUpMode;
+  }
+  set followUpMode(mode: QueueMode) {
+    this.agent.followUpMode = mode;
+  }
+  get pendingMessageCount(): number {
+    return this.#steering.length + this.#followUp.length;
+  }
+  get messages(): AgentMessage[] {
+    return this.agent.state.messages;
+  }
+
+  /** Replaces the session (new, switch, fork): the agent continues from its context. */
+  useSession(session: Session): void {
+    this.#session = session;
+    this.agent.sessionId = session.id;
+    this.agent.state.messages = session.buildContext() as AgentMessage[];
+    this.#nextTurn = [];
+  }
+
+  systemPrompt(): string {
+    this.#syncTools();
+    return buildSystemPrompt({
+      cwd: this.#options.cwd,
+      custom: this.#options.customSystemPrompt,
+      tools: this.tools
+        .all()
+        .filter((t) => this.tools.activeNames().includes(t.definition.name))
+        .map((t) => ({ name: t.definition.name, description: t.definition.description ?? "", ...(t.definition.promptSnippet ? { promptSnippet: t.definition.promptSnippet } : {}) })),
+    });
+  }
+
+  contextUsage(): ContextUsage | undefined {
+    const window = this.model.contextWindow;
+    if (!window) return undefined;
+    const last = [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error");
+    if (!last) return { tokens: null, contextWindow: window, percent: null };
+    const tokens = last.usage.totalTokens || last.usage.input + last.usage.output + last.usage.cacheRead + last.usage.cacheWrite;
+    return { tokens, contextWindow: window, percent: Math.round((tokens / window) * 1000) / 10 };
+  }
+
+  // ---- prompting ---------------------------------------------------------------------
+
+  /**
+   * Accepts a prompt: runs it, or queues it while the agent streams. Resolves once accepted
+   * (the run goes on); rejects with an AgentError the client can act on.
+   */
+  async prompt(
+    text: string,
+    images: ImageContent[] | undefined,
+    options: { streamingBehavior?: "steer" | "followUp" | undefined; source: "rpc" | "extension"; onAccepted?: () => void },
+  ): Promise<void> {
+    let input = { text, images };
+    if (this.#runtime.hasHandlers("input")) {
+      let handled = false;
+      input = (
+        await this.#runtime.emitChained({ type: "input", text, images, source: options.source } as { type: "input"; text: string; images: ImageContent[] | undefined; source: string }, (event, result) => {
+          const r = result as { action?: string; text?: string; images?: ImageContent[] };
+          if (r.action === "handled") {
+            handled = true;
+            return { event, stop: true };
+          }
+          if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
+          return { event };
+        })
+      );
+      if (handled) return;
+    }
+    if (this.isStreaming) {
+      if (!options.streamingBehavior) {
+        throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
+      }
+      if (options.streamingBehavior === "steer") this.steer(input.text, input.images);
+      else this.followUp(input.text, input.images);
+      options.onAccepted?.();
+      return;
+    }
+    this.#checkAuth();
+    const systemPrompt = this.systemPrompt();
+    const start = await this.#runtime.emitChained(
+      { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } } as {
+        type: "before_agent_start";
+        prompt: string;
+        images: ImageContent[] | undefined;
+        systemPrompt: string;
+        systemPromptOptions: unknown;
+        injected?: AgentMessage[];
+      },
+      (event, result) => {
+        const r = result as { systemPrompt?: unknown; message?: CustomMessageInput };
+        const next = { ...event };
+        if (typeof r.systemPrompt === "string") next.systemPrompt = r.systemPrompt;
+        if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
+        return { event: next };
+      },
+    );
+    this.agent.state.systemPrompt = start.systemPrompt;
+    const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
+    this.#nextTurn = [];
+    // Accepted: the client hears so before any event of the run.
+    options.onAccepted?.();
+    this.#startRun(() => this.agent.prompt(messages));
+  }
+
+  steer(text: string, images?: ImageContent[]): void {
+    this.#steering.push(text);
+    this.agent.steer(userMessage(text, images));
+    this.#queueUpdate();
+  }
+
+  followUp(text: string, images?: ImageContent[]): void {
+    this.#followUp.push(text);
+    this.agent.followUp(userMessage(text, images));
+    this.#queueUpdate();
+  }
+
+  clearQueue(): { steering: string[]; followUp: string[] } {
+    const cleared = { steering: this.#steering, followUp: this.#followUp };
+    this.#steering = [];
+    this.#followUp = [];
+    this.agent.clearAllQueues();
+    this.#queueUpdate();
+    return cleared;
+  }
+
+  hasPendingMessages(): boolean {
+    return this.pendingMessageCount > 0 || this.agent.hasQueuedMessages();
+  }
+
+  async abort(): Promise<void> {
+    this.agent.abort();
+    await this.#run;
+  }
+
+  /** Resolves when nothing runs any more. */
+  async waitForIdle(): Promise<void> {
+    while (this.#run) await this.#run;
+  }
+
+  sendMessage(input: CustomMessageInput, options: { triggerTurn?: boolean; deliverAs?: string } = {}): void {
+    const message = customMessage(input);
+    if (this.isStreaming) {
+      if (options.deliverAs === "followUp") this.agent.followUp(message);
+      else if (options.deliverAs === "nextTurn") this.#nextTurn.push(message);
+      else this.agent.steer(message);
+      return;
+    }
+    if (options.deliverAs === "nextTurn") {
+      this.#nextTurn.push(message);
+      return;
+    }
+    if (options.triggerTurn) {
+      this.#checkAuth();
+      this.agent.state.systemPrompt = this.systemPrompt();
+      this.#startRun(() => this.agent.prompt(message));
+      return;
+    }
+    // Idle and no turn wanted: the message joins the context and the client sees it.
+    this.agent.state.messages = [...this.agent.state.messages, message];
+    void this.#onAgentEvent({ type: "message_start", message }).then(() => this.#onAgentEvent({ type: "message_end", message }));
+  }
+
+  async sendUserMessage(content: UserContent, options: { deliverAs?: string } = {}): Promise<void> {
+    const text = typeof content === "string" ? content : content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
+    const images = typeof content === "string" ? undefined : content.filter((c): c is ImageContent => c.type === "image");
+    const streamingBehavior = options.deliverAs === "followUp" ? "followUp" : "steer";
+    await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension" });
+  }
+
+  // ---- model and thinking ------------------------------------------------------------------
+
+  setModel(model: Model<Api>): void {
+    this.#checkAuth(model);
+    const previous = this.model;
+    this.agent.state.model = model;
+    this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
+    this.setThinkingLevel(this.thinkingLevel, { force: true });
+    void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source: "set" });
+  }
+
+  /** Next available model; null when there is only one. */
+  cycleModel(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
+    const models = this.models.availableModels();
+    if (models.length < 2) return null;
+    const index = models.findIndex((m) => m.provider === this.model.provider && m.id === this.model.id);
+    const next = models[(index + 1) % models.length] as Model<Api>;
+    this.setModel(next);
+    return { model: next, thinkingLevel: this.thinkingLevel, isScoped: false };
+  }
+
+  availableThinkingLevels(): ThinkingLevel[] {
+    return this.models.thinkingLevelsFor(this.model);
+  }
+
+  /** Clamped to what the model supports; a real change is announced and recorded. */
+  setThinkingLevel(level: ThinkingLevel, options: { force?: boolean } = {}): void {
+    const effective = this.models.clampThinkingLevel(this.model, level);
+    const previous = this.thinkingLevel;
+    if (effective === previous && !options.force) return;
+    this.agent.state.thinkingLevel = effective;
+    if (effective === previous) return;
+    this.#session.append({ type: "thinking_level_change", thinkingLevel: effective });
+    this.#emit({ type: "thinking_level_changed", level: effective });
+    void this.#runtime.emit({ type: "thinking_level_select", level: effective, previousLevel: previous });
+  }
+
+  cycleThinkingLevel(): ThinkingLevel | null {
+    const levels = this.availableThinkingLevels();
+    if (levels.length < 2) return null;
+    const next = levels[(levels.indexOf(this.thinkingLevel) + 1) % levels.length] as ThinkingLevel;
+    this.setThinkingLevel(next);
+    return next;
+  }
+
+  // ---- compaction ----------------------------------------------------------------------------
+
+  isCompacting = false;
+
+  /** Summarises older context (see compaction.ts); the agent continues from the compacted context. */
+  compact(customInstructions: string | undefined, reason: CompactionReason): Promise<CompactionResult> {
+    return compactSession(this, { customInstructions, reason });
+  }
+
+  // ---- the user's shell commands and retries ---------------------------------------------------
+
+  readonly #bash = new UserBash();
+  readonly #retry = new AutoRetry();
+
+  /** Runs a command for the user (the `bash` RPC command); its output joins the next prompt's context. */
+  executeBash(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {
+    return this.#bash.run(command, options);
+  }
+
+  abortBash(): void {
+    this.#bash.abort();
+  }
+
+  abortRetry(): void {
+    this.#retry.abort();
+  }
+
+  /** Emits one wire record (for the modules that extend the agent: compaction, bash, retry). */
+  emit(record: Record<string, unknown>): void {
+    this.#emit(record);
+  }
+
+  get runtime(): ExtensionRuntime {
+    return this.#runtime;
+  }
+
+  // ---- internals --------------------------------------------------------------------------
+
+  #checkAuth(model: Model<Api> = this.model): void {
+    if (this.models.hasAuth(model)) return;
+    throw new AgentError(
+      `No API key for provider "${model.provider}": set its environment variable or pass --api-key, or pick another model (get_available_models)`,
+    );
+  }
+
+  #syncTools(): void {
+    this.tools.sync(this.#runtime.tools);
+    this.agent.state.tools = this.tools.activeTools() as AgentTool<any>[];
+  }
+
+  #startRun(run: () => Promise<void>): void {
+    this.#syncTools();
+    const work = (async () => {
+      try {
+        await run();
+      } catch (error) {
+        this.#options.log(`agent run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      }
+    })();
+    // Retry and auto-compaction belong to the run: the agent is not idle until they are done.
+    const whole = work.then(() => this.#afterRun());
+    this.#run = whole;
+    void whole.finally(() => {
+      if (this.#run !== whole) return;
+      this.#run = undefined;
+      if (!this.hasPendingMessages()) this.#emit({ type: "agent_settled" });
+    });
+  }
+
+  /** After each run: retry a transient failure, or compact when the context is nearly full. */
+  async #afterRun(): Promise<void> {
+    const last = [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
+    if (!last) return;
+    try {
+      if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) return;
+      if (this.autoCompactionEnabled) await maybeAutoCompact(this, last);
+    } catch (error) {
+      this.#options.log(`after the run: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Continues the run from the current context (a retry after a failed model call). */
+  continueRun(): Promise<void> {
+    return this.agent.continue();
+  }
+
+  #queueUpdate(): void {
+    this.#emit({ type: "queue_update", steering: [...this.#steering], followUp: [...this.#followUp] });
+  }
+
+  async #onAgentEvent(event: AgentEvent): Promise<void> {
+    // A queued message leaves its queue when it starts (as pi shows it).
+    if (event.type === "message_start" && event.message.role === "user") {
+      const text = textOf(event.message);
+      const s = this.#steering.indexOf(text);
+      const f = s === -1 ? this.#followUp.indexOf(text) : -1;
+      if (s !== -1) this.#steering.splice(s, 1);
+      if (f !== -1) this.#followUp.splice(f, 1);
+      if (s !== -1 || f !== -1) this.#queueUpdate();
+    }
+    let wire = event;
+    if (event.type === "agent_start") this.#turnIndex = 0;
+    if (event.type === "turn_start") {
+      await this.#runtime.emit({ type: "turn_start", turnIndex: this.#turnIndex, timestamp: Date.now() });
+    } else if (event.type === "turn_end") {
+      await this.#runtime.emit({ type: "turn_end", turnIndex: this.#turnIndex++, message: event.message, toolResults: event.toolResults });
+    } else if (event.type === "message_end") {
+      const final = await this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => {
+        const replacement = (result as { message?: AgentMessage }).message;
+        return { event: replacement ? { ...e, message: replacement } : e };
+      });
+      if (final.message !== event.message) {
+        // The loop keeps the object it emitted: update it in place so state and session agree.
+        Object.assign(event.message as object, final.message);
+      }
+      wire = { ...event, message: event.message };
+    } else {
+      await this.#runtime.emit(event as unknown as { type: string; [key: string]: unknown });
+    }
+    this.#emit(toWireEvent(wire));
+    if (event.type === "message_end") this.#persist(event.message);
+  }
+
+  #persist(message: AgentMessage): void {
+    try {
+      if ((message as { role: string }).role === "custom") {
+        const m = message as unknown as CustomMessageInput & { display: boolean };
+        this.#session.append({ type: "custom_message", customType: m.customType, content: m.content, display: m.display, ...(m.details !== undefined ? { details: m.details } : {}) });
+      } else {
+        this.#session.append({ type: "message", message });
+      }
+    } catch (error) {
+      this.#options.log(`could not save the message to the session file: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  async #transformContext(messages: AgentMessage[]): Promise<AgentMessage[]> {
+    if (!this.#runtime.hasHandlers("context")) return messages;
+    const result = await this.#runtime.emitChained({ type: "context", messages }, (event, r) => {
+      const next = (r as { messages?: AgentMessage[] }).messages;
+      return { event: Array.isArray(next) ? { ...event, messages: next } : event };
+    });
+    return result.messages;
+  }
+
+  async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
+    if (!this.#runtime.hasHandlers("tool_call")) return undefined;
+    const verdict = await this.#runtime.emitChained({ type: "tool_call", toolCallId, toolName, input: args, block: false as boolean, reason: undefined as string | undefined }, (event, r) => {
+      const result = r as { block?: unknown; reason?: unknown };
+      if (result.block === true) return { event: { ...event, block: true, reason: typeof result.reason === "string" ? result.reason : undefined }, stop: true };
+      return { event };
+    });
+    return verdict.block ? { block: true, reason: verdict.reason ?? "Blocked by an extension" } : undefined;
+  }
+
+  async #afterToolCall(
+    toolCallId: string,
+    toolName: string,
+    args: unknown,
+    result: { content: (TextContent | ImageContent)[]; details: unknown },
+    isError: boolean,
+  ): Promise<{ content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined> {
+    if (!this.#runtime.hasHandlers("tool_result")) return undefined;
+    const initial = { type: "tool_result" as const, toolCallId, toolName, input: args, content: result.content, details: result.details, isError };
+    const final = await this.#runtime.emitChained(initial, (event, r) => {
+      const change = r as { content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean };
+      return {
+        event: {
+          ...event,
+          ...(Array.isArray(change.content) ? { content: change.content } : {}),
+          ...("details" in change ? { details: change.details } : {}),
+          ...(typeof change.isError === "boolean" ? { isError: change.isError } : {}),
+        },
+      };
+    });
+    if (final === initial) return undefined;
+    return { content: final.content, details: final.details, isError: final.isError };
+  }
+}
+
+export function userMessage(text: string, images?: ImageContent[]): AgentMessage {
+  const content: (TextContent | ImageContent)[] = [{ type: "text", text }, ...(images ?? [])];
+  return { role: "user", content, timestamp: Date.now() };
+}
+
+function customMessage(input: CustomMessageInput): AgentMessage {
+  return {
+    role: "custom",
+    customType: input.customType,
+    content: input.content,
+    display: input.display ?? true,
+    ...(input.details !== undefined ? { details: input.details } : {}),
+    timestamp: Date.now(),
+  } as unknown as AgentMessage;
+}
+
+function textOf(message: AgentMessage): string {
+  if (message.role !== "user") return "";
+  const content = message.content;
+  return typeof content === "string" ? content : content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("");
+}
+
+export type { ToolResultMessage };

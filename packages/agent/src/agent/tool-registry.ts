@@ -1,0 +1,75 @@
+/**
+ * The tools the model can call: parley's built-ins plus those extensions register (an extension
+ * tool with a built-in's name replaces it). New extension tools start active, as in pi.
+ */
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { allToolNames, codingToolNames, createToolDefinition, type ToolDefinition, type ToolName } from "../tools/index.js";
+import type { ExtensionContext } from "../extensions/types.js";
+
+type AnyDefinition = ToolDefinition<any, any, any, any>;
+
+export interface RegisteredToolInfo {
+  definition: AnyDefinition;
+  /** The extension that registered it; undefined for built-ins. */
+  extensionPath?: string | undefined;
+}
+
+export class ToolRegistry {
+  readonly #cwd: string;
+  readonly #builtIns = new Map<string, AnyDefinition>();
+  #extensionTools = new Map<string, RegisteredToolInfo>();
+  #active: string[];
+  readonly #context: (extensionPath: string | undefined) => ExtensionContext;
+
+  constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext) {
+    this.#cwd = cwd;
+    this.#context = context;
+    for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, cwd));
+    this.#active = [...codingToolNames];
+  }
+
+  /** Takes the runtime's current extension tools; ones not seen before become active. */
+  sync(extensionTools: Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>): void {
+    const next = new Map<string, RegisteredToolInfo>();
+    for (const [name, { tool, extensionPath }] of extensionTools) next.set(name, { definition: tool as unknown as AnyDefinition, extensionPath });
+    for (const name of next.keys()) if (!this.#extensionTools.has(name) && !this.#active.includes(name)) this.#active.push(name);
+    this.#extensionTools = next;
+  }
+
+  all(): RegisteredToolInfo[] {
+    const merged = new Map<string, RegisteredToolInfo>();
+    for (const [name, definition] of this.#builtIns) merged.set(name, { definition });
+    for (const [name, info] of this.#extensionTools) merged.set(name, info);
+    return [...merged.values()];
+  }
+
+  activeNames(): string[] {
+    const known = new Set(this.all().map((t) => t.definition.name));
+    return this.#active.filter((n) => known.has(n));
+  }
+
+  /** Unknown names are ignored (pi does the same): a typo must not disable every tool. */
+  setActive(names: string[]): void {
+    this.#active = [...new Set(names)];
+  }
+
+  /** The active tools as the agent loop runs them; extension tools get their extension's ctx. */
+  activeTools(): AgentTool<any, any>[] {
+    const active = new Set(this.activeNames());
+    return this.all()
+      .filter((t) => active.has(t.definition.name))
+      .map(({ definition, extensionPath }) => ({
+        name: definition.name,
+        label: definition.label ?? definition.name,
+        description: definition.description ?? "",
+        parameters: definition.parameters,
+        ...(definition.prepareArguments ? { prepareArguments: definition.prepareArguments } : {}),
+        ...(definition.executionMode ? { executionMode: definition.executionMode } : {}),
+        execute: (id, params, signal, onUpdate) => definition.execute(id, params, signal, onUpdate, this.#context(extensionPath)),
+      }));
+  }
+
+  get cwd(): string {
+    return this.#cwd;
+  }
+}

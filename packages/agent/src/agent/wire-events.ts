@@ -1,0 +1,51 @@
+/**
+ * Agent-loop events as they go on the wire. The one change from pi-agent-core's shape:
+ * `message_update` carries the delta only (no partial snapshot, no whole message), plus the
+ * latest cumulative usage, so stdout grows linearly with the reply.
+ */
+import type { AgentEvent } from "@mariozechner/pi-agent-core";
+import type { AssistantMessageEvent, Usage } from "@mariozechner/pi-ai";
+
+export const ZERO_USAGE: Usage = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
+
+type DeltaEvent = Record<string, unknown> & { type: AssistantMessageEvent["type"] };
+
+/** The assistant event without its snapshot; toolcall_start also names the call. */
+export function deltaOf(event: AssistantMessageEvent): DeltaEvent {
+  switch (event.type) {
+    case "done":
+    case "error":
+      // Once per message, so carrying the final message keeps the stream linear.
+      return { ...event };
+    case "toolcall_start": {
+      const { partial, ...rest } = event;
+      const block = partial.content[event.contentIndex];
+      return block?.type === "toolCall" ? { ...rest, id: block.id, toolName: block.name } : rest;
+    }
+    default: {
+      const { partial: _partial, ...rest } = event;
+      return rest;
+    }
+  }
+}
+
+function usageOf(event: AssistantMessageEvent): Usage {
+  if (event.type === "done") return event.message.usage;
+  if (event.type === "error") return event.error.usage;
+  return event.partial.usage ?? ZERO_USAGE;
+}
+
+/** The record to write for one agent event. */
+export function toWireEvent(event: AgentEvent): Record<string, unknown> {
+  if (event.type === "message_update") {
+    return { type: "message_update", usage: usageOf(event.assistantMessageEvent), assistantMessageEvent: deltaOf(event.assistantMessageEvent) };
+  }
+  return event as unknown as Record<string, unknown>;
+}

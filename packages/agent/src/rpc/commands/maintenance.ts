@@ -1,0 +1,23 @@
+/** Compaction, retries and the user's own shell commands. */
+import { CommandError } from "../responses.js";
+import { async, sync, type CommandTable } from "./types.js";
+
+export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
+  compact: async(async (c, server) => {
+    if (server.agent.isStreaming) throw new CommandError("Cannot compact while the agent is running: abort or wait for agent_settled first");
+    if (server.agent.isCompacting) throw new CommandError("A compaction is already running");
+    return server.agent.compact(c.customInstructions, "manual");
+  }),
+  abort_retry: sync((_c, server) => {
+    server.agent.abortRetry();
+  }),
+  bash: async((c, server) =>
+    server.agent.executeBash(c.command, {
+      excludeFromContext: c.excludeFromContext === true,
+      onDelta: (delta) => server.emitEvent({ type: "bash_execution_update", ...(c.id !== undefined ? { id: c.id } : {}), delta }),
+    }),
+  ),
+  abort_bash: sync((_c, server) => {
+    server.agent.abortBash();
+  }),
+};
