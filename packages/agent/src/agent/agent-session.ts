@@ -8,7 +8,7 @@ import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import { convertToLlm } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
-import type { ModelResolution } from "../models/index.js";
+import { withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session } from "../session/session.js";
 import { AutoRetry } from "./auto-retry.js";
 import { compactSession, maybeAutoCompact, type CompactionReason, type CompactionResult } from "./compaction.js";
@@ -39,7 +39,7 @@ type UserContent = string | (TextContent | ImageContent)[];
 export class AgentSession {
   readonly agent: Agent;
   readonly tools: ToolRegistry;
-  readonly models: ModelResolution;
+  readonly models: ModelResolution & ExtensionProviders;
   #session: Session;
   readonly #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
@@ -57,7 +57,7 @@ export class AgentSession {
     this.#options = options;
     this.#runtime = options.runtime;
     this.#emit = options.emit;
-    this.models = options.models;
+    this.models = withExtensionProviders(options.models);
     this.#session = options.session;
     this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path));
     this.agent = new Agent({

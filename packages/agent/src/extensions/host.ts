@@ -38,6 +38,8 @@ export interface ExtensionHost {
   allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[];
   /** Switches model if it is one parley can use; false otherwise. */
   setModel(model: unknown): Promise<boolean>;
+  registerProvider(name: string, config: unknown): void;
+  unregisterProvider(name: string): void;
   /** Names the session and tells the client (session_info_changed). */
   setSessionName(name: string): void;
   abort(): void;

@@ -251,10 +251,8 @@ export class ExtensionRuntime {
       setModel: (model) => host.setModel(model),
       getThinkingLevel: () => host.thinkingLevel(),
       setThinkingLevel: (level) => host.setThinkingLevel(level),
-      registerProvider: () => {
-        host.diagnostic(`${extension.path}: registerProvider() is not supported by this build of parley yet`);
-      },
-      unregisterProvider: () => {},
+      registerProvider: (name, config) => host.registerProvider(String(name), config),
+      unregisterProvider: (name) => host.unregisterProvider(String(name)),
       events: this.#bus,
     };
     return api;

@@ -54,3 +54,4 @@ export {
   streamScriptModel,
   validateModelScript,
 } from "./script-model.js";
+export { withExtensionProviders, type ExtensionProviders, type ProviderConfig, type ProviderModelConfig } from "./extension-providers.js";

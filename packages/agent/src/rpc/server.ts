@@ -9,7 +9,7 @@ import { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionFactory, ExtensionUIContext, ThinkingLevel } from "../extensions/types.js";
-import { resolveModels, type ModelResolution } from "../models/index.js";
+import { resolveModels, type ModelResolution, type ProviderConfig } from "../models/index.js";
 import { Session } from "../session/session.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
@@ -368,6 +368,14 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
         ? { path: extensionPath, source: "extension", scope: "temporary", origin: "top-level" }
         : { path: `<builtin:${definition.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },
     }));
+  }
+
+  registerProvider(name: string, config: unknown): void {
+    this.agent.models.register(name, (config ?? {}) as ProviderConfig);
+  }
+
+  unregisterProvider(name: string): void {
+    this.agent.models.unregister(name);
   }
 
   async setModel(model: unknown): Promise<boolean> {
