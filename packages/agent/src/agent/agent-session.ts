@@ -77,6 +77,19 @@ export class AgentSession {
       sessionId: this.#session.id,
     });
     this.agent.subscribe((event) => this.#onAgentEvent(event));
+    // A resumed session continues with its own model, unless the command line chose one.
+    if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session);
+  }
+
+  /** Takes the model and thinking level a session last used, when parley can still use them. */
+  #restoreSettings(session: Session): void {
+    if (session.entries().length === 0) return;
+    const context = session.buildSessionContext();
+    const recorded = context.model ? this.models.findModel(context.model.provider, context.model.modelId) : undefined;
+    if (recorded && this.models.hasAuth(recorded)) this.agent.state.model = recorded;
+    if (session.entries().some((e) => e.type === "thinking_level_change")) {
+      this.agent.state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel as ThinkingLevel);
+    }
   }
 
   // ---- state -------------------------------------------------------------------------
@@ -118,6 +131,7 @@ export class AgentSession {
     this.agent.sessionId = session.id;
     this.agent.state.messages = session.buildContext() as AgentMessage[];
     this.#nextTurn = [];
+    this.#restoreSettings(session);
   }
 
   systemPrompt(): string {

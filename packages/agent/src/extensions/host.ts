@@ -22,6 +22,10 @@ export interface ExtensionHost {
   /** Exit after the command being handled (ctx.shutdown()). */
   requestShutdown(): void;
   newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
+  forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean }>;
+  switchSession(path: string): Promise<{ cancelled: boolean }>;
+  navigateTree(targetId: string): Promise<{ cancelled: boolean }>;
+  waitForIdle(): Promise<void>;
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void;
   isIdle(): boolean;

@@ -182,16 +182,17 @@ export class ExtensionRuntime {
   commandContext(extension: LoadedExtension): ExtensionCommandContext {
     const host = this.#host;
     const unsupported = (what: string) => async () => {
-      throw new Error(`${what} is not available in this build of parley yet`);
+      throw new Error(`${what} is not supported by parley`);
     };
     return {
       ...this.context(extension),
-      waitForIdle: async () => {},
+      waitForIdle: () => host.waitForIdle(),
       newSession: (options) => host.newSession(options),
-      fork: unsupported("ctx.fork()"),
-      navigateTree: unsupported("ctx.navigateTree()"),
-      switchSession: unsupported("ctx.switchSession()"),
-      reload: unsupported("ctx.reload()"),
+      fork: (entryId, options) => host.forkSession(entryId, options?.position ?? "before"),
+      navigateTree: (targetId) => host.navigateTree(targetId),
+      switchSession: (path) => host.switchSession(path),
+      // Re-running factories mid-session would duplicate every registration; restart parley instead.
+      reload: unsupported("ctx.reload() (restart parley to reload extensions)"),
     };
   }
 

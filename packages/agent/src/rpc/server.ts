@@ -270,6 +270,47 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     return { cancelled: false };
   }
 
+  waitForIdle(): Promise<void> {
+    return this.agent.waitForIdle();
+  }
+
+  /** Continues in a new session holding the branch up to (or at) an entry; `text` is the forked user message. */
+  async forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
+    const current = this.agent.session;
+    if (!current.entry(entryId)) throw new Error(`No entry with id ${entryId} (see get_fork_messages)`);
+    let text: string | undefined;
+    const result = await this.switchTo(
+      () => {
+        const forked = current.fork(entryId, position);
+        text = forked.selectedText;
+        return forked.session;
+      },
+      { before: { type: "session_before_fork", entryId, position }, reason: "fork" },
+    );
+    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
+  }
+
+  async switchSession(path: string): Promise<{ cancelled: boolean }> {
+    const next = this.sessions.open(path);
+    return this.switchTo(() => next, {
+      before: { type: "session_before_switch", reason: "resume", ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) },
+      reason: "resume",
+    });
+  }
+
+  /** Moves the active branch to another entry of the same session (no summary of the branch left). */
+  async navigateTree(targetId: string): Promise<{ cancelled: boolean }> {
+    const session = this.agent.session;
+    if (!session.entry(targetId)) throw new Error(`No entry with id ${targetId}`);
+    const oldLeafId = session.leafId;
+    const verdict = await this.runtime.emit({ type: "session_before_tree", preparation: { targetId, oldLeafId, userWantsSummary: false } });
+    if (verdict?.cancel === true) return { cancelled: true };
+    session.moveLeaf(targetId);
+    this.agent.useSession(session);
+    await this.runtime.emit({ type: "session_tree", newLeafId: targetId, oldLeafId });
+    return { cancelled: false };
+  }
+
   newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
     return this.switchTo(() => this.sessions.create({ parentSession: options.parentSession }), {
       before: { type: "session_before_switch", reason: "new" },

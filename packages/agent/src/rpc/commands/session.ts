@@ -20,33 +20,17 @@ type SessionCommands =
 export const sessionCommands: CommandTable<SessionCommands> = {
   new_session: async((c, server) => server.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
   switch_session: async(async (c, server) => {
-    let opened: ReturnType<typeof server.sessions.open> | undefined;
     try {
-      opened = server.sessions.open(c.sessionPath);
+      return await server.switchSession(c.sessionPath);
     } catch (error) {
-      throw new CommandError(`Cannot open session ${c.sessionPath}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${error instanceof Error ? error.message : String(error)}`);
     }
-    const session = opened;
-    return server.switchTo(() => session, {
-      before: { type: "session_before_switch", reason: "resume", ...(session.file !== undefined ? { targetSessionFile: session.file } : {}) },
-      reason: "resume",
-    });
   }),
   fork: async(async (c, server) => {
-    const current = server.session();
-    const entry = current.entry(c.entryId);
+    const entry = server.session().entry(c.entryId);
     if (!entry) throw new CommandError(`No entry with id ${c.entryId} (see get_fork_messages)`);
     if (entry.type !== "message" || entry.message.role !== "user") throw new CommandError(`Entry ${c.entryId} is not a user message: fork starts from a user message`);
-    let text: string | undefined;
-    const result = await server.switchTo(
-      () => {
-        const forked = current.fork(c.entryId, "before");
-        text = forked.selectedText;
-        return forked.session;
-      },
-      { before: { type: "session_before_fork", entryId: c.entryId, position: "before" }, reason: "fork" },
-    );
-    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
+    return server.forkSession(c.entryId, "before");
   }),
   clone: async(async (_c, server) => {
     const current = server.session();
