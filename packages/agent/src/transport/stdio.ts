@@ -20,6 +20,7 @@ export class StdioTransport implements Transport {
   #batch: string[] = [];
   #scheduled = false;
   #outputClosed = false;
+  #paused = false;
   #lastWrite: Promise<void> = Promise.resolve();
 
   constructor(options: StdioTransportOptions = {}) {
@@ -61,9 +62,20 @@ export class StdioTransport implements Transport {
     if (this.#batch.length === 0 || this.#outputClosed) return;
     const text = this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join("");
     this.#batch = [];
+    let ok = true;
     this.#lastWrite = new Promise((resolve) => {
       // The callback runs once the chunk is handed to the OS, or with an error: either way it is done.
-      this.#output.write(text, () => resolve());
+      ok = this.#output.write(text, () => resolve());
     });
+    // The client is not reading: stop taking new commands until it catches up, so output that
+    // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
+    if (!ok && !this.#paused) {
+      this.#paused = true;
+      this.#input.pause();
+      this.#output.once("drain", () => {
+        this.#paused = false;
+        this.#input.resume();
+      });
+    }
   }
 }
