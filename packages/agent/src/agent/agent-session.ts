@@ -5,7 +5,7 @@
 import { Agent, type AgentEvent, type AgentMessage, type AgentTool } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, ImageContent, Model, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
 import type { QueueMode, ThinkingLevel } from "@parley/protocol";
-import { convertToLlm } from "../extensions/compat/messages.js";
+import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import { withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
@@ -59,6 +59,7 @@ export class AgentSession {
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
+    this.#bash = new UserBash(this, options.cwd);
     this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path));
     this.agent = new Agent({
       initialState: {
@@ -146,13 +147,30 @@ export class AgentSession {
     });
   }
 
+  /**
+   * Tokens in the context as pi reckons them: the last completed reply's usage plus an estimate
+   * (chars/4) of what came after it; unknown (null) right after a compaction, until a new reply.
+   */
   contextUsage(): ContextUsage | undefined {
     const window = this.model.contextWindow;
     if (!window) return undefined;
-    const last = [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error");
-    if (!last) return { tokens: null, contextWindow: window, percent: null };
-    const tokens = last.usage.totalTokens || last.usage.input + last.usage.output + last.usage.cacheRead + last.usage.cacheWrite;
-    return { tokens, contextWindow: window, percent: Math.round((tokens / window) * 1000) / 10 };
+    const messages = this.messages;
+    let lastIndex = -1;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (m?.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
+        lastIndex = i;
+        break;
+      }
+    }
+    const branch = this.#session.branch();
+    const compactedAt = branch.findLastIndex((e) => e.type === "compaction");
+    const lastReplyAt = branch.findLastIndex((e) => e.type === "message" && e.message.role === "assistant" && e.message.stopReason !== "aborted" && e.message.stopReason !== "error");
+    if (compactedAt !== -1 && compactedAt > lastReplyAt) return { tokens: null, contextWindow: window, percent: null };
+    const last = lastIndex === -1 ? undefined : (messages[lastIndex] as AssistantMessage);
+    let tokens = last ? calculateContextTokens(last.usage) : 0;
+    for (const m of messages.slice(lastIndex + 1)) tokens += estimateTokens(m);
+    return { tokens, contextWindow: window, percent: (tokens / window) * 100 };
   }
 
   // ---- prompting ---------------------------------------------------------------------
@@ -244,6 +262,7 @@ export class AgentSession {
   }
 
   async abort(): Promise<void> {
+    this.#retry.abort();
     this.agent.abort();
     await this.#run;
   }
@@ -339,7 +358,7 @@ export class AgentSession {
 
   // ---- the user's shell commands and retries ---------------------------------------------------
 
-  readonly #bash = new UserBash();
+  readonly #bash: UserBash;
   readonly #retry = new AutoRetry();
 
   /** Runs a command for the user (the `bash` RPC command); its output joins the next prompt's context. */
