@@ -200,6 +200,9 @@ export class AgentSession {
       );
       if (handled) return;
     }
+    if (this.isCompacting && !this.isStreaming) {
+      throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
+    }
     if (this.isStreaming) {
       if (!options.streamingBehavior) {
         throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
@@ -418,11 +421,13 @@ export class AgentSession {
 
   /** After each run: retry a transient failure, or compact when the context is nearly full. */
   async #afterRun(): Promise<void> {
-    const last = [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
-    if (!last) return;
+    const lastReply = (): AssistantMessage | undefined => [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
     try {
-      if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) return;
-      if (this.autoCompactionEnabled) await maybeAutoCompact(this, last);
+      let last = lastReply();
+      if (!last) return;
+      // A successful retry ends with a fresh reply, which may itself fill the context.
+      if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) last = lastReply();
+      if (last && this.autoCompactionEnabled) await maybeAutoCompact(this, last);
     } catch (error) {
       this.#options.log(`after the run: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,13 +1,157 @@
 /**
- * Automatic retry after a transient provider error (overloaded, rate limit, 5xx). (To be completed.)
+ * Automatic retry after a transient provider error (overloaded, rate limit, 5xx, network).
+ *
+ * After a run whose last reply failed with such an error: `auto_retry_start` (attempt n of
+ * `maxAttempts`, with the delay), a wait of `baseDelayMs * 2^(n-1)` (2s, 4s, 8s by default), the
+ * failed reply leaves the agent's context (the session keeps it), and the run continues from
+ * there. `auto_retry_end` closes the cycle: `success: true` as soon as a retried call answers,
+ * or `success: false` with `finalError` when the attempts run out, the error is no longer a
+ * transient one, or the retry is aborted ("Retry cancelled": `abort_retry`, or `abort` while
+ * waiting). A context overflow is not retried here: compaction handles it.
  */
+import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
+import { piAiIfLoaded, loadPiAi, type PiAi } from "../models/pi-ai.js";
 import type { AgentSession } from "./agent-session.js";
 
+export interface AutoRetryOptions {
+  /** Retries after the first failure (default 3). */
+  maxAttempts?: number;
+  /** Wait before the first retry; doubles for each further one (default 2000 ms). */
+  baseDelayMs?: number;
+}
+
+const TRANSIENT =
+  /overloaded|provider.?returned.?error|rate.?limit|too many requests|\b429\b|\b5(?:00|02|03|04|29)\b|service.?unavailable|server.?error|internal.?error|network.?error|connection.?(?:error|refused|reset|lost|closed)|econnreset|econnrefused|etimedout|epipe|socket hang up|other side closed|websocket.?(?:closed|error)|fetch failed|upstream.?connect|reset before headers|ended without|http2 request did not get a response|timed? ?out|terminated|retry delay/i;
+
+export const RETRY_CANCELLED = "Retry cancelled";
+
+/** Whether a failed reply is worth retrying as is (a context overflow is not: compaction is the cure). */
+export function isRetryableError(message: AssistantMessage, contextWindow: number, pi: PiAi | undefined = piAiIfLoaded()): boolean {
+  if (message.stopReason !== "error" || !message.errorMessage) return false;
+  if (pi?.isContextOverflow(message, contextWindow)) return false;
+  return TRANSIENT.test(message.errorMessage);
+}
+
 export class AutoRetry {
-  /** Called after each run; true when it retried (so no compaction check follows). */
-  async afterRun(_agent: AgentSession, _last: AssistantMessage): Promise<boolean> {
-    return false;
+  readonly maxAttempts: number;
+  readonly baseDelayMs: number;
+  /** The retry cycle in progress (from the first auto_retry_start to auto_retry_end). */
+  #cycle: AbortController | undefined;
+
+  constructor(options: AutoRetryOptions = {}) {
+    this.maxAttempts = Math.max(0, options.maxAttempts ?? 3);
+    this.baseDelayMs = Math.max(0, options.baseDelayMs ?? 2000);
   }
-  abort(): void {}
+
+  get isRetrying(): boolean {
+    return this.#cycle !== undefined;
+  }
+
+  /** Called after each run; true when it retried (so no compaction check follows). */
+  async afterRun(agent: AgentSession, last: AssistantMessage): Promise<boolean> {
+    if (this.#cycle || this.maxAttempts === 0) return false;
+    const pi = await loadPiAi();
+    if (!isRetryableError(last, agent.model.contextWindow ?? 0, pi)) return false;
+
+    const cycle = new AbortController();
+    this.#cycle = cycle;
+    let failed = last;
+    let attempt = 0;
+    try {
+      for (;;) {
+        attempt++;
+        const delayMs = this.baseDelayMs * 2 ** (attempt - 1);
+        agent.emit({ type: "auto_retry_start", attempt, maxAttempts: this.maxAttempts, delayMs, errorMessage: failed.errorMessage ?? "Unknown error" });
+        // The failed reply stays in the session's history, not in what the model sees next.
+        const messages = agent.messages;
+        if (messages.at(-1) === failed || messages.at(-1)?.role === "assistant") agent.agent.state.messages = messages.slice(0, -1);
+
+        if (!(await sleep(delayMs, cycle.signal))) {
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: RETRY_CANCELLED });
+          return true;
+        }
+        const outcome = await this.#attempt(agent, attempt);
+        if (outcome.kind === "success") {
+          // A later call of the same run may fail again: that starts a new cycle, as in pi.
+          const final = [...agent.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
+          if (!final || cycle.signal.aborted || !isRetryableError(final, agent.model.contextWindow ?? 0, pi)) return true;
+          failed = final;
+          attempt = 0;
+          continue;
+        }
+        if (outcome.kind === "stopped") {
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: outcome.error });
+          return true;
+        }
+        failed = outcome.message;
+        if (cycle.signal.aborted) {
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: RETRY_CANCELLED });
+          return true;
+        }
+        if (!isRetryableError(failed, agent.model.contextWindow ?? 0, pi)) {
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: failed.errorMessage ?? "Unknown error" });
+          return true;
+        }
+        if (attempt >= this.maxAttempts) {
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: failed.errorMessage ?? "Unknown error" });
+          return true;
+        }
+      }
+    } finally {
+      if (this.#cycle === cycle) this.#cycle = undefined;
+    }
+  }
+
+  /** abort_retry: cancels the wait and any further attempt (a call already under way finishes). */
+  abort(): void {
+    this.#cycle?.abort();
+  }
+
+  /**
+   * One continuation. Success is announced when the first reply that did not fail ends (before
+   * the run's agent_end), like pi does.
+   */
+  async #attempt(
+    agent: AgentSession,
+    attempt: number,
+  ): Promise<{ kind: "success" } | { kind: "failed"; message: AssistantMessage } | { kind: "stopped"; error: string }> {
+    let succeeded = false;
+    let lastReply: AssistantMessage | undefined;
+    const unsubscribe = agent.agent.subscribe((event: AgentEvent) => {
+      if (event.type !== "message_end" || event.message.role !== "assistant") return;
+      lastReply = event.message;
+      if (!succeeded && event.message.stopReason !== "error" && event.message.stopReason !== "aborted") {
+        succeeded = true;
+        agent.emit({ type: "auto_retry_end", success: true, attempt });
+      }
+    });
+    try {
+      await agent.continueRun();
+    } catch (error) {
+      if (!succeeded) return { kind: "stopped", error: error instanceof Error ? error.message : String(error) };
+    } finally {
+      unsubscribe();
+    }
+    if (succeeded) return { kind: "success" };
+    if (!lastReply) return { kind: "stopped", error: "The retried request produced no reply" };
+    if (lastReply.stopReason === "aborted") return { kind: "stopped", error: RETRY_CANCELLED };
+    return { kind: "failed", message: lastReply };
+  }
+}
+
+/** Resolves true after `ms`, or false as soon as the signal aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
 }

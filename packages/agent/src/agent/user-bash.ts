@@ -1,7 +1,30 @@
 /**
  * The `bash` RPC command: runs a shell command for the user (not the model), streams its output,
- * and records it so the next prompt's context includes it. (To be completed.)
+ * and records it so the next prompt's context includes it.
+ *
+ * - One command at a time; `abort()` (abort_bash) kills the whole process group at once and the
+ *   result comes back with `cancelled: true` and no exit code.
+ * - Output is cleaned up for display (ANSI escapes, CRs and other control characters removed) and
+ *   streamed chunk by chunk. The result keeps the tail, with the bash tool's limits (2000 lines or
+ *   50KB, whichever is hit first); the complete output then goes to a temp file (`fullOutputPath`).
+ * - Extensions see `user_bash` first: the first handler that returns something decides. It may
+ *   return `{ result }` (no command runs) or `{ operations }` (run the command through them).
+ * - The run is recorded as a `bashExecution` message (in the agent's context and the session),
+ *   with `excludeFromContext` when asked, in which case the model never sees it. No event is
+ *   emitted for it. While the agent streams, recording waits until the run is over, so the
+ *   message never lands between a tool call and its result.
  */
+import { randomBytes } from "node:crypto";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { BashExecutionMessage } from "../extensions/compat/messages.js";
+import { createLocalBashOperations, type BashOperations } from "../tools/bash.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
+import type { AgentSession } from "./agent-session.js";
+
 export interface BashResult {
   output: string;
   exitCode: number | undefined;
@@ -10,9 +33,231 @@ export interface BashResult {
   fullOutputPath?: string;
 }
 
-export class UserBash {
-  async run(_command: string, _options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {
-    throw new Error("bash is not implemented yet");
+export interface UserBashOptions {
+  /** Default: the local shell (bash, else sh), as the bash tool uses it. */
+  operations?: BashOperations;
+  shellPath?: string;
+}
+
+// CSI (colours, cursor movement), OSC (titles, hyperlinks; ended by BEL or ST) and two-character escapes.
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]|\u009b[0-?]*[ -/]*[@-~]/g;
+// C0 controls except tab and LF, DEL, C1 controls, and the interlinear annotation characters.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufff9-\ufffb]/g;
+
+/** Terminal output as plain text: no escape sequences, no CRs, no other control characters. */
+export function sanitizeOutput(text: string): string {
+  return text.replace(ANSI, "").replace(CONTROL, "");
+}
+
+/** Whether a whole escape sequence starts at `at` (one cut off by a chunk boundary does not match). */
+function completeEscape(text: string, at: number): boolean {
+  const sticky = new RegExp(ANSI.source, "y");
+  sticky.lastIndex = at;
+  return sticky.test(text);
+}
+
+// Decoded tail kept in memory. Twice the byte limit always holds whatever truncateTail keeps.
+const TAIL_WINDOW_CHARS = DEFAULT_MAX_BYTES * 2;
+
+/** Output with bounded memory: a tail window, totals, and the whole text in a temp file once it outgrows the limits. */
+class Collector {
+  readonly #decoder = new StringDecoder("utf8");
+  /** Everything so far, until the file takes over. */
+  #chunks: string[] | undefined = [];
+  #tail = "";
+  #bytes = 0;
+  #lines = 1;
+  #file: WriteStream | undefined;
+  #fileError: Error | undefined;
+  path: string | undefined;
+
+  constructor(readonly onText: (text: string) => void) {}
+
+  /** The start of an escape sequence cut off at the end of a chunk, completed by the next one. */
+  #carry = "";
+
+  data(chunk: Buffer): void {
+    let raw = this.#carry + this.#decoder.write(chunk);
+    this.#carry = "";
+    const escape = raw.lastIndexOf("\u001b");
+    if (escape !== -1 && raw.length - escape < 64 && !completeEscape(raw, escape)) {
+      this.#carry = raw.slice(escape);
+      raw = raw.slice(0, escape);
+    }
+    this.#text(raw);
   }
-  abort(): void {}
+
+  #text(raw: string): void {
+    const text = sanitizeOutput(raw);
+    if (text === "") return;
+    this.#bytes += Buffer.byteLength(text, "utf8");
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) this.#lines++;
+    this.#tail += text;
+    if (this.#tail.length > TAIL_WINDOW_CHARS) this.#tail = this.#tail.slice(-TAIL_WINDOW_CHARS);
+    if (this.#file) this.#file.write(text);
+    else {
+      this.#chunks?.push(text);
+      if (this.#bytes > DEFAULT_MAX_BYTES || this.#lines > DEFAULT_MAX_LINES) this.#openFile();
+    }
+    this.onText(text);
+  }
+
+  #openFile(): void {
+    if (this.#file) return;
+    this.path = join(tmpdir(), `parley-bash-${randomBytes(8).toString("hex")}.log`);
+    this.#file = createWriteStream(this.path);
+    this.#file.on("error", (error) => (this.#fileError = error));
+    for (const chunk of this.#chunks ?? []) this.#file.write(chunk);
+    this.#chunks = undefined;
+  }
+
+  /** Flushes the decoder and the file; the output as the result shows it. */
+  async finish(): Promise<{ output: string; truncated: boolean; fullOutputPath?: string }> {
+    this.#text(this.#carry + this.#decoder.end());
+    this.#carry = "";
+    const truncation = truncateTail(this.#tail);
+    if (truncation.truncated) this.#openFile();
+    const file = this.#file;
+    if (file) await new Promise<void>((resolve) => file.end(() => resolve()));
+    const full = this.#chunks?.join("") ?? this.#tail;
+    if (!truncation.truncated) return { output: full, truncated: false };
+    return {
+      output: truncation.content,
+      truncated: true,
+      // A file we could not write is not worth pointing at.
+      ...(this.path !== undefined && this.#fileError === undefined ? { fullOutputPath: this.path } : {}),
+    };
+  }
+}
+
+export class UserBash {
+  readonly #agent: AgentSession;
+  readonly #cwd: string;
+  readonly #operations: BashOperations;
+  #running: AbortController | undefined;
+  /** Runs finished while the agent was streaming; recorded once it is idle. */
+  #pending: BashExecutionMessage[] = [];
+  #flushing = false;
+
+  constructor(agent: AgentSession, cwd: string, options: UserBashOptions = {}) {
+    this.#agent = agent;
+    this.#cwd = cwd;
+    this.#operations = options.operations ?? createLocalBashOperations(options.shellPath !== undefined ? { shellPath: options.shellPath } : {});
+  }
+
+  get isRunning(): boolean {
+    return this.#running !== undefined;
+  }
+
+  async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {
+    if (this.#running) throw new Error("A bash command is already running: wait for its result or send abort_bash first");
+    const controller = new AbortController();
+    this.#running = controller;
+    const excludeFromContext = options.excludeFromContext === true;
+    try {
+      const intercepted = await this.#intercept(command, excludeFromContext);
+      let result: BashResult;
+      if (intercepted?.result) {
+        result = intercepted.result;
+        if (result.output) options.onDelta(result.output);
+      } else {
+        result = await this.#execute(command, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta);
+      }
+      this.#record(command, result, excludeFromContext);
+      return result;
+    } finally {
+      this.#running = undefined;
+    }
+  }
+
+  abort(): void {
+    this.#running?.abort();
+  }
+
+  /** The first `user_bash` handler that answers decides; a malformed answer is ignored. */
+  async #intercept(command: string, excludeFromContext: boolean): Promise<{ result?: BashResult; operations?: BashOperations } | undefined> {
+    const runtime = this.#agent.runtime;
+    if (!runtime.hasHandlers("user_bash")) return undefined;
+    let answer: unknown;
+    await runtime.emitChained({ type: "user_bash", command, excludeFromContext, cwd: this.#cwd }, (event, result) => {
+      answer = result;
+      return { event, stop: true };
+    });
+    if (typeof answer !== "object" || answer === null) return undefined;
+    const { result, operations } = answer as { result?: unknown; operations?: unknown };
+    if (typeof result === "object" && result !== null) return { result: normaliseResult(result as Partial<BashResult>) };
+    if (typeof operations === "object" && operations !== null && typeof (operations as BashOperations).exec === "function") {
+      return { operations: operations as BashOperations };
+    }
+    return undefined;
+  }
+
+  async #execute(command: string, operations: BashOperations, signal: AbortSignal, onDelta: (delta: string) => void): Promise<BashResult> {
+    const output = new Collector(onDelta);
+    let exitCode: number | null = null;
+    let failure: unknown;
+    try {
+      ({ exitCode } = await operations.exec(command, this.#cwd, { onData: (data) => output.data(Buffer.isBuffer(data) ? data : Buffer.from(data)), signal }));
+    } catch (error) {
+      failure = error;
+    }
+    const collected = await output.finish();
+    const cancelled = signal.aborted;
+    if (failure !== undefined && !cancelled) throw failure;
+    return {
+      output: collected.output,
+      exitCode: cancelled || exitCode === null ? undefined : exitCode,
+      cancelled,
+      truncated: collected.truncated,
+      ...(collected.fullOutputPath !== undefined ? { fullOutputPath: collected.fullOutputPath } : {}),
+    };
+  }
+
+  #record(command: string, result: BashResult, excludeFromContext: boolean): void {
+    const message: BashExecutionMessage = {
+      role: "bashExecution",
+      command,
+      output: result.output,
+      exitCode: result.exitCode,
+      cancelled: result.cancelled,
+      truncated: result.truncated,
+      ...(result.fullOutputPath !== undefined ? { fullOutputPath: result.fullOutputPath } : {}),
+      timestamp: Date.now(),
+      ...(excludeFromContext ? { excludeFromContext: true } : {}),
+    };
+    this.#pending.push(message);
+    if (this.#agent.isStreaming) void this.#flushWhenIdle();
+    else this.#flush();
+  }
+
+  async #flushWhenIdle(): Promise<void> {
+    if (this.#flushing) return;
+    this.#flushing = true;
+    try {
+      while (this.#agent.isStreaming) await this.#agent.waitForIdle();
+    } finally {
+      this.#flushing = false;
+    }
+    this.#flush();
+  }
+
+  #flush(): void {
+    const messages = this.#pending;
+    this.#pending = [];
+    if (messages.length === 0) return;
+    this.#agent.agent.state.messages = [...this.#agent.messages, ...(messages as unknown as AgentMessage[])];
+    for (const message of messages) this.#agent.session.append({ type: "message", message: message as unknown as { role: string } });
+  }
+}
+
+function normaliseResult(result: Partial<BashResult>): BashResult {
+  return {
+    output: typeof result.output === "string" ? result.output : "",
+    exitCode: typeof result.exitCode === "number" ? result.exitCode : undefined,
+    cancelled: result.cancelled === true,
+    truncated: result.truncated === true,
+    ...(typeof result.fullOutputPath === "string" ? { fullOutputPath: result.fullOutputPath } : {}),
+  };
 }

@@ -1,0 +1,326 @@
+/**
+ * Automatic retry after transient provider errors: classification, the retry cycle and its
+ * events, abort_retry, and the whole thing over real pipes with a flaky extension provider.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
+import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import { afterEach, describe, expect, it } from "vitest";
+import { AutoRetry, isRetryableError } from "../src/agent/auto-retry.js";
+import type { ExtensionAPI } from "../src/index.js";
+import { loadPiAi, resolveModels } from "../src/models/index.js";
+import { RpcServer } from "../src/rpc/server.js";
+import { MemoryTransport } from "./helpers/memory-transport.js";
+import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
+
+type Rec = Record<string, unknown>;
+type Factory = (pi: ExtensionAPI) => void;
+type Outcome = { text: string } | { error: string };
+
+const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-retry-"));
+
+function message(model: Pick<Model<Api>, "api" | "provider" | "id">, outcome: Outcome): AssistantMessage {
+  return {
+    role: "assistant",
+    content: "text" in outcome ? [{ type: "text", text: outcome.text }] : [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "text" in outcome ? "stop" : "error",
+    ...("error" in outcome ? { errorMessage: outcome.error } : {}),
+    timestamp: Date.now(),
+  };
+}
+
+/** An extension provider ("flaky/m") that plays `outcomes` in order, one per model call. */
+function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
+  return (pi) => {
+    pi.registerProvider("flaky", {
+      api: "flaky-api",
+      models: [{ id: "m", contextWindow: 100_000 }],
+      streamSimple: (model: Model<Api>, context: Context) => {
+        calls.push({ ...context, messages: [...context.messages] });
+        const next = outcomes.shift() ?? { text: "(no more outcomes)" };
+        const stream = createAssistantMessageEventStream();
+        const final = message(model, next);
+        queueMicrotask(() => {
+          if ("error" in next) stream.push({ type: "error", reason: "error", error: final });
+          else stream.push({ type: "done", reason: "stop", message: final });
+        });
+        return stream;
+      },
+    } as never);
+  };
+}
+
+async function serve(factories: Factory[]) {
+  const dir = tempDir();
+  writeFileSync(join(dir, "script.json"), "[]");
+  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env: {} });
+  const transport = new MemoryTransport();
+  const logs: string[] = [];
+  const server = new RpcServer({
+    transport,
+    cwd: dir,
+    models,
+    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
+    log: (m) => logs.push(m),
+    shutdownGraceMs: 200,
+  });
+  await server.start();
+  let counter = 0;
+  const until = async (condition: () => boolean, ms = 8000): Promise<void> => {
+    const deadline = Date.now() + ms;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out; records:\n${transport.sent.map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  const request = async (command: Rec): Promise<Rec> => {
+    const id = `c${++counter}`;
+    transport.line({ ...command, id });
+    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
+    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
+  };
+  expect((await request({ type: "set_model", provider: "flaky", modelId: "m" }))["success"]).toBe(true);
+  const lastAssistant = (): AssistantMessage => [...server.agent.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant")!;
+  return { server, transport, logs, request, until, lastAssistant };
+}
+
+const retryEvents = (transport: MemoryTransport): Rec[] => transport.sent.filter((r) => String(r["type"]).startsWith("auto_retry"));
+
+describe("isRetryableError", () => {
+  it("retries overloads, rate limits, 5xx and network failures, not the rest", async () => {
+    const pi = await loadPiAi();
+    const model = { api: "x", provider: "x", id: "x" };
+    const failed = (error: string) => message(model, { error });
+    for (const error of [
+      '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+      "429 Too Many Requests",
+      "Rate limit reached for requests",
+      "503 Service Unavailable",
+      "502 Bad Gateway",
+      "500 Internal Server Error",
+      "fetch failed",
+      "socket hang up",
+      "Request timed out",
+      "read ECONNRESET",
+      "terminated",
+    ]) {
+      expect(isRetryableError(failed(error), 200_000, pi), error).toBe(true);
+    }
+    for (const error of ["401 invalid x-api-key", "400 messages: field required", "prompt is too long: 300000 tokens > 200000 maximum", "Request was aborted"]) {
+      expect(isRetryableError(failed(error), 200_000, pi), error).toBe(false);
+    }
+    expect(isRetryableError(message(model, { text: "fine" }), 200_000, pi)).toBe(false);
+  });
+});
+
+describe("AutoRetry.afterRun", () => {
+  it("retries with growing delays and reports success on the attempt that worked", async () => {
+    const calls: Context[] = [];
+    const { server, transport, request, until, lastAssistant } = await serve([
+      flakyProvider([{ error: "503 Service Unavailable" }, { error: "529 overloaded_error: Overloaded" }, { error: "503 again" }, { text: "finally" }], calls),
+    ]);
+    server.agent.autoRetryEnabled = false; // drive a fast instance by hand instead
+    await request({ type: "prompt", message: "hello" });
+    await until(() => transport.of("agent_settled").length === 1);
+    expect(retryEvents(transport)).toEqual([]);
+
+    const retry = new AutoRetry({ baseDelayMs: 5 });
+    const t0 = Date.now();
+    expect(await retry.afterRun(server.agent, lastAssistant())).toBe(true);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(5 + 10);
+    expect(retryEvents(transport)).toEqual([
+      { type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 5, errorMessage: "503 Service Unavailable" },
+      { type: "auto_retry_start", attempt: 2, maxAttempts: 3, delayMs: 10, errorMessage: "529 overloaded_error: Overloaded" },
+      { type: "auto_retry_start", attempt: 3, maxAttempts: 3, delayMs: 20, errorMessage: "503 again" },
+      { type: "auto_retry_end", success: true, attempt: 3 },
+    ]);
+    // Success is announced right after the good reply's message_end, before its agent_end.
+    const types = transport.sent.map((r) => r["type"]);
+    const end = types.indexOf("auto_retry_end");
+    expect(types[end - 1]).toBe("message_end");
+    expect(types.indexOf("agent_end", end)).toBeGreaterThan(end);
+    // Every retried call saw the prompt without the failed replies.
+    expect(calls.slice(1).map((c) => c.messages.map((m) => m.role))).toEqual([["user"], ["user"], ["user"]]);
+    expect(server.agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(lastAssistant()).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "finally" }] });
+    // The session keeps the failed replies as history.
+    const entries = server.agent.session.entries().filter((e) => e.type === "message" && e.message.role === "assistant");
+    expect(entries).toHaveLength(4);
+  });
+
+  it("gives up after maxAttempts with the last error", async () => {
+    const { server, transport, request, until, lastAssistant } = await serve([flakyProvider([{ error: "503 a" }, { error: "503 b" }, { error: "503 c" }, { error: "503 d" }])]);
+    server.agent.autoRetryEnabled = false;
+    await request({ type: "prompt", message: "hello" });
+    await until(() => transport.of("agent_settled").length === 1);
+    expect(await new AutoRetry({ baseDelayMs: 1 }).afterRun(server.agent, lastAssistant())).toBe(true);
+    expect(retryEvents(transport).map((r) => [r["type"], r["attempt"], r["errorMessage"] ?? r["finalError"]])).toEqual([
+      ["auto_retry_start", 1, "503 a"],
+      ["auto_retry_start", 2, "503 b"],
+      ["auto_retry_start", 3, "503 c"],
+      ["auto_retry_end", 3, "503 d"],
+    ]);
+    expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 3, finalError: "503 d" });
+  });
+
+  it("stops when a retry fails with an error that is not transient", async () => {
+    const { server, transport, request, until, lastAssistant } = await serve([flakyProvider([{ error: "overloaded" }, { error: "401 invalid api key" }])]);
+    server.agent.autoRetryEnabled = false;
+    await request({ type: "prompt", message: "hello" });
+    await until(() => transport.of("agent_settled").length === 1);
+    await new AutoRetry({ baseDelayMs: 1 }).afterRun(server.agent, lastAssistant());
+    expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "401 invalid api key" });
+  });
+
+  it("does nothing for a reply that did not fail, or failed for good", async () => {
+    const { server, transport, request, until, lastAssistant } = await serve([flakyProvider([{ text: "ok" }, { error: "401 nope" }])]);
+    server.agent.autoRetryEnabled = false;
+    await request({ type: "prompt", message: "one" });
+    await until(() => transport.of("agent_settled").length === 1);
+    expect(await new AutoRetry({ baseDelayMs: 1 }).afterRun(server.agent, lastAssistant())).toBe(false);
+    await request({ type: "prompt", message: "two" });
+    await until(() => transport.of("agent_settled").length === 2);
+    expect(await new AutoRetry({ baseDelayMs: 1 }).afterRun(server.agent, lastAssistant())).toBe(false);
+    expect(retryEvents(transport)).toEqual([]);
+  });
+
+  it("abort() during the wait cancels the retry without calling the model again", async () => {
+    const calls: Context[] = [];
+    const { server, transport, request, until, lastAssistant } = await serve([flakyProvider([{ error: "503" }, { text: "never" }], calls)]);
+    server.agent.autoRetryEnabled = false;
+    await request({ type: "prompt", message: "hello" });
+    await until(() => transport.of("agent_settled").length === 1);
+    const retry = new AutoRetry({ baseDelayMs: 10_000 });
+    const done = retry.afterRun(server.agent, lastAssistant());
+    await until(() => retryEvents(transport).length === 1);
+    expect(retry.isRetrying).toBe(true);
+    retry.abort();
+    expect(await done).toBe(true);
+    expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
+    expect(calls).toHaveLength(1);
+    expect(retry.isRetrying).toBe(false);
+  });
+});
+
+describe("auto-retry through the RPC server", () => {
+  it("abort_retry cancels the wait; the run then settles", async () => {
+    const calls: Context[] = [];
+    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "never" }], calls)]);
+    await request({ type: "prompt", message: "hello" });
+    await until(() => retryEvents(transport).length === 1);
+    expect(retryEvents(transport)[0]).toEqual({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "503 Service Unavailable" });
+    // Still part of the run: not settled, still streaming.
+    expect(transport.of("agent_settled")).toEqual([]);
+    expect(((await request({ type: "get_state" }))["data"] as Rec)["isStreaming"]).toBe(true);
+    const t0 = Date.now();
+    expect((await request({ type: "abort_retry" }))["success"]).toBe(true);
+    await until(() => transport.of("agent_settled").length === 1);
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("abort during the wait cancels the retry too", async () => {
+    const { transport, request, until } = await serve([flakyProvider([{ error: "overloaded" }, { text: "never" }])]);
+    await request({ type: "prompt", message: "hello" });
+    await until(() => retryEvents(transport).length === 1);
+    const t0 = Date.now();
+    expect((await request({ type: "abort" }))["success"]).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect(retryEvents(transport).at(-1)).toMatchObject({ type: "auto_retry_end", success: false, finalError: "Retry cancelled" });
+  });
+
+  it("set_auto_retry false leaves a transient failure alone", async () => {
+    const { transport, request, until } = await serve([flakyProvider([{ error: "503" }])]);
+    await request({ type: "set_auto_retry", enabled: false });
+    await request({ type: "prompt", message: "hello" });
+    await until(() => transport.of("agent_settled").length === 1);
+    expect(retryEvents(transport)).toEqual([]);
+  });
+});
+
+// ---- over real pipes --------------------------------------------------------------------------------
+
+const agents: AgentProcess[] = [];
+afterEach(() => {
+  for (const a of agents.splice(0)) {
+    expect(a.garbage).toEqual([]);
+    a.kill();
+  }
+});
+
+const FLAKY_EXTENSION = `import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+
+// Fails FLAKY_FAILURES times with a 503, then answers.
+export default function (pi: any) {
+  let failures = Number(process.env.FLAKY_FAILURES ?? "1");
+  pi.registerProvider("flaky", {
+    api: "flaky-api",
+    models: [{ id: "m", contextWindow: 100000 }],
+    streamSimple: (model: any) => {
+      const stream = createAssistantMessageEventStream();
+      const fail = failures-- > 0;
+      const message = {
+        role: "assistant",
+        content: fail ? [] : [{ type: "text", text: "recovered" }],
+        api: model.api, provider: model.provider, model: model.id,
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: fail ? "error" : "stop",
+        ...(fail ? { errorMessage: "503 Service Unavailable" } : {}),
+        timestamp: Date.now(),
+      };
+      setTimeout(() => stream.push(fail ? { type: "error", reason: "error", error: message } : { type: "done", reason: "stop", message }), 1);
+      return stream;
+    },
+  });
+}
+`;
+
+function startFlaky(failures: number): AgentProcess {
+  const dir = tempDir();
+  writeFileSync(join(dir, "flaky.ts"), FLAKY_EXTENSION);
+  const agent = spawnParley(["-e", join(dir, "flaky.ts")], { cwd: dir, env: { FLAKY_FAILURES: String(failures) } });
+  agents.push(agent);
+  return agent;
+}
+
+describe("auto-retry (spawned CLI)", () => {
+  it("retries a 503 after 2s and succeeds", async () => {
+    const agent = startFlaky(1);
+    expect((await agent.request({ type: "set_model", provider: "flaky", modelId: "m" }))["success"]).toBe(true);
+    expect((await agent.request({ type: "prompt", message: "hi" }))["success"]).toBe(true);
+    const start = await agent.waitFor((r) => r.type === "auto_retry_start");
+    expect(start).toEqual({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "503 Service Unavailable" });
+    const t0 = Date.now();
+    const end = await agent.waitFor((r) => r.type === "auto_retry_end", 10_000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
+    expect(end).toEqual({ type: "auto_retry_end", success: true, attempt: 1 });
+    await agent.waitFor((r) => r.type === "agent_settled");
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => [m["role"], m["stopReason"]])).toEqual([
+      ["user", undefined],
+      ["assistant", "stop"],
+    ]);
+    expect(agent.records.filter((r) => r.type === "agent_settled")).toHaveLength(1);
+  });
+
+  it("abort_retry ends the retry at once", async () => {
+    const agent = startFlaky(5);
+    await agent.request({ type: "set_model", provider: "flaky", modelId: "m" });
+    await agent.request({ type: "prompt", message: "hi" });
+    await agent.waitFor((r) => r.type === "auto_retry_start");
+    const t0 = Date.now();
+    expect((await agent.request({ type: "abort_retry" }))["success"]).toBe(true);
+    const end = await agent.waitFor((r) => r.type === "auto_retry_end");
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(end).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
+    await agent.waitFor((r) => r.type === "agent_settled");
+    expect(agent.records.filter((r) => r.type === "auto_retry_start")).toHaveLength(1);
+  });
+});

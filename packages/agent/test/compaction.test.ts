@@ -1,0 +1,533 @@
+/**
+ * Compaction: the cut point, the `compact` command in-process and over real pipes, the extension
+ * hooks, automatic compaction (threshold and overflow).
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AssistantMessage, Context, Model, Api } from "@mariozechner/pi-ai";
+import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { SessionEntry } from "@parley/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { prepareCompaction } from "../src/agent/compaction.js";
+import type { ExtensionAPI } from "../src/index.js";
+import { resolveModels } from "../src/models/index.js";
+import { RpcServer } from "../src/rpc/server.js";
+import { Session } from "../src/session/session.js";
+import { MemoryTransport } from "./helpers/memory-transport.js";
+import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
+
+type Rec = Record<string, unknown>;
+type Factory = (pi: ExtensionAPI) => void;
+
+const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-compaction-"));
+
+async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.ProcessEnv = {}) {
+  const dir = tempDir();
+  writeFileSync(join(dir, "script.json"), JSON.stringify(turns));
+  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env });
+  const transport = new MemoryTransport();
+  const logs: string[] = [];
+  const server = new RpcServer({
+    transport,
+    cwd: dir,
+    models,
+    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
+    log: (m) => logs.push(m),
+    shutdownGraceMs: 200,
+  });
+  await server.start();
+  let counter = 0;
+  const until = async (condition: () => boolean, ms = 5000): Promise<void> => {
+    const deadline = Date.now() + ms;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out; records:\n${transport.sent.map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  const request = async (command: Rec): Promise<Rec> => {
+    const id = `c${++counter}`;
+    transport.line({ ...command, id });
+    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
+    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
+  };
+  /** Prompts and waits until the agent has settled. */
+  const prompt = async (message: string): Promise<void> => {
+    const settled = transport.of("agent_settled").length;
+    const response = await request({ type: "prompt", message });
+    expect(response["success"]).toBe(true);
+    await until(() => transport.of("agent_settled").length > settled);
+  };
+  return { dir, transport, server, logs, request, prompt, until };
+}
+
+/** Messages the model is given next time (as the `context` event shows them). */
+function captureContext(into: Rec[][]): Factory {
+  return (pi) => {
+    pi.on("context" as never, ((event: { messages: Rec[] }) => {
+      into.push([...event.messages]);
+    }) as never);
+  };
+}
+
+function textOf(message: Rec | undefined): string {
+  const content = message?.["content"];
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return String(message?.["summary"] ?? "");
+  return content.map((c: Rec) => (c["type"] === "text" ? c["text"] : "")).join("");
+}
+
+// ---- the cut point ------------------------------------------------------------------------------
+
+function conversation(build: (add: (message: Rec) => SessionEntry) => void): Session {
+  const session = new Session("/tmp");
+  build((message) => session.append({ type: "message", message: { timestamp: Date.now(), ...message } as unknown as { role: string } }));
+  return session;
+}
+const user = (text: string): Rec => ({ role: "user", content: [{ type: "text", text }] });
+const reply = (text: string, extra: Rec = {}): Rec => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  api: "x",
+  provider: "x",
+  model: "x",
+  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "stop",
+  ...extra,
+});
+const call = (id: string, name: string, args: Rec): Rec => ({ ...reply(""), content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
+const result = (id: string, text: string): Rec => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: false });
+
+describe("prepareCompaction", () => {
+  it("keeps the most recent turns within the token budget and summarises the rest", () => {
+    const ids: string[] = [];
+    const session = conversation((add) => {
+      for (let i = 0; i < 4; i++) {
+        ids.push(add(user(`question ${i} ${"x".repeat(400)}`)).id);
+        add(reply(`answer ${i} ${"y".repeat(400)}`, i === 3 ? { usage: { ...reply("").usage as object, totalTokens: 1234 } } : {}));
+      }
+    });
+    // Each message is about 100 tokens: the budget fills up at the third question, which starts the kept part.
+    const prep = prepareCompaction(session.branch(), { enabled: true, reserveTokens: 16384, keepRecentTokens: 350 });
+    expect(prep.firstKeptEntryId).toBe(ids[2]);
+    expect(prep.isSplitTurn).toBe(false);
+    expect(prep.messagesToSummarize.map((m) => textOf(m as unknown as Rec).slice(0, 10))).toEqual(["question 0", "answer 0 y", "question 1", "answer 1 y"]);
+    // The last reply's reported usage (nothing follows it).
+    expect(prep.tokensBefore).toBe(1234);
+  });
+
+  it("never cuts between a tool call and its result", () => {
+    let replyEntry = "";
+    const session = conversation((add) => {
+      add(user("read it"));
+      add(call("t1", "read", { path: "a.ts" }));
+      add(result("t1", "z".repeat(4000)));
+      replyEntry = add(reply("done")).id;
+    });
+    // The budget fills up at the tool result: the cut moves on to the next cut point (the reply),
+    // never onto the result itself.
+    const prep = prepareCompaction(session.branch(), { enabled: true, reserveTokens: 16384, keepRecentTokens: 500 });
+    expect(prep.firstKeptEntryId).toBe(replyEntry);
+    // Split turn: the user's request and the call (with its result) form the turn prefix.
+    expect(prep.isSplitTurn).toBe(true);
+    expect(prep.turnPrefixMessages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult"]);
+    expect(prep.fileOps.read.has("a.ts")).toBe(true);
+  });
+
+  it("when everything fits the budget, keeps the latest turn only", () => {
+    const ids: string[] = [];
+    const session = conversation((add) => {
+      ids.push(add(user("one")).id);
+      add(reply("r1"));
+      ids.push(add(user("two")).id);
+      add(reply("r2"));
+    });
+    const prep = prepareCompaction(session.branch());
+    expect(prep.firstKeptEntryId).toBe(ids[1]);
+    expect(prep.messagesToSummarize).toHaveLength(2);
+    expect(prep.isSplitTurn).toBe(false);
+  });
+
+  it("with a single turn, keeps the reply and summarises the request", () => {
+    let replyId = "";
+    const session = conversation((add) => {
+      add(user("only"));
+      replyId = add(reply("answer")).id;
+    });
+    const prep = prepareCompaction(session.branch());
+    expect(prep.firstKeptEntryId).toBe(replyId);
+    expect(prep.isSplitTurn).toBe(true);
+    expect(prep.turnPrefixMessages.map((m) => m.role)).toEqual(["user"]);
+  });
+
+  it("refuses when there is nothing to compact, or the last entry is a compaction", () => {
+    expect(() => prepareCompaction([])).toThrow("Nothing to compact (session too small)");
+    const one = conversation((add) => void add(user("hi")));
+    expect(() => prepareCompaction(one.branch())).toThrow("Nothing to compact");
+    // A failed reply is no place to start the kept part.
+    const failed = conversation((add) => {
+      add(user("hi"));
+      add(reply("", { content: [], stopReason: "error", errorMessage: "boom" }));
+    });
+    expect(() => prepareCompaction(failed.branch())).toThrow("Nothing to compact");
+    const session = conversation((add) => {
+      add(user("a"));
+      add(reply("b"));
+    });
+    const first = session.branch()[0]!.id;
+    session.append({ type: "compaction", summary: "S", firstKeptEntryId: first, tokensBefore: 1 });
+    expect(() => prepareCompaction(session.branch())).toThrow("Already compacted");
+  });
+
+  it("after a compaction, starts from its kept boundary and hands over the previous summary", () => {
+    const ids: string[] = [];
+    const session = conversation((add) => {
+      add(user("old"));
+      add(reply("old reply"));
+      ids.push(add(user("kept")).id);
+      add(reply("kept reply"));
+    });
+    session.append({ type: "compaction", summary: "PREVIOUS", firstKeptEntryId: ids[0]!, tokensBefore: 10, details: { readFiles: ["r.ts"], modifiedFiles: [] } });
+    session.append({ type: "message", message: { ...user("new"), timestamp: Date.now() } as unknown as { role: string } });
+    session.append({ type: "message", message: { ...reply("new reply"), timestamp: Date.now() } as unknown as { role: string } });
+    const prep = prepareCompaction(session.branch());
+    expect(prep.previousSummary).toBe("PREVIOUS");
+    expect(prep.messagesToSummarize.map((m) => textOf(m as unknown as Rec))).toEqual(["kept", "kept reply"]);
+    expect([...prep.fileOps.read]).toEqual(["r.ts"]);
+  });
+});
+
+// ---- the compact command, in-process ---------------------------------------------------------------
+
+describe("compact (in-process)", () => {
+  it("summarises with the model, appends the entry and continues from the compacted context", async () => {
+    const contexts: Rec[][] = [];
+    const { transport, request, prompt } = await serve(["one", "two", "## Goal\nSUMMARY TEXT", "three"], [captureContext(contexts)]);
+    await prompt("first question");
+    await prompt("second question");
+    const before = (await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] };
+    const secondUser = before.entries.filter((e) => e.type === "message" && e.message.role === "user")[1]!;
+
+    const response = await request({ type: "compact", customInstructions: "focus on questions" });
+    expect(response).toMatchObject({ type: "response", command: "compact", success: true });
+    const data = response["data"] as Rec;
+    expect(data["summary"]).toBe("## Goal\nSUMMARY TEXT");
+    expect(data["firstKeptEntryId"]).toBe(secondUser.id);
+    expect(data["tokensBefore"]).toBeGreaterThan(0);
+    expect(data["details"]).toEqual({ readFiles: [], modifiedFiles: [] });
+    expect(typeof data["estimatedTokensAfter"]).toBe("number");
+
+    const start = transport.sent.findIndex((r) => r["type"] === "compaction_start");
+    const end = transport.sent.findIndex((r) => r["type"] === "compaction_end");
+    expect(transport.sent[start]).toEqual({ type: "compaction_start", reason: "manual" });
+    expect(transport.sent[end]).toEqual({ type: "compaction_end", reason: "manual", result: data, aborted: false, willRetry: false });
+    expect(start).toBeLessThan(end);
+    // The response comes after compaction_end.
+    expect(transport.sent.indexOf(response)).toBeGreaterThan(end);
+
+    const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
+    expect(messages[0]).toMatchObject({ summary: "## Goal\nSUMMARY TEXT", tokensBefore: data["tokensBefore"] });
+    const entries = ((await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] }).entries;
+    expect(entries.at(-1)).toMatchObject({ type: "compaction", summary: "## Goal\nSUMMARY TEXT", firstKeptEntryId: secondUser.id, tokensBefore: data["tokensBefore"] });
+
+    await prompt("third question");
+    const seen = contexts.at(-1)!;
+    expect(seen.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant", "user"]);
+    expect(seen.map(textOf).join("|")).not.toContain("first question");
+    const last = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages.at(-1);
+    expect(textOf(last)).toBe("three");
+    expect(((await request({ type: "get_state" }))["data"] as Rec)["isCompacting"]).toBe(false);
+  });
+
+  it("sends the transcript, the previous summary and the custom instructions to the model", async () => {
+    const requests: Context[] = [];
+    const provider: Factory = (pi) => {
+      pi.registerProvider("capture", {
+        api: "capture-api",
+        models: [{ id: "m", contextWindow: 100_000 }],
+        streamSimple: (model: Model<Api>, context: Context) => {
+          requests.push(context);
+          const stream = createAssistantMessageEventStream();
+          const text = `reply ${requests.length}`;
+          const message = assistantMessage(model, text);
+          queueMicrotask(() => stream.push({ type: "done", reason: "stop", message }));
+          return stream;
+        },
+      } as never);
+    };
+    const { request, prompt } = await serve([], [provider]);
+    expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
+    await prompt("alpha");
+    await prompt("beta");
+    expect((await request({ type: "compact", customInstructions: "mention the greek letters" }))["success"]).toBe(true);
+    const summarising = requests.at(-1)!;
+    expect(summarising.systemPrompt).toMatch(/summary/i);
+    const text = textOf(summarising.messages[0] as unknown as Rec);
+    expect(text).toContain("[User]: alpha");
+    expect(text).toContain("[Assistant]: reply 1");
+    expect(text).not.toContain("beta");
+    expect(text).toContain("Additional focus: mention the greek letters");
+    expect(text).not.toContain("<previous-summary>");
+
+    await prompt("gamma");
+    expect((await request({ type: "compact" }))["success"]).toBe(true);
+    const second = textOf(requests.at(-1)!.messages[0] as unknown as Rec);
+    expect(second).toContain("<previous-summary>\nreply 3\n</previous-summary>");
+    expect(second).toContain("[User]: beta");
+    expect(second).not.toContain("gamma");
+  });
+
+  it("refuses while the agent is streaming", async () => {
+    const { transport, request, until } = await serve(["a long reply with many words to stream slowly"], [], { PARLEY_STREAM_DELAY_MS: "30" });
+    await request({ type: "prompt", message: "go" });
+    const response = await request({ type: "compact" });
+    expect(response).toMatchObject({ success: false, error: expect.stringMatching(/while the agent is running/) });
+    expect(transport.of("compaction_start")).toEqual([]);
+    await until(() => transport.of("agent_settled").length > 0);
+  });
+
+  it("fails clearly when there is nothing to compact", async () => {
+    const { transport, request } = await serve([]);
+    const response = await request({ type: "compact" });
+    expect(response).toMatchObject({ success: false, error: "Nothing to compact (session too small)" });
+    expect(transport.of("compaction_end")).toEqual([
+      { type: "compaction_end", reason: "manual", result: null, aborted: false, willRetry: false, errorMessage: "Compaction failed: Nothing to compact (session too small)" },
+    ]);
+  });
+
+  it("reports a summarisation failure in compaction_end and the response", async () => {
+    // A turn with only a tool call gives the summary no text.
+    const { transport, request, prompt } = await serve(["one", "two", { toolCalls: [{ name: "ls", arguments: {} }] }]);
+    await prompt("a");
+    await prompt("b");
+    const response = await request({ type: "compact" });
+    expect(response).toMatchObject({ success: false, error: "Summarization failed: the model returned no text" });
+    expect(transport.of("compaction_end").at(-1)).toMatchObject({ result: null, aborted: false, errorMessage: "Compaction failed: Summarization failed: the model returned no text" });
+    const entries = ((await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] }).entries;
+    expect(entries.some((e) => e.type === "compaction")).toBe(false);
+  });
+});
+
+describe("ctx.compact()", () => {
+  it("aborts a run in progress first, then compacts and reports through the callbacks", async () => {
+    const outcome: string[] = [];
+    const { transport, request, until } = await serve(
+      ["one", "a reply long enough to still be streaming when the command arrives", "CTX SUMMARY"],
+      [
+        (pi) => {
+          pi.registerCommand("squash", {
+            handler: (_args, ctx) =>
+              ctx.compact({
+                onComplete: (result) => void outcome.push(`done:${(result as { summary: string }).summary}`),
+                onError: (error) => void outcome.push(`error:${error.message}`),
+              }),
+          });
+        },
+      ],
+      { PARLEY_STREAM_DELAY_MS: "30" },
+    );
+    await request({ type: "prompt", message: "first" });
+    await until(() => transport.of("agent_settled").length === 1);
+    await request({ type: "prompt", message: "second" });
+    await until(() => transport.of("message_update").length > 8);
+    expect((await request({ type: "prompt", message: "/squash" }))["success"]).toBe(true);
+    await until(() => outcome.length > 0);
+    expect(outcome).toEqual(["done:CTX SUMMARY"]);
+    const aborted = transport.of("message_end").map((r) => (r["message"] as Rec)["stopReason"]);
+    expect(aborted).toContain("aborted");
+    const types = transport.sent.map((r) => r["type"]);
+    expect(types.lastIndexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
+  });
+});
+
+describe("session_before_compact / session_compact", () => {
+  it("a handler can cancel", async () => {
+    const seen: Rec[] = [];
+    const { transport, request, prompt } = await serve(["one", "two"], [
+      (pi) => {
+        pi.on("session_before_compact" as never, ((event: Rec) => {
+          seen.push(event);
+          return { cancel: true };
+        }) as never);
+      },
+    ]);
+    await prompt("a");
+    await prompt("b");
+    const response = await request({ type: "compact", customInstructions: "ci" });
+    expect(response).toMatchObject({ success: false, error: "Compaction cancelled" });
+    expect(transport.of("compaction_end").at(-1)).toEqual({ type: "compaction_end", reason: "manual", result: null, aborted: true, willRetry: false });
+    const event = seen[0]!;
+    expect(event["customInstructions"]).toBe("ci");
+    expect(event["signal"]).toBeInstanceOf(AbortSignal);
+    expect((event["branchEntries"] as unknown[]).length).toBe(4);
+    expect(event["preparation"]).toMatchObject({ isSplitTurn: false, messagesToSummarize: [expect.objectContaining({ role: "user" }), expect.objectContaining({ role: "assistant" })] });
+    const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages).toHaveLength(4);
+  });
+
+  it("a handler can supply the summary; session_compact reports the saved entry", async () => {
+    const compacted: Rec[] = [];
+    const { request, prompt } = await serve(["one", "two", "three"], [
+      (pi) => {
+        pi.on("session_before_compact" as never, ((event: { preparation: { firstKeptEntryId: string; tokensBefore: number } }) => ({
+          compaction: { summary: "FROM EXTENSION", firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: 1234, details: { mine: true } },
+        })) as never);
+        pi.on("session_compact" as never, ((event: Rec) => void compacted.push(event)) as never);
+      },
+    ]);
+    await prompt("a");
+    await prompt("b");
+    const response = await request({ type: "compact" });
+    expect(response["data"]).toMatchObject({ summary: "FROM EXTENSION", tokensBefore: 1234, details: { mine: true } });
+    expect(response["data"]).not.toHaveProperty("usage");
+    expect(compacted).toEqual([{ type: "session_compact", fromExtension: true, compactionEntry: expect.objectContaining({ type: "compaction", summary: "FROM EXTENSION", fromHook: true }) }]);
+    // The model was not asked: the next reply is the next script turn.
+    await prompt("c");
+    const last = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages.at(-1);
+    expect(textOf(last)).toBe("three");
+  });
+});
+
+// ---- automatic compaction ---------------------------------------------------------------------------
+
+function assistantMessage(model: Model<Api>, text: string, extra: Partial<AssistantMessage> = {}): AssistantMessage {
+  return {
+    role: "assistant",
+    content: text ? [{ type: "text", text }] : [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "stop",
+    timestamp: Date.now(),
+    ...extra,
+  };
+}
+
+/** A provider that plays a list of replies: a string, or an error message for a failed call. */
+function scriptedProvider(replies: ({ text: string; totalTokens?: number } | { error: string })[], calls: Context[] = []): Factory {
+  return (pi) => {
+    pi.registerProvider("scripted", {
+      api: "scripted-api",
+      models: [{ id: "small", contextWindow: 20_000 }],
+      streamSimple: (model: Model<Api>, context: Context) => {
+        calls.push(context);
+        const next = replies.shift() ?? { text: "(done)" };
+        const stream = createAssistantMessageEventStream();
+        queueMicrotask(() => {
+          if ("error" in next) {
+            stream.push({ type: "error", reason: "error", error: assistantMessage(model, "", { stopReason: "error", errorMessage: next.error }) });
+          } else {
+            const message = assistantMessage(model, next.text);
+            message.usage.totalTokens = next.totalTokens ?? 100;
+            stream.push({ type: "done", reason: "stop", message });
+          }
+        });
+        return stream;
+      },
+    } as never);
+  };
+}
+
+describe("automatic compaction", () => {
+  it("compacts after a run once the context passes contextWindow - 16384 (reason threshold)", async () => {
+    const { transport, request, prompt } = await serve([], [scriptedProvider([{ text: "small", totalTokens: 1000 }, { text: "big", totalTokens: 5000 }, { text: "THRESHOLD SUMMARY" }])]);
+    await request({ type: "set_model", provider: "scripted", modelId: "small" });
+    await prompt("a");
+    expect(transport.of("compaction_start")).toEqual([]);
+    await prompt("b");
+    expect(transport.of("compaction_start")).toEqual([{ type: "compaction_start", reason: "threshold" }]);
+    const end = transport.of("compaction_end")[0]!;
+    expect(end).toMatchObject({ reason: "threshold", aborted: false, willRetry: false, result: { summary: "THRESHOLD SUMMARY" } });
+    // Compaction belongs to the run: agent_settled comes after it.
+    const types = transport.sent.map((r) => r["type"]);
+    expect(types.lastIndexOf("agent_settled")).toBeGreaterThan(types.indexOf("compaction_end"));
+    const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
+
+    // set_auto_compaction false: no more compactions.
+    await request({ type: "set_auto_compaction", enabled: false });
+    await prompt("c");
+    expect(transport.of("compaction_start")).toHaveLength(1);
+  });
+
+  it("on a context overflow, compacts (reason overflow) and retries the run once", async () => {
+    const calls: Context[] = [];
+    const { transport, request, prompt } = await serve(
+      [],
+      [scriptedProvider([{ text: "first answer" }, { error: "prompt is too long: 250000 tokens > 200000 maximum" }, { text: "OVERFLOW SUMMARY" }, { text: "answer after compaction" }], calls)],
+    );
+    await request({ type: "set_model", provider: "scripted", modelId: "small" });
+    await prompt("first");
+    await prompt("second, too big");
+    expect(transport.of("compaction_start")).toEqual([{ type: "compaction_start", reason: "overflow" }]);
+    expect(transport.of("compaction_end")[0]).toMatchObject({ reason: "overflow", aborted: false, willRetry: true, result: { summary: "OVERFLOW SUMMARY" } });
+    expect(transport.of("auto_retry_start")).toEqual([]);
+    // The retried call saw the summary and the prompt, not the failed reply.
+    const retried = calls.at(-1)!;
+    expect(retried.messages.map((m) => m.role)).toEqual(["user", "user"]);
+    expect(textOf(retried.messages[1] as unknown as Rec)).toBe("second, too big");
+    const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
+    expect(textOf(messages.at(-1))).toBe("answer after compaction");
+    expect(transport.of("agent_settled").length).toBe(2);
+  });
+});
+
+// ---- over real pipes ----------------------------------------------------------------------------------
+
+const agents: AgentProcess[] = [];
+afterEach(() => {
+  for (const a of agents.splice(0)) {
+    expect(a.garbage).toEqual([]);
+    a.kill();
+  }
+});
+
+describe("compact (spawned CLI)", () => {
+  it("compacts with the scripted summary; the next prompt sees the compacted context", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["one", "two", "CLI SUMMARY", "three"]));
+    writeFileSync(
+      join(dir, "context.ts"),
+      `export default function (pi: any) {
+  pi.on("context", (event: any, ctx: any) => {
+    ctx.ui.notify("context:" + JSON.stringify(event.messages.map((m: any) => m.role)));
+  });
+}
+`,
+    );
+    const agent = spawnParley(["--model-script", join(dir, "script.json"), "-e", join(dir, "context.ts")], { cwd: dir });
+    agents.push(agent);
+    const settle = async (message: string) => {
+      const from = agent.records.length;
+      expect((await agent.request({ type: "prompt", message }))["success"]).toBe(true);
+      await agent.waitFor((r) => r.type === "agent_settled", 10_000, from);
+    };
+    await settle("first");
+    await settle("second");
+    const response = await agent.request({ type: "compact" });
+    expect(response).toMatchObject({ success: true, data: { summary: "CLI SUMMARY" } });
+    expect(agent.records.filter((r) => r.type === "compaction_start")).toEqual([{ type: "compaction_start", reason: "manual" }]);
+    expect(agent.records.find((r) => r.type === "compaction_end")).toMatchObject({ reason: "manual", aborted: false, willRetry: false, result: { summary: "CLI SUMMARY" } });
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "CLI SUMMARY" });
+    const entries = ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
+    expect(entries.filter((e) => e["type"] === "compaction")).toHaveLength(1);
+    await settle("third");
+    const notes = agent.records.filter((r) => r["method"] === "notify").map((r) => String(r["message"]));
+    expect(notes.at(-1)).toBe(`context:${JSON.stringify(["compactionSummary", "user", "assistant", "user"])}`);
+  });
+
+  it("refuses to compact while streaming", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["a reply long enough to take a while to stream out"]));
+    const agent = spawnParley(["--model-script", join(dir, "script.json")], { cwd: dir, env: { PARLEY_STREAM_DELAY_MS: "40" } });
+    agents.push(agent);
+    await agent.request({ type: "prompt", message: "go" });
+    const response = await agent.request({ type: "compact" });
+    expect(response).toMatchObject({ success: false, error: expect.stringMatching(/while the agent is running/) });
+    await agent.waitFor((r) => r.type === "agent_settled");
+  });
+});

@@ -1,0 +1,305 @@
+/**
+ * The `bash` command: streaming, exit codes, truncation, abort, one at a time, the user_bash hook,
+ * and how the run reaches the next prompt's context.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { sanitizeOutput } from "../src/agent/user-bash.js";
+import { convertToLlm } from "../src/extensions/compat/messages.js";
+import type { ExtensionAPI } from "../src/index.js";
+import { resolveModels } from "../src/models/index.js";
+import { RpcServer } from "../src/rpc/server.js";
+import { MemoryTransport } from "./helpers/memory-transport.js";
+import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
+
+type Rec = Record<string, unknown>;
+type Factory = (pi: ExtensionAPI) => void;
+
+const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-bash-test-"));
+
+async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.ProcessEnv = {}) {
+  const dir = tempDir();
+  writeFileSync(join(dir, "script.json"), JSON.stringify(turns));
+  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env });
+  const transport = new MemoryTransport();
+  const logs: string[] = [];
+  const server = new RpcServer({
+    transport,
+    cwd: dir,
+    models,
+    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
+    log: (m) => logs.push(m),
+    shutdownGraceMs: 200,
+  });
+  await server.start();
+  let counter = 0;
+  const until = async (condition: () => boolean, ms = 8000): Promise<void> => {
+    const deadline = Date.now() + ms;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`timed out; records:\n${transport.sent.slice(-30).map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  const response = async (id: string): Promise<Rec> => {
+    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
+    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
+  };
+  const send = (command: Rec): string => {
+    const id = `c${++counter}`;
+    transport.line({ ...command, id });
+    return id;
+  };
+  const request = (command: Rec): Promise<Rec> => response(send(command));
+  const prompt = async (message: string): Promise<void> => {
+    const settled = transport.of("agent_settled").length;
+    expect((await request({ type: "prompt", message }))["success"]).toBe(true);
+    await until(() => transport.of("agent_settled").length > settled);
+  };
+  const messages = async (): Promise<Rec[]> => ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+  return { dir, server, transport, logs, send, response, request, prompt, messages, until };
+}
+
+function captureContext(into: Rec[][]): Factory {
+  return (pi) => {
+    pi.on("context" as never, ((event: { messages: Rec[] }) => void into.push([...event.messages])) as never);
+  };
+}
+
+const llmText = (messages: Rec[]): string[] =>
+  convertToLlm(messages).map((m) => (typeof m.content === "string" ? m.content : m.content.map((c) => ("text" in c ? c.text : "")).join("")));
+
+describe("bash (in-process)", () => {
+  it("streams output as bash_execution_update with the command's id and answers with the result", async () => {
+    const { dir, transport, request } = await serve([]);
+    const res = await request({ type: "bash", command: "echo one; sleep 0.05; echo two >&2; pwd" });
+    expect(res).toMatchObject({ command: "bash", success: true, data: { output: `one\ntwo\n${dir}\n`, exitCode: 0, cancelled: false, truncated: false } });
+    expect(res["data"]).not.toHaveProperty("fullOutputPath");
+    const updates = transport.of("bash_execution_update");
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.every((u) => u["id"] === res["id"])).toBe(true);
+    expect(updates.map((u) => u["delta"]).join("")).toBe(`one\ntwo\n${dir}\n`);
+    // The updates come before the response.
+    expect(transport.sent.indexOf(updates.at(-1)!)).toBeLessThan(transport.sent.indexOf(res));
+  });
+
+  it("reports exit codes, and an error for a missing working directory", async () => {
+    const { dir, request } = await serve([]);
+    expect((await request({ type: "bash", command: "echo out; exit 3" }))["data"]).toEqual({ output: "out\n", exitCode: 3, cancelled: false, truncated: false });
+    expect((await request({ type: "bash", command: "true" }))["data"]).toEqual({ output: "", exitCode: 0, cancelled: false, truncated: false });
+    rmSync(dir, { recursive: true, force: true });
+    expect(await request({ type: "bash", command: "true" })).toMatchObject({ success: false, error: expect.stringMatching(/Working directory does not exist/) });
+  });
+
+  it("keeps the tail of long output and saves the whole of it to fullOutputPath", async () => {
+    const { transport, request } = await serve([]);
+    const res = await request({ type: "bash", command: "seq 1 5000" });
+    const data = res["data"] as { output: string; truncated: boolean; fullOutputPath: string; exitCode: number };
+    expect(data.truncated).toBe(true);
+    expect(data.exitCode).toBe(0);
+    const lines = data.output.split("\n");
+    expect(lines[0]).toBe("3002");
+    expect(lines).toHaveLength(2000);
+    expect(data.output.endsWith("4999\n5000\n")).toBe(true);
+    expect(data.fullOutputPath).toMatch(/parley-bash-[0-9a-f]+\.log$/);
+    const full = readFileSync(data.fullOutputPath, "utf8");
+    expect(full).toBe(`${Array.from({ length: 5000 }, (_, i) => i + 1).join("\n")}\n`);
+    // All output streamed, even what the result leaves out.
+    expect(transport.of("bash_execution_update").map((u) => u["delta"]).join("")).toBe(full);
+  });
+
+  it("truncates by bytes too (50KB)", async () => {
+    const { request } = await serve([]);
+    const data = (await request({ type: "bash", command: "head -c 80000 /dev/zero | tr '\\0' 'a'; echo" }))["data"] as { output: string; truncated: boolean; fullOutputPath: string };
+    expect(data.truncated).toBe(true);
+    expect(Buffer.byteLength(data.output)).toBeLessThanOrEqual(50 * 1024);
+    expect(readFileSync(data.fullOutputPath, "utf8").length).toBe(80001);
+  });
+
+  it("strips terminal escapes and carriage returns", async () => {
+    const { request } = await serve([]);
+    const data = (await request({ type: "bash", command: "printf '\\033[31mred\\033[0m\\r\\nplain\\a\\n'" }))["data"] as { output: string };
+    expect(data.output).toBe("red\nplain\n");
+    expect(sanitizeOutput("\u001b]0;title\u0007ok\u001b[2K\r")).toBe("ok");
+  });
+
+  it("abort_bash kills the whole process group promptly", async () => {
+    const { dir, send, response, request, transport, until } = await serve([]);
+    const pidFile = join(dir, "pid");
+    const id = send({ type: "bash", command: `sleep 30 & echo $! > ${pidFile}; echo started; wait` });
+    await until(() => transport.of("bash_execution_update").some((u) => u["id"] === id));
+    const sleeper = Number(readFileSync(pidFile, "utf8"));
+    const t0 = Date.now();
+    expect((await request({ type: "abort_bash" }))["success"]).toBe(true);
+    const res = await response(id);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(res["data"]).toEqual({ output: "started\n", cancelled: true, truncated: false });
+    // The shell's background child died with it (a zombie awaiting its reaper counts as dead).
+    const alive = (): boolean => {
+      try {
+        process.kill(sleeper, 0);
+      } catch {
+        return false;
+      }
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${sleeper}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    await until(() => !alive(), 1000);
+  });
+
+  it("runs one command at a time", async () => {
+    const { send, response, request, transport, until } = await serve([]);
+    const first = send({ type: "bash", command: "echo go; sleep 30" });
+    await until(() => transport.of("bash_execution_update").length > 0);
+    const second = await request({ type: "bash", command: "echo again" });
+    expect(second).toMatchObject({ success: false, error: expect.stringMatching(/already running/) });
+    await request({ type: "abort_bash" });
+    expect((await response(first))["data"]).toMatchObject({ cancelled: true });
+    // Free again afterwards.
+    expect((await request({ type: "bash", command: "echo again" }))["data"]).toMatchObject({ output: "again\n", exitCode: 0 });
+  });
+
+  it("abort_bash with nothing running is a harmless no-op", async () => {
+    const { request } = await serve([]);
+    expect(await request({ type: "abort_bash" })).toMatchObject({ success: true });
+  });
+
+  it("records the run as a bashExecution message (no event) that the next prompt's context includes", async () => {
+    const contexts: Rec[][] = [];
+    const { transport, request, prompt, messages } = await serve(["ok"], [captureContext(contexts)]);
+    const before = transport.sent.length;
+    await request({ type: "bash", command: "echo hello" });
+    expect(transport.sent.slice(before).map((r) => r["type"])).toEqual(["bash_execution_update", "response"]);
+    const recorded = await messages();
+    expect(recorded).toEqual([
+      { role: "bashExecution", command: "echo hello", output: "hello\n", exitCode: 0, cancelled: false, truncated: false, timestamp: expect.any(Number) },
+    ]);
+    const entries = ((await request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
+    expect(entries.at(-1)).toMatchObject({ type: "message", message: { role: "bashExecution", command: "echo hello" } });
+
+    await prompt("what did it print?");
+    const seen = contexts.at(-1)!;
+    expect(seen.map((m) => m["role"])).toEqual(["bashExecution", "user"]);
+    expect(llmText(seen)[0]).toBe("Ran `echo hello`\n```\nhello\n\n```");
+  });
+
+  it("excludeFromContext keeps the run in the session but out of the model's context", async () => {
+    const contexts: Rec[][] = [];
+    const { request, prompt, messages } = await serve(["ok"], [captureContext(contexts)]);
+    await request({ type: "bash", command: "echo secret", excludeFromContext: true });
+    expect((await messages())[0]).toMatchObject({ role: "bashExecution", command: "echo secret", excludeFromContext: true });
+    await prompt("hi");
+    const seen = contexts.at(-1)!;
+    expect(llmText(seen)).toEqual(["hi"]);
+  });
+
+  it("a run that ends while the agent streams joins the context after the run", async () => {
+    const { request, send, response, messages, until, transport } = await serve(["a slow reply with quite a few words in it"], [], { PARLEY_STREAM_DELAY_MS: "20" });
+    await request({ type: "prompt", message: "go" });
+    const id = send({ type: "bash", command: "echo during" });
+    await response(id);
+    expect(((await request({ type: "get_state" }))["data"] as Rec)["isStreaming"]).toBe(true);
+    await until(() => transport.of("agent_settled").length > 0);
+    await new Promise((r) => setTimeout(r, 10));
+    expect((await messages()).map((m) => m["role"])).toEqual(["user", "assistant", "bashExecution"]);
+  });
+
+  it("user_bash handlers may replace the run with a result, or supply the operations", async () => {
+    const events: Rec[] = [];
+    const { dir, transport, request, messages } = await serve([], [
+      (pi) => {
+        pi.on("user_bash" as never, ((event: Rec) => {
+          events.push(event);
+          if (event["command"] === "fake") return { result: { output: "faked", exitCode: 7, cancelled: false, truncated: false } };
+          if (event["command"] === "remote")
+            return {
+              operations: {
+                exec: async (command: string, cwd: string, options: { onData: (d: Buffer) => void }) => {
+                  options.onData(Buffer.from(`ran ${command} in ${cwd}\n`));
+                  return { exitCode: 0 };
+                },
+              },
+            };
+          return undefined;
+        }) as never);
+      },
+    ]);
+    const fake = await request({ type: "bash", command: "fake" });
+    expect(fake["data"]).toEqual({ output: "faked", exitCode: 7, cancelled: false, truncated: false });
+    expect(transport.of("bash_execution_update").at(-1)).toEqual({ type: "bash_execution_update", id: fake["id"], delta: "faked" });
+    const remote = await request({ type: "bash", command: "remote", excludeFromContext: true });
+    expect(remote["data"]).toMatchObject({ output: `ran remote in ${dir}\n`, exitCode: 0 });
+    const real = await request({ type: "bash", command: "echo real" });
+    expect(real["data"]).toMatchObject({ output: "real\n" });
+    expect(events).toEqual([
+      { type: "user_bash", command: "fake", excludeFromContext: false, cwd: dir },
+      { type: "user_bash", command: "remote", excludeFromContext: true, cwd: dir },
+      { type: "user_bash", command: "echo real", excludeFromContext: false, cwd: dir },
+    ]);
+    expect((await messages()).map((m) => [m["command"], m["output"]])).toEqual([
+      ["fake", "faked"],
+      ["remote", `ran remote in ${dir}\n`],
+      ["echo real", "real\n"],
+    ]);
+  });
+});
+
+// ---- over real pipes --------------------------------------------------------------------------------
+
+const agents: AgentProcess[] = [];
+afterEach(() => {
+  for (const a of agents.splice(0)) {
+    expect(a.garbage).toEqual([]);
+    a.kill();
+  }
+});
+
+describe("bash (spawned CLI)", () => {
+  it("streams with the command's id, aborts promptly, and feeds the next prompt", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["seen"]));
+    writeFileSync(
+      join(dir, "context.ts"),
+      `export default function (pi: any) {
+  pi.on("context", (event: any, ctx: any) => {
+    const runs = event.messages.filter((m: any) => m.role === "bashExecution").map((m: any) => m.command + "=" + m.output.trim());
+    ctx.ui.notify("bash:" + JSON.stringify(runs));
+  });
+}
+`,
+    );
+    const agent = spawnParley(["--model-script", join(dir, "script.json"), "-e", join(dir, "context.ts")], { cwd: dir });
+    agents.push(agent);
+
+    agent.send({ type: "bash", id: "b1", command: "for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4" });
+    const done = await agent.response("b1");
+    expect(done).toMatchObject({ success: true, data: { output: "line1\nline2\nline3\n", exitCode: 4, cancelled: false, truncated: false } });
+    const updates = agent.records.filter((r) => r.type === "bash_execution_update");
+    expect(updates.length).toBeGreaterThanOrEqual(3);
+    expect(updates.every((u) => u["id"] === "b1")).toBe(true);
+
+    agent.send({ type: "bash", id: "b2", command: "echo sleeping; sleep 30" });
+    await agent.waitFor((r) => r.type === "bash_execution_update" && r["id"] === "b2");
+    const t0 = Date.now();
+    await agent.request({ type: "abort_bash" });
+    const aborted = await agent.response("b2");
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(aborted).toMatchObject({ success: true, data: { output: "sleeping\n", cancelled: true } });
+    expect(aborted["data"]).not.toHaveProperty("exitCode");
+
+    await agent.request({ type: "bash", command: "echo hidden", excludeFromContext: true });
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "and?" });
+    await agent.waitFor((r) => r.type === "agent_settled", 10_000, from);
+    const note = agent.records.slice(from).find((r) => r["method"] === "notify");
+    expect(note?.["message"]).toBe(`bash:${JSON.stringify(["for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4=line1\nline2\nline3", "echo sleeping; sleep 30=sleeping", "echo hidden=hidden"])}`);
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => m["role"])).toEqual(["bashExecution", "bashExecution", "bashExecution", "user", "assistant"]);
+    expect(messages[2]).toMatchObject({ excludeFromContext: true });
+    expect(existsSync(dir)).toBe(true);
+  });
+});
