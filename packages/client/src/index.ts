@@ -1,1 +1,41 @@
-export {};
+/**
+ * @parley/client: a typed client for parley and pi in RPC mode (`--mode rpc`).
+ *
+ *   const client = new RpcClient(spawnTransport("parley", ["--mode", "rpc"]));
+ *   client.ui.handle("confirm", async (request, signal) => true);
+ *   console.log(await client.getState());
+ */
+export { RpcClient, type ConnectionState, type RpcClientOptions } from "./client.js";
+export { CommandMethods, type BashOptions, type MessageOptions, type PromptOptions } from "./commands.js";
+export type { CommandInput, IssuedRequest, RequestOptions } from "./requests.js";
+export {
+  DialogDispatcher,
+  type AnyPendingDialog,
+  type DialogEnd,
+  type DialogHandler,
+  type DialogMethod,
+  type DialogRequestOf,
+  type DialogResult,
+  type PendingDialog,
+} from "./dialogs.js";
+export { UiStore, type UiChange, type UiStoreAttachOptions } from "./ui-store.js";
+export { detectCapabilities, type Capabilities, type DetectedCapabilities } from "./capabilities.js";
+export { TransportBase, StreamTransport, type StreamTransportOptions, type Transport } from "./transport.js";
+export { ProcessTransport, spawnTransport, type ProcessCloseOptions, type SpawnTransportOptions } from "./spawn.js";
+export { InMemoryTransport, createInMemoryTransportPair } from "./memory-transport.js";
+export { DisposableStore, Emitter, toDisposable, type Disposable } from "./disposable.js";
+export type { AgentEventMap, AgentEventType, AgentRecord, ResponseRecord } from "./records.js";
+export {
+  ConnectionClosedError,
+  DialogEndedError,
+  DialogHandlerError,
+  ListenerError,
+  ParleyClientError,
+  ProtocolError,
+  RequestAbortedError,
+  RequestTimeoutError,
+  RpcError,
+  type ClientErrorEvent,
+  type CloseInfo,
+  type DialogEndReason,
+} from "./errors.js";
