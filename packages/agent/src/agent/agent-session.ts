@@ -49,6 +49,7 @@ export class AgentSession {
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
   #nextTurn: AgentMessage[] = [];
   #run: Promise<void> | undefined;
+  #claims = 0;
   #turnIndex = 0;
   autoCompactionEnabled = true;
   autoRetryEnabled = true;
@@ -104,8 +105,9 @@ export class AgentSession {
   get thinkingLevel(): ThinkingLevel {
     return this.agent.state.thinkingLevel;
   }
+  /** A run is going, or a prompt is being prepared to start one. */
   get isStreaming(): boolean {
-    return this.#run !== undefined;
+    return this.#run !== undefined || this.#claims > 0;
   }
   get steeringMode(): QueueMode {
     return this.agent.steeringMode;
@@ -184,59 +186,71 @@ export class AgentSession {
     images: ImageContent[] | undefined,
     options: { streamingBehavior?: "steer" | "followUp" | undefined; source: "rpc" | "extension"; onAccepted?: () => void },
   ): Promise<void> {
-    let input = { text, images };
-    if (this.#runtime.hasHandlers("input")) {
-      let handled = false;
-      input = (
-        await this.#runtime.emitChained({ type: "input", text, images, source: options.source } as { type: "input"; text: string; images: ImageContent[] | undefined; source: string }, (event, result) => {
-          const r = result as { action?: string; text?: string; images?: ImageContent[] };
-          if (r.action === "handled") {
-            handled = true;
-            return { event, stop: true };
-          }
-          if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
-          return { event };
-        })
-      );
-      if (handled) return;
-    }
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
-    if (this.isStreaming) {
-      if (!options.streamingBehavior) {
-        throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
+    // Claim the run at once: a second prompt arriving while this one is being prepared must queue
+    // (or be refused), never start a second run.
+    const starts = !this.isStreaming;
+    if (starts) this.#claims++;
+    try {
+      let input = { text, images };
+      if (this.#runtime.hasHandlers("input")) {
+        let handled = false;
+        input = await this.#runtime.emitChained(
+          { type: "input", text, images, source: options.source } as { type: "input"; text: string; images: ImageContent[] | undefined; source: string },
+          (event, result) => {
+            const r = result as { action?: string; text?: string; images?: ImageContent[] };
+            if (r.action === "handled") {
+              handled = true;
+              return { event, stop: true };
+            }
+            if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
+            return { event };
+          },
+        );
+        if (handled) {
+          options.onAccepted?.();
+          return;
+        }
       }
-      if (options.streamingBehavior === "steer") this.steer(input.text, input.images);
-      else this.followUp(input.text, input.images);
+      if (!starts) {
+        if (!options.streamingBehavior) {
+          throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
+        }
+        if (options.streamingBehavior === "steer") this.steer(input.text, input.images);
+        else this.followUp(input.text, input.images);
+        options.onAccepted?.();
+        return;
+      }
+      this.#checkAuth();
+      const systemPrompt = this.systemPrompt();
+      const start = await this.#runtime.emitChained(
+        { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } } as {
+          type: "before_agent_start";
+          prompt: string;
+          images: ImageContent[] | undefined;
+          systemPrompt: string;
+          systemPromptOptions: unknown;
+          injected?: AgentMessage[];
+        },
+        (event, result) => {
+          const r = result as { systemPrompt?: unknown; message?: CustomMessageInput };
+          const next = { ...event };
+          if (typeof r.systemPrompt === "string") next.systemPrompt = r.systemPrompt;
+          if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
+          return { event: next };
+        },
+      );
+      this.agent.state.systemPrompt = start.systemPrompt;
+      const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
+      this.#nextTurn = [];
+      // Accepted: the client hears so before any event of the run.
       options.onAccepted?.();
-      return;
+      this.#startRun(() => this.agent.prompt(messages));
+    } finally {
+      if (starts) this.#claims--;
     }
-    this.#checkAuth();
-    const systemPrompt = this.systemPrompt();
-    const start = await this.#runtime.emitChained(
-      { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } } as {
-        type: "before_agent_start";
-        prompt: string;
-        images: ImageContent[] | undefined;
-        systemPrompt: string;
-        systemPromptOptions: unknown;
-        injected?: AgentMessage[];
-      },
-      (event, result) => {
-        const r = result as { systemPrompt?: unknown; message?: CustomMessageInput };
-        const next = { ...event };
-        if (typeof r.systemPrompt === "string") next.systemPrompt = r.systemPrompt;
-        if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
-        return { event: next };
-      },
-    );
-    this.agent.state.systemPrompt = start.systemPrompt;
-    const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
-    this.#nextTurn = [];
-    // Accepted: the client hears so before any event of the run.
-    options.onAccepted?.();
-    this.#startRun(() => this.agent.prompt(messages));
   }
 
   steer(text: string, images?: ImageContent[]): void {

@@ -138,10 +138,15 @@ export async function main(argv: string[]): Promise<void> {
   process.on("unhandledRejection", (reason) =>
     server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", error: reason instanceof Error ? reason.message : String(reason) }),
   );
+  // The conventional 128+n status says which signal ended us; stdin EOF and ctx.shutdown() exit 0.
+  let exitCode = 0;
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
-    process.once(signal, () => void server.shutdown().then(() => process.exit(code)));
+    process.once(signal, () => {
+      exitCode = code;
+      void server.shutdown();
+    });
   }
 
-  void server.closed.then(() => process.exit(0));
+  void server.closed.then(() => process.exit(exitCode));
   await server.begin();
 }

@@ -160,7 +160,8 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   // ---- input -----------------------------------------------------------------
 
   #handleLine(text: string): void {
-    if (text.trim() === "") return; // blank lines (e.g. a stray Enter) carry nothing to answer
+    // Blank lines (a stray Enter) carry nothing to answer; only JSON's own whitespace counts as blank.
+    if (/^[ \t\r\n]*$/.test(text)) return;
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -472,7 +473,8 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
       await withTimeout(Promise.allSettled([...this.#inFlight]), grace);
       await withTimeout(this.runtime.emit({ type: "session_shutdown", reason }), grace);
       this.dialogs.dismissAll("shutdown"); // dialogs opened by shutdown handlers
-      await this.#transport.flush();
+      // A client that stopped reading must not keep us from exiting.
+      await withTimeout(this.#transport.flush(), grace);
       this.#resolveClosed();
     })();
     return this.#shutdown;

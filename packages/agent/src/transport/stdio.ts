@@ -5,6 +5,9 @@
 import { attachJsonlReader, serializeJsonLine } from "@parley/protocol";
 import type { Transport, TransportSink } from "../rpc/transport.js";
 
+/** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
+const BATCH_FLUSH_CHARS = 64 * 1024;
+
 export interface StdioTransportOptions {
   input?: NodeJS.ReadableStream;
   output?: NodeJS.WritableStream;
@@ -18,6 +21,7 @@ export class StdioTransport implements Transport {
   readonly #output: NodeJS.WritableStream;
   readonly #options: StdioTransportOptions;
   #batch: string[] = [];
+  #batchLength = 0;
   #scheduled = false;
   #outputClosed = false;
   #paused = false;
@@ -45,8 +49,13 @@ export class StdioTransport implements Transport {
 
   send(record: object): void {
     if (this.#outputClosed) return;
-    this.#batch.push(serializeJsonLine(record));
-    if (!this.#scheduled) {
+    const line = serializeJsonLine(record);
+    this.#batch.push(line);
+    this.#batchLength += line.length;
+    // A synchronous flood (an extension calling setStatus in a loop) must not pile up as JS
+    // strings until the next tick: hand full batches to the stream as bytes right away.
+    if (this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
+    else if (!this.#scheduled) {
       this.#scheduled = true;
       queueMicrotask(() => this.#write());
     }
@@ -60,8 +69,9 @@ export class StdioTransport implements Transport {
   #write(): void {
     this.#scheduled = false;
     if (this.#batch.length === 0 || this.#outputClosed) return;
-    const text = this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join("");
+    const text = Buffer.from(this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join(""), "utf8");
     this.#batch = [];
+    this.#batchLength = 0;
     let ok = true;
     this.#lastWrite = new Promise((resolve) => {
       // The callback runs once the chunk is handed to the OS, or with an error: either way it is done.
