@@ -10,7 +10,7 @@ import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import { withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session } from "../session/session.js";
-import { AutoRetry } from "./auto-retry.js";
+import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import { compactSession, maybeAutoCompact, type CompactionReason, type CompactionResult } from "./compaction.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
@@ -50,6 +50,7 @@ export class AgentSession {
   #nextTurn: AgentMessage[] = [];
   #run: Promise<void> | undefined;
   #claims = 0;
+  #preparing: Promise<void> | undefined;
   #turnIndex = 0;
   autoCompactionEnabled = true;
   autoRetryEnabled = true;
@@ -105,6 +106,13 @@ export class AgentSession {
   get thinkingLevel(): ThinkingLevel {
     return this.agent.state.thinkingLevel;
   }
+  /** The system prompt in effect: the running turn's, or what before_agent_start has made of it so far. */
+  #effectivePrompt: string | undefined;
+
+  currentSystemPrompt(): string {
+    return this.#effectivePrompt ?? this.systemPrompt();
+  }
+
   /** A run is going, or a prompt is being prepared to start one. */
   get isStreaming(): boolean {
     return this.#run !== undefined || this.#claims > 0;
@@ -189,10 +197,15 @@ export class AgentSession {
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
-    // Claim the run at once: a second prompt arriving while this one is being prepared must queue
-    // (or be refused), never start a second run.
+    // Prompts are prepared one at a time: one arriving while another is being prepared waits to
+    // see whether that one started a run (then it must queue) or not (then it starts one itself).
+    while (this.#preparing) await this.#preparing;
     const starts = !this.isStreaming;
-    if (starts) this.#claims++;
+    let prepared!: () => void;
+    if (starts) {
+      this.#claims++;
+      this.#preparing = new Promise<void>((resolve) => (prepared = resolve));
+    }
     try {
       let input = { text, images };
       if (this.#runtime.hasHandlers("input")) {
@@ -225,6 +238,7 @@ export class AgentSession {
       }
       this.#checkAuth();
       const systemPrompt = this.systemPrompt();
+      this.#effectivePrompt = systemPrompt;
       const start = await this.#runtime.emitChained(
         { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } } as {
           type: "before_agent_start";
@@ -237,7 +251,10 @@ export class AgentSession {
         (event, result) => {
           const r = result as { systemPrompt?: unknown; message?: CustomMessageInput };
           const next = { ...event };
-          if (typeof r.systemPrompt === "string") next.systemPrompt = r.systemPrompt;
+          if (typeof r.systemPrompt === "string") {
+            next.systemPrompt = r.systemPrompt;
+            this.#effectivePrompt = r.systemPrompt; // later handlers' ctx.getSystemPrompt() sees it
+          }
           if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
           return { event: next };
         },
@@ -249,7 +266,11 @@ export class AgentSession {
       options.onAccepted?.();
       this.#startRun(() => this.agent.prompt(messages));
     } finally {
-      if (starts) this.#claims--;
+      if (starts) {
+        this.#claims--;
+        this.#preparing = undefined;
+        prepared();
+      }
     }
   }
 
@@ -278,7 +299,9 @@ export class AgentSession {
     return this.pendingMessageCount > 0 || this.agent.hasQueuedMessages();
   }
 
+  /** Stops the run; queued steering and follow-ups are dropped with it (queue_update says so). */
   async abort(): Promise<void> {
+    if (this.pendingMessageCount > 0 || this.agent.hasQueuedMessages()) this.clearQueue();
     this.#retry.abort();
     this.agent.abort();
     await this.#run;
@@ -327,7 +350,9 @@ export class AgentSession {
     this.agent.state.model = model;
     this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
     this.setThinkingLevel(this.thinkingLevel, { force: true });
-    void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source: "set" });
+    if (previous.provider !== model.provider || previous.id !== model.id) {
+      void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source: "set" });
+    }
   }
 
   /** Next available model; null when there is only one. */
@@ -429,6 +454,7 @@ export class AgentSession {
     void whole.finally(() => {
       if (this.#run !== whole) return;
       this.#run = undefined;
+      this.#effectivePrompt = undefined;
       if (!this.hasPendingMessages()) this.#emit({ type: "agent_settled" });
     });
   }
@@ -466,8 +492,14 @@ export class AgentSession {
       if (f !== -1) this.#followUp.splice(f, 1);
       if (s !== -1 || f !== -1) this.#queueUpdate();
     }
-    let wire = event;
+    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
+    if (event.type === "agent_end") {
+      // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
+      const last = [...event.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
+      const willRetry = this.autoRetryEnabled && this.#retry.maxAttempts > 0 && last !== undefined && isRetryableError(last, this.model.contextWindow ?? 0);
+      wire = { ...event, willRetry };
+    }
     if (event.type === "turn_start") {
       await this.#runtime.emit({ type: "turn_start", turnIndex: this.#turnIndex, timestamp: Date.now() });
     } else if (event.type === "turn_end") {

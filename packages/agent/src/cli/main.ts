@@ -9,7 +9,7 @@ import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution } from "../models/index.js";
 import { memorySessions, RpcServer, type ExtensionSource, type SessionFactory } from "../rpc/server.js";
 import { continueSession, createSession, defaultSessionDir, openSession, type Session, type SessionWarning } from "../session/index.js";
-import { StdioTransport } from "../transport/stdio.js";
+import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
 
 const log = (message: string): void => {
@@ -111,6 +111,7 @@ export async function main(argv: string[]): Promise<void> {
     // The client closed our stdout: nobody can hear us, so finish quietly.
     onOutputClosed: () => void server.shutdown().then(() => process.exit(0)),
   });
+  takeOverStdout();
   const server = new RpcServer({
     transport,
     cwd,

@@ -4,7 +4,7 @@
  */
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import type { NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
-import type { SessionEntry, SessionView } from "../session/session.js";
+import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
 export type { ThinkingLevel };
 
@@ -63,6 +63,11 @@ export interface ReadonlySessionManager {
   getBranch(): SessionEntry[];
   getLeafId(): string | null;
   getEntry(id: string): SessionEntry | undefined;
+  getLeafEntry(): SessionEntry | undefined;
+  getLabel(id: string): string | undefined;
+  getTree(): SessionTreeNode[];
+  /** The folder session files are written to ("" for an in-memory session). */
+  getSessionDir(): string;
   getHeader(): SessionView["header"];
 }
 

@@ -262,7 +262,8 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   ): Promise<{ cancelled: boolean }> {
     const verdict = await this.runtime.emit(events.before);
     if (verdict?.cancel === true) return { cancelled: true };
-    if (this.agent.isStreaming) await this.agent.abort();
+    // The old session's run and queued messages end with it.
+    await this.agent.abort();
     const next = make();
     const previous = this.agent.session.file;
     await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
@@ -387,7 +388,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   }
 
   systemPrompt(): string {
-    return this.agent.systemPrompt();
+    return this.agent.currentSystemPrompt();
   }
 
   activeToolNames(): string[] {

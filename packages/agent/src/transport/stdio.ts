@@ -25,12 +25,15 @@ export class StdioTransport implements Transport {
   #scheduled = false;
   #outputClosed = false;
   #paused = false;
+  readonly #rawWrite: (chunk: Uint8Array, callback: () => void) => boolean;
   #lastWrite: Promise<void> = Promise.resolve();
 
   constructor(options: StdioTransportOptions = {}) {
     this.#options = options;
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
+    // Captured before takeOverStdout() reroutes everyone else's writes.
+    this.#rawWrite = this.#output.write.bind(this.#output) as (chunk: Uint8Array, callback: () => void) => boolean;
     this.#output.on("error", (error: Error) => {
       if (this.#outputClosed) return;
       this.#outputClosed = true;
@@ -75,7 +78,7 @@ export class StdioTransport implements Transport {
     let ok = true;
     this.#lastWrite = new Promise((resolve) => {
       // The callback runs once the chunk is handed to the OS, or with an error: either way it is done.
-      ok = this.#output.write(text, () => resolve());
+      ok = this.#rawWrite(text, () => resolve());
     });
     // The client is not reading: stop taking new commands until it catches up, so output that
     // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
@@ -88,4 +91,14 @@ export class StdioTransport implements Transport {
       });
     }
   }
+}
+
+/**
+ * stdout belongs to the protocol: anything else that writes there (an extension's console.log, a
+ * library's progress output) goes to stderr instead, where it cannot corrupt the JSONL stream.
+ * Call after creating the transport, which keeps the real write for itself.
+ */
+export function takeOverStdout(): void {
+  const toStderr = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  process.stdout.write = toStderr;
 }
