@@ -25,6 +25,11 @@ export interface JsonlReaderOptions {
   maxLineBytes?: number;
   /** Called once per discarded line, when that line ends. */
   onOverflow?: (info: { bytes: number; maxLineBytes: number }) => void;
+  /**
+   * The chunks pushed are never modified afterwards (true for a stream's chunks), so the
+   * splitter may keep them without copying. Default false: a caller may reuse its buffer.
+   */
+  chunksAreImmutable?: boolean;
 }
 
 function isHighSurrogate(code: number): boolean {
@@ -41,6 +46,7 @@ export class JsonlLineSplitter {
   readonly #onLine: (line: string) => void;
   readonly #onOverflow: ((info: JsonlOverflowInfo) => void) | undefined;
   readonly #maxLineBytes: number;
+  readonly #immutable: boolean;
 
   /** Buffered pieces of the current incomplete line (empty while discarding). */
   #pending: Buffer[] = [];
@@ -61,6 +67,7 @@ export class JsonlLineSplitter {
     this.#onLine = onLine;
     this.#onOverflow = options.onOverflow;
     this.#maxLineBytes = max;
+    this.#immutable = options.chunksAreImmutable === true;
   }
 
   push(chunk: Uint8Array | string): void {
@@ -118,8 +125,10 @@ export class JsonlLineSplitter {
       this.#pending = []; // free what was buffered: the line is lost anyway
       return;
     }
-    // Copy: the caller may reuse its buffer, and a short tail must not pin a large chunk.
-    this.#pending.push(Buffer.from(buf.subarray(start)));
+    // Copy when the caller may reuse its buffer, or when a short tail would pin a large chunk;
+    // a long line arriving in whole chunks is then held once, not twice.
+    const keep = this.#immutable && (buf.length - start) * 2 >= buf.length;
+    this.#pending.push(keep ? buf.subarray(start) : Buffer.from(buf.subarray(start)));
   }
 
   /** The current line ends with buf[start, end) (end = LF position, or end of input). */
@@ -160,7 +169,8 @@ export function attachJsonlReader(
   onLine: (line: string) => void,
   options: JsonlReaderOptions & { onEnd?: () => void } = {},
 ): () => void {
-  const splitter = new JsonlLineSplitter(onLine, options);
+  // A stream never reuses the chunks it emits.
+  const splitter = new JsonlLineSplitter(onLine, { chunksAreImmutable: true, ...options });
   const onData = (chunk: Uint8Array | string): void => splitter.push(chunk);
   const onEnd = (): void => {
     detach();
@@ -221,6 +231,7 @@ export async function* readJsonlLines(
   // (the splitter reports synchronously, before earlier lines of a chunk are yielded).
   let queue: Array<string | JsonlOverflowInfo> = [];
   const splitter = new JsonlLineSplitter((line) => queue.push(line), {
+    chunksAreImmutable: true,
     maxLineBytes: options.maxLineBytes,
     onOverflow: (info) => queue.push(info),
   });

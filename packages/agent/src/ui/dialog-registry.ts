@@ -52,6 +52,8 @@ export class DialogRegistry {
   readonly #pending = new Map<string, PendingDialog>();
   /** id → why it is no longer pending (bounded, oldest evicted first). */
   readonly #ended = new Map<string, string>();
+  readonly #ring: (string | undefined)[] = new Array<string | undefined>(REMEMBERED_IDS);
+  #ringNext = 0;
   #closed = false;
 
   constructor(options: DialogRegistryOptions) {
@@ -153,11 +155,13 @@ export class DialogRegistry {
   }
 
   #remember(id: string, why: string): void {
+    // A ring of the last ids says which to forget: O(1), unlike scanning the Map for its oldest key
+    // (which walks past every deleted entry and made fire-and-forget floods slow).
+    const evicted = this.#ring[this.#ringNext];
+    if (evicted !== undefined && this.#ended.get(evicted) !== undefined) this.#ended.delete(evicted);
+    this.#ring[this.#ringNext] = id;
+    this.#ringNext = (this.#ringNext + 1) % REMEMBERED_IDS;
     this.#ended.set(id, why);
-    if (this.#ended.size > REMEMBERED_IDS) {
-      const oldest = this.#ended.keys().next().value;
-      if (oldest !== undefined) this.#ended.delete(oldest);
-    }
   }
 
   #refuse(id: string | undefined, code: ExtensionUiErrorCode, pending: boolean, error: string): void {

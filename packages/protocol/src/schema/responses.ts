@@ -70,6 +70,9 @@ export const SessionState = Type.Object(
     autoCompactionEnabled: Type.Boolean(),
     messageCount: Type.Number(),
     pendingMessageCount: Type.Number({ description: "Queued steering and follow-up messages." }),
+    offlineModel: Type.Optional(
+      Type.Literal(true, { description: "parley: the built-in offline demo model is answering (no provider or API key configured)." }),
+    ),
   },
   { description: "Data of get_state." },
 );

@@ -1,0 +1,206 @@
+/**
+ * The terminal client (examples/rpc-extension-ui.ts) driven the way a person uses it: in a
+ * tmux pane of fixed size, started with the README's command from a shell, keys sent with
+ * `send-keys`, the screen read with `capture-pane`. Every wait polls the screen against a
+ * deadline. .ci/run installs tmux when it is missing; without it this test fails, not skips.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/** The README's command (section "Terminal client"). */
+const COMMAND = "./node_modules/.bin/jiti examples/rpc-extension-ui.ts";
+const SOCKET = `parley-tui-test-${process.pid}`;
+const SESSION = "tui";
+const PROMPT = "tui-shell$ ";
+const WIDTH = 110;
+const HEIGHT = 34;
+
+const hasTmux = spawnSync("tmux", ["-V"], { stdio: "ignore" }).status === 0;
+
+function tmux(...args: string[]): string {
+  return execFileSync("tmux", ["-L", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
+}
+const capture = (): string[] => tmux("capture-pane", "-p", "-t", SESSION).replace(/\n$/, "").split("\n");
+const keys = (...names: string[]): void => void tmux("send-keys", "-t", SESSION, ...names);
+const typeText = (text: string): void => void tmux("send-keys", "-t", SESSION, "-l", text);
+const paneInfo = (format: string): string => tmux("display-message", "-p", "-t", SESSION, format).trim();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls the screen until `predicate` holds; fails with the last screen after `timeoutMs`. */
+async function waitFor(what: string, predicate: (screen: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  let screen: string[] = [];
+  for (;;) {
+    screen = capture();
+    if (predicate(screen)) return screen;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; the screen:\n${screen.join("\n")}`);
+    await sleep(40);
+  }
+}
+const showing = (...texts: (string | RegExp)[]) => (screen: string[]) =>
+  texts.every((t) => screen.some((line) => (typeof t === "string" ? line.includes(t) : t.test(line))));
+const rowOf = (screen: string[], text: string): number => screen.findIndex((line) => line.includes(text));
+const lastLine = (screen: string[]): string => [...screen].reverse().find((line) => line.trim() !== "") ?? "";
+
+/** Types a line into the client's input and presses Enter. */
+function submit(text: string): void {
+  typeText(text);
+  keys("Enter");
+}
+
+describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
+  let home = "";
+
+  beforeAll(() => {
+    expect(hasTmux, "tmux is needed for this test: apt-get install tmux (.ci/run does)").toBe(true);
+    home = mkdtempSync(join(tmpdir(), "parley-tui-"));
+    // A clean environment: no API keys (parley stays on its offline model), no user extensions.
+    const env = [`PATH=${process.env["PATH"] ?? ""}`, `HOME=${home}`, "TERM=screen", "LANG=C.UTF-8", `PS1=${PROMPT}`, "HISTFILE="];
+    tmux("new-session", "-d", "-s", SESSION, "-x", String(WIDTH), "-y", String(HEIGHT), "-c", ROOT, "env", "-i", ...env, "bash", "--norc", "--noprofile");
+  });
+
+  afterAll(() => {
+    if (hasTmux) spawnSync("tmux", ["-L", SOCKET, "kill-server"], { stdio: "ignore" });
+    if (home) rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  });
+
+  it("starts with the agent's real commands, its status in the status bar and its widget in place", async () => {
+    await waitFor("the shell prompt", (screen) => screen.some((line) => line.startsWith(PROMPT.trim())));
+    submit(`${COMMAND}; echo "client exit status: $?"`);
+    const screen = await waitFor(
+      "the command list and the status bar",
+      (s) => showing("/demo-select", "/demo-timed-editor", "/demo-degraded")(s) && lastLine(s).includes("rpc-demo: ready"),
+      40_000,
+    );
+    expect(paneInfo("#{alternate_on}")).toBe("1");
+    const status = lastLine(screen);
+    expect(status).toContain("parley demo (startup)"); // the title the extension set
+    expect(status).toContain("parley offline demo"); // the model
+    // The widget sits above the input line, which sits above the status bar.
+    const widget = rowOf(screen, "parley RPC demo");
+    const input = rowOf(screen, "› a message or /command");
+    expect(widget).toBeGreaterThan(rowOf(screen, "/demo-degraded"));
+    expect(rowOf(screen, "try /demo-select, /demo-confirm")).toBe(widget + 1);
+    expect(input).toBeGreaterThan(widget + 1);
+    expect(input).toBe(screen.length - 2);
+  }, 50_000);
+
+  it("select: arrow down + Enter answers green", async () => {
+    submit("/demo-select");
+    await waitFor("the select dialog", showing("Pick a colour (select)", "❯ red", "↑/↓ move · Enter choose · Esc cancel"));
+    keys("Down");
+    await waitFor("the cursor on green", showing("❯ green"));
+    keys("Enter");
+    const screen = await waitFor("the extension's notify", showing("ℹ select: green"));
+    expect(screen.some((line) => line.includes("Pick a colour (select)"))).toBe(false);
+    expect(lastLine(screen)).toContain("rpc-demo: 1 dialog answered");
+  });
+
+  it("confirm: y answers yes", async () => {
+    submit("/demo-confirm");
+    await waitFor("the confirm dialog", showing("Proceed? (confirm)", "The demo will pretend to do something.", "[y] Yes"));
+    keys("y");
+    await waitFor("the extension's notify", showing("ℹ confirm: true"));
+  });
+
+  it("input: a typed name + Enter", async () => {
+    submit("/demo-input");
+    await waitFor("the input dialog with its placeholder", showing("Your name? (input)", "│ › type a name"));
+    typeText("Ada Lovelace");
+    await waitFor("the typed name", showing("│ › Ada Lovelace"));
+    keys("Enter");
+    await waitFor("the extension's notify", showing("ℹ input: Ada Lovelace"));
+  });
+
+  it("editor: two more lines after the prefill, submitted with Ctrl-S", async () => {
+    submit("/demo-editor");
+    await waitFor("the editor with its prefill and keys", showing("Edit the note (editor)", "│ line one", "│ line two", "Ctrl-S or Ctrl-D submit"));
+    keys("Enter");
+    typeText("alpha");
+    keys("Enter");
+    typeText("beta");
+    await waitFor("the typed lines", showing("│ alpha", "│ beta"));
+    keys("C-s");
+    const screen = await waitFor("the extension's notify", showing("ℹ editor: 4 lines"));
+    expect(screen.some((line) => line.includes("Edit the note (editor)"))).toBe(false);
+  });
+
+  it("a timed confirm shows its countdown, then closes by itself and the extension gets false", async () => {
+    const started = Date.now();
+    submit("/demo-timed 1500");
+    const seen = new Set<string>();
+    const screen = await waitFor("the dialog to close by itself", (s) => {
+      for (const line of s) {
+        const match = /Quick! \(confirm\).*⏱ (\d+\.\d)s left/.exec(line);
+        if (match) seen.add(match[1]!);
+      }
+      return showing("ℹ timed confirm: false")(s);
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    // Several different readings of a countdown that starts at (at most) 1.5 s.
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...[...seen].map(Number))).toBeLessThanOrEqual(1.5);
+    expect(screen.some((line) => line.includes("“Quick!” timed out; the dialog closed by itself"))).toBe(true);
+    expect(screen.some((line) => line.includes("Quick! (confirm)"))).toBe(false);
+  });
+
+  it("widgets stay above and below the input line while the transcript grows", async () => {
+    submit("/demo-widgets");
+    const before = await waitFor("both widgets", showing("▍ above the editor", "▍ below the editor", "▍ (second line)"));
+    const above = rowOf(before, "▍ above the editor");
+    const input = rowOf(before, "› a message or /command");
+    const below = rowOf(before, "▍ below the editor");
+    expect(above).toBeLessThan(input);
+    expect(below).toBe(input + 1);
+    expect(rowOf(before, "▍ (second line)")).toBe(below + 1);
+    expect(before.length - 1).toBe(below + 2); // then the status bar, last
+    submit("/demo-notify");
+    const after = await waitFor("the notifications", showing("ℹ an info note", "⚠ a warning", "✖ an error"));
+    expect([rowOf(after, "▍ above the editor"), rowOf(after, "› a message or /command"), rowOf(after, "▍ below the editor")]).toEqual([
+      above,
+      input,
+      below,
+    ]);
+    // Widgets are drawn once, in place: never copied into the transcript.
+    expect(after.filter((line) => line.includes("parley RPC demo"))).toHaveLength(1);
+  });
+
+  it("set_editor_text prefills the input line; Enter sends it and the reply streams in", async () => {
+    submit("/demo-prefill hello there");
+    await waitFor("the prefilled input line", showing(/^› hello there\s*$/));
+    keys("Enter");
+    await waitFor("the offline model's reply", showing("› hello there", "offline demo model"));
+  });
+
+  it("Ctrl-C closes the agent, restores the terminal and returns to the shell", async () => {
+    keys("C-c");
+    const screen = await waitFor("the shell again", (s) => showing("agent closed (exit code 0)", "client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
+    expect(screen.some((line) => line.includes("rpc-demo:"))).toBe(false); // the client's screen is gone
+    expect(paneInfo("#{alternate_on}")).toBe("0");
+    expect(paneInfo("#{pane_current_command}")).toBe("bash");
+    // The shell reads lines again: the terminal was handed back in a usable state.
+    submit("echo terminal-ok-$((20+22))");
+    await waitFor("the shell's answer", showing("terminal-ok-42"));
+  });
+
+  it("against pi (`-- CMD ARGS`): degrades without get_ui_state and dismiss records", async () => {
+    keys("C-l");
+    submit(`${COMMAND} -- ./node_modules/.bin/pi --mode rpc --no-session -e examples/extensions/rpc-demo.ts; echo "pi client exit status: $?"`);
+    await waitFor(
+      "pi's commands and the demo's status, built from records",
+      (s) => showing("agent: pi-compatible", "/demo-select", "▍ parley RPC demo")(s) && lastLine(s).includes("rpc-demo: ready"),
+      30_000,
+    );
+    // No extension_ui_dismissed from pi: the client ends the dialog at its deadline.
+    submit("/demo-timed 1000");
+    await waitFor("the countdown", showing(/Quick! \(confirm\).*⏱ \d\.\ds left/));
+    await waitFor("the dialog to close by itself", showing("“Quick!” timed out; the dialog closed by itself", "ℹ timed confirm: false"));
+    keys("C-d"); // on an empty line: quit
+    await waitFor("the shell again", (s) => showing("agent closed", "pi client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
+  }, 45_000);
+});

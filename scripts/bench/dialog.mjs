@@ -1,0 +1,50 @@
+// Dialog round trip: the bench extension's /bench-confirm N awaits ctx.ui.confirm() N times in a
+// row and times each call (request written → answer delivered to the extension); the client
+// answers every confirm as soon as it reads it. p50/p99 per run, medians over runs; peak RSS
+// (VmHWM) of a fresh process per run.
+import { AGENTS, BENCH_EXT, benchResult, kibToMiB, median, percentile, progress, request, startAgent } from "./lib.mjs";
+
+async function once(agent, n) {
+  const proc = startAgent(agent, agent.name === "floor" ? [] : ["-e", BENCH_EXT]);
+  try {
+    let answered = 0;
+    proc.onLine = (line) => {
+      if (!line.includes('"method":"confirm"')) return;
+      proc.send({ type: "extension_ui_response", id: JSON.parse(line).id, confirmed: true });
+      answered++;
+    };
+    await request(proc, { type: "get_state" }, 30_000);
+    const result = benchResult(proc, 120_000);
+    const sentAt = performance.now();
+    proc.send({ type: "prompt", message: `/bench-confirm ${n}`, id: "bench-confirm" });
+    const { rtt, yes } = await result;
+    const clientMs = performance.now() - sentAt;
+    if (answered !== n || yes !== n) throw new Error(`${agent.name}: ${answered} confirms answered, ${yes} confirmed, expected ${n}`);
+    const hwm = proc.status()?.VmHWM;
+    return {
+      p50Us: percentile(rtt, 50) * 1000,
+      p99Us: percentile(rtt, 99) * 1000,
+      meanUs: (rtt.reduce((a, b) => a + b, 0) / rtt.length) * 1000,
+      clientMs,
+      peakRssMiB: kibToMiB(hwm),
+    };
+  } finally {
+    await proc.stop();
+  }
+}
+
+export async function runDialog({ quick }) {
+  const n = quick ? 500 : 2000;
+  const runs = quick ? 2 : 5;
+  const names = ["floor", "parley", "pi"];
+  const samples = Object.fromEntries(names.map((x) => [x, []]));
+  for (let r = 0; r < runs; r++) {
+    for (const name of names) {
+      const s = await once(AGENTS[name], n);
+      samples[name].push(s);
+      progress(`dialog ${r + 1}/${runs} ${name}: ${n} confirms, p50 ${s.p50Us.toFixed(0)} µs, p99 ${s.p99Us.toFixed(0)} µs`);
+    }
+  }
+  const pick = (key) => Object.fromEntries(names.map((x) => [x, median(samples[x].map((s) => s[key]))]));
+  return { n, runs, p50Us: pick("p50Us"), p99Us: pick("p99Us"), meanUs: pick("meanUs"), peakRssMiB: pick("peakRssMiB"), samples };
+}

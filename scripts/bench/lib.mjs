@@ -1,0 +1,244 @@
+// Shared helpers for the benchmark: paths, agent processes, a linear line splitter for the
+// client side, /proc readers, statistics and progress output.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(BENCH_DIR, "../..");
+export const FIXTURES = join(BENCH_DIR, "fixtures");
+export const BENCH_EXT = join(FIXTURES, "bench-ext.js");
+export const PI_PKG = join(ROOT, "node_modules/@mariozechner/pi-coding-agent");
+export const PI_SCRIPT = join(PI_PKG, "dist/cli.js");
+export const PARLEY_SCRIPT = join(ROOT, "packages/agent/bin/parley.js");
+export const FLOOR_SCRIPT = join(FIXTURES, "floor-agent.mjs");
+export const PARLEY_READER = join(ROOT, "packages/protocol/dist/jsonl.js");
+export const PI_READER = join(PI_PKG, "dist/modes/rpc/jsonl.js");
+
+/**
+ * The agents under test. Each is started as `node SCRIPT ARGS…` (not through the .bin shim or
+ * `env`), so the child's pid is the node process whose /proc/PID/status we read.
+ */
+export const AGENTS = {
+  parley: { name: "parley", script: PARLEY_SCRIPT, args: ["--mode", "rpc", "--no-session"] },
+  pi: { name: "pi", script: PI_SCRIPT, args: ["--mode", "rpc", "--no-session"] },
+  floor: { name: "floor", script: FLOOR_SCRIPT, args: [] },
+};
+
+// ------------------------------------------------------------------------------------------------
+// progress and statistics
+
+const t0 = performance.now();
+export function progress(message) {
+  const s = ((performance.now() - t0) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[bench ${s}s] ${message}\n`);
+}
+
+export function median(values) {
+  const v = values.filter((x) => typeof x === "number" && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+/** Nearest-rank percentile, p in [0, 100]. */
+export function percentile(values, p) {
+  const v = [...values].sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const rank = Math.min(v.length - 1, Math.max(0, Math.ceil((p / 100) * v.length) - 1));
+  return v[rank];
+}
+
+export const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+// ------------------------------------------------------------------------------------------------
+// /proc
+
+/** Fields of /proc/PID/status in KiB (VmRSS, VmHWM, …), or null if the process is gone. */
+export function procStatus(pid) {
+  let text;
+  try {
+    text = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return null;
+  }
+  const out = {};
+  for (const m of text.matchAll(/^(Vm\w+):\s+(\d+) kB$/gm)) out[m[1]] = Number(m[2]);
+  return out;
+}
+
+export const kibToMiB = (kib) => (kib == null ? null : kib / 1024);
+
+// ------------------------------------------------------------------------------------------------
+// client-side line splitting: linear, LF only (same contract as the agents' readers)
+
+export class LineSplitter {
+  #pending = [];
+  #pendingBytes = 0;
+  constructor(onLine) {
+    this.onLine = onLine;
+  }
+  push(buf) {
+    let start = 0;
+    for (;;) {
+      const lf = buf.indexOf(10, start);
+      if (lf === -1) break;
+      let line;
+      if (this.#pending.length === 0) {
+        line = buf.toString("utf8", start, lf);
+      } else {
+        this.#pending.push(buf.subarray(start, lf));
+        line = Buffer.concat(this.#pending, this.#pendingBytes + lf - start).toString("utf8");
+        this.#pending = [];
+        this.#pendingBytes = 0;
+      }
+      this.onLine(line, lf - start + 1);
+      start = lf + 1;
+    }
+    if (start < buf.length) {
+      this.#pending.push(buf.subarray(start));
+      this.#pendingBytes += buf.length - start;
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// agent processes
+
+function cleanEnv(home) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    // No real provider keys: both agents run offline, with the same environment.
+    if (/API_KEY|_TOKEN$/i.test(k)) continue;
+    if (k.startsWith("npm_")) continue;
+    env[k] = v;
+  }
+  return {
+    ...env,
+    HOME: home,
+    PI_CODING_AGENT_DIR: join(home, ".pi", "agent"),
+    PI_OFFLINE: "1",
+    PI_SKIP_VERSION_CHECK: "1",
+  };
+}
+
+/**
+ * Start an agent with a private temp HOME (also its cwd). `onLine(line, bytes)` sees every stdout
+ * line; `stdoutBytes` counts raw bytes. Returns helpers to send records and wait for lines.
+ */
+export function startAgent(agent, extraArgs = [], { onLine } = {}) {
+  const home = mkdtempSync(join(tmpdir(), `bench-${agent.name}-`));
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [agent.script, ...agent.args, ...extraArgs], {
+    cwd: home,
+    env: cleanEnv(home),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d) => {
+    if (stderr.length < 64 * 1024) stderr += d;
+  });
+  child.stdin.on("error", () => {});
+  /** Pending waitLine calls; an exit fails them at once instead of at their timeout. */
+  const waiters = new Set();
+  let exitInfo = null;
+  let closed = false;
+  const proc = {
+    agent,
+    child,
+    pid: child.pid,
+    home,
+    spawnedAt,
+    stdoutBytes: 0,
+    /** Current line handler; swap it per phase. */
+    onLine: onLine ?? (() => {}),
+    stderr: () => stderr,
+    send(record) {
+      child.stdin.write(`${JSON.stringify(record)}\n`);
+    },
+    exited: new Promise((res) =>
+      child.on("exit", (code, signal) => {
+        exitInfo = { code, signal };
+        res(exitInfo);
+      }),
+    ),
+    /** Resolves with the first line for which `match(line)` is true (checked on new lines only). */
+    waitLine(match, ms = 30_000, what = "a line") {
+      return new Promise((res, rej) => {
+        const waiter = {
+          match,
+          done(line) {
+            clearTimeout(timer);
+            waiters.delete(waiter);
+            res(line);
+          },
+          fail(why) {
+            clearTimeout(timer);
+            waiters.delete(waiter);
+            const err = new Error(`${agent.name}: ${why} waiting for ${what}\nstderr:\n${stderr.slice(-2000)}`);
+            err.short = why;
+            err.stderr = stderr;
+            rej(err);
+          },
+        };
+        const timer = setTimeout(() => waiter.fail(`timed out after ${ms} ms`), ms);
+        waiters.add(waiter);
+        if (closed) waiter.fail(exitDescription());
+      });
+    },
+    status: () => procStatus(child.pid),
+    /** Close stdin, wait for exit (SIGKILL after `ms`), remove the temp HOME. */
+    async stop(ms = 5000) {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill("SIGKILL"), ms);
+      await proc.exited;
+      clearTimeout(timer);
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+  function exitDescription() {
+    const m = /\b(E[A-Z]{3,}|JavaScript heap out of memory|RangeError[^\n]*|TypeError[^\n]*)/.exec(stderr);
+    const how = exitInfo.signal ? `killed by ${exitInfo.signal}` : `exited with code ${exitInfo.code}`;
+    return `${how}${m ? ` (${m[1]})` : ""}`;
+  }
+  // "close" comes after "exit" and after stdout has delivered its last line.
+  child.on("close", () => {
+    closed = true;
+    for (const w of [...waiters]) w.fail(exitDescription());
+  });
+  const splitter = new LineSplitter((line, bytes) => {
+    proc.onLine(line, bytes);
+    if (waiters.size === 0) return;
+    for (const w of [...waiters]) if (w.match(line)) w.done(line);
+  });
+  child.stdout.on("data", (buf) => {
+    proc.stdoutBytes += buf.length;
+    splitter.push(buf);
+  });
+  return proc;
+}
+
+/** A response line for command id `id` (cheap check, then parse). */
+export function isResponseTo(id) {
+  const needle = `"id":${JSON.stringify(id)}`;
+  return (line) => line.includes('"type":"response"') && line.includes(needle) && JSON.parse(line).id === id;
+}
+
+/** Send a command and wait for its response record (parsed). Throws on success:false. */
+export async function request(proc, command, ms = 30_000) {
+  const id = `b${Math.random().toString(36).slice(2)}`;
+  const wait = proc.waitLine(isResponseTo(id), ms, `the response to ${command.type}`);
+  proc.send({ ...command, id });
+  const rec = JSON.parse(await wait);
+  if (rec.success === false) throw new Error(`${proc.agent.name}: ${command.type} failed: ${rec.error}`);
+  return rec;
+}
+
+/** Waits for the bench extension's `bench-result:` notify and returns its payload. */
+export function benchResult(proc, ms) {
+  return proc
+    .waitLine((line) => line.includes('"method":"notify"') && line.includes("bench-result:"), ms, "the bench result")
+    .then((line) => JSON.parse(JSON.parse(line).message.slice("bench-result:".length)));
+}

@@ -1,0 +1,210 @@
+// Turns the results into rows (figure, parley, pi, floor/baseline, ratio, target, met/missed) and
+// renders them as a plain-text table.
+
+function num(x) {
+  if (x == null || !Number.isFinite(x)) return "–";
+  const a = Math.abs(x);
+  if (a >= 1000) return Math.round(x).toLocaleString("en-US");
+  if (a >= 100) return x.toFixed(0);
+  if (a >= 10) return x.toFixed(1);
+  return x.toFixed(2);
+}
+
+function ratioText(r) {
+  if (r == null || !Number.isFinite(r)) return "–";
+  if (r >= 100) return r.toFixed(0);
+  if (r >= 10) return r.toFixed(1);
+  if (r >= 0.1) return r.toFixed(2);
+  return r.toFixed(3);
+}
+
+/**
+ * A cell value: a number, or a failure ({ timeout, timeoutMs } / { error }). `bound` makes a
+ * timed-out cell usable in a ratio as "more than timeoutMs".
+ */
+function cell(v, unit) {
+  if (v == null) return { text: "–", value: null };
+  if (typeof v === "number") return { text: `${num(v)}${unit ? ` ${unit}` : ""}`, value: v };
+  if (v.timeout) return { text: `timeout >${v.timeoutMs / 1000} s`, value: null, lowerBound: v.timeoutMs };
+  if (v.error) return { text: "failed", value: null, note: v.error };
+  return { text: "–", value: null };
+}
+
+/**
+ * ratio = a / b. With b only known as "more than X" (a timeout), the ratio is "less than a / X".
+ * Returns { text, value, upperBound }.
+ */
+function ratioOf(a, b) {
+  if (a.value == null) return { text: "–", value: null };
+  if (b.value != null && b.value !== 0) {
+    const value = a.value / b.value;
+    return { text: ratioText(value), value };
+  }
+  if (b.lowerBound) {
+    const upper = a.value / b.lowerBound;
+    return { text: `<${ratioText(upper)}`, value: null, upperBound: upper };
+  }
+  return { text: "–", value: null };
+}
+
+function judge(target, ratio) {
+  if (!target) return "";
+  const v = ratio.value ?? null;
+  if (target.op === "<=") {
+    if (v != null) return v <= target.value ? "met" : "MISSED";
+    if (ratio.upperBound != null && ratio.upperBound <= target.value) return "met";
+    return "n/a";
+  }
+  if (v != null) return v >= target.value ? "met" : "MISSED";
+  return "n/a";
+}
+
+function makeRow({ section, figure, unit, parley, pi, floor, ratio, ratioKind = "parley/pi", target }) {
+  const p = cell(parley, unit);
+  const q = cell(pi, unit);
+  const f = cell(floor, unit);
+  const r = ratio ?? ratioOf(p, q);
+  const notes = [
+    ...(p.note ? [`parley: ${p.note}`] : []),
+    ...(q.note ? [`pi: ${q.note}`] : []),
+    ...(f.note ? [`floor/baseline: ${f.note}`] : []),
+  ];
+  return {
+    section,
+    figure,
+    unit,
+    parley: p.text,
+    pi: q.text,
+    floor: f.text,
+    ratio: r.text,
+    ratioKind,
+    target: target ? `${ratioKind} ${target.op === "<=" ? "≤" : "≥"} ${target.value}` : "",
+    status: judge(target, r),
+    notes,
+    values: { parley: p.value, pi: q.value, floor: f.value, ratio: r.value ?? null, ratioUpperBound: r.upperBound ?? null },
+  };
+}
+
+export function buildRows(results) {
+  const rows = [];
+  const { startup, dialog, fireAndForget, framing, streaming, quick } = results;
+
+  if (startup) {
+    rows.push(makeRow({ section: "start-up", figure: "cold start (spawn → get_state)", unit: "ms", ...startup.coldStartMs, target: { op: "<=", value: 0.1 } }));
+    rows.push(makeRow({ section: "start-up", figure: "idle RSS (settled 1 s)", unit: "MiB", ...startup.idleRssMiB, target: { op: "<=", value: 0.4 } }));
+  }
+  if (dialog) {
+    const n = dialog.n.toLocaleString("en-US");
+    rows.push(makeRow({ section: "dialog", figure: `dialog round trip p50 (${n} confirms)`, unit: "µs", ...dialog.p50Us, target: { op: "<=", value: 1.0 } }));
+    rows.push(makeRow({ section: "dialog", figure: `dialog round trip p99 (${n} confirms)`, unit: "µs", ...dialog.p99Us, target: { op: "<=", value: 0.75 } }));
+    rows.push(makeRow({ section: "dialog", figure: "peak RSS, dialog load", unit: "MiB", ...dialog.peakRssMiB }));
+  }
+  if (fireAndForget) {
+    const n = fireAndForget.n.toLocaleString("en-US");
+    rows.push(makeRow({ section: "fire-and-forget", figure: `setStatus throughput (${n} records)`, unit: "rec/s", ...fireAndForget.recordsPerSec, target: { op: ">=", value: 1.3 } }));
+    rows.push(makeRow({ section: "fire-and-forget", figure: "peak RSS, fire-and-forget load", unit: "MiB", ...fireAndForget.peakRssMiB }));
+  }
+  if (framing) {
+    const lineCases = framing.cases.filter((c) => c.case.startsWith("line:"));
+    // The issue's targets name the 16 and 32 MiB lines; --quick applies them to its two smaller sizes.
+    const targeted = new Set(lineCases.slice(0, 2).map((c) => c.case));
+    const v = (x, key) => (x?.timeout || x?.error ? x : x?.[key]);
+    for (const c of framing.cases) {
+      const t = targeted.has(c.case);
+      rows.push(
+        makeRow({ section: "framing", figure: `${c.label}: time`, unit: "ms", parley: v(c.parley, "ms"), pi: v(c.pi, "ms"), floor: v(c.baseline, "ms"), target: t ? { op: "<=", value: 0.05 } : undefined }),
+      );
+      rows.push(
+        makeRow({
+          section: "framing",
+          figure: `${c.label}: peak RSS`,
+          unit: "MiB",
+          parley: v(c.parley, "peakRssMiB"),
+          pi: v(c.pi, "peakRssMiB"),
+          floor: v(c.baseline, "peakRssMiB"),
+          target: t ? { op: "<=", value: 0.5 } : undefined,
+        }),
+      );
+      const p = cell(v(c.parley, "ms"), "ms");
+      const b = cell(v(c.baseline, "ms"), "ms");
+      rows.push(
+        makeRow({
+          section: "framing",
+          figure: `${c.label}: parley vs linear baseline`,
+          unit: "ms",
+          parley: v(c.parley, "ms"),
+          floor: v(c.baseline, "ms"),
+          ratio: ratioOf(p, b),
+          ratioKind: "parley/baseline",
+          target: { op: "<=", value: 1.2 },
+        }),
+      );
+    }
+  }
+  if (streaming) {
+    for (const r of streaming.rows) {
+      const n = r.deltas.toLocaleString("en-US");
+      const v = (x, key, scale = 1) => (x?.error ? x : x?.[key] == null ? null : x[key] / scale);
+      rows.push(makeRow({ section: "streaming", figure: `${n} deltas: stdout`, unit: "MiB", parley: v(r.parley, "bytes", 2 ** 20), pi: v(r.pi, "bytes", 2 ** 20), floor: v(r.floor, "bytes", 2 ** 20) }));
+      rows.push(makeRow({ section: "streaming", figure: `${n} deltas: time`, unit: "ms", parley: v(r.parley, "ms"), pi: v(r.pi, "ms"), floor: v(r.floor, "ms") }));
+      rows.push(makeRow({ section: "streaming", figure: `${n} deltas: peak RSS`, unit: "MiB", parley: v(r.parley, "peakRssMiB"), pi: v(r.pi, "peakRssMiB"), floor: v(r.floor, "peakRssMiB") }));
+    }
+    const g = streaming.bytesPerDeltaGrowth;
+    const growth = (x) => (x ? x.factor : null);
+    const span = (x) => (x ? `${x.from.toLocaleString("en-US")}→${x.to.toLocaleString("en-US")}` : "");
+    const pSpan = span(g.parley);
+    const piSpan = span(g.pi);
+    const pf = cell(growth(g.parley), "×");
+    rows.push(
+      makeRow({
+        section: "streaming",
+        figure: `bytes/delta growth ${pSpan}${piSpan && piSpan !== pSpan ? ` (pi ${piSpan})` : ""}`,
+        unit: "×",
+        parley: growth(g.parley),
+        pi: growth(g.pi),
+        floor: growth(g.floor),
+        ratio: { text: pf.text === "–" ? "–" : pf.text.replace(" ×", ""), value: pf.value },
+        ratioKind: "parley growth",
+        target: { op: "<=", value: 1.2 },
+      }),
+    );
+  }
+  if (quick) for (const row of rows) if (row.status) row.status = `${row.status}*`;
+  return rows;
+}
+
+export function renderTable(rows, { quick } = {}) {
+  const header = ["figure", "parley", "pi", "floor / baseline", "ratio", "target", ""];
+  const lines = [];
+  const data = rows.map((r) => [r.figure, r.parley, r.pi, r.floor, r.ratio, r.target, r.status]);
+  const widths = header.map((h, i) => Math.max(h.length, ...data.map((d) => d[i].length)));
+  const numeric = new Set([1, 2, 3, 4]);
+  const fmt = (cells) =>
+    cells
+      .map((c, i) => (numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join("  ")
+      .trimEnd();
+  lines.push(fmt(header));
+  lines.push(widths.map((w) => "-".repeat(w)).join("  "));
+  let section = null;
+  rows.forEach((r, i) => {
+    if (r.section !== section) {
+      if (section !== null) lines.push("");
+      lines.push(`[${r.section}]`);
+      section = r.section;
+    }
+    lines.push(fmt(data[i]));
+  });
+  lines.push("");
+  const failures = new Map();
+  for (const r of rows) for (const n of r.notes ?? []) failures.set(`${r.figure.replace(/:.*$/, "")}, ${n}`, true);
+  for (const f of failures.keys()) lines.push(`failed: ${f}`);
+  lines.push("ratio = parley/pi unless the target names another; floor = a do-nothing Node agent, for framing rows the linear baseline reader.");
+  const judged = rows.filter((r) => r.status);
+  const missed = judged.filter((r) => r.status.startsWith("MISSED"));
+  const met = judged.filter((r) => r.status.startsWith("met"));
+  lines.push(`targets: ${met.length} met, ${missed.length} missed${judged.length - met.length - missed.length ? `, ${judged.length - met.length - missed.length} n/a` : ""}`);
+  for (const r of missed) lines.push(`  missed: ${r.figure} (${r.ratio}; target ${r.target})`);
+  if (quick) lines.push("* --quick: few iterations and small sizes; indicative only.");
+  return lines.join("\n");
+}
