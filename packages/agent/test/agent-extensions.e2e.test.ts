@@ -382,9 +382,12 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     ]);
     const agent = procs.parley(["--model-script", script, "-e", HOOKS], { cwd });
     const run = await runPrompt(agent, "read both");
-    const ends = toolEnds(run);
-    expect(ends[0]).toMatchObject({ toolName: "read", isError: false, result: { content: [{ type: "text", text: "[redacted by hooks]" }], details: { redacted: true } } });
-    expect(textOf(ends[1]?.["result"])).toContain("public text");
+    // The two reads run in parallel, so their end events may come in either order: match by call id.
+    const idOf = (path: string) =>
+      run.find((r) => r.type === "tool_execution_start" && (r["args"] as { path?: string }).path === path)?.["toolCallId"];
+    const endOf = (path: string) => toolEnds(run).find((r) => r["toolCallId"] === idOf(path));
+    expect(endOf("secret.txt")).toMatchObject({ toolName: "read", isError: false, result: { content: [{ type: "text", text: "[redacted by hooks]" }], details: { redacted: true } } });
+    expect(textOf(endOf("public.txt")?.["result"])).toContain("public text");
     const results = run.filter((r) => r.type === "message_end" && msg(r).role === "toolResult").map(msg);
     expect(results.map((m) => textOf(m))).toEqual(["[redacted by hooks]", expect.stringContaining("public text")]);
     expect(JSON.stringify(run)).not.toContain("the real secret");

@@ -82,6 +82,13 @@ const DIFFERENCES = [
     why: "the seed's event list includes agent_settled (the agent is idle and no retry/queued message follows); a pi client ignores an unknown event type. Normalised by asserting exactly one directly after each agent_end and removing it",
   },
   {
+    key: "agent-end-will-retry",
+    where: "agent_end",
+    pi: "{type:'agent_end', messages} (0.73.1 has no willRetry)",
+    parley: "{type:'agent_end', messages, willRetry}",
+    why: "the seed's agent_end carries willRetry (true when auto-retry will continue the run); normalised by asserting it is false here (no failing replies in these scripts) and removing it",
+  },
+  {
     key: "bash-update-chunking",
     where: "tool_execution_update of the bash tool",
     pi: "n ≥ 1 updates, one per output chunk as the child process flushes it (plus an initial empty one)",
@@ -248,6 +255,19 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
       return records.filter((r) => r.type !== "agent_settled");
     },
   },
+  "agent-end-will-retry": {
+    pi: (records) => {
+      for (const r of records.filter((r) => r.type === "agent_end")) expect(r, "pi 0.73.1's agent_end has no willRetry").not.toHaveProperty("willRetry");
+      return records;
+    },
+    parley: (records) =>
+      records.map((r) => {
+        if (r.type !== "agent_end") return r;
+        expect(r["willRetry"], "parley's agent_end.willRetry (no retryable failure in these scripts)").toBe(false);
+        const { willRetry: _w, ...rest } = r;
+        return rest as typeof r;
+      }),
+  },
   "bash-update-chunking": ((): Normaliser => {
     const text = (result: unknown): string =>
       ((obj(result, "tool result")["content"] as Obj[] | undefined) ?? []).map((c) => (c["type"] === "text" ? String(c["text"]) : "")).join("");
@@ -283,7 +303,7 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
 };
 
 /** The differences every step that runs the agent needs, in the order they must be applied. */
-const AGENT_RUN: DiffKey[] = ["toolcall-start-id", "message-update-delta", "prompt-dependent-tokens", "agent-settled"];
+const AGENT_RUN: DiffKey[] = ["toolcall-start-id", "message-update-delta", "prompt-dependent-tokens", "agent-settled", "agent-end-will-retry"];
 
 // ------------------------------------------------------------------------------------------------
 // The scripted model (an extension written per scenario)
