@@ -65,9 +65,12 @@ describe("DialogRegistry", () => {
     const { sent, registry } = setup();
     registry.handleResponse({ type: "extension_ui_response", id: "nope", value: "x" });
     expect(sent.at(-1)).toMatchObject({ code: "unknown_id", id: "nope", pending: false });
-    registry.noteFireAndForget("ff1", "notify");
-    registry.handleResponse({ type: "extension_ui_response", id: "ff1", value: "x" });
-    expect((sent.at(-1) as { error: string }).error).toContain("fire-and-forget notify");
+    const ff = registry.newFireAndForgetId();
+    expect(ff).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(registry.newFireAndForgetId()).not.toBe(ff);
+    registry.handleResponse({ type: "extension_ui_response", id: ff, value: "x" });
+    expect(sent.at(-1)).toMatchObject({ code: "unknown_id", id: ff, pending: false });
+    expect((sent.at(-1) as { error: string }).error).toContain("fire-and-forget");
     registry.handleResponse({ type: "extension_ui_response", value: "x" });
     expect(sent.at(-1)).toMatchObject({ code: "invalid_response", pending: false });
     expect(sent.at(-1)).not.toHaveProperty("id");
@@ -87,6 +90,19 @@ describe("DialogRegistry", () => {
     registry.handleResponse({ type: "extension_ui_response", id: "d1", confirmed: true });
     expect(sent.at(-1)).toMatchObject({ code: "already_resolved" });
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("remembers the last 10,000 ended dialogs: older ones become unknown ids", async () => {
+    const { sent, registry } = setup();
+    for (let i = 0; i < 10_001; i++) {
+      const answer = registry.open({ method: "input", title: "t" });
+      registry.handleResponse({ type: "extension_ui_response", id: `d${i + 1}`, cancelled: true });
+      await answer;
+    }
+    registry.handleResponse({ type: "extension_ui_response", id: "d1", value: "late" });
+    expect(sent.at(-1)).toMatchObject({ code: "unknown_id", id: "d1" });
+    registry.handleResponse({ type: "extension_ui_response", id: "d2", value: "late" });
+    expect(sent.at(-1)).toMatchObject({ code: "already_resolved", id: "d2" });
   });
 
   it("handles timeouts beyond setTimeout's 32-bit limit without firing early", () => {

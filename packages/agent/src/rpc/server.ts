@@ -2,7 +2,6 @@
  * The RPC server: routes inbound lines to the dialog registry or the command table, hosts the
  * extensions, and writes every outbound record through one transport. Knows nothing of stdio.
  */
-import { randomUUID } from "node:crypto";
 import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
 import { checkCommand, emptyUiState, reduceUiState, type FireAndForgetRequest, type UiState } from "@parley/protocol";
 import { AgentSession } from "../agent/agent-session.js";
@@ -444,9 +443,8 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   // ---- UiBridge -------------------------------------------------------------------
 
   fireAndForget(spec: Parameters<UiBridge["fireAndForget"]>[0]): void {
-    const record = { type: "extension_ui_request", id: randomUUID(), ...spec } as FireAndForgetRequest;
+    const record = { type: "extension_ui_request", id: this.dialogs.newFireAndForgetId(), ...spec } as FireAndForgetRequest;
     this.#uiState = reduceUiState(this.#uiState, record);
-    this.dialogs.noteFireAndForget(record.id, record.method);
     this.#transport.send(record);
   }
 

@@ -53,6 +53,9 @@ export class DialogRegistry {
   /** id → why it is no longer pending (bounded, oldest evicted first). */
   readonly #ended = new Map<string, string>();
   readonly #ring: (string | undefined)[] = new Array<string | undefined>(REMEMBERED_IDS);
+  /** "xxxxxxxx-xxxx-4xxx-yxxx-" of a random UUID; fire-and-forget ids append a 12-digit counter. */
+  readonly #ffPrefix = randomUUID().slice(0, 24);
+  #ffCount = 0;
   #ringNext = 0;
   #closed = false;
 
@@ -101,9 +104,13 @@ export class DialogRegistry {
     });
   }
 
-  /** Remember the id of a fire-and-forget request, so an answer to it gets a precise error. */
-  noteFireAndForget(id: string, method: string): void {
-    this.#remember(id, `it is a fire-and-forget ${method} request, which takes no response`);
+  /**
+   * An id for a fire-and-forget request. They share a random prefix and count up, so an answer to
+   * one is recognised without remembering any of them (floods of setStatus stay cheap), and they
+   * still have the UUID shape pi's clients see.
+   */
+  newFireAndForgetId(): string {
+    return `${this.#ffPrefix}${(this.#ffCount++).toString(16).padStart(12, "0")}`;
   }
 
   /** Route one parsed `extension_ui_response` line. Refusals are reported, never dropped. */
@@ -115,6 +122,10 @@ export class DialogRegistry {
     }
     const entry = this.#pending.get(rawId);
     if (!entry) {
+      if (rawId.startsWith(this.#ffPrefix)) {
+        this.#refuse(rawId, "unknown_id", false, `No dialog has id ${rawId}: it is a fire-and-forget request, which takes no response`);
+        return;
+      }
       const why = this.#ended.get(rawId);
       if (why?.startsWith("it was")) this.#refuse(rawId, "already_resolved", false, `Dialog ${rawId} is no longer pending: ${why}`);
       else if (why) this.#refuse(rawId, "unknown_id", false, `No dialog has id ${rawId}: ${why}`);
