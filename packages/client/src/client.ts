@@ -41,7 +41,7 @@ export class RpcClient extends CommandMethods {
   constructor(transport: Transport, options: RpcClientOptions = {}) {
     super();
     this.transport = transport;
-    const listenerError = (error: unknown): void => this.#errors.fire(new ListenerError(error));
+    const listenerError = (error: unknown): void => this.#reportError(new ListenerError(error));
     this.#stateChanges = new Emitter({ onListenerError: listenerError });
     this.#any = new Emitter({ onListenerError: listenerError });
     this.#requests = new RequestTracker((record) => transport.send(record), options.idPrefix);
@@ -50,7 +50,7 @@ export class RpcClient extends CommandMethods {
         if (this.#state === "closed") throw new ConnectionClosedError({ reason: "local" });
         transport.send(record);
       },
-      onHandlerError: (error) => this.#errors.fire(error),
+      onHandlerError: (error) => this.#reportError(error),
       onListenerError: listenerError,
     });
     this.ready = transport.opened.then(() => {
@@ -60,7 +60,7 @@ export class RpcClient extends CommandMethods {
     this.closed = transport.closed;
     this.#subscriptions = [
       transport.onRecord((record) => this.#route(record)),
-      transport.onProtocolError((error) => this.#errors.fire(error)),
+      transport.onProtocolError((error) => this.#reportError(error)),
       transport.onClose((info) => this.#shutDown(info)),
     ];
   }
@@ -83,6 +83,12 @@ export class RpcClient extends CommandMethods {
    * (ProtocolError), dialog handlers that threw (DialogHandlerError), listeners that threw
    * (ListenerError). With no listener they are discarded.
    */
+  /** Problems that do not stop the connection; with no onError listener they become process warnings. */
+  #reportError(error: ClientErrorEvent): void {
+    if (this.#errors.listenerCount > 0) this.#errors.fire(error);
+    else process.emitWarning(error.message, { type: error.name, code: "PARLEY_CLIENT" });
+  }
+
   onError(listener: (error: ClientErrorEvent) => void): Disposable {
     return this.#errors.event(listener);
   }
@@ -91,7 +97,7 @@ export class RpcClient extends CommandMethods {
   on<K extends keyof AgentEventMap>(type: K, listener: (event: AgentEventMap[K]) => void): Disposable {
     let emitter = this.#events.get(type);
     if (emitter === undefined) {
-      emitter = new Emitter({ onListenerError: (error) => this.#errors.fire(new ListenerError(error)) });
+      emitter = new Emitter({ onListenerError: (error) => this.#reportError(new ListenerError(error)) });
       this.#events.set(type, emitter);
     }
     return emitter.event(listener as unknown as (record: AgentRecord) => void);
@@ -103,12 +109,13 @@ export class RpcClient extends CommandMethods {
   }
 
   /**
-   * Ends the connection: pending requests reject with ConnectionClosedError, open dialogs end
+   * Ends the connection (`killAfterMs`: a spawned agent that has not exited by then is killed):
+   * pending requests reject with ConnectionClosedError, open dialogs end
    * (reason "closed"), then the transport closes (a spawned agent gets EOF and exits).
    */
-  async close(): Promise<void> {
+  async close(options: { killAfterMs?: number } = {}): Promise<void> {
     this.#shutDown({ reason: "local" });
-    await this.transport.close();
+    await this.transport.close(options);
   }
 
   protected issue<K extends CommandType>(command: CommandInput<K>, options?: RequestOptions): IssuedRequest<K> {

@@ -21,6 +21,8 @@ export type DialogResult<M extends DialogMethod> = M extends "confirm" ? boolean
 export type DialogHandler<M extends DialogMethod> = (
   request: DialogRequestOf<M>,
   signal: AbortSignal,
+  /** The dialog's bookkeeping: its deadline (for a countdown) and when it was received. */
+  dialog: PendingDialog<M>,
 ) => DialogResult<M> | Promise<DialogResult<M>>;
 
 export interface PendingDialog<M extends DialogMethod = DialogMethod> {
@@ -257,7 +259,7 @@ export class DialogDispatcher {
   #run(entry: DialogEntry, handler: DialogHandler<DialogMethod>): void {
     let result: unknown;
     try {
-      result = handler(entry.request, entry.signal);
+      result = handler(entry.request, entry.signal, entry);
     } catch (error) {
       this.#fail(entry, error);
       return;

@@ -25,8 +25,11 @@ export interface Transport {
   onProtocolError(listener: (error: ProtocolError) => void): Disposable;
   /** Called once when the transport ends; immediately (on a microtask) if it already has. */
   onClose(listener: (info: CloseInfo) => void): Disposable;
-  /** Ends the connection; resolves when it is fully closed (a spawned process has exited). */
-  close(): Promise<void>;
+  /**
+   * Ends the connection; resolves when it is fully closed (a spawned process has exited).
+   * `killAfterMs` applies to transports that own a process; others ignore it.
+   */
+  close(options?: { killAfterMs?: number }): Promise<void>;
 }
 
 /** Record/error/close bookkeeping shared by the transports in this package. */

@@ -268,3 +268,36 @@ describe("many dialogs", () => {
     expect(client.ui.pending()).toEqual([]);
   });
 });
+
+describe("handler context and unobserved errors", () => {
+  it("a handler gets the dialog's bookkeeping, with the deadline of a timed dialog", async () => {
+    const { client, agent } = connectFake();
+    const seen: { deadline: number | undefined; receivedAt: number }[] = [];
+    client.ui.handle("confirm", (_req, _signal, dialog) => {
+      seen.push({ deadline: dialog.deadline, receivedAt: dialog.receivedAt });
+      return true;
+    });
+    agent.dialog("t1", "confirm", { timeout: 5000 });
+    await agent.waitFor((r) => r["id"] === "t1");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.deadline! - seen[0]!.receivedAt).toBe(5000);
+  });
+
+  it("with no onError listener, a handler's failure becomes a process warning instead of vanishing", async () => {
+    const { client, agent } = connectFake();
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on("warning", onWarning);
+    try {
+      client.ui.handle("input", () => {
+        throw new Error("unobserved boom");
+      });
+      agent.dialog("w1", "input");
+      await agent.waitFor((r) => r["id"] === "w1");
+      await settle();
+      expect(warnings.some((w) => w.name === "DialogHandlerError")).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
