@@ -5,15 +5,9 @@
  */
 import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import type { AssistantMessageEvent, Usage } from "@mariozechner/pi-ai";
+import { emptyUsage } from "../models/reply-stream.js";
 
-export const ZERO_USAGE: Usage = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
+const ZERO_USAGE: Usage = emptyUsage();
 
 type DeltaEvent = Record<string, unknown> & { type: AssistantMessageEvent["type"] };
 

@@ -29,7 +29,7 @@ import type {
   ToolResultMessage,
 } from "@mariozechner/pi-ai";
 import type { PiAi } from "./pi-ai.js";
-import { type PlannedReply, type PlannedToolCall, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
+import { localModel, type PlannedReply, type PlannedToolCall, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
 import { PARLEY_PROVIDER } from "./script-model.js";
 
 export const OFFLINE_MODEL_ID = "offline";
@@ -51,18 +51,7 @@ export function createOfflineModel(options: OfflineModelOptions = {}): Model<Api
   const cwd = resolve(options.cwd ?? process.cwd());
   const baseUrl = pathToFileURL(cwd).href;
   settingsByBaseUrl.set(baseUrl, { delayMs: options.delayMs ?? 0 });
-  return {
-    id: OFFLINE_MODEL_ID,
-    name: "parley offline demo (no API key)",
-    api: OFFLINE_API,
-    provider: PARLEY_PROVIDER,
-    baseUrl,
-    reasoning: false,
-    input: ["text", "image"],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    contextWindow: 128_000,
-    maxTokens: 16_384,
-  };
+  return localModel({ id: OFFLINE_MODEL_ID, name: "parley offline demo (no API key)", api: OFFLINE_API, provider: PARLEY_PROVIDER, baseUrl });
 }
 
 function cwdOf(model: Model<Api>): string {

@@ -130,7 +130,8 @@ export function generateToolCallId(): string {
   return `call_${randomBytes(9).toString("base64url")}`;
 }
 
-function emptyUsage(): Usage {
+/** A fresh all-zero usage (a new object each time: usages are mutated while streaming). */
+export function emptyUsage(): Usage {
   return {
     input: 0,
     output: 0,
@@ -275,4 +276,17 @@ export function streamPlannedReply(
 
   void run();
   return stream;
+}
+
+/** The Model object of one of parley's local models: free, no reasoning, 128k context. */
+export function localModel(fields: { id: string; name: string; api: string; provider: string; baseUrl: string }): Model<Api> {
+  return {
+    ...fields,
+    api: fields.api as Api,
+    reasoning: false,
+    input: ["text", "image"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 128_000,
+    maxTokens: 16_384,
+  };
 }

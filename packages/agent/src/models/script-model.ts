@@ -17,7 +17,7 @@ import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
 import type { PiAi } from "./pi-ai.js";
-import { type PlannedReply, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
+import { localModel, type PlannedReply, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
 
 export const PARLEY_PROVIDER = "parley";
 export const SCRIPT_MODEL_ID = "script";
@@ -181,18 +181,13 @@ let inlineCount = 0;
 export function createScriptModel(script: ModelScript, settings: ReplyStreamSettings = {}): Model<Api> {
   const baseUrl = script.file ? pathToFileURL(script.file).href : `parley-script:inline/${++inlineCount}`;
   instances.set(baseUrl, { script, settings });
-  return {
+  return localModel({
     id: SCRIPT_MODEL_ID,
     name: script.file ? `Scripted model (${basename(script.file)})` : "Scripted model",
     api: SCRIPT_API,
     provider: PARLEY_PROVIDER,
     baseUrl,
-    reasoning: false,
-    input: ["text", "image"],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    contextWindow: 128_000,
-    maxTokens: 16_384,
-  };
+  });
 }
 
 /** pi-ai stream function for api "parley-script". Consumes one turn per call. */
