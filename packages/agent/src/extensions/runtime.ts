@@ -135,12 +135,19 @@ export class ExtensionRuntime {
   }
 
   /** Runs `/name args` if `name` is a registered command; false when it is not one. */
-  async runCommand(text: string): Promise<boolean> {
+  /** The registered command `/name args` invokes, with its args; undefined for anything else. */
+  findCommand(text: string): { command: RegisteredCommand; args: string } | undefined {
     const match = /^\/(\S+)(?:\s([\s\S]*))?$/.exec(text);
     const command = match ? this.commands.get(match[1] ?? "") : undefined;
-    if (!command) return false;
+    return command ? { command, args: match?.[2] ?? "" } : undefined;
+  }
+
+  async runCommand(text: string): Promise<boolean> {
+    const found = this.findCommand(text);
+    if (!found) return false;
+    const { command, args } = found;
     try {
-      await command.options.handler(match?.[2] ?? "", this.commandContext(command.extension));
+      await command.options.handler(args, this.commandContext(command.extension));
     } catch (error) {
       this.#host.reportError({ extensionPath: command.extension.path, event: `command:${command.name}`, ...errorText(error) });
     }

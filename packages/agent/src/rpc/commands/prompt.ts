@@ -8,8 +8,7 @@ import { async, sync, type CommandTable } from "./types.js";
 import type { RpcServer } from "../server.js";
 
 function isExtensionCommand(server: RpcServer, message: string): boolean {
-  const name = /^\/(\S+)/.exec(message)?.[1];
-  return name !== undefined && server.runtime.commands.has(name);
+  return server.runtime.findCommand(message) !== undefined;
 }
 
 async function accept<T>(work: () => Promise<T> | T): Promise<T> {
