@@ -559,12 +559,17 @@ describe("resolveModels", () => {
 
   it("reports unknown providers and models with close matches", async () => {
     await expect(resolveModels({ provider: "antropic", model: "x" }, at({}))).rejects.toThrow(/Unknown provider "antropic"\. Did you mean "anthropic"\?/);
-    const error = await resolveModels({ provider: "anthropic", model: "claude-sonet-4-5" }, at({})).catch((e: unknown) => e);
+    // As in pi: an unknown id for a known provider is used as a custom id of that provider, with
+    // a warning that still names the close matches (a typo is easy to spot).
+    const custom = await resolveModels({ provider: "anthropic", model: "claude-sonet-4-5" }, at({}));
+    expect(custom.model).toMatchObject({ provider: "anthropic", id: "claude-sonet-4-5", name: "claude-sonet-4-5", api: "anthropic-messages" });
+    expect(custom.warnings.join("\n")).toMatch(/"anthropic\/claude-sonet-4-5" is not in the catalogue; using it as a custom model id of anthropic \(did you mean: .*anthropic\/claude-sonnet-4-5/);
+    const withLevel = await resolveModels({ model: "anthropic/claude-new-model:low" }, at({}));
+    expect(withLevel.model.id).toBe("claude-new-model");
+    // Without a provider there is nothing to base a custom model on: an error with suggestions.
+    const error = await resolveModels({ model: "claude-opsu-4-7" }, at({})).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ModelResolutionError);
-    expect((error as ModelResolutionError).message).toMatch(/^Model "anthropic\/claude-sonet-4-5" not found\. Did you mean: .*anthropic\/claude-sonnet-4-5/);
-    expect((error as ModelResolutionError).suggestions).toContain("anthropic/claude-sonnet-4-5");
-    await expect(resolveModels({ model: "claude-opsu-4-7" }, at({}))).rejects.toThrow(/anthropic\/claude-opus-4-7/);
-    await expect(resolveModels({ model: "anthropic/claude-opus-4-7:ultra" }, at({}))).rejects.toThrow(/not found/);
+    expect((error as ModelResolutionError).message).toMatch(/anthropic\/claude-opus-4-7/);
     await expect(resolveModels({ apiKey: "k" }, at({}))).rejects.toThrow(/--api-key needs a model/);
   });
 

@@ -114,6 +114,8 @@ export interface ModelMatch {
   model: Model<Api>;
   /** From a `:<level>` suffix in the pattern, if any. */
   thinkingLevel?: ThinkingLevel;
+  /** Set when the id is not in the catalogue and is used as a custom id of its provider. */
+  warning?: string;
 }
 
 export interface ModelResolution {
@@ -193,6 +195,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     const match = catalog.resolveCli(options.provider, options.model);
     model = match.model;
     patternLevel = match.thinkingLevel;
+    if (match.warning) warnings.push(match.warning);
     source = "cli";
     if (options.apiKey !== undefined) {
       if (model.provider === PARLEY_PROVIDER) warnings.push(`--api-key is ignored: ${model.provider}/${model.id} needs no key`);
@@ -401,6 +404,17 @@ class Catalog {
     const pool = provider && !inferred ? candidates : this.all;
     const bare = stripThinkingSuffix(pattern);
     const suggestions = suggestModels(bare, pool, 5);
+    // As pi does: a provider's new model may predate the catalogue, so an unknown id for a known
+    // provider is taken as a custom id on the provider's default model (with a warning).
+    const base = provider && provider !== PARLEY_PROVIDER ? this.defaultModel(provider) : undefined;
+    if (base && bare !== "") {
+      const level = pattern.length > bare.length ? pattern.slice(bare.length + 1) : undefined;
+      return {
+        model: { ...base, id: bare, name: bare },
+        ...(level !== undefined && isThinkingLevel(level) ? { thinkingLevel: level } : {}),
+        warning: `Model "${provider}/${bare}" is not in the catalogue; using it as a custom model id of ${provider}${suggestions.length > 0 ? ` (did you mean: ${suggestions.join(", ")}?)` : ""}`,
+      };
+    }
     const hint =
       suggestions.length > 0
         ? ` Did you mean: ${suggestions.join(", ")}?`
