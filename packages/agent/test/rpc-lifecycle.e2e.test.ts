@@ -312,3 +312,33 @@ describe("extension discovery", () => {
     expect(await names(["--no-extensions", "-e", join(FIX, "lifecycle.ts")])).toEqual(["boom", "bye", "ctx", "exec", "late-timer"]);
   });
 });
+
+describe("extensions need no install of their own", () => {
+  it("an extension outside any node_modules imports typebox, pi-ai, pi-tui and pi-coding-agent values", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const dir = mkdtempSync(join(tmpdir(), "parley-bare-ext-"));
+    const file = join(dir, "imports.ts");
+    writeFileSync(
+      file,
+      [
+        'import { Type } from "typebox";',
+        'import { StringEnum } from "@mariozechner/pi-ai";',
+        'import { Text } from "@mariozechner/pi-tui";',
+        'import { defineTool, getAgentDir, CustomEditor, type ExtensionAPI } from "@mariozechner/pi-coding-agent";',
+        "export default function (pi: ExtensionAPI) {",
+        '  const tool = defineTool({ name: "t", label: "T", description: "d", parameters: Type.Object({ mode: StringEnum(["a", "b"]) }), async execute() { return { content: [], details: {} }; } });',
+        '  pi.registerCommand("imports", { handler: async (_a, ctx) => ctx.ui.notify(JSON.stringify({ tool: tool.name, dir: typeof getAgentDir(), text: typeof Text, editor: typeof CustomEditor })) });',
+        "}",
+      ].join("\n"),
+    );
+    const agent = start(["-e", file]);
+    await agent.request({ type: "prompt", message: "/imports" });
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+    expect(JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"]))).toEqual({
+      tool: "t",
+      dir: "string",
+      text: "function",
+      editor: "function",
+    });
+  });
+});
