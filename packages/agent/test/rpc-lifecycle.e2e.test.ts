@@ -342,3 +342,15 @@ describe("extensions need no install of their own", () => {
     });
   });
 });
+
+describe("input that ends during start-up", () => {
+  it("is still answered, in order, before parley exits", async () => {
+    const agent = start(["-e", join(FIX, "slow-start.ts"), "--max-line-bytes", "1024"]);
+    agent.sendRaw(`{"type":"get_state","id":"a"}\n{"type":"get_state","pad":"${"x".repeat(2048)}"}\n{"type":"get_ui_state","id":"b"}\n`);
+    agent.closeInput();
+    expect((await agent.exited).code).toBe(0);
+    const responses = agent.records.filter((r) => r.type === "response");
+    expect(responses.map((r) => r["id"] ?? r["command"])).toEqual(["a", "parse", "b"]);
+    expect((responses[2]?.["data"] as { statuses: Record<string, string> }).statuses).toEqual({ slow: "started" });
+  });
+});

@@ -69,8 +69,10 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   readonly #log: (message: string) => void;
   readonly #uiContexts = new Map<string, ExtensionUIContext>();
   readonly #diagnosed = new Set<string>();
-  /** Lines that arrived while start-up handlers ran; handled in order right after. */
-  #backlog: string[] | undefined = [];
+  /** Lines (and overflow reports) that arrived while start-up handlers ran; handled in order right after. */
+  #backlog: (string | { bytes: number; maxLineBytes: number })[] | undefined = [];
+  /** stdin ended during start-up: shut down once the backlog is answered, not before. */
+  #endedDuringStartup = false;
   readonly #inFlight = new Set<Promise<void>>();
   #shutdownRequested = false;
   #extensionFlags = new Map<string, string | boolean>();
@@ -128,7 +130,11 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     await this.runtime.emit({ type: "session_start", reason: "startup" });
     const backlog = this.#backlog ?? [];
     this.#backlog = undefined;
-    for (const line of backlog) this.#handleLine(line);
+    for (const item of backlog) {
+      if (typeof item === "string") this.#handleLine(item);
+      else this.#reportOverflow(item);
+    }
+    if (this.#endedDuringStartup) void this.shutdown("quit");
     this.#maybeShutdown();
   }
 
@@ -147,13 +153,20 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   }
 
   overflow(info: { bytes: number; maxLineBytes: number }): void {
+    if (this.#backlog) this.#backlog.push(info);
+    else this.#reportOverflow(info);
+  }
+
+  #reportOverflow(info: { bytes: number; maxLineBytes: number }): void {
     this.#transport.send(
       failure(undefined, "parse", `Line of ${info.bytes} bytes exceeds the maximum of ${info.maxLineBytes} bytes and was discarded (raise it with --max-line-bytes)`),
     );
   }
 
   end(): void {
-    void this.shutdown("quit");
+    // Lines read before EOF still get their answers, even when start-up is not over yet.
+    if (this.#backlog) this.#endedDuringStartup = true;
+    else void this.shutdown("quit");
   }
 
   // ---- input -----------------------------------------------------------------
