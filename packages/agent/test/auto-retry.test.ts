@@ -9,14 +9,12 @@ import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai"
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { AutoRetry, isRetryableError } from "../src/agent/auto-retry.js";
-import type { ExtensionAPI } from "../src/index.js";
-import { loadPiAi, resolveModels } from "../src/models/index.js";
-import { RpcServer } from "../src/rpc/server.js";
+import { loadPiAi } from "../src/models/index.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";
+import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
-type Factory = (pi: ExtensionAPI) => void;
 type Outcome = { text: string } | { error: string };
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-retry-"));
@@ -57,34 +55,7 @@ function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
 }
 
 async function serve(factories: Factory[]) {
-  const dir = tempDir();
-  writeFileSync(join(dir, "script.json"), "[]");
-  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env: {} });
-  const transport = new MemoryTransport();
-  const logs: string[] = [];
-  const server = new RpcServer({
-    transport,
-    cwd: dir,
-    models,
-    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
-    log: (m) => logs.push(m),
-    shutdownGraceMs: 200,
-  });
-  await server.start();
-  let counter = 0;
-  const until = async (condition: () => boolean, ms = 8000): Promise<void> => {
-    const deadline = Date.now() + ms;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out; records:\n${transport.sent.map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  };
-  const request = async (command: Rec): Promise<Rec> => {
-    const id = `c${++counter}`;
-    transport.line({ ...command, id });
-    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
-    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
-  };
+  const { server, transport, logs, request, until } = await serveScripted([], factories);
   expect((await request({ type: "set_model", provider: "flaky", modelId: "m" }))["success"]).toBe(true);
   const lastAssistant = (): AssistantMessage => [...server.agent.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant")!;
   return { server, transport, logs, request, until, lastAssistant };

@@ -10,55 +10,20 @@ import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import type { SessionEntry } from "@parley/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { prepareCompaction } from "../src/agent/compaction.js";
-import type { ExtensionAPI } from "../src/index.js";
-import { resolveModels } from "../src/models/index.js";
-import { RpcServer } from "../src/rpc/server.js";
 import { Session } from "../src/session/session.js";
-import { MemoryTransport } from "./helpers/memory-transport.js";
+import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
-type Factory = (pi: ExtensionAPI) => void;
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-compaction-"));
 
 async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.ProcessEnv = {}) {
-  const dir = tempDir();
-  writeFileSync(join(dir, "script.json"), JSON.stringify(turns));
-  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env });
-  const transport = new MemoryTransport();
-  const logs: string[] = [];
-  const server = new RpcServer({
-    transport,
-    cwd: dir,
-    models,
-    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
-    log: (m) => logs.push(m),
-    shutdownGraceMs: 200,
-  });
-  await server.start();
-  let counter = 0;
-  const until = async (condition: () => boolean, ms = 5000): Promise<void> => {
-    const deadline = Date.now() + ms;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out; records:\n${transport.sent.map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  };
-  const request = async (command: Rec): Promise<Rec> => {
-    const id = `c${++counter}`;
-    transport.line({ ...command, id });
-    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
-    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
-  };
-  /** Prompts and waits until the agent has settled. */
+  const harness = await serveScripted(turns, factories, { env, timeoutMs: 5000 });
   const prompt = async (message: string): Promise<void> => {
-    const settled = transport.of("agent_settled").length;
-    const response = await request({ type: "prompt", message });
-    expect(response["success"]).toBe(true);
-    await until(() => transport.of("agent_settled").length > settled);
+    expect((await harness.prompt(message))["success"]).toBe(true);
   };
-  return { dir, transport, server, logs, request, prompt, until };
+  return { ...harness, prompt };
 }
 
 /** Messages the model is given next time (as the `context` event shows them). */

@@ -8,57 +8,20 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { sanitizeOutput } from "../src/agent/user-bash.js";
 import { convertToLlm } from "../src/extensions/compat/messages.js";
-import type { ExtensionAPI } from "../src/index.js";
-import { resolveModels } from "../src/models/index.js";
-import { RpcServer } from "../src/rpc/server.js";
-import { MemoryTransport } from "./helpers/memory-transport.js";
+import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
-type Factory = (pi: ExtensionAPI) => void;
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-bash-test-"));
 
 async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.ProcessEnv = {}) {
-  const dir = tempDir();
-  writeFileSync(join(dir, "script.json"), JSON.stringify(turns));
-  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env });
-  const transport = new MemoryTransport();
-  const logs: string[] = [];
-  const server = new RpcServer({
-    transport,
-    cwd: dir,
-    models,
-    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
-    log: (m) => logs.push(m),
-    shutdownGraceMs: 200,
-  });
-  await server.start();
-  let counter = 0;
-  const until = async (condition: () => boolean, ms = 8000): Promise<void> => {
-    const deadline = Date.now() + ms;
-    while (!condition()) {
-      if (Date.now() > deadline) throw new Error(`timed out; records:\n${transport.sent.slice(-30).map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  };
-  const response = async (id: string): Promise<Rec> => {
-    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
-    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
-  };
-  const send = (command: Rec): string => {
-    const id = `c${++counter}`;
-    transport.line({ ...command, id });
-    return id;
-  };
-  const request = (command: Rec): Promise<Rec> => response(send(command));
+  const harness = await serveScripted(turns, factories, { env });
   const prompt = async (message: string): Promise<void> => {
-    const settled = transport.of("agent_settled").length;
-    expect((await request({ type: "prompt", message }))["success"]).toBe(true);
-    await until(() => transport.of("agent_settled").length > settled);
+    expect((await harness.prompt(message))["success"]).toBe(true);
   };
-  const messages = async (): Promise<Rec[]> => ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-  return { dir, server, transport, logs, send, response, request, prompt, messages, until };
+  const messages = async (): Promise<Rec[]> => ((await harness.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+  return { ...harness, prompt, messages };
 }
 
 function captureContext(into: Rec[][]): Factory {

@@ -1,0 +1,60 @@
+/**
+ * An RpcServer in-process with a scripted model and inline extensions, driven over a memory
+ * transport: send commands, wait for records, prompt and wait until the agent settles.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExtensionAPI } from "../../src/index.js";
+import { resolveModels } from "../../src/models/index.js";
+import { RpcServer } from "../../src/rpc/server.js";
+import { MemoryTransport } from "./memory-transport.js";
+
+type Rec = Record<string, unknown>;
+export type Factory = (pi: ExtensionAPI) => void;
+
+export async function serveScripted(turns: unknown[], factories: Factory[] = [], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "parley-in-process-"));
+  writeFileSync(join(dir, "script.json"), JSON.stringify(turns));
+  const models = await resolveModels({ modelScript: "script.json" }, { cwd: dir, env: options.env ?? {} });
+  const transport = new MemoryTransport();
+  const logs: string[] = [];
+  const server = new RpcServer({
+    transport,
+    cwd: dir,
+    models,
+    extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
+    log: (m) => logs.push(m),
+    shutdownGraceMs: 200,
+  });
+  await server.start();
+  let counter = 0;
+  const until = async (condition: () => boolean, ms = options.timeoutMs ?? 8000): Promise<void> => {
+    const deadline = Date.now() + ms;
+    while (!condition()) {
+      if (Date.now() > deadline) {
+        throw new Error(`timed out; last records:\n${transport.sent.slice(-30).map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
+  };
+  const response = async (id: string): Promise<Rec> => {
+    await until(() => transport.sent.some((r) => r["type"] === "response" && r["id"] === id));
+    return transport.sent.find((r) => r["type"] === "response" && r["id"] === id)!;
+  };
+  /** Sends a command with a fresh id and returns the id. */
+  const send = (command: Rec): string => {
+    const id = `c${++counter}`;
+    transport.line({ ...command, id });
+    return id;
+  };
+  const request = (command: Rec): Promise<Rec> => response(send(command));
+  /** Prompts and waits until the agent has settled; returns the prompt's response. */
+  const prompt = async (message: string): Promise<Rec> => {
+    const settled = transport.of("agent_settled").length;
+    const answer = await request({ type: "prompt", message });
+    if (answer["success"] === true) await until(() => transport.of("agent_settled").length > settled);
+    return answer;
+  };
+  return { dir, server, transport, logs, until, response, send, request, prompt };
+}
