@@ -6,6 +6,7 @@
  * for nothing and a session pays only for the commands it uses.
  */
 import { Compile } from "typebox/compile";
+import { describeValue, inspectEnvelope } from "./command-envelope.js";
 import { COMMAND_SCHEMAS, type CommandType, type RpcCommand } from "./schema/commands.js";
 
 export type CommandCheck =
@@ -43,37 +44,10 @@ function isCommandType(type: string): type is CommandType {
 
 /** `value` is the result of JSON.parse of one line that is not an extension_ui_response. */
 export function checkCommand(value: unknown): CommandCheck {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return {
-      ok: false,
-      command: "parse",
-      error: `Expected a JSON object with a "type" field, got ${jsonTypeName(value)}`,
-    };
-  }
-  const record = value as Record<string, unknown>;
-  const id = echoableId(record);
-  const withId = id === undefined ? {} : { id };
-
-  if (!Object.hasOwn(record, "type")) {
-    return {
-      ok: false,
-      ...withId,
-      command: "parse",
-      error: 'Invalid command: "type" is required (a string naming the command, e.g. "get_state")',
-    };
-  }
-  const type = record["type"];
-  if (typeof type !== "string") {
-    return {
-      ok: false,
-      ...withId,
-      command: "parse",
-      error: `Invalid command: "type" must be a string naming the command (got ${describeValue(type)})`,
-    };
-  }
-  if (!isCommandType(type)) {
-    return { ok: false, ...withId, command: type, error: `Unknown command: ${type}` };
-  }
+  const envelope = inspectEnvelope(value);
+  if (!envelope.ok) return envelope;
+  const { type, withId } = envelope;
+  if (!isCommandType(type)) return { ok: false, ...withId, command: type, error: `Unknown command: ${type}` };
 
   let detail: string;
   try {
@@ -86,11 +60,6 @@ export function checkCommand(value: unknown): CommandCheck {
   return { ok: false, ...withId, command: type, error: `Invalid ${type} command: ${detail}` };
 }
 
-function echoableId(record: Record<string, unknown>): string | number | undefined {
-  if (!Object.hasOwn(record, "id")) return undefined;
-  const id = record["id"];
-  return typeof id === "string" || (typeof id === "number" && Number.isFinite(id)) ? id : undefined;
-}
 
 // ---- turning TypeBox's error list into one sentence ------------------------------------
 
@@ -296,36 +265,4 @@ function describeSchema(schema: Record<string, unknown>, depth = 0): string {
   return "a valid value";
 }
 
-function jsonTypeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  switch (typeof value) {
-    case "number":
-      return "a number";
-    case "string":
-      return "a string";
-    case "boolean":
-      return "a boolean";
-    case "undefined":
-      return "nothing";
-    default:
-      return `a ${typeof value}`;
-  }
-}
 
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (value === undefined) return "nothing";
-  if (Array.isArray(value)) return "an array";
-  switch (typeof value) {
-    case "string":
-      return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-    case "number":
-    case "boolean":
-      return String(value);
-    case "object":
-      return "an object";
-    default:
-      return `a ${typeof value}`;
-  }
-}

@@ -2,7 +2,8 @@
  * pi's command line, so a client can swap the binary. Unknown `--flags` are kept for a second
  * pass: extensions may register them (pi.registerFlag), and only then can they be judged.
  */
-import { THINKING_LEVELS, type ThinkingLevel } from "@parley/protocol";
+import type { ThinkingLevel } from "@parley/protocol";
+import { THINKING_LEVELS } from "@parley/protocol/constants";
 
 export interface CliOptions {
   mode: "rpc";

@@ -28,7 +28,7 @@ import type {
   SimpleStreamOptions,
   ToolResultMessage,
 } from "@mariozechner/pi-ai";
-import type { PiAi } from "./pi-ai.js";
+import type { PiAiCore } from "./pi-ai.js";
 import { localModel, type PlannedReply, type PlannedToolCall, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
 import { PARLEY_PROVIDER } from "./script-model.js";
 
@@ -64,7 +64,7 @@ function cwdOf(model: Model<Api>): string {
 
 /** pi-ai stream function for api "parley-offline". */
 export function streamOfflineModel(
-  pi: PiAi,
+  pi: PiAiCore,
   model: Model<Api>,
   context: Context,
   options?: SimpleStreamOptions,

@@ -3,7 +3,7 @@
  * `streamSimple(model, ...)` (what pi-agent-core's Agent calls) reaches them like any provider.
  */
 import { OFFLINE_API, streamOfflineModel } from "./offline-model.js";
-import { loadPiAi, type PiAi } from "./pi-ai.js";
+import { loadPiAiCore, type PiAiCore } from "./pi-ai.js";
 import { SCRIPT_API, streamScriptModel } from "./script-model.js";
 
 /** The `sourceId` parley's registrations carry in pi-ai's registry. */
@@ -14,7 +14,7 @@ export const PARLEY_SOURCE_ID = "parley";
  * self-healing: an API that is missing (e.g. after pi-ai's `resetApiProviders()`) is registered
  * again, one that is present is left alone.
  */
-export function registerParleyProvidersWith(pi: PiAi): void {
+export function registerParleyProvidersWith(pi: PiAiCore): void {
   if (!pi.getApiProvider(SCRIPT_API)) {
     pi.registerApiProvider(
       {
@@ -39,5 +39,5 @@ export function registerParleyProvidersWith(pi: PiAi): void {
 
 /** Load pi-ai (see pi-ai.ts for the cost) and register parley's APIs. Safe to call any number of times. */
 export async function registerParleyProviders(): Promise<void> {
-  registerParleyProvidersWith(await loadPiAi());
+  registerParleyProvidersWith(await loadPiAiCore());
 }

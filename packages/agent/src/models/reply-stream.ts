@@ -24,7 +24,7 @@ import type {
   ToolCall,
   Usage,
 } from "@mariozechner/pi-ai";
-import type { PiAi } from "./pi-ai.js";
+import type { PiAiCore } from "./pi-ai.js";
 
 export interface PlannedToolCall {
   name: string;
@@ -168,7 +168,7 @@ class Aborted extends Error {}
  * with an `error` event carrying the message.
  */
 export function streamPlannedReply(
-  pi: PiAi,
+  pi: PiAiCore,
   model: Model<Api>,
   context: Context,
   options: SimpleStreamOptions | undefined,

@@ -31,7 +31,7 @@
  */
 import type { Api, KnownProvider, Model, ModelThinkingLevel } from "@mariozechner/pi-ai";
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
-import { loadPiAi, type PiAi } from "./pi-ai.js";
+import { loadPiAiCore, type PiAiCore } from "./pi-ai.js";
 import { registerParleyProvidersWith } from "./register.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
@@ -168,7 +168,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     throw new ModelResolutionError("--api-key needs a model: pass --provider NAME and/or --model PATTERN with it");
   }
 
-  const pi = await loadPiAi();
+  const pi = await loadPiAiCore();
   registerParleyProvidersWith(pi);
 
   const offlineModel = createOfflineModel({ cwd, delayMs });
@@ -277,7 +277,7 @@ class KeyLookup {
   cliKey: { provider: string; key: string } | undefined;
 
   constructor(
-    private readonly pi: PiAi,
+    private readonly pi: PiAiCore,
     private readonly env: Record<string, string | undefined>,
   ) {}
 
@@ -316,7 +316,7 @@ class Catalog {
   private readonly all: Model<Api>[];
 
   constructor(
-    pi: PiAi,
+    pi: PiAiCore,
     local: Model<Api>[],
     /** Whether a provider has credentials; fuzzy matches across providers prefer those. */
     private readonly usable: (provider: string) => boolean,

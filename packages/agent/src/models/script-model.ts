@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
-import type { PiAi } from "./pi-ai.js";
+import type { PiAiCore } from "./pi-ai.js";
 import { localModel, type PlannedReply, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
 
 export const PARLEY_PROVIDER = "parley";
@@ -192,7 +192,7 @@ export function createScriptModel(script: ModelScript, settings: ReplyStreamSett
 
 /** pi-ai stream function for api "parley-script". Consumes one turn per call. */
 export function streamScriptModel(
-  pi: PiAi,
+  pi: PiAiCore,
   model: Model<Api>,
   context: Context,
   options?: SimpleStreamOptions,

@@ -3,7 +3,9 @@
  * extensions, and writes every outbound record through one transport. Knows nothing of stdio.
  */
 import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
-import { checkCommand, emptyUiState, reduceUiState, type FireAndForgetRequest, type UiState } from "@parley/protocol";
+import type { ExtensionUiError, FireAndForgetRequest, UiState } from "@parley/protocol";
+import { quickCheckCommand } from "@parley/protocol/quick-check";
+import { emptyUiState, reduceUiState } from "@parley/protocol/ui-state";
 import { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
@@ -13,7 +15,7 @@ import { Session } from "../session/session.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
 import { COMMANDS } from "./commands/index.js";
-import { CommandError, failure, success } from "./responses.js";
+import { CommandError, failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 
 export interface ExtensionSource {
@@ -89,7 +91,10 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     this.sessions = options.sessions ?? memorySessions(this.cwd);
     this.#initialSession = options.session ?? this.sessions.create({});
     if (options.sessionName) this.#initialSession.setName(options.sessionName);
-    this.dialogs = new DialogRegistry({ send: (record) => this.#transport.send(record) });
+    // A refused answer is a reply to its line, so it keeps line order like a command's response.
+    this.dialogs = new DialogRegistry({
+      send: (record) => (record.type === "extension_ui_error" ? this.#answer(record) : this.#transport.send(record)),
+    });
     this.runtime = new ExtensionRuntime(this);
   }
 
@@ -178,16 +183,22 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      this.#transport.send(failure(undefined, "parse", `Failed to parse command: ${(error as Error).message}`));
+      this.#answer(failure(undefined, "parse", `Failed to parse command: ${(error as Error).message}`));
       return;
     }
     if (isRecord(value) && value["type"] === "extension_ui_response") {
       this.dialogs.handleResponse(value);
       return;
     }
-    const check = checkCommand(value);
+    const check = quickCheckCommand(value);
     if (!check.ok) {
-      this.#transport.send(failure(check.id, check.command, check.error));
+      if ("error" in check) this.#answer(failure(check.id, check.command, check.error));
+      else {
+        // Explaining a bad command loads the full validator once (TypeBox, kept off start-up);
+        // answers to later lines wait for it, so responses still leave in arrival order.
+        const { id, command } = check;
+        this.#answerLater(check.explain().then((error) => failure(id, command, error)));
+      }
       return;
     }
     const { command } = check;
@@ -195,7 +206,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     const id = command.id;
     try {
       if (handler.kind === "sync") {
-        this.#transport.send(success(id, command.type, (handler.run as (c: unknown, s: RpcServer) => unknown)(command, this)));
+        this.#answer(success(id, command.type, (handler.run as (c: unknown, s: RpcServer) => unknown)(command, this)));
       } else {
         let answered = false;
         const respond = (data?: unknown): void => {
@@ -216,9 +227,30 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
         );
       }
     } catch (error) {
-      this.#transport.send(failure(id, command.type, messageOf(error)));
+      this.#answer(failure(id, command.type, messageOf(error)));
     }
     this.#maybeShutdown();
+  }
+
+  /** Answers that must keep line order wait behind a pending explanation (rare: bad commands). */
+  #ordered: Promise<void> | undefined;
+
+  #answer(record: ResponseRecord | ExtensionUiError): void {
+    if (this.#ordered) this.#answerLater(Promise.resolve(record));
+    else this.#transport.send(record);
+  }
+
+  #answerLater(record: Promise<ResponseRecord | ExtensionUiError>): void {
+    const previous = this.#ordered ?? Promise.resolve();
+    const next = previous
+      .then(async () => this.#transport.send(await record))
+      .catch((error: unknown) => this.#log(`could not answer a command: ${messageOf(error)}`));
+    this.#ordered = next;
+    this.#track(
+      next.finally(() => {
+        if (this.#ordered === next) this.#ordered = undefined;
+      }),
+    );
   }
 
   #track(work: Promise<void>): void {

@@ -2,7 +2,7 @@
  * stdin/stdout as a transport: strict JSONL in, one record per line out. Output produced in
  * the same tick is written in one batch; a reader that went away (EPIPE) ends output quietly.
  */
-import { attachJsonlReader, serializeJsonLine } from "@parley/protocol";
+import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
 import type { Transport, TransportSink } from "../rpc/transport.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */

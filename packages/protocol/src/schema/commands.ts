@@ -27,7 +27,7 @@ export const ThinkingLevel = Type.Union(
   { description: "Reasoning effort. Models without reasoning support only off; xhigh only on some models." },
 );
 export type ThinkingLevel = Static<typeof ThinkingLevel>;
-export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+export { THINKING_LEVELS } from "../constants.js";
 
 export const QueueMode = Type.Union([Type.Literal("all"), Type.Literal("one-at-a-time")], {
   description: "all: deliver every queued message at the next opportunity; one-at-a-time: one per opportunity.",
