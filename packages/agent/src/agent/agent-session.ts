@@ -2,7 +2,7 @@
  * The agent: pi-agent-core's loop with parley's models, tools, session and extension hooks.
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
-import { Agent, type AgentEvent, type AgentMessage, type AgentTool } from "@mariozechner/pi-agent-core";
+import type { Agent, AgentEvent, AgentMessage, AgentTool } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, ImageContent, Model, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
 import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
@@ -36,14 +36,31 @@ export class AgentError extends Error {
 
 type UserContent = string | (TextContent | ImageContent)[];
 
+/** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
+interface LocalLoop {
+  state: { model: Model<Api>; thinkingLevel: ThinkingLevel; messages: AgentMessage[]; systemPrompt: string };
+  steeringMode: QueueMode;
+  followUpMode: QueueMode;
+  /** Messages steered or queued while a prompt was being prepared, before the Agent existed. */
+  steer: AgentMessage[];
+  followUp: AgentMessage[];
+}
+
 export class AgentSession {
-  readonly agent: Agent;
   readonly tools: ToolRegistry;
   readonly models: ModelResolution & ExtensionProviders;
   #session: Session;
   readonly #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
   readonly #emit: Emit;
+  /**
+   * pi-agent-core's Agent, created on first need: loading it (and the tools' schemas, and pi-ai)
+   * costs ~250 ms that start-up and the first get_state should not pay.
+   */
+  #core: Agent | undefined;
+  #coreLoading: Promise<Agent> | undefined;
+  readonly #local: LocalLoop;
+  readonly #listeners = new Set<(event: AgentEvent) => void>();
   #steering: string[] = [];
   #followUp: string[] = [];
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
@@ -63,25 +80,65 @@ export class AgentSession {
     this.#session = options.session;
     this.#bash = new UserBash(this, options.cwd);
     this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path));
-    this.agent = new Agent({
-      initialState: {
+    this.#local = {
+      state: {
         model: options.models.model,
         thinkingLevel: options.models.thinkingLevel,
         messages: this.#session.buildContext() as AgentMessage[],
+        systemPrompt: "",
       },
-      convertToLlm: (messages) => convertToLlm(messages),
-      transformContext: (messages) => this.#transformContext(messages),
-      getApiKey: (provider) => this.models.getApiKey(provider),
-      beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
-      afterToolCall: (context) =>
-        this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
       steeringMode: "one-at-a-time",
       followUpMode: "one-at-a-time",
-      sessionId: this.#session.id,
-    });
-    this.agent.subscribe((event) => this.#onAgentEvent(event));
+      steer: [],
+      followUp: [],
+    };
     // A resumed session continues with its own model, unless the command line chose one.
     if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session);
+  }
+
+  /** The loop's state: the Agent's once it exists, the local copy before. */
+  get #state(): LocalLoop["state"] {
+    return this.#core?.state ?? this.#local.state;
+  }
+
+  /** Loads pi-agent-core and the built-in tools (once) and creates the Agent from the local state. */
+  ensureCore(): Promise<Agent> {
+    this.#coreLoading ??= (async () => {
+      const [{ Agent }] = await Promise.all([import("@mariozechner/pi-agent-core"), this.tools.load()]);
+      const local = this.#local;
+      const core = new Agent({
+        initialState: { ...local.state },
+        convertToLlm: (messages) => convertToLlm(messages),
+        transformContext: (messages) => this.#transformContext(messages),
+        getApiKey: (provider) => this.models.getApiKey(provider),
+        beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
+        afterToolCall: (context) =>
+          this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
+        steeringMode: local.steeringMode,
+        followUpMode: local.followUpMode,
+        sessionId: this.#session.id,
+      });
+      core.subscribe(async (event) => {
+        await this.#onAgentEvent(event);
+        for (const listener of [...this.#listeners]) listener(event);
+      });
+      for (const m of local.steer.splice(0)) core.steer(m);
+      for (const m of local.followUp.splice(0)) core.followUp(m);
+      this.#core = core;
+      return core;
+    })();
+    return this.#coreLoading;
+  }
+
+  /** Loop events for the modules that extend the agent (retry watches for the next reply). */
+  subscribe(listener: (event: AgentEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The running turn's abort signal, if a turn runs. */
+  get signal(): AbortSignal | undefined {
+    return this.#core?.signal;
   }
 
   /** Takes the model and thinking level a session last used, when parley can still use them. */
@@ -89,9 +146,9 @@ export class AgentSession {
     if (session.entries().length === 0) return;
     const context = session.buildSessionContext();
     const recorded = context.model ? this.models.findModel(context.model.provider, context.model.modelId) : undefined;
-    if (recorded && this.models.hasAuth(recorded)) this.agent.state.model = recorded;
+    if (recorded && this.models.hasAuth(recorded)) this.#state.model = recorded;
     if (session.entries().some((e) => e.type === "thinking_level_change")) {
-      this.agent.state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel as ThinkingLevel);
+      this.#state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel as ThinkingLevel);
     }
   }
 
@@ -101,10 +158,10 @@ export class AgentSession {
     return this.#session;
   }
   get model(): Model<Api> {
-    return this.agent.state.model;
+    return this.#state.model;
   }
   get thinkingLevel(): ThinkingLevel {
-    return this.agent.state.thinkingLevel;
+    return this.#state.thinkingLevel;
   }
   /** The system prompt in effect: the running turn's, or what before_agent_start has made of it so far. */
   #effectivePrompt: string | undefined;
@@ -118,29 +175,36 @@ export class AgentSession {
     return this.#run !== undefined || this.#claims > 0;
   }
   get steeringMode(): QueueMode {
-    return this.agent.steeringMode;
+    return this.#core?.steeringMode ?? this.#local.steeringMode;
   }
   set steeringMode(mode: QueueMode) {
-    this.agent.steeringMode = mode;
+    this.#local.steeringMode = mode;
+    if (this.#core) this.#core.steeringMode = mode;
   }
   get followUpMode(): QueueMode {
-    return this.agent.followUpMode;
+    return this.#core?.followUpMode ?? this.#local.followUpMode;
   }
   set followUpMode(mode: QueueMode) {
-    this.agent.followUpMode = mode;
+    this.#local.followUpMode = mode;
+    if (this.#core) this.#core.followUpMode = mode;
   }
   get pendingMessageCount(): number {
     return this.#steering.length + this.#followUp.length;
   }
   get messages(): AgentMessage[] {
-    return this.agent.state.messages;
+    return this.#state.messages;
+  }
+
+  /** Replaces the context the next model call sees (compaction, retries, the bash command). */
+  set messages(messages: AgentMessage[]) {
+    this.#state.messages = messages;
   }
 
   /** Replaces the session (new, switch, fork): the agent continues from its context. */
   useSession(session: Session): void {
     this.#session = session;
-    this.agent.sessionId = session.id;
-    this.agent.state.messages = session.buildContext() as AgentMessage[];
+    if (this.#core) this.#core.sessionId = session.id;
+    this.#state.messages = session.buildContext() as AgentMessage[];
     this.#nextTurn = [];
     this.#restoreSettings(session);
   }
@@ -237,6 +301,8 @@ export class AgentSession {
         return;
       }
       this.#checkAuth();
+      // The system prompt lists the tools, whose definitions come with the loop.
+      await this.ensureCore();
       const systemPrompt = this.systemPrompt();
       this.#effectivePrompt = systemPrompt;
       const start = await this.#runtime.emitChained(
@@ -259,12 +325,12 @@ export class AgentSession {
           return { event: next };
         },
       );
-      this.agent.state.systemPrompt = start.systemPrompt;
+      this.#state.systemPrompt = start.systemPrompt;
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];
       // Accepted: the client hears so before any event of the run.
       options.onAccepted?.();
-      this.#startRun(() => this.agent.prompt(messages));
+      this.#startRun((core) => core.prompt(messages));
     } finally {
       if (starts) {
         this.#claims--;
@@ -276,13 +342,13 @@ export class AgentSession {
 
   steer(text: string, images?: ImageContent[]): void {
     this.#steering.push(text);
-    this.agent.steer(userMessage(text, images));
+    this.#queue("steer", userMessage(text, images));
     this.#queueUpdate();
   }
 
   followUp(text: string, images?: ImageContent[]): void {
     this.#followUp.push(text);
-    this.agent.followUp(userMessage(text, images));
+    this.#queue("followUp", userMessage(text, images));
     this.#queueUpdate();
   }
 
@@ -290,20 +356,22 @@ export class AgentSession {
     const cleared = { steering: this.#steering, followUp: this.#followUp };
     this.#steering = [];
     this.#followUp = [];
-    this.agent.clearAllQueues();
+    this.#core?.clearAllQueues();
+    this.#local.steer = [];
+    this.#local.followUp = [];
     this.#queueUpdate();
     return cleared;
   }
 
   hasPendingMessages(): boolean {
-    return this.pendingMessageCount > 0 || this.agent.hasQueuedMessages();
+    return this.pendingMessageCount > 0 || this.#local.steer.length + this.#local.followUp.length > 0 || (this.#core?.hasQueuedMessages() ?? false);
   }
 
   /** Stops the run; queued steering and follow-ups are dropped with it (queue_update says so). */
   async abort(): Promise<void> {
-    if (this.pendingMessageCount > 0 || this.agent.hasQueuedMessages()) this.clearQueue();
+    if (this.hasPendingMessages()) this.clearQueue();
     this.#retry.abort();
-    this.agent.abort();
+    this.#core?.abort();
     await this.#run;
   }
 
@@ -315,9 +383,9 @@ export class AgentSession {
   sendMessage(input: CustomMessageInput, options: { triggerTurn?: boolean; deliverAs?: string } = {}): void {
     const message = customMessage(input);
     if (this.isStreaming) {
-      if (options.deliverAs === "followUp") this.agent.followUp(message);
+      if (options.deliverAs === "followUp") this.#queue("followUp", message);
       else if (options.deliverAs === "nextTurn") this.#nextTurn.push(message);
-      else this.agent.steer(message);
+      else this.#queue("steer", message);
       return;
     }
     if (options.deliverAs === "nextTurn") {
@@ -326,12 +394,14 @@ export class AgentSession {
     }
     if (options.triggerTurn) {
       this.#checkAuth();
-      this.agent.state.systemPrompt = this.systemPrompt();
-      this.#startRun(() => this.agent.prompt(message));
+      this.#startRun((core) => {
+        this.#state.systemPrompt = this.systemPrompt();
+        return core.prompt(message);
+      });
       return;
     }
     // Idle and no turn wanted: the message joins the context and the client sees it.
-    this.agent.state.messages = [...this.agent.state.messages, message];
+    this.#state.messages = [...this.#state.messages, message];
     void this.#onAgentEvent({ type: "message_start", message }).then(() => this.#onAgentEvent({ type: "message_end", message }));
   }
 
@@ -347,7 +417,7 @@ export class AgentSession {
   setModel(model: Model<Api>): void {
     this.#checkAuth(model);
     const previous = this.model;
-    this.agent.state.model = model;
+    this.#state.model = model;
     this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
     this.setThinkingLevel(this.thinkingLevel, { force: true });
     if (previous.provider !== model.provider || previous.id !== model.id) {
@@ -374,7 +444,7 @@ export class AgentSession {
     const effective = this.models.clampThinkingLevel(this.model, level);
     const previous = this.thinkingLevel;
     if (effective === previous && !options.force) return;
-    this.agent.state.thinkingLevel = effective;
+    this.#state.thinkingLevel = effective;
     if (effective === previous) return;
     this.#session.append({ type: "thinking_level_change", thinkingLevel: effective });
     this.#emit({ type: "thinking_level_changed", level: effective });
@@ -436,14 +506,15 @@ export class AgentSession {
 
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
-    this.agent.state.tools = this.tools.activeTools() as AgentTool<any>[];
+    if (this.#core) this.#core.state.tools = this.tools.activeTools() as AgentTool<any>[];
   }
 
-  #startRun(run: () => Promise<void>): void {
-    this.#syncTools();
+  #startRun(run: (core: Agent) => Promise<void>): void {
     const work = (async () => {
       try {
-        await run();
+        const core = await this.ensureCore();
+        this.#syncTools();
+        await run(core);
       } catch (error) {
         this.#options.log(`agent run failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       }
@@ -475,7 +546,16 @@ export class AgentSession {
 
   /** Continues the run from the current context (a retry after a failed model call). */
   continueRun(): Promise<void> {
-    return this.agent.continue();
+    return this.ensureCore().then((core) => {
+      this.#syncTools();
+      return core.continue();
+    });
+  }
+
+  /** Hands a queued message to the loop, or keeps it until the loop exists. */
+  #queue(kind: "steer" | "followUp", message: AgentMessage): void {
+    if (this.#core) this.#core[kind](message);
+    else this.#local[kind].push(message);
   }
 
   #queueUpdate(): void {

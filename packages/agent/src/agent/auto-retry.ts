@@ -65,7 +65,7 @@ export class AutoRetry {
         agent.emit({ type: "auto_retry_start", attempt, maxAttempts: this.maxAttempts, delayMs, errorMessage: failed.errorMessage ?? "Unknown error" });
         // The failed reply stays in the session's history, not in what the model sees next.
         const messages = agent.messages;
-        if (messages.at(-1) === failed || messages.at(-1)?.role === "assistant") agent.agent.state.messages = messages.slice(0, -1);
+        if (messages.at(-1) === failed || messages.at(-1)?.role === "assistant") agent.messages = messages.slice(0, -1);
 
         if (!(await sleep(delayMs, cycle.signal))) {
           agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: RETRY_CANCELLED });
@@ -118,7 +118,7 @@ export class AutoRetry {
   ): Promise<{ kind: "success" } | { kind: "failed"; message: AssistantMessage } | { kind: "stopped"; error: string }> {
     let succeeded = false;
     let lastReply: AssistantMessage | undefined;
-    const unsubscribe = agent.agent.subscribe((event: AgentEvent) => {
+    const unsubscribe = agent.subscribe((event: AgentEvent) => {
       if (event.type !== "message_end" || event.message.role !== "assistant") return;
       lastReply = event.message;
       if (!succeeded && event.message.stopReason !== "error" && event.message.stopReason !== "aborted") {

@@ -432,7 +432,7 @@ async function runCompaction(
       ...(supplied ? { fromHook: true } : {}),
     });
     // The agent continues from the compacted context.
-    agent.agent.state.messages = session.buildContext() as AgentMessage[];
+    agent.messages = session.buildContext() as AgentMessage[];
     const estimatedTokensAfter = agent.messages.reduce((sum, m) => sum + estimateTokens(m), 0);
     await agent.runtime.emit({ type: "session_compact", compactionEntry: entry, fromExtension: supplied !== undefined });
 
@@ -525,12 +525,12 @@ export async function maybeAutoCompact(agent: AgentSession, last: AssistantMessa
     return;
   }
   // Messages queued while compacting would otherwise wait for the next prompt.
-  if (agent.agent.hasQueuedMessages()) await continueQuietly(agent);
+  if (agent.hasPendingMessages()) await continueQuietly(agent);
 }
 
 function dropTrailingAssistant(agent: AgentSession): void {
   const messages = agent.messages;
-  if (messages.at(-1)?.role === "assistant") agent.agent.state.messages = messages.slice(0, -1);
+  if (messages.at(-1)?.role === "assistant") agent.messages = messages.slice(0, -1);
 }
 
 async function continueQuietly(agent: AgentSession): Promise<void> {

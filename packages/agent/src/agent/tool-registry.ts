@@ -3,7 +3,8 @@
  * tool with a built-in's name replaces it). New extension tools start active, as in pi.
  */
 import type { AgentTool } from "@mariozechner/pi-agent-core";
-import { allToolNames, codingToolNames, createToolDefinition, type ToolDefinition, type ToolName } from "../tools/index.js";
+import type { ToolDefinition, ToolName } from "../tools/index.js";
+import { allToolNames, codingToolNames } from "../tools/names.js";
 import type { ExtensionContext } from "../extensions/types.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
@@ -24,8 +25,17 @@ export class ToolRegistry {
   constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext) {
     this.#cwd = cwd;
     this.#context = context;
-    for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, cwd));
     this.#active = [...codingToolNames];
+  }
+
+  /**
+   * Creates the built-in tools' definitions (their schemas load TypeBox, so this waits until the
+   * loop is needed). Until then the built-ins are known by name only.
+   */
+  async load(): Promise<void> {
+    if (this.#builtIns.size > 0) return;
+    const { createToolDefinition } = await import("../tools/index.js");
+    for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd));
   }
 
   /** Takes the runtime's current extension tools; ones not seen before become active. */
@@ -44,7 +54,7 @@ export class ToolRegistry {
   }
 
   activeNames(): string[] {
-    const known = new Set(this.all().map((t) => t.definition.name));
+    const known = new Set<string>([...allToolNames, ...this.#extensionTools.keys()]);
     return this.#active.filter((n) => known.has(n));
   }
 

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { BashExecutionMessage } from "../extensions/compat/messages.js";
-import { createLocalBashOperations, type BashOperations } from "../tools/bash.js";
+import { createLocalBashOperations, type BashOperations } from "../tools/bash-operations.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
 import type { AgentSession } from "./agent-session.js";
 
@@ -247,7 +247,7 @@ export class UserBash {
     const messages = this.#pending;
     this.#pending = [];
     if (messages.length === 0) return;
-    this.#agent.agent.state.messages = [...this.#agent.messages, ...(messages as unknown as AgentMessage[])];
+    this.#agent.messages = [...this.#agent.messages, ...(messages as unknown as AgentMessage[])];
     for (const message of messages) this.#agent.session.append({ type: "message", message: message as unknown as { role: string } });
   }
 }

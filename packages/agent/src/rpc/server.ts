@@ -141,6 +141,9 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     }
     if (this.#endedDuringStartup) void this.shutdown("quit");
     this.#maybeShutdown();
+    // Load the loop (pi-agent-core, pi-ai, the tools' schemas) once the first answers are out,
+    // so start-up does not wait for it and the first prompt does not either.
+    setImmediate(() => void this.agent.ensureCore().catch((error: unknown) => this.#log(`could not load the agent loop: ${messageOf(error)}`)));
   }
 
   async start(): Promise<void> {
@@ -163,7 +166,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   }
 
   #reportOverflow(info: { bytes: number; maxLineBytes: number }): void {
-    this.#transport.send(
+    this.#answer(
       failure(undefined, "parse", `Line of ${info.bytes} bytes exceeds the maximum of ${info.maxLineBytes} bytes and was discarded (raise it with --max-line-bytes)`),
     );
   }
@@ -413,7 +416,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   }
 
   signal(): AbortSignal | undefined {
-    return this.agent.agent.signal;
+    return this.agent.signal;
   }
 
   hasPendingMessages(): boolean {

@@ -115,13 +115,8 @@ export interface ToolsOptions {
   ls?: LsToolOptions;
 }
 
-/** Every built-in tool name, in pi's order. */
-export const allToolNames: ReadonlySet<ToolName> = new Set<ToolName>(["read", "bash", "edit", "write", "grep", "find", "ls"]);
-
-/** The default active set: read, bash, edit, write. */
-export const codingToolNames: readonly ToolName[] = ["read", "bash", "edit", "write"];
-/** Tools that cannot change anything: read, grep, find, ls. */
-export const readOnlyToolNames: readonly ToolName[] = ["read", "grep", "find", "ls"];
+import { allToolNames, codingToolNames, readOnlyToolNames } from "./names.js";
+export { allToolNames, codingToolNames, readOnlyToolNames };
 
 type AnyToolDefinition = ToolDefinition<any, any>;
 type AnyAgentTool = AgentTool<any, any>;

@@ -1,0 +1,150 @@
+/**
+ * Running shell commands: the process plumbing the bash tool and the `bash` RPC command share.
+ * No schemas here, so the RPC command does not load TypeBox.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import type { TruncationResult } from "./truncate.js";
+
+export interface BashToolDetails {
+  truncation?: TruncationResult;
+  /** Where the complete output was saved when it had to be truncated. */
+  fullOutputPath?: string;
+}
+
+/** Pluggable command execution, so extensions can run commands remotely (e.g. over SSH). */
+export interface BashOperations {
+  /**
+   * Run `command` in `cwd`, streaming output through `onData`.
+   * Resolves with the exit code (null if killed by a signal).
+   */
+  exec: (
+    command: string,
+    cwd: string,
+    options: {
+      onData: (data: Buffer) => void;
+      signal?: AbortSignal;
+      timeout?: number;
+      env?: NodeJS.ProcessEnv;
+    },
+  ) => Promise<{ exitCode: number | null }>;
+}
+
+export interface BashSpawnContext {
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+export type BashSpawnHook = (context: BashSpawnContext) => BashSpawnContext;
+
+export interface BashToolOptions {
+  operations?: BashOperations;
+  /** Prepended (on its own line) to every command, e.g. shell setup. */
+  commandPrefix?: string;
+  /** Explicit shell binary; defaults to bash. */
+  shellPath?: string;
+  /** Adjust command, cwd or env right before execution. */
+  spawnHook?: BashSpawnHook;
+}
+
+export interface ShellConfig {
+  shell: string;
+  args: string[];
+}
+
+/** Shell used for commands: an explicit path if it exists, else bash, else sh. */
+export function getShellConfig(customShellPath?: string): ShellConfig {
+  if (customShellPath && existsSync(customShellPath)) return { shell: customShellPath, args: ["-c"] };
+  for (const candidate of ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"]) {
+    if (existsSync(candidate)) return { shell: candidate, args: ["-c"] };
+  }
+  return { shell: existsSync("/bin/sh") ? "/bin/sh" : "sh", args: ["-c"] };
+}
+
+/** Kill the whole process group so children of the shell (pipelines, sleeps) die too. */
+function killProcessTree(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export const ABORTED = "aborted";
+export const TIMEOUT_PREFIX = "timeout:";
+
+/**
+ * The local shell backend. Exposed (like pi's) so extensions intercepting
+ * user bash commands can reuse process spawning and tree killing.
+ */
+export function createLocalBashOperations(options: { shellPath?: string } = {}): BashOperations {
+  return {
+    exec(command, cwd, { onData, signal, timeout, env }) {
+      return new Promise((resolve, reject) => {
+        if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
+          reject(new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`));
+          return;
+        }
+        if (signal?.aborted) {
+          reject(new Error(ABORTED));
+          return;
+        }
+        const { shell, args } = getShellConfig(options.shellPath);
+        // detached: the shell leads its own process group, which we can kill as a whole.
+        const child = spawn(shell, [...args, command], {
+          cwd,
+          env: env ?? process.env,
+          detached: true,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let settled = false;
+        let timedOut = false;
+        let exitCode: number | null = null;
+        let exitTimer: NodeJS.Timeout | undefined;
+        const timeoutTimer =
+          timeout !== undefined && timeout > 0
+            ? setTimeout(() => {
+                timedOut = true;
+                killProcessTree(child.pid);
+              }, timeout * 1000)
+            : undefined;
+        const onAbort = () => killProcessTree(child.pid);
+        signal?.addEventListener("abort", onAbort, { once: true });
+
+        const finish = (error?: Error) => {
+          if (settled) return;
+          settled = true;
+          if (timeoutTimer) clearTimeout(timeoutTimer);
+          if (exitTimer) clearTimeout(exitTimer);
+          signal?.removeEventListener("abort", onAbort);
+          if (error) reject(error);
+          else if (signal?.aborted) reject(new Error(ABORTED));
+          else if (timedOut) reject(new Error(`${TIMEOUT_PREFIX}${timeout}`));
+          else resolve({ exitCode });
+        };
+
+        child.stdout.on("data", onData);
+        child.stderr.on("data", onData);
+        child.on("error", (error) => finish(error));
+        child.on("exit", (code) => {
+          exitCode = code;
+          // A background job (`cmd &`) can hold our pipes open indefinitely;
+          // once the shell itself exited, give the pipes a moment to drain and stop waiting.
+          exitTimer = setTimeout(() => {
+            child.stdout.destroy();
+            child.stderr.destroy();
+            finish();
+          }, 100);
+        });
+        child.on("close", () => finish());
+      });
+    },
+  };
+}
+
