@@ -115,6 +115,10 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
       customSystemPrompt: this.#options.systemPrompt,
       log: this.#log,
     });
+    // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
+    // any extension present the loop and the tools' schemas load now. Without, the first prompt
+    // loads them, and start-up stays light (no pi-agent-core, no pi-ai, no TypeBox).
+    if ((this.#options.extensions ?? []).some((ext) => ext.factory)) await this.agent.ensureCore();
     for (const ext of this.#options.extensions ?? []) {
       if (ext.error !== undefined || !ext.factory) {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
@@ -141,9 +145,6 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     }
     if (this.#endedDuringStartup) void this.shutdown("quit");
     this.#maybeShutdown();
-    // Load the loop (pi-agent-core, pi-ai, the tools' schemas) once the first answers are out,
-    // so start-up does not wait for it and the first prompt does not either.
-    setImmediate(() => void this.agent.ensureCore().catch((error: unknown) => this.#log(`could not load the agent loop: ${messageOf(error)}`)));
   }
 
   async start(): Promise<void> {
