@@ -6,28 +6,9 @@ import { StringDecoder } from "node:string_decoder";
 import { type Static, Type } from "typebox";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "./truncate.js";
 import type { AgentTool, AgentToolResult, ToolDefinition } from "./types.js";
-import {
-  ABORTED,
-  TIMEOUT_PREFIX,
-  createLocalBashOperations,
-  getShellConfig,
-  type BashOperations,
-  type BashSpawnContext,
-  type BashSpawnHook,
-  type BashToolDetails,
-  type BashToolOptions,
-  type ShellConfig,
-} from "./bash-operations.js";
-export {
-  createLocalBashOperations,
-  getShellConfig,
-  type BashOperations,
-  type BashSpawnContext,
-  type BashSpawnHook,
-  type BashToolDetails,
-  type BashToolOptions,
-  type ShellConfig,
-};
+import { ABORTED, TIMEOUT_PREFIX, createLocalBashOperations, type BashSpawnContext, type BashToolDetails, type BashToolOptions } from "./bash-operations.js";
+// The process plumbing lives apart (the bash RPC command uses it without loading TypeBox).
+export * from "./bash-operations.js";
 import { toAgentTool } from "./util.js";
 
 const bashSchema = Type.Object({
