@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { UiIds, matchesShape, normaliseRecord } from "./helpers/transcript.js";
+import { UiIds, matchesShape, normaliseRecord, runInSlots } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences. Each key has exactly one normaliser in NORMALISERS and is used by at
@@ -765,19 +765,6 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   return { steps, agents: { pi: runs.pi.agent, parley: runs.parley.agent }, cwd };
 }
 
-/** Runs scenarios two at a time (pi takes ~1 s of CPU to start). */
-function runAll(scenarios: Scenario[], slots = 2): Map<string, Promise<ScenarioResult>> {
-  const results = new Map<string, Promise<ScenarioResult>>();
-  const queue: Promise<unknown>[] = Array.from({ length: slots }, () => Promise.resolve());
-  scenarios.forEach((scenario, i) => {
-    const slot = i % slots;
-    const run = queue[slot]!.then(() => runScenario(scenario));
-    queue[slot] = run.catch(() => {});
-    results.set(scenario.name, run);
-  });
-  return results;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Tests
 // ------------------------------------------------------------------------------------------------
@@ -785,7 +772,7 @@ function runAll(scenarios: Scenario[], slots = 2): Map<string, Promise<ScenarioR
 let results: Map<string, Promise<ScenarioResult>>;
 
 beforeAll(() => {
-  results = runAll(SCENARIOS);
+  results = runInSlots(SCENARIOS, runScenario);
 });
 
 afterAll(async () => {

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_EXAMPLES, spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { UiIds, matchesShape, normaliseRecord } from "./helpers/transcript.js";
+import { UiIds, matchesShape, normaliseRecord, runInSlots } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences: where parley (following the newer seed spec) deliberately differs
@@ -769,19 +769,6 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   return { steps, agents: { pi: pi.agent, parley: parley.agent } };
 }
 
-/** Runs scenarios two at a time (pi takes ~1 s of CPU to start). */
-function runAll(scenarios: Scenario[], slots = 2): Map<string, Promise<ScenarioResult>> {
-  const results = new Map<string, Promise<ScenarioResult>>();
-  const queue: Promise<unknown>[] = Array.from({ length: slots }, () => Promise.resolve());
-  scenarios.forEach((scenario, i) => {
-    const slot = i % slots;
-    const run = queue[slot]!.then(() => runScenario(scenario));
-    queue[slot] = run.catch(() => {});
-    results.set(scenario.name, run);
-  });
-  return results;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Tests
 // ------------------------------------------------------------------------------------------------
@@ -789,7 +776,7 @@ function runAll(scenarios: Scenario[], slots = 2): Map<string, Promise<ScenarioR
 let results: Map<string, Promise<ScenarioResult>>;
 
 beforeAll(() => {
-  results = runAll(SCENARIOS);
+  results = runInSlots(SCENARIOS, runScenario);
 });
 
 afterAll(() => {
