@@ -2,7 +2,7 @@
 // row and times each call (request written → answer delivered to the extension); the client
 // answers every confirm as soon as it reads it. p50/p99 per run, medians over runs; peak RSS
 // (VmHWM) of a fresh process per run.
-import { AGENTS, BENCH_EXT, benchResult, kibToMiB, median, percentile, progress, request, startAgent } from "./lib.mjs";
+import { BENCH_EXT, benchResult, kibToMiB, percentile, request, sampleAgents, startAgent } from "./lib.mjs";
 
 async function once(agent, n) {
   const proc = startAgent(agent, agent.name === "floor" ? [] : ["-e", BENCH_EXT]);
@@ -37,14 +37,8 @@ export async function runDialog({ quick }) {
   const n = quick ? 500 : 2000;
   const runs = quick ? 2 : 5;
   const names = ["floor", "parley", "pi"];
-  const samples = Object.fromEntries(names.map((x) => [x, []]));
-  for (let r = 0; r < runs; r++) {
-    for (const name of names) {
-      const s = await once(AGENTS[name], n);
-      samples[name].push(s);
-      progress(`dialog ${r + 1}/${runs} ${name}: ${n} confirms, p50 ${s.p50Us.toFixed(0)} µs, p99 ${s.p99Us.toFixed(0)} µs`);
-    }
-  }
-  const pick = (key) => Object.fromEntries(names.map((x) => [x, median(samples[x].map((s) => s[key]))]));
+  const { samples, pick } = await sampleAgents(names, runs, (agent) => once(agent, n), (r, name, s) =>
+    `dialog ${r + 1}/${runs} ${name}: ${n} confirms, p50 ${s.p50Us.toFixed(0)} µs, p99 ${s.p99Us.toFixed(0)} µs`,
+  );
   return { n, runs, p50Us: pick("p50Us"), p99Us: pick("p99Us"), meanUs: pick("meanUs"), peakRssMiB: pick("peakRssMiB"), samples };
 }

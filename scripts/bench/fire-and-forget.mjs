@@ -1,7 +1,7 @@
 // Fire-and-forget throughput: the bench extension's /bench-status N calls ctx.ui.setStatus() N
 // times in a loop. The client times from sending the command to reading the last setStatus
 // record and reports records/s; peak RSS (VmHWM) of a fresh process per run.
-import { AGENTS, BENCH_EXT, benchResult, kibToMiB, median, progress, request, startAgent } from "./lib.mjs";
+import { BENCH_EXT, benchResult, kibToMiB, request, sampleAgents, startAgent } from "./lib.mjs";
 
 async function once(agent, n) {
   const proc = startAgent(agent, agent.name === "floor" ? [] : ["-e", BENCH_EXT]);
@@ -30,14 +30,8 @@ export async function runFireAndForget({ quick }) {
   const n = quick ? 10_000 : 100_000;
   const runs = quick ? 1 : 5;
   const names = ["floor", "parley", "pi"];
-  const samples = Object.fromEntries(names.map((x) => [x, []]));
-  for (let r = 0; r < runs; r++) {
-    for (const name of names) {
-      const s = await once(AGENTS[name], n);
-      samples[name].push(s);
-      progress(`fire-and-forget ${r + 1}/${runs} ${name}: ${n} setStatus in ${s.ms.toFixed(0)} ms (${Math.round(s.recordsPerSec)} records/s)`);
-    }
-  }
-  const pick = (key) => Object.fromEntries(names.map((x) => [x, median(samples[x].map((s) => s[key]))]));
+  const { samples, pick } = await sampleAgents(names, runs, (agent) => once(agent, n), (r, name, s) =>
+    `fire-and-forget ${r + 1}/${runs} ${name}: ${n} setStatus in ${s.ms.toFixed(0)} ms (${Math.round(s.recordsPerSec)} records/s)`,
+  );
   return { n, runs, recordsPerSec: pick("recordsPerSec"), ms: pick("ms"), extensionMs: pick("extensionMs"), peakRssMiB: pick("peakRssMiB"), samples };
 }

@@ -242,3 +242,20 @@ export function benchResult(proc, ms) {
     .waitLine((line) => line.includes('"method":"notify"') && line.includes("bench-result:"), ms, "the bench result")
     .then((line) => JSON.parse(JSON.parse(line).message.slice("bench-result:".length)));
 }
+
+/**
+ * Runs `once(agent)` `runs` times for each agent in turn (interleaved, so drift in machine load
+ * hits all alike). Returns the raw samples and `pick(key)`, the median of a field per agent.
+ */
+export async function sampleAgents(names, runs, once, describe) {
+  const samples = Object.fromEntries(names.map((x) => [x, []]));
+  for (let r = 0; r < runs; r++) {
+    for (const name of names) {
+      const s = await once(AGENTS[name]);
+      samples[name].push(s);
+      progress(describe(r, name, s));
+    }
+  }
+  const pick = (key) => Object.fromEntries(names.map((x) => [x, median(samples[x].map((s) => s[key]))]));
+  return { samples, pick };
+}
