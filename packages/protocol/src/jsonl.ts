@@ -5,8 +5,10 @@
  * - U+2028 / U+2029 and lone CRs are ordinary characters. That is why this never uses
  *   node:readline, which also splits on them.
  * - Splitting is done on bytes: 0x0A never occurs inside a UTF-8 multi-byte sequence, so
- *   each complete line can be decoded once, and characters split across chunks survive.
+ *   a line can be cut out of the bytes before it is decoded, and characters split across
+ *   chunks survive.
  */
+import { StringDecoder } from "node:string_decoder";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -25,11 +27,6 @@ export interface JsonlReaderOptions {
   maxLineBytes?: number;
   /** Called once per discarded line, when that line ends. */
   onOverflow?: (info: { bytes: number; maxLineBytes: number }) => void;
-  /**
-   * The chunks pushed are never modified afterwards (true for a stream's chunks), so the
-   * splitter may keep them without copying. Default false: a caller may reuse its buffer.
-   */
-  chunksAreImmutable?: boolean;
 }
 
 function isHighSurrogate(code: number): boolean {
@@ -39,17 +36,28 @@ function isHighSurrogate(code: number): boolean {
 /**
  * Push bytes (or strings), receive complete lines. No streams, no I/O.
  *
- * Linear time: only the newly arrived chunk is searched for LF, pending pieces of an
- * incomplete line are kept in a list and concatenated once when the line completes.
+ * Linear time: only the newly arrived chunk is searched for LF. A line that spans chunks is
+ * decoded piece by piece as it arrives (a streaming UTF-8 decoder keeps characters split across
+ * chunks whole) and joined without copying, so a long line is held once, as text.
+ * The splitter keeps no reference to a chunk after push() returns: callers may reuse buffers.
  */
 export class JsonlLineSplitter {
   readonly #onLine: (line: string) => void;
   readonly #onOverflow: ((info: JsonlOverflowInfo) => void) | undefined;
   readonly #maxLineBytes: number;
-  readonly #immutable: boolean;
 
-  /** Buffered pieces of the current incomplete line (empty while discarding). */
-  #pending: Buffer[] = [];
+  /**
+   * Decoded text of the current incomplete line (empty while discarding). Appending builds a
+   * rope: the pieces are not copied into one flat string here; a consumer that needs one (e.g.
+   * JSON.parse) flattens it once, so a long line is never held as bytes and a copy of the text.
+   */
+  #text = "";
+  /** Decodes the pieces of the current line; created by the first line that spans chunks. */
+  #decoder: StringDecoder | undefined;
+  /** The decoder holds state for the current line (bytes were written to it). */
+  #decoding = false;
+  /** The current line's last byte so far is a CR that was not decoded yet: it is dropped if an LF follows. */
+  #heldCR = false;
   /** Bytes seen so far of the current incomplete line, buffered or discarded. */
   #lineBytes = 0;
   /** Last byte of the current incomplete line: needed to spot a CR before an LF that
@@ -67,7 +75,6 @@ export class JsonlLineSplitter {
     this.#onLine = onLine;
     this.#onOverflow = options.onOverflow;
     this.#maxLineBytes = max;
-    this.#immutable = options.chunksAreImmutable === true;
   }
 
   push(chunk: Uint8Array | string): void {
@@ -90,7 +97,7 @@ export class JsonlLineSplitter {
   /** Flush the final unterminated line (if non-empty after CR strip). Resets the splitter. */
   end(): void {
     this.#flushHeldSurrogate();
-    if (this.#lineBytes > 0) this.#finishLine(Buffer.alloc(0), 0, 0, true);
+    if (this.#lineBytes > 0) this.#finishLine(EMPTY, 0, 0, true);
   }
 
   #flushHeldSurrogate(): void {
@@ -114,7 +121,7 @@ export class JsonlLineSplitter {
     }
   }
 
-  /** Keep the tail of a chunk that has no LF yet, or just count it if the line is too long. */
+  /** Decode the tail of a chunk that has no LF yet, or just count it if the line is too long. */
   #appendPartial(buf: Buffer, start: number): void {
     this.#lineBytes += buf.length - start;
     this.#lastByte = buf[buf.length - 1]!;
@@ -122,13 +129,14 @@ export class JsonlLineSplitter {
     // +1: the line may still end in CR LF, and that CR does not count toward the limit.
     if (this.#lineBytes > this.#maxLineBytes + 1) {
       this.#discarding = true;
-      this.#pending = []; // free what was buffered: the line is lost anyway
+      this.#resetText(); // free what was decoded: the line is lost anyway
       return;
     }
-    // Copy when the caller may reuse its buffer, or when a short tail would pin a large chunk;
-    // a long line arriving in whole chunks is then held once, not twice.
-    const keep = this.#immutable && (buf.length - start) * 2 >= buf.length;
-    this.#pending.push(keep ? buf.subarray(start) : Buffer.from(buf.subarray(start)));
+    // A trailing CR stays undecoded until we know whether an LF follows it.
+    const end = this.#lastByte === CR ? buf.length - 1 : buf.length;
+    this.#decodeHeldCR();
+    if (end > start) this.#write(buf.subarray(start, end));
+    this.#heldCR = end < buf.length;
   }
 
   /** The current line ends with buf[start, end) (end = LF position, or end of input). */
@@ -137,28 +145,60 @@ export class JsonlLineSplitter {
     const last = end > start ? buf[end - 1]! : this.#lastByte;
     const contentBytes = total > 0 && last === CR ? total - 1 : total;
     const discarding = this.#discarding;
-    const pending = this.#pending;
-    // Reset before calling out, so a callback that pushes again sees a clean state.
-    this.#pending = [];
+    const spansChunks = this.#lineBytes > 0;
     this.#lineBytes = 0;
     this.#lastByte = -1;
     this.#discarding = false;
 
     if (discarding || contentBytes > this.#maxLineBytes) {
+      this.#resetText();
       this.#onOverflow?.({ bytes: contentBytes, maxLineBytes: this.#maxLineBytes });
       return;
     }
-    if (final && contentBytes === 0) return;
-    let line: string;
-    if (pending.length === 0) {
-      line = buf.toString("utf8", start, start + contentBytes);
-    } else {
-      pending.push(buf.subarray(start, end));
-      line = Buffer.concat(pending, total).toString("utf8", 0, contentBytes);
+    if (!spansChunks) {
+      if (final && contentBytes === 0) return;
+      this.#onLine(buf.toString("utf8", start, start + contentBytes));
+      return;
     }
+    // The rest of a line that began in an earlier chunk; a CR right before the LF is dropped,
+    // whether it is in this piece or was held back at the end of the previous one.
+    const pieceEnd = end > start && last === CR ? end - 1 : end;
+    if (end > start) this.#decodeHeldCR();
+    if (pieceEnd > start) this.#write(buf.subarray(start, pieceEnd));
+    const decoder = this.#decoder;
+    if (decoder && this.#decoding) this.#text += decoder.end();
+    const line = this.#text;
+    // Reset before calling out, so a callback that pushes again sees a clean state.
+    this.#text = "";
+    this.#decoding = false;
+    this.#heldCR = false;
+    if (final && contentBytes === 0) return;
     this.#onLine(line);
   }
+
+  #write(bytes: Buffer): void {
+    this.#decoder ??= new StringDecoder("utf8");
+    this.#decoding = true;
+    this.#text += this.#decoder.write(bytes);
+  }
+
+  /** A CR held back at the end of the last piece turned out to be part of the line. */
+  #decodeHeldCR(): void {
+    if (!this.#heldCR) return;
+    this.#heldCR = false;
+    this.#write(CR_BYTE);
+  }
+
+  #resetText(): void {
+    if (this.#decoding) this.#decoder?.end();
+    this.#decoding = false;
+    this.#heldCR = false;
+    this.#text = "";
+  }
 }
+
+const EMPTY = Buffer.alloc(0);
+const CR_BYTE = Buffer.from([CR]);
 
 /**
  * Attach to a Readable; returns a detach function. Calls onEnd after the final line when the
@@ -169,8 +209,7 @@ export function attachJsonlReader(
   onLine: (line: string) => void,
   options: JsonlReaderOptions & { onEnd?: () => void } = {},
 ): () => void {
-  // A stream never reuses the chunks it emits.
-  const splitter = new JsonlLineSplitter(onLine, { chunksAreImmutable: true, ...options });
+  const splitter = new JsonlLineSplitter(onLine, options);
   const onData = (chunk: Uint8Array | string): void => splitter.push(chunk);
   const onEnd = (): void => {
     detach();
@@ -231,7 +270,6 @@ export async function* readJsonlLines(
   // (the splitter reports synchronously, before earlier lines of a chunk are yielded).
   let queue: Array<string | JsonlOverflowInfo> = [];
   const splitter = new JsonlLineSplitter((line) => queue.push(line), {
-    chunksAreImmutable: true,
     maxLineBytes: options.maxLineBytes,
     onOverflow: (info) => queue.push(info),
   });

@@ -45,14 +45,25 @@ function chunkString(text: string, cuts: number[]): string[] {
   return chunks;
 }
 
-function run(chunks: Array<Uint8Array | string>, maxLineBytes?: number, chunksAreImmutable = false): Event[] {
+/** With reuseBuffer, every byte chunk is pushed from one scratch buffer that is scribbled over
+ * right after push() returns: the splitter must not keep any chunk it was given. */
+function run(chunks: Array<Uint8Array | string>, maxLineBytes?: number, reuseBuffer = false): Event[] {
   const events: Event[] = [];
   const splitter = new JsonlLineSplitter((line) => events.push({ line }), {
     maxLineBytes,
     onOverflow: (info) => events.push({ overflow: info.bytes }),
-    chunksAreImmutable,
   });
-  for (const c of chunks) splitter.push(c);
+  const scratch = Buffer.alloc(64 * 1024);
+  for (const c of chunks) {
+    if (!reuseBuffer || typeof c === "string") {
+      splitter.push(c);
+      continue;
+    }
+    const view = scratch.subarray(0, c.length);
+    view.set(c);
+    splitter.push(view);
+    view.fill(0x41);
+  }
   splitter.end();
   return events;
 }
@@ -62,11 +73,11 @@ const cuts = fc.array(fc.nat(), { maxLength: 30 });
 describe("JsonlLineSplitter properties", () => {
   it("any byte chunking of serialized records yields the same lines, each parsing back to its record", () => {
     fc.assert(
-      fc.property(fc.array(record, { maxLength: 15 }), cuts, fc.boolean(), fc.boolean(), (records, cutPoints, crlf, immutable) => {
+      fc.property(fc.array(record, { maxLength: 15 }), cuts, fc.boolean(), fc.boolean(), (records, cutPoints, crlf, reuse) => {
         const serialized = records.map((r) => serializeJsonLine(r));
         const text = serialized.map((s) => (crlf ? s.replace(/\n$/, "\r\n") : s)).join("");
-        // Kept-without-copy chunks (as from a stream) must give the same lines as copied ones.
-        const events = run(chunkBytes(Buffer.from(text, "utf8"), cutPoints), undefined, immutable);
+        // A caller that reuses its buffer must get the same lines as one that hands over fresh chunks.
+        const events = run(chunkBytes(Buffer.from(text, "utf8"), cutPoints), undefined, reuse);
         expect(events).toEqual(serialized.map((s) => ({ line: s.slice(0, -1) })));
         expect(events.map((e) => JSON.parse((e as { line: string }).line))).toEqual(records);
       }),
@@ -147,6 +158,27 @@ describe("JsonlLineSplitter properties", () => {
           expect(run(chunkBytes(buf, cutPoints), limit)).toEqual(expected);
         },
       ),
+      { numRuns: NUM_RUNS },
+    );
+  });
+  it("bytes rich in UTF-8 lead, continuation and invalid bytes and CRs decode as one-shot toString would, under any chunking", () => {
+    const byte = fc.oneof(
+      fc.integer({ min: 0, max: 255 }),
+      fc.constantFrom(0x0a, 0x0d, 0x0d, 0xc2, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed, 0xa0, 0xc0, 0xff, 0x61),
+    );
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 300 }), cuts, fc.boolean(), (bytes, cutPoints, reuse) => {
+        const buf = Buffer.from(bytes);
+        const expected: Event[] = [];
+        const segments = buf.toString("latin1").split("\n");
+        segments.forEach((seg, i) => {
+          const raw = Buffer.from(seg, "latin1");
+          const content = raw.length > 0 && raw[raw.length - 1] === 0x0d ? raw.subarray(0, -1) : raw;
+          if (i === segments.length - 1 && content.length === 0) return;
+          expected.push({ line: content.toString("utf8") });
+        });
+        expect(run(chunkBytes(buf, cutPoints), undefined, reuse)).toEqual(expected);
+      }),
       { numRuns: NUM_RUNS },
     );
   });

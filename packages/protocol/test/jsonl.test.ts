@@ -70,6 +70,30 @@ describe("JsonlLineSplitter", () => {
     expect(lines([bytes("one\r"), bytes("\ntwo\r"), bytes("\n")])).toEqual(["one", "two"]);
   });
 
+  it("tells a CR at the end of a chunk that ends the line from one that belongs to it", () => {
+    // The CR before the LF is stripped; a CR followed by anything else is content.
+    expect(lines([bytes("a\r"), bytes("\r\n")])).toEqual(["a\r"]);
+    expect(lines([bytes("a\r"), bytes("b\n")])).toEqual(["a\rb"]);
+    expect(lines([bytes("a"), bytes("\r"), bytes("\n")])).toEqual(["a"]);
+    expect(lines([bytes("a"), bytes("\r"), bytes("\r"), bytes("\n")])).toEqual(["a\r"]);
+    expect(lines([bytes("\r"), bytes("\n")])).toEqual([""]);
+    expect(lines([bytes("a\r"), bytes("\r")])).toEqual(["a\r"]);
+  });
+
+  it("decodes an incomplete UTF-8 sequence before a CR split across chunks as one-shot decoding would", () => {
+    const raw = Buffer.from([0x61, 0xe2, 0x82, 0x0d, 0x0d, 0x0a]);
+    const want = raw.subarray(0, 4).toString("utf8"); // the last CR before the LF is stripped
+    for (let cut = 1; cut < raw.length; cut++) {
+      expect(lines([raw.subarray(0, cut), raw.subarray(cut)])).toEqual([want]);
+    }
+  });
+
+  it("delivers a line pushed one byte at a time (a deep rope of pieces) that parses back", () => {
+    const record = { type: "big", text: "é😀".repeat(20_000) };
+    const [line] = lines(byteByByte(serializeJsonLine(record)));
+    expect(JSON.parse(line!)).toEqual(record);
+  });
+
   it("delivers a final line without LF", () => {
     expect(lines([bytes("a\nb")])).toEqual(["a", "b"]);
     expect(lines([bytes("a\nb\r")])).toEqual(["a", "b"]);

@@ -182,7 +182,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
 
   #handleLine(text: string): void {
     // Blank lines (a stray Enter) carry nothing to answer; only JSON's own whitespace counts as blank.
-    if (/^[ \t\r\n]*$/.test(text)) return;
+    if (isBlank(text)) return;
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -534,6 +534,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Only used while start-up handlers run, so the second parse costs nothing later. */
+/** Only JSON's own whitespace counts; a record starts with "{" at once, so this is one comparison. */
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) return false;
+  }
+  return true;
+}
+
 function isUiResponseLine(text: string): boolean {
   if (!text.includes("extension_ui_response")) return false;
   try {

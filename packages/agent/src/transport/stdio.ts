@@ -25,19 +25,30 @@ export class StdioTransport implements Transport {
   #scheduled = false;
   #outputClosed = false;
   #paused = false;
-  readonly #rawWrite: (chunk: Uint8Array, callback: () => void) => boolean;
-  #lastWrite: Promise<void> = Promise.resolve();
+  readonly #rawWrite: (chunk: string | Uint8Array, callback: () => void) => boolean;
+  /** Writes handed to the stream, and those it has finished with (written or failed). */
+  #issued = 0;
+  #completed = 0;
+  /** flush() callers, each waiting for the writes issued before it. */
+  #flushWaiters: { upTo: number; resolve: () => void }[] = [];
+  // One callback for every write: no closure or promise per record on the hot path.
+  readonly #onWritten = (): void => {
+    this.#completed++;
+    if (this.#flushWaiters.length > 0) this.#releaseFlushWaiters();
+  };
 
   constructor(options: StdioTransportOptions = {}) {
     this.#options = options;
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     // Captured before takeOverStdout() reroutes everyone else's writes.
-    this.#rawWrite = this.#output.write.bind(this.#output) as (chunk: Uint8Array, callback: () => void) => boolean;
+    this.#rawWrite = this.#output.write.bind(this.#output) as (chunk: string | Uint8Array, callback: () => void) => boolean;
     this.#output.on("error", (error: Error) => {
       if (this.#outputClosed) return;
       this.#outputClosed = true;
       this.#batch = [];
+      this.#completed = this.#issued;
+      this.#releaseFlushWaiters();
       this.#options.onOutputClosed?.(error);
     });
   }
@@ -66,20 +77,30 @@ export class StdioTransport implements Transport {
 
   flush(): Promise<void> {
     this.#write();
-    return this.#lastWrite;
+    if (this.#completed >= this.#issued || this.#outputClosed) return Promise.resolve();
+    return new Promise((resolve) => this.#flushWaiters.push({ upTo: this.#issued, resolve }));
+  }
+
+  #releaseFlushWaiters(): void {
+    const waiting = this.#flushWaiters;
+    this.#flushWaiters = [];
+    for (const waiter of waiting) {
+      if (this.#completed >= waiter.upTo) waiter.resolve();
+      else this.#flushWaiters.push(waiter);
+    }
   }
 
   #write(): void {
     this.#scheduled = false;
     if (this.#batch.length === 0 || this.#outputClosed) return;
-    const text = Buffer.from(this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join(""), "utf8");
+    const text = this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join("");
     this.#batch = [];
     this.#batchLength = 0;
-    let ok = true;
-    this.#lastWrite = new Promise((resolve) => {
-      // The callback runs once the chunk is handed to the OS, or with an error: either way it is done.
-      ok = this.#rawWrite(text, () => resolve());
-    });
+    this.#issued++;
+    // A string goes straight to the pipe. Only when the stream is already holding output (the
+    // client reads slowly) is it turned into bytes, which sit outside the JS heap and never take
+    // two bytes per character. The callback runs once the chunk is handed to the OS, or failed.
+    const ok = this.#rawWrite(((this.#output as { writableLength?: number }).writableLength ?? 0) > 0 ? Buffer.from(text, "utf8") : text, this.#onWritten);
     // The client is not reading: stop taking new commands until it catches up, so output that
     // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
     if (!ok && !this.#paused) {

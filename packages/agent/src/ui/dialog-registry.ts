@@ -50,13 +50,16 @@ export class DialogRegistry {
   readonly #newId: () => string;
   readonly #now: () => number;
   readonly #pending = new Map<string, PendingDialog>();
-  /** id → why it is no longer pending (bounded, oldest evicted first). */
-  readonly #ended = new Map<string, string>();
-  readonly #ring: (string | undefined)[] = new Array<string | undefined>(REMEMBERED_IDS);
+  /**
+   * id → why it is no longer pending, in two generations: when the newer one is full it becomes
+   * the older and the oldest is dropped whole. Between REMEMBERED_IDS and twice that many are
+   * kept, at O(1) per dialog with no per-entry deletes (which make a Map slow to walk and grow).
+   */
+  #ended = new Map<string, string>();
+  #endedBefore = new Map<string, string>();
   /** "xxxxxxxx-xxxx-4xxx-yxxx-" of a random UUID; fire-and-forget ids append a 12-digit counter. */
   readonly #ffPrefix = randomUUID().slice(0, 24);
   #ffCount = 0;
-  #ringNext = 0;
   #closed = false;
 
   constructor(options: DialogRegistryOptions) {
@@ -73,15 +76,19 @@ export class DialogRegistry {
    * Sends the request and resolves exactly once: with the client's answer, or with
    * `{kind:"cancelled"}` on cancel, timeout, abort or shutdown (announced by a dismiss record).
    */
-  open(spec: DialogSpec, options: DialogOptions = {}): Promise<DialogAnswer> {
+  open(spec: DialogSpec, options?: DialogOptions): Promise<DialogAnswer>;
+  /** As above, with the answer mapped to what the caller returns (saves a promise per dialog). */
+  open<T>(spec: DialogSpec, options: DialogOptions, map: (answer: DialogAnswer) => T): Promise<T>;
+  open<T>(spec: DialogSpec, options: DialogOptions = {}, map?: (answer: DialogAnswer) => T): Promise<T | DialogAnswer> {
+    const finish = map ?? ((answer: DialogAnswer) => answer);
     // Nothing is shown for a dialog that is already moot.
-    if (this.#closed || options.signal?.aborted) return Promise.resolve({ kind: "cancelled" });
+    if (this.#closed || options.signal?.aborted) return Promise.resolve(finish({ kind: "cancelled" }));
 
     const id = this.#newId();
     const timeout = validTimeout(options.timeout);
     const request = { type: "extension_ui_request", id, ...spec, ...(timeout !== undefined ? { timeout } : {}) } as DialogRequest;
 
-    return new Promise<DialogAnswer>((resolve) => {
+    return new Promise<T | DialogAnswer>((resolve) => {
       const signal = options.signal;
       const onAbort = (): void => entry.settle({ kind: "cancelled" }, "aborted");
       const entry: PendingDialog = {
@@ -94,7 +101,7 @@ export class DialogRegistry {
           signal?.removeEventListener("abort", onAbort);
           this.#remember(id, dismissed ? `it was dismissed (${dismissed})` : "it was already answered");
           if (dismissed) this.#send({ type: "extension_ui_dismissed", id, method: request.method, reason: dismissed });
-          resolve(answer);
+          resolve(finish(answer));
         },
       };
       this.#pending.set(id, entry);
@@ -126,7 +133,7 @@ export class DialogRegistry {
         this.#refuse(rawId, "unknown_id", false, `No dialog has id ${rawId}: it is a fire-and-forget request, which takes no response`);
         return;
       }
-      const why = this.#ended.get(rawId);
+      const why = this.#ended.get(rawId) ?? this.#endedBefore.get(rawId);
       if (why?.startsWith("it was")) this.#refuse(rawId, "already_resolved", false, `Dialog ${rawId} is no longer pending: ${why}`);
       else if (why) this.#refuse(rawId, "unknown_id", false, `No dialog has id ${rawId}: ${why}`);
       else this.#refuse(rawId, "unknown_id", false, `No dialog has id ${rawId}`);
@@ -166,12 +173,10 @@ export class DialogRegistry {
   }
 
   #remember(id: string, why: string): void {
-    // A ring of the last ids says which to forget: O(1), unlike scanning the Map for its oldest key
-    // (which walks past every deleted entry and made fire-and-forget floods slow).
-    const evicted = this.#ring[this.#ringNext];
-    if (evicted !== undefined && this.#ended.get(evicted) !== undefined) this.#ended.delete(evicted);
-    this.#ring[this.#ringNext] = id;
-    this.#ringNext = (this.#ringNext + 1) % REMEMBERED_IDS;
+    if (this.#ended.size >= REMEMBERED_IDS) {
+      this.#endedBefore = this.#ended;
+      this.#ended = new Map();
+    }
     this.#ended.set(id, why);
   }
 
@@ -186,27 +191,29 @@ function validTimeout(timeout: number | undefined): number | undefined {
 
 /** The answer a response carries for this dialog, or why it does not fit. */
 function interpret(request: DialogRequest, record: Record<string, unknown>): DialogAnswer | string {
-  const has = (key: string): boolean => Object.prototype.hasOwnProperty.call(record, key);
-  const expected =
-    request.method === "confirm"
-      ? `{"confirmed": true|false} or {"cancelled": true}`
-      : `{"value": <string>} or {"cancelled": true}`;
-  const reject = (what: string): string => `Response to ${request.method} dialog ${request.id} ${what}; send ${expected}`;
+  // The common answers first, without building anything.
+  if (request.method === "confirm" && typeof record["confirmed"] === "boolean" && !has(record, "cancelled")) {
+    return { kind: "confirmed", confirmed: record["confirmed"] };
+  }
+  const reject = (what: string): string => {
+    const expected = request.method === "confirm" ? `{"confirmed": true|false} or {"cancelled": true}` : `{"value": <string>} or {"cancelled": true}`;
+    return `Response to ${request.method} dialog ${request.id} ${what}; send ${expected}`;
+  };
 
-  if (has("cancelled")) {
+  if (has(record, "cancelled")) {
     if (record["cancelled"] === true) return { kind: "cancelled" };
     if (record["cancelled"] !== false) return reject(`has "cancelled": ${describe(record["cancelled"])}, which is not true or false`);
   }
   if (request.method === "confirm") {
-    if (has("confirmed")) {
+    if (has(record, "confirmed")) {
       const confirmed = record["confirmed"];
       if (typeof confirmed === "boolean") return { kind: "confirmed", confirmed };
       return reject(`has "confirmed": ${describe(confirmed)}, which is not a boolean`);
     }
-    if (has("value")) return reject(`carries "value", but confirm dialogs are answered with "confirmed"`);
+    if (has(record, "value")) return reject(`carries "value", but confirm dialogs are answered with "confirmed"`);
     return reject("carries no answer");
   }
-  if (has("value")) {
+  if (has(record, "value")) {
     const value = record["value"];
     if (typeof value !== "string") return reject(`has "value": ${describe(value)}, which is not a string`);
     if (request.method === "select" && !request.options.includes(value)) {
@@ -214,9 +221,11 @@ function interpret(request: DialogRequest, record: Record<string, unknown>): Dia
     }
     return { kind: "value", value };
   }
-  if (has("confirmed")) return reject(`carries "confirmed", but ${request.method} dialogs are answered with "value"`);
+  if (has(record, "confirmed")) return reject(`carries "confirmed", but ${request.method} dialogs are answered with "value"`);
   return reject("carries no answer");
 }
+
+const has = (record: Record<string, unknown>, key: string): boolean => Object.prototype.hasOwnProperty.call(record, key);
 
 export function describe(value: unknown): string {
   if (value === undefined) return "nothing";

@@ -19,30 +19,39 @@ export interface UiBridge {
 }
 
 const valueOf = (answer: DialogAnswer): string | undefined => (answer.kind === "value" ? answer.value : undefined);
+/** A bad argument rejects the returned promise, as it would from an async function. */
+function rejectOnThrow<T>(open: () => Promise<T>): Promise<T> {
+  try {
+    return open();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+const isConfirmed = (answer: DialogAnswer): boolean => answer.kind === "confirmed" && answer.confirmed;
 
 export function createRpcUiContext(bridge: UiBridge, extensionPath: string): ExtensionUIContext {
   const { dialogs } = bridge;
   const dialogOptions = (opts: ExtensionUIDialogOptions | undefined) => ({ timeout: opts?.timeout, signal: opts?.signal });
 
   const ui: Omit<ExtensionUIContext, (typeof DEGRADED_METHOD_NAMES)[number]> = {
-    select: async (title, options, opts) =>
-      valueOf(await dialogs.open({ method: "select", title: String(title), options: options.map(String) }, dialogOptions(opts))),
-    confirm: async (title, message, opts) => {
-      const answer = await dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, dialogOptions(opts));
-      return answer.kind === "confirmed" && answer.confirmed;
-    },
-    input: async (title, placeholder, opts) =>
-      valueOf(
-        await dialogs.open(
+    select: (title, options, opts) =>
+      rejectOnThrow(() => dialogs.open({ method: "select", title: String(title), options: options.map(String) }, dialogOptions(opts), valueOf)),
+    confirm: (title, message, opts) =>
+      rejectOnThrow(() => dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, dialogOptions(opts), isConfirmed)),
+    input: (title, placeholder, opts) =>
+      rejectOnThrow(() =>
+        dialogs.open(
           { method: "input", title: String(title), ...(placeholder !== undefined ? { placeholder: String(placeholder) } : {}) },
           dialogOptions(opts),
+          valueOf,
         ),
       ),
-    editor: async (title, prefill, opts) =>
-      valueOf(
-        await dialogs.open(
+    editor: (title, prefill, opts) =>
+      rejectOnThrow(() =>
+        dialogs.open(
           { method: "editor", title: String(title), ...(prefill !== undefined ? { prefill: String(prefill) } : {}) },
           dialogOptions(opts),
+          valueOf,
         ),
       ),
     notify: (message, type) =>
