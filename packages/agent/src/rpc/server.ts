@@ -5,7 +5,7 @@
 import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
 import type { ExtensionUiError, FireAndForgetRequest, UiState } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
-import { emptyUiState, reduceUiState } from "@parley/protocol/ui-state";
+import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
 import { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
@@ -65,7 +65,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   readonly sessions: SessionFactory;
   #agent: AgentSession | undefined;
   #initialSession: Session;
-  #uiState: UiState = emptyUiState();
+  readonly #uiState: UiState = emptyUiState();
   readonly #transport: Transport;
   readonly #options: RpcServerOptions;
   readonly #log: (message: string) => void;
@@ -271,8 +271,9 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     return this.agent.session;
   }
 
+  /** A snapshot: the live state keeps changing in place as extensions call ctx.ui. */
   uiState(): UiState {
-    return this.#uiState;
+    return copyUiState(this.#uiState);
   }
 
   isIdle(): boolean {
@@ -493,7 +494,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
 
   fireAndForget(spec: Parameters<UiBridge["fireAndForget"]>[0]): void {
     const record = { type: "extension_ui_request", id: this.dialogs.newFireAndForgetId(), ...spec } as FireAndForgetRequest;
-    this.#uiState = reduceUiState(this.#uiState, record);
+    applyUiRecord(this.#uiState, record);
     this.#transport.send(record);
   }
 
