@@ -57,8 +57,13 @@ function git(args) {
 
 /** parley's dist must exist; warn if a package's sources are newer than its last build (others edit the tree). */
 function checkBuild() {
-  if (!existsSync(join(ROOT, "packages/agent/dist/cli/main.js")) || !existsSync(PARLEY_READER)) {
-    throw new Error("parley is not built: run `npx tsc -b` (or `npm run build`) first");
+  const bundle = join(ROOT, "packages/agent/dist/bundle/cli/main.js");
+  if (!existsSync(bundle) || !existsSync(PARLEY_READER)) {
+    throw new Error("parley is not built: run `npm run build` first");
+  }
+  const compiled = join(ROOT, "packages/agent/dist/cli/main.js");
+  if (existsSync(compiled) && statSync(compiled).mtimeMs > statSync(bundle).mtimeMs) {
+    progress("warning: packages/agent/dist is newer than its bundle (bin/parley.js runs the bundle); run `npm run build` for current figures");
   }
   for (const pkg of ["protocol", "agent"]) {
     const info = join(ROOT, `packages/${pkg}/tsconfig.tsbuildinfo`);
@@ -67,7 +72,7 @@ function checkBuild() {
     const stale = (git(["ls-files", "--cached", "--others", "--exclude-standard", `packages/${pkg}/src`]) ?? "")
       .split("\n")
       .filter((f) => f && existsSync(join(ROOT, f)) && statSync(join(ROOT, f)).mtimeMs > built);
-    if (stale.length) progress(`warning: ${stale.length} file(s) in packages/${pkg}/src newer than its build (e.g. ${stale[0]}); run \`npx tsc -b\` for current figures`);
+    if (stale.length) progress(`warning: ${stale.length} file(s) in packages/${pkg}/src newer than its build (e.g. ${stale[0]}); run \`npm run build\` for current figures`);
   }
 }
 

@@ -2,7 +2,7 @@
  * `parley --mode rpc`: parse flags, load extensions, serve RPC on stdio until stdin ends.
  * stdout carries protocol records only; everything for humans goes to stderr.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
@@ -16,9 +16,13 @@ const log = (message: string): void => {
   process.stderr.write(`parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
+/** The agent package's version: its package.json is the first one above this file (dist/cli or dist/bundle/cli). */
 function version(): string {
-  const pkg = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "package.json");
-  return (JSON.parse(readFileSync(pkg, "utf8")) as { version: string }).version;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
+    const file = join(dir, "package.json");
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+  }
+  return "unknown";
 }
 
 async function loadAll(options: CliOptions): Promise<ExtensionSource[]> {

@@ -10,6 +10,24 @@ import type { ExtensionFactory } from "./types.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
+/**
+ * The folder that holds parley's entry modules (`index.js`, `extensions/compat/…`): `dist/` when
+ * running the compiled files, `dist/bundle/` when running the bundle (where this code may sit in
+ * a shared chunk one level down), `src/` under a TypeScript loader.
+ */
+const entryRoot = ((): string => {
+  for (let dir = here, i = 0; i < 3; dir = dirname(dir), i++) {
+    for (const ext of ["js", "ts"]) {
+      if (existsSync(join(dir, "extensions", "compat", `pi-coding-agent.${ext}`))) return dir;
+    }
+  }
+  return dirname(here);
+})();
+const entry = (relative: string): string => {
+  const js = join(entryRoot, `${relative}.js`);
+  return existsSync(js) ? js : join(entryRoot, `${relative}.ts`);
+};
+
 /** The folder of an installed package, found the way Node would from parley's own files. */
 function packageDir(name: string): string | undefined {
   for (let dir = here; ; dir = dirname(dir)) {
@@ -59,8 +77,8 @@ function aliases(): Record<string, string> {
     ...exportAliases("@mariozechner/pi-ai"),
     ...exportAliases("@mariozechner/pi-tui"),
     ...exportAliases("typebox"),
-    "@mariozechner/pi-coding-agent": join(here, "compat", "pi-coding-agent.js"),
-    "@parley/agent": join(here, "..", "index.js"),
+    "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
+    "@parley/agent": entry("index"),
   };
 }
 
