@@ -284,6 +284,36 @@ describe("state, model and settings commands (--no-session)", () => {
   });
 });
 
+describe("the model catalogue loads on first need", () => {
+  it("lines sent with a catalogue command at start-up run and are answered in order, effects included", async () => {
+    // Start-up with a local model does not load pi-ai's catalogue; the first line that needs it
+    // holds the ones after it, so the get_state after cycle_model sees the new model.
+    const agent = procs.parley(["--model-script", writeScript(["hi"]), "--no-extensions"], { cwd: tempDir() });
+    agent.sendRaw(
+      [
+        { type: "get_state", id: "m1" },
+        { type: "cycle_model", id: "m2" },
+        { type: "get_state", id: "m3" },
+        { type: "get_available_models", id: "m4" },
+        { type: "set_model", provider: "anthropic", modelId: "claude-opus-4-7", id: "m5" },
+        { type: "set_model", provider: "parley", modelId: "script", id: "m6" },
+        { type: "get_state", id: "m7" },
+      ]
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(""),
+    );
+    await agent.response("m7");
+    const responses = agent.records.filter((r) => r.type === "response");
+    expect(responses.map((r) => r["id"])).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7"]);
+    expect(responses.map((r) => r["success"])).toEqual([true, true, true, true, false, true, true]);
+    const modelOf = (r: Rec): string => ((r["data"] as { model: Model }).model).id;
+    expect([modelOf(responses[0]!), modelOf(responses[1]!), modelOf(responses[2]!), modelOf(responses[6]!)]).toEqual(["script", "offline", "offline", "script"]);
+    expect((responses[3]!["data"] as { models: Model[] }).models.map((m) => `${m.provider}/${m.id}`)).toEqual(["parley/script", "parley/offline"]);
+    // In the catalogue, but without a key it cannot be used: the error says so.
+    expect(String(responses[4]!["error"])).toMatch(/anthropic/i);
+  });
+});
+
 describe("thinking level on a reasoning model", () => {
   it("set_thinking_level announces thinking_level_changed only on a change; cycle returns the level; a non-reasoning model clamps to off", async () => {
     // A fake key makes the provider's models available; nothing here talks to the network.

@@ -12,10 +12,12 @@ import type {
   ToolResultMessage,
 } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   chunkText,
   createOfflineModel,
+  DEFAULT_MODEL_PER_PROVIDER,
   createScriptModel,
   findPathsIn,
   loadModelScript,
@@ -450,6 +452,49 @@ describe("offline model", () => {
 });
 
 // ---- resolution --------------------------------------------------------------------------------
+
+describe("the built-in model catalogue", () => {
+  it("is not loaded by an offline or scripted start-up; local models work without it, the rest waits for loadCatalog()", () => {
+    // A fresh process: in this one, other tests have loaded pi-ai already.
+    const dist = join(import.meta.dirname, "../dist/models/index.js");
+    const script = `
+      const m = await import(${JSON.stringify(dist)});
+      const out = {};
+      const r = await m.resolveModels({}, { env: {}, cwd: process.cwd() });
+      out.offline = [r.source, r.catalogReady, m.piAiCatalogLoaded(), r.thinkingLevel, r.thinkingLevelsFor(r.model).join(","), r.findModel("parley", "offline")?.id];
+      try { r.availableModels(); out.threw = false; } catch (e) { out.threw = /loadCatalog/.test(e.message); }
+      try { r.findModel("anthropic", "claude-opus-4-7"); out.findThrew = false; } catch { out.findThrew = true; }
+      await r.loadCatalog();
+      out.after = [r.catalogReady, r.availableModels().length, r.findModel("anthropic", "claude-opus-4-7")?.id];
+      const cli = await m.resolveModels({ model: "anthropic/claude-opus-4-7" }, { env: {}, cwd: process.cwd() });
+      out.cli = cli.catalogReady;
+      process.stdout.write(JSON.stringify(out));
+    `;
+    const out = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })) as Record<string, unknown>;
+    expect(out).toEqual({
+      offline: ["offline", false, false, "off", "off", "offline"],
+      threw: true,
+      findThrew: true,
+      after: [true, 1, "claude-opus-4-7"],
+      cli: true,
+    });
+  });
+
+  it("every provider pi-ai reads an API-key variable for has a default here (so key detection needs no catalogue)", async () => {
+    const pi = await loadPiAi();
+    const saved = process.env;
+    // An environment in which every variable is set: findEnvKeys names a provider's variables.
+    process.env = new Proxy({}, { get: () => "set", has: () => true }) as NodeJS.ProcessEnv;
+    let withKeys: string[];
+    try {
+      withKeys = pi.getProviders().filter((p) => pi.findEnvKeys(p) !== undefined);
+    } finally {
+      process.env = saved;
+    }
+    expect(withKeys.length).toBeGreaterThan(10);
+    expect(withKeys.filter((p) => !(p in DEFAULT_MODEL_PER_PROVIDER))).toEqual([]);
+  });
+});
 
 describe("resolveModels", () => {
   let dir: string;

@@ -104,7 +104,7 @@ export class AgentSession {
   /** Loads pi-agent-core and the built-in tools (once) and creates the Agent from the local state. */
   ensureCore(): Promise<Agent> {
     this.#coreLoading ??= (async () => {
-      const [{ Agent }] = await Promise.all([import("@mariozechner/pi-agent-core"), this.tools.load()]);
+      const [{ Agent }] = await Promise.all([import("@mariozechner/pi-agent-core"), this.tools.load(), this.models.loadCatalog()]);
       const local = this.#local;
       const core = new Agent({
         initialState: { ...local.state },

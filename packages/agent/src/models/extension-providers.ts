@@ -49,6 +49,10 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
 
   return {
     ...base,
+    // A getter: the spread above copied its value at this moment.
+    get catalogReady() {
+      return base.catalogReady;
+    },
     availableModels: () => [...base.availableModels(), ...extensionModels()],
     findModel: (provider, id) => providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
     getApiKey: (provider) => (providers.has(provider) ? keyOf(provider) : base.getApiKey(provider)),

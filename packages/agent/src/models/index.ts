@@ -17,7 +17,7 @@ export {
   planOfflineReply,
   streamOfflineModel,
 } from "./offline-model.js";
-export { loadPiAi, loadPiAiCore, type PiAi, type PiAiCore, piAiIfLoaded } from "./pi-ai.js";
+export { loadPiAi, loadPiAiCatalog, loadPiAiCore, type PiAi, type PiAiCore, piAiCatalogLoaded, piAiIfLoaded } from "./pi-ai.js";
 export { PARLEY_SOURCE_ID, registerParleyProviders, registerParleyProvidersWith } from "./register.js";
 export {
   chunkText,

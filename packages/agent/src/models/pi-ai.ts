@@ -51,30 +51,51 @@ export type PiAiCore = Pick<
   | "createAssistantMessageEventStream"
 >;
 
+type PiAiCatalog = Pick<PiAi, "getProviders" | "getModels" | "calculateCost" | "getSupportedThinkingLevels" | "clampThinkingLevel">;
+
 let loadingCore: Promise<PiAiCore> | undefined;
+let loadingCatalog: Promise<void> | undefined;
+let catalog: PiAiCatalog | undefined;
+
+function piAiFile(name: string): string {
+  const root = dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-ai")));
+  return pathToFileURL(join(root, name)).href;
+}
+
+/** Functions of pi-ai's model catalogue module, usable once `loadPiAiCatalog()` has finished. */
+function catalogued<K extends keyof PiAiCatalog>(name: K): PiAiCatalog[K] {
+  return ((...args: unknown[]) => {
+    // pi-ai's root re-exports the same module: once it is loaded, so is the catalogue.
+    catalog ??= loaded;
+    if (!catalog) throw new Error(`pi-ai's model catalogue is not loaded yet (${name}): await loadPiAiCatalog() first`);
+    return (catalog[name] as (...a: unknown[]) => unknown)(...args);
+  }) as PiAiCatalog[K];
+}
 
 /**
- * The same functions as pi-ai's root exports, loaded from the four plain modules that define
- * them (~30 ms instead of ~250 ms: no TypeBox, no provider registrations). They are the very
- * module instances the root re-exports (same files), so a provider registered here is the one
- * pi-ai's streamSimple finds. The package exports only its root, hence the file URLs.
+ * The same functions as pi-ai's root exports, from the plain modules that define them (no
+ * TypeBox, no provider registrations). They are the very module instances the root re-exports
+ * (same files), so a provider registered here is the one pi-ai's streamSimple finds. The package
+ * exports only its root, hence the file URLs.
+ *
+ * The model catalogue (`models.js`, ~550 KB of generated tables, ~10 ms to load) is not loaded
+ * here: start-up with the offline or a scripted model never needs it. Its functions work once
+ * `loadPiAiCatalog()` has finished (model resolution, `ensureCore` and the commands that list or
+ * pick models await it).
  */
 export function loadPiAiCore(): Promise<PiAiCore> {
   loadingCore ??= (async () => {
-    const root = dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-ai")));
-    const file = (name: string): string => pathToFileURL(join(root, name)).href;
-    const [models, keys, registry, events] = await Promise.all([
-      import(file("models.js")) as Promise<Pick<PiAi, "getProviders" | "getModels" | "calculateCost" | "getSupportedThinkingLevels" | "clampThinkingLevel">>,
-      import(file("env-api-keys.js")) as Promise<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>,
-      import(file("api-registry.js")) as Promise<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>,
-      import(file("utils/event-stream.js")) as Promise<Pick<PiAi, "createAssistantMessageEventStream">>,
+    const [keys, registry, events] = await Promise.all([
+      import(piAiFile("env-api-keys.js")) as Promise<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>,
+      import(piAiFile("api-registry.js")) as Promise<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>,
+      import(piAiFile("utils/event-stream.js")) as Promise<Pick<PiAi, "createAssistantMessageEventStream">>,
     ]);
     return {
-      getProviders: models.getProviders,
-      getModels: models.getModels,
-      calculateCost: models.calculateCost,
-      getSupportedThinkingLevels: models.getSupportedThinkingLevels,
-      clampThinkingLevel: models.clampThinkingLevel,
+      getProviders: catalogued("getProviders"),
+      getModels: catalogued("getModels"),
+      calculateCost: catalogued("calculateCost"),
+      getSupportedThinkingLevels: catalogued("getSupportedThinkingLevels"),
+      clampThinkingLevel: catalogued("clampThinkingLevel"),
       getEnvApiKey: keys.getEnvApiKey,
       findEnvKeys: keys.findEnvKeys,
       registerApiProvider: registry.registerApiProvider,
@@ -84,4 +105,18 @@ export function loadPiAiCore(): Promise<PiAiCore> {
     };
   })();
   return loadingCore;
+}
+
+/** Load pi-ai's model catalogue once; later calls share the same promise. */
+export function loadPiAiCatalog(): Promise<void> {
+  loadingCatalog ??= (import(piAiFile("models.js")) as Promise<PiAiCatalog>).then((mod) => {
+    catalog = mod;
+  });
+  return loadingCatalog;
+}
+
+/** Whether the model catalogue's functions can be called. */
+export function piAiCatalogLoaded(): boolean {
+  catalog ??= loaded;
+  return catalog !== undefined;
 }

@@ -31,7 +31,7 @@
  */
 import type { Api, KnownProvider, Model, ModelThinkingLevel } from "@mariozechner/pi-ai";
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
-import { loadPiAiCore, type PiAiCore } from "./pi-ai.js";
+import { loadPiAiCatalog, loadPiAiCore, piAiCatalogLoaded, type PiAiCore } from "./pi-ai.js";
 import { registerParleyProvidersWith } from "./register.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
@@ -88,6 +88,8 @@ export interface ModelCliOptions {
   apiKey?: string;
   thinking?: ThinkingLevel;
   modelScript?: string;
+  /** Load the built-in model catalogue even if the initial model does not need it. */
+  loadCatalog?: boolean;
 }
 
 export interface ResolveEnvironment {
@@ -134,6 +136,13 @@ export interface ModelResolution {
   readonly script?: ModelScript;
   /** parley's offline model for this cwd (always available). */
   readonly offlineModel: Model<Api>;
+  /**
+   * Whether the built-in model catalogue is loaded. Until it is, only parley's local models are
+   * known: availableModels, matchModel and findModel (for other providers) throw; await
+   * loadCatalog() first. Resolution loads it when the initial model comes from it.
+   */
+  readonly catalogReady: boolean;
+  loadCatalog(): Promise<void>;
 
   /** Models usable now: the script model (if loaded), the offline model, then every built-in model with a key. */
   availableModels(): Model<Api>[];
@@ -175,7 +184,25 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
   const localModels = scriptModel ? [scriptModel, offlineModel] : [offlineModel];
   const keys = new KeyLookup(pi, env);
-  const catalog = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined);
+  // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
+  let built: Catalog | undefined;
+  const newCatalog = (): Catalog => new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined);
+  const catalogReady = (): boolean => {
+    // Something else (pi-ai's root, loaded for the agent loop) may have loaded it meanwhile.
+    if (!built && piAiCatalogLoaded()) built = newCatalog();
+    return built !== undefined;
+  };
+  const loadCatalog = async (): Promise<void> => {
+    await loadPiAiCatalog();
+    built ??= newCatalog();
+  };
+  const catalog = (): Catalog => {
+    if (!catalogReady()) throw new Error("the model catalogue is not loaded yet: await loadCatalog() first");
+    return built as Catalog;
+  };
+  // pi-ai's rule: a model without reasoning supports "off" only. Local models need no catalogue.
+  const thinkingLevelsFor = (m: Model<Api>): ThinkingLevel[] => (m.reasoning ? pi.getSupportedThinkingLevels(m) : ["off"]);
+  const clampThinkingLevel = (m: Model<Api>, level: ThinkingLevel): ThinkingLevel => (m.reasoning ? pi.clampThinkingLevel(m, level) : "off");
 
   let model: Model<Api>;
   let source: ModelSource;
@@ -192,7 +219,8 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     ].filter((f): f is string => typeof f === "string");
     if (ignored.length > 0) warnings.push(`--model-script is given, so ${ignored.join(", ")} ${ignored.length === 1 ? "is" : "are"} ignored`);
   } else if (options.provider !== undefined || options.model !== undefined) {
-    const match = catalog.resolveCli(options.provider, options.model);
+    await loadCatalog();
+    const match = catalog().resolveCli(options.provider, options.model);
     model = match.model;
     patternLevel = match.thinkingLevel;
     if (match.warning) warnings.push(match.warning);
@@ -207,8 +235,11 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
       );
     }
   } else {
-    const provider = catalog.providerOrder().find((p) => keys.autoSelects(p));
-    const chosen = provider ? catalog.defaultModel(provider) : undefined;
+    // Only providers with a default here have API-key variables (a test keeps it so), so the
+    // catalogue is needed only when one of them has a key.
+    const provider = Object.keys(DEFAULT_MODEL_PER_PROVIDER).find((p) => keys.autoSelects(p));
+    if (provider) await loadCatalog();
+    const chosen = provider ? catalog().defaultModel(provider) : undefined;
     if (chosen) {
       model = chosen;
       source = "env";
@@ -220,9 +251,10 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
         "Use --provider/--model/--api-key or set a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model.";
     }
   }
+  if (options.loadCatalog) await loadCatalog();
 
   const requested = options.thinking ?? patternLevel;
-  const thinkingLevel = pi.clampThinkingLevel(model, requested ?? DEFAULT_THINKING_LEVEL);
+  const thinkingLevel = clampThinkingLevel(model, requested ?? DEFAULT_THINKING_LEVEL);
   if (requested !== undefined && thinkingLevel !== requested) {
     warnings.push(
       model.reasoning
@@ -240,6 +272,10 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     offlineNotice,
     script,
     offlineModel,
+    get catalogReady() {
+      return catalogReady();
+    },
+    loadCatalog,
     availableModels: () => {
       const withKey = new Map<string, boolean>();
       const hasKey = (provider: string): boolean => {
@@ -250,12 +286,13 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
         }
         return known;
       };
-      return [...localModels, ...catalog.builtIn.filter((m) => hasKey(m.provider))];
+      return [...localModels, ...catalog().builtIn.filter((m) => hasKey(m.provider))];
     },
-    findModel: (provider, modelId) => catalog.find(provider, modelId),
-    matchModel: (pattern, provider) => catalog.resolveCli(provider, pattern),
-    thinkingLevelsFor: (m) => pi.getSupportedThinkingLevels(m),
-    clampThinkingLevel: (m, level) => pi.clampThinkingLevel(m, level),
+    findModel: (provider, modelId) =>
+      provider === PARLEY_PROVIDER ? localModels.find((m) => m.id === modelId) : catalog().find(provider, modelId),
+    matchModel: (pattern, provider) => catalog().resolveCli(provider, pattern),
+    thinkingLevelsFor,
+    clampThinkingLevel,
     getApiKey: (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.get(provider)),
     hasAuth: (m) => m.provider === PARLEY_PROVIDER || keys.get(m.provider) !== undefined,
   };

@@ -71,10 +71,15 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   readonly #log: (message: string) => void;
   readonly #uiContexts = new Map<string, ExtensionUIContext>();
   readonly #diagnosed = new Set<string>();
-  /** Lines (and overflow reports) that arrived while start-up handlers ran; handled in order right after. */
+  /**
+   * Lines (and overflow reports) held while start-up handlers run, or while something a line
+   * needs loads (the model catalogue); handled in order right after. Dialog answers never wait.
+   */
   #backlog: (string | { bytes: number; maxLineBytes: number })[] | undefined = [];
-  /** stdin ended during start-up: shut down once the backlog is answered, not before. */
-  #endedDuringStartup = false;
+  /** stdin ended while lines were held: shut down once they are answered, not before. */
+  #endedWhileHeld = false;
+  /** The model catalogue failed to load (then commands that need it fail with this). */
+  #catalogError: string | undefined;
   readonly #inFlight = new Set<Promise<void>>();
   #shutdownRequested = false;
   #extensionFlags = new Map<string, string | boolean>();
@@ -106,15 +111,20 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
 
   /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
   async loadExtensions(): Promise<void> {
-    this.#agent ??= new AgentSession({
-      cwd: this.cwd,
-      runtime: this.runtime,
-      models: this.#options.models ?? (await resolveModels({}, { cwd: this.cwd })),
-      session: this.#initialSession,
-      emit: (record) => this.#transport.send(record),
-      customSystemPrompt: this.#options.systemPrompt,
-      log: this.#log,
-    });
+    if (!this.#agent) {
+      const models = this.#options.models ?? (await resolveModels({}, { cwd: this.cwd }));
+      // A resumed session may name a built-in model to continue with.
+      if (this.#initialSession.entries().length > 0) await models.loadCatalog();
+      this.#agent ??= new AgentSession({
+        cwd: this.cwd,
+        runtime: this.runtime,
+        models,
+        session: this.#initialSession,
+        emit: (record) => this.#transport.send(record),
+        customSystemPrompt: this.#options.systemPrompt,
+        log: this.#log,
+      });
+    }
     // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
     // any extension present the loop and the tools' schemas load now. Without, the first prompt
     // loads them, and start-up stays light (no pi-agent-core, no pi-ai, no TypeBox).
@@ -137,13 +147,29 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   async begin(): Promise<void> {
     this.#transport.start(this);
     await this.runtime.emit({ type: "session_start", reason: "startup" });
+    this.#release();
+  }
+
+  /** Hold input until `ready` settles, starting with `line` (which needs what is loading). */
+  #holdUntil(ready: Promise<unknown>, line: string): void {
+    this.#backlog = [line];
+    void ready.finally(() => this.#release());
+  }
+
+  /** Handle the held lines in order; one of them may start a new hold, which keeps the rest. */
+  #release(): void {
     const backlog = this.#backlog ?? [];
     this.#backlog = undefined;
-    for (const item of backlog) {
+    for (let i = 0; i < backlog.length; i++) {
+      const item = backlog[i]!;
       if (typeof item === "string") this.#handleLine(item);
       else this.#reportOverflow(item);
+      if (this.#backlog) {
+        (this.#backlog as typeof backlog).push(...backlog.slice(i + 1));
+        return;
+      }
     }
-    if (this.#endedDuringStartup) void this.shutdown("quit");
+    if (this.#endedWhileHeld) void this.shutdown("quit");
     this.#maybeShutdown();
   }
 
@@ -174,7 +200,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
 
   end(): void {
     // Lines read before EOF still get their answers, even when start-up is not over yet.
-    if (this.#backlog) this.#endedDuringStartup = true;
+    if (this.#backlog) this.#endedWhileHeld = true;
     else void this.shutdown("quit");
   }
 
@@ -208,6 +234,18 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     const { command } = check;
     const handler = COMMANDS[command.type];
     const id = command.id;
+    if (handler.needsCatalog && !this.agent.models.catalogReady) {
+      if (this.#catalogError === undefined) {
+        const models = this.agent.models;
+        this.#holdUntil(
+          models.loadCatalog().catch((error: unknown) => (this.#catalogError = `the model catalogue failed to load: ${messageOf(error)}`)),
+          text,
+        );
+        return;
+      }
+      this.#answer(failure(id, command.type, this.#catalogError));
+      return;
+    }
     try {
       if (handler.kind === "sync") {
         this.#answer(success(id, command.type, (handler.run as (c: unknown, s: RpcServer) => unknown)(command, this)));
@@ -313,6 +351,8 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     if (verdict?.cancel === true) return { cancelled: true };
     // The old session's run and queued messages end with it.
     await this.agent.abort();
+    // The session may name a built-in model to continue with.
+    await this.agent.models.loadCatalog();
     const next = make();
     const previous = this.agent.session.file;
     await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });

@@ -1,10 +1,10 @@
 /** Choosing the model. */
 import { CommandError } from "../responses.js";
-import { sync, type CommandTable } from "./types.js";
+import { sync, withCatalog, type CommandTable } from "./types.js";
 import { AgentError } from "../../agent/agent-session.js";
 
 export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_available_models"> = {
-  set_model: sync((c, server) => {
+  set_model: withCatalog(sync((c, server) => {
     const model = server.agent.models.findModel(c.provider, c.modelId);
     if (!model) throw new CommandError(`Model not found: ${c.provider}/${c.modelId} (see get_available_models)`);
     try {
@@ -14,7 +14,7 @@ export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_avai
       throw error;
     }
     return model;
-  }),
-  cycle_model: sync((_c, server) => server.agent.cycleModel()),
-  get_available_models: sync((_c, server) => ({ models: server.agent.models.availableModels() })),
+  })),
+  cycle_model: withCatalog(sync((_c, server) => server.agent.cycleModel())),
+  get_available_models: withCatalog(sync((_c, server) => ({ models: server.agent.models.availableModels() }))),
 };
