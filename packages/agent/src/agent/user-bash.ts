@@ -14,7 +14,6 @@
  *   emitted for it. While the agent streams, recording waits until the run is over, so the
  *   message never lands between a tool call and its result.
  */
-import { randomBytes } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,6 +23,7 @@ import type { BashExecutionMessage } from "../extensions/compat/messages.js";
 import { createLocalBashOperations, type BashOperations } from "../tools/bash-operations.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
 import type { AgentSession } from "./agent-session.js";
+import { nodeCrypto } from "../lazy-node.js";
 
 export interface BashResult {
   output: string;
@@ -106,7 +106,7 @@ class Collector {
 
   #openFile(): void {
     if (this.#file) return;
-    this.path = join(tmpdir(), `parley-bash-${randomBytes(8).toString("hex")}.log`);
+    this.path = join(tmpdir(), `parley-bash-${nodeCrypto().randomBytes(8).toString("hex")}.log`);
     this.#file = createWriteStream(this.path);
     this.#file.on("error", (error) => (this.#fileError = error));
     for (const chunk of this.#chunks ?? []) this.#file.write(chunk);

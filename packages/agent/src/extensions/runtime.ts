@@ -2,7 +2,6 @@
  * The loaded extensions and everything they registered: event handlers, commands, tools,
  * flags. Emits events to handlers in load order; a throwing handler is reported, never fatal.
  */
-import { spawn } from "node:child_process";
 import { dirname } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
@@ -19,6 +18,7 @@ import type {
   SlashCommandInfo,
   SourceInfo,
 } from "./types.js";
+import { nodeChildProcess } from "../lazy-node.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -298,7 +298,7 @@ function createEventBus(): EventBus {
 
 function exec(command: string, args: string[], options: ExecOptions, cwd: string): Promise<ExecResult> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd ?? cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    const child = nodeChildProcess().spawn(command, args, { cwd: options.cwd ?? cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
     let stdout = "";
     let stderr = "";
     let killed = false;

@@ -11,7 +11,6 @@
  * Usage is estimated at ~4 characters per token (input from the whole context, output growing
  * with each delta) and priced with pi-ai's `calculateCost`, so stats paths see real numbers.
  */
-import { randomBytes } from "node:crypto";
 import type {
   Api,
   AssistantMessage,
@@ -25,6 +24,7 @@ import type {
   Usage,
 } from "@mariozechner/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
+import { nodeCrypto } from "../lazy-node.js";
 
 export interface PlannedToolCall {
   name: string;
@@ -127,7 +127,7 @@ export function chunkJson(json: string, size = 16): string[] {
 }
 
 export function generateToolCallId(): string {
-  return `call_${randomBytes(9).toString("base64url")}`;
+  return `call_${nodeCrypto().randomBytes(9).toString("base64url")}`;
 }
 
 /** A fresh all-zero usage (a new object each time: usages are mutated while streaming). */

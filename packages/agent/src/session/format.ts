@@ -7,8 +7,8 @@
  * Only a file whose first record is not a session header is refused, because then we cannot
  * tell it is a session at all.
  */
-import { randomBytes, randomUUID } from "node:crypto";
 import type { SessionEntry } from "@parley/protocol";
+import { nodeCrypto } from "../lazy-node.js";
 
 export const CURRENT_SESSION_VERSION = 3;
 
@@ -257,15 +257,20 @@ function checkEntry(value: unknown): CheckResult {
 /** 8 hex characters, like pi's entry ids; unique among `taken`. */
 export function newEntryId(taken: { has(id: string): boolean }): string {
   for (let i = 0; i < 100; i++) {
-    const id = randomUUID().slice(0, 8);
+    const id = nodeCrypto().randomUUID().slice(0, 8);
     if (!taken.has(id)) return id;
   }
-  return randomUUID();
+  return nodeCrypto().randomUUID();
 }
 
-/** A UUIDv7 (time-ordered), as pi uses for session ids: file names sort by creation time. */
+/**
+ * A UUIDv7 (time-ordered), as pi uses for session ids: file names sort by creation time. The 74
+ * random bits come from Math.random (seeded from the OS per process): a session id must be
+ * unique, not secret, and start-up then does not load node:crypto.
+ */
 export function newSessionId(now = Date.now()): string {
-  const b = randomBytes(16);
+  const b = Buffer.alloc(16);
+  for (let i = 6; i < 16; i++) b[i] = Math.floor(Math.random() * 256);
   let ms = now;
   for (let i = 5; i >= 0; i--) {
     b[i] = ms % 256;

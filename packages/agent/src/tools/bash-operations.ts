@@ -2,9 +2,9 @@
  * Running shell commands: the process plumbing the bash tool and the `bash` RPC command share.
  * No schemas here, so the RPC command does not load TypeBox.
  */
-import { spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import type { TruncationResult } from "./truncate.js";
+import { nodeChildProcess } from "../lazy-node.js";
 
 export interface BashToolDetails {
   truncation?: TruncationResult;
@@ -97,7 +97,7 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
         }
         const { shell, args } = getShellConfig(options.shellPath);
         // detached: the shell leads its own process group, which we can kill as a whole.
-        const child = spawn(shell, [...args, command], {
+        const child = nodeChildProcess().spawn(shell, [...args, command], {
           cwd,
           env: env ?? process.env,
           detached: true,

@@ -2,7 +2,6 @@
  * A dialog's whole life: id, request record, deadline, AbortSignal link, resolve-once,
  * the dismiss record, and the refusal of answers that do not fit.
  */
-import { randomUUID } from "node:crypto";
 import type {
   DialogRequest,
   DialogMethod,
@@ -12,6 +11,7 @@ import type {
   ExtensionUiErrorCode,
   PendingDialogState,
 } from "@parley/protocol";
+import { nodeCrypto } from "../lazy-node.js";
 
 /** A request as the UI context builds it: everything but the envelope. */
 export type DialogSpec = DistributiveOmit<DialogRequest, "type" | "id" | "timeout">;
@@ -58,13 +58,13 @@ export class DialogRegistry {
   #ended = new Map<string, string>();
   #endedBefore = new Map<string, string>();
   /** "xxxxxxxx-xxxx-4xxx-yxxx-" of a random UUID; fire-and-forget ids append a 12-digit counter. */
-  readonly #ffPrefix = randomUUID().slice(0, 24);
+  #ffPrefix: string | undefined;
   #ffCount = 0;
   #closed = false;
 
   constructor(options: DialogRegistryOptions) {
     this.#send = options.send;
-    this.#newId = options.newId ?? randomUUID;
+    this.#newId = options.newId ?? (() => nodeCrypto().randomUUID());
     this.#now = options.now ?? Date.now;
   }
 
@@ -117,6 +117,7 @@ export class DialogRegistry {
    * still have the UUID shape pi's clients see.
    */
   newFireAndForgetId(): string {
+    this.#ffPrefix ??= nodeCrypto().randomUUID().slice(0, 24);
     return `${this.#ffPrefix}${(this.#ffCount++).toString(16).padStart(12, "0")}`;
   }
 
@@ -129,7 +130,7 @@ export class DialogRegistry {
     }
     const entry = this.#pending.get(rawId);
     if (!entry) {
-      if (rawId.startsWith(this.#ffPrefix)) {
+      if (this.#ffPrefix !== undefined && rawId.startsWith(this.#ffPrefix)) {
         this.#refuse(rawId, "unknown_id", false, `No dialog has id ${rawId}: it is a fire-and-forget request, which takes no response`);
         return;
       }
