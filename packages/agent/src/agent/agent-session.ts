@@ -11,7 +11,7 @@ import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import { withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session } from "../session/session.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
-import { compactSession, maybeAutoCompact, type CompactionReason, type CompactionResult } from "./compaction.js";
+import type { CompactionReason, CompactionResult } from "./compaction.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -465,7 +465,7 @@ export class AgentSession {
 
   /** Summarises older context (see compaction.ts); the agent continues from the compacted context. */
   compact(customInstructions: string | undefined, reason: CompactionReason): Promise<CompactionResult> {
-    return compactSession(this, { customInstructions, reason });
+    return loadCompaction().then(({ compactSession }) => compactSession(this, { customInstructions, reason }));
   }
 
   // ---- the user's shell commands and retries ---------------------------------------------------
@@ -538,7 +538,7 @@ export class AgentSession {
       if (!last) return;
       // A successful retry ends with a fresh reply, which may itself fill the context.
       if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) last = lastReply();
-      if (last && this.autoCompactionEnabled) await maybeAutoCompact(this, last);
+      if (last && this.autoCompactionEnabled) await (await loadCompaction()).maybeAutoCompact(this, last);
     } catch (error) {
       this.#options.log(`after the run: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -681,3 +681,8 @@ function textOf(message: AgentMessage): string {
 }
 
 export type { ToolResultMessage };
+
+/** Compaction loads with the first run that ends (or the first compact): start-up does not need it. */
+function loadCompaction(): Promise<typeof import("./compaction.js")> {
+  return import("./compaction.js");
+}

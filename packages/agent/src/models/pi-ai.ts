@@ -13,6 +13,7 @@
  * `--version`, usage errors and `--model-script` validation errors fast, and lets the CLI overlap
  * the import with other start-up work (call `loadPiAi()` early without awaiting it).
  */
+import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -59,9 +60,22 @@ let catalog: PiAiCatalog | undefined;
 
 let piAiRoot: string | undefined;
 function piAiFile(name: string): string {
-  // Resolving the package costs ~1.5 ms (it reads package.json files): once is enough.
-  piAiRoot ??= dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-ai")));
+  piAiRoot ??= findPiAiDist();
   return pathToFileURL(join(piAiRoot, name)).href;
+}
+
+/**
+ * pi-ai's dist folder. import.meta.resolve would find it too, but costs ~2 ms of start-up (it
+ * reads and interprets package.json files); Node's own lookup order (node_modules folders upward
+ * from this file) finds the same folder with a few stat calls. The resolver stays the fallback.
+ */
+function findPiAiDist(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", "@mariozechner", "pi-ai", "dist");
+    if (existsSync(join(candidate, "models.js"))) return candidate;
+    if (dirname(dir) === dir) break;
+  }
+  return dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-ai")));
 }
 
 /** Functions of pi-ai's model catalogue module, usable once `loadPiAiCatalog()` has finished. */

@@ -2,7 +2,6 @@
  * Session commands. Switching (new, switch, fork, clone) waits for extensions, which may ask
  * the user before they allow it, so those answer when done.
  */
-import { exportHtml } from "../../session/export-html.js";
 import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
 
@@ -52,5 +51,6 @@ export const sessionCommands: CommandTable<SessionCommands> = {
     const usage = server.agent.contextUsage();
     return { ...server.session().stats(), ...(usage ? { contextUsage: usage } : {}) };
   }),
-  export_html: async(async (c, server) => ({ path: exportHtml(server.session(), c.outputPath) })),
+  // The renderer loads on first use: start-up does not need it.
+  export_html: async(async (c, server) => ({ path: (await import("../../session/export-html.js")).exportHtml(server.session(), c.outputPath) })),
 };
