@@ -368,15 +368,18 @@ describe("abort", () => {
 });
 
 describe("abort and new_session with messages still queued", () => {
-  it("abort with a queued follow-up: agent_settled still follows", async () => {
-    const agent = procs.parley(["--model-script", writeScript([LONG, "later"])], { env: SLOW });
+  it("abort with a queued follow-up: agent_settled follows, the follow-up stays queued and goes with the next prompt (as in pi)", async () => {
+    const agent = procs.parley(["--model-script", writeScript([LONG, "to next", "to follow-up"])], { env: SLOW });
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "start" });
     await agent.waitFor(isDelta("text_delta"), 10_000, from);
     await agent.request({ type: "follow_up", message: "queued follow-up" });
     expect((await agent.request({ type: "abort" }, 5000))["success"]).toBe(true);
-    expect((await state(agent))["isStreaming"]).toBe(false);
     await agent.waitFor((r) => r.type === "agent_settled", 2000, from);
+    expect(await state(agent)).toMatchObject({ isStreaming: false, pendingMessageCount: 1 });
+    const run = await runPrompt(agent, "next");
+    expect(run.filter((r) => r.type === "message_end").map((r) => textOf(msg(r)))).toEqual(["next", "to next", "queued follow-up", "to follow-up"]);
+    expect((await state(agent))["pendingMessageCount"]).toBe(0);
   });
 
   it("new_session during a run: the run settles and the old queue does not leak into the new session", async () => {

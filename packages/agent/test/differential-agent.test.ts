@@ -516,6 +516,57 @@ const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    name: "abort with a follow-up and a steer queued: they stay queued for the next prompt",
+    extension: {
+      tokensPerSecond: 5,
+      responses: `
+    fauxAssistantMessage("This long reply is aborted after its first delta. ".repeat(4), { timestamp: 1000 }),
+    (context: any) => fauxAssistantMessage("next saw " + userTexts(context), { timestamp: 2000 }),
+    (context: any) => fauxAssistantMessage("then saw " + userTexts(context), { timestamp: 3000 }),
+    (context: any) => fauxAssistantMessage("last saw " + userTexts(context), { timestamp: 4000 }),`,
+    },
+    steps: [
+      setModel,
+      {
+        name: "prompt: a long reply starts",
+        input: json({ type: "prompt", message: "say a lot", id: "p1" }),
+        until: UNTIL_TEXT_DELTA,
+        diffs: AGENT_RUN,
+        expects: [{ type: "response", command: "prompt", id: "p1" }, { type: "agent_start" }],
+      },
+      {
+        name: "follow_up while streaming: queued",
+        input: json({ type: "follow_up", message: "queued follow-up", id: "f1" }),
+        until: untilResponse("follow_up"),
+        expects: [{ type: "queue_update", steering: [], followUp: ["queued follow-up"] }, { type: "response", command: "follow_up", success: true }],
+      },
+      {
+        name: "steer while streaming: queued",
+        input: json({ type: "steer", message: "queued steer", id: "s1" }),
+        until: untilResponse("steer"),
+        expects: [{ type: "queue_update", steering: ["queued steer"], followUp: ["queued follow-up"] }, { type: "response", command: "steer", success: true }],
+      },
+      {
+        name: "abort: the reply ends as aborted",
+        input: json({ type: "abort", id: "a1" }),
+        until: untilResponse("abort"),
+        diffs: AGENT_RUN,
+        expects: [{ type: "message_end", message: { role: "assistant", stopReason: "aborted" } }, { type: "agent_end" }, { type: "response", command: "abort", success: true }],
+      },
+      // The steer joins the prompt's first model call; the follow-up runs as the next turn.
+      prompt("next", "p2", [
+        { type: "message_end", message: { role: "user", content: [{ type: "text", text: "next" }] } },
+        { type: "queue_update", steering: [], followUp: ["queued follow-up"] },
+        { type: "message_end", message: { role: "user", content: [{ type: "text", text: "queued steer" }] } },
+        assistantEnd("next saw say a lot | next | queued steer"),
+        { type: "queue_update", steering: [], followUp: [] },
+        { type: "message_end", message: { role: "user", content: [{ type: "text", text: "queued follow-up" }] } },
+        assistantEnd("then saw say a lot | next | queued steer | queued follow-up"),
+      ]),
+      EOF_STEP,
+    ],
+  },
+  {
     name: "conversation: text, read tool, context, queries",
     files: { "notes.txt": "remember the milk\n" },
     extension: {

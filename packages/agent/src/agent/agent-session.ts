@@ -104,7 +104,8 @@ export class AgentSession {
   /** Loads pi-agent-core and the built-in tools (once) and creates the Agent from the local state. */
   ensureCore(): Promise<Agent> {
     this.#coreLoading ??= (async () => {
-      const [{ Agent }] = await Promise.all([import("@mariozechner/pi-agent-core"), this.tools.load(), this.models.loadCatalog()]);
+      // Compaction loads with the loop: the check after each run must not wait for a file.
+      const [{ Agent }] = await Promise.all([import("@mariozechner/pi-agent-core"), this.tools.load(), this.models.loadCatalog(), loadCompaction()]);
       const local = this.#local;
       const core = new Agent({
         initialState: { ...local.state },
@@ -367,9 +368,11 @@ export class AgentSession {
     return this.pendingMessageCount > 0 || this.#local.steer.length + this.#local.followUp.length > 0 || (this.#core?.hasQueuedMessages() ?? false);
   }
 
-  /** Stops the run; queued steering and follow-ups are dropped with it (queue_update says so). */
+  /**
+   * Stops the run. Queued steering and follow-up messages stay queued, as in pi: the next prompt's
+   * run delivers them (clear_queue drops them).
+   */
   async abort(): Promise<void> {
-    if (this.hasPendingMessages()) this.clearQueue();
     this.#retry.abort();
     this.#core?.abort();
     await this.#run;
@@ -526,7 +529,9 @@ export class AgentSession {
       if (this.#run !== whole) return;
       this.#run = undefined;
       this.#effectivePrompt = undefined;
-      if (!this.hasPendingMessages()) this.#emit({ type: "agent_settled" });
+      // Nothing runs now and nothing starts by itself: messages still queued (after an abort)
+      // wait for the next prompt.
+      this.#emit({ type: "agent_settled" });
     });
   }
 
@@ -682,7 +687,7 @@ function textOf(message: AgentMessage): string {
 
 export type { ToolResultMessage };
 
-/** Compaction loads with the first run that ends (or the first compact): start-up does not need it. */
+/** Compaction loads with the loop (ensureCore) or the first compact: start-up does not need it. */
 function loadCompaction(): Promise<typeof import("./compaction.js")> {
   return import("./compaction.js");
 }

@@ -351,6 +351,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     if (verdict?.cancel === true) return { cancelled: true };
     // The old session's run and queued messages end with it.
     await this.agent.abort();
+    if (this.agent.hasPendingMessages()) this.agent.clearQueue();
     // The session may name a built-in model to continue with.
     await this.agent.models.loadCatalog();
     const next = make();
