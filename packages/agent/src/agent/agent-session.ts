@@ -8,7 +8,7 @@ import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
-import { withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
+import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session } from "../session/session.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction.js";
@@ -105,7 +105,14 @@ export class AgentSession {
   ensureCore(): Promise<Agent> {
     this.#coreLoading ??= (async () => {
       // Compaction loads with the loop: the check after each run must not wait for a file.
-      const [{ Agent }] = await Promise.all([import("@mariozechner/pi-agent-core"), this.tools.load(), this.models.loadCatalog(), loadCompaction()]);
+      const [{ Agent }] = await Promise.all([
+        import("@mariozechner/pi-agent-core"),
+        this.tools.load(),
+        this.models.loadCatalog(),
+        loadCompaction(),
+        // parley's local models reach the loop through pi-ai's provider registry.
+        registerParleyProviders(),
+      ]);
       const local = this.#local;
       const core = new Agent({
         initialState: { ...local.state },

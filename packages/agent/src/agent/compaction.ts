@@ -30,6 +30,7 @@ import {
   type CompactionSettings,
 } from "../extensions/compat/messages.js";
 import { loadPiAi } from "../models/pi-ai.js";
+import { registerParleyProviders } from "../models/register.js";
 import { branchSummaryMessage, buildSessionContext, customMessage } from "../session/context.js";
 import type { AgentSession } from "./agent-session.js";
 
@@ -326,6 +327,8 @@ async function generateSummary(
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }];
   const apiKey = agent.models.getApiKey(model.provider);
   const level = agent.thinkingLevel;
+  // The summary may come from a local model before any run loaded the loop (which registers them).
+  await registerParleyProviders();
   const response = await pi.completeSimple(
     model,
     { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages },

@@ -8,12 +8,17 @@ import { fileURLToPath } from "node:url";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution } from "../models/index.js";
 import { memorySessions, RpcServer, type ExtensionSource, type SessionFactory } from "../rpc/server.js";
-import { continueSession, createSession, defaultSessionDir, openSession, type Session, type SessionWarning } from "../session/index.js";
+// The session modules themselves, not session/index.js: that also re-exports the HTML renderer,
+// which start-up does not need (export_html loads it).
+import type { SessionWarning } from "../session/format.js";
+import type { Session } from "../session/session.js";
+import { continueSession, createSession, defaultSessionDir, openSession } from "../session/store.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
+import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
 
 const log = (message: string): void => {
-  process.stderr.write(`parley: ${message.replace(/^parley: /, "")}\n`);
+  writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
 /** The agent package's version: its package.json is the first one above this file (dist/cli or dist/bundle/cli). */

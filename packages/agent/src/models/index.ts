@@ -3,8 +3,8 @@
  * pi-ai's API registry, and start-up model resolution from CLI flags and the environment.
  *
  * Ids: provider "parley"; models "script" (api "parley-script") and "offline" (api "parley-offline").
- * Only `import type` reaches pi-ai from here; its runtime is loaded by `resolveModels()`,
- * `registerParleyProviders()` or `loadPiAi()` (see pi-ai.ts for the measured cost).
+ * Only `import type` reaches pi-ai from here; its runtime is loaded piece by piece by
+ * `resolveModels()`, `registerParleyProviders()` or `loadPiAi()` (see pi-ai.ts for the cost).
  */
 export {
   createOfflineModel,

@@ -101,19 +101,14 @@ function catalogued<K extends keyof PiAiCatalog>(name: K): PiAiCatalog[K] {
  */
 export function loadPiAiCore(): Promise<PiAiCore> {
   loadingCore ??= (async () => {
-    const [keys, registry, events] = await Promise.all([
-      import(piAiFile("env-api-keys.js")) as Promise<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>,
+    const [resolution, registry, events] = await Promise.all([
+      loadPiAiForResolution(),
       import(piAiFile("api-registry.js")) as Promise<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>,
       import(piAiFile("utils/event-stream.js")) as Promise<Pick<PiAi, "createAssistantMessageEventStream">>,
     ]);
     return {
-      getProviders: catalogued("getProviders"),
-      getModels: catalogued("getModels"),
+      ...resolution,
       calculateCost: catalogued("calculateCost"),
-      getSupportedThinkingLevels: catalogued("getSupportedThinkingLevels"),
-      clampThinkingLevel: catalogued("clampThinkingLevel"),
-      getEnvApiKey: keys.getEnvApiKey,
-      findEnvKeys: keys.findEnvKeys,
       registerApiProvider: registry.registerApiProvider,
       getApiProvider: registry.getApiProvider,
       unregisterApiProviders: registry.unregisterApiProviders,
@@ -121,6 +116,24 @@ export function loadPiAiCore(): Promise<PiAiCore> {
     };
   })();
   return loadingCore;
+}
+
+/** What choosing a model needs: API-key lookup, and the catalogue's functions (usable once it is loaded). */
+export type PiAiResolution = Pick<PiAiCore, "getProviders" | "getModels" | "getSupportedThinkingLevels" | "clampThinkingLevel" | "getEnvApiKey" | "findEnvKeys">;
+
+let loadingResolution: Promise<PiAiResolution> | undefined;
+
+/** Only pi-ai's API-key module: start-up decides on a model with it and nothing else of pi-ai. */
+export function loadPiAiForResolution(): Promise<PiAiResolution> {
+  loadingResolution ??= (import(piAiFile("env-api-keys.js")) as Promise<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>).then((keys) => ({
+    getProviders: catalogued("getProviders"),
+    getModels: catalogued("getModels"),
+    getSupportedThinkingLevels: catalogued("getSupportedThinkingLevels"),
+    clampThinkingLevel: catalogued("clampThinkingLevel"),
+    getEnvApiKey: keys.getEnvApiKey,
+    findEnvKeys: keys.findEnvKeys,
+  }));
+  return loadingResolution;
 }
 
 /** Load pi-ai's model catalogue once; later calls share the same promise. */

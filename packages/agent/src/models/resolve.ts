@@ -31,8 +31,7 @@
  */
 import type { Api, KnownProvider, Model, ModelThinkingLevel } from "@mariozechner/pi-ai";
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
-import { loadPiAiCatalog, loadPiAiCore, piAiCatalogLoaded, type PiAiCore } from "./pi-ai.js";
-import { registerParleyProvidersWith } from "./register.js";
+import { loadPiAiCatalog, loadPiAiForResolution, piAiCatalogLoaded, type PiAiResolution } from "./pi-ai.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
 export type ThinkingLevel = ModelThinkingLevel;
@@ -161,8 +160,9 @@ export interface ModelResolution {
 }
 
 /**
- * Decide the initial model. Loads pi-ai (lazily, see pi-ai.ts) and registers parley's local model
- * APIs with it, so the returned models stream through pi-ai's `streamSimple` right away.
+ * Decide the initial model. Loads only pi-ai's API-key module (and its model catalogue when the
+ * model comes from it; see pi-ai.ts). parley's local models stream through pi-ai's `streamSimple`
+ * once `registerParleyProviders()` has run (the agent does so when its loop loads).
  * Throws ModelScriptError (bad `--model-script`) or ModelResolutionError (bad model flags).
  */
 export async function resolveModels(options: ModelCliOptions, environment: ResolveEnvironment = {}): Promise<ModelResolution> {
@@ -177,8 +177,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     throw new ModelResolutionError("--api-key needs a model: pass --provider NAME and/or --model PATTERN with it");
   }
 
-  const pi = await loadPiAiCore();
-  registerParleyProvidersWith(pi);
+  const pi = await loadPiAiForResolution();
 
   const offlineModel = createOfflineModel({ cwd, delayMs });
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
@@ -314,7 +313,7 @@ class KeyLookup {
   cliKey: { provider: string; key: string } | undefined;
 
   constructor(
-    private readonly pi: PiAiCore,
+    private readonly pi: PiAiResolution,
     private readonly env: Record<string, string | undefined>,
   ) {}
 
@@ -353,7 +352,7 @@ class Catalog {
   private readonly all: Model<Api>[];
 
   constructor(
-    pi: PiAiCore,
+    pi: PiAiResolution,
     local: Model<Api>[],
     /** Whether a provider has credentials; fuzzy matches across providers prefer those. */
     private readonly usable: (provider: string) => boolean,

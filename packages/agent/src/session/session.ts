@@ -28,6 +28,7 @@ import {
   type SessionWarningHandler,
 } from "./format.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
+import { writeStderr } from "../transport/stderr.js";
 
 export type { SessionEntry, SessionTreeNode, SessionHeader, SessionWarning, SessionWarningHandler, SessionContext };
 export type MessageEntry = EntryOfType<"message">;
@@ -73,7 +74,7 @@ export interface ForkResult {
 type DiskState = "memory" | "pending" | "synced" | "rewrite";
 
 const defaultWarning: SessionWarningHandler = (w) => {
-  process.stderr.write(`parley: session ${w.file ?? ""}: ${w.message}\n`);
+  writeStderr(`parley: session ${w.file ?? ""}: ${w.message}\n`);
 };
 
 export class Session implements SessionView {
