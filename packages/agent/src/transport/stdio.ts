@@ -32,6 +32,7 @@ export class StdioTransport implements Transport {
   /** flush() callers, each waiting for the writes issued before it. */
   #flushWaiters: { upTo: number; resolve: () => void }[] = [];
   // One callback for every write: no closure or promise per record on the hot path.
+  readonly #writeLater = (): void => this.#write();
   readonly #onWritten = (): void => {
     this.#completed++;
     if (this.#flushWaiters.length > 0) this.#releaseFlushWaiters();
@@ -71,7 +72,7 @@ export class StdioTransport implements Transport {
     if (this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
     else if (!this.#scheduled) {
       this.#scheduled = true;
-      queueMicrotask(() => this.#write());
+      queueMicrotask(this.#writeLater);
     }
   }
 

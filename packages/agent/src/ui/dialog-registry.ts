@@ -80,7 +80,7 @@ export class DialogRegistry {
   /** As above, with the answer mapped to what the caller returns (saves a promise per dialog). */
   open<T>(spec: DialogSpec, options: DialogOptions, map: (answer: DialogAnswer) => T): Promise<T>;
   open<T>(spec: DialogSpec, options: DialogOptions = {}, map?: (answer: DialogAnswer) => T): Promise<T | DialogAnswer> {
-    const finish = map ?? ((answer: DialogAnswer) => answer);
+    const finish: (answer: DialogAnswer) => T | DialogAnswer = map ?? asIs;
     // Nothing is shown for a dialog that is already moot.
     if (this.#closed || options.signal?.aborted) return Promise.resolve(finish({ kind: "cancelled" }));
 
@@ -185,6 +185,8 @@ export class DialogRegistry {
     this.#send({ type: "extension_ui_error", ...(id !== undefined ? { id } : {}), code, error, pending });
   }
 }
+
+const asIs = (answer: DialogAnswer): DialogAnswer => answer;
 
 function validTimeout(timeout: number | undefined): number | undefined {
   return typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0 ? timeout : undefined;
