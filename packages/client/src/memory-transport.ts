@@ -3,7 +3,7 @@
  * a pipe (serialized to a JSON line, split by the protocol's JSONL splitter, parsed). Delivery
  * is asynchronous and in order. For tests and for hosting an agent in the same process.
  */
-import { JsonlLineSplitter } from "@parley/protocol";
+import { JsonlLineSplitter } from "@parley/protocol/jsonl";
 import type { CloseInfo } from "./errors.js";
 import { TransportBase } from "./transport.js";
 

@@ -11,7 +11,7 @@ import type {
   FireAndForgetRequest,
   RpcEvent,
 } from "@parley/protocol";
-import { DIALOG_METHODS } from "@parley/protocol";
+import { isDialogMethod, isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { ProtocolError } from "./errors.js";
 
 /** Any record the agent wrote: a JSON object with a string `type`, passed through as written. */
@@ -60,10 +60,6 @@ export function isResponse(record: AgentRecord): record is ResponseRecord {
   return record.type === "response" && typeof record["command"] === "string" && typeof record["success"] === "boolean";
 }
 
-function isDialogMethod(method: unknown): method is DialogRequest["method"] {
-  return (DIALOG_METHODS as readonly unknown[]).includes(method);
-}
-
 /** A dialog request with the fields a handler relies on. */
 export function asDialogRequest(record: AgentRecord): DialogRequest | undefined {
   if (record.type !== "extension_ui_request" || typeof record["id"] !== "string") return undefined;
@@ -72,12 +68,9 @@ export function asDialogRequest(record: AgentRecord): DialogRequest | undefined 
   return record as unknown as DialogRequest;
 }
 
-const FIRE_AND_FORGET = new Set<string>(["notify", "setStatus", "setWidget", "setTitle", "set_editor_text"]);
-
 export function asFireAndForget(record: AgentRecord): FireAndForgetRequest | undefined {
   if (record.type !== "extension_ui_request") return undefined;
-  const method = record["method"];
-  return typeof method === "string" && FIRE_AND_FORGET.has(method) ? (record as unknown as FireAndForgetRequest) : undefined;
+  return isFireAndForgetMethod(record["method"]) ? (record as unknown as FireAndForgetRequest) : undefined;
 }
 
 export function asDismissed(record: AgentRecord): ExtensionUiDismissed | undefined {

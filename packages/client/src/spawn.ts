@@ -4,7 +4,7 @@
  * and streamed to listeners; the exit code, signal and stderr tail end up in CloseInfo.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { attachJsonlReader } from "@parley/protocol";
+import { attachJsonlReader } from "@parley/protocol/jsonl";
 import { Emitter, type Disposable } from "./disposable.js";
 import { ConnectionClosedError, ProtocolError, type CloseInfo } from "./errors.js";
 import { TransportBase } from "./transport.js";

@@ -3,7 +3,7 @@
  * `Transport` interface; this file has the shared base and the stream transport. See
  * `spawn.ts` for a child process and `memory-transport.ts` for an in-process pair.
  */
-import { attachJsonlReader, serializeJsonLine } from "@parley/protocol";
+import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
 import { Emitter, type Disposable } from "./disposable.js";
 import { ConnectionClosedError, ProtocolError, type CloseInfo } from "./errors.js";
 import { parseRecord, type AgentRecord } from "./records.js";

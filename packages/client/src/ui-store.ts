@@ -10,7 +10,8 @@
  * store right after creating the client (before awaiting anything) so that the records the
  * agent writes at startup are folded too; the transport keeps them until the client reads.
  */
-import { emptyUiState, reduceUiState, type FireAndForgetRequest, type GetUiStateData, type UiState } from "@parley/protocol";
+import type { FireAndForgetRequest, GetUiStateData, UiState } from "@parley/protocol";
+import { emptyUiState, reduceUiState } from "@parley/protocol/ui-state";
 import type { RpcClient } from "./client.js";
 import type { AnyPendingDialog, DialogEnd } from "./dialogs.js";
 import { DisposableStore, Emitter, type Disposable } from "./disposable.js";

@@ -75,7 +75,8 @@ export type EditorRequest = Static<typeof EditorRequest>;
 export const DialogRequest = Type.Union([SelectRequest, ConfirmRequest, InputRequest, EditorRequest]);
 export type DialogRequest = Static<typeof DialogRequest>;
 export type DialogMethod = DialogRequest["method"];
-export const DIALOG_METHODS: readonly DialogMethod[] = ["select", "confirm", "input", "editor"];
+// One list, kept where it loads without TypeBox (clients import it from there).
+export { DIALOG_METHODS } from "../ui-methods.js";
 
 // ---- fire-and-forget ---------------------------------------------------------
 
