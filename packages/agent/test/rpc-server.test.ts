@@ -67,7 +67,7 @@ describe("RpcServer in-process", () => {
     const statuses = transport.of("extension_ui_request").filter((r) => r["method"] === "setStatus");
     expect(statuses[1]).not.toHaveProperty("statusText");
     expect(transport.of("extension_ui_request").filter((r) => r["widgetKey"] === "f")).toEqual([]);
-    expect(server.uiState()).toMatchObject({ statuses: {}, widgets: {} });
+    expect(server.host.uiState()).toMatchObject({ statuses: {}, widgets: {} });
     expect(logs.some((l) => l.includes("/ext/0.ts") && l.includes("setWidget"))).toBe(true);
   });
 

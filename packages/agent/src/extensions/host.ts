@@ -1,6 +1,7 @@
 /**
- * What the extension runtime needs from the agent around it. The RPC server implements it;
- * keeping it an interface lets tests and other modes host extensions too.
+ * What the extension runtime needs from the agent around it. RpcExtensionHost (rpc/extension-host.ts)
+ * implements it for the RPC server; keeping it an interface lets tests and other modes host
+ * extensions too.
  */
 import type { Session } from "../session/session.js";
 import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, ThinkingLevel } from "./types.js";

@@ -1,20 +1,19 @@
 /**
- * The RPC server: routes inbound lines to the dialog registry or the command table, hosts the
- * extensions, and writes every outbound record through one transport. Knows nothing of stdio.
+ * The RPC server: routes inbound lines to the dialog registry or the command table, keeps answers
+ * in line order, and writes every outbound record through one transport. Knows nothing of stdio;
+ * what extensions reach through is the host's job (extension-host.ts).
  */
-import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
-import type { ExtensionUiError, FireAndForgetRequest, UiState } from "@parley/protocol";
+import type { ExtensionUiError } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
-import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
 import { AgentSession } from "../agent/agent-session.js";
-import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
-import { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionFactory, ExtensionUIContext, ThinkingLevel } from "../extensions/types.js";
-import { resolveModels, type ModelResolution, type ProviderConfig } from "../models/index.js";
+import type { ExtensionErrorReport } from "../extensions/host.js";
+import type { ExtensionRuntime } from "../extensions/runtime.js";
+import type { ExtensionFactory } from "../extensions/types.js";
+import { resolveModels, type ModelResolution } from "../models/index.js";
 import { Session } from "../session/session.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
-import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
 import { COMMANDS } from "./commands/index.js";
+import { RpcExtensionHost } from "./extension-host.js";
 import { CommandError, failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 
@@ -58,19 +57,17 @@ export interface RpcServerOptions {
   shutdownGraceMs?: number;
 }
 
-export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
+export class RpcServer implements TransportSink {
   readonly cwd: string;
   readonly dialogs: DialogRegistry;
+  /** What extensions (and the commands that do what they can do) reach through. */
+  readonly host: RpcExtensionHost;
   readonly runtime: ExtensionRuntime;
-  readonly sessions: SessionFactory;
   #agent: AgentSession | undefined;
   #initialSession: Session;
-  readonly #uiState: UiState = emptyUiState();
   readonly #transport: Transport;
   readonly #options: RpcServerOptions;
   readonly #log: (message: string) => void;
-  readonly #uiContexts = new Map<string, ExtensionUIContext>();
-  readonly #diagnosed = new Set<string>();
   /**
    * Lines (and overflow reports) held while start-up handlers run, or while something a line
    * needs loads (the model catalogue); handled in order right after. Dialog answers never wait.
@@ -82,7 +79,6 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
   #catalogError: string | undefined;
   readonly #inFlight = new Set<Promise<void>>();
   #shutdownRequested = false;
-  #extensionFlags = new Map<string, string | boolean>();
   #shutdown: Promise<void> | undefined;
   #resolveClosed!: () => void;
   /** Resolves when the server has shut down and flushed its output. */
@@ -93,14 +89,23 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     this.#transport = options.transport;
     this.cwd = options.cwd;
     this.#log = options.log ?? (() => {});
-    this.sessions = options.sessions ?? memorySessions(this.cwd);
-    this.#initialSession = options.session ?? this.sessions.create({});
+    const sessions = options.sessions ?? memorySessions(this.cwd);
+    this.#initialSession = options.session ?? sessions.create({});
     if (options.sessionName) this.#initialSession.setName(options.sessionName);
     // A refused answer is a reply to its line, so it keeps line order like a command's response.
     this.dialogs = new DialogRegistry({
       send: (record) => (record.type === "extension_ui_error" ? this.#answer(record) : this.#transport.send(record)),
     });
-    this.runtime = new ExtensionRuntime(this);
+    this.host = new RpcExtensionHost({
+      cwd: this.cwd,
+      agent: () => this.agent,
+      sessions,
+      dialogs: this.dialogs,
+      send: (record) => this.#transport.send(record),
+      log: this.#log,
+      requestShutdown: () => this.#requestShutdown(),
+    });
+    this.runtime = this.host.runtime;
   }
 
   /** The agent; exists once loadExtensions() has begun. */
@@ -140,7 +145,7 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
 
   /** Values given on the command line for the flags extensions registered. */
   setExtensionFlags(flags: Map<string, string | boolean>): void {
-    this.#extensionFlags = flags;
+    this.host.setExtensionFlags(flags);
   }
 
   /** Starts reading input and runs session_start; lines that arrive meanwhile wait their turn. */
@@ -303,250 +308,26 @@ export class RpcServer implements ExtensionHost, UiBridge, TransportSink {
     });
   }
 
-  // ---- state for the command handlers -----------------------------------------
-
-  session(): Session {
-    return this.agent.session;
-  }
-
-  /** A snapshot: the live state keeps changing in place as extensions call ctx.ui. */
-  uiState(): UiState {
-    return copyUiState(this.#uiState);
-  }
-
-  isIdle(): boolean {
-    return !this.agent.isStreaming;
-  }
-
-  abort(): void {
-    void this.agent.abort();
-  }
-
-  thinkingLevel(): ThinkingLevel {
-    return this.agent.thinkingLevel;
-  }
-
-  availableThinkingLevels(): ThinkingLevel[] {
-    return this.agent.availableThinkingLevels();
-  }
-
-  setThinkingLevel(level: ThinkingLevel): void {
-    this.agent.setThinkingLevel(level);
-  }
-
-  setSessionName(name: string): void {
-    this.agent.session.setName(name);
-    this.#transport.send({ type: "session_info_changed", ...(name ? { name } : {}) });
-  }
-
-  /**
-   * Leaves the current session for another (new, opened or forked), unless a
-   * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
-   */
-  async switchTo(
-    make: () => Session,
-    events: { before: { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string } | { type: "session_before_fork"; entryId: string; position: "before" | "at" }; reason: "new" | "resume" | "fork" },
-  ): Promise<{ cancelled: boolean }> {
-    const verdict = await this.runtime.emit(events.before);
-    if (verdict?.cancel === true) return { cancelled: true };
-    // The old session's run and queued messages end with it.
-    await this.agent.abort();
-    if (this.agent.hasPendingMessages()) this.agent.clearQueue();
-    // The session may name a built-in model to continue with.
-    await this.agent.models.loadCatalog();
-    const next = make();
-    const previous = this.agent.session.file;
-    await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
-    this.agent.useSession(next);
-    await this.runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
-    return { cancelled: false };
-  }
-
-  waitForIdle(): Promise<void> {
-    return this.agent.waitForIdle();
-  }
-
-  /** Continues in a new session holding the branch up to (or at) an entry; `text` is the forked user message. */
-  async forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
-    const current = this.agent.session;
-    if (!current.entry(entryId)) throw new Error(`No entry with id ${entryId} (see get_fork_messages)`);
-    let text: string | undefined;
-    const result = await this.switchTo(
-      () => {
-        const forked = current.fork(entryId, position);
-        text = forked.selectedText;
-        return forked.session;
-      },
-      { before: { type: "session_before_fork", entryId, position }, reason: "fork" },
-    );
-    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
-  }
-
-  async switchSession(path: string): Promise<{ cancelled: boolean }> {
-    const next = this.sessions.open(path);
-    return this.switchTo(() => next, {
-      before: { type: "session_before_switch", reason: "resume", ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) },
-      reason: "resume",
-    });
-  }
-
-  /** Moves the active branch to another entry of the same session (no summary of the branch left). */
-  async navigateTree(targetId: string): Promise<{ cancelled: boolean }> {
-    const session = this.agent.session;
-    if (!session.entry(targetId)) throw new Error(`No entry with id ${targetId}`);
-    const oldLeafId = session.leafId;
-    const verdict = await this.runtime.emit({ type: "session_before_tree", preparation: { targetId, oldLeafId, userWantsSummary: false } });
-    if (verdict?.cancel === true) return { cancelled: true };
-    session.moveLeaf(targetId);
-    this.agent.useSession(session);
-    await this.runtime.emit({ type: "session_tree", newLeafId: targetId, oldLeafId });
-    return { cancelled: false };
-  }
-
-  newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
-    return this.switchTo(() => this.sessions.create({ parentSession: options.parentSession }), {
-      before: { type: "session_before_switch", reason: "new" },
-      reason: "new",
-    });
-  }
-
-  // ---- ExtensionHost ------------------------------------------------------------
-
-  ui(extensionPath: string): ExtensionUIContext {
-    let ui = this.#uiContexts.get(extensionPath);
-    if (!ui) {
-      ui = createRpcUiContext(this, extensionPath);
-      this.#uiContexts.set(extensionPath, ui);
-    }
-    return ui;
-  }
+  // ---- output outside the line order ------------------------------------------------
 
   /** Writes one event record to the client. */
   emitEvent(record: Record<string, unknown>): void {
     this.#transport.send(record);
   }
 
+  /** An extension_error; the CLI also reports here what escapes third-party code. */
   reportError(report: ExtensionErrorReport): void {
-    this.#log(`extension error (${report.event}) in ${report.extensionPath}: ${report.stack ?? report.error}`);
-    this.#transport.send({ type: "extension_error", extensionPath: report.extensionPath, event: report.event, error: report.error });
+    this.host.reportError(report);
   }
 
-  requestShutdown(): void {
+  // ---- shutdown --------------------------------------------------------------------
+
+  /** ctx.shutdown(), through the host. */
+  #requestShutdown(): void {
     this.#shutdownRequested = true;
     // Let the command that asked finish and answer first.
     setImmediate(() => this.#maybeShutdown());
   }
-
-  sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void {
-    this.agent.sendMessage(message, options);
-  }
-
-  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void {
-    this.agent.sendUserMessage(content, options).catch((error: unknown) => this.diagnostic(`pi.sendUserMessage(): ${messageOf(error)}`));
-  }
-
-  model(): ExtensionContext["model"] {
-    return this.agent.model;
-  }
-
-  modelRegistry(): ExtensionContext["modelRegistry"] {
-    const models = this.agent.models;
-    return {
-      getAll: () => models.availableModels(),
-      getAvailable: async () => models.availableModels(),
-      find: (provider: string, id: string) => models.findModel(provider, id),
-    };
-  }
-
-  signal(): AbortSignal | undefined {
-    return this.agent.signal;
-  }
-
-  hasPendingMessages(): boolean {
-    return this.agent.hasPendingMessages();
-  }
-
-  contextUsage(): ContextUsage | undefined {
-    return this.agent.contextUsage();
-  }
-
-  compact(options: { customInstructions?: string; onComplete?: (result: unknown) => void; onError?: (error: Error) => void }): void {
-    void this.agent.compact(options.customInstructions, "manual").then(
-      (result) => options.onComplete?.(result),
-      (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))),
-    );
-  }
-
-  systemPrompt(): string {
-    return this.agent.currentSystemPrompt();
-  }
-
-  activeToolNames(): string[] {
-    this.agent.tools.sync(this.runtime.tools);
-    return this.agent.tools.activeNames();
-  }
-
-  setActiveTools(names: string[]): void {
-    this.agent.tools.sync(this.runtime.tools);
-    this.agent.tools.setActive(names);
-  }
-
-  allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[] {
-    this.agent.tools.sync(this.runtime.tools);
-    return this.agent.tools.all().map(({ definition, extensionPath }) => ({
-      name: definition.name,
-      description: definition.description,
-      parameters: definition.parameters,
-      sourceInfo: extensionPath
-        ? { path: extensionPath, source: "extension", scope: "temporary", origin: "top-level" }
-        : { path: `<builtin:${definition.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },
-    }));
-  }
-
-  registerProvider(name: string, config: unknown): void {
-    this.agent.models.register(name, (config ?? {}) as ProviderConfig);
-  }
-
-  unregisterProvider(name: string): void {
-    this.agent.models.unregister(name);
-  }
-
-  async setModel(model: unknown): Promise<boolean> {
-    const m = model as Partial<Model<Api>> | undefined;
-    const found = m?.provider && m.id ? this.agent.models.findModel(m.provider, m.id) : undefined;
-    if (!found) return false;
-    try {
-      this.agent.setModel(found);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-
-  cliFlag(name: string): string | boolean | undefined {
-    return this.#extensionFlags.get(name);
-  }
-
-  diagnostic(message: string): void {
-    this.#log(message);
-  }
-
-  // ---- UiBridge -------------------------------------------------------------------
-
-  fireAndForget(spec: Parameters<UiBridge["fireAndForget"]>[0]): void {
-    const record = { type: "extension_ui_request", id: this.dialogs.newFireAndForgetId(), ...spec } as FireAndForgetRequest;
-    applyUiRecord(this.#uiState, record);
-    this.#transport.send(record);
-  }
-
-  diagnose(extensionPath: string, method: string, behaviour: string): void {
-    const key = `${extensionPath}\0${method}`;
-    if (this.#diagnosed.has(key)) return;
-    this.#diagnosed.add(key);
-    this.#log(`${extensionPath}: ctx.ui.${method}() is not supported in RPC mode and ${behaviour}`);
-  }
-
-  // ---- shutdown --------------------------------------------------------------------
 
   #maybeShutdown(): void {
     if (this.#shutdownRequested && this.#inFlight.size === 0 && !this.#backlog) void this.shutdown("quit");
@@ -575,7 +356,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Only used while start-up handlers run, so the second parse costs nothing later. */
 /** Only JSON's own whitespace counts; a record starts with "{" at once, so this is one comparison. */
 function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
@@ -585,6 +365,7 @@ function isBlank(text: string): boolean {
   return true;
 }
 
+/** Only used while start-up handlers run, so the second parse costs nothing later. */
 function isUiResponseLine(text: string): boolean {
   if (!text.includes("extension_ui_response")) return false;
   try {

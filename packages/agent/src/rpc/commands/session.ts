@@ -17,40 +17,40 @@ type SessionCommands =
   | "export_html";
 
 export const sessionCommands: CommandTable<SessionCommands> = {
-  new_session: async((c, server) => server.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
+  new_session: async((c, server) => server.host.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
   switch_session: async(async (c, server) => {
     try {
-      return await server.switchSession(c.sessionPath);
+      return await server.host.switchSession(c.sessionPath);
     } catch (error) {
       throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }),
   fork: async(async (c, server) => {
-    const entry = server.session().entry(c.entryId);
+    const entry = server.agent.session.entry(c.entryId);
     if (!entry) throw new CommandError(`No entry with id ${c.entryId} (see get_fork_messages)`);
     if (entry.type !== "message" || entry.message.role !== "user") throw new CommandError(`Entry ${c.entryId} is not a user message: fork starts from a user message`);
-    return server.forkSession(c.entryId, "before");
+    return server.host.forkSession(c.entryId, "before");
   }),
   clone: async(async (_c, server) => {
-    const current = server.session();
+    const current = server.agent.session;
     const leaf = current.leafId;
     if (!leaf) throw new CommandError("Cannot clone session: no current entry selected");
-    return server.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+    return server.host.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
   }),
-  get_fork_messages: sync((_c, server) => ({ messages: server.session().userMessagesForForking() })),
+  get_fork_messages: sync((_c, server) => ({ messages: server.agent.session.userMessagesForForking() })),
   get_entries: sync((c, server) => {
-    const session = server.session();
+    const session = server.agent.session;
     try {
       return { entries: session.entriesSince(c.since), leafId: session.leafId };
     } catch (error) {
       throw new CommandError(error instanceof Error ? error.message : String(error));
     }
   }),
-  get_tree: sync((_c, server) => ({ tree: server.session().tree(), leafId: server.session().leafId })),
+  get_tree: sync((_c, server) => ({ tree: server.agent.session.tree(), leafId: server.agent.session.leafId })),
   get_session_stats: sync((_c, server) => {
     const usage = server.agent.contextUsage();
-    return { ...server.session().stats(), ...(usage ? { contextUsage: usage } : {}) };
+    return { ...server.agent.session.stats(), ...(usage ? { contextUsage: usage } : {}) };
   }),
   // The renderer loads on first use: start-up does not need it.
-  export_html: async(async (c, server) => ({ path: (await import("../../session/export-html.js")).exportHtml(server.session(), c.outputPath) })),
+  export_html: async(async (c, server) => ({ path: (await import("../../session/export-html.js")).exportHtml(server.agent.session, c.outputPath) })),
 };

@@ -38,7 +38,7 @@ export const stateCommands: CommandTable<StateCommands> = {
       ...(agent.models.isOffline && agent.model.id === agent.models.offlineModel.id ? { offlineModel: true } : {}),
     };
   }),
-  get_ui_state: sync((_c, server) => ({ ...server.uiState(), pendingDialogs: server.dialogs.snapshot() })),
+  get_ui_state: sync((_c, server) => ({ ...server.host.uiState(), pendingDialogs: server.dialogs.snapshot() })),
   get_commands: sync((_c, server) => ({ commands: server.runtime.commandList() })),
   get_messages: sync((_c, server) => ({ messages: server.agent.messages })),
   set_thinking_level: sync((c, server) => {
@@ -64,7 +64,7 @@ export const stateCommands: CommandTable<StateCommands> = {
   set_session_name: sync((c, server) => {
     const name = c.name.trim();
     if (!name) throw new CommandError("Session name cannot be empty");
-    server.setSessionName(name);
+    server.host.setSessionName(name);
   }),
   get_last_assistant_text: sync((_c, server) => {
     const last = server.agent.messages.filter((m) => m.role === "assistant").at(-1);

@@ -1,0 +1,306 @@
+/**
+ * What extensions reach through in RPC mode: the ExtensionHost their runtime calls back into, and
+ * the UiBridge behind each ctx.ui. Session switches live here too, so that the RPC commands that
+ * switch sessions run the same extension events as an extension that switches.
+ */
+import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
+import type { FireAndForgetRequest, UiState } from "@parley/protocol";
+import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
+import type { AgentSession } from "../agent/agent-session.js";
+import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
+import { ExtensionRuntime } from "../extensions/runtime.js";
+import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, ThinkingLevel } from "../extensions/types.js";
+import type { ProviderConfig } from "../models/index.js";
+import type { Session } from "../session/session.js";
+import type { DialogRegistry } from "../ui/dialog-registry.js";
+import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
+import type { SessionFactory } from "./server.js";
+import type { Transport } from "./transport.js";
+
+export interface RpcExtensionHostOptions {
+  cwd: string;
+  /** The agent is made after the host (its runtime must exist first), so it is reached lazily. */
+  agent: () => AgentSession;
+  sessions: SessionFactory;
+  dialogs: DialogRegistry;
+  /** Writes one record to the client. */
+  send: Transport["send"];
+  /** Diagnostics for humans; never the protocol stream. */
+  log: (message: string) => void;
+  /** ctx.shutdown(): the server decides when stopping is safe (after the running command answers). */
+  requestShutdown: () => void;
+}
+
+export type SessionSwitchEvents = {
+  before: { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string } | { type: "session_before_fork"; entryId: string; position: "before" | "at" };
+  reason: "new" | "resume" | "fork";
+};
+
+export class RpcExtensionHost implements ExtensionHost, UiBridge {
+  readonly cwd: string;
+  readonly dialogs: DialogRegistry;
+  /** Made here because it calls back into this host. */
+  readonly runtime: ExtensionRuntime;
+  readonly #getAgent: () => AgentSession;
+  readonly #sessions: SessionFactory;
+  readonly #send: Transport["send"];
+  readonly #log: (message: string) => void;
+  readonly #requestShutdown: () => void;
+  readonly #uiState: UiState = emptyUiState();
+  readonly #uiContexts = new Map<string, ExtensionUIContext>();
+  readonly #diagnosed = new Set<string>();
+  #extensionFlags = new Map<string, string | boolean>();
+
+  constructor(options: RpcExtensionHostOptions) {
+    this.cwd = options.cwd;
+    this.dialogs = options.dialogs;
+    this.#getAgent = options.agent;
+    this.#sessions = options.sessions;
+    this.#send = options.send;
+    this.#log = options.log;
+    this.#requestShutdown = options.requestShutdown;
+    this.runtime = new ExtensionRuntime(this);
+  }
+
+  get #agent(): AgentSession {
+    return this.#getAgent();
+  }
+
+  /** Values given on the command line for the flags extensions registered. */
+  setExtensionFlags(flags: Map<string, string | boolean>): void {
+    this.#extensionFlags = flags;
+  }
+
+  /** A snapshot: the live state keeps changing in place as extensions call ctx.ui. */
+  uiState(): UiState {
+    return copyUiState(this.#uiState);
+  }
+
+  // ---- session and agent state ---------------------------------------------------
+
+  session(): Session {
+    return this.#agent.session;
+  }
+
+  isIdle(): boolean {
+    return !this.#agent.isStreaming;
+  }
+
+  abort(): void {
+    void this.#agent.abort();
+  }
+
+  thinkingLevel(): ThinkingLevel {
+    return this.#agent.thinkingLevel;
+  }
+
+  availableThinkingLevels(): ThinkingLevel[] {
+    return this.#agent.availableThinkingLevels();
+  }
+
+  setThinkingLevel(level: ThinkingLevel): void {
+    this.#agent.setThinkingLevel(level);
+  }
+
+  setSessionName(name: string): void {
+    this.#agent.session.setName(name);
+    this.#send({ type: "session_info_changed", ...(name ? { name } : {}) });
+  }
+
+  /**
+   * Leaves the current session for another (new, opened or forked), unless a
+   * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
+   */
+  async switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
+    const verdict = await this.runtime.emit(events.before);
+    if (verdict?.cancel === true) return { cancelled: true };
+    // The old session's run and queued messages end with it.
+    await this.#agent.abort();
+    if (this.#agent.hasPendingMessages()) this.#agent.clearQueue();
+    // The session may name a built-in model to continue with.
+    await this.#agent.models.loadCatalog();
+    const next = make();
+    const previous = this.#agent.session.file;
+    await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
+    this.#agent.useSession(next);
+    await this.runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
+    return { cancelled: false };
+  }
+
+  waitForIdle(): Promise<void> {
+    return this.#agent.waitForIdle();
+  }
+
+  /** Continues in a new session holding the branch up to (or at) an entry; `text` is the forked user message. */
+  async forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
+    const current = this.#agent.session;
+    if (!current.entry(entryId)) throw new Error(`No entry with id ${entryId} (see get_fork_messages)`);
+    let text: string | undefined;
+    const result = await this.switchTo(
+      () => {
+        const forked = current.fork(entryId, position);
+        text = forked.selectedText;
+        return forked.session;
+      },
+      { before: { type: "session_before_fork", entryId, position }, reason: "fork" },
+    );
+    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
+  }
+
+  async switchSession(path: string): Promise<{ cancelled: boolean }> {
+    const next = this.#sessions.open(path);
+    return this.switchTo(() => next, {
+      before: { type: "session_before_switch", reason: "resume", ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) },
+      reason: "resume",
+    });
+  }
+
+  /** Moves the active branch to another entry of the same session (no summary of the branch left). */
+  async navigateTree(targetId: string): Promise<{ cancelled: boolean }> {
+    const session = this.#agent.session;
+    if (!session.entry(targetId)) throw new Error(`No entry with id ${targetId}`);
+    const oldLeafId = session.leafId;
+    const verdict = await this.runtime.emit({ type: "session_before_tree", preparation: { targetId, oldLeafId, userWantsSummary: false } });
+    if (verdict?.cancel === true) return { cancelled: true };
+    session.moveLeaf(targetId);
+    this.#agent.useSession(session);
+    await this.runtime.emit({ type: "session_tree", newLeafId: targetId, oldLeafId });
+    return { cancelled: false };
+  }
+
+  newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
+    return this.switchTo(() => this.#sessions.create({ parentSession: options.parentSession }), {
+      before: { type: "session_before_switch", reason: "new" },
+      reason: "new",
+    });
+  }
+
+  // ---- ExtensionHost ------------------------------------------------------------
+
+  ui(extensionPath: string): ExtensionUIContext {
+    let ui = this.#uiContexts.get(extensionPath);
+    if (!ui) {
+      ui = createRpcUiContext(this, extensionPath);
+      this.#uiContexts.set(extensionPath, ui);
+    }
+    return ui;
+  }
+
+  reportError(report: ExtensionErrorReport): void {
+    this.#log(`extension error (${report.event}) in ${report.extensionPath}: ${report.stack ?? report.error}`);
+    this.#send({ type: "extension_error", extensionPath: report.extensionPath, event: report.event, error: report.error });
+  }
+
+  requestShutdown(): void {
+    this.#requestShutdown();
+  }
+
+  sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void {
+    this.#agent.sendMessage(message, options);
+  }
+
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void {
+    this.#agent.sendUserMessage(content, options).catch((error: unknown) => this.diagnostic(`pi.sendUserMessage(): ${error instanceof Error ? error.message : String(error)}`));
+  }
+
+  model(): ExtensionContext["model"] {
+    return this.#agent.model;
+  }
+
+  modelRegistry(): ExtensionContext["modelRegistry"] {
+    const models = this.#agent.models;
+    return {
+      getAll: () => models.availableModels(),
+      getAvailable: async () => models.availableModels(),
+      find: (provider: string, id: string) => models.findModel(provider, id),
+    };
+  }
+
+  signal(): AbortSignal | undefined {
+    return this.#agent.signal;
+  }
+
+  hasPendingMessages(): boolean {
+    return this.#agent.hasPendingMessages();
+  }
+
+  contextUsage(): ContextUsage | undefined {
+    return this.#agent.contextUsage();
+  }
+
+  compact(options: { customInstructions?: string; onComplete?: (result: unknown) => void; onError?: (error: Error) => void }): void {
+    void this.#agent.compact(options.customInstructions, "manual").then(
+      (result) => options.onComplete?.(result),
+      (error: unknown) => options.onError?.(error instanceof Error ? error : new Error(String(error))),
+    );
+  }
+
+  systemPrompt(): string {
+    return this.#agent.currentSystemPrompt();
+  }
+
+  activeToolNames(): string[] {
+    this.#agent.tools.sync(this.runtime.tools);
+    return this.#agent.tools.activeNames();
+  }
+
+  setActiveTools(names: string[]): void {
+    this.#agent.tools.sync(this.runtime.tools);
+    this.#agent.tools.setActive(names);
+  }
+
+  allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[] {
+    this.#agent.tools.sync(this.runtime.tools);
+    return this.#agent.tools.all().map(({ definition, extensionPath }) => ({
+      name: definition.name,
+      description: definition.description,
+      parameters: definition.parameters,
+      sourceInfo: extensionPath
+        ? { path: extensionPath, source: "extension", scope: "temporary", origin: "top-level" }
+        : { path: `<builtin:${definition.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },
+    }));
+  }
+
+  registerProvider(name: string, config: unknown): void {
+    this.#agent.models.register(name, (config ?? {}) as ProviderConfig);
+  }
+
+  unregisterProvider(name: string): void {
+    this.#agent.models.unregister(name);
+  }
+
+  async setModel(model: unknown): Promise<boolean> {
+    const m = model as Partial<Model<Api>> | undefined;
+    const found = m?.provider && m.id ? this.#agent.models.findModel(m.provider, m.id) : undefined;
+    if (!found) return false;
+    try {
+      this.#agent.setModel(found);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  cliFlag(name: string): string | boolean | undefined {
+    return this.#extensionFlags.get(name);
+  }
+
+  diagnostic(message: string): void {
+    this.#log(message);
+  }
+
+  // ---- UiBridge -------------------------------------------------------------------
+
+  fireAndForget(spec: Parameters<UiBridge["fireAndForget"]>[0]): void {
+    const record = { type: "extension_ui_request", id: this.dialogs.newFireAndForgetId(), ...spec } as FireAndForgetRequest;
+    applyUiRecord(this.#uiState, record);
+    this.#send(record);
+  }
+
+  diagnose(extensionPath: string, method: string, behaviour: string): void {
+    const key = `${extensionPath}\0${method}`;
+    if (this.#diagnosed.has(key)) return;
+    this.#diagnosed.add(key);
+    this.#log(`${extensionPath}: ctx.ui.${method}() is not supported in RPC mode and ${behaviour}`);
+  }
+}
