@@ -139,7 +139,7 @@ export function estimateContextTokens(messages: readonly unknown[]): number {
 type MessageEntry = Extract<SessionEntry, { type: "message" }>;
 
 /** The message an entry contributes to a summary (compaction entries are handled separately). */
-function entryMessage(entry: SessionEntry): AgentMessage | undefined {
+export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
     case "message":
       return entry.message as unknown as AgentMessage;
@@ -168,11 +168,11 @@ function isTurnStart(entry: SessionEntry): boolean {
   return role === "user" || role === "bashExecution";
 }
 
-function createFileOps(): FileOperations {
+export function createFileOps(): FileOperations {
   return { read: new Set(), written: new Set(), edited: new Set() };
 }
 
-function collectFileOps(message: AgentMessage, ops: FileOperations): void {
+export function collectFileOps(message: AgentMessage, ops: FileOperations): void {
   if (message.role !== "assistant") return;
   for (const block of message.content) {
     if (block.type !== "toolCall") continue;
@@ -184,7 +184,7 @@ function collectFileOps(message: AgentMessage, ops: FileOperations): void {
   }
 }
 
-function fileLists(ops: FileOperations): { readFiles: string[]; modifiedFiles: string[] } {
+export function fileLists(ops: FileOperations): { readFiles: string[]; modifiedFiles: string[] } {
   const modified = new Set([...ops.written, ...ops.edited]);
   return {
     readFiles: [...ops.read].filter((p) => !modified.has(p)).sort(),
@@ -192,7 +192,7 @@ function fileLists(ops: FileOperations): { readFiles: string[]; modifiedFiles: s
   };
 }
 
-function fileListsText(readFiles: string[], modifiedFiles: string[]): string {
+export function fileListsText(readFiles: string[], modifiedFiles: string[]): string {
   let text = "";
   if (readFiles.length > 0) text += `\n\n<read-files>\n${readFiles.join("\n")}\n</read-files>`;
   if (modifiedFiles.length > 0) text += `\n\n<modified-files>\n${modifiedFiles.join("\n")}\n</modified-files>`;
@@ -315,16 +315,23 @@ async function generateSummary(
   customInstructions: string | undefined,
   signal: AbortSignal,
 ): Promise<{ summary: string; usage: Usage }> {
-  const pi = await loadPiAi();
-  const model = agent.model;
   const transcript = serializeConversation(convertToLlm([...preparation.messagesToSummarize, ...preparation.turnPrefixMessages]));
   let text = `<conversation>\n${transcript}\n</conversation>\n\n`;
   if (preparation.previousSummary) text += `<previous-summary>\n${preparation.previousSummary}\n</previous-summary>\n\n${UPDATE_NOTE}\n\n`;
   if (preparation.isSplitTurn) text += `${SPLIT_TURN_NOTE}\n\n`;
   text += SUMMARY_INSTRUCTIONS;
   if (customInstructions?.trim()) text += `\n\nAdditional focus: ${customInstructions.trim()}`;
+  return completeSummary(agent, text, Math.floor(preparation.settings.reserveTokens * 0.8), signal);
+}
 
-  const messages: Message[] = [{ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }];
+/**
+ * One summarisation call with the agent's current model: `prompt` (transcript and instructions)
+ * in, the reply's text out. Throws CompactionCancelledError when `signal` aborts it.
+ */
+export async function completeSummary(agent: AgentSession, prompt: string, maxTokens: number, signal: AbortSignal): Promise<{ summary: string; usage: Usage }> {
+  const pi = await loadPiAi();
+  const model = agent.model;
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
   const apiKey = agent.models.getApiKey(model.provider);
   const level = agent.thinkingLevel;
   // The summary may come from a local model before any run loaded the loop (which registers them).
@@ -334,7 +341,7 @@ async function generateSummary(
     { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages },
     {
       signal,
-      maxTokens: Math.floor(preparation.settings.reserveTokens * 0.8),
+      maxTokens,
       ...(apiKey !== undefined ? { apiKey } : {}),
       ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
     },

@@ -4,7 +4,7 @@
  * extensions too.
  */
 import type { Session } from "../session/session.js";
-import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, ThinkingLevel } from "./types.js";
+import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, NavigateTreeOptions, ThinkingLevel } from "./types.js";
 import type { TextContent, ImageContent } from "@mariozechner/pi-ai";
 
 export interface ExtensionErrorReport {
@@ -25,7 +25,7 @@ export interface ExtensionHost {
   newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean }>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
-  navigateTree(targetId: string): Promise<{ cancelled: boolean }>;
+  navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean; aborted?: boolean; editorText?: string }>;
   waitForIdle(): Promise<void>;
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void;

@@ -200,7 +200,7 @@ export class ExtensionRuntime {
       waitForIdle: () => host.waitForIdle(),
       newSession: (options) => host.newSession(options),
       fork: (entryId, options) => host.forkSession(entryId, options?.position ?? "before"),
-      navigateTree: (targetId) => host.navigateTree(targetId),
+      navigateTree: (targetId, options) => host.navigateTree(targetId, options),
       switchSession: (path) => host.switchSession(path),
       // Re-running factories mid-session would duplicate every registration; restart parley instead.
       reload: unsupported("ctx.reload() (restart parley to reload extensions)"),

@@ -102,7 +102,7 @@ export interface ExtensionCommandContext extends ExtensionContext {
   waitForIdle(): Promise<void>;
   newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   fork(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean }>;
-  navigateTree(targetId: string, options?: Record<string, unknown>): Promise<{ cancelled: boolean }>;
+  navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean }>;
   switchSession(sessionPath: string): Promise<{ cancelled: boolean }>;
   reload(): Promise<void>;
 }
@@ -129,6 +129,47 @@ export interface SessionShutdownEvent {
   reason: "quit" | "reload" | "new" | "resume" | "fork";
   targetSessionFile?: string;
 }
+/** What a tree move leaves behind, shown to session_before_tree handlers (pi's TreePreparation). */
+export interface TreePreparation {
+  targetId: string;
+  oldLeafId: string | null;
+  commonAncestorId: string | null;
+  entriesToSummarize: SessionEntry[];
+  userWantsSummary: boolean;
+  customInstructions?: string;
+  replaceInstructions?: boolean;
+  label?: string;
+}
+export interface SessionBeforeTreeEvent {
+  type: "session_before_tree";
+  preparation: TreePreparation;
+  signal: AbortSignal;
+}
+export interface SessionTreeEvent {
+  type: "session_tree";
+  newLeafId: string | null;
+  oldLeafId: string | null;
+  summaryEntry?: SessionEntry;
+  fromExtension?: boolean;
+}
+export interface SessionBeforeTreeResult {
+  cancel?: boolean;
+  /** Used as the branch summary when the move asked for one (no model call then). */
+  summary?: { summary: string; details?: unknown };
+  customInstructions?: string;
+  replaceInstructions?: boolean;
+  label?: string;
+}
+export interface NavigateTreeOptions {
+  /** Summarise the branch being left, at the new position. */
+  summarize?: boolean;
+  customInstructions?: string;
+  /** customInstructions replace the default summary prompt instead of adding to it. */
+  replaceInstructions?: boolean;
+  /** Label for the summary entry, or for the target when there is no summary. */
+  label?: string;
+}
+
 /** Agent-loop events (tool_call, turn_start, …) share this open shape until the loop defines them. */
 export interface AgentLoopEvent {
   type: string;
@@ -140,10 +181,13 @@ export interface ExtensionEventMap {
   session_before_switch: SessionBeforeSwitchEvent;
   session_before_fork: SessionBeforeForkEvent;
   session_shutdown: SessionShutdownEvent;
+  session_before_tree: SessionBeforeTreeEvent;
+  session_tree: SessionTreeEvent;
 }
 export interface ExtensionResultMap {
   session_before_switch: { cancel?: boolean };
   session_before_fork: { cancel?: boolean; skipConversationRestore?: boolean };
+  session_before_tree: SessionBeforeTreeResult;
 }
 export type ExtensionEventName = keyof ExtensionEventMap;
 export type ExtensionEvent = ExtensionEventMap[ExtensionEventName];

@@ -9,9 +9,19 @@ import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-st
 import type { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, ThinkingLevel } from "../extensions/types.js";
+import type {
+  ContextUsage,
+  CustomMessageInput,
+  ExtensionContext,
+  ExtensionUIContext,
+  NavigateTreeOptions,
+  SessionBeforeTreeResult,
+  ThinkingLevel,
+  TreePreparation,
+} from "../extensions/types.js";
 import type { ProviderConfig } from "../models/index.js";
-import type { Session } from "../session/session.js";
+import { userText } from "../session/context.js";
+import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
 import type { SessionFactory } from "./server.js";
@@ -155,17 +165,85 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     });
   }
 
-  /** Moves the active branch to another entry of the same session (no summary of the branch left). */
-  async navigateTree(targetId: string): Promise<{ cancelled: boolean }> {
-    const session = this.#agent.session;
-    if (!session.entry(targetId)) throw new Error(`No entry with id ${targetId}`);
+  /**
+   * Moves the active branch to another entry of the same session, as pi does: a user message as
+   * target puts the leaf on its parent and hands its text back as `editorText`; with `summarize`
+   * the branch left behind is summarised (by a session_before_tree handler's `summary`, or by the
+   * model) into a branch_summary entry at the new position; `label` names that entry, or the
+   * target when there is no summary.
+   */
+  async navigateTree(targetId: string, options: NavigateTreeOptions = {}): Promise<{ cancelled: boolean; aborted?: boolean; editorText?: string }> {
+    const agent = this.#agent;
+    const session = agent.session;
     const oldLeafId = session.leafId;
-    const verdict = await this.runtime.emit({ type: "session_before_tree", preparation: { targetId, oldLeafId, userWantsSummary: false } });
+    if (targetId === oldLeafId) return { cancelled: false };
+    const target = session.entry(targetId);
+    if (!target) throw new Error(`No entry with id ${targetId}`);
+    // Loaded here: the summariser shares compaction's model call, which start-up does not need.
+    const { collectBranchEntries, generateBranchSummary, CompactionCancelledError } = await import("../agent/branch-summary.js");
+    const { entries, commonAncestorId } = collectBranchEntries(session, oldLeafId, targetId);
+    const wantsSummary = options.summarize === true;
+    let { customInstructions, replaceInstructions, label } = options;
+    const preparation: TreePreparation = {
+      targetId,
+      oldLeafId,
+      commonAncestorId,
+      entriesToSummarize: entries,
+      userWantsSummary: wantsSummary,
+      ...(customInstructions !== undefined ? { customInstructions } : {}),
+      ...(replaceInstructions !== undefined ? { replaceInstructions } : {}),
+      ...(label !== undefined ? { label } : {}),
+    };
+    const controller = new AbortController();
+    const verdict = await this.runtime.emit<SessionBeforeTreeResult>({ type: "session_before_tree", preparation, signal: controller.signal });
     if (verdict?.cancel === true) return { cancelled: true };
-    session.moveLeaf(targetId);
-    this.#agent.useSession(session);
-    await this.runtime.emit({ type: "session_tree", newLeafId: targetId, oldLeafId });
-    return { cancelled: false };
+    if (verdict?.customInstructions !== undefined) customInstructions = verdict.customInstructions;
+    if (verdict?.replaceInstructions !== undefined) replaceInstructions = verdict.replaceInstructions;
+    if (verdict?.label !== undefined) label = verdict.label;
+
+    let summary: { text: string; details: unknown; fromExtension: boolean } | undefined;
+    if (wantsSummary && verdict?.summary && typeof verdict.summary.summary === "string") {
+      summary = { text: verdict.summary.summary, details: verdict.summary.details, fromExtension: true };
+    } else if (wantsSummary && entries.length > 0) {
+      try {
+        const written = await generateBranchSummary(agent, entries, { customInstructions, replaceInstructions, signal: controller.signal });
+        summary = { text: written.summary, details: { readFiles: written.readFiles, modifiedFiles: written.modifiedFiles }, fromExtension: false };
+      } catch (error) {
+        if (error instanceof CompactionCancelledError) return { cancelled: true, aborted: true };
+        throw error;
+      }
+    }
+
+    // A user (or injected) message is re-typed rather than kept: the leaf goes to its parent.
+    let newLeafId: string | null = targetId;
+    let editorText: string | undefined;
+    if (target.type === "message" && target.message.role === "user") {
+      newLeafId = target.parentId;
+      editorText = userText(target.message.content);
+    } else if (target.type === "custom_message") {
+      newLeafId = target.parentId;
+      editorText = userText(target.content);
+    }
+
+    let summaryEntry: SessionEntry | undefined;
+    if (summary) {
+      summaryEntry = session.branchWithSummary(newLeafId, summary.text, {
+        ...(summary.details !== undefined ? { details: summary.details } : {}),
+        ...(summary.fromExtension ? { fromHook: true } : {}),
+      });
+      if (label) session.setLabel(summaryEntry.id, label);
+    } else {
+      session.moveLeaf(newLeafId);
+      if (label) session.setLabel(targetId, label);
+    }
+    agent.useSession(session);
+    await this.runtime.emit({
+      type: "session_tree",
+      newLeafId: session.leafId,
+      oldLeafId,
+      ...(summaryEntry ? { summaryEntry, fromExtension: summary?.fromExtension ?? false } : {}),
+    });
+    return { cancelled: false, ...(editorText !== undefined ? { editorText } : {}) };
   }
 
   newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {

@@ -1,0 +1,74 @@
+/**
+ * Leaving a branch of the session tree (ctx.navigateTree): which entries the move abandons, and
+ * the summary of them that can be left at the new position, as pi does. The summary is written by
+ * the current model, with the same call compaction uses.
+ */
+import type { SessionEntry } from "@parley/protocol";
+import { DEFAULT_COMPACTION_SETTINGS, convertToLlm, serializeConversation } from "../extensions/compat/messages.js";
+import type { Session } from "../session/session.js";
+import type { AgentSession } from "./agent-session.js";
+import { collectFileOps, completeSummary, createFileOps, entryMessage, fileLists, fileListsText } from "./compaction.js";
+
+export { CompactionCancelledError } from "./compaction.js";
+
+/**
+ * The entries between the old leaf and the deepest entry the old and the new position share
+ * (oldest first): what the move leaves behind.
+ */
+export function collectBranchEntries(session: Session, oldLeafId: string | null, targetId: string): { entries: SessionEntry[]; commonAncestorId: string | null } {
+  if (oldLeafId === null) return { entries: [], commonAncestorId: null };
+  const onOldPath = new Set(session.branch(oldLeafId).map((e) => e.id));
+  const targetPath = session.branch(targetId);
+  let commonAncestorId: string | null = null;
+  for (let i = targetPath.length - 1; i >= 0; i--) {
+    if (onOldPath.has(targetPath[i]!.id)) {
+      commonAncestorId = targetPath[i]!.id;
+      break;
+    }
+  }
+  const entries: SessionEntry[] = [];
+  for (let id: string | null = oldLeafId; id !== null && id !== commonAncestorId; ) {
+    const entry = session.entry(id);
+    if (!entry) break;
+    entries.push(entry);
+    id = entry.parentId;
+  }
+  return { entries: entries.reverse(), commonAncestorId };
+}
+
+const BRANCH_INSTRUCTIONS = `The conversation above is a branch the user is leaving to continue from an earlier point. Summarise it so that the assistant, working on from that earlier point, knows what was tried there. Use these sections (Markdown headings), be concrete (names, paths, commands, results), and leave a section empty rather than invent:
+
+## Goal
+What the branch set out to do.
+
+## What Was Done
+- Steps taken and their results.
+
+## Findings
+- What was learnt, including what did not work and why.
+
+## Files
+Files read, created or changed in the branch, with one line on each.`;
+
+export interface BranchSummary {
+  summary: string;
+  readFiles: string[];
+  modifiedFiles: string[];
+}
+
+/** Summarise abandoned entries. Throws CompactionCancelledError when `signal` aborts it. */
+export async function generateBranchSummary(
+  agent: AgentSession,
+  entries: readonly SessionEntry[],
+  options: { customInstructions?: string | undefined; replaceInstructions?: boolean | undefined; signal: AbortSignal },
+): Promise<BranchSummary> {
+  const messages = entries.map(entryMessage).filter((m) => m !== undefined);
+  const ops = createFileOps();
+  for (const message of messages) collectFileOps(message, ops);
+  const { readFiles, modifiedFiles } = fileLists(ops);
+  const custom = options.customInstructions?.trim();
+  const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
+  const prompt = `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n${instructions}`;
+  const { summary } = await completeSummary(agent, prompt, Math.floor(DEFAULT_COMPACTION_SETTINGS.reserveTokens * 0.8), options.signal);
+  return { summary: summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles };
+}

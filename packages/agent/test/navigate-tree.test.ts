@@ -1,0 +1,153 @@
+/**
+ * ctx.navigateTree as pi defines it: where the leaf goes (a user message is re-typed, so the leaf
+ * goes to its parent and the text comes back as editorText), what session_before_tree handlers
+ * see and may change (cancel, summary, instructions, label), the branch summary written by the
+ * model or given by an extension, labels, and session_tree.
+ */
+import { describe, expect, it } from "vitest";
+import type { NavigateTreeOptions } from "../src/extensions/types.js";
+import { serveScripted } from "./helpers/in-process.js";
+
+type Rec = Record<string, unknown>;
+type Entry = Rec & { id: string; type: string; parentId: string | null };
+
+async function setUp() {
+  const results: Rec[] = [];
+  const before: Rec[] = [];
+  const after: Rec[] = [];
+  let answer: Rec | undefined;
+  const harness = await serveScripted(
+    ["one", "two", "three", "BRANCH SUMMARY from the model"],
+    [
+      (pi) => {
+        pi.registerCommand("tree", {
+          handler: async (args, ctx) => {
+            const [targetId, json] = [args.split(" ")[0]!, args.slice(args.indexOf(" ") + 1)];
+            const options = (args.includes(" ") ? JSON.parse(json) : {}) as NavigateTreeOptions;
+            results.push(await ctx.navigateTree(targetId, options));
+          },
+        });
+        pi.on("session_before_tree" as never, ((event: { preparation: Rec; signal: AbortSignal }) => {
+          before.push({ ...event.preparation, hasSignal: event.signal instanceof AbortSignal });
+          return answer;
+        }) as never);
+        pi.on("session_tree" as never, ((event: Rec) => void after.push(event)) as never);
+      },
+    ],
+  );
+  const entries = async (): Promise<Entry[]> => ((await harness.request({ type: "get_entries" }))["data"] as { entries: Entry[] }).entries;
+  const messages = async (): Promise<string[]> =>
+    ((await harness.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages.map((m) => {
+      const content = m["content"] ?? m["summary"];
+      const text = typeof content === "string" ? content : (content as { text?: string }[]).map((c) => c.text ?? "").join("");
+      return `${String(m["role"])}:${text}`;
+    });
+  const tree = async (targetId: string, options?: NavigateTreeOptions) => {
+    const n = results.length;
+    const res = await harness.request({ type: "prompt", message: `/tree ${targetId}${options ? ` ${JSON.stringify(options)}` : ""}` });
+    expect(res["success"], JSON.stringify(res)).toBe(true);
+    await harness.until(() => results.length > n);
+    return results[n]!;
+  };
+  return { ...harness, before, after, entries, messages, tree, setAnswer: (a: Rec | undefined) => (answer = a) };
+}
+
+const idOf = (entries: Entry[], role: string, text: string): string => {
+  const entry = entries.find((e) => e.type === "message" && (e["message"] as Rec)["role"] === role && JSON.stringify((e["message"] as Rec)["content"]).includes(text));
+  if (!entry) throw new Error(`no ${role} entry with ${text}`);
+  return entry.id;
+};
+
+describe("ctx.navigateTree", () => {
+  it("to a user message: the leaf goes to its parent, the text comes back as editorText; handlers see what is left behind", async () => {
+    const h = await setUp();
+    await h.prompt("first");
+    await h.prompt("second");
+    const all = await h.entries();
+    const u2 = idOf(all, "user", "second");
+    const a1 = idOf(all, "assistant", "one");
+    const a2 = idOf(all, "assistant", "two");
+
+    expect(await h.tree(u2)).toEqual({ cancelled: false, editorText: "second" });
+    expect(await h.messages()).toEqual(["user:first", "assistant:one"]);
+    expect(h.before[0]).toEqual({
+      targetId: u2,
+      oldLeafId: a2,
+      commonAncestorId: u2,
+      entriesToSummarize: [expect.objectContaining({ id: a2 })],
+      userWantsSummary: false,
+      hasSignal: true,
+    });
+    expect(h.after[0]).toEqual({ type: "session_tree", newLeafId: a1, oldLeafId: a2 });
+    // Already there: nothing happens, no event.
+    expect(await h.tree(a1)).toEqual({ cancelled: false });
+    expect(h.before).toHaveLength(1);
+  });
+
+  it("with summarize: the model summarises the branch left behind into a labelled branch_summary at the target", async () => {
+    const h = await setUp();
+    await h.prompt("first");
+    const a1 = idOf(await h.entries(), "assistant", "one");
+    await h.prompt("second");
+    await h.prompt("third");
+    const before = await h.entries();
+    const a3 = idOf(before, "assistant", "three");
+
+    expect(await h.tree(a1, { summarize: true, label: "checkpoint", customInstructions: "mention the numbers" })).toEqual({ cancelled: false });
+    const after = await h.entries();
+    const summary = after.find((e) => e.type === "branch_summary")!;
+    expect(summary).toMatchObject({ parentId: a1, fromId: a1, details: { readFiles: [], modifiedFiles: [] } });
+    expect(String(summary["summary"])).toMatch(/^BRANCH SUMMARY from the model/);
+    expect(summary["fromHook"]).toBeUndefined();
+    const label = after.find((e) => e.type === "label")!;
+    expect(label).toMatchObject({ targetId: summary.id, label: "checkpoint", parentId: summary.id });
+    expect(h.before[0]).toMatchObject({ oldLeafId: a3, commonAncestorId: a1, userWantsSummary: true, label: "checkpoint", customInstructions: "mention the numbers" });
+    expect((h.before[0]!["entriesToSummarize"] as Entry[]).map((e) => e.type)).toEqual(["message", "message", "message", "message"]);
+    // The label is an entry too, appended last (as in pi): it is the new leaf.
+    expect(h.after[0]).toMatchObject({ newLeafId: label.id, oldLeafId: a3, summaryEntry: { id: summary.id }, fromExtension: false });
+    const messages = await h.messages();
+    expect(messages.slice(0, 2)).toEqual(["user:first", "assistant:one"]);
+    expect(messages[2]).toMatch(/^branchSummary:BRANCH SUMMARY from the model/);
+    // The conversation goes on from the summary.
+    await h.prompt("fourth");
+    expect((await h.messages()).at(-2)).toBe("user:fourth");
+  });
+
+  it("a handler's summary is used instead of the model's, its label wins; a handler can cancel", async () => {
+    const h = await setUp();
+    await h.prompt("first");
+    const a1 = idOf(await h.entries(), "assistant", "one");
+    await h.prompt("second");
+    const a2 = idOf(await h.entries(), "assistant", "two");
+
+    h.setAnswer({ cancel: true });
+    expect(await h.tree(a1, { summarize: true })).toEqual({ cancelled: true });
+    expect((await h.entries()).filter((e) => e.type === "branch_summary")).toEqual([]);
+    expect(await h.messages()).toEqual(["user:first", "assistant:one", "user:second", "assistant:two"]);
+    expect(h.after).toEqual([]);
+
+    h.setAnswer({ summary: { summary: "what the extension says", details: { by: "ext" } }, label: "from-handler" });
+    expect(await h.tree(a1, { summarize: true, label: "from-caller" })).toEqual({ cancelled: false });
+    const entries = await h.entries();
+    const summary = entries.find((e) => e.type === "branch_summary")!;
+    expect(summary).toMatchObject({ summary: "what the extension says", details: { by: "ext" }, fromHook: true, parentId: a1 });
+    expect(entries.find((e) => e.type === "label")).toMatchObject({ targetId: summary.id, label: "from-handler" });
+    expect(h.after.at(-1)).toMatchObject({ oldLeafId: a2, fromExtension: true });
+    // The model was not asked: its next scripted turn is still the third.
+    await h.prompt("again");
+    expect((await h.messages()).at(-1)).toBe("assistant:three");
+  });
+
+  it("without summarize, a label goes on the target; an unknown id is an error for the command", async () => {
+    const h = await setUp();
+    await h.prompt("first");
+    await h.prompt("second");
+    const a1 = idOf(await h.entries(), "assistant", "one");
+    expect(await h.tree(a1, { label: "here" })).toEqual({ cancelled: false });
+    expect((await h.entries()).find((e) => e.type === "label")).toMatchObject({ targetId: a1, label: "here" });
+    const res = await h.request({ type: "prompt", message: "/tree nope" });
+    expect(res["success"]).toBe(true);
+    await h.until(() => h.transport.of("extension_error").length > 0);
+    expect(String(h.transport.of("extension_error")[0]!["error"])).toMatch(/No entry with id nope/);
+  });
+});
