@@ -25,6 +25,8 @@ export interface ExtensionHost {
   newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean }>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
+  /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */
+  resyncSession(): void;
   navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean; aborted?: boolean; editorText?: string }>;
   waitForIdle(): Promise<void>;
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;

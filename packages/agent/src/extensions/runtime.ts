@@ -14,11 +14,16 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
   ExtensionFactory,
+  ReadonlySessionManager,
   RegisteredCommandOptions,
+  ReplacedSessionContext,
+  SetupSessionManager,
   SlashCommandInfo,
   SourceInfo,
+  WithSession,
 } from "./types.js";
 import { nodeChildProcess } from "../lazy-node.js";
+import type { NewSessionEntry, Session } from "../session/session.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -162,21 +167,7 @@ export class ExtensionRuntime {
       hasUI: true,
       mode: "rpc",
       cwd: host.cwd,
-      sessionManager: {
-        getSessionId: () => session.id,
-        getSessionFile: () => session.file,
-        getSessionName: () => session.name,
-        getCwd: () => session.header.cwd,
-        getEntries: () => session.entries(),
-        getBranch: () => session.branch(),
-        getLeafId: () => session.leafId,
-        getEntry: (id) => session.entry(id),
-        getLeafEntry: () => (session.leafId === null ? undefined : session.entry(session.leafId)),
-        getLabel: (id) => session.label(id),
-        getTree: () => session.tree(),
-        getSessionDir: () => (session.file !== undefined ? dirname(session.file) : ""),
-        getHeader: () => session.header,
-      },
+      sessionManager: readonlyManager(session),
       modelRegistry: host.modelRegistry(),
       model: host.model(),
       isIdle: () => host.isIdle(),
@@ -198,13 +189,42 @@ export class ExtensionRuntime {
     return {
       ...this.context(extension),
       waitForIdle: () => host.waitForIdle(),
-      newSession: (options) => host.newSession(options),
-      fork: (entryId, options) => host.forkSession(entryId, options?.position ?? "before"),
+      newSession: async (options) => {
+        const result = await host.newSession(options?.parentSession !== undefined ? { parentSession: options.parentSession } : {});
+        if (result.cancelled) return result;
+        if (options?.setup) {
+          await options.setup(setupManager(host.session()));
+          host.resyncSession();
+        }
+        await this.#withSession(extension, options?.withSession);
+        return result;
+      },
+      fork: async (entryId, options) => {
+        const result = await host.forkSession(entryId, options?.position ?? "before");
+        if (!result.cancelled) await this.#withSession(extension, options?.withSession);
+        return result;
+      },
       navigateTree: (targetId, options) => host.navigateTree(targetId, options),
-      switchSession: (path) => host.switchSession(path),
+      switchSession: async (path, options) => {
+        const result = await host.switchSession(path);
+        if (!result.cancelled) await this.#withSession(extension, options?.withSession);
+        return result;
+      },
       // Re-running factories mid-session would duplicate every registration; restart parley instead.
       reload: unsupported("ctx.reload() (restart parley to reload extensions)"),
     };
+  }
+
+  /** pi's `withSession`: runs after the switch, with a context bound to the new session. */
+  async #withSession(extension: LoadedExtension, withSession: WithSession | undefined): Promise<void> {
+    if (!withSession) return;
+    const host = this.#host;
+    const ctx: ReplacedSessionContext = {
+      ...this.commandContext(extension),
+      sendMessage: async (message, options) => host.sendMessage(message, options),
+      sendUserMessage: async (content, options) => host.sendUserMessage(content, options),
+    };
+    await withSession(ctx);
   }
 
   #api(extension: LoadedExtension): ExtensionAPI {
@@ -320,4 +340,37 @@ function exec(command: string, args: string[], options: ExecOptions, cwd: string
       resolve({ stdout, stderr, code: code ?? 1, killed: killed || (options.signal?.aborted ?? false) });
     });
   });
+}
+
+function readonlyManager(session: Session): ReadonlySessionManager {
+  return {
+    getSessionId: () => session.id,
+    getSessionFile: () => session.file,
+    getSessionName: () => session.name,
+    getCwd: () => session.header.cwd,
+    getEntries: () => session.entries(),
+    getBranch: () => session.branch(),
+    getLeafId: () => session.leafId,
+    getEntry: (id) => session.entry(id),
+    getLeafEntry: () => (session.leafId === null ? undefined : session.entry(session.leafId)),
+    getLabel: (id) => session.label(id),
+    getTree: () => session.tree(),
+    getSessionDir: () => (session.file !== undefined ? dirname(session.file) : ""),
+    getHeader: () => session.header,
+  };
+}
+
+/** The new session's manager for ctx.newSession's `setup`: appends advance the leaf, as in pi. */
+function setupManager(session: Session): SetupSessionManager {
+  return {
+    ...readonlyManager(session),
+    appendMessage: (message) => session.append({ type: "message", message }).id,
+    appendThinkingLevelChange: (thinkingLevel) => session.append({ type: "thinking_level_change", thinkingLevel }).id,
+    appendModelChange: (provider, modelId) => session.append({ type: "model_change", provider, modelId }).id,
+    appendCustomEntry: (customType, data) => session.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }).id,
+    appendCustomMessageEntry: (customType, content, display, details) =>
+      session.append({ type: "custom_message", customType, content, display, ...(details !== undefined ? { details } : {}) } as NewSessionEntry).id,
+    appendSessionInfo: (name) => session.append({ type: "session_info", name }).id,
+    appendLabelChange: (targetId, label) => session.setLabel(targetId, label).id,
+  };
 }

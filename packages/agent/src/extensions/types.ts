@@ -71,6 +71,29 @@ export interface ReadonlySessionManager {
   getHeader(): SessionView["header"];
 }
 
+/**
+ * What ctx.newSession's `setup` gets: the new session's manager, readable and appendable (the
+ * append methods of pi's SessionManager an extension uses to seed a session; each returns the id).
+ */
+export interface SetupSessionManager extends ReadonlySessionManager {
+  appendMessage(message: { role: string; [key: string]: unknown }): string;
+  appendThinkingLevelChange(thinkingLevel: string): string;
+  appendModelChange(provider: string, modelId: string): string;
+  appendCustomEntry(customType: string, data?: unknown): string;
+  appendCustomMessageEntry(customType: string, content: string | (TextContent | ImageContent)[], display: boolean, details?: unknown): string;
+  appendSessionInfo(name: string): string;
+  appendLabelChange(targetId: string, label: string | undefined): string;
+}
+
+/** The context `withSession` gets after a session switch: bound to the new session. */
+export interface ReplacedSessionContext extends ExtensionCommandContext {
+  sendMessage<T = unknown>(message: CustomMessageInput<T>, options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" }): Promise<void>;
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: "steer" | "followUp" }): Promise<void>;
+}
+
+/** Runs once the switch is done, with a context bound to the new session (pi's `withSession`). */
+export type WithSession = (ctx: ReplacedSessionContext) => Promise<void> | void;
+
 export interface ContextUsage {
   tokens: number | null;
   contextWindow: number;
@@ -100,10 +123,15 @@ export interface ExtensionContext {
 
 export interface ExtensionCommandContext extends ExtensionContext {
   waitForIdle(): Promise<void>;
-  newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
-  fork(entryId: string, options?: { position?: "before" | "at" }): Promise<{ cancelled: boolean }>;
+  newSession(options?: {
+    parentSession?: string;
+    /** Seeds the new session before `withSession` runs. */
+    setup?: (sessionManager: SetupSessionManager) => Promise<void> | void;
+    withSession?: WithSession;
+  }): Promise<{ cancelled: boolean }>;
+  fork(entryId: string, options?: { position?: "before" | "at"; withSession?: WithSession }): Promise<{ cancelled: boolean }>;
   navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean }>;
-  switchSession(sessionPath: string): Promise<{ cancelled: boolean }>;
+  switchSession(sessionPath: string, options?: { withSession?: WithSession }): Promise<{ cancelled: boolean }>;
   reload(): Promise<void>;
 }
 

@@ -246,6 +246,10 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     return { cancelled: false, ...(editorText !== undefined ? { editorText } : {}) };
   }
 
+  resyncSession(): void {
+    this.#agent.useSession(this.#agent.session);
+  }
+
   newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
     return this.switchTo(() => this.#sessions.create({ parentSession: options.parentSession }), {
       before: { type: "session_before_switch", reason: "new" },

@@ -1,8 +1,10 @@
 /**
- * ctx.navigateTree as pi defines it: where the leaf goes (a user message is re-typed, so the leaf
- * goes to its parent and the text comes back as editorText), what session_before_tree handlers
+ * The session moves extensions make, as pi defines them. ctx.navigateTree: where the leaf goes (a
+ * user message is re-typed, so the leaf goes to its parent and the text comes back as
+ * editorText), what session_before_tree handlers
  * see and may change (cancel, summary, instructions, label), the branch summary written by the
- * model or given by an extension, labels, and session_tree.
+ * model or given by an extension, labels, and session_tree. ctx.newSession / fork with `setup`
+ * and `withSession` (pi's replacement-session flow, as its handoff example uses it).
  */
 import { describe, expect, it } from "vitest";
 import type { NavigateTreeOptions } from "../src/extensions/types.js";
@@ -149,5 +151,85 @@ describe("ctx.navigateTree", () => {
     expect(res["success"]).toBe(true);
     await h.until(() => h.transport.of("extension_error").length > 0);
     expect(String(h.transport.of("extension_error")[0]!["error"])).toMatch(/No entry with id nope/);
+  });
+});
+
+describe("session switches with setup and withSession (pi's replacement-session flow)", () => {
+  it("newSession seeds the new session with setup, then withSession works on it with a fresh context", async () => {
+    const seen: Rec[] = [];
+    const h = await serveScripted(
+      ["one", "kicked off"],
+      [
+        (pi) => {
+          pi.registerCommand("handoff", {
+            handler: async (_args, ctx) => {
+              const oldId = ctx.sessionManager.getSessionId();
+              const result = await ctx.newSession({
+                setup: async (sm) => {
+                  const first = sm.appendMessage({ role: "user", content: [{ type: "text", text: "context from before" }], timestamp: Date.now() });
+                  sm.appendLabelChange(first, "seed");
+                  sm.appendCustomEntry("handoff-state", { from: oldId });
+                },
+                withSession: async (next) => {
+                  seen.push({ oldId, newId: next.sessionManager.getSessionId(), entries: next.sessionManager.getEntries().map((e) => e.type) });
+                  next.ui.setEditorText("edited prompt");
+                  await next.sendUserMessage("kickoff");
+                },
+              });
+              seen.push({ result });
+            },
+          });
+        },
+      ],
+    );
+    await h.prompt("first");
+    const n = h.transport.of("agent_settled").length;
+    expect((await h.request({ type: "prompt", message: "/handoff" }))["success"]).toBe(true);
+    await h.until(() => seen.length === 2 && h.transport.of("agent_settled").length > n);
+    expect(seen[0]!["newId"]).not.toBe(seen[0]!["oldId"]);
+    expect(seen[0]!["entries"]).toEqual(["message", "label", "custom"]);
+    expect(seen[1]).toEqual({ result: { cancelled: false } });
+    expect(h.transport.sent.some((r) => r["method"] === "set_editor_text" && r["text"] === "edited prompt")).toBe(true);
+    const messages = ((await h.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => [m["role"], JSON.stringify(m["content"])])).toEqual([
+      ["user", expect.stringContaining("context from before")],
+      ["user", expect.stringContaining("kickoff")],
+      ["assistant", expect.stringContaining("kicked off")],
+    ]);
+  });
+
+  it("fork's withSession runs after the fork, bound to the forked session; a cancelled switch does not run it", async () => {
+    const seen: string[] = [];
+    let cancel = false;
+    const h = await serveScripted(
+      ["one", "two"],
+      [
+        (pi) => {
+          pi.on("session_before_fork" as never, (() => (cancel ? { cancel: true } : undefined)) as never);
+          pi.registerCommand("branch", {
+            handler: async (args, ctx) => {
+              const before = ctx.sessionManager.getSessionId();
+              const result = await ctx.fork(args, {
+                withSession: (next) => void seen.push(`${before !== next.sessionManager.getSessionId()}:${next.sessionManager.getBranch().length}`),
+              });
+              seen.push(`cancelled:${result.cancelled}`);
+            },
+          });
+        },
+      ],
+    );
+    await h.prompt("first");
+    await h.prompt("second");
+    const entries = ((await h.request({ type: "get_entries" }))["data"] as { entries: Entry[] }).entries;
+    const u2 = idOf(entries, "user", "second");
+    cancel = true;
+    await h.request({ type: "prompt", message: `/branch ${u2}` });
+    await h.until(() => seen.length === 1);
+    expect(seen).toEqual(["cancelled:true"]);
+    cancel = false;
+    await h.request({ type: "prompt", message: `/branch ${u2}` });
+    await h.until(() => seen.length === 3);
+    // "before" the second prompt: the fork holds the first exchange only.
+    expect(seen.slice(1)).toEqual(["true:2", "cancelled:false"]);
   });
 });
