@@ -460,3 +460,38 @@ describe("observers: rpc-demo.ts, status-line.ts, titlebar-spinner.ts, model-sta
     }
   });
 });
+
+describe("ctx.reload()", () => {
+  it("shuts the extensions down, loads the files again as they are now, and starts them with reason reload", async () => {
+    const dir = tempDir("parley-reload-");
+    const file = join(dir, "versioned.ts");
+    const version = (n: number): string => `
+      export default function (pi: any) {
+        pi.on("session_start", (event: any, ctx: any) => ctx.ui.notify("v${n} start:" + event.reason, "info"));
+        pi.on("session_shutdown", (event: any, ctx: any) => ctx.ui.notify("v${n} shutdown:" + event.reason, "info"));
+        pi.registerCommand("v${n}-only", { handler: async (_a: string, ctx: any) => ctx.ui.notify("v${n}-only ran", "info") });
+        pi.registerCommand("reload-me", {
+          handler: async (_a: string, ctx: any) => {
+            await ctx.reload();
+            ctx.ui.notify("after reload, still v${n}'s handler", "info");
+          },
+        });
+      }`;
+    writeFileSync(file, version(1));
+    const agent = procs.parley(["-e", file], { cwd: dir });
+    await agent.request({ type: "get_state" });
+    const from = agent.records.length;
+    writeFileSync(file, version(2));
+    expect((await agent.request({ type: "prompt", message: "/reload-me" }))["success"]).toBe(true);
+    await agent.until(() => notes(agent, from).includes("after reload, still v1's handler"));
+    expect(notes(agent, from)).toEqual(["v1 shutdown:reload", "v2 start:reload", "after reload, still v1's handler"]);
+
+    // v1's command is gone, v2's is there.
+    const commands = ((await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands.map((c) => c.name);
+    expect(commands).toContain("v2-only");
+    expect(commands).not.toContain("v1-only");
+    await agent.request({ type: "prompt", message: "/v2-only" });
+    await agent.until(() => notes(agent, from).includes("v2-only ran"));
+    noErrors(agent);
+  });
+});

@@ -131,6 +131,12 @@ export async function main(argv: string[]): Promise<void> {
     sessions,
     ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
+    // ctx.reload(): discovery and -e files again, each loaded fresh.
+    reloadExtensions: async () => {
+      const sources = await loadAll(options);
+      for (const ext of sources) if (ext.error !== undefined) log(ext.error);
+      return sources;
+    },
   });
 
   await server.loadExtensions();

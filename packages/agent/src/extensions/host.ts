@@ -22,6 +22,8 @@ export interface ExtensionHost {
   reportError(report: ExtensionErrorReport): void;
   /** Exit after the command being handled (ctx.shutdown()). */
   requestShutdown(): void;
+  /** ctx.reload(): session_shutdown, drop every registration, load the extensions again, session_start. */
+  reload(): Promise<void>;
   newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
   forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean }>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;

@@ -54,7 +54,9 @@ export class ExtensionRuntime {
   readonly flags = new Map<string, RegisteredFlag>();
   readonly shortcuts: { shortcut: string; extensionPath: string }[] = [];
   readonly #host: ExtensionHost;
-  readonly #bus = createEventBus();
+  #bus = createEventBus();
+  /** Providers extensions registered, so a reload can take them away again. */
+  readonly #providers = new Set<string>();
 
   constructor(host: ExtensionHost) {
     this.#host = host;
@@ -74,6 +76,19 @@ export class ExtensionRuntime {
       this.#host.reportError({ extensionPath: path, event: "load", ...errorText(error) });
       return false;
     }
+  }
+
+  /** Forgets every extension and what it registered (before a reload loads them again). */
+  reset(): void {
+    for (const name of this.#providers) this.#host.unregisterProvider(name);
+    this.#providers.clear();
+    this.extensions.length = 0;
+    this.commands.clear();
+    this.tools.clear();
+    this.flags.clear();
+    this.shortcuts.length = 0;
+    // Listeners of the old instances must not hear the new ones.
+    this.#bus = createEventBus();
   }
 
   hasHandlers(event: string): boolean {
@@ -183,9 +198,6 @@ export class ExtensionRuntime {
 
   commandContext(extension: LoadedExtension): ExtensionCommandContext {
     const host = this.#host;
-    const unsupported = (what: string) => async () => {
-      throw new Error(`${what} is not supported by parley`);
-    };
     return {
       ...this.context(extension),
       waitForIdle: () => host.waitForIdle(),
@@ -210,8 +222,7 @@ export class ExtensionRuntime {
         if (!result.cancelled) await this.#withSession(extension, options?.withSession);
         return result;
       },
-      // Re-running factories mid-session would duplicate every registration; restart parley instead.
-      reload: unsupported("ctx.reload() (restart parley to reload extensions)"),
+      reload: () => host.reload(),
     };
   }
 
@@ -283,8 +294,14 @@ export class ExtensionRuntime {
       setModel: (model) => host.setModel(model),
       getThinkingLevel: () => host.thinkingLevel(),
       setThinkingLevel: (level) => host.setThinkingLevel(level),
-      registerProvider: (name, config) => host.registerProvider(String(name), config),
-      unregisterProvider: (name) => host.unregisterProvider(String(name)),
+      registerProvider: (name, config) => {
+        host.registerProvider(String(name), config);
+        this.#providers.add(String(name));
+      },
+      unregisterProvider: (name) => {
+        host.unregisterProvider(String(name));
+        this.#providers.delete(String(name));
+      },
       events: this.#bus,
     };
     return api;

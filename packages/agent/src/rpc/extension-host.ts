@@ -39,6 +39,8 @@ export interface RpcExtensionHostOptions {
   log: (message: string) => void;
   /** ctx.shutdown(): the server decides when stopping is safe (after the running command answers). */
   requestShutdown: () => void;
+  /** ctx.reload(): the server reloads the extensions. */
+  reload: () => Promise<void>;
 }
 
 export type SessionSwitchEvents = {
@@ -56,6 +58,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   readonly #send: Transport["send"];
   readonly #log: (message: string) => void;
   readonly #requestShutdown: () => void;
+  readonly #reload: () => Promise<void>;
   readonly #uiState: UiState = emptyUiState();
   readonly #uiContexts = new Map<string, ExtensionUIContext>();
   readonly #diagnosed = new Set<string>();
@@ -69,6 +72,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#send = options.send;
     this.#log = options.log;
     this.#requestShutdown = options.requestShutdown;
+    this.#reload = options.reload;
     this.runtime = new ExtensionRuntime(this);
   }
 
@@ -271,6 +275,10 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   reportError(report: ExtensionErrorReport): void {
     this.#log(`extension error (${report.event}) in ${report.extensionPath}: ${report.stack ?? report.error}`);
     this.#send({ type: "extension_error", extensionPath: report.extensionPath, event: report.event, error: report.error });
+  }
+
+  reload(): Promise<void> {
+    return this.#reload();
   }
 
   requestShutdown(): void {

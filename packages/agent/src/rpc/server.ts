@@ -55,6 +55,8 @@ export interface RpcServerOptions {
   log?: (message: string) => void;
   /** How long shutdown waits for running commands and session_shutdown handlers. */
   shutdownGraceMs?: number;
+  /** The extensions again, loaded fresh, for ctx.reload(); without it the same factories run again. */
+  reloadExtensions?: () => Promise<ExtensionSource[]>;
 }
 
 export class RpcServer implements TransportSink {
@@ -104,6 +106,7 @@ export class RpcServer implements TransportSink {
       send: (record) => this.#transport.send(record),
       log: this.#log,
       requestShutdown: () => this.#requestShutdown(),
+      reload: () => this.reloadExtensions(),
     });
     this.runtime = this.host.runtime;
   }
@@ -133,14 +136,31 @@ export class RpcServer implements TransportSink {
     // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
     // any extension present the loop and the tools' schemas load now. Without, the first prompt
     // loads them, and start-up stays light (no pi-agent-core, no pi-ai, no TypeBox).
-    if ((this.#options.extensions ?? []).some((ext) => ext.factory)) await this.agent.ensureCore();
-    for (const ext of this.#options.extensions ?? []) {
+    await this.#addExtensions(this.#options.extensions ?? []);
+  }
+
+  async #addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
+    if (sources.some((ext) => ext.factory)) await this.agent.ensureCore();
+    for (const ext of sources) {
       if (ext.error !== undefined || !ext.factory) {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
         continue;
       }
       await this.runtime.add(ext.path, ext.factory, ext.scope);
     }
+  }
+
+  /**
+   * ctx.reload(), as pi does it: session_shutdown (reason "reload") to the extensions as they are,
+   * then everything they registered is dropped, they load again and get session_start (reason
+   * "reload"). Flag values given on the command line still apply.
+   */
+  async reloadExtensions(): Promise<void> {
+    await this.runtime.emit({ type: "session_shutdown", reason: "reload" });
+    this.runtime.reset();
+    const sources = this.#options.reloadExtensions ? await this.#options.reloadExtensions() : (this.#options.extensions ?? []);
+    await this.#addExtensions(sources);
+    await this.runtime.emit({ type: "session_start", reason: "reload" });
   }
 
   /** Values given on the command line for the flags extensions registered. */
