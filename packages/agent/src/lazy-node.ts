@@ -5,14 +5,16 @@
  */
 import { createRequire } from "node:module";
 
-const require = createRequire(import.meta.url);
+// Made on first use too: createRequire itself costs a few tenths of a millisecond.
+let require: NodeJS.Require | undefined;
+const load = (id: string): unknown => (require ??= createRequire(import.meta.url))(id);
 let crypto: typeof import("node:crypto") | undefined;
 let childProcess: typeof import("node:child_process") | undefined;
 
 export function nodeCrypto(): typeof import("node:crypto") {
-  return (crypto ??= require("node:crypto") as typeof import("node:crypto"));
+  return (crypto ??= load("node:crypto") as typeof import("node:crypto"));
 }
 
 export function nodeChildProcess(): typeof import("node:child_process") {
-  return (childProcess ??= require("node:child_process") as typeof import("node:child_process"));
+  return (childProcess ??= load("node:child_process") as typeof import("node:child_process"));
 }
