@@ -469,6 +469,10 @@ describe("ctx.reload()", () => {
       export default function (pi: any) {
         pi.on("session_start", (event: any, ctx: any) => ctx.ui.notify("v${n} start:" + event.reason, "info"));
         pi.on("session_shutdown", (event: any, ctx: any) => ctx.ui.notify("v${n} shutdown:" + event.reason, "info"));
+        pi.on("resources_discover", (event: any, ctx: any) => {
+          ctx.ui.notify("v${n} discover:" + event.reason, "info");
+          return { skillPaths: ["/nowhere/skills"] };
+        });
         pi.registerCommand("v${n}-only", { handler: async (_a: string, ctx: any) => ctx.ui.notify("v${n}-only ran", "info") });
         pi.registerCommand("reload-me", {
           handler: async (_a: string, ctx: any) => {
@@ -484,7 +488,10 @@ describe("ctx.reload()", () => {
     writeFileSync(file, version(2));
     expect((await agent.request({ type: "prompt", message: "/reload-me" }))["success"]).toBe(true);
     await agent.until(() => notes(agent, from).includes("after reload, still v1's handler"));
-    expect(notes(agent, from)).toEqual(["v1 shutdown:reload", "v2 start:reload", "after reload, still v1's handler"]);
+    expect(notes(agent, 0).slice(0, 2)).toEqual(["v1 start:startup", "v1 discover:startup"]);
+    expect(notes(agent, from)).toEqual(["v1 shutdown:reload", "v2 start:reload", "v2 discover:reload", "after reload, still v1's handler"]);
+    // Skill folders are a pi feature parley does not have: said once on stderr, not an error.
+    expect(agent.stderr().match(/resources_discover returned skillPaths, which parley ignores/g)).toHaveLength(1);
 
     // v1's command is gone, v2's is there.
     const commands = ((await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands.map((c) => c.name);

@@ -17,6 +17,7 @@ import type {
   ReadonlySessionManager,
   RegisteredCommandOptions,
   ReplacedSessionContext,
+  ResourcesDiscoverResult,
   SetupSessionManager,
   SlashCommandInfo,
   SourceInfo,
@@ -55,6 +56,7 @@ export class ExtensionRuntime {
   readonly shortcuts: { shortcut: string; extensionPath: string }[] = [];
   readonly #host: ExtensionHost;
   #bus = createEventBus();
+  readonly #resourcesReported = new Set<string>();
   /** Providers extensions registered, so a reload can take them away again. */
   readonly #providers = new Set<string>();
 
@@ -75,6 +77,28 @@ export class ExtensionRuntime {
     } catch (error) {
       this.#host.reportError({ extensionPath: path, event: "load", ...errorText(error) });
       return false;
+    }
+  }
+
+  /**
+   * resources_discover after session_start, as pi emits it. Every handler runs; the skill, prompt
+   * and theme folders they name are pi features parley does not have, so they are reported once
+   * per extension (stderr) and otherwise ignored.
+   */
+  async emitResourcesDiscover(cwd: string, reason: "startup" | "reload"): Promise<void> {
+    for (const extension of this.extensions) {
+      for (const handler of extension.handlers.get("resources_discover") ?? []) {
+        try {
+          const result = (await (handler as (e: unknown, c: ExtensionContext) => unknown)({ type: "resources_discover", cwd, reason }, this.context(extension))) as ResourcesDiscoverResult | undefined;
+          const named = (["skillPaths", "promptPaths", "themePaths"] as const).filter((key) => Array.isArray(result?.[key]) && result[key].length > 0);
+          if (named.length > 0 && !this.#resourcesReported.has(extension.path)) {
+            this.#resourcesReported.add(extension.path);
+            this.#host.diagnostic(`${extension.path}: resources_discover returned ${named.join(", ")}, which parley ignores (it has no skills, prompt templates or themes)`);
+          }
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: "resources_discover", ...errorText(error) });
+        }
+      }
     }
   }
 

@@ -157,6 +157,18 @@ export interface SessionShutdownEvent {
   reason: "quit" | "reload" | "new" | "resume" | "fork";
   targetSessionFile?: string;
 }
+export interface ResourcesDiscoverEvent {
+  type: "resources_discover";
+  cwd: string;
+  reason: "startup" | "reload";
+}
+/** pi's answer to resources_discover: skill, prompt-template and theme folders (parley has none of these). */
+export interface ResourcesDiscoverResult {
+  skillPaths?: string[];
+  promptPaths?: string[];
+  themePaths?: string[];
+}
+
 /** What a tree move leaves behind, shown to session_before_tree handlers (pi's TreePreparation). */
 export interface TreePreparation {
   targetId: string;
@@ -211,6 +223,7 @@ export interface ExtensionEventMap {
   session_shutdown: SessionShutdownEvent;
   session_before_tree: SessionBeforeTreeEvent;
   session_tree: SessionTreeEvent;
+  resources_discover: ResourcesDiscoverEvent;
 }
 export interface ExtensionResultMap {
   session_before_switch: { cancel?: boolean };

@@ -138,6 +138,8 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
     this.#agent.useSession(next);
     await this.runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
+    // pi builds a new runtime for the new session, which discovers resources as at start-up.
+    await this.runtime.emitResourcesDiscover(this.cwd, "startup");
     return { cancelled: false };
   }
 

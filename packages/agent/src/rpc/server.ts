@@ -161,6 +161,7 @@ export class RpcServer implements TransportSink {
     const sources = this.#options.reloadExtensions ? await this.#options.reloadExtensions() : (this.#options.extensions ?? []);
     await this.#addExtensions(sources);
     await this.runtime.emit({ type: "session_start", reason: "reload" });
+    await this.runtime.emitResourcesDiscover(this.cwd, "reload");
   }
 
   /** Values given on the command line for the flags extensions registered. */
@@ -172,6 +173,7 @@ export class RpcServer implements TransportSink {
   async begin(): Promise<void> {
     this.#transport.start(this);
     await this.runtime.emit({ type: "session_start", reason: "startup" });
+    await this.runtime.emitResourcesDiscover(this.cwd, "startup");
     this.#release();
   }
 
