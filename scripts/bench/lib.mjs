@@ -158,6 +158,10 @@ export function startAgent(agent, extraArgs = [], { onLine } = {}) {
     send(record) {
       child.stdin.write(`${JSON.stringify(record)}\n`);
     },
+    /** Writes one line of JSON text as it is. */
+    sendLine(text) {
+      child.stdin.write(`${text}\n`);
+    },
     exited: new Promise((res) =>
       child.on("exit", (code, signal) => {
         exitInfo = { code, signal };

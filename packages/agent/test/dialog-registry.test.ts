@@ -1,10 +1,13 @@
 import { describe, expect, it, vi, afterEach } from "vitest";
 import { DialogRegistry, type DialogOutput } from "../src/ui/dialog-registry.js";
 
-function setup() {
+const PREFIX = "dddddddd-dddd-4ddd-8ddd-";
+/** The id of the n-th dialog opened (1-based): the prefix and a 12-digit hex counter from 0. */
+const did = (n: number) => `${PREFIX}${(n - 1).toString(16).padStart(12, "0")}`;
+
+function setup(options: { rememberEndings?: number } = {}) {
   const sent: DialogOutput[] = [];
-  let n = 0;
-  const registry = new DialogRegistry({ send: (r) => sent.push(r), newId: () => `d${++n}` });
+  const registry = new DialogRegistry({ send: (r) => sent.push(r), idPrefix: PREFIX, ...options });
   return { sent, registry };
 }
 
@@ -16,22 +19,22 @@ describe("DialogRegistry", () => {
   it("sends the request and resolves with the answer once", async () => {
     const { sent, registry } = setup();
     const answer = registry.open({ method: "select", title: "T", options: ["a", "b"] });
-    expect(sent).toEqual([{ type: "extension_ui_request", id: "d1", method: "select", title: "T", options: ["a", "b"] }]);
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", value: "b" });
+    expect(sent).toEqual([{ type: "extension_ui_request", id: did(1), method: "select", title: "T", options: ["a", "b"] }]);
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), value: "b" });
     await expect(answer).resolves.toEqual({ kind: "value", value: "b" });
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", value: "a" });
-    expect(sent.at(-1)).toMatchObject({ type: "extension_ui_error", id: "d1", code: "already_resolved", pending: false });
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), value: "a" });
+    expect(sent.at(-1)).toMatchObject({ type: "extension_ui_error", id: did(1), code: "already_resolved", pending: false });
     expect(registry.size).toBe(0);
   });
 
   it("refuses a select value outside the options and keeps the dialog pending", async () => {
     const { sent, registry } = setup();
     const answer = registry.open({ method: "select", title: "T", options: ["a"] });
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", value: "zzz" });
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), value: "zzz" });
     expect(sent.at(-1)).toMatchObject({ type: "extension_ui_error", code: "invalid_response", pending: true });
     expect(String((sent.at(-1) as { error: string }).error)).toContain("not one of its options");
     expect(registry.size).toBe(1);
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", value: "a" });
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), value: "a" });
     await expect(answer).resolves.toEqual({ kind: "value", value: "a" });
   });
 
@@ -47,7 +50,7 @@ describe("DialogRegistry", () => {
     const spec =
       method === "confirm" ? { method, title: "t", message: "m" } : ({ method, title: "t" } as const);
     void registry.open(spec);
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", ...body });
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), ...body });
     const error = sent.at(-1) as { type: string; error: string; pending: boolean };
     expect(error.type).toBe("extension_ui_error");
     expect(error.pending).toBe(true);
@@ -57,7 +60,7 @@ describe("DialogRegistry", () => {
   it("cancelled: true wins for every dialog kind, with the dialog's default", async () => {
     const { registry } = setup();
     const confirm = registry.open({ method: "confirm", title: "t", message: "m" });
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", cancelled: true, confirmed: true });
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), cancelled: true, confirmed: true });
     await expect(confirm).resolves.toEqual({ kind: "cancelled" });
   });
 
@@ -86,28 +89,75 @@ describe("DialogRegistry", () => {
     expect(registry.snapshot()[0]?.remainingMs).toBe(300);
     vi.advanceTimersByTime(300);
     await expect(answer).resolves.toEqual({ kind: "cancelled" });
-    expect(sent.at(-1)).toEqual({ type: "extension_ui_dismissed", id: "d1", method: "confirm", reason: "timeout" });
-    registry.handleResponse({ type: "extension_ui_response", id: "d1", confirmed: true });
+    expect(sent.at(-1)).toEqual({ type: "extension_ui_dismissed", id: did(1), method: "confirm", reason: "timeout" });
+    registry.handleResponse({ type: "extension_ui_response", id: did(1), confirmed: true });
     expect(sent.at(-1)).toMatchObject({ code: "already_resolved" });
     expect(vi.getTimerCount()).toBe(0);
   });
 
-  it("remembers at least the last 10,000 ended dialogs (forgotten 10,000 at a time): older ids become unknown", async () => {
-    const { sent, registry } = setup();
-    const late = (n: number) => {
-      registry.handleResponse({ type: "extension_ui_response", id: `d${n}`, value: "late" });
-      return sent.at(-1);
+  it("knows every id it issued: late answers get already_resolved, with the reason while it is among the last remembered", async () => {
+    vi.useFakeTimers();
+    const { sent, registry } = setup({ rememberEndings: 100 });
+    const late = (id: string) => {
+      registry.handleResponse({ type: "extension_ui_response", id, value: "late" });
+      return sent.at(-1) as { code: string; error: string; id: string };
     };
-    for (let i = 1; i <= 20_001; i++) {
-      const answer = registry.open({ method: "input", title: "t" });
-      registry.handleResponse({ type: "extension_ui_response", id: `d${i}`, cancelled: true });
+    // 250 dialogs: answered, timed out and aborted in turn.
+    for (let i = 1; i <= 250; i++) {
+      const controller = new AbortController();
+      const answer = registry.open({ method: "input", title: "t" }, { timeout: 1000, signal: controller.signal });
+      if (i % 3 === 0) registry.handleResponse({ type: "extension_ui_response", id: did(i), cancelled: true });
+      else if (i % 3 === 1) vi.advanceTimersByTime(1000);
+      else controller.abort();
       await answer;
-      // Whenever checked, the 10,000 most recent are still known.
-      if (i % 5_000 === 1 && i > 10_000) expect(late(i - 9_999)).toMatchObject({ code: "already_resolved" });
     }
-    expect(late(1)).toMatchObject({ code: "unknown_id", id: "d1" });
-    expect(late(10_000)).toMatchObject({ code: "unknown_id", id: "d10000" });
-    expect(late(10_001)).toMatchObject({ code: "already_resolved", id: "d10001" });
+    expect(late(did(249))).toMatchObject({ code: "already_resolved", error: expect.stringContaining("already answered") });
+    expect(late(did(250))).toMatchObject({ code: "already_resolved", error: expect.stringContaining("dismissed (timeout)") });
+    expect(late(did(248))).toMatchObject({ code: "already_resolved", error: expect.stringContaining("dismissed (aborted)") });
+    expect(late(did(151))).toMatchObject({ code: "already_resolved", error: expect.stringContaining("dismissed (timeout)") });
+    // Older than the last 100: still known to have been issued, its reason no longer kept.
+    expect(late(did(150))).toMatchObject({ code: "already_resolved", error: expect.stringContaining("ended long ago") });
+    expect(late(did(1))).toMatchObject({ code: "already_resolved", id: did(1) });
+    // Never issued: a counter ahead of ours, a malformed counter, a foreign id.
+    for (const id of [did(251), did(1).replace(/0$/, "g"), `${PREFIX}1`, "0be0f0a2-0000-4000-8000-000000000000"]) {
+      expect(late(id)).toMatchObject({ code: "unknown_id", id });
+    }
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("gives every dialog its own UUID-shaped id, with a random prefix per registry", () => {
+    const ids = new Set<string>();
+    const a = new DialogRegistry({ send: (r) => ids.add((r as { id: string }).id) });
+    const b = new DialogRegistry({ send: (r) => ids.add((r as { id: string }).id) });
+    for (let i = 0; i < 50; i++) void a.open({ method: "input", title: "t" });
+    void b.open({ method: "input", title: "t" });
+    expect(ids.size).toBe(51);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const [first] = ids;
+    expect([...ids].at(-1)!.slice(0, 24)).not.toBe(first!.slice(0, 24));
+    // Fire-and-forget ids never collide with dialog ids.
+    expect(ids.has(a.newFireAndForgetId())).toBe(false);
+  });
+
+  it("answers a confirm with yes, no, or cancelled, whatever else the response carries", async () => {
+    const { registry } = setup();
+    const bodies = [{ confirmed: true }, { confirmed: false }, { confirmed: true, cancelled: false }, { confirmed: true, cancelled: true }, { cancelled: true }];
+    const answers = bodies.map(() => registry.open({ method: "confirm", title: "t", message: "m" }));
+    bodies.forEach((body, i) => registry.handleResponse({ type: "extension_ui_response", id: did(i + 1), ...body }));
+    await expect(Promise.all(answers)).resolves.toEqual([
+      { kind: "confirmed", confirmed: true },
+      { kind: "confirmed", confirmed: false },
+      { kind: "confirmed", confirmed: true },
+      { kind: "cancelled" },
+      { kind: "cancelled" },
+    ]);
+  });
+
+  it("refuses a signal option that is not an AbortSignal, before anything is sent", () => {
+    const { sent, registry } = setup();
+    expect(() => registry.open({ method: "input", title: "t" }, { signal: {} as AbortSignal })).toThrow(/must be an AbortSignal \(got an object\)/);
+    expect(sent).toEqual([]);
+    expect(registry.size).toBe(0);
   });
 
   it("handles timeouts beyond setTimeout's 32-bit limit without firing early", () => {
@@ -134,7 +184,7 @@ describe("DialogRegistry", () => {
     const answer = registry.open({ method: "editor", title: "t", prefill: "p" }, { signal: controller.signal });
     controller.abort();
     await expect(answer).resolves.toEqual({ kind: "cancelled" });
-    expect(sent.at(-1)).toEqual({ type: "extension_ui_dismissed", id: "d1", method: "editor", reason: "aborted" });
+    expect(sent.at(-1)).toEqual({ type: "extension_ui_dismissed", id: did(1), method: "editor", reason: "aborted" });
     const count = sent.length;
     await expect(registry.open({ method: "input", title: "t" }, { signal: controller.signal })).resolves.toEqual({ kind: "cancelled" });
     expect(sent.length).toBe(count);
@@ -163,8 +213,8 @@ describe("DialogRegistry", () => {
       }),
     );
     const order = Array.from({ length: 1000 }, (_, i) => i).sort((a, b) => ((a * 7919) % 1000) - ((b * 7919) % 1000));
-    for (const i of order) registry.handleResponse({ type: "extension_ui_response", id: `d${i + 1}`, value: `a${i}` });
-    for (const i of order) registry.handleResponse({ type: "extension_ui_response", id: `d${i + 1}`, value: "again" });
+    for (const i of order) registry.handleResponse({ type: "extension_ui_response", id: did(i + 1), value: `a${i}` });
+    for (const i of order) registry.handleResponse({ type: "extension_ui_response", id: did(i + 1), value: "again" });
     const results = await Promise.all(answers);
     results.forEach((r, i) => expect(r).toEqual({ kind: "value", value: `a${i}` }));
     expect([...settled.values()].every((n) => n === 1)).toBe(true);

@@ -116,7 +116,12 @@ export class JsonlLineSplitter {
         this.#appendPartial(buf, start);
         return;
       }
-      this.#finishLine(buf, start, lf, false);
+      // The common case inline: a whole line within this chunk, nothing held from before.
+      if (this.#lineBytes === 0 && lf - start <= this.#maxLineBytes) {
+        this.#onLine(buf.toString("utf8", start, lf > start && buf[lf - 1] === CR ? lf - 1 : lf));
+      } else {
+        this.#finishLine(buf, start, lf, false);
+      }
       start = lf + 1;
     }
   }

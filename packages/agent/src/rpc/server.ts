@@ -234,8 +234,9 @@ export class RpcServer implements TransportSink {
   // ---- input -----------------------------------------------------------------
 
   #handleLine(text: string): void {
-    // Blank lines (a stray Enter) carry nothing to answer; only JSON's own whitespace counts as blank.
-    if (isBlank(text)) return;
+    // Blank lines (a stray Enter) carry nothing to answer; only JSON's own whitespace counts as
+    // blank. A record starts with "{", so the scan is skipped for every real line.
+    if (text.charCodeAt(0) !== 0x7b && isBlank(text)) return;
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -243,8 +244,9 @@ export class RpcServer implements TransportSink {
       this.#answer(failure(undefined, "parse", `Failed to parse command: ${(error as Error).message}`));
       return;
     }
-    if (isRecord(value) && value["type"] === "extension_ui_response") {
-      this.dialogs.handleResponse(value);
+    // Dialog answers first, with no helper calls: this is the hot path of every dialog.
+    if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "extension_ui_response") {
+      this.dialogs.handleResponse(value as Record<string, unknown>);
       return;
     }
     const check = quickCheckCommand(value);

@@ -3,7 +3,7 @@
  * UI channel, terminal-only methods follow the degraded table (with a one-time diagnostic).
  */
 import type { FireAndForgetRequest } from "@parley/protocol";
-import type { ExtensionUIContext, ExtensionUIDialogOptions } from "../extensions/types.js";
+import type { ExtensionUIContext } from "../extensions/types.js";
 import { DEGRADED_METHODS, DEGRADED_METHOD_NAMES } from "./degraded.js";
 import type { DialogAnswer, DialogRegistry } from "./dialog-registry.js";
 import { plainTheme } from "./plain-theme.js";
@@ -19,41 +19,44 @@ export interface UiBridge {
 }
 
 const valueOf = (answer: DialogAnswer): string | undefined => (answer.kind === "value" ? answer.value : undefined);
-/** A bad argument rejects the returned promise, as it would from an async function. */
-function rejectOnThrow<T>(open: () => Promise<T>): Promise<T> {
-  try {
-    return open();
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
 const isConfirmed = (answer: DialogAnswer): boolean => answer.kind === "confirmed" && answer.confirmed;
 
 export function createRpcUiContext(bridge: UiBridge, extensionPath: string): ExtensionUIContext {
   const { dialogs } = bridge;
-  const dialogOptions = (opts: ExtensionUIDialogOptions | undefined) => ({ timeout: opts?.timeout, signal: opts?.signal });
-
+  // A bad argument (a title whose toString throws, options that are not an array) rejects the
+  // returned promise, as it would from an async function. Written out per method: no closure or
+  // options copy per call on the dialog hot path.
   const ui: Omit<ExtensionUIContext, (typeof DEGRADED_METHOD_NAMES)[number]> = {
-    select: (title, options, opts) =>
-      rejectOnThrow(() => dialogs.open({ method: "select", title: String(title), options: options.map(String) }, dialogOptions(opts), valueOf)),
-    confirm: (title, message, opts) =>
-      rejectOnThrow(() => dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, dialogOptions(opts), isConfirmed)),
-    input: (title, placeholder, opts) =>
-      rejectOnThrow(() =>
-        dialogs.open(
-          { method: "input", title: String(title), ...(placeholder !== undefined ? { placeholder: String(placeholder) } : {}) },
-          dialogOptions(opts),
-          valueOf,
-        ),
-      ),
-    editor: (title, prefill, opts) =>
-      rejectOnThrow(() =>
-        dialogs.open(
-          { method: "editor", title: String(title), ...(prefill !== undefined ? { prefill: String(prefill) } : {}) },
-          dialogOptions(opts),
-          valueOf,
-        ),
-      ),
+    select(title, options, opts) {
+      try {
+        return dialogs.open({ method: "select", title: String(title), options: options.map(String) }, opts, valueOf);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    confirm(title, message, opts) {
+      try {
+        return dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, opts, isConfirmed);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    input(title, placeholder, opts) {
+      try {
+        const spec = placeholder !== undefined ? { method: "input" as const, title: String(title), placeholder: String(placeholder) } : { method: "input" as const, title: String(title) };
+        return dialogs.open(spec, opts, valueOf);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    editor(title, prefill, opts) {
+      try {
+        const spec = prefill !== undefined ? { method: "editor" as const, title: String(title), prefill: String(prefill) } : { method: "editor" as const, title: String(title) };
+        return dialogs.open(spec, opts, valueOf);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
     notify: (message, type) =>
       bridge.fireAndForget({ method: "notify", message: String(message), ...(type !== undefined ? { notifyType: type } : {}) }),
     setStatus: (key, text) =>
