@@ -5,7 +5,7 @@
 import type { FireAndForgetRequest } from "@parley/protocol";
 import type { ExtensionUIContext } from "../extensions/types.js";
 import { DEGRADED_METHODS, DEGRADED_METHOD_NAMES } from "./degraded.js";
-import type { DialogAnswer, DialogRegistry } from "./dialog-registry.js";
+import type { DialogAnswer, DialogOptions, DialogRegistry, DialogSpec } from "./dialog-registry.js";
 import { plainTheme } from "./plain-theme.js";
 
 type FireAndForgetSpec = FireAndForgetRequest extends infer R ? (R extends FireAndForgetRequest ? Omit<R, "type" | "id"> : never) : never;
@@ -24,8 +24,25 @@ const isConfirmed = (answer: DialogAnswer): boolean => answer.kind === "confirme
 export function createRpcUiContext(bridge: UiBridge, extensionPath: string): ExtensionUIContext {
   const { dialogs } = bridge;
   // A bad argument (a title whose toString throws, options that are not an array) rejects the
-  // returned promise, as it would from an async function. Written out per method: no closure or
-  // options copy per call on the dialog hot path.
+  // returned promise, as it would from an async function. Written out with try/catch rather than
+  // through a wrapper: no closure or options copy per call on the dialog hot path.
+
+  /** input and editor: a title and one optional text (the placeholder, the prefill). */
+  function textDialog(
+    method: "input" | "editor",
+    title: unknown,
+    key: "placeholder" | "prefill",
+    text: unknown,
+    opts: DialogOptions | undefined,
+  ): Promise<string | undefined> {
+    try {
+      const spec = text !== undefined ? { method, title: String(title), [key]: String(text) } : { method, title: String(title) };
+      return dialogs.open(spec as DialogSpec, opts, valueOf);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   const ui: Omit<ExtensionUIContext, (typeof DEGRADED_METHOD_NAMES)[number]> = {
     select(title, options, opts) {
       try {
@@ -41,22 +58,8 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
         return Promise.reject(error);
       }
     },
-    input(title, placeholder, opts) {
-      try {
-        const spec = placeholder !== undefined ? { method: "input" as const, title: String(title), placeholder: String(placeholder) } : { method: "input" as const, title: String(title) };
-        return dialogs.open(spec, opts, valueOf);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
-    editor(title, prefill, opts) {
-      try {
-        const spec = prefill !== undefined ? { method: "editor" as const, title: String(title), prefill: String(prefill) } : { method: "editor" as const, title: String(title) };
-        return dialogs.open(spec, opts, valueOf);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
+    input: (title, placeholder, opts) => textDialog("input", title, "placeholder", placeholder, opts),
+    editor: (title, prefill, opts) => textDialog("editor", title, "prefill", prefill, opts),
     notify: (message, type) =>
       bridge.fireAndForget({ method: "notify", message: String(message), ...(type !== undefined ? { notifyType: type } : {}) }),
     setStatus: (key, text) =>
