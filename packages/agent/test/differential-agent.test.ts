@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { UiIds, matchesShape, normaliseRecord, runInSlots } from "./helpers/transcript.js";
+import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences. Each key has exactly one normaliser in NORMALISERS and is used by at
@@ -360,7 +360,6 @@ ${extra}
 // ------------------------------------------------------------------------------------------------
 
 /** When a step is over: the first record matching `match`, `quiet` ms of waiting, or process exit. */
-type Terminal = { match: object } | { quiet: number } | { exit: true };
 type Input = { json: Record<string, unknown> } | { eof: true };
 interface Step {
   name: string;
@@ -383,7 +382,6 @@ const json = (record: Record<string, unknown>): Input => ({ json: record });
 const untilResponse = (command: string): Terminal => ({ match: { type: "response", command } });
 const UNTIL_IDLE = { pi: { match: { type: "agent_end" } }, parley: { match: { type: "agent_settled" } } };
 const UNTIL_TEXT_DELTA: Terminal = { match: { type: "message_update", assistantMessageEvent: { type: "text_delta" } } };
-const EXIT = "(exit)";
 
 const setModel: Step = {
   name: "set_model faux/scripted",
@@ -679,7 +677,6 @@ interface ScenarioResult {
 }
 
 const T0 = Date.now();
-const sleep = (ms: number): Promise<void> => new Promise((res) => setTimeout(res, ms));
 const alive = new Set<AgentProcess>();
 const tempDirs: string[] = [];
 const tempDir = (prefix: string): string => {
@@ -718,28 +715,8 @@ class SideRun {
   }
 
   async collect(until: Terminal): Promise<Rec[]> {
-    const from = this.cursor;
-    let end: number;
-    if ("quiet" in until) {
-      await sleep(until.quiet);
-      end = this.agent.records.length;
-    } else if ("exit" in until) {
-      await Promise.race([this.agent.exited, sleep(10_000).then(() => Promise.reject(new Error(`${this.side} did not exit`)))]);
-      end = this.agent.records.length;
-    } else {
-      const found = this.agent.waitFor((r) => matchesShape(r, until.match), 10_000, from);
-      found.catch(() => {});
-      const exitedFirst = this.agent.exited.then(async () => {
-        await sleep(100);
-        throw new Error(`${this.side} exited (${this.exit?.code}) before ${JSON.stringify(until.match)}; records: ${JSON.stringify(this.agent.records.slice(from))}\nstderr: ${this.agent.stderr()}`);
-      });
-      exitedFirst.catch(() => {});
-      const record = await Promise.race([found, exitedFirst]);
-      end = this.agent.records.indexOf(record, from) + 1;
-    }
-    const records = this.agent.records.slice(from, end);
+    const { records, end } = await collectStep(this.side, this.agent, () => this.exit, this.cursor, until);
     this.cursor = end;
-    if ("exit" in until) records.push({ type: EXIT, code: this.exit?.code ?? null });
     return records;
   }
 

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_EXAMPLES, spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { UiIds, matchesShape, normaliseRecord, runInSlots } from "./helpers/transcript.js";
+import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences: where parley (following the newer seed spec) deliberately differs
@@ -232,7 +232,6 @@ interface Normaliser {
 
 // --- building blocks for the normalisers ---
 
-const EXIT = "(exit)";
 const notify = (message: unknown): object => ({ type: "extension_ui_request", method: "notify", message });
 const uiRequest = (method: string, fields: object = {}): object => ({ type: "extension_ui_request", method, ...fields });
 const response = (command: string, fields: object = {}): object => ({ type: "response", command, ...fields });
@@ -460,8 +459,6 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
 // Scenarios
 // ------------------------------------------------------------------------------------------------
 
-/** When a step is over: the first record matching `match` (then optionally `thenQuiet` ms more), `quiet` ms of waiting, or process exit. */
-type Terminal = { match: object; thenQuiet?: number } | { quiet: number } | { exit: true };
 type Input = { json: Record<string, unknown> } | { raw: string } | { eof: true };
 interface Step {
   name: string;
@@ -641,7 +638,6 @@ interface ScenarioResult {
   agents: Record<Side, AgentProcess>;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((res) => setTimeout(res, ms));
 const alive = new Set<AgentProcess>();
 const used = new Set<DiffKey>();
 
@@ -673,35 +669,11 @@ class SideRun {
 
   /** The raw records of one step (from the cursor up to the terminal), plus an exit pseudo-record. */
   async collect(until: Terminal): Promise<Rec[]> {
-    const from = this.cursor;
-    let end: number;
-    if ("quiet" in until) {
-      await sleep(until.quiet);
-      end = this.agent.records.length;
-    } else if ("exit" in until) {
-      await Promise.race([this.agent.exited, sleep(10_000).then(() => Promise.reject(new Error(`${this.side} did not exit`)))]);
-      end = this.agent.records.length;
-    } else {
-      const found = this.agent.waitFor((r) => matchesShape(r, until.match), 10_000, from);
-      found.catch(() => {});
-      const exitedFirst = this.agent.exited.then(async () => {
-        await sleep(100);
-        throw new Error(`${this.side} exited (${this.exit?.code}) before ${JSON.stringify(until.match)}; records: ${JSON.stringify(this.agent.records.slice(from))}\nstderr: ${this.agent.stderr()}`);
-      });
-      exitedFirst.catch(() => {});
-      const record = await Promise.race([found, exitedFirst]);
-      end = this.agent.records.indexOf(record, from) + 1;
-      if (until.thenQuiet !== undefined) {
-        await sleep(until.thenQuiet);
-        end = this.agent.records.length;
-      }
-    }
-    const records = this.agent.records.slice(from, end);
+    const { records, end } = await collectStep(this.side, this.agent, () => this.exit, this.cursor, until);
     this.cursor = end;
     for (const r of records) {
       if (r.type === "extension_ui_request" && ["select", "confirm", "input", "editor"].includes(String(r["method"]))) this.lastDialog = String(r["id"]);
     }
-    if ("exit" in until) records.push({ type: EXIT, code: this.exit?.code ?? null });
     return records;
   }
 

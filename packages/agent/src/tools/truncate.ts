@@ -63,19 +63,24 @@ function untruncated(content: string, totalLines: number, totalBytes: number, ma
   };
 }
 
-/**
- * Keep the first lines/bytes (for file reads and search results, where the
- * beginning matters). Never returns a partial line.
- */
-export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
+/** The limits, the content's size and its lines; `whole` is the result when nothing needs cutting. */
+function measure(content: string, options: TruncationOptions) {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const totalBytes = byteLength(content);
   const lines = content.split("\n");
   const totalLines = lines.length;
-  if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
-  }
+  const whole = totalLines <= maxLines && totalBytes <= maxBytes ? untruncated(content, totalLines, totalBytes, maxLines, maxBytes) : undefined;
+  return { maxLines, maxBytes, totalBytes, lines, totalLines, whole };
+}
+
+/**
+ * Keep the first lines/bytes (for file reads and search results, where the
+ * beginning matters). Never returns a partial line.
+ */
+export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
+  const { maxLines, maxBytes, totalBytes, lines, totalLines, whole } = measure(content, options);
+  if (whole) return whole;
 
   const result = (content: string, truncatedBy: "lines" | "bytes", outputLines: number, firstLineExceedsLimit: boolean): TruncationResult => ({
     content,
@@ -126,14 +131,8 @@ function utf8Suffix(line: string, maxBytes: number): string {
  * at the end). If even the last line is too big, keeps its tail (lastLinePartial).
  */
 export function truncateTail(content: string, options: TruncationOptions = {}): TruncationResult {
-  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const totalBytes = byteLength(content);
-  const lines = content.split("\n");
-  const totalLines = lines.length;
-  if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    return untruncated(content, totalLines, totalBytes, maxLines, maxBytes);
-  }
+  const { maxLines, maxBytes, totalBytes, lines, totalLines, whole } = measure(content, options);
+  if (whole) return whole;
 
   const kept: string[] = [];
   let bytes = 0;

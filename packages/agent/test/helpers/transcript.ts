@@ -3,7 +3,7 @@
  * differ between two runs of the same scenario (random dialog ids, session ids, private temp paths)
  * are replaced by stable placeholders. Nothing else is touched.
  */
-import type { Rec } from "./spawn.js";
+import type { AgentProcess, Rec } from "./spawn.js";
 
 export const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const WHOLE_UUID = new RegExp(`^${UUID.source}$`, "i");
@@ -96,4 +96,51 @@ export function runInSlots<S extends { name: string }, R>(scenarios: S[], run: (
     results.set(scenario.name, result);
   });
   return results;
+}
+
+/** When a step is over: the first record matching `match` (then optionally `thenQuiet` ms more), `quiet` ms of waiting, or process exit. */
+export type Terminal = { match: object; thenQuiet?: number } | { quiet: number } | { exit: true };
+
+/** The pseudo-record a step that ends with the process's exit gets last: `{type: EXIT, code}`. */
+export const EXIT = "(exit)";
+
+const sleep = (ms: number): Promise<void> => new Promise((res) => setTimeout(res, ms));
+
+/**
+ * The raw records of one step of a differential scenario: from `from` up to the record that ends
+ * it, plus an exit pseudo-record when the step ends with the process. Fails fast, with the records
+ * so far and stderr, when the agent exits before the awaited record arrives.
+ */
+export async function collectStep(
+  side: string,
+  agent: AgentProcess,
+  exit: () => { code: number | null } | undefined,
+  from: number,
+  until: Terminal,
+): Promise<{ records: Rec[]; end: number }> {
+  let end: number;
+  if ("quiet" in until) {
+    await sleep(until.quiet);
+    end = agent.records.length;
+  } else if ("exit" in until) {
+    await Promise.race([agent.exited, sleep(10_000).then(() => Promise.reject(new Error(`${side} did not exit`)))]);
+    end = agent.records.length;
+  } else {
+    const found = agent.waitFor((r) => matchesShape(r, until.match), 10_000, from);
+    found.catch(() => {});
+    const exitedFirst = agent.exited.then(async () => {
+      await sleep(100);
+      throw new Error(`${side} exited (${exit()?.code}) before ${JSON.stringify(until.match)}; records: ${JSON.stringify(agent.records.slice(from))}\nstderr: ${agent.stderr()}`);
+    });
+    exitedFirst.catch(() => {});
+    const record = await Promise.race([found, exitedFirst]);
+    end = agent.records.indexOf(record, from) + 1;
+    if (until.thenQuiet !== undefined) {
+      await sleep(until.thenQuiet);
+      end = agent.records.length;
+    }
+  }
+  const records = agent.records.slice(from, end);
+  if ("exit" in until) records.push({ type: EXIT, code: exit()?.code ?? null });
+  return { records, end };
 }
