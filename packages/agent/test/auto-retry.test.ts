@@ -197,6 +197,26 @@ describe("auto-retry through the RPC server", () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("a prompt during the wait is refused unless it says how to queue; a follow-up runs after the retried reply", async () => {
+    // pi 0.73.1 reports isStreaming false between attempts and starts the new prompt at once, racing
+    // the retry; parley keeps the run going until agent_settled, so the prompt queues behind it.
+    const calls: Context[] = [];
+    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "retried" }, { text: "follow-up answer" }], calls)]);
+    await request({ type: "prompt", message: "hello" });
+    await until(() => retryEvents(transport).length === 1);
+    const refused = await request({ type: "prompt", message: "meanwhile" });
+    expect(refused).toMatchObject({ success: false, error: expect.stringContaining("streamingBehavior") });
+    expect((await request({ type: "prompt", message: "meanwhile", streamingBehavior: "followUp" }))["success"]).toBe(true);
+    await until(() => transport.of("agent_settled").length === 1, 10_000);
+    // One run: the retried reply, then the follow-up turn, then one settle.
+    expect(calls).toHaveLength(3);
+    const lastUser = (c: Context) => c.messages.filter((m) => m.role === "user").at(-1);
+    expect(JSON.stringify(lastUser(calls[1]!))).toContain("hello");
+    expect(JSON.stringify(lastUser(calls[2]!))).toContain("meanwhile");
+    expect(transport.of("agent_end").map((r) => r["willRetry"])).toEqual([true, false]);
+    expect(retryEvents(transport).at(-1)).toMatchObject({ type: "auto_retry_end", success: true });
+  });
+
   it("abort during the wait cancels the retry too", async () => {
     const { transport, request, until } = await serve([flakyProvider([{ error: "overloaded" }, { text: "never" }])]);
     await request({ type: "prompt", message: "hello" });
