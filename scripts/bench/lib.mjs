@@ -248,13 +248,23 @@ export function benchResult(proc, ms) {
 }
 
 /**
+ * The agents in the order round `r` runs them: rotated by one each round, so no agent always goes
+ * first (the first run after the machine was idle is often the slowest).
+ */
+export function roundOrder(names, r) {
+  const k = r % names.length;
+  return [...names.slice(k), ...names.slice(0, k)];
+}
+
+/**
  * Runs `once(agent)` `runs` times for each agent in turn (interleaved, so drift in machine load
- * hits all alike). Returns the raw samples and `pick(key)`, the median of a field per agent.
+ * hits all alike, and in a rotating order). Returns the raw samples and `pick(key)`, the median of
+ * a field per agent.
  */
 export async function sampleAgents(names, runs, once, describe) {
   const samples = Object.fromEntries(names.map((x) => [x, []]));
   for (let r = 0; r < runs; r++) {
-    for (const name of names) {
+    for (const name of roundOrder(names, r)) {
       const s = await once(AGENTS[name]);
       samples[name].push(s);
       progress(describe(r, name, s));

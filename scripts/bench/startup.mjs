@@ -1,6 +1,6 @@
 // Cold start and idle RSS: spawn (no extensions, --no-session, private temp HOME) → first
 // get_state response; then wait 1 s and read VmRSS.
-import { AGENTS, kibToMiB, median, progress, request, sleep, startAgent } from "./lib.mjs";
+import { AGENTS, kibToMiB, median, progress, request, roundOrder, sleep, startAgent } from "./lib.mjs";
 
 const AGENT_ARGS = { parley: ["--no-extensions"], pi: ["--no-extensions"], floor: [] };
 
@@ -22,9 +22,9 @@ export async function runStartup({ quick }) {
   const runs = quick ? 2 : 7;
   const names = ["floor", "parley", "pi"];
   const samples = Object.fromEntries(names.map((n) => [n, []]));
-  // Interleaved (floor, parley, pi, floor, …) so drift on the machine hits all three alike.
+  // Interleaved, in a rotating order, so drift on the machine hits all three alike.
   for (let r = 0; r < runs; r++) {
-    for (const name of names) {
+    for (const name of roundOrder(names, r)) {
       const s = await once(AGENTS[name]);
       samples[name].push(s);
       progress(`startup ${r + 1}/${runs} ${name}: ${s.coldStartMs.toFixed(0)} ms, idle RSS ${s.idleRssMiB.toFixed(1)} MiB`);
