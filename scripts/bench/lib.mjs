@@ -156,7 +156,7 @@ export function startAgent(agent, extraArgs = [], { onLine } = {}) {
     onLine: onLine ?? (() => {}),
     stderr: () => stderr,
     send(record) {
-      child.stdin.write(`${JSON.stringify(record)}\n`);
+      proc.sendLine(JSON.stringify(record));
     },
     /** Writes one line of JSON text as it is. */
     sendLine(text) {

@@ -116,9 +116,11 @@ export class JsonlLineSplitter {
         this.#appendPartial(buf, start);
         return;
       }
-      // The common case inline: a whole line within this chunk, nothing held from before.
-      if (this.#lineBytes === 0 && lf - start <= this.#maxLineBytes) {
-        this.#onLine(buf.toString("utf8", start, lf > start && buf[lf - 1] === CR ? lf - 1 : lf));
+      if (this.#lineBytes === 0) {
+        // A whole line within this chunk (the common case): cut out and decoded here at once.
+        const end = lf > start && buf[lf - 1] === CR ? lf - 1 : lf;
+        if (end - start <= this.#maxLineBytes) this.#onLine(buf.toString("utf8", start, end));
+        else this.#onOverflow?.({ bytes: end - start, maxLineBytes: this.#maxLineBytes });
       } else {
         this.#finishLine(buf, start, lf, false);
       }
@@ -144,13 +146,15 @@ export class JsonlLineSplitter {
     this.#heldCR = end < buf.length;
   }
 
-  /** The current line ends with buf[start, end) (end = LF position, or end of input). */
+  /**
+   * A line that began in an earlier chunk ends with buf[start, end) (end = LF position, or end of
+   * input). Lines that start and end within one chunk never get here (see #pushBytes).
+   */
   #finishLine(buf: Buffer, start: number, end: number, final: boolean): void {
     const total = this.#lineBytes + (end - start);
     const last = end > start ? buf[end - 1]! : this.#lastByte;
     const contentBytes = total > 0 && last === CR ? total - 1 : total;
     const discarding = this.#discarding;
-    const spansChunks = this.#lineBytes > 0;
     this.#lineBytes = 0;
     this.#lastByte = -1;
     this.#discarding = false;
@@ -160,12 +164,7 @@ export class JsonlLineSplitter {
       this.#onOverflow?.({ bytes: contentBytes, maxLineBytes: this.#maxLineBytes });
       return;
     }
-    if (!spansChunks) {
-      if (final && contentBytes === 0) return;
-      this.#onLine(buf.toString("utf8", start, start + contentBytes));
-      return;
-    }
-    // The rest of a line that began in an earlier chunk; a CR right before the LF is dropped,
+    // The rest of the line; a CR right before the LF is dropped,
     // whether it is in this piece or was held back at the end of the previous one.
     const pieceEnd = end > start && last === CR ? end - 1 : end;
     if (end > start) this.#decodeHeldCR();

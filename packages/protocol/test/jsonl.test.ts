@@ -173,6 +173,8 @@ describe("JsonlLineSplitter", () => {
         { overflow: 6 },
       ]);
       expect(split([bytes("12345\r"), bytes("\n")], { maxLineBytes: 5 })).toEqual([{ line: "12345" }]);
+      // The same within one chunk (the splitter's fast path for lines that start and end in a chunk).
+      expect(split([bytes("12345\r\n123456\r\n\r\n")], { maxLineBytes: 5 })).toEqual([{ line: "12345" }, { overflow: 6 }, { line: "" }]);
     });
 
     it("reports a too-long final line without LF", () => {

@@ -234,9 +234,8 @@ export class RpcServer implements TransportSink {
   // ---- input -----------------------------------------------------------------
 
   #handleLine(text: string): void {
-    // Blank lines (a stray Enter) carry nothing to answer; only JSON's own whitespace counts as
-    // blank. A record starts with "{", so the scan is skipped for every real line.
-    if (text.charCodeAt(0) !== 0x7b && isBlank(text)) return;
+    // Blank lines (a stray Enter) carry nothing to answer; only JSON's own whitespace counts as blank.
+    if (isBlank(text)) return;
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -244,9 +243,8 @@ export class RpcServer implements TransportSink {
       this.#answer(failure(undefined, "parse", `Failed to parse command: ${(error as Error).message}`));
       return;
     }
-    // Dialog answers first, with no helper calls: this is the hot path of every dialog.
-    if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "extension_ui_response") {
-      this.dialogs.handleResponse(value as Record<string, unknown>);
+    if (isUiResponse(value)) {
+      this.dialogs.handleResponse(value);
       return;
     }
     const check = quickCheckCommand(value);
@@ -376,8 +374,9 @@ export class RpcServer implements TransportSink {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/** A dialog answer: checked first for every line, so it is one test, with no array check (an array has no "type"). */
+function isUiResponse(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && (value as { type?: unknown }).type === "extension_ui_response";
 }
 
 /** Only JSON's own whitespace counts; a record starts with "{" at once, so this is one comparison. */
@@ -394,7 +393,7 @@ function isUiResponseLine(text: string): boolean {
   if (!text.includes("extension_ui_response")) return false;
   try {
     const value: unknown = JSON.parse(text);
-    return isRecord(value) && value["type"] === "extension_ui_response";
+    return isUiResponse(value);
   } catch {
     return false;
   }
