@@ -16,6 +16,7 @@ import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/s
 const FIX = join(import.meta.dirname, "fixtures/faults");
 const FLOOD = join(FIX, "flood.ts");
 const SIGNALS = join(FIX, "signals.ts");
+const CHATTY = join(FIX, "chatty.ts");
 /** The bound asserted for parley's resident memory while its client does not read (idle: ~85 MB). */
 const RSS_BOUND_MB = 200;
 
@@ -285,6 +286,28 @@ describe("(b) the client closes its end of stdout (EPIPE)", () => {
     expectQuietStderr(agent.stderr());
     expect(log.match(/session_shutdown/g)?.length).toBe(2); // once per extension (flood.ts, signals.ts)
   }, 30_000);
+});
+
+describe("(b) the client closes its end of stderr", () => {
+  it("diagnostics are dropped; the agent keeps serving, reports an uncaught error once, and exits 0 at EOF", async () => {
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", CHATTY]);
+    agents.push(agent);
+    agent.child.stderr.destroy();
+    await agent.request({ type: "get_state" });
+    // Every diagnostic now fails with EPIPE. Each used to become an uncaught exception whose report
+    // was written to stderr again: an endless stream of extension_error records.
+    expect((await agent.request({ type: "prompt", message: "/chatty 200" }))["success"]).toBe(true);
+    await agent.waitFor((r) => r.type === "extension_error");
+    await sleep(300);
+    const state = await agent.request({ type: "get_state" });
+    expect(state["success"]).toBe(true);
+    const errors = agent.records.filter((r) => r.type === "extension_error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.["error"]).toBe("chatty: thrown from a timer");
+    expect(agent.garbage).toEqual([]);
+    agent.child.stdin.end();
+    expect(await Promise.race([agent.exited, sleep(5000).then(() => "timeout")])).toEqual({ code: 0, signal: null });
+  });
 });
 
 // ---- (c) SIGTERM / SIGINT -----------------------------------------------------------------------

@@ -5,6 +5,7 @@
  */
 import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
 import type { Transport, TransportSink } from "../rpc/transport.js";
+import { writeToStderr } from "./stderr.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
 const BATCH_FLUSH_CHARS = 64 * 1024;
@@ -122,7 +123,6 @@ type RawWrite = (chunk: string | Uint8Array, callback?: (error?: Error | null) =
  * Call after creating the transport, which keeps the real write for itself.
  */
 export function takeOverStdout(): void {
-  // process.stderr is looked up per call: creating it at start-up would cost ~1.5 ms for nothing.
-  const toStderr = ((...args: Parameters<typeof process.stdout.write>) => process.stderr.write(...(args as [string]))) as typeof process.stdout.write;
-  process.stdout.write = toStderr;
+  // process.stderr is created on the first such write: at start-up it would cost ~1.5 ms for nothing.
+  process.stdout.write = writeToStderr;
 }
