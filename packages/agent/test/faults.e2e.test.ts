@@ -17,6 +17,7 @@ const FIX = join(import.meta.dirname, "fixtures/faults");
 const FLOOD = join(FIX, "flood.ts");
 const SIGNALS = join(FIX, "signals.ts");
 const CHATTY = join(FIX, "chatty.ts");
+const THROWS = join(FIX, "throws.ts");
 /** The bound asserted for parley's resident memory while its client does not read (idle: ~85 MB). */
 const RSS_BOUND_MB = 200;
 
@@ -307,6 +308,31 @@ describe("(b) the client closes its end of stderr", () => {
     expect(agent.garbage).toEqual([]);
     agent.child.stdin.end();
     expect(await Promise.race([agent.exited, sleep(5000).then(() => "timeout")])).toEqual({ code: 0, signal: null });
+  });
+});
+
+describe("(b) extensions throw values that are not Errors", () => {
+  it("null, strings, prototype-less and hostile objects, from timers, rejections and handlers: each is one extension_error, and the agent keeps serving", async () => {
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", THROWS]);
+    agents.push(agent);
+    await agent.request({ type: "get_state" });
+    const cases = ["null", "string", "bare", "hostile"].flatMap((kind) => ["timer", "rejection", "handler"].map((where) => `${kind} ${where}`));
+    for (const [i, c] of cases.entries()) {
+      expect((await agent.request({ type: "prompt", message: `/throw ${c}` }))["success"], c).toBe(true);
+      await agent.until(() => agent.records.filter((r) => r.type === "extension_error").length === i + 1, 5000);
+    }
+    const errors = agent.records.filter((r) => r.type === "extension_error");
+    const unprintable = "a thrown object that cannot be turned into text";
+    expect(errors.map((e) => [e["event"], e["error"]])).toEqual(
+      ["null", "a plain string", unprintable, unprintable].flatMap((text) => [
+        ["uncaughtException", text],
+        ["unhandledRejection", text],
+        ["command:throw", text],
+      ]),
+    );
+    expect((await agent.request({ type: "get_state" }))["success"]).toBe(true);
+    expect(agent.child.exitCode).toBeNull();
+    expect(agent.stderr()).not.toMatch(/Cannot read properties|Cannot convert object/);
   });
 });
 

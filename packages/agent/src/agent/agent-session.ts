@@ -16,6 +16,7 @@ import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
+import { errorMessage } from "../error-text.js";
 
 export type Emit = (record: Record<string, unknown>) => void;
 
@@ -552,7 +553,7 @@ export class AgentSession {
       if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) last = lastReply();
       if (last && this.autoCompactionEnabled) await (await loadCompaction()).maybeAutoCompact(this, last);
     } catch (error) {
-      this.#options.log(`after the run: ${error instanceof Error ? error.message : String(error)}`);
+      this.#options.log(`after the run: ${errorMessage(error)}`);
     }
   }
 
@@ -622,7 +623,7 @@ export class AgentSession {
         this.#session.append({ type: "message", message });
       }
     } catch (error) {
-      this.#options.log(`could not save the message to the session file: ${error instanceof Error ? error.message : String(error)}`);
+      this.#options.log(`could not save the message to the session file: ${errorMessage(error)}`);
     }
   }
 

@@ -13,6 +13,7 @@ import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { piAiIfLoaded, loadPiAi, type PiAi } from "../models/pi-ai.js";
 import type { AgentSession } from "./agent-session.js";
+import { errorMessage } from "../error-text.js";
 
 export interface AutoRetryOptions {
   /** Retries after the first failure (default 3). */
@@ -129,7 +130,7 @@ export class AutoRetry {
     try {
       await agent.continueRun();
     } catch (error) {
-      if (!succeeded) return { kind: "stopped", error: error instanceof Error ? error.message : String(error) };
+      if (!succeeded) return { kind: "stopped", error: errorMessage(error) };
     } finally {
       unsubscribe();
     }

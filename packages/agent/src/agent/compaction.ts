@@ -33,6 +33,7 @@ import { loadPiAi } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
 import { branchSummaryMessage, buildSessionContext, customMessage } from "../session/context.js";
 import type { AgentSession } from "./agent-session.js";
+import { errorMessage } from "../error-text.js";
 
 export type { CompactionSettings };
 
@@ -458,7 +459,7 @@ async function runCompaction(
     return result;
   } catch (error) {
     const aborted = error instanceof CompactionCancelledError || controller.signal.aborted || (error instanceof Error && error.name === "AbortError");
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     const prefix = reason === "manual" ? "Compaction failed" : reason === "overflow" ? "Context overflow recovery failed" : "Auto-compaction failed";
     agent.emit({
       type: "compaction_end",

@@ -16,6 +16,7 @@ import { continueSession, createSession, defaultSessionDir, openSession } from "
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
+import { errorMessage, errorText } from "../error-text.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -55,7 +56,7 @@ function openSessions(options: CliOptions, cwd: string): { session: Session; ses
     try {
       return { session: openSession(options.session, { onWarning: warn, createIfMissing: { cwd } }), sessions };
     } catch (error) {
-      throw new UsageError(`--session ${options.session}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UsageError(`--session ${options.session}: ${errorMessage(error)}`);
     }
   }
   if (options.continue) return { session: continueSession({ cwd, sessionDir, onWarning: warn }), sessions };
@@ -150,10 +151,9 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // Third-party code must not take the agent down: report what escapes it, keep serving.
-  process.on("uncaughtException", (error) => server.reportError({ extensionPath: "<unknown>", event: "uncaughtException", error: error.message, stack: error.stack }));
-  process.on("unhandledRejection", (reason) =>
-    server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", error: reason instanceof Error ? reason.message : String(reason) }),
-  );
+  // Anything can be thrown (null, a string): errorText describes it without throwing again.
+  process.on("uncaughtException", (thrown: unknown) => server.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }));
+  process.on("unhandledRejection", (reason) => server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", ...errorText(reason) }));
   // The conventional 128+n status says which signal ended us; stdin EOF and ctx.shutdown() exit 0.
   let exitCode = 0;
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {

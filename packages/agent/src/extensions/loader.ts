@@ -7,6 +7,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionFactory } from "./types.js";
+import { errorMessage } from "../error-text.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -107,7 +108,7 @@ export async function loadExtension(path: string): Promise<LoadResult> {
     }
     return { path: absolute, factory: factory as ExtensionFactory };
   } catch (error) {
-    return { path: absolute, error: `Failed to load extension ${absolute}: ${error instanceof Error ? error.message : String(error)}` };
+    return { path: absolute, error: `Failed to load extension ${absolute}: ${errorMessage(error)}` };
   }
 }
 

@@ -25,6 +25,7 @@ import type {
 } from "./types.js";
 import { nodeChildProcess } from "../lazy-node.js";
 import type { NewSessionEntry, Session } from "../session/session.js";
+import { errorText } from "../error-text.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -330,10 +331,6 @@ export class ExtensionRuntime {
     };
     return api;
   }
-}
-
-function errorText(error: unknown): { error: string; stack?: string | undefined } {
-  return error instanceof Error ? { error: error.message, stack: error.stack } : { error: String(error) };
 }
 
 function createEventBus(): EventBus {

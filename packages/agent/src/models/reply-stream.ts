@@ -25,6 +25,7 @@ import type {
 } from "@mariozechner/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
 import { nodeCrypto } from "../lazy-node.js";
+import { errorMessage } from "../error-text.js";
 
 export interface PlannedToolCall {
   name: string;
@@ -208,7 +209,7 @@ export function streamPlannedReply(
     try {
       reply = await plan();
     } catch (error) {
-      return fail("error", error instanceof Error ? error.message : String(error));
+      return fail("error", errorMessage(error));
     }
     try {
       if (signal?.aborted) throw new Aborted();
@@ -262,7 +263,7 @@ export function streamPlannedReply(
       stream.end(final);
     } catch (error) {
       if (error instanceof Aborted) return fail("aborted", ABORTED_MESSAGE);
-      fail("error", error instanceof Error ? error.message : String(error));
+      fail("error", errorMessage(error));
     }
   };
 

@@ -18,6 +18,7 @@ import { pathToFileURL } from "node:url";
 import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
 import { localModel, type PlannedReply, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
+import { errorMessage } from "../error-text.js";
 
 export const PARLEY_PROVIDER = "parley";
 export const SCRIPT_MODEL_ID = "script";
@@ -120,7 +121,7 @@ export function parseModelScript(json: string, source = "model script"): ScriptT
   try {
     data = JSON.parse(json);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = errorMessage(error);
     throw new ModelScriptError(`${source}: not valid JSON (${detail})`, source);
   }
   return validateModelScript(data, source);

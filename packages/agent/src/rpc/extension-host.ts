@@ -26,6 +26,7 @@ import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
 import type { SessionFactory } from "./server.js";
 import type { Transport } from "./transport.js";
+import { errorMessage } from "../error-text.js";
 
 export interface RpcExtensionHostOptions {
   cwd: string;
@@ -292,7 +293,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   }
 
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void {
-    this.#agent.sendUserMessage(content, options).catch((error: unknown) => this.diagnostic(`pi.sendUserMessage(): ${error instanceof Error ? error.message : String(error)}`));
+    this.#agent.sendUserMessage(content, options).catch((error: unknown) => this.diagnostic(`pi.sendUserMessage(): ${errorMessage(error)}`));
   }
 
   model(): ExtensionContext["model"] {

@@ -16,6 +16,7 @@ import { COMMANDS } from "./commands/index.js";
 import { RpcExtensionHost } from "./extension-host.js";
 import { CommandError, failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
+import { errorMessage } from "../error-text.js";
 
 export interface ExtensionSource {
   path: string;
@@ -265,7 +266,7 @@ export class RpcServer implements TransportSink {
       if (this.#catalogError === undefined) {
         const models = this.agent.models;
         this.#holdUntil(
-          models.loadCatalog().catch((error: unknown) => (this.#catalogError = `the model catalogue failed to load: ${messageOf(error)}`)),
+          models.loadCatalog().catch((error: unknown) => (this.#catalogError = `the model catalogue failed to load: ${errorMessage(error)}`)),
           text,
         );
         return;
@@ -288,15 +289,15 @@ export class RpcServer implements TransportSink {
           run(command, this, respond).then(respond, (error: unknown) => {
             if (!answered) {
               answered = true;
-              this.#transport.send(failure(id, command.type, messageOf(error)));
+              this.#transport.send(failure(id, command.type, errorMessage(error)));
             } else {
-              this.#log(`${command.type} failed after it was accepted: ${messageOf(error)}`);
+              this.#log(`${command.type} failed after it was accepted: ${errorMessage(error)}`);
             }
           }),
         );
       }
     } catch (error) {
-      this.#answer(failure(id, command.type, messageOf(error)));
+      this.#answer(failure(id, command.type, errorMessage(error)));
     }
     this.#maybeShutdown();
   }
@@ -313,7 +314,7 @@ export class RpcServer implements TransportSink {
     const previous = this.#ordered ?? Promise.resolve();
     const next = previous
       .then(async () => this.#transport.send(await record))
-      .catch((error: unknown) => this.#log(`could not answer a command: ${messageOf(error)}`));
+      .catch((error: unknown) => this.#log(`could not answer a command: ${errorMessage(error)}`));
     this.#ordered = next;
     this.#track(
       next.finally(() => {
@@ -397,11 +398,6 @@ function isUiResponseLine(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof CommandError) return error.message;
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {

@@ -29,6 +29,7 @@ import {
 } from "./format.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
+import { errorMessage } from "../error-text.js";
 
 export type { SessionEntry, SessionTreeNode, SessionHeader, SessionWarning, SessionWarningHandler, SessionContext };
 export type MessageEntry = EntryOfType<"message">;
@@ -183,7 +184,7 @@ export class Session implements SessionView {
     try {
       line = JSON.stringify(full);
     } catch (error) {
-      throw new Error(`Session entry is not serialisable as JSON: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`Session entry is not serialisable as JSON: ${errorMessage(error)}`);
     }
     const stored = JSON.parse(line) as SessionEntry;
     // Write first, then change memory: if the write throws, the session is as it was.

@@ -10,6 +10,7 @@ import { ABORTED, TIMEOUT_PREFIX, createLocalBashOperations, type BashSpawnConte
 // The process plumbing lives apart (the bash RPC command uses it without loading TypeBox).
 export * from "./bash-operations.js";
 import { toAgentTool } from "./util.js";
+import { errorMessage } from "../error-text.js";
 
 const bashSchema = Type.Object({
   command: Type.String({ description: "The bash command to run" }),
@@ -151,7 +152,7 @@ export function createBashToolDefinition(
           env: context.env,
         }));
       } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
+        const message = errorMessage(error);
         if (signal?.aborted || message === ABORTED) failure = "aborted";
         else if (message.startsWith(TIMEOUT_PREFIX) || /timed? ?out/i.test(message)) failure = "timeout";
         else execError = error;

@@ -9,6 +9,7 @@ import { resolveToCwd } from "./path-utils.js";
 import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, type TruncationResult, truncateLine } from "./truncate.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { throwIfAborted, toAgentTool } from "./util.js";
+import { errorMessage } from "../error-text.js";
 
 const DEFAULT_LIMIT = 100;
 // Files with a NUL byte this early are treated as binary and skipped, like ripgrep does.
@@ -58,7 +59,7 @@ function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): Reg
     try {
       return new RegExp(source, flags);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorMessage(error);
       throw new Error(`Invalid regex pattern ${JSON.stringify(pattern)}: ${reason}. Use literal: true to search for plain text.`);
     }
   }

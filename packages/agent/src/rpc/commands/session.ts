@@ -4,6 +4,7 @@
  */
 import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
+import { errorMessage } from "../../error-text.js";
 
 type SessionCommands =
   | "new_session"
@@ -22,7 +23,7 @@ export const sessionCommands: CommandTable<SessionCommands> = {
     try {
       return await server.host.switchSession(c.sessionPath);
     } catch (error) {
-      throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${errorMessage(error)}`);
     }
   }),
   fork: async(async (c, server) => {
@@ -43,7 +44,7 @@ export const sessionCommands: CommandTable<SessionCommands> = {
     try {
       return { entries: session.entriesSince(c.since), leafId: session.leafId };
     } catch (error) {
-      throw new CommandError(error instanceof Error ? error.message : String(error));
+      throw new CommandError(errorMessage(error));
     }
   }),
   get_tree: sync((_c, server) => ({ tree: server.agent.session.tree(), leafId: server.agent.session.leafId })),
