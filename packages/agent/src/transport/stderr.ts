@@ -12,6 +12,7 @@ import { writeSync } from "node:fs";
 
 let useStream = false;
 let closed = false;
+let listening = false;
 
 /** process.stderr, with the listener that turns its failure into "stop writing diagnostics". */
 function stream(): NodeJS.WriteStream {
@@ -24,7 +25,6 @@ function stream(): NodeJS.WriteStream {
   }
   return stderr;
 }
-let listening = false;
 
 export function writeStderr(text: string): void {
   if (closed) return;
