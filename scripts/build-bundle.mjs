@@ -1,23 +1,32 @@
-// Bundles the agent's compiled output (packages/agent/dist, from `tsc -b`) into
-// packages/agent/dist/bundle, which bin/parley.js runs. Why: Node 20's ES module loader pays for
-// every file it resolves, reads and links; ~60 small modules on the start-up path cost ~20 ms.
-// Code splitting keeps every lazy `import()` lazy (the loop, the tools, TypeBox, the extension
-// loader load when first needed, as before). Packages from node_modules stay external: they are
-// loaded from their own files, once, by Node. The public entry points (the library index and the
-// module extensions get for "@mariozechner/pi-coding-agent") are entries of the same build, so an
-// extension and the agent share one instance of every parley module.
+// Bundles the agent's compiled output (packages/agent/dist, from `tsc -b`) into one CommonJS file,
+// packages/agent/dist/bundle/parley.cjs, which bin/parley.js runs with a V8 code cache (see
+// packages/agent/src/cli/launch-bundle.ts). Why: start-up otherwise spends ~20 ms in Node's ES
+// module loader and V8's parser. Lazy `import()`s of parley's own modules become lazy
+// initialisers inside the file (the loop, the tools, TypeBox, the extension loader are evaluated
+// when first needed, as before). Packages from node_modules stay external and are loaded from
+// their own files by Node; `import()` of them goes through module-loader.ts, because a script run
+// from a code cache cannot use `import()` in Node 20.
+//
+// The two modules extensions import (the library index and the module they get for
+// "@mariozechner/pi-coding-agent") are small ES modules here that re-export the bundle's own
+// instance, so an extension and the agent share one instance of every parley module.
+//
+// Last, the CLI runs once (get_state, then end of input) to write the code cache.
 import { build } from "esbuild";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const agent = join(root, "packages/agent");
 const dist = join(agent, "dist");
 const outdir = join(dist, "bundle");
+const bundleFile = join(outdir, "parley.cjs");
 
 const pkg = JSON.parse(readFileSync(join(agent, "package.json"), "utf8"));
-// Every dependency but parley's own packages stays a bare import (subpaths too).
+// Every dependency but parley's own packages stays a bare require (subpaths too).
 const external = Object.keys(pkg.dependencies)
   .filter((name) => !name.startsWith("@parley/"))
   .flatMap((name) => [name, `${name}/*`]);
@@ -25,34 +34,83 @@ const external = Object.keys(pkg.dependencies)
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();
 const { outputFiles } = await build({
-  entryPoints: {
-    "cli/main": join(dist, "cli/main.js"),
-    index: join(dist, "index.js"),
-    "extensions/compat/pi-coding-agent": join(dist, "extensions/compat/pi-coding-agent.js"),
-  },
-  outdir,
-  chunkNames: "chunks/[name]-[hash]",
+  entryPoints: [join(root, "scripts/cli-bundle-entry.cjs")],
+  outfile: bundleFile,
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
   external,
+  // import.meta has no CommonJS counterpart: the file's own URL, and a resolver that is used only
+  // if the bundle runs without its launcher (which supplies import.meta.resolve itself).
+  define: { "import.meta.url": "__parley_import_meta_url", "import.meta.resolve": "__parley_import_meta_resolve" },
+  banner: {
+    js: [
+      'var __parley_import_meta_url = require("node:url").pathToFileURL(__filename).href;',
+      'var __parley_import_meta_resolve = (specifier) => require("node:url").pathToFileURL(require.resolve(specifier)).href;',
+    ].join("\n"),
+  },
   logLevel: "warning",
   write: false,
 });
-for (const file of outputFiles) {
-  mkdirSync(dirname(file.path), { recursive: true });
-  writeFileSync(file.path, asciiOnly(file.text));
+const [output] = outputFiles;
+const text = asciiOnly(output.text);
+// The only import() left must be module-loader.ts's default, which the launcher replaces.
+const imports = text.match(/(?<![\w$.])import\(/g)?.length ?? 0;
+if (imports !== 1) {
+  throw new Error(
+    `build-bundle: ${bundleFile} has ${imports} import() expressions, expected 1 (module-loader.ts). ` +
+      "Code run from a V8 code cache cannot use import() in Node 20: load packages with importModule() from module-loader.ts.",
+  );
 }
-process.stderr.write(`build-bundle: packages/agent/dist/bundle in ${(performance.now() - started).toFixed(0)} ms\n`);
+mkdirSync(outdir, { recursive: true });
+writeFileSync(bundleFile, text);
+
+// The ES modules extensions get: named re-exports of the bundle's instance.
+const bundle = createRequire(import.meta.url)(bundleFile);
+writeReexport(join(outdir, "index.js"), "library", Object.keys(bundle.library));
+writeReexport(join(outdir, "extensions/compat/pi-coding-agent.js"), "compat", Object.keys(bundle.compat));
+
+const cache = writeCodeCache();
+process.stderr.write(
+  `build-bundle: ${relative(root, bundleFile)} (${(text.length / 1024).toFixed(0)} KB${cache ? `, code cache ${(cache.size / 1024).toFixed(0)} KB` : ""}) in ${(performance.now() - started).toFixed(0)} ms\n`,
+);
+
+function writeReexport(file, part, names) {
+  const valid = names.filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default");
+  const source = [
+    "// Generated by scripts/build-bundle.mjs: this module as the CLI bundle holds it, so an extension",
+    "// shares every parley module instance with the agent running it.",
+    'import { createRequire } from "node:module";',
+    `const part = createRequire(import.meta.url)(${JSON.stringify(relative(dirname(file), bundleFile))}).${part};`,
+    `export const { ${valid.join(", ")} } = part;`,
+    "",
+  ].join("\n");
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, source);
+}
+
+/** Runs the CLI once so that its launcher writes the code cache at exit. */
+function writeCodeCache() {
+  const run = spawnSync(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", "--no-session", "--no-extensions"], {
+    input: '{"type":"get_state","id":"build"}\n',
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  const file = readdirSync(outdir).find((name) => name.endsWith(".cache"));
+  if (run.status !== 0 || !run.stdout.includes('"id":"build"') || file === undefined) {
+    process.stderr.write(`build-bundle: warning: no code cache was written (exit ${run.status}); parley will write it on its first run.\n${run.stderr}\n`);
+    return undefined;
+  }
+  return { size: readFileSync(join(outdir, file)).length };
+}
 
 /**
  * esbuild escapes non-ASCII characters in strings but leaves them in regular expressions and kept
  * comments. One such character makes Node decode the whole file into a two-byte string, which
- * V8 then scans more slowly (~2 ms of start-up for the largest chunk). A \uXXXX escape means the
- * same in a regular expression, a string or a comment.
+ * V8 then scans more slowly (~2 ms of start-up). A \uXXXX escape means the same in a regular
+ * expression, a string or a comment.
  */
-function asciiOnly(text) {
-  return text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+function asciiOnly(source) {
+  return source.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -22,7 +22,7 @@ const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
-/** The agent package's version: its package.json is the first one above this file (dist/cli or dist/bundle/cli). */
+/** The agent package's version: its package.json is the first one above this file (dist/cli, or dist/bundle in the bundle). */
 function version(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
     const file = join(dir, "package.json");

@@ -8,13 +8,14 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionFactory } from "./types.js";
 import { errorMessage } from "../error-text.js";
+import { importModule } from "../module-loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 /**
  * The folder that holds parley's entry modules (`index.js`, `extensions/compat/…`): `dist/` when
- * running the compiled files, `dist/bundle/` when running the bundle (where this code may sit in
- * a shared chunk one level down), `src/` under a TypeScript loader.
+ * running the compiled files, `dist/bundle/` when running the bundle (whose entry modules
+ * re-export the bundle's own instance), `src/` under a TypeScript loader.
  */
 const entryRoot = ((): string => {
   for (let dir = here, i = 0; i < 3; dir = dirname(dir), i++) {
@@ -91,7 +92,7 @@ let jiti: Jiti | undefined;
 async function getJiti(): Promise<Jiti> {
   if (!jiti) {
     // Loaded on first use: a session without extensions never pays for the TS loader.
-    const { createJiti } = await import("jiti");
+    const { createJiti } = await importModule<typeof import("jiti")>("jiti");
     jiti = createJiti(import.meta.url, { alias: aliases(), interopDefault: true, moduleCache: false }) as unknown as Jiti;
   }
   return jiti;

@@ -16,6 +16,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { importModule, resolveModule } from "../module-loader.js";
 
 export type PiAi = typeof import("@mariozechner/pi-ai");
 
@@ -24,7 +25,7 @@ let loaded: PiAi | undefined;
 
 /** Import pi-ai once; later calls share the same promise. */
 export function loadPiAi(): Promise<PiAi> {
-  loading ??= import("@mariozechner/pi-ai").then((mod) => {
+  loading ??= importModule<PiAi>("@mariozechner/pi-ai").then((mod) => {
     loaded = mod;
     return mod;
   });
@@ -75,7 +76,7 @@ function findPiAiDist(): string {
     if (existsSync(join(candidate, "models.js"))) return candidate;
     if (dirname(dir) === dir) break;
   }
-  return dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-ai")));
+  return dirname(fileURLToPath(resolveModule("@mariozechner/pi-ai")));
 }
 
 /** Functions of pi-ai's model catalogue module, usable once `loadPiAiCatalog()` has finished. */
@@ -103,8 +104,8 @@ export function loadPiAiCore(): Promise<PiAiCore> {
   loadingCore ??= (async () => {
     const [resolution, registry, events] = await Promise.all([
       loadPiAiForResolution(),
-      import(piAiFile("api-registry.js")) as Promise<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>,
-      import(piAiFile("utils/event-stream.js")) as Promise<Pick<PiAi, "createAssistantMessageEventStream">>,
+      importModule<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>(piAiFile("api-registry.js")),
+      importModule<Pick<PiAi, "createAssistantMessageEventStream">>(piAiFile("utils/event-stream.js")),
     ]);
     return {
       ...resolution,
@@ -125,7 +126,7 @@ let loadingResolution: Promise<PiAiResolution> | undefined;
 
 /** Only pi-ai's API-key module: start-up decides on a model with it and nothing else of pi-ai. */
 export function loadPiAiForResolution(): Promise<PiAiResolution> {
-  loadingResolution ??= (import(piAiFile("env-api-keys.js")) as Promise<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>).then((keys) => ({
+  loadingResolution ??= importModule<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>(piAiFile("env-api-keys.js")).then((keys) => ({
     getProviders: catalogued("getProviders"),
     getModels: catalogued("getModels"),
     getSupportedThinkingLevels: catalogued("getSupportedThinkingLevels"),
@@ -138,7 +139,7 @@ export function loadPiAiForResolution(): Promise<PiAiResolution> {
 
 /** Load pi-ai's model catalogue once; later calls share the same promise. */
 export function loadPiAiCatalog(): Promise<void> {
-  loadingCatalog ??= (import(piAiFile("models.js")) as Promise<PiAiCatalog>).then((mod) => {
+  loadingCatalog ??= importModule<PiAiCatalog>(piAiFile("models.js")).then((mod) => {
     catalog = mod;
   });
   return loadingCatalog;
