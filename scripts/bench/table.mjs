@@ -59,6 +59,18 @@ function judge(target, ratio) {
   return "n/a";
 }
 
+/**
+ * The ratio as text, with as many more digits as it takes for the text to read the way it is
+ * judged: 0.102 against a target of ≤ 0.1 is shown as "0.102", not as a missed "0.10".
+ */
+function decisiveText(r, target) {
+  if (!target || r.value == null) return r.text;
+  const meets = (v) => (target.op === "<=" ? v <= target.value : v >= target.value);
+  let text = r.text;
+  for (let digits = 3; digits <= 6 && meets(Number(text)) !== meets(r.value); digits++) text = r.value.toFixed(digits);
+  return text;
+}
+
 function makeRow({ section, figure, unit, parley, pi, floor, ratio, ratioKind = "parley/pi", target }) {
   const p = cell(parley, unit);
   const q = cell(pi, unit);
@@ -76,7 +88,7 @@ function makeRow({ section, figure, unit, parley, pi, floor, ratio, ratioKind = 
     parley: p.text,
     pi: q.text,
     floor: f.text,
-    ratio: r.text,
+    ratio: decisiveText(r, target),
     ratioKind,
     target: target ? `${ratioKind} ${target.op === "<=" ? "≤" : "≥"} ${target.value}` : "",
     status: judge(target, r),
