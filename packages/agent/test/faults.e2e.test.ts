@@ -18,6 +18,7 @@ const FLOOD = join(FIX, "flood.ts");
 const SIGNALS = join(FIX, "signals.ts");
 const CHATTY = join(FIX, "chatty.ts");
 const THROWS = join(FIX, "throws.ts");
+const HANGS_AT_LOAD = join(FIX, "hangs-at-load.ts");
 /** The bound asserted for parley's resident memory while its client does not read (idle: ~85 MB). */
 const RSS_BOUND_MB = 200;
 
@@ -333,6 +334,19 @@ describe("(b) extensions throw values that are not Errors", () => {
     expect((await agent.request({ type: "get_state" }))["success"]).toBe(true);
     expect(agent.child.exitCode).toBeNull();
     expect(agent.stderr()).not.toMatch(/Cannot read properties|Cannot convert object/);
+  });
+});
+
+describe("(b) an extension factory that never finishes", () => {
+  it("holds start-up without exiting (it used to exit 0 at once, silently: nothing kept Node's event loop alive)", async () => {
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", HANGS_AT_LOAD]);
+    agents.push(agent);
+    agent.send({ type: "get_state", id: "waits" });
+    const exited = await Promise.race([agent.exited.then(() => true), sleep(1500).then(() => false)]);
+    expect(exited, agent.stderr()).toBe(false);
+    expect(agent.records).toEqual([]);
+    agent.child.kill("SIGTERM");
+    expect((await agent.exited).signal ?? (await agent.exited).code).toBeTruthy();
   });
 });
 

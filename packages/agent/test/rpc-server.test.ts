@@ -170,3 +170,30 @@ describe("degraded ctx.ui methods", () => {
     }
   });
 });
+
+describe("a slow extension factory", () => {
+  it("is waited for, with a notice on the log every interval until it finishes", async () => {
+    const transport = new MemoryTransport();
+    const logs: string[] = [];
+    let finish = (): void => {};
+    const server = new RpcServer({
+      transport,
+      cwd: process.cwd(),
+      extensions: [{ path: "/ext/slow.ts", factory: () => new Promise<void>((resolve) => (finish = resolve)) }],
+      log: (m) => logs.push(m),
+      slowExtensionNoticeMs: 40,
+    });
+    const started = server.start();
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    while (logs.filter((m) => m.includes("/ext/slow.ts")).length < 2) await sleep(5);
+    expect(logs.filter((m) => m.includes("/ext/slow.ts"))[0]).toMatch(/^extension \/ext\/slow\.ts has not finished loading after \d+ s; commands wait until it does$/);
+    finish();
+    await started;
+    const notices = logs.filter((m) => m.includes("/ext/slow.ts")).length;
+    transport.line({ type: "get_state", id: "after" });
+    while (!transport.sent.some((r) => r["id"] === "after")) await sleep(5);
+    await sleep(150);
+    expect(logs.filter((m) => m.includes("/ext/slow.ts")).length).toBe(notices);
+    await server.shutdown();
+  });
+});

@@ -58,6 +58,11 @@ export interface RpcServerOptions {
   shutdownGraceMs?: number;
   /** The extensions again, loaded fresh, for ctx.reload(); without it the same factories run again. */
   reloadExtensions?: () => Promise<ExtensionSource[]>;
+  /**
+   * How often to say on the log that an extension's factory has still not finished (default 10 s).
+   * parley waits for it however long it takes, as pi does; commands wait with it.
+   */
+  slowExtensionNoticeMs?: number;
 }
 
 export class RpcServer implements TransportSink {
@@ -147,7 +152,26 @@ export class RpcServer implements TransportSink {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
         continue;
       }
-      await this.runtime.add(ext.path, ext.factory, ext.scope);
+      await this.#whileSayingSlow(ext.path, this.runtime.add(ext.path, ext.factory, ext.scope));
+    }
+  }
+
+  /**
+   * An extension whose factory never settles holds start-up: say what is waited for. The notice's
+   * timer also keeps the process alive meanwhile. Input is not read yet, so without it a factory
+   * awaiting a promise nothing will settle would let Node's event loop run empty and exit 0.
+   */
+  async #whileSayingSlow(path: string, loading: Promise<unknown>): Promise<void> {
+    const every = this.#options.slowExtensionNoticeMs ?? 10_000;
+    const started = Date.now();
+    const notice = setInterval(() => {
+      const seconds = Math.round((Date.now() - started) / 1000);
+      this.#log(`extension ${path} has not finished loading after ${seconds} s; commands wait until it does`);
+    }, every);
+    try {
+      await loading;
+    } finally {
+      clearInterval(notice);
     }
   }
 
