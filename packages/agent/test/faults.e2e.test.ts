@@ -19,6 +19,7 @@ const SIGNALS = join(FIX, "signals.ts");
 const CHATTY = join(FIX, "chatty.ts");
 const THROWS = join(FIX, "throws.ts");
 const HANGS_AT_LOAD = join(FIX, "hangs-at-load.ts");
+const TLA_AT_LOAD = join(FIX, "top-level-await-forever.ts");
 /** The bound asserted for parley's resident memory while its client does not read (idle: ~85 MB). */
 const RSS_BOUND_MB = 200;
 
@@ -337,17 +338,25 @@ describe("(b) extensions throw values that are not Errors", () => {
   });
 });
 
-describe("(b) an extension factory that never finishes", () => {
-  it("holds start-up without exiting (it used to exit 0 at once, silently: nothing kept Node's event loop alive)", async () => {
-    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", HANGS_AT_LOAD]);
-    agents.push(agent);
-    agent.send({ type: "get_state", id: "waits" });
-    const exited = await Promise.race([agent.exited.then(() => true), sleep(1500).then(() => false)]);
-    expect(exited, agent.stderr()).toBe(false);
-    expect(agent.records).toEqual([]);
-    agent.child.kill("SIGTERM");
-    expect((await agent.exited).signal ?? (await agent.exited).code).toBeTruthy();
-  });
+describe("(b) an extension that never finishes loading", () => {
+  // Both used to end parley at once with exit 0 and no word: before input is read, nothing kept
+  // Node's event loop alive.
+  for (const [what, fixture] of [
+    ["its module's top-level await", TLA_AT_LOAD],
+    ["its factory", HANGS_AT_LOAD],
+  ] as const) {
+    it(`(${what}) holds start-up without exiting`, async () => {
+      const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", fixture]);
+      agents.push(agent);
+      agent.send({ type: "get_state", id: "waits" });
+      const exited = await Promise.race([agent.exited.then(() => true), sleep(1500).then(() => false)]);
+      expect(exited, agent.stderr()).toBe(false);
+      expect(agent.records).toEqual([]);
+      agent.child.kill("SIGTERM");
+      const exit = await agent.exited;
+      expect(exit.signal ?? exit.code).toBeTruthy();
+    });
+  }
 });
 
 // ---- (c) SIGTERM / SIGINT -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
 import { errorMessage, errorText } from "../error-text.js";
+import { whileSayingSlow } from "../slow-notice.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -34,8 +35,9 @@ function version(): string {
 async function loadAll(options: CliOptions): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
   const discovered = options.noExtensions ? [] : discoverExtensions(process.cwd());
-  for (const { path, scope } of discovered) sources.push({ ...(await loadExtension(path)), scope });
-  for (const path of options.extensions) sources.push({ ...(await loadExtension(path)), scope: "temporary" });
+  const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
+  for (const { path, scope } of discovered) sources.push({ ...(await load(path)), scope });
+  for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });
   return sources;
 }
 

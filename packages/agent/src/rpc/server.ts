@@ -17,6 +17,7 @@ import { RpcExtensionHost } from "./extension-host.js";
 import { CommandError, failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
+import { whileSayingSlow } from "../slow-notice.js";
 
 export interface ExtensionSource {
   path: string;
@@ -152,26 +153,7 @@ export class RpcServer implements TransportSink {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
         continue;
       }
-      await this.#whileSayingSlow(ext.path, this.runtime.add(ext.path, ext.factory, ext.scope));
-    }
-  }
-
-  /**
-   * An extension whose factory never settles holds start-up: say what is waited for. The notice's
-   * timer also keeps the process alive meanwhile. Input is not read yet, so without it a factory
-   * awaiting a promise nothing will settle would let Node's event loop run empty and exit 0.
-   */
-  async #whileSayingSlow(path: string, loading: Promise<unknown>): Promise<void> {
-    const every = this.#options.slowExtensionNoticeMs ?? 10_000;
-    const started = Date.now();
-    const notice = setInterval(() => {
-      const seconds = Math.round((Date.now() - started) / 1000);
-      this.#log(`extension ${path} has not finished loading after ${seconds} s; commands wait until it does`);
-    }, every);
-    try {
-      await loading;
-    } finally {
-      clearInterval(notice);
+      await whileSayingSlow(this.runtime.add(ext.path, ext.factory, ext.scope), `extension ${ext.path} (its factory)`, this.#log, this.#options.slowExtensionNoticeMs);
     }
   }
 
