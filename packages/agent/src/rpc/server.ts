@@ -14,7 +14,7 @@ import { Session } from "../session/session.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { COMMANDS } from "./commands/index.js";
 import { RpcExtensionHost } from "./extension-host.js";
-import { CommandError, failure, success, type ResponseRecord } from "./responses.js";
+import { failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
