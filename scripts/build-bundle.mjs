@@ -14,7 +14,7 @@
 // Last, the CLI runs once (get_state, then end of input) to write the code cache.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -102,7 +102,7 @@ function writeCodeCache() {
     process.stderr.write(`build-bundle: warning: no code cache was written (exit ${run.status}); parley will write it on its first run.\n${run.stderr}\n`);
     return undefined;
   }
-  return { size: readFileSync(join(outdir, file)).length };
+  return { size: statSync(join(outdir, file)).size };
 }
 
 /**

@@ -47,15 +47,15 @@ function ratioOf(a, b) {
   return { text: "–", value: null };
 }
 
+/** Whether a ratio of `v` meets the target. */
+const meets = (target, v) => (target.op === "<=" ? v <= target.value : v >= target.value);
+
 function judge(target, ratio) {
   if (!target) return "";
   const v = ratio.value ?? null;
-  if (target.op === "<=") {
-    if (v != null) return v <= target.value ? "met" : "MISSED";
-    if (ratio.upperBound != null && ratio.upperBound <= target.value) return "met";
-    return "n/a";
-  }
-  if (v != null) return v >= target.value ? "met" : "MISSED";
+  if (v != null) return meets(target, v) ? "met" : "MISSED";
+  // Only an upper bound is known (pi timed out): it can prove a "≤" target met, nothing else.
+  if (target.op === "<=" && ratio.upperBound != null && ratio.upperBound <= target.value) return "met";
   return "n/a";
 }
 
@@ -65,9 +65,8 @@ function judge(target, ratio) {
  */
 function decisiveText(r, target) {
   if (!target || r.value == null) return r.text;
-  const meets = (v) => (target.op === "<=" ? v <= target.value : v >= target.value);
   let text = r.text;
-  for (let digits = 3; digits <= 6 && meets(Number(text)) !== meets(r.value); digits++) text = r.value.toFixed(digits);
+  for (let digits = 3; digits <= 6 && meets(target, Number(text)) !== meets(target, r.value); digits++) text = r.value.toFixed(digits);
   return text;
 }
 

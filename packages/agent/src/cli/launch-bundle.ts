@@ -21,8 +21,6 @@ export type CodeCacheUse = "used" | "rejected" | "missing";
 export interface LoadedBundle<T> {
   exports: T;
   cache: CodeCacheUse;
-  /** The cache file this process reads, and writes at exit unless it was used. */
-  cacheFile: string;
 }
 
 type CommonJsWrapper = (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
@@ -62,7 +60,7 @@ export function loadBundle<T>(file: string): LoadedBundle<T> {
   }
   module.loaded = true;
   if (cache !== "used") process.once("exit", () => writeCache(script, cacheFile));
-  return { exports: module.exports as T, cache, cacheFile };
+  return { exports: module.exports as T, cache };
 }
 
 /** Best effort: an install directory may be read-only, and then every start just compiles. */
