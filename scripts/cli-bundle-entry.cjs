@@ -1,4 +1,4 @@
-// Entry of the CLI's CommonJS bundle (dist/bundle/parley.cjs, built by build-bundle.mjs and run
+// Entry of the CLI's CommonJS bundle (dist/bundle/parley-cli.js, built by build-bundle.mjs and run
 // by bin/parley.js). Besides the CLI it carries the two modules extensions import, so they get
 // the CLI's own instance of every parley module. They are required on first use: a session
 // without extensions never evaluates them (the compat module pulls in the tools and TypeBox).

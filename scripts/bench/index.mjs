@@ -57,7 +57,7 @@ function git(args) {
 
 /** parley's dist must exist; warn if a package's sources are newer than its last build (others edit the tree). */
 function checkBuild() {
-  const bundle = join(ROOT, "packages/agent/dist/bundle/parley.cjs");
+  const bundle = join(ROOT, "packages/agent/dist/bundle/parley-cli.js");
   if (!existsSync(bundle) || !existsSync(PARLEY_READER)) {
     throw new Error("parley is not built: run `npm run build` first");
   }

@@ -1,8 +1,19 @@
 // Cold start and idle RSS: spawn (no extensions, --no-session, private temp HOME) → first
-// get_state response; then wait 1 s and read VmRSS.
-import { AGENTS, kibToMiB, median, progress, request, roundOrder, sleep, startAgent } from "./lib.mjs";
+// get_state response; then wait 1 s and read VmRSS. Also, for scale, the cold start with one
+// extension loaded (the bench extension, which imports pi-ai): what a user with extensions waits.
+import { AGENTS, BENCH_EXT, kibToMiB, median, progress, request, roundOrder, sleep, startAgent } from "./lib.mjs";
 
 const AGENT_ARGS = { parley: ["--no-extensions"], pi: ["--no-extensions"], floor: [] };
+
+async function withExtension(agent) {
+  const proc = startAgent(agent, ["-e", BENCH_EXT]);
+  try {
+    await request(proc, { type: "get_state" }, 30_000);
+    return performance.now() - proc.spawnedAt;
+  } finally {
+    await proc.stop();
+  }
+}
 
 async function once(agent) {
   const proc = startAgent(agent, AGENT_ARGS[agent.name]);
@@ -27,14 +38,20 @@ export async function runStartup({ quick }) {
     for (const name of roundOrder(names, r)) {
       const s = await once(AGENTS[name]);
       samples[name].push(s);
-      progress(`startup ${r + 1}/${runs} ${name}: ${s.coldStartMs.toFixed(0)} ms, idle RSS ${s.idleRssMiB.toFixed(1)} MiB`);
+      if (name !== "floor") s.withExtensionMs = await withExtension(AGENTS[name]);
+      progress(
+        `startup ${r + 1}/${runs} ${name}: ${s.coldStartMs.toFixed(0)} ms, idle RSS ${s.idleRssMiB.toFixed(1)} MiB` +
+          (s.withExtensionMs === undefined ? "" : `, with an extension ${s.withExtensionMs.toFixed(0)} ms`),
+      );
     }
   }
-  const pick = (key) => Object.fromEntries(names.map((n) => [n, median(samples[n].map((s) => s[key]))]));
+  const pick = (key) =>
+    Object.fromEntries(names.flatMap((n) => (samples[n].every((s) => s[key] !== undefined) ? [[n, median(samples[n].map((s) => s[key]))]] : [])));
   return {
     runs,
     coldStartMs: pick("coldStartMs"),
     idleRssMiB: pick("idleRssMiB"),
+    withExtensionMs: pick("withExtensionMs"),
     startupHwmMiB: pick("startupHwmMiB"),
     samples,
   };

@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // Runs the CLI bundle (built by `npm run build`, which `npm ci` runs) from its V8 code cache: one
 // file, compiled code ready, for a fast start. The compiled modules in dist/ are the same code.
-import { launchCli } from "../dist/cli/launch-bundle.js";
+// CommonJS (bin/package.json says so), as is the launcher: a start that loads no ES module never
+// starts Node's ES module loader.
+"use strict";
+const { join } = require("node:path");
+const { launchCli } = require("../dist/bundle/launch.cjs");
 
-launchCli(process.argv.slice(2));
+launchCli(process.argv.slice(2), join(__dirname, "../dist/bundle/parley-cli.js"));

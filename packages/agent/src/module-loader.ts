@@ -2,16 +2,17 @@
  * `import()` and `import.meta.resolve` for code outside parley's own modules (pi-ai, pi-agent-core,
  * jiti). They go through here because the CLI runs as a CommonJS bundle compiled from a V8 code
  * cache (see cli/launch-bundle.ts), and in Node 20 a script consumed from a code cache loses its
- * dynamic-import callback. The launcher, an ES module, supplies its own import instead.
+ * dynamic-import callback. The launcher, a CommonJS file Node loads itself, supplies its own.
  */
 export interface ModuleLoader {
   import(specifier: string): Promise<unknown>;
-  resolve(specifier: string): string;
+  /** The file URL an `import()` of `specifier` would load. Async: a CommonJS launcher has no synchronous ES resolver. */
+  resolve(specifier: string): Promise<string>;
 }
 
 let loader: ModuleLoader = {
   import: (specifier) => import(specifier),
-  resolve: (specifier) => import.meta.resolve(specifier),
+  resolve: async (specifier) => import.meta.resolve(specifier),
 };
 
 /** Called once by the CLI's launcher before anything is imported. */
@@ -24,6 +25,6 @@ export function importModule<T>(specifier: string): Promise<T> {
   return loader.import(specifier) as Promise<T>;
 }
 
-export function resolveModule(specifier: string): string {
+export function resolveModule(specifier: string): Promise<string> {
   return loader.resolve(specifier);
 }

@@ -1,6 +1,6 @@
 /**
- * The CLI launcher's code cache (src/cli/launch-bundle.ts), on a small CommonJS file in a temp
- * folder. Each load runs in a fresh Node process: the cache is written at exit.
+ * The CLI launcher's code cache (src/cli/launch-bundle.ts), on a small wrapped CommonJS module in
+ * a temp folder. Each load runs in a fresh Node process: the cache is written at exit.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,25 +18,39 @@ interface Load {
   cacheFiles: string[];
 }
 
-function load(file: string): Load {
-  const script = `
-    import { createRequire } from "node:module";
+/** Loads `file` in a fresh `node` with the given flags (none by default, and no NODE_OPTIONS). */
+function run(file: string, flags: string[] = []): { status: number | null; stdout: string; stderr: string } {
+  const dir = join(file, "..");
+  const driver = join(dir, "driver.mjs");
+  writeFileSync(
+    driver,
+    `import { createRequire } from "node:module";
     import { loadBundle } from ${JSON.stringify(LAUNCHER)};
     const loaded = loadBundle(${JSON.stringify(file)});
     const again = createRequire(import.meta.url)(${JSON.stringify(file)});
-    process.stdout.write(JSON.stringify({ cache: loaded.cache, answer: loaded.exports.answer(), sameInstance: again === loaded.exports && again.loads === 1 }));
-  `;
-  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
-  expect(run.stderr).toBe("");
-  expect(run.status).toBe(0);
-  const dir = join(file, "..");
-  return { ...(JSON.parse(run.stdout) as Omit<Load, "cacheFiles">), cacheFiles: readdirSync(dir).filter((f) => f.endsWith(".cache")) };
+    process.stdout.write(JSON.stringify({ cache: loaded.cache, answer: loaded.exports.answer(), sameInstance: again === loaded.exports && again.loads === 1 }));`,
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env["NODE_OPTIONS"];
+  return spawnSync(process.execPath, [...flags, driver], { encoding: "utf8", env });
 }
 
-function bundle(body: string): string {
+function load(file: string, flags: string[] = []): Load {
+  const result = run(file, flags);
+  expect(result.stderr).toBe("");
+  expect(result.status).toBe(0);
+  return { ...(JSON.parse(result.stdout) as Omit<Load, "cacheFiles">), cacheFiles: cacheFiles(file) };
+}
+
+const cacheFiles = (file: string): string[] => readdirSync(join(file, "..")).filter((f) => f.endsWith(".cache")).sort();
+
+/** A bundle file as the build writes it: the module's source inside its CommonJS wrapper. */
+const wrap = (source: string): string => `// a comment before the wrapper is fine\n(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+
+function bundle(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), "parley-launch-"));
-  const file = join(dir, "bundle.cjs");
-  writeFileSync(file, body);
+  const file = join(dir, "bundle.js");
+  writeFileSync(file, text);
   return file;
 }
 
@@ -47,17 +61,17 @@ exports.answer = () => fib(10) + require("node:path").basename(__filename).lengt
 
 describe("loadBundle", () => {
   it("compiles without a cache on the first run and writes one at exit; the next run uses it", () => {
-    const file = bundle(SOURCE);
+    const file = bundle(wrap(SOURCE));
     const first = load(file);
-    expect(first).toEqual({ cache: "missing", answer: 55 + "bundle.cjs".length, sameInstance: true, cacheFiles: [expect.stringMatching(/^bundle\.cjs\..+\.cache$/)] });
+    expect(first).toEqual({ cache: "missing", answer: 55 + "bundle.js".length, sameInstance: true, cacheFiles: [expect.stringMatching(/^bundle\.js\.[^/]+\d\.cache$/)] });
     const second = load(file);
     expect(second).toEqual({ ...first, cache: "used" });
   });
 
   it("a cache V8 refuses is not used, and is replaced at exit", () => {
-    const file = bundle(SOURCE);
-    const { cacheFiles } = load(file);
-    const cacheFile = join(file, "..", cacheFiles[0] as string);
+    const file = bundle(wrap(SOURCE));
+    const [cacheName] = load(file).cacheFiles;
+    const cacheFile = join(file, "..", cacheName as string);
     writeFileSync(cacheFile, Buffer.alloc(4096, 7));
     expect(load(file).cache).toBe("rejected");
     expect(readFileSync(cacheFile).equals(Buffer.alloc(4096, 7))).toBe(false);
@@ -65,16 +79,39 @@ describe("loadBundle", () => {
   });
 
   it("a rebuilt bundle never runs from the old bundle's cache, even at the same length", () => {
-    const file = bundle(SOURCE);
+    const file = bundle(wrap(SOURCE));
     load(file);
     // Same length, different code: V8 alone would accept the old cache (it checks the length).
-    writeFileSync(file, SOURCE.replace("fib(10)", "fib(11)"));
+    writeFileSync(file, wrap(SOURCE.replace("fib(10)", "fib(11)")));
     const rebuilt = load(file);
     expect(rebuilt.cache).toBe("missing");
-    expect(rebuilt.answer).toBe(89 + "bundle.cjs".length);
+    expect(rebuilt.answer).toBe(89 + "bundle.js".length);
   });
 
   it("the module is registered under its path: require() of it returns the same instance, evaluated once", () => {
-    expect(load(bundle(SOURCE)).sameInstance).toBe(true);
+    expect(load(bundle(wrap(SOURCE))).sameInstance).toBe(true);
+  });
+
+  it("runs with Node or V8 flags keep their own cache file, so they never make plain runs compile again", () => {
+    const file = bundle(wrap(SOURCE));
+    const [plainCache] = load(file).cacheFiles;
+    const plainBytes = readFileSync(join(file, "..", plainCache as string));
+    // --stack-size is a V8 flag that makes V8 refuse a cache written without it.
+    const flagged = load(file, ["--stack-size=2000"]);
+    expect(flagged.cache).toBe("missing");
+    expect(flagged.cacheFiles).toEqual([plainCache, (plainCache as string).replace(/\.cache$/, ".flags.cache")]);
+    expect(readFileSync(join(file, "..", plainCache as string)).equals(plainBytes)).toBe(true);
+    expect(load(file).cache).toBe("used");
+    expect(load(file, ["--stack-size=2000"]).cache).toBe("used");
+    // Another flag set shares the flagged slot: V8 refuses it, it is rewritten, no third file.
+    expect(load(file, ["--max-old-space-size=300"]).cache).toBe("rejected");
+    expect(cacheFiles(file)).toHaveLength(2);
+    expect(load(file).cache).toBe("used");
+  });
+
+  it("a file that is not a wrapped module is refused with a message that says to rebuild", () => {
+    const result = run(bundle(`"use strict";\nconst answer = 42;\nanswer;`));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(/must hold one wrapped CommonJS module.*rebuild it with npm run build/);
   });
 });

@@ -282,6 +282,27 @@ describe("CLI", () => {
     expect(bool.stderr).toContain("is a boolean flag");
   });
 
+  it("a plain start loads no ES module, so Node's ES module loader (~13 ms) never starts", () => {
+    // NODE_DEBUG=esm makes Node name every ES module it loads on stderr.
+    const start = (env: NodeJS.ProcessEnv = {}) =>
+      spawnSync(process.execPath, [PARLEY_BIN, "--mode", "rpc", "--no-session"], {
+        encoding: "utf8",
+        input: '{"type":"get_state","id":"s"}\n',
+        env: { PATH: process.env["PATH"], HOME: mkdtempSync(join(tmpdir(), "h-")), NODE_DEBUG: "esm", ...env },
+      });
+    const provider = (stdout: string) => (JSON.parse(stdout.split("\n")[0] as string) as { data: { model: { provider: string } } }).data.model.provider;
+    const plain = start();
+    expect(plain.status).toBe(0);
+    expect(provider(plain.stdout)).toBe("parley");
+    expect(plain.stderr).not.toMatch(/^ESM \d+:/m);
+    // The API-key lookup compiled into the bundle is pi-ai's: a key picks that provider (whose
+    // model catalogue is an ES module, which the same check then sees load).
+    const keyed = start({ OPENAI_API_KEY: "sk-test-not-a-real-key" });
+    expect(keyed.status).toBe(0);
+    expect(provider(keyed.stdout)).toBe("openai");
+    expect(keyed.stderr).toMatch(/^ESM \d+:.*pi-ai\/dist\/models\.js/m);
+  });
+
   it("--help and --version print to stdout and exit 0", () => {
     expect(run(["--help"]).stdout).toContain("Usage: parley --mode rpc");
     expect(run(["--version"]).stdout).toMatch(/^\d+\.\d+\.\d+\n$/);

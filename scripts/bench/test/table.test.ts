@@ -22,4 +22,11 @@ describe("bench table ratios", () => {
     const plain = rows(startup(150, 1000))[0] as Row;
     expect(plain).toMatchObject({ ratio: "0.15", status: "MISSED" });
   });
+
+  it("give the start-up with an extension for scale, judged against no target", () => {
+    const [, withExtension] = buildRows({
+      startup: { ...startup(120, 1200).startup, withExtensionMs: { parley: 480, pi: 1300 } },
+    }) as (Row & { floor: string; target: string })[];
+    expect(withExtension).toMatchObject({ figure: expect.stringMatching(/with one extension/), ratio: "0.37", floor: "–", target: "", status: "" });
+  });
 });

@@ -1,17 +1,16 @@
 /**
- * Runs the CLI from its CommonJS bundle (dist/bundle/parley.cjs) with a V8 code cache beside it,
+ * Runs the CLI from its CommonJS bundle (dist/bundle/parley-cli.js) with a V8 code cache beside it,
  * so start-up deserialises compiled code instead of parsing ~400 KB of JavaScript (~10 ms).
  * Node 20 caches no ES modules (`module.enableCompileCache()` is Node 22), hence CommonJS and
  * `vm.Script` with `cachedData`.
  *
  * The bundle is registered in `require.cache` under its own path, so the modules extensions
- * import (dist/bundle/index.js and the compat module, which `require` the bundle) share this one
- * instance of every parley module with the CLI.
+ * import (dist/bundle/index.js and the compat module, which look the bundle up there) share this
+ * one instance of every parley module with the CLI.
  */
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { dirname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Script } from "node:vm";
 import type { ModuleLoader } from "../module-loader.js";
 
@@ -26,23 +25,29 @@ export interface LoadedBundle<T> {
 type CommonJsWrapper = (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => void;
 
 /**
- * Loads a CommonJS file through `vm.Script` with a code cache. A missing or rejected cache is
- * written when the process exits, so it holds the functions this run compiled, not only the top
- * level. The cache file is named after V8's version and the bundle's size and mtime: V8 itself
- * checks only the source's length, and a stale cache for a rebuilt bundle must never be used.
+ * Loads a CommonJS module from a file that holds it already wrapped, as the single expression
+ * `(function (exports, require, module, __filename, __dirname) {…})`, through `vm.Script` with a
+ * code cache. The file is compiled exactly as read: wrapping it here would copy the whole source.
+ *
+ * A missing or rejected cache is written when the process exits, so it holds the functions this
+ * run compiled, not only the top level. The cache file is named after V8's version and the
+ * file's size and mtime: V8 itself checks only the source's length, and a stale cache for a
+ * rebuilt bundle must never be used. Runs with Node or V8 flags (`execArgv`, `NODE_OPTIONS`) use
+ * a second cache file: some flags make V8 refuse a cache, and a profiling run must not make every
+ * later plain run compile again; all flagged runs share that one file, so none pile up.
  */
 export function loadBundle<T>(file: string): LoadedBundle<T> {
   const path = realpathSync(file);
   const { size, mtimeMs } = statSync(path);
-  const cacheFile = `${path}.${process.versions.v8}.${size}-${Math.trunc(mtimeMs)}.cache`;
+  const flagged = process.execArgv.length > 0 || (process.env["NODE_OPTIONS"] ?? "").trim() !== "";
+  const cacheFile = `${path}.${process.versions.v8}.${size}-${Math.trunc(mtimeMs)}${flagged ? ".flags" : ""}.cache`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
   } catch {
     cachedData = undefined;
   }
-  const source = readFileSync(path, "utf8");
-  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  const script = new Script(readFileSync(path, "utf8"), {
     filename: path,
     ...(cachedData !== undefined ? { cachedData } : {}),
   });
@@ -53,7 +58,11 @@ export function loadBundle<T>(file: string): LoadedBundle<T> {
   module.filename = path;
   require.cache[path] = module;
   try {
-    (script.runInThisContext() as CommonJsWrapper)(module.exports, require, module, path, dirname(path));
+    const wrapper: unknown = script.runInThisContext();
+    if (typeof wrapper !== "function") {
+      throw new Error(`${path} must hold one wrapped CommonJS module, (function (exports, require, module, __filename, __dirname) {…}); rebuild it with npm run build`);
+    }
+    (wrapper as CommonJsWrapper)(module.exports, require, module, path, dirname(path));
   } catch (error) {
     delete require.cache[path];
     throw error;
@@ -81,10 +90,20 @@ export interface CliBundle {
   setModuleLoader(loader: ModuleLoader): void;
 }
 
-/** bin/parley.js: load the bundle, give it this module's import(), run the CLI. */
-export function launchCli(argv: string[]): void {
-  const { exports: cli } = loadBundle<CliBundle>(fileURLToPath(new URL("../bundle/parley.cjs", import.meta.url)));
-  cli.setModuleLoader({ import: (specifier) => import(specifier), resolve: (specifier) => import.meta.resolve(specifier) });
+/**
+ * bin/parley.js: load the bundle, give it this module's import(), run the CLI. The bin runs the
+ * CommonJS copy of this file the build writes (dist/bundle/launch.cjs): a start-up that loads no
+ * ES module never starts Node's ES module loader, ~13 ms of every start. It names the bundle,
+ * because this file's compiled ES module and that copy sit in different folders.
+ */
+export function launchCli(argv: string[], bundleFile: string): void {
+  const { exports: cli } = loadBundle<CliBundle>(bundleFile);
+  cli.setModuleLoader({
+    import: (specifier) => import(specifier),
+    // Only a fallback (see models/pi-ai-files.ts). dist/module-loader.js, an ES module one folder
+    // up from both copies of this file, resolves with its own import.meta.resolve.
+    resolve: async (specifier) => ((await import("../module-loader.js")) as typeof import("../module-loader.js")).resolveModule(specifier),
+  });
   cli.main(argv).catch((error: unknown) => {
     process.stderr.write(`parley: fatal: ${error instanceof Error ? error.stack : String(error)}\n`);
     process.exit(1);

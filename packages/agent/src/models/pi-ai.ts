@@ -13,10 +13,9 @@
  * `--version`, usage errors and `--model-script` validation errors fast, and lets the CLI overlap
  * the import with other start-up work (call `loadPiAi()` early without awaiting it).
  */
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { importModule, resolveModule } from "../module-loader.js";
+import { importModule } from "../module-loader.js";
+import { piAiFile } from "./pi-ai-files.js";
+import { loadPiAiEnvKeys } from "./pi-ai-env-keys.js";
 
 export type PiAi = typeof import("@mariozechner/pi-ai");
 
@@ -59,26 +58,6 @@ let loadingCore: Promise<PiAiCore> | undefined;
 let loadingCatalog: Promise<void> | undefined;
 let catalog: PiAiCatalog | undefined;
 
-let piAiRoot: string | undefined;
-function piAiFile(name: string): string {
-  piAiRoot ??= findPiAiDist();
-  return pathToFileURL(join(piAiRoot, name)).href;
-}
-
-/**
- * pi-ai's dist folder. import.meta.resolve would find it too, but costs ~2 ms of start-up (it
- * reads and interprets package.json files); Node's own lookup order (node_modules folders upward
- * from this file) finds the same folder with a few stat calls. The resolver stays the fallback.
- */
-function findPiAiDist(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const candidate = join(dir, "node_modules", "@mariozechner", "pi-ai", "dist");
-    if (existsSync(join(candidate, "models.js"))) return candidate;
-    if (dirname(dir) === dir) break;
-  }
-  return dirname(fileURLToPath(resolveModule("@mariozechner/pi-ai")));
-}
-
 /** Functions of pi-ai's model catalogue module, usable once `loadPiAiCatalog()` has finished. */
 function catalogued<K extends keyof PiAiCatalog>(name: K): PiAiCatalog[K] {
   return ((...args: unknown[]) => {
@@ -104,8 +83,8 @@ export function loadPiAiCore(): Promise<PiAiCore> {
   loadingCore ??= (async () => {
     const [resolution, registry, events] = await Promise.all([
       loadPiAiForResolution(),
-      importModule<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>(piAiFile("api-registry.js")),
-      importModule<Pick<PiAi, "createAssistantMessageEventStream">>(piAiFile("utils/event-stream.js")),
+      piAiFile("api-registry.js").then((file) => importModule<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>(file)),
+      piAiFile("utils/event-stream.js").then((file) => importModule<Pick<PiAi, "createAssistantMessageEventStream">>(file)),
     ]);
     return {
       ...resolution,
@@ -126,7 +105,7 @@ let loadingResolution: Promise<PiAiResolution> | undefined;
 
 /** Only pi-ai's API-key module: start-up decides on a model with it and nothing else of pi-ai. */
 export function loadPiAiForResolution(): Promise<PiAiResolution> {
-  loadingResolution ??= importModule<Pick<PiAi, "getEnvApiKey" | "findEnvKeys">>(piAiFile("env-api-keys.js")).then((keys) => ({
+  loadingResolution ??= loadPiAiEnvKeys().then((keys) => ({
     getProviders: catalogued("getProviders"),
     getModels: catalogued("getModels"),
     getSupportedThinkingLevels: catalogued("getSupportedThinkingLevels"),
@@ -139,7 +118,7 @@ export function loadPiAiForResolution(): Promise<PiAiResolution> {
 
 /** Load pi-ai's model catalogue once; later calls share the same promise. */
 export function loadPiAiCatalog(): Promise<void> {
-  loadingCatalog ??= importModule<PiAiCatalog>(piAiFile("models.js")).then((mod) => {
+  loadingCatalog ??= piAiFile("models.js").then((file) => importModule<PiAiCatalog>(file)).then((mod) => {
     catalog = mod;
   });
   return loadingCatalog;

@@ -1,0 +1,16 @@
+/**
+ * pi-ai's API-key module (`env-api-keys.js`: which environment variable holds which provider's
+ * key), the only part of pi-ai that start-up needs. Run from the compiled files, this loads
+ * pi-ai's own file. The CLI bundle swaps this module for that file compiled into the bundle
+ * (scripts/build-bundle.mjs), so a plain start loads no ES module, and Node's ES module loader
+ * never starts (~13 ms of start-up). Keep the export's name and shape: the swap provides it.
+ */
+import { importModule } from "../module-loader.js";
+import type { PiAi } from "./pi-ai.js";
+import { piAiFile } from "./pi-ai-files.js";
+
+export type PiAiEnvKeys = Pick<PiAi, "getEnvApiKey" | "findEnvKeys">;
+
+export async function loadPiAiEnvKeys(): Promise<PiAiEnvKeys> {
+  return importModule<PiAiEnvKeys>(await piAiFile("env-api-keys.js"));
+}
