@@ -2,7 +2,7 @@
  * Lifecycle and robustness through the real wire: EOF, shutdown, errors, ordering, scale.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -301,6 +301,16 @@ describe("CLI", () => {
     expect(keyed.status).toBe(0);
     expect(provider(keyed.stdout)).toBe("openai");
     expect(keyed.stderr).toMatch(/^ESM \d+:.*pi-ai\/dist\/models\.js/m);
+  });
+
+  it("an unbuilt tree gets a message that says to build, not a stack trace", () => {
+    const tree = mkdtempSync(join(tmpdir(), "parley-unbuilt-"));
+    mkdirSync(join(tree, "bin"));
+    for (const file of ["parley.js", "package.json"]) copyFileSync(join(realpathSync(PARLEY_BIN), "..", file), join(tree, "bin", file));
+    const result = spawnSync(process.execPath, [join(tree, "bin", "parley.js"), "--version"], { encoding: "utf8" });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/parley is not built\. Run `npm run build`/);
+    expect(result.stdout).toBe("");
   });
 
   it("--help and --version print to stdout and exit 0", () => {
