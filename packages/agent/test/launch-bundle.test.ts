@@ -115,3 +115,22 @@ describe("loadBundle", () => {
     expect(result.stderr).toMatch(/must hold one wrapped CommonJS module.*rebuild it with npm run build/);
   });
 });
+
+describe("the launcher's module loader", () => {
+  // The CommonJS copy bin/parley.js runs, and the ES module it is built from: both must import
+  // and resolve packages as ES modules do (pi-ai exports only an "import" condition).
+  const copies = {
+    "dist/bundle/launch.cjs": `const { launcherModuleLoader } = (await import("node:module")).createRequire(import.meta.url)(${JSON.stringify(join(import.meta.dirname, "../dist/bundle/launch.cjs"))});`,
+    "dist/cli/launch-bundle.js": `const { launcherModuleLoader } = await import(${JSON.stringify(LAUNCHER)});`,
+  };
+  it.each(Object.entries(copies))("%s resolves and imports an ES-only package", (_copy, load) => {
+    const script = `${load}
+      const loader = launcherModuleLoader();
+      const url = await loader.resolve("@mariozechner/pi-ai");
+      const mod = await loader.import(url);
+      process.stdout.write(JSON.stringify({ url, getEnvApiKey: typeof mod.getEnvApiKey }));`;
+    const result = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", cwd: import.meta.dirname });
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toEqual({ url: expect.stringMatching(/^file:.*\/@mariozechner\/pi-ai\/dist\/index\.js$/), getEnvApiKey: "function" });
+  });
+});

@@ -90,6 +90,16 @@ export interface CliBundle {
   setModuleLoader(loader: ModuleLoader): void;
 }
 
+/** import() and resolution for the bundle, which cannot use its own (see module-loader.ts). */
+export function launcherModuleLoader(): ModuleLoader {
+  return {
+    import: (specifier) => import(specifier),
+    // Used only as a fallback (see models/pi-ai-files.ts). dist/module-loader.js, an ES module one
+    // folder up from both copies of this file, resolves with its own import.meta.resolve.
+    resolve: async (specifier) => ((await import("../module-loader.js")) as typeof import("../module-loader.js")).resolveModule(specifier),
+  };
+}
+
 /**
  * bin/parley.js: load the bundle, give it this module's import(), run the CLI. The bin runs the
  * CommonJS copy of this file the build writes (dist/bundle/launch.cjs): a start-up that loads no
@@ -98,12 +108,7 @@ export interface CliBundle {
  */
 export function launchCli(argv: string[], bundleFile: string): void {
   const { exports: cli } = loadBundle<CliBundle>(bundleFile);
-  cli.setModuleLoader({
-    import: (specifier) => import(specifier),
-    // Only a fallback (see models/pi-ai-files.ts). dist/module-loader.js, an ES module one folder
-    // up from both copies of this file, resolves with its own import.meta.resolve.
-    resolve: async (specifier) => ((await import("../module-loader.js")) as typeof import("../module-loader.js")).resolveModule(specifier),
-  });
+  cli.setModuleLoader(launcherModuleLoader());
   cli.main(argv).catch((error: unknown) => {
     process.stderr.write(`parley: fatal: ${error instanceof Error ? error.stack : String(error)}\n`);
     process.exit(1);
