@@ -21,10 +21,10 @@
 // Last, the CLI runs once (get_state, then end of input) to write the code cache.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -41,7 +41,9 @@ const external = Object.keys(pkg.dependencies)
 
 rmSync(outdir, { recursive: true, force: true });
 const started = performance.now();
-const piAiDist = packageDir(join(dist, "models"), "@mariozechner/pi-ai", "dist");
+// The very file the compiled modules would load at run time: found by their own lookup.
+const { piAiFile } = await import(pathToFileURL(join(dist, "models", "pi-ai-files.js")).href);
+const piAiEnvKeysFile = fileURLToPath(await piAiFile("env-api-keys.js"));
 const { outputFiles } = await build({
   entryPoints: [join(root, "scripts/cli-bundle-entry.cjs")],
   outfile: bundleFile,
@@ -103,15 +105,6 @@ process.stderr.write(
   `build-bundle: ${relative(root, bundleFile)} (${(text.length / 1024).toFixed(0)} KB${cache ? `, code cache ${(cache.size / 1024).toFixed(0)} KB` : ""}) in ${(performance.now() - started).toFixed(0)} ms\n`,
 );
 
-/** `<node_modules folder>/<name>/<sub>` as Node's lookup from `from` finds it (the package's own exports aside). */
-function packageDir(from, name, sub) {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, "node_modules", name, sub);
-    if (existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) throw new Error(`build-bundle: ${name} is not installed (looked upward from ${from}); run npm ci`);
-  }
-}
-
 /**
  * Compiles pi-ai's API-key module into the bundle in place of src/models/pi-ai-env-keys.ts, which
  * otherwise imports pi-ai's file at run time. The module loads node:fs/os/path with import(),
@@ -120,7 +113,6 @@ function packageDir(from, name, sub) {
  */
 function piAiEnvKeysCompiledIn() {
   const swapped = join(dist, "models", "pi-ai-env-keys.js");
-  const envKeys = join(piAiDist, "env-api-keys.js");
   const dynamicImport = "(specifier) => import(specifier)";
   return {
     name: "pi-ai-env-keys-compiled-in",
@@ -129,7 +121,7 @@ function piAiEnvKeysCompiledIn() {
         if (args.path !== swapped) return undefined;
         return {
           contents: [
-            `import { findEnvKeys, getEnvApiKey } from ${JSON.stringify(envKeys)};`,
+            `import { findEnvKeys, getEnvApiKey } from ${JSON.stringify(piAiEnvKeysFile)};`,
             "export async function loadPiAiEnvKeys() {",
             "  return { findEnvKeys, getEnvApiKey };",
             "}",
@@ -139,10 +131,10 @@ function piAiEnvKeysCompiledIn() {
         };
       });
       b.onLoad({ filter: /[\\/]env-api-keys\.js$/ }, (args) => {
-        if (args.path !== envKeys) return undefined;
-        const text = readFileSync(envKeys, "utf8");
+        if (args.path !== piAiEnvKeysFile) return undefined;
+        const text = readFileSync(piAiEnvKeysFile, "utf8");
         if (text.split(dynamicImport).length !== 2) {
-          throw new Error(`build-bundle: ${envKeys} no longer has exactly one \`${dynamicImport}\`; update piAiEnvKeysCompiledIn() in scripts/build-bundle.mjs`);
+          throw new Error(`build-bundle: ${piAiEnvKeysFile} no longer has exactly one \`${dynamicImport}\`; update piAiEnvKeysCompiledIn() in scripts/build-bundle.mjs`);
         }
         return { contents: text.replace(dynamicImport, "(specifier) => Promise.resolve().then(() => require(specifier))"), loader: "js" };
       });
