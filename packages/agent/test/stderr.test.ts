@@ -1,17 +1,18 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-// writeSync is mocked: the first call takes 3 bytes, the second fails as a full non-blocking pipe would.
+// writeSync is mocked: the first call takes 3 bytes (a partial write), any later one fails as a
+// full non-blocking pipe would.
 const calls: string[] = [];
 vi.mock("node:fs", async (importOriginal) => {
   const fs = await importOriginal<typeof import("node:fs")>();
   let n = 0;
   return {
     ...fs,
-    writeSync: (fd: number, buffer: Buffer, offset = 0) => {
+    writeSync: (fd: number, data: string | Uint8Array) => {
       expect(fd).toBe(2);
       n++;
       if (n === 1) {
-        calls.push(buffer.subarray(offset, offset + 3).toString());
+        calls.push(Buffer.from(data).subarray(0, 3).toString());
         return 3;
       }
       throw Object.assign(new Error("EAGAIN: resource temporarily unavailable, write"), { code: "EAGAIN" });

@@ -13,6 +13,7 @@ import { memorySessions, RpcServer, type ExtensionSource, type SessionFactory } 
 import type { SessionWarning } from "../session/format.js";
 import type { Session } from "../session/session.js";
 import { continueSession, createSession, defaultSessionDir, openSession } from "../session/store.js";
+import { claimStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
@@ -84,6 +85,9 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
+  // for the protocol alone (not before the server starts).
+  const stdin = claimStdin();
   const cwd = process.cwd();
   let models: ModelResolution;
   let session: Session;
@@ -119,6 +123,7 @@ export async function main(argv: string[]): Promise<void> {
   for (const ext of extensions) if (ext.error !== undefined) log(ext.error);
 
   const transport = new StdioTransport({
+    stdin,
     ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
     // The client closed our stdout: nobody can hear us, so finish quietly.
     onOutputClosed: () => void server.shutdown().then(() => process.exit(0)),

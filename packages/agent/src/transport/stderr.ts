@@ -8,7 +8,7 @@
  * diagnostics are dropped: an error on process.stderr with no listener is an uncaught exception,
  * and parley reports those on stderr, which would fail again, forever.
  */
-import { writeSync } from "node:fs";
+import { writeWithoutWaiting } from "./fd-write.js";
 
 let useStream = false;
 let closed = false;
@@ -32,19 +32,17 @@ export function writeStderr(text: string): void {
     stream().write(text);
     return;
   }
-  const bytes = Buffer.from(text, "utf8");
-  let offset = 0;
+  let rest: Uint8Array | undefined;
   try {
-    while (offset < bytes.length) offset += writeSync(2, bytes, offset);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EAGAIN") {
-      closed = true;
-      return;
-    }
-    // What was not written goes through the stream, and so does everything after it.
-    useStream = true;
-    stream().write(bytes.subarray(offset));
+    rest = writeWithoutWaiting(2, text);
+  } catch {
+    closed = true;
+    return;
   }
+  if (rest === undefined) return;
+  // What was not written goes through the stream, and so does everything after it.
+  useStream = true;
+  stream().write(rest);
 }
 
 /**

@@ -2,17 +2,33 @@
  * stdin/stdout as a transport: strict JSONL in, one record per line out. The first record of a
  * burst is written at once and the rest of the burst in one batch after it; a reader that went
  * away (EPIPE) ends output quietly.
+ *
+ * On a pipe or socket both directions skip Node's stream machinery while they can: input comes
+ * from a claimed fd 0 (claim-stdin.ts), and output is written to fd 1 directly whenever the
+ * stream holds nothing, so the stream only queues what the pipe cannot take yet.
  */
-import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
+import { attachJsonlReader, JsonlLineSplitter, serializeJsonLine } from "@parley/protocol/jsonl";
 import type { Transport, TransportSink } from "../rpc/transport.js";
-import { writeToStderr } from "./stderr.js";
+import { writeWithoutWaiting } from "./fd-write.js";
+import { writeStderr, writeToStderr } from "./stderr.js";
+import { isPipeOrSocket, type ClaimedStdin } from "./claim-stdin.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
 const BATCH_FLUSH_CHARS = 64 * 1024;
 
 export interface StdioTransportOptions {
+  /** Default: the claimed fd 0 if `stdin` is given, else process.stdin. */
   input?: NodeJS.ReadableStream;
+  /** fd 0 taken with claimStdin() (a pipe or socket is then read without a Readable). */
+  stdin?: ClaimedStdin;
+  /** Default: process.stdout, written to directly while it is a pipe or socket with nothing queued. */
   output?: NodeJS.WritableStream;
+  /**
+   * The descriptor under `output`, to write to directly while `output` holds nothing queued. It
+   * must not block: a file, or a pipe or socket that Node opened as a stream (which makes it
+   * non-blocking). Default: fd 1 when `output` is the default and fd 1 is a pipe or socket.
+   */
+  outputFd?: number;
   maxLineBytes?: number;
   /** Called once if the output stream fails (e.g. the client closed its end of the pipe). */
   onOutputClosed?: (error: Error) => void;
@@ -22,6 +38,8 @@ export class StdioTransport implements Transport {
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream & { writableLength?: number };
   readonly #options: StdioTransportOptions;
+  /** fd 1 when writes may go to it directly (see #write); undefined: always through the stream. */
+  readonly #outputFd: number | undefined;
   #batch: string[] = [];
   #batchLength = 0;
   #inBurst = false;
@@ -39,26 +57,45 @@ export class StdioTransport implements Transport {
 
   constructor(options: StdioTransportOptions = {}) {
     this.#options = options;
-    this.#input = options.input ?? process.stdin;
+    this.#input = options.input ?? options.stdin?.stream ?? process.stdin;
     this.#output = options.output ?? process.stdout;
+    // Creating process.stdout on a pipe or socket made fd 1 non-blocking (libuv opens it so), which
+    // is what lets #write try it directly without ever stalling the agent on a full pipe.
+    this.#outputFd = options.outputFd ?? (options.output === undefined && isPipeOrSocket(1) ? 1 : undefined);
     // Captured before takeOverStdout() reroutes everyone else's writes.
     this.#rawWrite = this.#output.write.bind(this.#output) as RawWrite;
-    this.#output.on("error", (error: Error) => {
-      if (this.#outputClosed) return;
-      this.#outputClosed = true;
-      this.#batch = [];
-      // Nobody will read what is still queued: flush() callers stop waiting for it.
-      for (const resolve of this.#flushWaiters.splice(0)) resolve();
-      this.#options.onOutputClosed?.(error);
-    });
+    this.#output.on("error", (error: Error) => this.#outputFailed(error));
   }
 
   start(sink: TransportSink): void {
-    attachJsonlReader(this.#input, sink.line.bind(sink), {
+    const options = {
       ...(this.#options.maxLineBytes !== undefined ? { maxLineBytes: this.#options.maxLineBytes } : {}),
-      onOverflow: (info) => sink.overflow(info),
-      onEnd: () => sink.end(),
+      onOverflow: (info: { bytes: number; maxLineBytes: number }) => sink.overflow(info),
+    };
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      sink.end();
+    };
+    // A read error (the client's socket was reset) ends the input like EOF: the agent finishes
+    // what it has and shuts down, instead of waiting for input that cannot come.
+    this.#input.on("error", (error: Error) => {
+      writeStderr(`parley: reading stdin failed (${error.message}); treating it as the end of input\n`);
+      end();
     });
+    const claimed = this.#options.stdin;
+    if (claimed?.kind === "socket" && this.#input === claimed.stream) {
+      const splitter = new JsonlLineSplitter(sink.line.bind(sink), options);
+      claimed.onChunk = (chunk) => splitter.push(chunk);
+      claimed.stream.once("end", () => {
+        splitter.end();
+        end();
+      });
+      claimed.stream.resume();
+      return;
+    }
+    attachJsonlReader(this.#input, sink.line.bind(sink), { ...options, onEnd: end });
   }
 
   send(record: object): void {
@@ -97,10 +134,26 @@ export class StdioTransport implements Transport {
     const text = this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join("");
     this.#batch = [];
     this.#batchLength = 0;
-    // A string goes straight to the pipe. Only when the stream is already holding output (the
-    // client reads slowly) is it turned into bytes, which sit outside the JS heap and never take
-    // two bytes per character.
-    const ok = this.#rawWrite((this.#output.writableLength ?? 0) > 0 ? Buffer.from(text, "utf8") : text);
+    const queued = (this.#output.writableLength ?? 0) > 0;
+    let chunk: string | Uint8Array = text;
+    if (this.#outputFd !== undefined && !queued) {
+      // Nothing is queued, so writing to the descriptor now keeps the order; only what the pipe
+      // cannot take goes to the stream, and later records queue behind it there.
+      let rest: Uint8Array | undefined;
+      try {
+        rest = writeWithoutWaiting(this.#outputFd, text);
+      } catch (error) {
+        this.#outputFailed(error as Error);
+        return;
+      }
+      if (rest === undefined) return;
+      chunk = rest;
+    } else if (queued) {
+      // Output the stream holds (the client reads slowly) is kept as bytes, which sit outside the
+      // JS heap and never take two bytes per character.
+      chunk = Buffer.from(text, "utf8");
+    }
+    const ok = this.#rawWrite(chunk);
     // The client is not reading: stop taking new commands until it catches up, so output that
     // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
     if (!ok && !this.#paused) {
@@ -111,6 +164,16 @@ export class StdioTransport implements Transport {
         this.#input.resume();
       });
     }
+  }
+
+  /** The output failed (EPIPE: the client closed its end): stop writing, once. */
+  #outputFailed(error: Error): void {
+    if (this.#outputClosed) return;
+    this.#outputClosed = true;
+    this.#batch = [];
+    // Nobody will read what is still queued: flush() callers stop waiting for it.
+    for (const resolve of this.#flushWaiters.splice(0)) resolve();
+    this.#options.onOutputClosed?.(error);
   }
 }
 
