@@ -86,15 +86,17 @@ export class LineSplitter {
       const lf = buf.indexOf(10, start);
       if (lf === -1) break;
       let line;
+      // The whole line's bytes with its LF, the pieces from earlier chunks included.
+      const bytes = this.#pendingBytes + lf - start + 1;
       if (this.#pending.length === 0) {
         line = buf.toString("utf8", start, lf);
       } else {
         this.#pending.push(buf.subarray(start, lf));
-        line = Buffer.concat(this.#pending, this.#pendingBytes + lf - start).toString("utf8");
+        line = Buffer.concat(this.#pending, bytes - 1).toString("utf8");
         this.#pending = [];
         this.#pendingBytes = 0;
       }
-      this.onLine(line, lf - start + 1);
+      this.onLine(line, bytes);
       start = lf + 1;
     }
     if (start < buf.length) {
