@@ -2,5 +2,6 @@
 export type * from "./extensions/types.js";
 export { RpcServer, type RpcServerOptions, type ExtensionSource } from "./rpc/server.js";
 export type { Transport, TransportSink } from "./rpc/transport.js";
-export { StdioTransport } from "./transport/stdio.js";
+export { StdioTransport, type StdioTransportOptions } from "./transport/stdio.js";
+export { claimStdin, type ClaimedStdin } from "./transport/claim-stdin.js";
 export { loadExtension, discoverExtensions } from "./extensions/loader.js";
