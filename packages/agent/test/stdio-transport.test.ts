@@ -194,6 +194,26 @@ describe("StdioTransport on descriptors (the CLI on a pipe or socket)", () => {
     expect(end).toHaveBeenCalledTimes(1);
   });
 
+  for (const kind of ["stream", "socket"] as const) {
+    it(`output backed up before start() (an extension writing as it loads): the ${kind} input stays paused through the drain and loses nothing`, async () => {
+      const input = new PassThrough();
+      const claimed: ClaimedStdin = { kind: "socket", stream: input as unknown as Socket, onChunk: () => {} };
+      const slow = recorder({ hold: true, highWaterMark: 16 });
+      const transport = new StdioTransport(kind === "socket" ? { stdin: claimed, output: slow.output } : { input, output: slow.output });
+      if (kind === "socket") input.pause(); // claimStdin() hands the socket over paused
+      transport.send({ n: "a record longer than the high-water mark" });
+      slow.release();
+      await tick();
+      input.write('{"early":1}\n');
+      await tick();
+      const lines: string[] = [];
+      if (kind === "socket") input.on("data", (chunk: Buffer) => claimed.onChunk(chunk)); // what onread does
+      transport.start({ line: (text) => lines.push(text), overflow: () => {}, end: () => {} });
+      await tick();
+      expect(lines).toEqual(['{"early":1}']);
+    });
+  }
+
   it("an input stream that fails (a reset socket) ends the input once, like EOF", () => {
     const input = new PassThrough();
     const end = vi.fn();

@@ -44,7 +44,10 @@ export class StdioTransport implements Transport {
   #batchLength = 0;
   #inBurst = false;
   #outputClosed = false;
+  /** Input is paused because output is backed up. */
   #paused = false;
+  /** start() has run: input has a reader, so it may flow. */
+  #started = false;
   readonly #rawWrite: RawWrite;
   /** flush() callers still waiting; released early if the output fails. */
   #flushWaiters: (() => void)[] = [];
@@ -92,10 +95,13 @@ export class StdioTransport implements Transport {
         splitter.end();
         end();
       });
-      claimed.stream.resume();
-      return;
+    } else {
+      attachJsonlReader(this.#input, sink.line.bind(sink), { ...options, onEnd: end });
     }
-    attachJsonlReader(this.#input, sink.line.bind(sink), { ...options, onEnd: end });
+    this.#started = true;
+    // Output sent before start (an extension's, while it loaded) may have backed up already:
+    // then the input waits for the drain like any other.
+    if (!this.#paused) this.#input.resume();
   }
 
   send(record: object): void {
@@ -161,7 +167,8 @@ export class StdioTransport implements Transport {
       this.#input.pause();
       this.#output.once("drain", () => {
         this.#paused = false;
-        this.#input.resume();
+        // Before start() nobody reads the input: a flowing stream would drop what arrives.
+        if (this.#started) this.#input.resume();
       });
     }
   }
