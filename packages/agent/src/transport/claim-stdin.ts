@@ -37,9 +37,15 @@ export function isPipeOrSocket(fd: number): boolean {
   }
 }
 
-/** Takes fd 0 for the protocol (see the top of this file). Call it once, before extensions load. */
+let claimed: ClaimedStdin | undefined;
+
+/**
+ * Takes fd 0 for the protocol (see the top of this file); call it before extensions load. A
+ * second call returns the first claim: after it, process.stdin is only the stand-in.
+ */
 export function claimStdin(): ClaimedStdin {
-  const claimed: ClaimedStdin = (isPipeOrSocket(0) && socketOnStdin()) || { kind: "stream", stream: process.stdin };
+  if (claimed !== undefined) return claimed;
+  claimed = (isPipeOrSocket(0) && socketOnStdin()) || { kind: "stream", stream: process.stdin };
   let standIn: Readable | undefined;
   Object.defineProperty(process, "stdin", {
     configurable: true,

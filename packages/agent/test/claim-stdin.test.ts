@@ -1,0 +1,50 @@
+/**
+ * claimStdin() in a process of its own (it takes the process's fd 0): the kind it picks, what it
+ * reads, and what process.stdin becomes.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const MODULE = pathToFileURL(join(import.meta.dirname, "../dist/transport/claim-stdin.js")).href;
+
+// Claims twice, listens on process.stdin as an extension might, reads everything through the
+// claim, and prints what each side saw.
+const SCRIPT = `
+import { claimStdin } from ${JSON.stringify(MODULE)};
+const claim = claimStdin();
+const again = claimStdin();
+let standIn = 0;
+process.stdin.on("data", (chunk) => (standIn += chunk.length));
+process.stdin.resume();
+const chunks = [];
+const done = () => console.log(JSON.stringify({ kind: claim.kind, same: claim === again, fd: process.stdin.fd, standIn, text: Buffer.concat(chunks).toString() }));
+if (claim.kind === "socket") claim.onChunk = (chunk) => chunks.push(Buffer.from(chunk));
+else claim.stream.on("data", (chunk) => chunks.push(Buffer.from(chunk)));
+claim.stream.once("end", () => setImmediate(done));
+claim.stream.resume();
+`;
+
+const INPUT = "line one\nline two ✓\n".repeat(5000);
+
+function run(shell: string): Record<string, unknown> {
+  const dir = mkdtempSync(join(tmpdir(), "parley-claim-"));
+  writeFileSync(join(dir, "in"), INPUT);
+  writeFileSync(join(dir, "claim.mjs"), SCRIPT);
+  const result = spawnSync("sh", ["-c", shell], { cwd: dir, encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: 30_000 });
+  expect(result.status, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+describe("claimStdin", () => {
+  it("a pipe: read as a socket, every byte; a second claim returns the first; process.stdin sees nothing", () => {
+    expect(run(`cat in | "$NODE" claim.mjs`)).toEqual({ kind: "socket", same: true, fd: 0, standIn: 0, text: INPUT });
+  });
+
+  it("a regular file: read through Node's stream, every byte; process.stdin sees nothing either", () => {
+    expect(run(`"$NODE" claim.mjs < in`)).toEqual({ kind: "stream", same: true, fd: 0, standIn: 0, text: INPUT });
+  });
+});
