@@ -57,7 +57,8 @@ export function claimStdin(): ClaimedStdin {
 
 /** fd 0 as a paused socket with `onread`; undefined if Node cannot open it as one. */
 function socketOnStdin(): ClaimedStdin | undefined {
-  let onChunk = (_chunk: Uint8Array): void => {};
+  // Set once the socket exists; the transport replaces its onChunk before it resumes reading.
+  let claim: Extract<ClaimedStdin, { kind: "socket" }> | undefined;
   // Node's constructor takes `onread` (it is how a socket made from an fd gets one); the type
   // declarations list it for connect() only.
   const options: SocketConstructorOpts & ConnectOpts = {
@@ -70,7 +71,7 @@ function socketOnStdin(): ClaimedStdin | undefined {
     onread: {
       buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
       callback: (bytes, buffer) => {
-        onChunk(buffer.subarray(0, bytes));
+        claim?.onChunk(buffer.subarray(0, bytes));
         return true;
       },
     },
@@ -85,16 +86,8 @@ function socketOnStdin(): ClaimedStdin | undefined {
   // The constructor starts reading; nothing is read before the event loop turns, so pausing here
   // leaves every byte in the kernel until the transport is ready for it.
   socket.pause();
-  return {
-    kind: "socket",
-    stream: socket,
-    get onChunk() {
-      return onChunk;
-    },
-    set onChunk(receiver) {
-      onChunk = receiver;
-    },
-  };
+  claim = { kind: "socket", stream: socket, onChunk: () => {} };
+  return claim;
 }
 
 /** What process.stdin is once the protocol owns fd 0: a stream that never delivers anything. */
