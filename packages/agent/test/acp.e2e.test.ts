@@ -12,6 +12,7 @@ import { agentText, startAcp, untilWithdrawn, type AcpHarness } from "./helpers/
 import { DEMO, ROOT } from "./helpers/spawn.js";
 
 const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
+const STARTUP_DIALOG = join(ROOT, "packages/agent/test/fixtures/startup-dialog.ts");
 const TEST_MS = 120_000;
 
 const running: AcpHarness[] = [];
@@ -315,6 +316,59 @@ describe("parley --mode acp", () => {
       expect((await prompt(h, made.sessionId, "and again")).stopReason).toBe("end_turn");
       expect(h.updates.slice(from).some((n) => n.sessionId === made.sessionId && n.update.sessionUpdate === "agent_message_chunk")).toBe(true);
       await expect(h.agent.request("session/load", { sessionId: "no-such-session", cwd: ws.dir, mcpServers: [] })).rejects.toThrow();
+      expect(await h.close()).toEqual({ code: 0 });
+      expectOnlyJsonRpc(h);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "a dialog opened while the session starts belongs to that session and waits for the user; fire-and-forget UI maps to updates",
+    async () => {
+      const ws = workspace([]);
+      const h = await start(["--no-session", "--name", "my session", "-e", STARTUP_DIALOG, "-e", DEMO], { cwd: ws.dir, capabilities: { elicitation: { form: {} } } });
+      let answer!: (response: acp.CreateElicitationResponse) => void;
+      h.onElicit = () => new Promise((resolve) => (answer = resolve));
+      const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
+      // Asked only after the response named the session, and scoped to it.
+      await h.until(() => h.requests.length === 1, "the startup dialog");
+      expect(h.requests[0]?.params).toMatchObject({ sessionId: session.sessionId, message: "Trust this folder?\n\nstartup question" });
+      const meta = (): unknown[] => h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && n.update._meta ? [n.update._meta] : []));
+      // Nothing answers for the user: the dialog is still open a while later (a command meanwhile does not close it).
+      expect((await prompt(h, session.sessionId, "/demo-title renamed")).stopReason).toBe("end_turn");
+      expect(h.requests[0]?.withdrawn).toBe(false);
+      const titles = (): string[] => h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && typeof n.update.title === "string" ? [n.update.title] : []));
+      expect(titles()).toEqual(["my session", "renamed"]);
+      answer({ action: "accept", content: { confirmed: true } });
+      await h.until(() => JSON.stringify(meta().at(-1) ?? {}).includes('"trust":"trusted"'), "the status after the answer");
+      // session_start handlers run in turn: the demo's comes after the answered question.
+      await h.until(() => titles().length === 3, "the demo's title");
+      expect(titles()).toEqual(["my session", "renamed", "parley demo (startup)"]);
+      await prompt(h, session.sessionId, "/demo-widgets");
+      await prompt(h, session.sessionId, "/demo-prefill hello there");
+      expect(meta().at(-1)).toEqual({
+        parley: {
+          ui: {
+            statuses: { "rpc-demo": "ready", trust: "trusted" },
+            widgets: {
+              "rpc-demo": { lines: ["parley RPC demo", "try /demo-select, /demo-confirm, /demo-input, /demo-editor"], placement: "aboveEditor" },
+              "demo-above": { lines: ["above the editor"], placement: "aboveEditor" },
+              "demo-below": { lines: ["below the editor", "(second line)"], placement: "belowEditor" },
+            },
+            editorText: "hello there",
+          },
+        },
+      });
+      // notify without the notices capability: an agent message per note.
+      await prompt(h, session.sessionId, "/demo-notify");
+      expect(agentText(h)).toContain("[an info note]");
+      expect(agentText(h)).toContain("[warning: a warning]");
+      expect(agentText(h)).toContain("[error: an error]");
+
+      // The model as a config option.
+      const set = await h.agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "parley/offline" });
+      expect(set.configOptions.find((o) => o.id === "model")?.currentValue).toBe("parley/offline");
+      await expect(h.agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "nope/nothing" })).rejects.toThrow(/no model/);
       expect(await h.close()).toEqual({ code: 0 });
       expectOnlyJsonRpc(h);
     },

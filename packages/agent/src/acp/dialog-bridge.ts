@@ -32,8 +32,11 @@ export interface DialogBridgeOptions {
   sessionId: () => string;
   /** The tool call a tool_call handler is deciding on right now, if any. */
   gatingToolCall: () => { toolCallId: string } | undefined;
-  /** Runs `send` once the client knows `sessionId` (at once, usually). */
-  whenVisible: (sessionId: string, send: () => void) => void;
+  /**
+   * Runs `send` once the client knows `sessionId` (at once, usually), with the id the client
+   * knows it by (a dialog opened before the first session/new goes to the session it makes).
+   */
+  whenVisible: (sessionId: string, send: (sessionId: string) => void) => void;
   update: (sessionId: string, update: SessionUpdate) => void;
   notice: (sessionId: string, severity: "info" | "warning" | "error", title: string, description?: string) => void;
   log: (message: string) => void;
@@ -70,12 +73,12 @@ export class DialogBridge {
 
   #open(request: DialogRequest): void {
     const o = this.#options;
-    const sessionId = o.sessionId();
     const gating = request.method === "confirm" ? o.gatingToolCall() : undefined;
-    const dialog: LiveDialog = { sessionId, controller: new AbortController(), settled: false };
+    const dialog: LiveDialog = { sessionId: o.sessionId(), controller: new AbortController(), settled: false };
     this.#live.set(request.id, dialog);
-    o.whenVisible(sessionId, () => {
+    o.whenVisible(dialog.sessionId, (sessionId) => {
       if (!this.#live.has(request.id)) return; // ended while the client could not see it yet
+      dialog.sessionId = sessionId;
       if (gating) this.#permission(request, sessionId, dialog, gating.toolCallId, false);
       else if (o.elicitation()) this.#elicit(request, sessionId, dialog);
       else if (request.method === "select" || request.method === "confirm") this.#permission(request, sessionId, dialog, `dialog-${request.id}`, true);

@@ -76,7 +76,7 @@ export class AcpServer {
   #begun = false;
   /** Session ids the client has been told about; updates and dialogs for others wait (see #whenVisible). */
   readonly #visible = new Set<string>();
-  readonly #held = new Map<string, (() => void)[]>();
+  readonly #held = new Map<string, ((sessionId: string) => void)[]>();
   /** Session files by id: the ones listed, made or loaded here. */
   readonly #files = new Map<string, string>();
   #turn: { sessionId: string; cancelled: boolean } | undefined;
@@ -230,7 +230,7 @@ export class AcpServer {
     const initial = this.#options.session;
     if (!this.#begun) {
       // The session the command line opened, unless it already holds a conversation.
-      const session = initial.entries().length === 0 ? initial : this.#options.sessions.create({});
+      const session = this.#agent.messages.length === 0 ? initial : this.#options.sessions.create({});
       if (session !== initial) this.#agent.useSession(session);
       return this.#begin(session, []);
     }
@@ -253,7 +253,10 @@ export class AcpServer {
     this.#remember(session);
     this.#mapper = new UpdateMapper(this.#options.cwd);
     void switched.then(
-      () => this.#sendCommands(session.id),
+      () => {
+        this.#sendName(session.id);
+        this.#sendCommands(session.id);
+      },
       (error: unknown) => this.#log(`new session: ${errorMessage(error)}`),
     );
     this.#announceAfterResponse(session.id);
@@ -272,6 +275,7 @@ export class AcpServer {
     }
     if (this.#agent.session.id !== sessionId) await this.#switchTo(sessionId);
     this.#replay(sessionId);
+    this.#sendName(sessionId);
     this.#sendCommands(sessionId);
     return this.#sessionState(sessionId);
   }
@@ -279,11 +283,18 @@ export class AcpServer {
   /** The first session: replay (for a load), answer, then session_start "startup" once the client knows the id. */
   async #begin(session: Session, replay: SessionUpdate[]): Promise<NewSessionResponse> {
     this.#begun = true;
+    // What extensions showed while loading, before any session existed for the client, goes to this one.
+    const early = this.#held.get(this.#options.session.id);
+    if (early && session !== this.#options.session) {
+      this.#held.delete(this.#options.session.id);
+      this.#held.set(session.id, [...early, ...(this.#held.get(session.id) ?? [])]);
+    }
     this.#remember(session);
     for (const update of replay) this.#update(session.id, update);
     const response = this.#sessionState(session.id);
     const afterResponse = (): void => {
       this.#markVisible(session.id);
+      this.#sendName(session.id);
       void (async () => {
         await this.runtime.emit({ type: "session_start", reason: "startup" });
         await this.runtime.emitResourcesDiscover(this.#options.cwd, "startup");
@@ -446,6 +457,12 @@ export class AcpServer {
     ];
   }
 
+  /** The session's name, as its title (setTitle later replaces it, as a window title would). */
+  #sendName(sessionId: string): void {
+    const name = this.#agent.session.name;
+    if (name !== undefined) this.#update(sessionId, { sessionUpdate: "session_info_update", title: name });
+  }
+
   #sendCommands(sessionId: string): void {
     const availableCommands = this.runtime.commandList().map((c) => ({ name: c.name, description: c.description ?? "", input: { hint: "arguments" } }));
     this.#update(sessionId, { sessionUpdate: "available_commands_update", availableCommands });
@@ -466,7 +483,7 @@ export class AcpServer {
   /** The host's records: fire-and-forget UI, the session's name, extension errors. */
   #onHostRecord(record: object): void {
     const r = record as { type?: unknown };
-    const sessionId = this.#begun ? this.#agent.session.id : this.#options.session.id;
+    const sessionId = this.#agent.session.id;
     if (r.type === "extension_ui_request") this.#fireAndForget(sessionId, record as FireAndForgetRequest);
     else if (r.type === "session_info_changed") {
       const name = (record as { name?: string }).name;
@@ -514,15 +531,15 @@ export class AcpServer {
   // ---- delivery ------------------------------------------------------------------------------
 
   #update(sessionId: string, update: SessionUpdate): void {
-    this.#whenVisible(sessionId, () => {
+    this.#whenVisible(sessionId, (visibleId) => {
       const client: AgentContext | undefined = this.#connection?.client;
-      client?.notify("session/update", { sessionId, update }).catch((error: unknown) => this.#log(`session/update: ${errorMessage(error)}`));
+      client?.notify("session/update", { sessionId: visibleId, update }).catch((error: unknown) => this.#log(`session/update: ${errorMessage(error)}`));
     });
   }
 
   /** Sends now if the client knows the session, else once a response has named it. */
-  #whenVisible(sessionId: string, send: () => void): void {
-    if (this.#visible.has(sessionId)) return send();
+  #whenVisible(sessionId: string, send: (sessionId: string) => void): void {
+    if (this.#visible.has(sessionId)) return send(sessionId);
     const held = this.#held.get(sessionId);
     if (held) held.push(send);
     else this.#held.set(sessionId, [send]);
@@ -532,7 +549,7 @@ export class AcpServer {
     this.#visible.add(sessionId);
     const held = this.#held.get(sessionId) ?? [];
     this.#held.delete(sessionId);
-    for (const send of held) send();
+    for (const send of held) send(sessionId);
   }
 
   /** The response naming the session is written once the handler returns; what waits for it goes after. */
