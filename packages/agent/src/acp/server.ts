@@ -58,6 +58,13 @@ export interface AcpServerOptions {
   shutdownGraceMs?: number;
 }
 
+/** setStatus, setWidget and setEditorText, which ACP has no update for. */
+interface UiExtras {
+  statuses: Record<string, string>;
+  widgets: Record<string, { lines: string[]; placement: string }>;
+  editorText?: string;
+}
+
 const MODEL_OPTION = "model";
 const THINKING_OPTION = "thinking";
 
@@ -83,7 +90,7 @@ export class AcpServer {
   /** Requests run one after another where they touch the active session (switches, prompts' start). */
   #serial: Promise<unknown> = Promise.resolve();
   /** UI state that ACP has no update for, sent in session_info_update's _meta. */
-  readonly #ui = { statuses: {} as Record<string, string>, widgets: {} as Record<string, { lines: string[]; placement: string }>, editorText: undefined as string | undefined };
+  readonly #ui: UiExtras = { statuses: {}, widgets: {} };
   #shutdown: Promise<void> | undefined;
   #resolveClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
@@ -357,8 +364,9 @@ export class AcpServer {
   async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {
     const turn = { sessionId, cancelled: false };
     const before = await this.#serially(async () => {
+      // Checked before any switch: a prompt for another session must not end this one's turn.
+      if (this.#turn) throw this.#sdk.RequestError.invalidRequest(undefined, "A prompt is already running: wait for its response or send session/cancel");
       await this.#activate(sessionId);
-      if (this.#turn) throw this.#sdk.RequestError.invalidRequest(undefined, "A prompt is already running in this session: wait for its response or send session/cancel");
       this.#turn = turn;
       return this.#agent.messages.length;
     });
@@ -480,17 +488,14 @@ export class AcpServer {
     for (const update of this.#mapper.map(record)) this.#update(sessionId, update);
   }
 
-  /** The host's records: fire-and-forget UI, the session's name, extension errors. */
+  /** The host's records (RPC records, as it writes them in RPC mode): fire-and-forget UI, the session's name, extension errors. */
   #onHostRecord(record: object): void {
-    const r = record as { type?: unknown };
     const sessionId = this.#agent.session.id;
-    if (r.type === "extension_ui_request") this.#fireAndForget(sessionId, record as FireAndForgetRequest);
-    else if (r.type === "session_info_changed") {
-      const name = (record as { name?: string }).name;
-      this.#update(sessionId, { sessionUpdate: "session_info_update", title: name ?? null });
-    } else if (r.type === "extension_error") {
-      const e = record as { extensionPath: string; event: string; error: string };
-      this.#notice(sessionId, "error", `Extension error (${e.event})`, `${e.extensionPath}: ${e.error}`);
+    if (isFireAndForget(record)) this.#fireAndForget(sessionId, record);
+    else if (isRecord(record, "session_info_changed")) {
+      this.#update(sessionId, { sessionUpdate: "session_info_update", title: typeof record["name"] === "string" ? record["name"] : null });
+    } else if (isRecord(record, "extension_error")) {
+      this.#notice(sessionId, "error", `Extension error (${String(record["event"])})`, `${String(record["extensionPath"])}: ${String(record["error"])}`);
     }
   }
 
@@ -600,6 +605,17 @@ function promptInput(blocks: ContentBlock[]): { text: string; images: ImageConte
     }
   }
   return { text: parts.join(""), images };
+}
+
+const FIRE_AND_FORGET = new Set(["notify", "setStatus", "setWidget", "setTitle", "set_editor_text"]);
+
+/** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */
+function isFireAndForget(record: object): record is FireAndForgetRequest {
+  return isRecord(record, "extension_ui_request") && FIRE_AND_FORGET.has(String(record["method"]));
+}
+
+function isRecord(record: object, type: string): record is Record<string, unknown> {
+  return (record as { type?: unknown }).type === type;
 }
 
 function isThinkingLevel(value: string): value is ThinkingLevel {
