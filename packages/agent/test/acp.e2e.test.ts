@@ -192,6 +192,10 @@ describe("parley --mode acp", () => {
         ["elicitation/create", true],
         ["elicitation/create", true],
       ]);
+      // Exactly one withdrawal per ended dialog, and none for the ones the client answered.
+      const cancels = h.lines.map((l) => JSON.parse(l) as { method?: string; params?: { requestId?: unknown } }).filter((m) => m.method === "$/cancel_request");
+      expect(cancels).toHaveLength(3);
+      expect(new Set(cancels.map((m) => JSON.stringify(m.params?.requestId))).size).toBe(3);
       expect(await h.close()).toEqual({ code: 0 });
       expectOnlyJsonRpc(h);
     },
@@ -245,7 +249,11 @@ describe("parley --mode acp", () => {
       await run("/demo-timed 300", "timed confirm: false");
       await h.until(() => h.requests[before]?.withdrawn === true, "the timed request withdrawn");
       expect(h.requests.slice(before).map((r) => r.method)).toEqual(["session/request_permission"]);
+      // The client goes away while a dialog waits: parley withdraws it and exits 0.
+      const waiting = prompt(h, session.sessionId, "/demo-confirm").catch(() => undefined);
+      await h.until(() => h.requests.length === before + 2, "the last dialog");
       expect(await h.close()).toEqual({ code: 0 });
+      await waiting;
     },
     TEST_MS,
   );
