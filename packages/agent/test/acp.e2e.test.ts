@@ -342,16 +342,22 @@ describe("parley --mode acp", () => {
       await h.until(() => h.requests.length === 1, "the startup dialog");
       expect(h.requests[0]?.params).toMatchObject({ sessionId: session.sessionId, message: "Trust this folder?\n\nstartup question" });
       const meta = (): unknown[] => h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && n.update._meta ? [n.update._meta] : []));
-      // Nothing answers for the user: the dialog is still open a while later (a command meanwhile does not close it).
-      expect((await prompt(h, session.sessionId, "/demo-title renamed")).stopReason).toBe("end_turn");
-      expect(h.requests[0]?.withdrawn).toBe(false);
+      // A prompt waits for session_start, as RPC commands wait for start-up; nothing answers for the user.
+      let prompted = false;
+      const renamed = prompt(h, session.sessionId, "/demo-title renamed").then((r) => {
+        prompted = true;
+        return r;
+      });
       const titles = (): string[] => h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && typeof n.update.title === "string" ? [n.update.title] : []));
-      expect(titles()).toEqual(["my session", "renamed"]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(prompted).toBe(false);
+      expect(h.requests[0]?.withdrawn).toBe(false);
+      expect(titles()).toEqual(["my session"]);
       answer({ action: "accept", content: { confirmed: true } });
-      await h.until(() => JSON.stringify(meta().at(-1) ?? {}).includes('"trust":"trusted"'), "the status after the answer");
-      // session_start handlers run in turn: the demo's comes after the answered question.
-      await h.until(() => titles().length === 3, "the demo's title");
-      expect(titles()).toEqual(["my session", "renamed", "parley demo (startup)"]);
+      expect((await renamed).stopReason).toBe("end_turn");
+      expect(JSON.stringify(meta().at(-1))).toContain('"trust":"trusted"');
+      // session_start handlers run in turn (the demo's after the answered question), then the prompt.
+      expect(titles()).toEqual(["my session", "parley demo (startup)", "renamed"]);
       await prompt(h, session.sessionId, "/demo-widgets");
       await prompt(h, session.sessionId, "/demo-prefill hello there");
       expect(meta().at(-1)).toEqual({

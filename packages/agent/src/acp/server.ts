@@ -87,6 +87,11 @@ export class AcpServer {
   /** Session files by id: the ones listed, made or loaded here. */
   readonly #files = new Map<string, string>();
   #turn: { sessionId: string; cancelled: boolean } | undefined;
+  /**
+   * The active session's session_start handlers, which run after the response that names the
+   * session; prompts wait for them, as RPC commands wait for start-up (answers to their dialogs never wait).
+   */
+  #sessionStart: Promise<void> = Promise.resolve();
   /** Requests run one after another where they touch the active session (switches, prompts' start). */
   #serial: Promise<unknown> = Promise.resolve();
   /** UI state that ACP has no update for, sent in session_info_update's _meta. */
@@ -259,7 +264,7 @@ export class AcpServer {
     const session = made;
     this.#remember(session);
     this.#mapper = new UpdateMapper(this.#options.cwd);
-    void switched.then(
+    this.#sessionStart = switched.then(
       () => {
         this.#sendName(session.id);
         this.#sendCommands(session.id);
@@ -299,16 +304,19 @@ export class AcpServer {
     this.#remember(session);
     for (const update of replay) this.#update(session.id, update);
     const response = this.#sessionState(session.id);
-    const afterResponse = (): void => {
-      this.#markVisible(session.id);
-      this.#sendName(session.id);
-      void (async () => {
-        await this.runtime.emit({ type: "session_start", reason: "startup" });
-        await this.runtime.emitResourcesDiscover(this.#options.cwd, "startup");
-        this.#sendCommands(session.id);
-      })().catch((error: unknown) => this.#log(`session start: ${errorMessage(error)}`));
-    };
-    setImmediate(afterResponse);
+    this.#sessionStart = new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.#markVisible(session.id);
+        this.#sendName(session.id);
+        void (async () => {
+          await this.runtime.emit({ type: "session_start", reason: "startup" });
+          await this.runtime.emitResourcesDiscover(this.#options.cwd, "startup");
+          this.#sendCommands(session.id);
+        })()
+          .catch((error: unknown) => this.#log(`session start: ${errorMessage(error)}`))
+          .finally(resolve);
+      });
+    });
     return response;
   }
 
@@ -367,6 +375,7 @@ export class AcpServer {
       // Checked before any switch: a prompt for another session must not end this one's turn.
       if (this.#turn) throw this.#sdk.RequestError.invalidRequest(undefined, "A prompt is already running: wait for its response or send session/cancel");
       await this.#activate(sessionId);
+      await this.#sessionStart;
       this.#turn = turn;
       return this.#agent.messages.length;
     });
