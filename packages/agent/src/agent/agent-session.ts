@@ -639,6 +639,25 @@ export class AgentSession {
 
   async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
     if (!this.#runtime.hasHandlers("tool_call")) return undefined;
+    this.#gating = { toolCallId, toolName, args };
+    try {
+      return await this.#toolCallVerdict(toolCallId, toolName, args);
+    } finally {
+      this.#gating = undefined;
+    }
+  }
+
+  /**
+   * The tool call whose tool_call handlers are running: a dialog opened now decides whether it
+   * runs (ACP shows such a confirm as a permission request on that tool call).
+   */
+  get gatingToolCall(): { toolCallId: string; toolName: string; args: unknown } | undefined {
+    return this.#gating;
+  }
+
+  #gating: { toolCallId: string; toolName: string; args: unknown } | undefined;
+
+  async #toolCallVerdict(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
     const verdict = await this.#runtime.emitChained({ type: "tool_call", toolCallId, toolName, input: args, block: false as boolean, reason: undefined as string | undefined }, (event, r) => {
       const result = r as { block?: unknown; reason?: unknown };
       if (result.block === true) return { event: { ...event, block: true, reason: typeof result.reason === "string" ? result.reason : undefined }, stop: true };

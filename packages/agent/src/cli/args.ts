@@ -6,7 +6,8 @@ import type { ThinkingLevel } from "@parley/protocol";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 
 export interface CliOptions {
-  mode: "rpc";
+  /** rpc: pi's JSON-lines protocol; acp: the Agent Client Protocol (see src/acp/). */
+  mode: "rpc" | "acp";
   noSession: boolean;
   sessionDir?: string;
   session?: string;
@@ -72,7 +73,8 @@ export function parseArgs(argv: string[]): CliOptions {
     switch (flag) {
       case "--mode": {
         const mode = value();
-        if (mode !== "rpc") throw new UsageError(`--mode ${mode} is not supported: parley runs in --mode rpc only`);
+        if (mode !== "rpc" && mode !== "acp") throw new UsageError(`--mode ${mode} is not supported: use --mode rpc or --mode acp`);
+        options.mode = mode;
         modeGiven = true;
         break;
       }
@@ -138,7 +140,7 @@ export function parseArgs(argv: string[]): CliOptions {
     throw new UsageError("--no-session cannot be combined with --session or --continue");
   }
   if (!modeGiven && !options.help && !options.version) {
-    throw new UsageError("parley needs --mode rpc (the only mode it has)");
+    throw new UsageError("parley needs --mode rpc or --mode acp");
   }
   return options;
 }
@@ -170,12 +172,13 @@ export function resolveExtensionFlags(
   return values;
 }
 
-export const USAGE = `Usage: parley --mode rpc [options]
+export const USAGE = `Usage: parley --mode rpc|acp [options]
 
-Speaks pi's RPC protocol (JSON lines) on stdin/stdout. Diagnostics go to stderr.
+Speaks pi's RPC protocol (JSON lines), or with --mode acp the Agent Client Protocol (JSON-RPC),
+on stdin/stdout. Diagnostics go to stderr.
 
 Options:
-  --mode rpc               the protocol mode (required; rpc is the only mode)
+  --mode rpc|acp           the protocol (required)
   -e, --extension FILE     load an extension (.ts or .js); may repeat
   --no-extensions          skip ~/.parley/extensions and ./.parley/extensions (-e still loads)
   --no-session             keep the session in memory only

@@ -45,7 +45,7 @@ async function loadAll(options: CliOptions): Promise<ExtensionSource[]> {
 const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
 
 /** The session to start with and how new ones are made, from --no-session/--session/-c/--session-dir. */
-function openSessions(options: CliOptions, cwd: string): { session: Session; sessions: SessionFactory } {
+function openSessions(options: CliOptions, cwd: string): { session: Session; sessions: SessionFactory; sessionDir?: string } {
   if (options.noSession) {
     const sessions = memorySessions(cwd);
     return { session: sessions.create({}), sessions };
@@ -57,13 +57,13 @@ function openSessions(options: CliOptions, cwd: string): { session: Session; ses
   };
   if (options.session !== undefined) {
     try {
-      return { session: openSession(options.session, { onWarning: warn, createIfMissing: { cwd } }), sessions };
+      return { session: openSession(options.session, { onWarning: warn, createIfMissing: { cwd } }), sessions, sessionDir };
     } catch (error) {
       throw new UsageError(`--session ${options.session}: ${errorMessage(error)}`);
     }
   }
-  if (options.continue) return { session: continueSession({ cwd, sessionDir, onWarning: warn }), sessions };
-  return { session: sessions.create({}), sessions };
+  if (options.continue) return { session: continueSession({ cwd, sessionDir, onWarning: warn }), sessions, sessionDir };
+  return { session: sessions.create({}), sessions, sessionDir };
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -92,6 +92,7 @@ export async function main(argv: string[]): Promise<void> {
   let models: ModelResolution;
   let session: Session;
   let sessions: SessionFactory;
+  let sessionDir: string | undefined;
   try {
     // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them.
     const [resolved, extensionsLoaded] = await Promise.all([
@@ -109,7 +110,7 @@ export async function main(argv: string[]): Promise<void> {
     ]);
     models = resolved;
     extensionSources = extensionsLoaded;
-    ({ session, sessions } = openSessions(options, cwd));
+    ({ session, sessions, sessionDir } = openSessions(options, cwd));
   } catch (error) {
     if (error instanceof ModelResolutionError || error instanceof ModelScriptError || error instanceof UsageError) {
       log(error.message);
@@ -121,6 +122,13 @@ export async function main(argv: string[]): Promise<void> {
   if (models.offlineNotice) log(models.offlineNotice);
   const extensions = extensionSources;
   for (const ext of extensions) if (ext.error !== undefined) log(ext.error);
+
+  if (options.mode === "acp") {
+    // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
+    const { runAcp } = await import("../acp/run.js");
+    await runAcp({ options, stdin, cwd, models, extensions, session, sessions, sessionDir, log, version: version(), reloadExtensions: () => loadAll(options) });
+    return;
+  }
 
   const transport = new StdioTransport({
     stdin,

@@ -1,0 +1,125 @@
+/**
+ * The ACP SDK's own client side over a spawned `parley --mode acp`: every session/update is
+ * recorded in arrival order, dialogs are answered by the test's handlers, and every stdout line is
+ * kept raw so a test can check that stdout carries JSON-RPC only.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import { PARLEY_BIN } from "./spawn.js";
+
+export type Handler<P, R> = (params: P, signal: AbortSignal) => Promise<R> | R;
+
+export interface AcpHarness {
+  child: ChildProcessWithoutNullStreams;
+  agent: acp.ClientContext;
+  updates: acp.SessionNotification[];
+  /** Raw stdout lines. */
+  lines: string[];
+  stderr: () => string;
+  /** Dialog requests as received, with whether the agent withdrew them ($/cancel_request). */
+  requests: { method: string; params: unknown; withdrawn: boolean }[];
+  onElicit: Handler<acp.CreateElicitationRequest, acp.CreateElicitationResponse>;
+  onPermission: Handler<acp.RequestPermissionRequest, acp.RequestPermissionResponse>;
+  /** Resolves once `condition()` holds, checked on every message; rejects after `ms`. */
+  until(condition: () => boolean, what: string, ms?: number): Promise<void>;
+  close(): Promise<{ code: number | null }>;
+}
+
+export const WAIT_MS = 60_000;
+
+export async function startAcp(args: string[], options: { cwd?: string; home?: string; capabilities?: acp.ClientCapabilities } = {}): Promise<AcpHarness> {
+  const home = options.home ?? mkdtempSync(join(tmpdir(), "parley-acp-home-"));
+  const child = spawn(PARLEY_BIN, ["--mode", "acp", ...args], {
+    cwd: options.cwd ?? home,
+    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const lines: string[] = [];
+  let partial = "";
+  const waiters = new Set<() => void>();
+  const wake = (): void => {
+    for (const w of [...waiters]) w();
+  };
+  child.stdout.on("data", (chunk: Buffer) => {
+    const parts = (partial + chunk.toString("utf8")).split("\n");
+    partial = parts.pop() ?? "";
+    lines.push(...parts);
+    wake();
+  });
+  const exited = new Promise<{ code: number | null }>((resolve) => child.on("exit", (code) => resolve({ code })));
+
+  const harness = {
+    child,
+    updates: [] as acp.SessionNotification[],
+    lines,
+    stderr: () => stderr,
+    requests: [] as AcpHarness["requests"],
+    onElicit: (() => ({ action: "cancel" })) as AcpHarness["onElicit"],
+    onPermission: (() => ({ outcome: { outcome: "cancelled" } })) as AcpHarness["onPermission"],
+  } as AcpHarness;
+
+  const track = <P, R>(method: string, params: P, signal: AbortSignal, handler: Handler<P, R>): Promise<R> => {
+    const entry = { method, params: params as unknown, withdrawn: false };
+    harness.requests.push(entry);
+    signal.addEventListener("abort", () => {
+      entry.withdrawn = true;
+      wake();
+    });
+    wake();
+    return Promise.resolve(handler(params, signal));
+  };
+
+  const app = acp
+    .client({ name: "parley-test" })
+    .onNotification("session/update", ({ params }) => {
+      harness.updates.push(params);
+      wake();
+    })
+    .onRequest("elicitation/create", ({ params, signal }) => track("elicitation/create", params, signal, (p, s) => harness.onElicit(p, s)))
+    .onRequest("session/request_permission", ({ params, signal }) => track("session/request_permission", params, signal, (p, s) => harness.onPermission(p, s)));
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+  const connection = app.connect(stream);
+  harness.agent = connection.agent;
+  harness.until = (condition, what, ms = WAIT_MS) =>
+    new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (!condition()) return;
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`timed out waiting for ${what}; updates:\n${harness.updates.map((u) => JSON.stringify(u.update)).join("\n")}\nstderr:\n${stderr}`));
+      }, ms);
+      waiters.add(check);
+      check();
+    });
+  harness.close = async () => {
+    child.stdin.end();
+    const result = await exited;
+    connection.close();
+    return result;
+  };
+  await connection.agent.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: options.capabilities ?? {} });
+  return harness;
+}
+
+/** The text of agent message chunks sent for a session, joined. */
+export function agentText(harness: AcpHarness, sessionId?: string): string {
+  return harness.updates
+    .filter((n) => sessionId === undefined || n.sessionId === sessionId)
+    .map((n) => (n.update.sessionUpdate === "agent_message_chunk" && n.update.content.type === "text" ? n.update.content.text : ""))
+    .join("");
+}
+
+/** A promise that resolves (with `value`) only when the agent withdraws the request. */
+export function untilWithdrawn<R>(signal: AbortSignal, value: R): Promise<R> {
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value)));
+}
