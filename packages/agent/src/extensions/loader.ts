@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionFactory } from "./types.js";
 import { errorMessage } from "../error-text.js";
+import { loadCreateJiti } from "../module-loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const requireFromHere = createRequire(import.meta.url);
@@ -74,12 +75,33 @@ function exportAliases(name: string): Record<string, string> {
   return out;
 }
 
+/**
+ * Specifier → module for the libraries the CLI bundle compiles in (dist/bundle/libraries/, written by
+ * the build): an extension gets the running CLI's instance, loaded from its code cache. Empty when
+ * running the compiled files unbundled.
+ */
+function bundledLibraries(): Record<string, string> {
+  const dir = join(entryRoot, "libraries");
+  if (!existsSync(dir)) return {};
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    const match = /^(_mariozechner_)?(.+)\.js$/.exec(name);
+    if (!match?.[2]) continue;
+    const specifier = (match[1] ? "@mariozechner/" : "") + match[2].replace(/_/g, "/");
+    out[specifier] = join(dir, name);
+  }
+  return out;
+}
+
 /** Package name → what an extension gets when it imports it. */
 function aliases(): Record<string, string> {
+  const bundled = bundledLibraries();
+  const libraries =
+    Object.keys(bundled).length > 0
+      ? bundled
+      : { ...exportAliases("@mariozechner/pi-ai"), ...exportAliases("@mariozechner/pi-tui"), ...exportAliases("@mariozechner/pi-agent-core"), ...exportAliases("typebox") };
   return {
-    ...exportAliases("@mariozechner/pi-ai"),
-    ...exportAliases("@mariozechner/pi-tui"),
-    ...exportAliases("typebox"),
+    ...libraries,
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
     "@parley/agent": entry("index"),
   };
@@ -92,10 +114,8 @@ let jiti: Jiti | undefined;
 
 function getJiti(): Jiti {
   if (!jiti) {
-    // Loaded on first use: a session without extensions never pays for the TS loader. Required,
-    // not imported: importing jiti's ES entry makes Node lex its 190 KB CommonJS bundle for named
-    // exports, ~20 ms on the main thread plus ~170 ms of background JIT work at start-up.
-    const { createJiti } = requireFromHere("jiti") as typeof import("jiti");
+    // Loaded on first use: a session without extensions never pays for the TS loader.
+    const createJiti = loadCreateJiti();
     jiti = createJiti(import.meta.url, { alias: aliases(), interopDefault: true, moduleCache: false }) as unknown as Jiti;
   }
   return jiti;
