@@ -23,7 +23,12 @@ moduleLoader.setJitiFactory(() => {
       onError: (error) => {
         throw error;
       },
-      nativeImport: (specifier) => moduleLoader.importModule(specifier),
+      // CommonJS files (parley's re-export modules among them) are required: importing them would
+      // start Node's ES module loader for them.
+      nativeImport: (specifier) => {
+        const path = String(specifier).startsWith("file:") ? require("node:url").fileURLToPath(String(specifier)) : String(specifier);
+        return path.endsWith(".cjs") && require("node:path").isAbsolute(path) ? Promise.resolve().then(() => require(path)) : moduleLoader.importModule(specifier);
+      },
       createRequire,
     });
 });
