@@ -383,6 +383,51 @@ describe("extensions need no install of their own", () => {
   });
 });
 
+describe("extensions share the agent's libraries, loaded from its code cache", () => {
+  it("a TypeScript and a JavaScript ES module extension get one instance of each library, and no ES module loads", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const dir = mkdtempSync(join(tmpdir(), "parley-libs-"));
+    // A "type": "module" folder: jiti would import its .js files natively, resolving packages from
+    // the file's own folder (here: none) instead of to parley's copies.
+    writeFileSync(join(dir, "package.json"), '{"type":"module"}');
+    const imports = [
+      'import { Type } from "typebox";',
+      'import { StringEnum, getApiProvider } from "@mariozechner/pi-ai";',
+      'import { Text } from "@mariozechner/pi-tui";',
+      'import { Agent } from "@mariozechner/pi-agent-core";',
+      'import { defineTool } from "@mariozechner/pi-coding-agent";',
+    ].join("\n");
+    // Each stashes what it imported; the TypeScript one reports, per import, whether both got the same object.
+    const body = (name: string, ts: boolean) =>
+      [
+        `export default function (pi${ts ? ": any" : ""}) {`,
+        `  const g = globalThis${ts ? " as any" : ""};`,
+        `  (g.libs ??= {})[${JSON.stringify(name)}] = { Type, StringEnum, getApiProvider, Text, Agent, defineTool };`,
+        `  pi.registerCommand("libs-${name}", {`,
+        "    handler: async (_a, ctx) => ctx.ui.notify(JSON.stringify(Object.keys(g.libs.ts).map((k) => [k, typeof g.libs.ts[k], g.libs.ts[k] === g.libs.js[k]]))),",
+        "  });",
+        "}",
+      ].join("\n");
+    writeFileSync(join(dir, "ext.ts"), `${imports}\n${body("ts", true)}\n`);
+    writeFileSync(join(dir, "ext.js"), `${imports}\n${body("js", false)}\n`);
+    const agent = start(["-e", join(dir, "ext.ts"), "-e", join(dir, "ext.js")], { NODE_DEBUG: "esm" });
+    await agent.request({ type: "prompt", message: "/libs-ts" });
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+    const report = JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"])) as [string, string, boolean][];
+    expect(report).toEqual([
+      ["Type", "object", true],
+      ["StringEnum", "function", true],
+      ["getApiProvider", "function", true],
+      ["Text", "function", true],
+      ["Agent", "function", true],
+      ["defineTool", "function", true],
+    ]);
+    agent.closeInput();
+    expect((await agent.exited).code).toBe(0);
+    expect(agent.stderr()).not.toMatch(/^ESM \d+:/m);
+  });
+});
+
 describe("input that ends during start-up", () => {
   it("is still answered, in order, before parley exits", async () => {
     const agent = start(["-e", join(FIX, "slow-start.ts"), "--max-line-bytes", "1024"]);
