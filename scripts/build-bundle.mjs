@@ -21,8 +21,9 @@
 // Last, the CLI runs once (get_state, then end of input) to write the code cache.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
@@ -34,55 +35,82 @@ const outdir = join(dist, "bundle");
 const bundleFile = join(outdir, "parley-cli.js");
 
 const pkg = JSON.parse(readFileSync(join(agent, "package.json"), "utf8"));
-// Every dependency but parley's own packages stays a bare require (subpaths too).
-const external = Object.keys(pkg.dependencies)
-  .filter((name) => !name.startsWith("@parley/"))
-  .flatMap((name) => [name, `${name}/*`]);
+// The libraries pi extensions import, each group in a code-cached bundle of its own beside
+// parley's (dist/bundle/lib-*.js), loaded the first time one of its modules is imported: from the
+// code cache they cost a few milliseconds instead of hundreds (Node's ES module loader resolving
+// ~300 files). parley and every extension share these instances (dist/bundle/libraries/ re-exports
+// them). A group's imports of another group's library go to that group's bundle.
+const LIBRARY_GROUPS = {
+  typebox: ["typebox"],
+  "pi-tui": ["@mariozechner/pi-tui"],
+  "pi-ai": ["@mariozechner/pi-ai", "@mariozechner/pi-agent-core"],
+};
+const BUNDLED_LIBRARIES = Object.values(LIBRARY_GROUPS).flat();
+const groupOf = (specifier) => Object.keys(LIBRARY_GROUPS).find((group) => LIBRARY_GROUPS[group].some((name) => specifier === name || specifier.startsWith(`${name}/`)));
+const groupFile = (group) => join(outdir, `lib-${group}.js`);
+const bundledLibrary = new RegExp(`^(${BUNDLED_LIBRARIES.map((n) => n.replace(/[/]/g, "\\/")).join("|")})(\\/.*)?$`);
+const COMPILED_IN = new Set([...BUNDLED_LIBRARIES, "chalk", "get-east-asian-width", "marked", "mime-types", "mime-db", "partial-json"]);
 
 rmSync(outdir, { recursive: true, force: true });
+mkdirSync(outdir, { recursive: true });
 const started = performance.now();
 // The very file the compiled modules would load at run time: found by their own lookup.
 const { piAiFile } = await import(pathToFileURL(join(dist, "models", "pi-ai-files.js")).href);
 const piAiEnvKeysFile = fileURLToPath(await piAiFile("env-api-keys.js"));
-const { outputFiles } = await build({
+
+// Specifier → the bundle file that holds it ("typebox/compile" → lib-typebox.js).
+const librarySpecifiers = BUNDLED_LIBRARIES.flatMap((name) => [name, ...subpathExports(name)]);
+const libraryFiles = { ...Object.fromEntries(librarySpecifiers.map((s) => [s, `lib-${groupOf(s)}.js`])), "jiti/dist/jiti.cjs": "lib-jiti.js" };
+// Defined in every bundle: a library module by specifier, from its group's bundle, loaded once
+// (through the launcher, with its code cache) and shared through require.cache.
+const libraryLoader = [
+  `var __parley_library_files = ${JSON.stringify(libraryFiles)};`,
+  "var __parley_library = (specifier) => {",
+  '  const file = require("node:path").join(__dirname, __parley_library_files[specifier]);',
+  "  const loaded = require.cache[file];",
+  '  return (loaded !== undefined ? loaded.exports : require(require("node:path").join(__dirname, "launch.cjs")).loadBundle(file).exports)[specifier];',
+  "};",
+];
+
+// parley itself. The libraries are not in it: each import of one is a lookup in its bundle.
+const text = await bundle({
+  file: bundleFile,
   entryPoints: [join(root, "scripts/cli-bundle-entry.cjs")],
-  outfile: bundleFile,
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20",
-  external,
-  // import.meta has no CommonJS counterpart: the file's own URL, and a resolver that is used only
-  // if the bundle runs without its launcher (which supplies import.meta.resolve itself).
-  define: { "import.meta.url": "__parley_import_meta_url", "import.meta.resolve": "__parley_import_meta_resolve" },
-  banner: {
-    js: [
-      'var __parley_import_meta_url = require("node:url").pathToFileURL(__filename).href;',
-      'var __parley_import_meta_resolve = (specifier) => require("node:url").pathToFileURL(require.resolve(specifier)).href;',
-    ].join("\n"),
-  },
-  plugins: [piAiEnvKeysCompiledIn()],
-  logLevel: "warning",
-  write: false,
+  plugins: [fromLibraryBundle(() => true), onlyCompiledInPackages(), piAiEnvKeysCompiledIn(), piAiImportsAsRequires()],
+  banner: libraryLoader,
+  // The only import() left must be module-loader.ts's default, which the launcher replaces.
+  imports: 1,
 });
-const [output] = outputFiles;
-const text = asciiOnly(output.text);
-// The only import() left must be module-loader.ts's default, which the launcher replaces.
-const imports = text.match(/(?<![\w$.])import\(/g)?.length ?? 0;
-if (imports !== 1) {
-  throw new Error(
-    `build-bundle: ${bundleFile} has ${imports} import() expressions, expected 1 (module-loader.ts). ` +
-      "Code run from a V8 code cache cannot use import() in Node 20: load packages with importModule() from module-loader.ts.",
-  );
+// Each group: a getter per library and exported subpath, so that only what is imported is evaluated.
+const librariesSize = {};
+for (const group of Object.keys(LIBRARY_GROUPS)) {
+  const mine = librarySpecifiers.filter((s) => groupOf(s) === group);
+  const groupText = await bundle({
+    file: groupFile(group),
+    stdin: {
+      contents: `module.exports = {\n${mine.map((s) => `  get ${JSON.stringify(s)}() { return require(${JSON.stringify(s)}); },`).join("\n")}\n};\n`,
+      resolveDir: agent,
+      loader: "js",
+    },
+    plugins: [fromLibraryBundle((specifier) => groupOf(specifier) !== group), onlyCompiledInPackages(), piAiImportsAsRequires(), librariesAsImports()],
+    banner: libraryLoader,
+    imports: 0,
+  });
+  librariesSize[group] = groupText.length;
 }
-mkdirSync(outdir, { recursive: true });
-const wrapped = [
-  "// Generated by scripts/build-bundle.mjs: parley's CLI as one CommonJS module function, run by",
-  "// dist/bundle/launch.cjs from a V8 code cache. Not a module itself: require() cannot load it.",
-  `(function (exports, require, module, __filename, __dirname) {${text}`,
-  "})",
-].join("\n");
-writeFileSync(bundleFile, wrapped);
+
+// jiti's core (its own CommonJS build, which requires only Node's modules) as the module
+// "jiti/dist/jiti.cjs" of a code-cached file: ~100 ms less per start with extensions.
+const jitiCore = readFileSync(join(packageDir("jiti"), "dist", "jiti.cjs"), "utf8");
+writeWrapped(
+  join(outdir, "lib-jiti.js"),
+  [
+    "const core = { exports: {} };",
+    `(function (exports, require, module, __filename, __dirname) {${asciiOnly(jitiCore)}\n})(core.exports, require, core, __filename, __dirname);`,
+    'module.exports = { "jiti/dist/jiti.cjs": core.exports };',
+  ].join("\n"),
+);
+librariesSize.jiti = jitiCore.length;
 
 await build({
   entryPoints: [join(dist, "cli/launch-bundle.js")],
@@ -95,15 +123,93 @@ await build({
   logLevel: "warning",
 });
 
-// The ES modules extensions get: named re-exports of the bundle's instance.
-const bundle = evaluate(wrapped);
-writeReexport(join(outdir, "index.js"), "library", Object.keys(bundle.library));
-writeReexport(join(outdir, "extensions/compat/pi-coding-agent.js"), "compat", Object.keys(bundle.compat));
+// The ES modules extensions get: named re-exports of the bundles' instances.
+const cli = evaluate(bundleFile);
+writeReexport(join(outdir, "index.cjs"), "library");
+writeReexport(join(outdir, "extensions/compat/pi-coding-agent.cjs"), "compat");
+for (const group of Object.keys(LIBRARY_GROUPS)) {
+  const exports = evaluate(groupFile(group));
+  for (const specifier of librarySpecifiers.filter((s) => groupOf(s) === group)) {
+    if (exports[specifier] === undefined) throw new Error(`build-bundle: ${groupFile(group)} lacks ${specifier}`);
+    writeReexport(join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`), `libraryModule(${JSON.stringify(specifier)})`);
+  }
+}
 
 const cache = writeCodeCache();
+const kib = (n) => `${(n / 1024).toFixed(0)} KB`;
+const described = (file, size) => `${relative(outdir, file)} (${kib(size)}${cache[relative(outdir, file)] ? `, code cache ${kib(cache[relative(outdir, file)])}` : ""})`;
 process.stderr.write(
-  `build-bundle: ${relative(root, bundleFile)} (${(text.length / 1024).toFixed(0)} KB${cache ? `, code cache ${(cache.size / 1024).toFixed(0)} KB` : ""}) in ${(performance.now() - started).toFixed(0)} ms\n`,
+  `build-bundle: in ${relative(root, outdir)}: ${[described(bundleFile, text.length), ...Object.keys(librariesSize).map((g) => described(groupFile(g), librariesSize[g]))].join(", ")} ` +
+    `in ${(performance.now() - started).toFixed(0)} ms\n`,
 );
+
+/** Bundles one entry into a file that holds it already inside its CommonJS wrapper; returns the text. */
+async function bundle({ file, entryPoints, stdin, plugins, banner, imports }) {
+  const { outputFiles } = await build({
+    ...(entryPoints ? { entryPoints } : { stdin }),
+    outfile: file,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    // import.meta has no CommonJS counterpart: the file's own URL, and a resolver that is used only
+    // if the bundle runs without its launcher (which supplies import.meta.resolve itself).
+    define: { "import.meta.url": "__parley_import_meta_url", "import.meta.resolve": "__parley_import_meta_resolve" },
+    banner: {
+      js: [
+        'var __parley_import_meta_url = require("node:url").pathToFileURL(__filename).href;',
+        'var __parley_import_meta_resolve = (specifier) => require("node:url").pathToFileURL(require.resolve(specifier)).href;',
+        "var __parley_require_async = (specifier) => Promise.resolve().then(() => require(specifier));",
+        ...banner,
+      ].join("\n"),
+    },
+    plugins,
+    logLevel: "warning",
+    write: false,
+  });
+  const text = asciiOnly(outputFiles[0].text);
+  const found = text.match(/(?<![\w$.])import\(/g)?.length ?? 0;
+  if (found !== imports) {
+    throw new Error(
+      `build-bundle: ${file} has ${found} import() expressions, expected ${imports}. ` +
+        "Code run from a V8 code cache cannot use import() in Node 20: load packages with importModule() from module-loader.ts.",
+    );
+  }
+  writeWrapped(file, text);
+  return text;
+}
+
+/** Writes a module's text inside its CommonJS wrapper, the one expression launch.cjs compiles. */
+function writeWrapped(file, text) {
+  writeFileSync(
+    file,
+    [
+      "// Generated by scripts/build-bundle.mjs: one CommonJS module function, run by dist/bundle/launch.cjs",
+      "// from a V8 code cache. Not a module itself: require() cannot load it.",
+      `(function (exports, require, module, __filename, __dirname) {${text}`,
+      "})",
+    ].join("\n"),
+  );
+}
+
+/** An installed package's folder, found upward from the agent package. */
+function packageDir(name) {
+  for (let dir = agent; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "node_modules", name, "package.json"))) return join(dir, "node_modules", name);
+    if (dirname(dir) === dir) throw new Error(`build-bundle: ${name} is not installed`);
+  }
+}
+
+/** An import of a bundled library that `elsewhere` says lives in another bundle is a lookup there. */
+function fromLibraryBundle(elsewhere) {
+  return {
+    name: "from-library-bundle",
+    setup(b) {
+      b.onResolve({ filter: bundledLibrary }, (args) => (elsewhere(args.path) ? { path: args.path, namespace: "library" } : undefined));
+      b.onLoad({ filter: /.*/, namespace: "library" }, (args) => ({ contents: `module.exports = __parley_library(${JSON.stringify(args.path)});`, loader: "js" }));
+    },
+  };
+}
 
 /**
  * Compiles pi-ai's API-key module into the bundle in place of src/models/pi-ai-env-keys.ts, which
@@ -113,7 +219,6 @@ process.stderr.write(
  */
 function piAiEnvKeysCompiledIn() {
   const swapped = join(dist, "models", "pi-ai-env-keys.js");
-  const dynamicImport = "(specifier) => import(specifier)";
   return {
     name: "pi-ai-env-keys-compiled-in",
     setup(b) {
@@ -130,60 +235,121 @@ function piAiEnvKeysCompiledIn() {
           resolveDir: dirname(swapped),
         };
       });
-      b.onLoad({ filter: /[\\/]env-api-keys\.js$/ }, (args) => {
-        if (args.path !== piAiEnvKeysFile) return undefined;
-        const text = readFileSync(piAiEnvKeysFile, "utf8");
-        if (text.split(dynamicImport).length !== 2) {
-          throw new Error(`build-bundle: ${piAiEnvKeysFile} no longer has exactly one \`${dynamicImport}\`; update piAiEnvKeysCompiledIn() in scripts/build-bundle.mjs`);
+    },
+  };
+}
+
+/** A package's exported subpaths as specifiers ("typebox/compile"), from its package.json. */
+function subpathExports(name) {
+  const manifest = JSON.parse(readFileSync(join(packageDir(name), "package.json"), "utf8"));
+  return Object.keys(manifest.exports ?? {})
+    .filter((key) => key.startsWith("./") && !key.includes("*") && !key.endsWith(".json") && key !== "./package.json")
+    .map((key) => `${name}/${key.slice(2)}`);
+}
+
+/**
+ * The bundled libraries export only an `import` condition, and the bundle's entry requires them
+ * lazily (getters): resolve those require() calls as the imports they stand for.
+ */
+function librariesAsImports() {
+  return {
+    name: "libraries-as-imports",
+    setup(b) {
+      b.onResolve({ filter: bundledLibrary }, async (args) => {
+        if (args.kind !== "require-call" || args.pluginData === "as-import") return undefined;
+        const result = await b.resolve(args.path, { kind: "import-statement", resolveDir: args.resolveDir, pluginData: "as-import" });
+        return result.errors.length > 0 ? { errors: result.errors } : { path: result.path };
+      });
+    },
+  };
+}
+
+/** Bare specifiers stay external (a run-time require) unless their package is in COMPILED_IN. */
+function onlyCompiledInPackages() {
+  return {
+    name: "only-compiled-in-packages",
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (args.path.startsWith("node:") || args.path.startsWith("@parley/")) return undefined;
+        const name = args.path.startsWith("@") ? args.path.split("/").slice(0, 2).join("/") : args.path.split("/")[0];
+        return COMPILED_IN.has(name) ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * Code run from a V8 code cache cannot use import() (Node 20), so pi-ai's import() of a package
+ * or a computed specifier becomes a require() in a promise (Node 20.19+ requires ES modules).
+ * Its import() of its own files stays: esbuild bundles those as lazy initialisers. The Bedrock
+ * provider, imported through a helper that takes the specifier, gets a literal import() for that.
+ */
+function piAiImportsAsRequires() {
+  const bedrock = 'importNodeOnlyProvider("./amazon-bedrock.js")';
+  return {
+    name: "pi-ai-imports-as-requires",
+    setup(b) {
+      b.onLoad({ filter: /[\\/]@mariozechner[\\/]pi-ai[\\/]dist[\\/].*\.js$/ }, (args) => {
+        let text = readFileSync(args.path, "utf8");
+        if (args.path.endsWith(join("providers", "register-builtins.js"))) {
+          if (text.split(bedrock).length !== 2) {
+            throw new Error(`build-bundle: ${args.path} no longer has exactly one \`${bedrock}\`; update piAiImportsAsRequires() in scripts/build-bundle.mjs`);
+          }
+          text = text.replace(bedrock, 'import("./amazon-bedrock.js")');
         }
-        return { contents: text.replace(dynamicImport, "(specifier) => Promise.resolve().then(() => require(specifier))"), loader: "js" };
+        return { contents: text.replace(/(?<![\w$.])import\((?!["']\.)/g, "__parley_require_async("), loader: "js" };
       });
     },
   };
 }
 
 /** The bundle's exports, evaluated in this process only to list their names. */
-function evaluate(source) {
+function evaluate(file) {
   const module = { exports: {} };
-  new Script(source, { filename: bundleFile }).runInThisContext()(module.exports, createRequire(bundleFile), module, bundleFile, outdir);
+  new Script(readFileSync(file, "utf8"), { filename: file }).runInThisContext()(module.exports, createRequire(file), module, file, outdir);
   return module.exports;
 }
 
-function writeReexport(file, part, names) {
-  const valid = names.filter((name) => /^[A-Za-z_$][\w$]*$/.test(name) && name !== "default");
+function writeReexport(file, part) {
   const fromShim = relative(dirname(file), bundleFile);
   const bundlePath = fromShim.startsWith(".") ? fromShim : `./${fromShim}`;
+  // CommonJS, so loading it starts no ES module loader (an extension's imports of it are
+  // transpiled by jiti into requires).
   const source = [
     "// Generated by scripts/build-bundle.mjs: this module as the CLI bundle holds it, so an extension",
-    "// shares every parley module instance with the agent running it. The launcher registers the",
-    "// bundle in require.cache; the bundle file is not a module require() could load by itself.",
-    'import { createRequire } from "node:module";',
-    "const require = createRequire(import.meta.url);",
+    "// shares every module instance with the agent running it. The launcher registers the bundle in",
+    "// require.cache; the bundle file is not a module require() could load by itself.",
     `const bundle = require.cache[require.resolve(${JSON.stringify(bundlePath)})];`,
     "if (bundle === undefined) {",
     `  throw new Error("parley: ${relative(outdir, file)} re-exports the running CLI's modules and loads only inside bin/parley.js; import @parley/agent instead");`,
     "}",
-    `const part = bundle.exports.${part};`,
-    `export const { ${valid.join(", ")} } = part;`,
+    `module.exports = bundle.exports.${part};`,
     "",
   ].join("\n");
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, source);
 }
 
-/** Runs the CLI once so that its launcher writes the code cache at exit. */
+/**
+ * Runs the CLI so that its launcher writes the code caches at exit: once plain (parley's bundle),
+ * once with an extension that imports every library and a prompt to the offline model (the
+ * library bundle, with the functions a first prompt compiles).
+ */
 function writeCodeCache() {
-  const run = spawnSync(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", "--no-session", "--no-extensions"], {
-    input: '{"type":"get_state","id":"build"}\n',
-    encoding: "utf8",
-    timeout: 30_000,
-  });
-  const file = readdirSync(outdir).find((name) => name.endsWith(".cache"));
-  if (run.status !== 0 || !run.stdout.includes('"id":"build"') || file === undefined) {
-    process.stderr.write(`build-bundle: warning: no code cache was written (exit ${run.status}); parley will write it on its first run.\n${run.stderr}\n`);
-    return undefined;
+  const run = (args, input) => spawnSync(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", "--no-session", ...args], { input, encoding: "utf8", timeout: 60_000 });
+  const plain = run(["--no-extensions"], '{"type":"get_state","id":"build"}\n');
+  const warmDir = mkdtempSync(join(tmpdir(), "parley-build-"));
+  const warm = join(warmDir, "warm.ts");
+  writeFileSync(warm, `${BUNDLED_LIBRARIES.map((name, i) => `import * as l${i} from ${JSON.stringify(name)};`).join("\n")}\nexport default function () { void [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}]; }\n`);
+  const warmed = run(["--no-extensions", "-e", warm], '{"type":"get_state","id":"built"}\n');
+  rmSync(warmDir, { recursive: true, force: true });
+  const sizes = {};
+  for (const name of readdirSync(outdir).filter((n) => n.endsWith(".cache"))) sizes[name.replace(/\.js\..*$/, ".js")] = statSync(join(outdir, name)).size;
+  const missing = [bundleFile, ...[...Object.keys(LIBRARY_GROUPS), "jiti"].map(groupFile)].map((f) => relative(outdir, f)).filter((f) => sizes[f] === undefined);
+  if (plain.status !== 0 || warmed.status !== 0 || missing.length > 0) {
+    process.stderr.write(`build-bundle: warning: no code cache for ${missing.join(", ") || "-"} (exits ${plain.status}, ${warmed.status}); parley writes it on its first run.\n${plain.stderr}${warmed.stderr}\n`);
   }
-  return { size: statSync(join(outdir, file)).size };
+  return sizes;
 }
 
 /**

@@ -1,9 +1,37 @@
 // Entry of the CLI's CommonJS bundle (dist/bundle/parley-cli.js, built by build-bundle.mjs and run
 // by bin/parley.js). Besides the CLI it carries the two modules extensions import, so they get
-// the CLI's own instance of every parley module. They are required on first use: a session
-// without extensions never evaluates them (the compat module pulls in the tools and TypeBox).
+// the CLI's own instance of every parley module, and the way to the libraries pi extensions
+// import (TypeBox, pi-ai, pi-agent-core, pi-tui), which live in a second code-cached bundle
+// (dist/bundle/parley-libraries.js). Everything is required on first use: a session without
+// extensions never evaluates them.
 const cli = require("../packages/agent/dist/cli/main.js");
 const moduleLoader = require("../packages/agent/dist/module-loader.js");
+
+// jiti from its code-cached copy (dist/bundle/lib-jiti.js): its own entry file holds an import(),
+// which code run from a code cache cannot use, so parley gives it the launcher's import() and
+// loads jiti's Babel transform (for files not in jiti's cache) from jiti's own folder.
+moduleLoader.setJitiFactory(() => {
+  const core = __parley_library("jiti/dist/jiti.cjs");
+  const { createRequire } = require("node:module");
+  let transform;
+  const babel = (...args) => {
+    transform ??= require(require("node:path").join(require("node:path").dirname(require.resolve("jiti/package.json")), "dist", "babel.cjs"));
+    return transform(...args);
+  };
+  return (id, options = {}) =>
+    core(id, { transform: babel, ...options }, {
+      onError: (error) => {
+        throw error;
+      },
+      // CommonJS files (parley's re-export modules among them) are required: importing them would
+      // start Node's ES module loader for them.
+      nativeImport: (specifier) => {
+        const path = String(specifier).startsWith("file:") ? require("node:url").fileURLToPath(String(specifier)) : String(specifier);
+        return path.endsWith(".cjs") && require("node:path").isAbsolute(path) ? Promise.resolve().then(() => require(path)) : moduleLoader.importModule(specifier);
+      },
+      createRequire,
+    });
+});
 
 module.exports = {
   main: cli.main,
@@ -14,4 +42,8 @@ module.exports = {
   get compat() {
     return require("../packages/agent/dist/extensions/compat/pi-coding-agent.js");
   },
+  // A bundled library's module by specifier ("typebox", "@mariozechner/pi-ai"): the re-export
+  // modules extensions import (dist/bundle/libraries/) use it. __parley_library is the bundle's
+  // own loader of the library bundle (scripts/build-bundle.mjs).
+  libraryModule: (specifier) => __parley_library(specifier),
 };

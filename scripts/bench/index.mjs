@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --only startup,dialog,fire-and-forget,framing,streaming] [-- --out FILE]
+// npm run bench [-- --quick] [-- --only startup,extensions,sessions,dialog,fire-and-forget,framing,streaming] [-- --out FILE]
 //
 // Runs parley and pi (and a do-nothing Node agent as the floor) one after the other on this
 // machine, prints a table of every figure with the ratio parley/pi and the issue's targets, and
@@ -9,15 +9,19 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { runDialog } from "./dialog.mjs";
+import { runExtensions } from "./extensions.mjs";
 import { runFireAndForget } from "./fire-and-forget.mjs";
 import { runFraming } from "./framing.mjs";
 import { PARLEY_READER, PARLEY_SCRIPT, PI_PKG, ROOT, progress } from "./lib.mjs";
+import { runSessions } from "./sessions.mjs";
 import { runStartup } from "./startup.mjs";
 import { runStreaming } from "./streaming.mjs";
 import { buildRows, renderTable } from "./table.mjs";
 
 const FIGURES = {
   startup: { key: "startup", run: runStartup },
+  extensions: { key: "extensions", run: runExtensions },
+  sessions: { key: "sessions", run: runSessions },
   dialog: { key: "dialog", run: runDialog },
   "fire-and-forget": { key: "fireAndForget", run: runFireAndForget },
   framing: { key: "framing", run: runFraming },

@@ -127,13 +127,15 @@ function cleanEnv(home) {
 }
 
 /**
- * Start an agent with a private temp HOME (also its cwd). `onLine(line, bytes)` sees every stdout
+ * Start an agent with a private temp HOME (also its cwd), without a session unless `sessionFile`. `onLine(line, bytes)` sees every stdout
  * line; `stdoutBytes` counts raw bytes. Returns helpers to send records and wait for lines.
  */
-export function startAgent(agent, extraArgs = [], { onLine } = {}) {
+export function startAgent(agent, extraArgs = [], { onLine, sessionFile = false } = {}) {
   const home = mkdtempSync(join(tmpdir(), `bench-${agent.name}-`));
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [agent.script, ...agent.args, ...extraArgs], {
+  // sessionFile: the run names its own session file (--session), so --no-session goes.
+  const args = sessionFile ? agent.args.filter((a) => a !== "--no-session") : agent.args;
+  const child = spawn(process.execPath, [agent.script, ...args, ...extraArgs], {
     cwd: home,
     env: cleanEnv(home),
     stdio: ["pipe", "pipe", "pipe"],

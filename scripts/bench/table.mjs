@@ -98,7 +98,7 @@ function makeRow({ section, figure, unit, parley, pi, floor, ratio, ratioKind = 
 
 export function buildRows(results) {
   const rows = [];
-  const { startup, dialog, fireAndForget, framing, streaming, quick } = results;
+  const { startup, extensions, sessions, dialog, fireAndForget, framing, streaming, quick } = results;
 
   if (startup) {
     rows.push(makeRow({ section: "start-up", figure: "cold start (spawn → get_state)", unit: "ms", ...startup.coldStartMs, target: { op: "<=", value: 0.1 } }));
@@ -106,6 +106,67 @@ export function buildRows(results) {
       rows.push(makeRow({ section: "start-up", figure: "cold start with one extension (imports pi-ai)", unit: "ms", ...startup.withExtensionMs }));
     }
     rows.push(makeRow({ section: "start-up", figure: "idle RSS (settled 1 s)", unit: "MiB", ...startup.idleRssMiB, target: { op: "<=", value: 0.4 } }));
+  }
+  if (extensions) {
+    const section = "start-up with extensions";
+    for (const [set, target] of [
+      ["rpc-demo", 0.15],
+      ["three examples", 0.2],
+    ]) {
+      const s = extensions.startup[set];
+      if (!s) continue;
+      const label = set === "rpc-demo" ? "pi's rpc-demo.ts" : "permission-gate + confirm-destructive + todo";
+      rows.push(makeRow({ section, figure: `start-up with ${label}`, unit: "ms", ...s.ms, target: { op: "<=", value: target } }));
+      rows.push(
+        makeRow({ section, figure: `peak RSS at start-up with ${label}`, unit: "MiB", ...s.peakRssMiB, target: set === "three examples" ? { op: "<=", value: 0.4 } : undefined }),
+      );
+    }
+    for (const [set, label] of [
+      ["bench extension only", "first prompt (prompt → first message_update)"],
+      ["three examples", "first prompt with the three examples"],
+    ]) {
+      if (extensions.firstPrompt[set]) rows.push(makeRow({ section, figure: label, unit: "ms", ...extensions.firstPrompt[set], target: { op: "<=", value: 0.3 } }));
+    }
+  }
+  if (sessions) {
+    const section = "sessions";
+    const n = (x) => x.toLocaleString("en-US");
+    rows.push(makeRow({ section, figure: `resume ${n(sessions.resumeEntries)} entries (→ get_messages)`, unit: "ms", ...sessions.resumeMs, target: { op: "<=", value: 0.2 } }));
+    rows.push(makeRow({ section, figure: "resume: peak RSS", unit: "MiB", ...sessions.resumePeakRssMiB, target: { op: "<=", value: 0.5 } }));
+    rows.push(makeRow({ section, figure: "append, fresh session (per entry)", unit: "ms", ...sessions.appendFreshMs }));
+    rows.push(makeRow({ section, figure: `append at ${n(sessions.appendEntries)} entries (per entry)`, unit: "ms", ...sessions.appendBigMs }));
+    for (const agent of ["parley", "pi"]) {
+      const big = cell(sessions.appendBigMs[agent], "ms");
+      const fresh = cell(sessions.appendFreshMs[agent], "ms");
+      rows.push(
+        makeRow({
+          section,
+          figure: `${agent}: append cost at ${n(sessions.appendEntries)} vs fresh`,
+          unit: "ms",
+          [agent === "parley" ? "parley" : "pi"]: sessions.appendBigMs[agent],
+          floor: sessions.appendFreshMs[agent],
+          ratio: ratioOf(big, fresh),
+          ratioKind: "big/fresh",
+          target: agent === "parley" ? { op: "<=", value: 1.5 } : undefined,
+        }),
+      );
+    }
+    rows.push(makeRow({ section, figure: `get_entries, all ${n(sessions.appendEntries)}`, unit: "ms", ...sessions.entriesAllMs }));
+    rows.push(makeRow({ section, figure: "get_entries with a cursor (last entry)", unit: "ms", ...sessions.entriesCursorMs }));
+    const cursor = cell(sessions.entriesCursorMs.parley, "ms");
+    const whole = cell(sessions.entriesAllMs.parley, "ms");
+    rows.push(
+      makeRow({
+        section,
+        figure: "parley: get_entries with a cursor vs all",
+        unit: "ms",
+        parley: sessions.entriesCursorMs.parley,
+        floor: sessions.entriesAllMs.parley,
+        ratio: ratioOf(cursor, whole),
+        ratioKind: "cursor/all",
+        target: { op: "<=", value: 0.1 },
+      }),
+    );
   }
   if (dialog) {
     const n = dialog.n.toLocaleString("en-US");

@@ -295,12 +295,21 @@ describe("CLI", () => {
     expect(plain.status).toBe(0);
     expect(provider(plain.stdout)).toBe("parley");
     expect(plain.stderr).not.toMatch(/^ESM \d+:/m);
-    // The API-key lookup compiled into the bundle is pi-ai's: a key picks that provider (whose
-    // model catalogue is an ES module, which the same check then sees load).
+    // The API-key lookup compiled into the bundle is pi-ai's: a key picks that provider, whose
+    // model catalogue comes from the code-cached library bundle, not from ES modules.
     const keyed = start({ OPENAI_API_KEY: "sk-test-not-a-real-key" });
     expect(keyed.status).toBe(0);
     expect(provider(keyed.stdout)).toBe("openai");
-    expect(keyed.stderr).toMatch(/^ESM \d+:.*pi-ai\/dist\/models\.js/m);
+    expect(keyed.stderr).not.toMatch(/^ESM \d+:/m);
+    // The check sees ES modules when they load: the same package imported by plain Node.
+    const control = spawnSync(process.execPath, ["--input-type=module", "-e", 'await import("@mariozechner/pi-ai")'], {
+      encoding: "utf8",
+      cwd: join(PARLEY_BIN, "..", ".."),
+      env: { PATH: process.env["PATH"], NODE_DEBUG: "esm" },
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    expect(control.status).toBe(0);
+    expect(control.stderr).toMatch(/^ESM \d+:.*pi-ai\/dist\/models\.js/m);
   });
 
   it("an unbuilt tree gets a message that says to build, not a stack trace", () => {
@@ -371,6 +380,51 @@ describe("extensions need no install of their own", () => {
       text: "function",
       editor: "function",
     });
+  });
+});
+
+describe("extensions share the agent's libraries, loaded from its code cache", () => {
+  it("a TypeScript and a JavaScript ES module extension get one instance of each library, and no ES module loads", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const dir = mkdtempSync(join(tmpdir(), "parley-libs-"));
+    // A "type": "module" folder: jiti would import its .js files natively, resolving packages from
+    // the file's own folder (here: none) instead of to parley's copies.
+    writeFileSync(join(dir, "package.json"), '{"type":"module"}');
+    const imports = [
+      'import { Type } from "typebox";',
+      'import { StringEnum, getApiProvider } from "@mariozechner/pi-ai";',
+      'import { Text } from "@mariozechner/pi-tui";',
+      'import { Agent } from "@mariozechner/pi-agent-core";',
+      'import { defineTool } from "@mariozechner/pi-coding-agent";',
+    ].join("\n");
+    // Each stashes what it imported; the TypeScript one reports, per import, whether both got the same object.
+    const body = (name: string, ts: boolean) =>
+      [
+        `export default function (pi${ts ? ": any" : ""}) {`,
+        `  const g = globalThis${ts ? " as any" : ""};`,
+        `  (g.libs ??= {})[${JSON.stringify(name)}] = { Type, StringEnum, getApiProvider, Text, Agent, defineTool };`,
+        `  pi.registerCommand("libs-${name}", {`,
+        "    handler: async (_a, ctx) => ctx.ui.notify(JSON.stringify(Object.keys(g.libs.ts).map((k) => [k, typeof g.libs.ts[k], g.libs.ts[k] === g.libs.js[k]]))),",
+        "  });",
+        "}",
+      ].join("\n");
+    writeFileSync(join(dir, "ext.ts"), `${imports}\n${body("ts", true)}\n`);
+    writeFileSync(join(dir, "ext.js"), `${imports}\n${body("js", false)}\n`);
+    const agent = start(["-e", join(dir, "ext.ts"), "-e", join(dir, "ext.js")], { NODE_DEBUG: "esm" });
+    await agent.request({ type: "prompt", message: "/libs-ts" });
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+    const report = JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"])) as [string, string, boolean][];
+    expect(report).toEqual([
+      ["Type", "object", true],
+      ["StringEnum", "function", true],
+      ["getApiProvider", "function", true],
+      ["Text", "function", true],
+      ["Agent", "function", true],
+      ["defineTool", "function", true],
+    ]);
+    agent.closeInput();
+    expect((await agent.exited).code).toBe(0);
+    expect(agent.stderr()).not.toMatch(/^ESM \d+:/m);
   });
 });
 

@@ -17,7 +17,6 @@ import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
 import { errorMessage } from "../error-text.js";
-import { importModule } from "../module-loader.js";
 
 export type Emit = (record: Record<string, unknown>) => void;
 
@@ -108,7 +107,7 @@ export class AgentSession {
     this.#coreLoading ??= (async () => {
       // Compaction loads with the loop: the check after each run must not wait for a file.
       const [{ Agent }] = await Promise.all([
-        importModule<typeof import("@mariozechner/pi-agent-core")>("@mariozechner/pi-agent-core"),
+        import("@mariozechner/pi-agent-core"),
         this.tools.load(),
         this.models.loadCatalog(),
         loadCompaction(),

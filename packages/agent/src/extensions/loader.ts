@@ -9,6 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionFactory } from "./types.js";
 import { errorMessage } from "../error-text.js";
+import { loadCreateJiti } from "../module-loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const requireFromHere = createRequire(import.meta.url);
@@ -20,15 +21,18 @@ const requireFromHere = createRequire(import.meta.url);
  */
 const entryRoot = ((): string => {
   for (let dir = here, i = 0; i < 3; dir = dirname(dir), i++) {
-    for (const ext of ["js", "ts"]) {
+    for (const ext of ["cjs", "js", "ts"]) {
       if (existsSync(join(dir, "extensions", "compat", `pi-coding-agent.${ext}`))) return dir;
     }
   }
   return dirname(here);
 })();
 const entry = (relative: string): string => {
-  const js = join(entryRoot, `${relative}.js`);
-  return existsSync(js) ? js : join(entryRoot, `${relative}.ts`);
+  for (const ext of ["cjs", "js"]) {
+    const file = join(entryRoot, `${relative}.${ext}`);
+    if (existsSync(file)) return file;
+  }
+  return join(entryRoot, `${relative}.ts`);
 };
 
 /** The folder of an installed package, found the way Node would from parley's own files. */
@@ -74,12 +78,33 @@ function exportAliases(name: string): Record<string, string> {
   return out;
 }
 
+/**
+ * Specifier → module for the libraries the CLI bundle compiles in (dist/bundle/libraries/, written by
+ * the build): an extension gets the running CLI's instance, loaded from its code cache. Empty when
+ * running the compiled files unbundled.
+ */
+function bundledLibraries(): Record<string, string> {
+  const dir = join(entryRoot, "libraries");
+  if (!existsSync(dir)) return {};
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    const match = /^(_mariozechner_)?(.+)\.cjs$/.exec(name);
+    if (!match?.[2]) continue;
+    const specifier = (match[1] ? "@mariozechner/" : "") + match[2].replace(/_/g, "/");
+    out[specifier] = join(dir, name);
+  }
+  return out;
+}
+
 /** Package name → what an extension gets when it imports it. */
 function aliases(): Record<string, string> {
+  const bundled = bundledLibraries();
+  const libraries =
+    Object.keys(bundled).length > 0
+      ? bundled
+      : { ...exportAliases("@mariozechner/pi-ai"), ...exportAliases("@mariozechner/pi-tui"), ...exportAliases("@mariozechner/pi-agent-core"), ...exportAliases("typebox") };
   return {
-    ...exportAliases("@mariozechner/pi-ai"),
-    ...exportAliases("@mariozechner/pi-tui"),
-    ...exportAliases("typebox"),
+    ...libraries,
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
     "@parley/agent": entry("index"),
   };
@@ -87,25 +112,40 @@ function aliases(): Record<string, string> {
 
 export type LoadResult = { path: string; factory: ExtensionFactory } | { path: string; error: string };
 
-type Jiti = { import(id: string, options?: { default?: boolean }): Promise<unknown> };
+type Jiti = {
+  import(id: string, options?: { default?: boolean }): Promise<unknown>;
+  evalModule(source: string, options: { id: string; filename: string; async: boolean; forceTranspile: boolean }): unknown;
+};
 let jiti: Jiti | undefined;
 
 function getJiti(): Jiti {
   if (!jiti) {
-    // Loaded on first use: a session without extensions never pays for the TS loader. Required,
-    // not imported: importing jiti's ES entry makes Node lex its 190 KB CommonJS bundle for named
-    // exports, ~20 ms on the main thread plus ~170 ms of background JIT work at start-up.
-    const { createJiti } = requireFromHere("jiti") as typeof import("jiti");
+    // Loaded on first use: a session without extensions never pays for the TS loader.
+    const createJiti = loadCreateJiti();
     jiti = createJiti(import.meta.url, { alias: aliases(), interopDefault: true, moduleCache: false }) as unknown as Jiti;
   }
   return jiti;
+}
+
+/**
+ * An extension module's exports. jiti imports a JavaScript ES module (`.mjs`, or `.js` under a
+ * package.json with `"type": "module"`) natively, so its imports would resolve from its own
+ * folder, not to the packages parley provides (or to a second copy of them): such files are
+ * transpiled like TypeScript ones, which applies the aliases.
+ */
+async function importExtension(absolute: string): Promise<unknown> {
+  const jiti = getJiti();
+  if (!/\.m?js$/.test(absolute)) return jiti.import(absolute, { default: true });
+  const exports = await jiti.evalModule(readFileSync(absolute, "utf8"), { id: absolute, filename: absolute, async: true, forceTranspile: true });
+  const record = exports !== null && typeof exports === "object" ? (exports as { default?: unknown }) : undefined;
+  return record?.default ?? exports;
 }
 
 export async function loadExtension(path: string): Promise<LoadResult> {
   const absolute = resolve(path);
   if (!existsSync(absolute)) return { path: absolute, error: `Extension file not found: ${absolute}` };
   try {
-    const loaded = await getJiti().import(absolute, { default: true });
+    const loaded = await importExtension(absolute);
     const factory = typeof loaded === "function" ? loaded : (loaded as { default?: unknown } | undefined)?.default;
     if (typeof factory !== "function") {
       return { path: absolute, error: `Extension ${absolute} must default-export a function (pi) => void; it exports ${typeof factory}` };

@@ -1,20 +1,12 @@
 /**
  * Lazy access to `@mariozechner/pi-ai`.
  *
- * Importing pi-ai's root module is not free. Measured on the development machine (Node 20,
- * cold process, `await import("@mariozechner/pi-ai")`): 250–380 ms, of which ~200 ms is
- * `typebox` and ~130 ms is `typebox/compile` (pulled in by pi-ai's tool-argument validation),
- * ~15 ms is the generated model table; the provider SDKs themselves are already loaded on first
- * use by pi-ai 0.73.1. A plain `import("node:fs")` takes ~5 ms for comparison. The package only
- * exports its root (no deep imports), so the whole cost is paid on the first import.
- *
- * The files in this folder therefore import pi-ai with `import type` only, and load the runtime
- * through `loadPiAi()` when a model is resolved or a stream is created. That keeps `--help`,
- * `--version`, usage errors and `--model-script` validation errors fast, and lets the CLI overlap
- * the import with other start-up work (call `loadPiAi()` early without awaiting it).
+ * Loading pi-ai's root is not free (its model catalogue, TypeBox, provider registrations): tens of
+ * milliseconds from the CLI bundle's code cache, hundreds as plain ES modules. Start-up with the
+ * offline or a scripted model needs none of it, so these files import pi-ai with `import type`
+ * only and load the runtime when a model is resolved or a stream is created. The one part
+ * start-up needs, the API-key lookup, is its own small module (pi-ai-env-keys.ts).
  */
-import { importModule } from "../module-loader.js";
-import { piAiFile } from "./pi-ai-files.js";
 import { loadPiAiEnvKeys } from "./pi-ai-env-keys.js";
 
 export type PiAi = typeof import("@mariozechner/pi-ai");
@@ -24,7 +16,8 @@ let loaded: PiAi | undefined;
 
 /** Import pi-ai once; later calls share the same promise. */
 export function loadPiAi(): Promise<PiAi> {
-  loading ??= importModule<PiAi>("@mariozechner/pi-ai").then((mod) => {
+  // A literal import(): the CLI bundle compiles pi-ai in and turns this into a lazy initialiser.
+  loading ??= import("@mariozechner/pi-ai").then((mod) => {
     loaded = mod;
     return mod;
   });
@@ -69,32 +62,19 @@ function catalogued<K extends keyof PiAiCatalog>(name: K): PiAiCatalog[K] {
 }
 
 /**
- * The same functions as pi-ai's root exports, from the plain modules that define them (no
- * TypeBox, no provider registrations). They are the very module instances the root re-exports
- * (same files), so a provider registered here is the one pi-ai's streamSimple finds. The package
- * exports only its root, hence the file URLs.
- *
- * The model catalogue (`models.js`, ~550 KB of generated tables, ~10 ms to load) is not loaded
- * here: start-up with the offline or a scripted model never needs it. Its functions work once
- * `loadPiAiCatalog()` has finished (model resolution, `ensureCore` and the commands that list or
- * pick models await it).
+ * What parley's own models and providers need of pi-ai. The model catalogue's functions are
+ * usable once `loadPiAiCatalog()` has finished (model resolution, `ensureCore` and the commands
+ * that list or pick models await it).
  */
 export function loadPiAiCore(): Promise<PiAiCore> {
-  loadingCore ??= (async () => {
-    const [resolution, registry, events] = await Promise.all([
-      loadPiAiForResolution(),
-      piAiFile("api-registry.js").then((file) => importModule<Pick<PiAi, "registerApiProvider" | "getApiProvider" | "unregisterApiProviders">>(file)),
-      piAiFile("utils/event-stream.js").then((file) => importModule<Pick<PiAi, "createAssistantMessageEventStream">>(file)),
-    ]);
-    return {
-      ...resolution,
-      calculateCost: catalogued("calculateCost"),
-      registerApiProvider: registry.registerApiProvider,
-      getApiProvider: registry.getApiProvider,
-      unregisterApiProviders: registry.unregisterApiProviders,
-      createAssistantMessageEventStream: events.createAssistantMessageEventStream,
-    };
-  })();
+  loadingCore ??= Promise.all([loadPiAiForResolution(), loadPiAi()]).then(([resolution, pi]) => ({
+    ...resolution,
+    calculateCost: catalogued("calculateCost"),
+    registerApiProvider: pi.registerApiProvider,
+    getApiProvider: pi.getApiProvider,
+    unregisterApiProviders: pi.unregisterApiProviders,
+    createAssistantMessageEventStream: pi.createAssistantMessageEventStream,
+  }));
   return loadingCore;
 }
 
@@ -118,7 +98,7 @@ export function loadPiAiForResolution(): Promise<PiAiResolution> {
 
 /** Load pi-ai's model catalogue once; later calls share the same promise. */
 export function loadPiAiCatalog(): Promise<void> {
-  loadingCatalog ??= piAiFile("models.js").then((file) => importModule<PiAiCatalog>(file)).then((mod) => {
+  loadingCatalog ??= loadPiAi().then((mod) => {
     catalog = mod;
   });
   return loadingCatalog;

@@ -141,13 +141,13 @@ export class RpcServer implements TransportSink {
       });
     }
     // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
-    // any extension present the loop and the tools' schemas load now. Without, the first prompt
-    // loads them, and start-up stays light (no pi-agent-core, no pi-ai, no TypeBox).
+    // any extension present the tools' schemas (TypeBox) load now. The loop (pi-agent-core, pi-ai)
+    // loads with the first prompt, with or without extensions.
     await this.#addExtensions(this.#options.extensions ?? []);
   }
 
   async #addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
-    if (sources.some((ext) => ext.factory)) await this.agent.ensureCore();
+    if (sources.some((ext) => ext.factory)) await this.agent.tools.load();
     for (const ext of sources) {
       if (ext.error !== undefined || !ext.factory) {
         this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
