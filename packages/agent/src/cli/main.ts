@@ -202,8 +202,8 @@ export async function main(argv: string[]): Promise<void> {
       maxMessageBytes: options.maxLineBytes ?? 128 * 1024 * 1024,
       log,
     });
-    writeStdout(`${url}\n`);
     log(`web UI: ${url}`);
+    writeStdout(`${url}\n`);
   } catch (error) {
     log(`--mode web could not listen on ${options.web.host}:${options.web.port}: ${errorMessage(error)}`);
     exitCode = 1;
