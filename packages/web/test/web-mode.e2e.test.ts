@@ -26,7 +26,7 @@ afterAll(async () => {
   for (const client of clients) expect(client.invalid).toEqual([]);
 });
 
-describe("HTTP", () => {
+describe("HTTP", { timeout: START_MS }, () => {
   it("prints the URL with its token as the first line of stdout and on stderr", async () => {
     expect(agent.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{20,}$/);
     expect(agent.stdout().split("\n")[0]).toBe(agent.url);
@@ -77,7 +77,7 @@ describe("HTTP", () => {
   });
 });
 
-describe("several connections", () => {
+describe("several connections", { timeout: START_MS }, () => {
   it("sends a response only to the connection that sent the command, with its own id", async () => {
     const a = await connect();
     const b = await connect();
@@ -139,7 +139,7 @@ describe("several connections", () => {
   });
 });
 
-describe("@parley/client over a WebSocket", () => {
+describe("@parley/client over a WebSocket", { timeout: START_MS }, () => {
   it("drives web mode like RPC mode: commands, dialogs, events", async () => {
     const client = new RpcClient(webSocketTransport(agent.wsUrl));
     try {

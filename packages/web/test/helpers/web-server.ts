@@ -29,11 +29,11 @@ export interface WebAgent {
   stop(): Promise<void>;
 }
 
-export function startWeb(args: string[], options: { cwd?: string } = {}): Promise<WebAgent> {
+export function startWeb(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<WebAgent> {
   const home = mkdtempSync(join(tmpdir(), "parley-web-home-"));
   const child = spawn(PARLEY_BIN, ["--mode", "web", "--web-port", "0", "--no-session", ...args], {
     cwd: options.cwd ?? home,
-    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") },
+    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stdout = "";
