@@ -67,22 +67,27 @@ function start(): void {
 
   const dialogs = new DialogList(ui.dialogs, (id, answer) => connection.send({ type: "extension_ui_response", id, ...answer }));
 
+  /**
+   * Sent in this order and answered in this order; each answer is applied as soon as it arrives,
+   * so events after it (which the answer does not include) are applied on top.
+   */
   async function resync(): Promise<void> {
     synced = false;
-    const [state, messages, uiState] = await Promise.all([
-      connection.request({ type: "get_state" }),
-      connection.request({ type: "get_messages" }),
-      connection.request({ type: "get_ui_state" }),
-    ]);
-    if (messages.success) transcript.reset(field<AgentMessage[]>(messages.data, "messages") ?? []);
-    if (state.success) setStreaming(field<boolean>(state.data, "isStreaming") === true);
-    if (uiState.success && typeof uiState.data === "object" && uiState.data !== null) {
-      const data = uiState.data as UiState & { pendingDialogs?: PendingDialogState[] };
+    const state = connection.request({ type: "get_state" }).then((response) => {
+      if (response.success) setStreaming(field<boolean>(response.data, "isStreaming") === true);
+    });
+    const messages = connection.request({ type: "get_messages" }).then((response) => {
+      if (response.success) transcript.reset(field<AgentMessage[]>(response.data, "messages") ?? []);
+      synced = true;
+    });
+    const uiState = connection.request({ type: "get_ui_state" }).then((response) => {
+      if (!response.success || typeof response.data !== "object" || response.data === null) return;
+      const data = response.data as UiState & { pendingDialogs?: PendingDialogState[] };
       chrome.reset(data);
       if (data.editorText !== undefined && ui.input.value === "") ui.input.value = data.editorText;
       dialogs.reset(data.pendingDialogs ?? []);
-    }
-    synced = true;
+    });
+    await Promise.all([state, messages, uiState]);
   }
 
   function handle(record: WireRecord): void {
