@@ -10,6 +10,8 @@ import { append, h, type Child } from "./dom.js";
 import type { FrameView } from "./frame.js";
 
 const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
+/** Above this size a still-growing last block is shown as plain text until it ends. */
+const PLAIN_TAIL_CHARS = 16 * 1024;
 
 export function safeHref(href: string): string | undefined {
   try {
@@ -143,6 +145,8 @@ export class MarkdownView implements FrameView {
   #text = "";
   #stableEnd = 0;
   #final = false;
+  /** A very long block still streaming shows as plain text, grown in place; markdown when it ends. */
+  #plainTail: Text | undefined;
 
   constructor(className: string) {
     this.#stable = h("div", { class: "md-stable" });
@@ -168,6 +172,11 @@ export class MarkdownView implements FrameView {
 
   render(): void {
     const rest = this.#text.slice(this.#stableEnd);
+    if (!this.#final && rest.length > PLAIN_TAIL_CHARS && !rest.includes("\n\n")) {
+      this.#renderPlainTail(rest);
+      return;
+    }
+    this.#plainTail = undefined;
     const tokens = lex(rest);
     const last = this.#final ? tokens.length : Math.max(0, tokens.length - 1);
     let keep = 0;
@@ -183,5 +192,15 @@ export class MarkdownView implements FrameView {
     }
     this.#stableEnd += offset;
     this.#tail.replaceChildren(...renderBlocks(tokens.slice(keep)));
+  }
+
+  /** Re-lexing a huge block every frame would cost more each frame: append its new text instead. */
+  #renderPlainTail(rest: string): void {
+    if (!this.#plainTail || !rest.startsWith(this.#plainTail.data)) {
+      this.#plainTail = document.createTextNode(rest);
+      this.#tail.replaceChildren(h("p", { class: "streaming-plain" }, this.#plainTail));
+      return;
+    }
+    this.#plainTail.appendData(rest.slice(this.#plainTail.data.length));
   }
 }

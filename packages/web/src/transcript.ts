@@ -98,9 +98,15 @@ export class Transcript {
   #live: LiveMessage | undefined;
   readonly #tools = new Map<string, ToolCard>();
 
+  #follow = true;
+  #scrollQueued = false;
+
   constructor(element: HTMLElement, scroller: HTMLElement) {
     this.element = element;
     this.#scroller = scroller;
+    scroller.addEventListener("scroll", () => {
+      this.#follow = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+    }, { passive: true });
   }
 
   /** The whole conversation again (on connect): the messages as get_messages gives them. */
@@ -310,11 +316,18 @@ export class Transcript {
     return { element, body, blocks: new Map() };
   }
 
-  /** Follow the stream while the reader is at the bottom; leave them alone once they scroll up. */
+  /**
+   * Follow the stream while the reader is at the bottom; leave them alone once they scroll up.
+   * Whether they are is learnt from scroll events, so no delta reads layout.
+   */
   #stickToBottom(force: boolean): void {
-    const scroller = this.#scroller;
-    const atBottom = force || scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-    if (atBottom) afterRender(() => (scroller.scrollTop = scroller.scrollHeight));
+    if (force) this.#follow = true;
+    if (!this.#follow || this.#scrollQueued) return;
+    this.#scrollQueued = true;
+    afterRender(() => {
+      this.#scrollQueued = false;
+      this.#scroller.scrollTop = this.#scroller.scrollHeight;
+    });
   }
 }
 
