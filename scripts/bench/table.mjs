@@ -186,6 +186,7 @@ export function buildRows(results) {
   if (web) {
     const n = web.stream.deltas.toLocaleString("en-US");
     rows.push(makeRow({ section: "web", figure: `page shows a ${n}-delta reply: time`, unit: "ms", parley: web.stream.ms }));
+    if (web.stream.pageWorkMs != null) rows.push(makeRow({ section: "web", figure: `page's own work (script, style, layout) for it`, unit: "ms", parley: web.stream.pageWorkMs }));
     rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: longest frame gap`, unit: "ms", parley: web.stream.maxFrameGapMs }));
     rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: p99 frame gap`, unit: "ms", parley: web.stream.p99FrameGapMs }));
     const f = web.fanOut;

@@ -7,7 +7,7 @@
  */
 import { Lexer, type Token, type Tokens } from "marked";
 import { append, h, type Child } from "./dom.js";
-import type { FrameView } from "./frame.js";
+import { schedule, type FrameView } from "./frame.js";
 
 const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
 /** Above this size a still-growing last block is shown as plain text until it ends. */
@@ -147,6 +147,7 @@ export class MarkdownView implements FrameView {
   #final = false;
   /** A very long block still streaming shows as plain text, grown in place; markdown when it ends. */
   #plainTail: Text | undefined;
+  #nextRenderAt = 0;
 
   constructor(className: string) {
     this.#stable = h("div", { class: "md-stable" });
@@ -168,9 +169,23 @@ export class MarkdownView implements FrameView {
     this.#stableEnd = 0;
     this.#stable.replaceChildren();
     this.#final = final;
+    this.#nextRenderAt = 0;
   }
 
   render(): void {
+    // The last block is re-lexed as it grows: when that gets costly, do it less often (at most
+    // about a ninth of the time), so a long block cannot eat the frames.
+    const started = performance.now();
+    if (!this.#final && started < this.#nextRenderAt) {
+      schedule(this);
+      return;
+    }
+    this.#renderNow();
+    const cost = performance.now() - started;
+    this.#nextRenderAt = cost > 2 ? performance.now() + cost * 8 : 0;
+  }
+
+  #renderNow(): void {
     const rest = this.#text.slice(this.#stableEnd);
     if (!this.#final && rest.length > PLAIN_TAIL_CHARS && !rest.includes("\n\n")) {
       this.#renderPlainTail(rest);
