@@ -21,7 +21,7 @@ function layout() {
   dialogs.hidden = true;
   const above = h("div", { class: "widgets widgets-above", attrs: { "aria-label": "Widgets above the prompt" } });
   const below = h("div", { class: "widgets widgets-below", attrs: { "aria-label": "Widgets below the prompt" } });
-  const input = h("textarea", { attrs: { id: "prompt-input", rows: "3", "aria-label": "Message", placeholder: "Message, or /command — Enter sends, Shift+Enter for a new line" } });
+  const input = h("textarea", { attrs: { id: "prompt-input", rows: "2", "aria-label": "Message", placeholder: "Message, or /command — Enter sends, Shift+Enter for a new line" } });
   const send = h("button", { class: "primary", attrs: { type: "submit" } }, "Send");
   const steer = h("button", { attrs: { type: "button" } }, "Steer");
   const followUp = h("button", { attrs: { type: "button" } }, "Follow-up");

@@ -248,6 +248,14 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       await page.locator(".tool .tool-output", { hasText: "the notes file says hello" }).waitFor();
     }
     await shot(a, "05-streamed-reply");
+    // Dialogs under the conversation, which stays readable above them.
+    await send(a, "/demo-many");
+    await dialog(a, "Edit the note").waitFor();
+    await a.locator(".message-assistant h1", { hasText: "Streamed reply" }).scrollIntoViewIfNeeded();
+    expect(await a.locator(".message-assistant", { hasText: "Done reading the notes." }).isVisible()).toBe(true);
+    await shot(a, "07-conversation-and-dialogs");
+    for (const title of ["Pick a colour", "Proceed?", "Your name?", "Edit the note"]) await dialog(a, title).press("Escape");
+    await toast(a, "many: select=cancelled").waitFor();
     // A tab that connects now gets the same conversation.
     const late = await openPage(contexts[1]!);
     await late.locator(".message-assistant h1", { hasText: "Streamed reply" }).waitFor();
