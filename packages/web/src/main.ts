@@ -3,14 +3,13 @@
  * rebuilds the conversation and the extension UI state on every (re)connection, then follows
  * the record stream. Every tab is a full client: dialogs show in all of them, the first answer wins.
  */
-import type { AgentMessage, DialogRequest, FireAndForgetRequest, PendingDialogState, UiState } from "@parley/protocol";
+import type { AgentMessage, PendingDialogState, UiState } from "@parley/protocol";
 import { Chrome } from "./chrome.js";
 import { Connection, type WireRecord } from "./connection.js";
 import { DialogList } from "./dialogs.js";
 import { h } from "./dom.js";
+import { isDialogRequest, isFireAndForget } from "./records.js";
 import { Transcript } from "./transcript.js";
-
-const DIALOG_METHODS = new Set(["select", "confirm", "input", "editor"]);
 
 function layout() {
   const title = h("h1", { class: "title" }, "parley");
@@ -92,13 +91,13 @@ function start(): void {
 
   function handle(record: WireRecord): void {
     switch (record.type) {
-      case "extension_ui_request": {
-        const method = String(record["method"]);
-        if (DIALOG_METHODS.has(method)) dialogs.show(record as unknown as DialogRequest);
-        else if (method === "set_editor_text") ui.input.value = String(record["text"] ?? "");
-        else chrome.apply(record as unknown as FireAndForgetRequest);
+      case "extension_ui_request":
+        if (isDialogRequest(record)) dialogs.show(record);
+        else if (isFireAndForget(record)) {
+          if (record.method === "set_editor_text") ui.input.value = record.text;
+          else chrome.apply(record);
+        }
         return;
-      }
       case "extension_ui_dismissed":
         dialogs.dismissed(String(record["id"]), String(record["reason"]));
         return;
