@@ -804,6 +804,8 @@ function main(): void {
                 ? "was withdrawn by the extension"
                 : reason.dismissReason === "shutdown"
                   ? "closed: the agent is shutting down"
+                  : reason.dismissReason === "answered"
+                    ? "was answered by another client"
                   : `was dismissed by the agent${reason.dismissReason ? ` (${reason.dismissReason})` : ""}`;
           log.add("note", `“${title}” ${why}; the dialog closed by itself`);
         }

@@ -84,6 +84,19 @@ export default function rpcDemo(pi: ExtensionAPI): void {
     },
   });
 
+  pi.registerCommand("demo-many", {
+    description: "all four dialogs at once (a client shows them together, oldest first)",
+    handler: async (_args, ctx) => {
+      const [colour, ok, name, note] = await Promise.all([
+        ctx.ui.select("Pick a colour", ["red", "green", "blue"]),
+        ctx.ui.confirm("Proceed?", "The demo will pretend to do something."),
+        ctx.ui.input("Your name?", "type a name"),
+        ctx.ui.editor("Edit the note", "line one\nline two"),
+      ]);
+      report(ctx, `many: select=${colour ?? "cancelled"} confirm=${ok} input=${name ?? "cancelled"} editor=${note === undefined ? "cancelled" : JSON.stringify(note)}`);
+    },
+  });
+
   pi.registerCommand("demo-notify", {
     description: "notify() of each type",
     handler: async (_args, ctx) => {

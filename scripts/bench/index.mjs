@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench [-- --quick] [-- --only startup,extensions,sessions,dialog,fire-and-forget,framing,streaming] [-- --out FILE]
+// npm run bench [-- --quick] [-- --only startup,extensions,sessions,dialog,fire-and-forget,framing,streaming,web] [-- --out FILE]
 //
 // Runs parley and pi (and a do-nothing Node agent as the floor) one after the other on this
 // machine, prints a table of every figure with the ratio parley/pi and the targets, and
@@ -17,6 +17,7 @@ import { runSessions } from "./sessions.mjs";
 import { runStartup } from "./startup.mjs";
 import { runStreaming } from "./streaming.mjs";
 import { buildRows, renderTable } from "./table.mjs";
+import { runWeb } from "./web.mjs";
 
 const FIGURES = {
   startup: { key: "startup", run: runStartup },
@@ -26,10 +27,12 @@ const FIGURES = {
   "fire-and-forget": { key: "fireAndForget", run: runFireAndForget },
   framing: { key: "framing", run: runFraming },
   streaming: { key: "streaming", run: runStreaming },
+  // parley only, needs chromium: not in the default list (--only web).
+  web: { key: "web", run: runWeb, optIn: true },
 };
 
 function parseArgs(argv) {
-  const opts = { quick: false, only: Object.keys(FIGURES), out: join(ROOT, ".bench/results.json") };
+  const opts = { quick: false, only: Object.keys(FIGURES).filter((name) => !FIGURES[name].optIn), out: join(ROOT, ".bench/results.json") };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const value = () => {

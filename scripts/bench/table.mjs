@@ -98,7 +98,7 @@ function makeRow({ section, figure, unit, parley, pi, floor, ratio, ratioKind = 
 
 export function buildRows(results) {
   const rows = [];
-  const { startup, extensions, sessions, dialog, fireAndForget, framing, streaming, quick } = results;
+  const { startup, extensions, sessions, dialog, fireAndForget, framing, streaming, web, quick } = results;
 
   if (startup) {
     rows.push(makeRow({ section: "start-up", figure: "cold start (spawn → get_state)", unit: "ms", ...startup.coldStartMs, target: { op: "<=", value: 0.1 } }));
@@ -243,6 +243,15 @@ export function buildRows(results) {
         target: { op: "<=", value: 1.2 },
       }),
     );
+  }
+  if (web) {
+    const n = web.stream.deltas.toLocaleString("en-US");
+    rows.push(makeRow({ section: "web", figure: `page shows a ${n}-delta reply: time`, unit: "ms", parley: web.stream.ms }));
+    if (web.stream.pageWorkMs != null) rows.push(makeRow({ section: "web", figure: `page's own work (script, style, layout) for it`, unit: "ms", parley: web.stream.pageWorkMs }));
+    rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: longest frame gap`, unit: "ms", parley: web.stream.maxFrameGapMs }));
+    rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: p99 frame gap`, unit: "ms", parley: web.stream.p99FrameGapMs }));
+    const f = web.fanOut;
+    rows.push(makeRow({ section: "web", figure: `fan-out: ${f.n.toLocaleString("en-US")} setStatus to ${f.clients} clients`, unit: "ms", parley: f.ms }));
   }
   if (quick) for (const row of rows) if (row.status) row.status = `${row.status}*`;
   return rows;

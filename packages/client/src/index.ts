@@ -22,6 +22,7 @@ export { UiStore, type UiChange, type UiStoreAttachOptions } from "./ui-store.js
 export { detectCapabilities, type Capabilities, type DetectedCapabilities } from "./capabilities.js";
 export { TransportBase, StreamTransport, type StreamTransportOptions, type Transport } from "./transport.js";
 export { ProcessTransport, spawnTransport, type ProcessCloseOptions, type SpawnTransportOptions } from "./spawn.js";
+export { WebSocketTransport, webSocketTransport, type WebSocketConstructor, type WebSocketLike, type WebSocketTransportOptions } from "./websocket.js";
 export { InMemoryTransport, createInMemoryTransportPair } from "./memory-transport.js";
 export { DisposableStore, Emitter, toDisposable, type Disposable } from "./disposable.js";
 export type { AgentEventMap, AgentEventType, AgentRecord, ResponseRecord } from "./records.js";

@@ -6,8 +6,10 @@ import type { ThinkingLevel } from "@parley/protocol";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 
 export interface CliOptions {
-  /** rpc: pi's JSON-lines protocol; acp: the Agent Client Protocol (see src/acp/). */
-  mode: "rpc" | "acp";
+  /** rpc: pi's JSON-lines protocol; acp: the Agent Client Protocol (see src/acp/); web: RPC over WebSockets with a browser UI (src/web/). */
+  mode: "rpc" | "acp" | "web";
+  /** --web-* flags (used with --mode web). token undefined: a random one per start. */
+  web: { host: string; port: number; token?: string; allowedOrigins: string[]; open: boolean };
   noSession: boolean;
   sessionDir?: string;
   session?: string;
@@ -48,6 +50,7 @@ const VALUE_FLAGS: Record<string, ValueFlag> = {
 export function parseArgs(argv: string[]): CliOptions {
   const options: CliOptions = {
     mode: "rpc",
+    web: { host: "127.0.0.1", port: 4781, allowedOrigins: [], open: false },
     noSession: false,
     continue: false,
     extensions: [],
@@ -73,11 +76,31 @@ export function parseArgs(argv: string[]): CliOptions {
     switch (flag) {
       case "--mode": {
         const mode = value();
-        if (mode !== "rpc" && mode !== "acp") throw new UsageError(`--mode ${mode} is not supported: use --mode rpc or --mode acp`);
+        if (mode !== "rpc" && mode !== "acp" && mode !== "web") throw new UsageError(`--mode ${mode} is not supported: use --mode rpc, --mode acp or --mode web`);
         options.mode = mode;
         modeGiven = true;
         break;
       }
+      // ---- web mode ----
+      case "--web-host":
+        options.web.host = value();
+        break;
+      case "--web-port": {
+        const raw = value();
+        const n = Number(raw);
+        if (!/^\d+$/.test(raw) || n > 65535) throw new UsageError(`--web-port ${raw} must be a port number (0 picks a free one)`);
+        options.web.port = n;
+        break;
+      }
+      case "--web-token":
+        options.web.token = value();
+        break;
+      case "--web-allowed-origins":
+        options.web.allowedOrigins.push(...value().split(",").map((o) => o.trim()).filter((o) => o !== ""));
+        break;
+      case "--web-open":
+        options.web.open = true;
+        break;
       case "--no-session":
         options.noSession = true;
         break;
@@ -140,7 +163,7 @@ export function parseArgs(argv: string[]): CliOptions {
     throw new UsageError("--no-session cannot be combined with --session or --continue");
   }
   if (!modeGiven && !options.help && !options.version) {
-    throw new UsageError("parley needs --mode rpc or --mode acp");
+    throw new UsageError("parley needs --mode rpc, --mode acp or --mode web");
   }
   return options;
 }
@@ -172,13 +195,14 @@ export function resolveExtensionFlags(
   return values;
 }
 
-export const USAGE = `Usage: parley --mode rpc|acp [options]
+export const USAGE = `Usage: parley --mode rpc|acp|web [options]
 
-Speaks pi's RPC protocol (JSON lines), or with --mode acp the Agent Client Protocol (JSON-RPC),
-on stdin/stdout. Diagnostics go to stderr.
+--mode rpc speaks pi's RPC protocol (JSON lines) on stdin/stdout; --mode acp the Agent Client
+Protocol (JSON-RPC) on stdin/stdout; --mode web serves the RPC protocol over WebSockets with a
+browser UI. Diagnostics go to stderr.
 
 Options:
-  --mode rpc|acp           the protocol (required)
+  --mode rpc|acp|web       the protocol mode (required)
   -e, --extension FILE     load an extension (.ts or .js); may repeat
   --no-extensions          skip ~/.parley/extensions and ./.parley/extensions (-e still loads)
   --no-session             keep the session in memory only
@@ -193,6 +217,11 @@ Options:
   --name NAME              name the session
   --model-script FILE      offline scripted model (JSON array of turns)
   --max-line-bytes N       largest accepted input line (default 134217728)
+  --web-host HOST          web mode: address to bind (default 127.0.0.1)
+  --web-port PORT          web mode: port (default 4781; 0 picks a free port)
+  --web-token TOKEN        web mode: access token (default: random per start; "" none, loopback only)
+  --web-allowed-origins L  web mode: comma-separated extra origins allowed to open the WebSocket
+  --web-open               web mode: open the page in a browser
   -h, --help               show this help
   -v, --version            print the version
 `;

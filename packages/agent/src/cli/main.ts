@@ -85,8 +85,21 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
+  // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
+  const web = options.mode === "web" ? await import("../web/web-mode.js") : undefined;
+  let webToken = "";
+  if (web) {
+    try {
+      webToken = web.webToken(options.web);
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error;
+      log(error.message);
+      process.exit(2);
+    }
+  }
+
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
-  // for the protocol alone (not before the server starts).
+  // for the protocol alone (not before the server starts). Web mode does not read it.
   const stdin = claimStdin();
   const cwd = process.cwd();
   let models: ModelResolution;
@@ -130,12 +143,17 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
 
-  const transport = new StdioTransport({
-    stdin,
-    ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
-    // The client closed our stdout: nobody can hear us, so finish quietly.
-    onOutputClosed: () => void server.shutdown().then(() => process.exit(0)),
-  });
+  // Web mode: stdout carries one line, the URL to open; anything else written there goes to stderr.
+  const writeStdout = process.stdout.write.bind(process.stdout);
+  const hub = web ? new web.ConnectionHub({ log }) : undefined;
+  const transport =
+    hub ??
+    new StdioTransport({
+      stdin,
+      ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
+      // The client closed our stdout: nobody can hear us, so finish quietly.
+      onOutputClosed: () => void server.shutdown().then(() => process.exit(0)),
+    });
   takeOverStdout();
   const server = new RpcServer({
     transport,
@@ -179,5 +197,25 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   void server.closed.then(() => process.exit(exitCode));
-  await server.begin();
+  if (!web || !hub) {
+    await server.begin();
+    return;
+  }
+  hub.setDialogs(server.dialogs);
+  const begun = server.begin();
+  try {
+    const { url } = await web.serveWeb(hub, {
+      ...options.web,
+      token: webToken,
+      maxMessageBytes: options.maxLineBytes ?? 128 * 1024 * 1024,
+      log,
+    });
+    log(`web UI: ${url}`);
+    writeStdout(`${url}\n`);
+  } catch (error) {
+    log(`--mode web could not listen on ${options.web.host}:${options.web.port}: ${errorMessage(error)}`);
+    exitCode = 1;
+    void server.shutdown();
+  }
+  await begun;
 }

@@ -36,7 +36,9 @@ const COUNTER_DIGITS = 12;
 
 // Why a dialog ended, one byte per dialog in the ring.
 const ANSWERED = 1;
-const ENDING_CODES: Record<DismissReason, number> = { timeout: 2, aborted: 3, shutdown: 4 };
+// "answered" is never a reason the registry dismisses with (an answer settles as answered); the web
+// transport announces it to the connections that did not answer.
+const ENDING_CODES: Record<DismissReason, number> = { answered: ANSWERED, timeout: 2, aborted: 3, shutdown: 4 };
 const ENDING_TEXT = ["", "it was already answered", "it was dismissed (timeout)", "it was dismissed (aborted)", "it was dismissed (shutdown)"];
 
 /** A pending dialog. A plain record (one shape for all), not a class: nothing extra to run per dialog. */
@@ -90,6 +92,11 @@ export class DialogRegistry {
 
   get size(): number {
     return this.#pending.size;
+  }
+
+  /** Whether a dialog with this id is waiting for its answer. */
+  isPending(id: string): boolean {
+    return this.#pending.has(id);
   }
 
   /**

@@ -6,10 +6,10 @@ import { Type, type Static } from "typebox";
 import { DialogRequest, WidgetPlacement, NotifyType } from "./extension-ui.js";
 
 export const DismissReason = Type.Union(
-  [Type.Literal("timeout"), Type.Literal("aborted"), Type.Literal("shutdown")],
+  [Type.Literal("timeout"), Type.Literal("aborted"), Type.Literal("shutdown"), Type.Literal("answered")],
   {
     description:
-      "timeout: the request's `timeout` elapsed; aborted: the extension's AbortSignal fired; shutdown: the agent is exiting (stdin EOF, signal, ctx.shutdown()).",
+      "timeout: the request's `timeout` elapsed; aborted: the extension's AbortSignal fired; shutdown: the agent is exiting (stdin EOF, signal, ctx.shutdown()); answered: another connection answered it first (web mode, sent to the connections that did not answer).",
   },
 );
 export type DismissReason = Static<typeof DismissReason>;
@@ -22,7 +22,7 @@ export const ExtensionUiDismissed = Type.Object(
     method: Type.Union([Type.Literal("select"), Type.Literal("confirm"), Type.Literal("input"), Type.Literal("editor")]),
     reason: DismissReason,
   },
-  { description: "parley: a pending dialog was resolved agent-side (timeout, abort or shutdown)." },
+  { description: "parley: a pending dialog was resolved agent-side (timeout, abort or shutdown), or answered by another connection (web mode)." },
 );
 export type ExtensionUiDismissed = Static<typeof ExtensionUiDismissed>;
 

@@ -1,0 +1,264 @@
+/**
+ * Many WebSocket connections as one transport for the RPC server. The server stays unchanged: it
+ * reads lines and writes records as in RPC mode. The hub decides who gets what:
+ * - a response goes to the connection that sent its command (commands get a hub-made id on the
+ *   way in; the response's id is swapped back on the way out);
+ * - a refused dialog answer (`extension_ui_error`) goes to the connection that sent it;
+ * - everything else (events, dialog requests, fire-and-forget UI, dismiss records) goes to all.
+ * When one connection answers a dialog, the others get `extension_ui_dismissed` with reason
+ * "answered" at once. With no connection open, records are dropped: a late connection rebuilds
+ * its view with get_messages and get_ui_state, and dialogs wait for it (within their timeout).
+ */
+import type { DialogMethod } from "@parley/protocol";
+import type { Transport, TransportSink } from "../rpc/transport.js";
+
+/** What the hub needs of a socket (the `ws` package's WebSocket has it). */
+export interface HubSocket {
+  readonly bufferedAmount: number;
+  send(data: string, callback: (error?: Error) => void): void;
+  terminate(): void;
+}
+
+export interface ConnectionHubOptions {
+  /**
+   * A connection that has this many bytes queued and unread is cut off, so a tab that stops
+   * reading cannot make the agent hold its output forever; a reconnecting page resyncs.
+   */
+  maxBufferedBytes?: number;
+  log?: (message: string) => void;
+}
+
+/** Ends of dialogs the hub must know about: whether the registry still waits for an answer. */
+export interface DialogLookup {
+  isPending(id: string): boolean;
+}
+
+export interface HubConnection {
+  /** One inbound WebSocket message (one record). */
+  receive(text: string): void;
+  /** The socket closed. */
+  close(): void;
+}
+
+interface Connection {
+  readonly socket: HubSocket;
+  open: boolean;
+  /** Sends whose callback has not come yet (for flush()). */
+  unsent: number;
+}
+
+interface Route {
+  connection: Connection;
+  /** The command's own id, or absent. */
+  id: string | number | undefined;
+}
+
+const TAG = "\u0000web:";
+const DEFAULT_MAX_BUFFERED = 64 * 1024 * 1024;
+/** Delayed refusals are rare (they follow a bad command's explanation); remember few senders. */
+const MAX_REMEMBERED_ANSWERERS = 1024;
+
+export class ConnectionHub implements Transport {
+  readonly #connections = new Set<Connection>();
+  readonly #routes = new Map<string, Route>();
+  /** Connections that sent lines the hub could not tag (not JSON, not an object): answered in order. */
+  readonly #untagged: Connection[] = [];
+  /** Dialogs announced and not yet ended, by id. */
+  readonly #dialogs = new Map<string, DialogMethod>();
+  readonly #lastAnswerer = new Map<string, Connection>();
+  readonly #maxBuffered: number;
+  readonly #log: (message: string) => void;
+  #sink: TransportSink | undefined;
+  #lookup: DialogLookup | undefined;
+  /** The connection whose message the server is handling right now (synchronous replies go to it). */
+  #current: Connection | undefined;
+  #tags = 0;
+  #flushWaiters: (() => void)[] = [];
+
+  constructor(options: ConnectionHubOptions = {}) {
+    this.#maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
+    this.#log = options.log ?? (() => {});
+  }
+
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  /** The server's dialog registry, so an accepted answer can be told from a refused one. */
+  setDialogs(lookup: DialogLookup): void {
+    this.#lookup = lookup;
+  }
+
+  start(sink: TransportSink): void {
+    this.#sink = sink;
+  }
+
+  /** A new connection; call receive() for each of its messages and close() when it ends. */
+  add(socket: HubSocket): HubConnection {
+    const connection: Connection = { socket, open: true, unsent: 0 };
+    this.#connections.add(connection);
+    return {
+      receive: (text) => this.#receive(connection, text),
+      close: () => this.#drop(connection),
+    };
+  }
+
+  send(record: object): void {
+    const fields = record as { type?: unknown; id?: unknown };
+    const id = fields.id;
+    if (typeof id === "string" && id.startsWith(TAG)) {
+      const route = this.#routes.get(id);
+      if (fields.type === "response") this.#routes.delete(id);
+      // A response, or an event that belongs to one command (bash_execution_update): its sender only.
+      if (route) this.#sendTo(route.connection, JSON.stringify(withId(record, route.id)));
+      return;
+    }
+    switch (fields.type) {
+      case "response": {
+        const connection = this.#untagged.shift();
+        if (connection) this.#sendTo(connection, JSON.stringify(record));
+        return;
+      }
+      case "extension_ui_error": {
+        const connection = this.#current ?? (typeof id === "string" ? this.#lastAnswerer.get(id) : undefined);
+        if (connection) this.#sendTo(connection, JSON.stringify(record));
+        return;
+      }
+      case "extension_ui_request": {
+        const method = (record as { method?: unknown }).method;
+        if (typeof id === "string" && isDialogMethod(method)) this.#dialogs.set(id, method);
+        break;
+      }
+      case "extension_ui_dismissed":
+        if (typeof id === "string") this.#dialogs.delete(id);
+        break;
+    }
+    this.#broadcast(JSON.stringify(record), undefined);
+  }
+
+  flush(): Promise<void> {
+    if (this.#allSent()) return Promise.resolve();
+    return new Promise((resolve) => this.#flushWaiters.push(resolve));
+  }
+
+  /** Cuts every connection (shutdown). */
+  closeAll(): void {
+    for (const connection of [...this.#connections]) {
+      connection.socket.terminate();
+      this.#drop(connection);
+    }
+  }
+
+  #receive(connection: Connection, text: string): void {
+    const sink = this.#sink;
+    if (!sink || !connection.open) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      if (isBlank(text)) return; // as in RPC mode: nothing to answer
+      this.#untagged.push(connection);
+      this.#handle(connection, text);
+      return;
+    }
+    const record = value as Record<string, unknown>;
+    if (record["type"] === "extension_ui_response") {
+      this.#answer(connection, record, text);
+      return;
+    }
+    const id = record["id"];
+    if (id !== undefined && typeof id !== "string" && !(typeof id === "number" && Number.isFinite(id))) {
+      // An id the server will not echo: its (error) response carries none, in line order.
+      this.#untagged.push(connection);
+      this.#handle(connection, text);
+      return;
+    }
+    const tag = `${TAG}${(this.#tags++).toString(36)}`;
+    this.#routes.set(tag, { connection, id });
+    record["id"] = tag;
+    this.#handle(connection, JSON.stringify(record));
+  }
+
+  #answer(connection: Connection, record: Record<string, unknown>, text: string): void {
+    const id = record["id"];
+    const method = typeof id === "string" ? this.#dialogs.get(id) : undefined;
+    if (typeof id === "string") {
+      if (this.#lastAnswerer.size >= MAX_REMEMBERED_ANSWERERS) this.#lastAnswerer.clear();
+      this.#lastAnswerer.set(id, connection);
+    }
+    this.#handle(connection, text);
+    // Still announced here (no dismiss record went out) but no longer pending: this answer won.
+    if (typeof id === "string" && method !== undefined && this.#dialogs.has(id) && this.#lookup && !this.#lookup.isPending(id)) {
+      this.#dialogs.delete(id);
+      this.#lastAnswerer.delete(id);
+      this.#broadcast(JSON.stringify({ type: "extension_ui_dismissed", id, method, reason: "answered" }), connection);
+    }
+  }
+
+  #handle(connection: Connection, text: string): void {
+    this.#current = connection;
+    try {
+      this.#sink?.line(text);
+    } finally {
+      this.#current = undefined;
+    }
+  }
+
+  #broadcast(text: string, except: Connection | undefined): void {
+    for (const connection of this.#connections) if (connection !== except) this.#sendTo(connection, text);
+  }
+
+  #sendTo(connection: Connection, text: string): void {
+    if (!connection.open) return;
+    if (connection.socket.bufferedAmount > this.#maxBuffered) {
+      this.#log(`web: a connection stopped reading (${connection.socket.bufferedAmount} bytes queued); closing it`);
+      connection.socket.terminate();
+      this.#drop(connection);
+      return;
+    }
+    connection.unsent++;
+    connection.socket.send(text, () => {
+      connection.unsent--;
+      if (connection.unsent === 0) this.#wakeFlushers();
+    });
+  }
+
+  #drop(connection: Connection): void {
+    if (!connection.open) return;
+    connection.open = false;
+    connection.unsent = 0;
+    this.#connections.delete(connection);
+    // Its routes and places in the untagged queue stay until their responses pass (then dropped).
+    this.#wakeFlushers();
+  }
+
+  #allSent(): boolean {
+    for (const connection of this.#connections) if (connection.unsent > 0) return false;
+    return true;
+  }
+
+  #wakeFlushers(): void {
+    if (this.#flushWaiters.length === 0 || !this.#allSent()) return;
+    const waiters = this.#flushWaiters;
+    this.#flushWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+function withId(record: object, id: string | number | undefined): object {
+  const copy: Record<string, unknown> = { ...(record as Record<string, unknown>) };
+  if (id === undefined) delete copy["id"];
+  else copy["id"] = id;
+  return copy;
+}
+
+function isDialogMethod(method: unknown): method is DialogMethod {
+  return method === "select" || method === "confirm" || method === "input" || method === "editor";
+}
+
+function isBlank(text: string): boolean {
+  return text.trim() === "";
+}

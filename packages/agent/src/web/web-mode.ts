@@ -1,0 +1,76 @@
+/**
+ * `parley --mode web`: the RPC server's records over WebSockets to any number of tabs, and the
+ * page that shows them. Loaded only in web mode, so RPC start-up never pays for it.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { UsageError } from "../cli/args.js";
+import { ConnectionHub } from "./connection-hub.js";
+import { isLoopback, startWebServer, type WebServer } from "./http-server.js";
+
+export { ConnectionHub } from "./connection-hub.js";
+export type { WebServer } from "./http-server.js";
+
+export interface WebModeOptions {
+  host: string;
+  port: number;
+  token?: string | undefined;
+  allowedOrigins: readonly string[];
+  open: boolean;
+  maxMessageBytes: number;
+  log: (message: string) => void;
+}
+
+/** Refuses what must not start (a non-loopback host without a token); call before anything runs. */
+export function webToken(options: Pick<WebModeOptions, "host" | "token">): string {
+  if (options.token === "" && !isLoopback(options.host)) {
+    throw new UsageError(`--web-host ${options.host} is not a loopback address: it needs a token (leave --web-token out for a random one)`);
+  }
+  return options.token ?? randomBytes(18).toString("base64url");
+}
+
+/** Starts listening; the hub must already be the server's transport (started). */
+export async function serveWeb(hub: ConnectionHub, options: WebModeOptions & { token: string }): Promise<WebServer> {
+  const server = await startWebServer({
+    host: options.host,
+    port: options.port,
+    token: options.token,
+    allowedOrigins: options.allowedOrigins,
+    pageDir: pageDir(),
+    hub,
+    maxMessageBytes: options.maxMessageBytes,
+    log: options.log,
+  });
+  if (options.open) openBrowser(server.url, options.log);
+  return server;
+}
+
+/** The built page of @parley/web (packages/web/dist/page). */
+export function pageDir(): string {
+  const candidates: string[] = [];
+  try {
+    candidates.push(join(dirname(createRequire(import.meta.url).resolve("@parley/web/package.json")), "dist", "page"));
+  } catch {
+    // not installed as a package: the monorepo layout below
+  }
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
+    candidates.push(join(dir, "packages", "web", "dist", "page"));
+  }
+  const found = candidates.find((dir) => existsSync(join(dir, "app.js")));
+  if (!found) throw new Error("the web page is not built (packages/web/dist/page/app.js is missing): run npm run build");
+  return found;
+}
+
+function openBrowser(url: string, log: (message: string) => void): void {
+  const command = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(command, [url], { stdio: "ignore" });
+    child.on("error", (error) => log(`--web-open: could not run ${command}: ${error.message}; open ${url} yourself`));
+  } catch (error) {
+    log(`--web-open: could not run ${command}: ${(error as Error).message}`);
+  }
+}

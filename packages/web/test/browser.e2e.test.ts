@@ -1,0 +1,324 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * The web UI in a real browser: Debian's chromium driven by playwright-core, two browser contexts
+ * (two "tabs" with separate storage) on one `parley --mode web` with the demo extension and a
+ * scripted model. Screenshots of the main states go to packages/web/screenshots/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEMO, ROOT, startWeb, START_MS, type WebAgent } from "./helpers/web-server.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SCREENSHOTS = join(ROOT, "packages/web/screenshots");
+const XSS_EXTENSION = join(import.meta.dirname, "fixtures/xss-extension.ts");
+const WAIT = { timeout: START_MS };
+
+/** Each would set window.__xss if it ever ran, or leave an element behind if it were parsed. */
+const PAYLOADS = [
+  `<img src=x onerror="window.__xss=1">`,
+  `<script>window.__xss=1</script>`,
+  `<svg onload="window.__xss=1"><circle r=1></svg>`,
+  `"><img src=x onerror=window.__xss=1>`,
+  `'><iframe srcdoc="<script>parent.__xss=1</script>"></iframe>`,
+  `<a href="javascript:window.__xss=1">click me</a>`,
+  `[md link](javascript:window.__xss=1)`,
+  `![md image](x" onerror="window.__xss=1)`,
+  `<details open ontoggle="window.__xss=1">x</details>`,
+  `<style>body{display:none}</style>`,
+  `&lt;img src=x onerror=window.__xss=1&gt;`,
+  `javascript:window.__xss=1`,
+];
+
+const MARKDOWN = [
+  "# Streamed reply",
+  "",
+  "Some **bold** text, a [link](https://example.com/docs) and `inline code`.",
+  "",
+  "- item one",
+  "- item two",
+  "",
+  "```js",
+  "console.log('hello');",
+  "```",
+  "",
+].join("\n");
+
+const LONG = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
+
+let agent: WebAgent;
+let browser: Browser;
+let contexts: BrowserContext[] = [];
+let a: Page;
+let b: Page;
+
+const shot = async (page: Page, name: string): Promise<void> => {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+};
+
+async function openPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  page.setDefaultTimeout(START_MS);
+  await page.goto(agent.url);
+  await page.locator(".connection[data-state=open]").waitFor(WAIT);
+  return page;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  const box = page.getByRole("textbox", { name: "Message" });
+  await box.fill(text);
+  await box.press("Enter");
+}
+
+const dialog = (page: Page, name: string) => page.getByRole("dialog", { name, exact: true });
+const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text });
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does it)`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const cwd = mkdtempSync(join(tmpdir(), "parley-web-cwd-"));
+  writeFileSync(join(cwd, "notes.txt"), "the notes file says hello\n");
+  const script = join(cwd, "script.json");
+  writeFileSync(
+    script,
+    JSON.stringify([
+      { text: MARKDOWN, toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] },
+      "Done reading the notes.",
+      `Model text with payloads:\n\n${PAYLOADS.join("\n\n")}`,
+      LONG,
+    ]),
+  );
+  agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  contexts = [await browser.newContext({ viewport: { width: 1100, height: 800 } }), await browser.newContext({ viewport: { width: 1100, height: 800 } })];
+  a = await openPage(contexts[0]!);
+  b = await openPage(contexts[1]!);
+}, 2 * START_MS);
+
+afterAll(async () => {
+  for (const context of contexts) await context.close();
+  await browser?.close();
+  await agent?.stop();
+});
+
+describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
+  it("starts with the extension's title, status and widget", async () => {
+    for (const page of [a, b]) {
+      await expect.poll(() => page.title(), WAIT).toBe("parley demo (startup)");
+      await page.locator(".statusbar .status", { hasText: "ready" }).waitFor();
+      await page.locator(".widgets-above .widget", { hasText: "parley RPC demo" }).waitFor();
+    }
+    await shot(a, "01-start");
+  });
+
+  it("shows every dialog kind inline in both tabs, oldest first, and answers them from one", async () => {
+    await send(a, "/demo-many");
+    const titles = ["Pick a colour", "Proceed?", "Your name?", "Edit the note"];
+    for (const page of [a, b]) {
+      for (const title of titles) await dialog(page, title).waitFor();
+      const order = await page.locator(".dialogs [role=dialog] h2").allTextContents();
+      expect(order).toEqual(titles);
+      // The conversation stays in view above the dialogs.
+      await expect.poll(() => page.locator(".transcript").isVisible()).toBe(true);
+    }
+    await shot(a, "02-dialogs");
+    const editor = dialog(a, "Edit the note").getByRole("textbox");
+    expect(await editor.inputValue()).toBe("line one\nline two");
+
+    // select: arrows and Enter.
+    await dialog(a, "Pick a colour").getByRole("button", { name: "red" }).focus();
+    await a.keyboard.press("ArrowDown");
+    await a.keyboard.press("Enter");
+    await dialog(a, "Proceed?").getByRole("button", { name: "Yes" }).click();
+    const input = dialog(a, "Your name?").getByRole("textbox");
+    expect(await input.getAttribute("placeholder")).toBe("type a name");
+    await input.fill("Ada");
+    await input.press("Enter");
+    await editor.fill("x\ny");
+    await editor.press("Control+Enter");
+
+    for (const page of [a, b]) await toast(page, 'many: select=green confirm=true input=Ada editor="x\\ny"').waitFor();
+    expect(await a.getByRole("dialog").count()).toBe(0);
+    expect(await b.getByRole("dialog").count()).toBe(0);
+    await b.locator(".dialog-note", { hasText: "answered in another tab" }).first().waitFor();
+  });
+
+  it("cancels every dialog kind (Esc and the Cancel button)", async () => {
+    await send(b, "/demo-many");
+    await dialog(b, "Edit the note").waitFor();
+    await dialog(b, "Pick a colour").getByRole("button", { name: "blue" }).press("Escape");
+    await dialog(b, "Proceed?").getByRole("button", { name: "No" }).press("Escape");
+    await dialog(b, "Your name?").getByRole("button", { name: "Cancel" }).click();
+    await dialog(b, "Edit the note").getByRole("textbox").press("Escape");
+    for (const page of [a, b]) await toast(page, "many: select=cancelled confirm=false input=cancelled editor=cancelled").waitFor();
+  });
+
+  it("counts a timed dialog down and closes it with a note when it times out", async () => {
+    await send(a, "/demo-timed 6000");
+    const timed = dialog(b, "Quick!");
+    await timed.waitFor();
+    const countdown = timed.locator(".countdown");
+    const first = Number((await countdown.textContent())?.match(/\d+/)?.[0]);
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(6);
+    await shot(b, "03-countdown");
+    await expect.poll(async () => Number((await countdown.textContent())?.match(/\d+/)?.[0]), WAIT).toBeLessThan(first);
+    for (const page of [a, b]) {
+      await page.locator(".dialog-note", { hasText: "“Quick!” timed out" }).waitFor();
+      await toast(page, "timed confirm: false").waitFor();
+      expect(await dialog(page, "Quick!").count()).toBe(0);
+    }
+  });
+
+  it("lets a tab that reloads mid-dialog see the dialog again and answer it", async () => {
+    await send(a, "/demo-input");
+    await dialog(b, "Your name?").waitFor();
+    await b.reload();
+    await b.locator(".connection[data-state=open]").waitFor();
+    const input = dialog(b, "Your name?").getByRole("textbox");
+    await input.fill("Bob");
+    await dialog(b, "Your name?").getByRole("button", { name: "Submit" }).click();
+    await toast(a, "input: Bob").waitFor();
+    await a.locator(".dialog-note", { hasText: "answered in another tab" }).last().waitFor();
+    expect(await dialog(a, "Your name?").count()).toBe(0);
+  });
+
+  it("takes the first of two simultaneous answers and closes the dialog everywhere", async () => {
+    await send(a, "/demo-select");
+    await dialog(a, "Pick a colour").waitFor();
+    await dialog(b, "Pick a colour").waitFor();
+    // Both clicks land before either tab hears of the other's answer.
+    const red = await dialog(a, "Pick a colour").getByRole("button", { name: "red" }).elementHandle();
+    const blue = await dialog(b, "Pick a colour").getByRole("button", { name: "blue" }).elementHandle();
+    await Promise.all([red?.evaluate((button) => (button as HTMLButtonElement).click()), blue?.evaluate((button) => (button as HTMLButtonElement).click())]);
+    await toast(a, "select: ").first().waitFor();
+    const notes = await a.locator(".toast", { hasText: /select: (red|blue)/ }).allTextContents();
+    expect(notes).toHaveLength(1);
+    for (const page of [a, b]) expect(await dialog(page, "Pick a colour").count()).toBe(0);
+  });
+
+  it("shows notifications as toasts by type, statuses, widgets by placement, the title and the prompt text", async () => {
+    await send(a, "/demo-notify");
+    for (const page of [a, b]) {
+      await page.getByRole("status").filter({ hasText: "an info note" }).waitFor();
+      await page.getByRole("status").filter({ hasText: "a warning" }).waitFor();
+      await page.getByRole("alert").filter({ hasText: "an error" }).waitFor();
+    }
+    await send(a, "/demo-widgets");
+    for (const page of [a, b]) {
+      await page.locator(".widgets-above .widget", { hasText: "above the editor" }).waitFor();
+      await page.locator(".widgets-below .widget", { hasText: "(second line)" }).waitFor();
+      // Above and below the prompt box, in the document's order.
+      const positions = await page.evaluate(() => {
+        const top = (selector: string) => document.querySelector(selector)?.getBoundingClientRect().top ?? Number.NaN;
+        return [top(".widgets-above"), top("#prompt-input"), top(".widgets-below")];
+      });
+      expect(positions[0]).toBeLessThan(positions[1]!);
+      expect(positions[1]).toBeLessThan(positions[2]!);
+    }
+    await send(a, "/demo-title Hello from the web");
+    for (const page of [a, b]) await expect.poll(() => page.title()).toBe("Hello from the web");
+    await send(a, "/demo-prefill text from the extension");
+    for (const page of [a, b]) await expect.poll(() => page.getByRole("textbox", { name: "Message" }).inputValue()).toBe("text from the extension");
+    await a.locator(".statusbar .status", { hasText: "dialogs answered" }).waitFor();
+    await shot(a, "04-notifications-widgets");
+    await send(a, "/demo-widgets clear");
+    await a.getByRole("textbox", { name: "Message" }).fill("");
+    await b.getByRole("textbox", { name: "Message" }).fill("");
+  });
+
+  it("streams a reply as markdown with its tool call and output, in both tabs", async () => {
+    await send(a, "show me some markdown");
+    for (const page of [a, b]) {
+      await page.locator(".message-assistant", { hasText: "Done reading the notes." }).waitFor();
+      await page.locator(".message-user", { hasText: "show me some markdown" }).waitFor();
+      await page.locator(".message-assistant h1", { hasText: "Streamed reply" }).waitFor();
+      await page.locator(".message-assistant strong", { hasText: "bold" }).waitFor();
+      expect(await page.locator(".message-assistant a", { hasText: "link" }).getAttribute("href")).toBe("https://example.com/docs");
+      expect(await page.locator(".message-assistant pre code").first().textContent()).toBe("console.log('hello');");
+      expect(await page.locator(".message-assistant li").allTextContents()).toEqual(["item one", "item two"]);
+      await page.locator(".tool .tool-name", { hasText: "read" }).waitFor();
+      await page.locator(".tool .tool-output", { hasText: "the notes file says hello" }).waitFor();
+    }
+    await shot(a, "05-streamed-reply");
+    // Dialogs under the conversation, which stays readable above them.
+    await send(a, "/demo-many");
+    await dialog(a, "Edit the note").waitFor();
+    await a.locator(".message-assistant h1", { hasText: "Streamed reply" }).scrollIntoViewIfNeeded();
+    expect(await a.locator(".message-assistant", { hasText: "Done reading the notes." }).isVisible()).toBe(true);
+    await shot(a, "07-conversation-and-dialogs");
+    for (const title of ["Pick a colour", "Proceed?", "Your name?", "Edit the note"]) await dialog(a, title).press("Escape");
+    await toast(a, "many: select=cancelled").waitFor();
+    // A tab that connects now gets the same conversation.
+    const late = await openPage(contexts[1]!);
+    await late.locator(".message-assistant h1", { hasText: "Streamed reply" }).waitFor();
+    await late.locator(".tool .tool-output", { hasText: "the notes file says hello" }).waitFor();
+    await late.close();
+  });
+
+  it("renders payloads in model text and in every extension string as text: nothing runs, nothing is injected", async () => {
+    const before = await a.evaluate(() => document.querySelectorAll("img, script:not([src]), svg, iframe, style, a[href^='javascript'], [onerror], [onload], [ontoggle]").length);
+    await send(a, "payloads please");
+    await a.locator(".message-assistant", { hasText: "Model text with payloads" }).waitFor();
+    await send(a, `/xss ${JSON.stringify(PAYLOADS)}`);
+    const all = PAYLOADS.join(" ");
+    for (const page of [a, b]) {
+      await dialog(page, all).first().waitFor();
+      expect(await page.getByRole("dialog").count()).toBe(4);
+      await expect.poll(() => page.title()).toBe(all);
+      await page.locator(".error-line", { hasText: "Extension error" }).waitFor();
+      await page.getByRole("alert").filter({ hasText: "<script>window.__xss=1</script>" }).first().waitFor();
+    }
+    await shot(a, "06-xss-inert");
+    for (const page of [a, b]) {
+      const result = await page.evaluate(() => ({
+        flag: (window as { __xss?: unknown }).__xss,
+        parentFlag: (window.parent as { __xss?: unknown }).__xss,
+        injected: document.querySelectorAll("img, script:not([src]), svg, iframe, style, a[href^='javascript'], [onerror], [onload], [ontoggle]").length,
+        scripts: document.querySelectorAll("script").length,
+        text: document.body.textContent ?? "",
+        options: [...document.querySelectorAll(".dialog-select .options button")].map((b) => b.textContent),
+        widget: [...document.querySelectorAll(".widgets-below .widget-line")].map((l) => l.textContent),
+        bodyVisible: getComputedStyle(document.body).display !== "none",
+      }));
+      expect(result.flag).toBeUndefined();
+      expect(result.parentFlag).toBeUndefined();
+      expect(result.injected).toBe(before);
+      expect(result.scripts).toBe(1);
+      expect(result.bodyVisible).toBe(true);
+      expect(result.options).toEqual(PAYLOADS);
+      expect(result.widget).toEqual(PAYLOADS);
+      expect(result.text).toContain(`<img src=x onerror="window.__xss=1">`);
+    }
+    // The select's options are the payloads, answerable as they are; the rest are cancelled.
+    await dialog(a, all).filter({ has: a.locator(".options") }).getByRole("button", { name: PAYLOADS[1]!, exact: true }).click();
+    for (let i = 0; i < 3; i++) await a.getByRole("dialog").first().press("Escape");
+    await toast(b, "xss dialogs closed").waitFor();
+    expect(await a.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();
+  });
+
+  it("aborts a streaming reply", async () => {
+    await send(b, "a long answer please");
+    await a.locator(".message-assistant", { hasText: "word20" }).waitFor();
+    await a.getByRole("button", { name: "Abort" }).click();
+    for (const page of [a, b]) {
+      await page.locator(".error-line", { hasText: "Aborted" }).waitFor();
+      await page.locator(".activity", { hasText: "idle" }).waitFor();
+    }
+    expect(await a.locator(".message-assistant", { hasText: "word1999" }).count()).toBe(0);
+  });
+
+  it("refuses a wrong token in the browser too", async () => {
+    const page = await contexts[0]!.newPage();
+    const response = await page.goto(agent.url.replace(/token=[^&]+/, "token=nope"));
+    expect(response?.status()).toBe(401);
+    await page.close();
+  });
+});
