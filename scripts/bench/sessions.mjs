@@ -94,6 +94,8 @@ async function appendAndCursorOnce(agent, big, appends) {
       await request(proc, { type: "get_state" }, 300_000);
       await appendCost(proc, 20);
       const bigMs = await appendCost(proc, appends);
+      // pi 0.73.1 has no get_entries (a newer command of pi's protocol).
+      if (agent.name === "pi") return { freshMs, bigMs, allMs: null, allEntries: null, cursorMs: null, cursorEntries: null };
       let started = performance.now();
       const all = await request(proc, { type: "get_entries" }, 300_000);
       const allMs = performance.now() - started;
@@ -135,8 +137,8 @@ export async function runSessions({ quick }) {
         const s = await appendAndCursorOnce(AGENTS[name], append, appends);
         appendSamples[name].push(s);
         progress(
-          `append ${r + 1}/${runs} ${name}: ${s.freshMs.toFixed(2)} ms/entry fresh, ${s.bigMs.toFixed(2)} ms/entry at ${appendEntries} entries; ` +
-            `get_entries ${s.allMs.toFixed(0)} ms (${s.allEntries}), with a cursor ${s.cursorMs.toFixed(1)} ms (${s.cursorEntries})`,
+          `append ${r + 1}/${runs} ${name}: ${s.freshMs.toFixed(2)} ms/entry fresh, ${s.bigMs.toFixed(2)} ms/entry at ${appendEntries} entries` +
+            (s.allMs === null ? "" : `; get_entries ${s.allMs.toFixed(0)} ms (${s.allEntries}), with a cursor ${s.cursorMs.toFixed(1)} ms (${s.cursorEntries})`),
         );
       }
     }
