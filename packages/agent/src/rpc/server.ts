@@ -18,6 +18,7 @@ import { failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
+import { killAllChildren } from "../child-processes.js";
 
 export interface ExtensionSource {
   path: string;
@@ -363,21 +364,34 @@ export class RpcServer implements TransportSink {
   }
 
   /**
-   * Dismisses pending dialogs, lets running commands finish (bounded), runs session_shutdown
-   * (bounded), and flushes output. Idempotent.
+   * Dismisses pending dialogs, stops the user's shell command and the run (whose tools' process
+   * groups die with it), lets running commands answer (bounded), runs session_shutdown (bounded),
+   * kills any child process still left, and flushes output. Idempotent.
    */
   shutdown(reason: "quit" = "quit"): Promise<void> {
     this.#shutdown ??= (async () => {
       const grace = this.#options.shutdownGraceMs ?? 3000;
       this.dialogs.dismissAll("shutdown");
-      await withTimeout(Promise.allSettled([...this.#inFlight]), grace);
+      // No child process outlives parley: what runs now is cancelled, as abort/abort_bash do.
+      const stopped = this.#stopRunning();
+      await withTimeout(Promise.allSettled([...this.#inFlight, stopped]), grace);
       await withTimeout(this.runtime.emit({ type: "session_shutdown", reason }), grace);
       this.dialogs.dismissAll("shutdown"); // dialogs opened by shutdown handlers
+      // Whatever is left (started by a shutdown handler, or deaf to abort signals) ends here.
+      killAllChildren();
       // A client that stopped reading must not keep us from exiting.
       await withTimeout(this.#transport.flush(), grace);
       this.#resolveClosed();
     })();
     return this.#shutdown;
+  }
+
+  /** Cancels the user's shell command and the agent's run; resolves when the run has settled. */
+  async #stopRunning(): Promise<void> {
+    const agent = this.#agent;
+    if (!agent) return;
+    agent.abortBash();
+    if (agent.isStreaming) await agent.abort();
   }
 }
 
