@@ -18,7 +18,6 @@ import { failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
-import { killAllChildren } from "../child-processes.js";
 
 export interface ExtensionSource {
   path: string;
@@ -366,7 +365,8 @@ export class RpcServer implements TransportSink {
   /**
    * Dismisses pending dialogs, stops the user's shell command and the run (whose tools' process
    * groups die with it), lets running commands answer (bounded), runs session_shutdown (bounded),
-   * kills any child process still left, and flushes output. Idempotent.
+   * and flushes output. Idempotent. (The CLI kills any child still left as it exits: several
+   * servers may share a process, so the process-wide registry is not this server's to empty.)
    */
   shutdown(reason: "quit" = "quit"): Promise<void> {
     this.#shutdown ??= (async () => {
@@ -377,8 +377,6 @@ export class RpcServer implements TransportSink {
       await withTimeout(Promise.allSettled([...this.#inFlight, stopped]), grace);
       await withTimeout(this.runtime.emit({ type: "session_shutdown", reason }), grace);
       this.dialogs.dismissAll("shutdown"); // dialogs opened by shutdown handlers
-      // Whatever is left (started by a shutdown handler, or deaf to abort signals) ends here.
-      killAllChildren();
       // A client that stopped reading must not keep us from exiting.
       await withTimeout(this.#transport.flush(), grace);
       this.#resolveClosed();
