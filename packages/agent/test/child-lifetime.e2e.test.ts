@@ -6,7 +6,7 @@
  * while nothing is written, for a socket (Node's "pipe") and for a real pipe.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { attachJsonlReader } from "@parley/protocol";
@@ -32,6 +32,20 @@ async function poll(condition: () => boolean, what: string, ms = CEILING_MS): Pr
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The pid of the `tail` that watches parley `pid`'s stdout pipe, if one runs. */
+function watcherOf(pid: number): number | undefined {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (argv[0]?.endsWith("tail") && argv.includes(`--pid=${pid}`)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
 }
 
 /** A command that backgrounds a marker sleep in its group, records its pid and waits for it. */
@@ -124,6 +138,29 @@ describe("a closed stdout is noticed while nothing is written", () => {
       expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ id: "s", success: true });
       await poll(() => !alive(pid), `the marker ${pid} to end`);
       expect(Date.now() - t0).toBeLessThan(20_000);
+    } finally {
+      shell.kill("SIGKILL");
+    }
+  }, 2 * CEILING_MS);
+
+  it("pipe: parley killed with SIGKILL still leaves its reader an EOF (the pipe watcher dies with it)", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "parley.pid");
+    // parley's stdout is a pipe(2) into cat; cat ends (and with it sh) only at EOF on that pipe.
+    // (A background job's stdin would be /dev/null: fd 3 hands it ours.)
+    const shell = spawn("sh", ["-c", `exec 3<&0; { "${PARLEY_BIN}" --mode rpc --no-session --no-extensions <&3 & echo $! > "${pidFile}"; wait; } | cat`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const lines: string[] = [];
+    attachJsonlReader(shell.stdout, (line) => lines.push(line));
+    const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
+    try {
+      shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
+      await poll(() => lines.length > 0, "the first answer");
+      await poll(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "parley's pid");
+      const pid = Number(readFileSync(pidFile, "utf8").trim());
+      // The watcher is up (a tail sharing the pipe), so this is the case that could hang.
+      await poll(() => watcherOf(pid) !== undefined, "the pipe watcher");
+      process.kill(pid, "SIGKILL");
+      await exited; // without the fix, cat waits for ever: the watcher held the pipe open
     } finally {
       shell.kill("SIGKILL");
     }

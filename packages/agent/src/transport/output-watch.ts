@@ -49,7 +49,9 @@ export function watchOutputClosed(fd: number, onClosed: () => void): () => void 
   } else if (kind === "pipe") {
     let child: ReturnType<ReturnType<typeof nodeChildProcess>["spawn"]>;
     try {
-      child = nodeChildProcess().spawn("tail", ["-f", "-s", "0.1", "/dev/null"], { stdio: ["ignore", fd, "ignore"] });
+      // --pid: it also ends within 0.1 s of parley however parley ends (even SIGKILL), so it never
+      // holds the pipe open after us (the reader would wait for an EOF that does not come).
+      child = nodeChildProcess().spawn("tail", ["-f", "-s", "0.1", `--pid=${process.pid}`, "/dev/null"], { stdio: ["ignore", fd, "ignore"] });
     } catch {
       return () => {};
     }
