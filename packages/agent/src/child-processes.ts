@@ -53,11 +53,6 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** How many children are tracked (for tests and diagnostics). */
-export function trackedChildren(): number {
-  return live.size;
-}
-
 /** Ends every tracked child at once (SIGKILL, synchronous: safe in an 'exit' handler). */
 export function killAllChildren(): void {
   for (const entry of live) killProcessTree(entry.pid, entry.group);
