@@ -7,6 +7,9 @@
  *   node scripts/fuzz.mjs                          # 10^6 lines for each of 4 random seeds
  *   node scripts/fuzz.mjs --lines 200000 --seed 42 --seed 7
  *   node scripts/fuzz.mjs --unicode-blank          # also lines made only of U+2028, NBSP, BOM, VT, FF
+ *   node scripts/fuzz.mjs --interleave [--runs K] [--seed S]  # the interleaving model (scripts/interleave.mjs):
+ *                                                  # K (default 40) random command sequences of up to 40
+ *                                                  # commands, cut at random, instead of the line fuzzer
  *
  * Exit status 0 when every run passes, 1 otherwise (the seed and the first offending lines are
  * printed; rerun with `--seed S` to reproduce). `packages/agent/test/fuzz.e2e.test.ts` runs the same
@@ -895,6 +898,8 @@ async function cli(argv) {
   let runs = 4;
   const generator = {};
   let maxLineBytes;
+  let interleave = false;
+  let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -904,15 +909,20 @@ async function cli(argv) {
     };
     if (a === "--seed") seeds.push(Number(val()));
     else if (a === "--lines") lines = Number(val());
-    else if (a === "--runs") runs = Number(val());
+    else if (a === "--runs") {
+      runs = Number(val());
+      runsGiven = true;
+    } else if (a === "--interleave") interleave = true;
     else if (a === "--max-depth") generator.maxDepth = Number(val());
     else if (a === "--max-line-bytes") maxLineBytes = Number(val());
     else if (a === "--unicode-blank") generator.unicodeBlank = true;
     else if (a === "-h" || a === "--help") {
       console.log("node scripts/fuzz.mjs [--lines N] [--seed S]... [--runs K] [--max-depth D] [--max-line-bytes B] [--unicode-blank]");
+      console.log("node scripts/fuzz.mjs --interleave [--runs K] [--seed S]");
       return 0;
     } else throw new Error(`unknown argument ${a}`);
   }
+  if (interleave) return interleaveStage({ runs: runsGiven ? runs : 40, seed: seeds[0] });
   if (seeds.length === 0) for (let k = 0; k < runs; k++) seeds.push(Math.floor(Math.random() * 2 ** 32));
   let ok = true;
   for (const seed of seeds) {
@@ -930,6 +940,23 @@ async function cli(argv) {
     }
   }
   return ok ? 0 : 1;
+}
+
+/** The interleaving model, longer than its `npm test` variant: more scenarios, up to 40 commands each. */
+async function interleaveStage({ runs, seed }) {
+  const { checkInterleavings } = await import("./interleave.mjs");
+  console.error(`fuzz --interleave: ${runs} scenarios${seed !== undefined ? `, seed ${seed}` : ""}`);
+  let n = 0;
+  const report = await checkInterleavings({ runs, seed, maxCommands: 40, log: (m) => console.error(`  ${++n}: ${m}`) });
+  if (!report) {
+    console.error("  ok");
+    return 0;
+  }
+  console.error(`  FAIL (reproduce: node scripts/fuzz.mjs --interleave --seed ${report.seed})`);
+  console.error(`  scenario: ${JSON.stringify(report.scenario)}`);
+  for (const f of report.failures) console.error(`  - ${f}`);
+  console.error(report.stderr);
+  return 1;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {

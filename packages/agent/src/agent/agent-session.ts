@@ -183,6 +183,13 @@ export class AgentSession {
   get isStreaming(): boolean {
     return this.#run !== undefined || this.#claims > 0;
   }
+  /**
+   * The loop owns the context: a run has started and not settled. A prompt still being prepared
+   * does not count (it adds its messages only when it starts the run).
+   */
+  get isRunning(): boolean {
+    return this.#run !== undefined;
+  }
   get steeringMode(): QueueMode {
     return this.#core?.steeringMode ?? this.#local.steeringMode;
   }
@@ -386,7 +393,10 @@ export class AgentSession {
     await this.#run;
   }
 
-  /** Resolves when nothing runs any more. */
+  /**
+   * Resolves when no run is going (`isRunning` is false). Each turn of the loop waits for a run
+   * to settle, so a caller looping on `isRunning` always waits for something real.
+   */
   async waitForIdle(): Promise<void> {
     while (this.#run) await this.#run;
   }

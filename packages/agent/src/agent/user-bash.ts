@@ -11,8 +11,9 @@
  *   return `{ result }` (no command runs) or `{ operations }` (run the command through them).
  * - The run is recorded as a `bashExecution` message (in the agent's context and the session),
  *   with `excludeFromContext` when asked, in which case the model never sees it. No event is
- *   emitted for it. While the agent streams, recording waits until the run is over, so the
- *   message never lands between a tool call and its result.
+ *   emitted for it. While a run is going, recording waits until it is over, so the message never
+ *   lands between a tool call and its result; a prompt still being prepared has not touched the
+ *   context yet, so the run it starts sees the output (as `!ls` then a prompt should).
  */
 import { createWriteStream, type WriteStream } from "node:fs";
 import { tmpdir } from "node:os";
@@ -228,15 +229,20 @@ export class UserBash {
       ...(excludeFromContext ? { excludeFromContext: true } : {}),
     };
     this.#pending.push(message);
-    if (this.#agent.isStreaming) void this.#flushWhenIdle();
+    if (this.#agent.isRunning) void this.#flushWhenIdle();
     else this.#flush();
   }
 
+  /**
+   * Waits on exactly what waitForIdle() waits for (a run). Waiting on a wider condition, such as
+   * a prompt still being prepared, made this loop spin on an already-settled promise: microtasks
+   * only, so the preparation (which needs I/O) never finished, nor did anything else.
+   */
   async #flushWhenIdle(): Promise<void> {
     if (this.#flushing) return;
     this.#flushing = true;
     try {
-      while (this.#agent.isStreaming) await this.#agent.waitForIdle();
+      while (this.#agent.isRunning) await this.#agent.waitForIdle();
     } finally {
       this.#flushing = false;
     }

@@ -16,6 +16,8 @@ import { continueSession, createSession, defaultSessionDir, openSession } from "
 import { claimStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
+import { watchOutputClosed } from "../transport/output-watch.js";
+import { killAllChildren } from "../child-processes.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
@@ -152,8 +154,9 @@ export async function main(argv: string[]): Promise<void> {
       stdin,
       ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
       // The client closed our stdout: nobody can hear us, so finish quietly.
-      onOutputClosed: () => void server.shutdown().then(() => process.exit(0)),
+      onOutputClosed: () => outputClosed(),
     });
+  const outputClosed = (): void => void server.shutdown().then(() => process.exit(0));
   takeOverStdout();
   const server = new RpcServer({
     transport,
@@ -188,17 +191,25 @@ export async function main(argv: string[]): Promise<void> {
   process.on("uncaughtException", (thrown: unknown) => server.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }));
   process.on("unhandledRejection", (reason) => server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", ...errorText(reason) }));
   // The conventional 128+n status says which signal ended us; stdin EOF and ctx.shutdown() exit 0.
+  // A second signal while shutting down exits at once (children still die, below).
   let exitCode = 0;
+  let signalled = false;
   for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      if (signalled) process.exit(code);
+      signalled = true;
       exitCode = code;
       void server.shutdown();
     });
   }
+  // However parley ends, no child process it started outlives it (synchronous kills only here).
+  process.on("exit", killAllChildren);
 
   void server.closed.then(() => process.exit(exitCode));
   if (!web || !hub) {
     await server.begin();
+    // A reader that goes away is noticed at once, even while nothing is written (a silent command).
+    watchOutputClosed(1, outputClosed);
     return;
   }
   hub.setDialogs(server.dialogs);

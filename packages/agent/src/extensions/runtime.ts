@@ -24,6 +24,7 @@ import type {
   WithSession,
 } from "./types.js";
 import { nodeChildProcess } from "../lazy-node.js";
+import { trackChild } from "../child-processes.js";
 import type { NewSessionEntry, Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 
@@ -357,6 +358,9 @@ function createEventBus(): EventBus {
 function exec(command: string, args: string[], options: ExecOptions, cwd: string): Promise<ExecResult> {
   return new Promise((resolve) => {
     const child = nodeChildProcess().spawn(command, args, { cwd: options.cwd ?? cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    // pi.exec() children end with parley too.
+    const untrack = trackChild(child.pid, { group: false });
+    child.once("close", untrack);
     let stdout = "";
     let stderr = "";
     let killed = false;

@@ -97,8 +97,12 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     return this.#agent.session;
   }
 
+  /**
+   * Agrees with waitForIdle(): `while (!ctx.isIdle()) await ctx.waitForIdle()` must wait for
+   * something real each time round, never spin on a settled promise.
+   */
   isIdle(): boolean {
-    return !this.#agent.isStreaming;
+    return !this.#agent.isRunning;
   }
 
   abort(): void {

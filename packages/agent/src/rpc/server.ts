@@ -363,14 +363,18 @@ export class RpcServer implements TransportSink {
   }
 
   /**
-   * Dismisses pending dialogs, lets running commands finish (bounded), runs session_shutdown
-   * (bounded), and flushes output. Idempotent.
+   * Dismisses pending dialogs, stops the user's shell command and the run (whose tools' process
+   * groups die with it), lets running commands answer (bounded), runs session_shutdown (bounded),
+   * and flushes output. Idempotent. (The CLI kills any child still left as it exits: several
+   * servers may share a process, so the process-wide registry is not this server's to empty.)
    */
   shutdown(reason: "quit" = "quit"): Promise<void> {
     this.#shutdown ??= (async () => {
       const grace = this.#options.shutdownGraceMs ?? 3000;
       this.dialogs.dismissAll("shutdown");
-      await withTimeout(Promise.allSettled([...this.#inFlight]), grace);
+      // No child process outlives parley: what runs now is cancelled, as abort/abort_bash do.
+      const stopped = this.#stopRunning();
+      await withTimeout(Promise.allSettled([...this.#inFlight, stopped]), grace);
       await withTimeout(this.runtime.emit({ type: "session_shutdown", reason }), grace);
       this.dialogs.dismissAll("shutdown"); // dialogs opened by shutdown handlers
       // A client that stopped reading must not keep us from exiting.
@@ -378,6 +382,14 @@ export class RpcServer implements TransportSink {
       this.#resolveClosed();
     })();
     return this.#shutdown;
+  }
+
+  /** Cancels the user's shell command and the agent's run; resolves when the run has settled. */
+  async #stopRunning(): Promise<void> {
+    const agent = this.#agent;
+    if (!agent) return;
+    agent.abortBash();
+    if (agent.isStreaming) await agent.abort();
   }
 }
 

@@ -5,6 +5,7 @@
 import { existsSync, statSync } from "node:fs";
 import type { TruncationResult } from "./truncate.js";
 import { nodeChildProcess } from "../lazy-node.js";
+import { killProcessTree, trackChild } from "../child-processes.js";
 
 export interface BashToolDetails {
   truncation?: TruncationResult;
@@ -62,20 +63,6 @@ export function getShellConfig(customShellPath?: string): ShellConfig {
   return { shell: existsSync("/bin/sh") ? "/bin/sh" : "sh", args: ["-c"] };
 }
 
-/** Kill the whole process group so children of the shell (pipelines, sleeps) die too. */
-function killProcessTree(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, "SIGKILL");
-  } catch {
-    try {
-      process.kill(pid, "SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-}
-
 export const ABORTED = "aborted";
 export const TIMEOUT_PREFIX = "timeout:";
 
@@ -103,6 +90,8 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
           detached: true,
           stdio: ["ignore", "pipe", "pipe"],
         });
+        // Until it is done, shutdown kills the group (no child outlives parley).
+        const untrack = trackChild(child.pid, { group: true });
         let settled = false;
         let timedOut = false;
         let exitCode: number | null = null;
@@ -120,6 +109,7 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
         const finish = (error?: Error) => {
           if (settled) return;
           settled = true;
+          untrack();
           if (timeoutTimer) clearTimeout(timeoutTimer);
           if (exitTimer) clearTimeout(exitTimer);
           signal?.removeEventListener("abort", onAbort);

@@ -1,0 +1,168 @@
+/**
+ * No child process outlives parley (issue 14, items 4 and 6). A shell command, run by the model
+ * (the bash tool) or by the client (the `bash` command), starts a marker `sleep` in its process
+ * group and writes its pid to a file; parley then ends by each path (stdin EOF, the stdout reader
+ * going away, SIGTERM, SIGINT) and the marker must be gone. The reader going away is noticed
+ * while nothing is written, for a socket (Node's "pipe") and for a real pipe.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { attachJsonlReader } from "@parley/protocol";
+import { PARLEY_BIN, type AgentProcess } from "./helpers/spawn.js";
+import { call, processRegistry, tempDir, writeScript } from "./fixtures/agent/harness.js";
+
+const procs = processRegistry();
+const CEILING_MS = 60_000;
+
+/** Alive: exists and is not a zombie (an orphan killed in a container may wait for a reaper). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+async function poll(condition: () => boolean, what: string, ms = CEILING_MS): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The pid of the `tail` that watches parley `pid`'s stdout pipe, if one runs. */
+function watcherOf(pid: number): number | undefined {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (argv[0]?.endsWith("tail") && argv.includes(`--pid=${pid}`)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+/** A command that backgrounds a marker sleep in its group, records its pid and waits for it. */
+function markerCommand(dir: string): { command: string; pid: () => Promise<number> } {
+  const file = join(dir, "marker.pid");
+  return {
+    command: `sleep 29.5 & echo $! > ${file}.tmp && mv ${file}.tmp ${file}; wait`,
+    pid: async () => {
+      await poll(() => existsSync(file), "the marker's pid file");
+      return Number(readFileSync(file, "utf8").trim());
+    },
+  };
+}
+
+type Runner = "tool" | "command";
+
+/** Starts parley with the marker running under it, by the model's bash tool or the bash command. */
+async function startWithMarker(runner: Runner): Promise<{ agent: AgentProcess; pid: number }> {
+  const dir = tempDir();
+  const marker = markerCommand(dir);
+  const script = writeScript([call("bash", { command: marker.command }), "done"]);
+  const agent = procs.parley(["--model-script", script, "--no-extensions"], { cwd: dir });
+  if (runner === "tool") {
+    const res = await agent.request({ type: "prompt", message: "run it" }, CEILING_MS);
+    expect(res["success"]).toBe(true);
+  } else {
+    agent.send({ type: "bash", command: marker.command, id: "b" });
+  }
+  const pid = await marker.pid();
+  expect(alive(pid)).toBe(true);
+  return { agent, pid };
+}
+
+const paths = {
+  eof: (agent: AgentProcess) => agent.closeInput(),
+  "stdout reader gone": (agent: AgentProcess) => agent.child.stdout.destroy(),
+  sigterm: (agent: AgentProcess) => agent.child.kill("SIGTERM"),
+  sigint: (agent: AgentProcess) => agent.child.kill("SIGINT"),
+} as const;
+const expectedExit = { eof: 0, "stdout reader gone": 0, sigterm: 143, sigint: 130 } as const;
+
+describe("no child process outlives parley", () => {
+  for (const runner of ["tool", "command"] as const) {
+    for (const [path, end] of Object.entries(paths) as [keyof typeof paths, (a: AgentProcess) => void][]) {
+      it(`${path}, while a ${runner === "tool" ? "bash tool call" : "bash command"} runs`, async () => {
+        const { agent, pid } = await startWithMarker(runner);
+        end(agent);
+        const { code } = await agent.exited;
+        expect(code, agent.stderr()).toBe(expectedExit[path]);
+        await poll(() => !alive(pid), `the marker ${pid} to end`);
+      }, 2 * CEILING_MS);
+    }
+  }
+
+  it("a bash command in flight answers cancelled on stdin EOF", async () => {
+    const { agent } = await startWithMarker("command");
+    agent.closeInput();
+    expect(await agent.response("b", CEILING_MS)).toMatchObject({ success: true, data: { cancelled: true } });
+    expect((await agent.exited).code).toBe(0);
+  }, 2 * CEILING_MS);
+});
+
+describe("a closed stdout is noticed while nothing is written", () => {
+  it("socket (Node's stdio pipe): parley exits and the silent command's children die", async () => {
+    const { agent, pid } = await startWithMarker("command");
+    const t0 = Date.now();
+    agent.child.stdout.destroy(); // stdin stays open: only the reader went away
+    expect((await agent.exited).code).toBe(0);
+    await poll(() => !alive(pid), `the marker ${pid} to end`);
+    // Far below the command's 29.5 s (the bound is generous for a loaded machine).
+    expect(Date.now() - t0).toBeLessThan(20_000);
+  }, 2 * CEILING_MS);
+
+  it("pipe (a shell pipeline whose reader exits): parley exits and the silent command's children die", async () => {
+    const dir = tempDir();
+    const marker = markerCommand(dir);
+    // parley's stdout is a real pipe(2) into `head -n 1`, which exits after the first line.
+    const shell = spawn("sh", ["-c", `"${PARLEY_BIN}" --mode rpc --no-session --no-extensions | head -n 1`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const lines: string[] = [];
+    attachJsonlReader(shell.stdout, (line) => lines.push(line));
+    const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
+    try {
+      shell.stdin.write(`${JSON.stringify({ type: "bash", command: marker.command, id: "b" })}\n`);
+      const pid = await marker.pid();
+      const t0 = Date.now();
+      // The only line head reads; then the pipe has no reader and parley writes nothing more.
+      shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
+      // sh ends when the pipeline's last member (parley) has: stdin is still open.
+      expect(await exited).toBe(0);
+      expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ id: "s", success: true });
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+      expect(Date.now() - t0).toBeLessThan(20_000);
+    } finally {
+      shell.kill("SIGKILL");
+    }
+  }, 2 * CEILING_MS);
+
+  it("pipe: parley killed with SIGKILL still leaves its reader an EOF (the pipe watcher dies with it)", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "parley.pid");
+    // parley's stdout is a pipe(2) into cat; cat ends (and with it sh) only at EOF on that pipe.
+    // (A background job's stdin would be /dev/null: fd 3 hands it ours.)
+    const shell = spawn("sh", ["-c", `exec 3<&0; { "${PARLEY_BIN}" --mode rpc --no-session --no-extensions <&3 & echo $! > "${pidFile}"; wait; } | cat`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+    const lines: string[] = [];
+    attachJsonlReader(shell.stdout, (line) => lines.push(line));
+    const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
+    try {
+      shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
+      await poll(() => lines.length > 0, "the first answer");
+      await poll(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "parley's pid");
+      const pid = Number(readFileSync(pidFile, "utf8").trim());
+      // The watcher is up (a tail sharing the pipe), so this is the case that could hang.
+      await poll(() => watcherOf(pid) !== undefined, "the pipe watcher");
+      process.kill(pid, "SIGKILL");
+      await exited; // without the fix, cat waits for ever: the watcher held the pipe open
+    } finally {
+      shell.kill("SIGKILL");
+    }
+  }, 2 * CEILING_MS);
+});

@@ -1,0 +1,295 @@
+/**
+ * The interleaving model test (issue 14): random command sequences, written to a spawned
+ * `parley --mode rpc` (scripted model, an extension that opens dialogs) in random chunks, while
+ * a client answers, cancels or ignores the dialogs. Every command arrives while others, a run,
+ * a shell command or a dialog are in flight, in every order, in one chunk, split at any byte,
+ * or spaced out.
+ *
+ * Properties checked for each scenario:
+ * - every id is answered exactly once (a `response` echoing it), and every answer to an unknown
+ *   dialog id gets exactly one `extension_ui_error`;
+ * - every `get_state` is answered, within GET_STATE_CEILING_MS of being written (a generous
+ *   bound that holds on a loaded 2-core machine: a hang is what it catches, not slowness);
+ * - stdout is strict JSONL, and no `extension_error` (an exception nobody caught) appears;
+ * - the run settles (`get_state` reports neither streaming nor compacting);
+ * - stdin EOF then ends parley with status 0.
+ *
+ * Used by packages/agent/test/interleave.e2e.test.ts (a few short scenarios) and by
+ * `npm run fuzz -- --interleave` (many longer ones): see scripts/fuzz.mjs.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import fc from "fast-check";
+import { attachJsonlReader } from "@parley/protocol";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
+export const DIALOG_FIXTURE = join(ROOT, "packages/agent/test/fixtures/interleave-dialogs.ts");
+
+export const GET_STATE_CEILING_MS = 20_000;
+/** For everything else: start-up, all answers, settling, exit (each). */
+const CEILING_MS = 90_000;
+
+const SCRIPT = [];
+for (let i = 0; i < 6; i++) {
+  SCRIPT.push(`reply ${i}`);
+  SCRIPT.push({ text: `tool ${i}`, toolCalls: [{ name: "bash", arguments: { command: i % 2 ? "sleep 0.2; echo slow" : "echo tool" } }] });
+}
+
+const message = fc.constantFrom("hi", "/ask", "please run bash", "héllo ✓ \u2028 more");
+/** Commands as the generator sees them; `ui_answer` is an answer to a dialog id nobody opened. */
+export const commandArb = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ type: fc.constant("prompt"), message, streamingBehavior: fc.constantFrom(undefined, "steer", "followUp") }) },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant("steer"), message }) },
+  { weight: 2, arbitrary: fc.record({ type: fc.constant("follow_up"), message }) },
+  { weight: 2, arbitrary: fc.constant({ type: "abort" }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant("bash"), command: fc.constantFrom("true", "echo out", "sleep 0.3", "printf 'a\\nb'") }) },
+  { weight: 2, arbitrary: fc.constant({ type: "abort_bash" }) },
+  { weight: 1, arbitrary: fc.constant({ type: "compact" }) },
+  { weight: 1, arbitrary: fc.constant({ type: "new_session" }) },
+  { weight: 1, arbitrary: fc.constant({ type: "fork", entryId: "no-such-entry" }) },
+  { weight: 1, arbitrary: fc.constant({ type: "switch_session", sessionPath: "/nonexistent/parley-interleave.jsonl" }) },
+  { weight: 3, arbitrary: fc.constant({ type: "get_state" }) },
+  { weight: 1, arbitrary: fc.constant({ type: "ui_answer" }) },
+);
+
+export const chunkingArb = fc.oneof(
+  fc.constant({ kind: "one" }),
+  fc.record({ kind: fc.constant("split"), cuts: fc.array(fc.nat(), { maxLength: 12 }), gapMs: fc.integer({ min: 0, max: 20 }) }),
+  fc.record({ kind: fc.constant("spaced"), gapsMs: fc.array(fc.integer({ min: 0, max: 150 }), { minLength: 1, maxLength: 8 }) }),
+);
+
+/** A scenario: what to send, how to cut it, how the client treats dialogs, how fast the model streams. */
+export function scenarioArb({ maxCommands = 12 } = {}) {
+  return fc.record({
+    commands: fc.array(commandArb, { minLength: 1, maxLength: maxCommands, size: "max" }),
+    chunking: chunkingArb,
+    // One choice per dialog, in order of arrival (cycled): answer, cancel, or leave it to time out.
+    dialogs: fc.array(fc.constantFrom("answer", "cancel", "ignore"), { minLength: 1, maxLength: 6 }),
+    streamDelayMs: fc.constantFrom(0, 2, 10),
+    // Without extensions the loop loads lazily, with the first prompt (I/O in the middle of
+    // preparing it); with the dialog extension it is loaded at start-up.
+    extension: fc.boolean(),
+  });
+}
+
+function lineFor(command, id) {
+  if (command.type === "ui_answer") return JSON.stringify({ type: "extension_ui_response", id: `unknown-${id}`, cancelled: true });
+  const record = { id };
+  for (const [key, value] of Object.entries(command)) if (value !== undefined) record[key] = value;
+  return JSON.stringify(record);
+}
+
+/** The bytes to write, cut as the scenario says, each with the pause before it. */
+function chunksFor(text, chunking) {
+  const bytes = Buffer.from(text, "utf8");
+  if (chunking.kind === "one") return [{ bytes, gapMs: 0 }];
+  if (chunking.kind === "split") {
+    // Any byte boundary, even inside a UTF-8 sequence or a line's "\n".
+    const cuts = [...new Set(chunking.cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+    const out = [];
+    let at = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      if (cut > at) out.push({ bytes: bytes.subarray(at, cut), gapMs: out.length ? chunking.gapMs : 0 });
+      at = Math.max(at, cut);
+    }
+    return out;
+  }
+  return text
+    .split(/(?<=\n)/)
+    .map((line, i) => ({ bytes: Buffer.from(line, "utf8"), gapMs: i === 0 ? 0 : chunking.gapsMs[i % chunking.gapsMs.length] }));
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs one scenario against a fresh parley; resolves with the failures found (empty: all held). */
+export async function runScenario(scenario, options = {}) {
+  const bin = options.bin ?? PARLEY_BIN;
+  const dir = mkdtempSync(join(tmpdir(), "parley-interleave-"));
+  const failures = [];
+  const script = join(dir, "script.json");
+  writeFileSync(script, JSON.stringify(SCRIPT));
+  const args = ["--mode", "rpc", "--no-session", "--model-script", script, ...(scenario.extension === false ? ["--no-extensions"] : ["-e", DIALOG_FIXTURE])];
+  const child = spawn(bin, args, {
+    cwd: dir,
+    env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent"), PARLEY_STREAM_DELAY_MS: String(scenario.streamDelayMs) },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d) => {
+    if (stderr.length < 20_000) stderr += d;
+  });
+  child.stdin.on("error", () => {});
+  const records = [];
+  const answeredAt = new Map(); // id -> [times]
+  let garbage = 0;
+  let uiErrors = 0;
+  let dialogIndex = 0;
+  const waiters = new Set();
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+  attachJsonlReader(child.stdout, (line) => {
+    let r;
+    try {
+      r = JSON.parse(line);
+    } catch {
+      garbage++;
+      return;
+    }
+    if (typeof r !== "object" || r === null || Array.isArray(r) || typeof r.type !== "string") {
+      garbage++;
+      return;
+    }
+    records.push(r);
+    if (r.type === "response" && r.id !== undefined) {
+      const times = answeredAt.get(r.id) ?? [];
+      times.push(Date.now());
+      answeredAt.set(r.id, times);
+    }
+    if (r.type === "extension_ui_error") uiErrors++;
+    if (r.type === "extension_error") failures.push(`extension_error: ${line.slice(0, 300)}`);
+    if (r.type === "extension_ui_request" && ["confirm", "select", "input", "editor"].includes(r.method)) {
+      const choice = scenario.dialogs[dialogIndex++ % scenario.dialogs.length];
+      const answer =
+        choice === "answer"
+          ? { type: "extension_ui_response", id: r.id, ...(r.method === "confirm" ? { confirmed: true } : { value: r.method === "select" ? r.options[0] : "x" }) }
+          : choice === "cancel"
+            ? { type: "extension_ui_response", id: r.id, cancelled: true }
+            : undefined;
+      // Answers go in between the scenario's own chunks: only at line boundaries of ours, so
+      // they are written by the same writer as whole lines (see `write` below).
+      if (answer) pendingAnswers.push(`${JSON.stringify(answer)}\n`);
+      void flushAnswers();
+    }
+    wake();
+  });
+  const exited = new Promise((res) => child.on("exit", (code, signal) => (wake(), res({ code, signal }))));
+  const until = (condition, ms, what) =>
+    new Promise((res, rej) => {
+      const check = () => {
+        if (!condition()) return false;
+        waiters.delete(check);
+        clearTimeout(timer);
+        res();
+        return true;
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        rej(new Error(`timed out after ${ms} ms: ${what}`));
+      }, ms);
+      if (!check()) waiters.add(check);
+    });
+
+  // Our writes and the dialog answers share stdin: an answer must never land inside a line
+  // the scenario has only half written, so answers wait while a line is open.
+  const pendingAnswers = [];
+  let lineOpen = false;
+  const write = (bytes) => new Promise((res) => child.stdin.write(bytes, () => res()));
+  async function flushAnswers() {
+    if (lineOpen) return;
+    while (pendingAnswers.length) await write(pendingAnswers.shift());
+  }
+
+  const ids = scenario.commands.map((_, i) => `c${i}`);
+  const getStateIds = new Set(scenario.commands.flatMap((c, i) => (c.type === "get_state" ? [`c${i}`] : [])));
+  const expectedIds = scenario.commands.flatMap((c, i) => (c.type === "ui_answer" ? [] : [`c${i}`]));
+  const expectedUiErrors = scenario.commands.filter((c) => c.type === "ui_answer").length;
+  const text = scenario.commands.map((c, i) => `${lineFor(c, ids[i])}\n`).join("");
+  const sentAt = new Map();
+  try {
+    const all = Buffer.from(text, "utf8");
+    let written = 0;
+    for (const chunk of chunksFor(text, scenario.chunking)) {
+      if (chunk.gapMs > 0) await sleep(chunk.gapMs);
+      else if (written > 0) await new Promise((r) => setImmediate(r));
+      written += chunk.bytes.length;
+      const done = all.subarray(0, written);
+      // Set before the write is queued: an answer queued after it must not split an open line.
+      lineOpen = done.length > 0 && done[done.length - 1] !== 0x0a;
+      await write(chunk.bytes);
+      // Which lines are now complete: their clocks start.
+      let complete = 0;
+      for (const byte of done) if (byte === 0x0a) complete++;
+      for (let i = 0; i < complete; i++) if (!sentAt.has(ids[i])) sentAt.set(ids[i], Date.now());
+      await flushAnswers();
+    }
+    lineOpen = false;
+    await flushAnswers();
+    await until(() => expectedIds.every((id) => answeredAt.has(id)) || child.exitCode !== null, CEILING_MS, "every id answered").catch((error) => {
+      failures.push(`${error.message}; missing: ${expectedIds.filter((id) => !answeredAt.has(id)).join(", ")}`);
+    });
+    for (const id of expectedIds) {
+      const times = answeredAt.get(id) ?? [];
+      if (times.length > 1) failures.push(`${id} answered ${times.length} times`);
+    }
+    for (const id of answeredAt.keys()) if (!ids.includes(id) && !String(id).startsWith("settle-")) failures.push(`response for an id never sent: ${id}`);
+    for (const id of getStateIds) {
+      const at = answeredAt.get(id)?.[0];
+      const sent = sentAt.get(id);
+      if (at !== undefined && sent !== undefined && at - sent > GET_STATE_CEILING_MS) failures.push(`get_state ${id} took ${at - sent} ms`);
+    }
+    await until(() => uiErrors >= expectedUiErrors, CEILING_MS, "every unknown dialog answer refused").catch((e) => failures.push(e.message));
+    if (uiErrors !== expectedUiErrors) failures.push(`${uiErrors} extension_ui_error records for ${expectedUiErrors} unknown answers`);
+    // The run settles: nothing streaming or compacting any more.
+    const deadline = Date.now() + CEILING_MS;
+    for (let n = 0; ; n++) {
+      const id = `settle-${n}`;
+      lineOpen = false;
+      await write(`${JSON.stringify({ type: "get_state", id })}\n`);
+      let state;
+      await until(() => answeredAt.has(id) || child.exitCode !== null, GET_STATE_CEILING_MS, `get_state ${id}`).catch((e) => failures.push(e.message));
+      state = records.find((r) => r.type === "response" && r.id === id)?.data;
+      if (!state) break;
+      if (!state.isStreaming && !state.isCompacting) break;
+      if (Date.now() > deadline) {
+        failures.push(`the run never settled: ${JSON.stringify(state)}`);
+        break;
+      }
+      await sleep(100);
+    }
+    child.stdin.end();
+    const timer = setTimeout(() => {
+      failures.push(`no exit ${CEILING_MS} ms after stdin EOF`);
+      child.kill("SIGKILL");
+    }, CEILING_MS);
+    const exit = await exited;
+    clearTimeout(timer);
+    if (exit.code !== 0) failures.push(`exit after EOF: ${JSON.stringify(exit)}`);
+    if (garbage) failures.push(`${garbage} stdout lines are not JSON objects`);
+  } catch (error) {
+    failures.push(`runner: ${error?.stack ?? error}`);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { failures, records: records.length, stderr: failures.length ? stderr.slice(-4000) : "" };
+}
+
+/** Scenarios that once failed: checked first in every run (fast-check `examples`). */
+export const REGRESSIONS = [
+  // issue 14.1: a prompt right behind a bash command, no extension (the loop loads while the
+  // prompt is prepared): the bash result waited on a settled promise in a loop, for ever.
+  { commands: [{ type: "bash", command: "true" }, { type: "prompt", message: "x" }, { type: "get_state" }], chunking: { kind: "one" }, dialogs: ["answer"], streamDelayMs: 0, extension: false },
+];
+
+/** Checks `runs` scenarios with fast-check; resolves with the first failure's report, or undefined. */
+export async function checkInterleavings({ runs, seed, maxCommands, log = () => {} }) {
+  let report;
+  const details = await fc.check(
+    fc.asyncProperty(scenarioArb({ maxCommands }), async (scenario) => {
+      const result = await runScenario(scenario);
+      log(`${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}, ${result.records} records`);
+      if (result.failures.length) {
+        report = { scenario, ...result };
+        return false;
+      }
+      return true;
+    }),
+    { numRuns: runs, ...(seed !== undefined ? { seed } : {}), endOnFailure: true, examples: REGRESSIONS.map((scenario) => [scenario]) },
+  );
+  return report ? { ...report, seed: details.seed, counterexamplePath: details.counterexamplePath } : undefined;
+}
