@@ -40,6 +40,8 @@ export class RpcClient extends CommandMethods {
   readonly #events = new Map<string, Emitter<AgentRecord>>();
   readonly #subscriptions: Disposable[];
   #emitsSettled: Promise<boolean> | undefined;
+  /** An auto_retry_start was seen and its attempt has not started (for agents without agent_settled). */
+  #retryPending = false;
 
   constructor(transport: Transport, options: RpcClientOptions = {}) {
     super();
@@ -146,7 +148,8 @@ export class RpcClient extends CommandMethods {
       onAny: (listener: (record: AgentRecord) => void) => this.onAny(listener),
       prompt: (message: string, options: Parameters<RpcClient["prompt"]>[1]) => this.prompt(message, options),
       abort: (options?: RequestOptions) => this.abort(options),
-      getState: (options?: RequestOptions) => this.getState(options),
+      retryPending: () => this.#retryPending,
+      requestState: (options?: RequestOptions) => this.issue({ type: "get_state" }, options),
       onClosed: (listener: (info: CloseInfo) => void): Disposable => {
         if (this.#closeInfo !== undefined) {
           listener(this.#closeInfo);
@@ -191,6 +194,8 @@ export class RpcClient extends CommandMethods {
   #route(record: AgentRecord): void {
     this.#any.fire(record);
     if (record.type === "agent_settled") this.#emitsSettled ??= Promise.resolve(true);
+    if (record.type === "auto_retry_start") this.#retryPending = true;
+    else if (record.type === "agent_start" || record.type === "auto_retry_end") this.#retryPending = false;
     if (isResponse(record)) {
       this.#requests.settle(record);
       if (record.command === "get_ui_state" && record.success && isUiStateData(record.data)) {

@@ -44,9 +44,12 @@ export interface RunHost {
   onAny(listener: (record: AgentRecord) => void): Disposable;
   prompt(message: string, options: { images?: ImageContent[]; streamingBehavior?: StreamingBehavior; signal?: AbortSignal }): Promise<void>;
   abort(options?: RequestOptions): Promise<void>;
-  getState(options?: RequestOptions): Promise<{ isStreaming: boolean }>;
+  /** Sends get_state; `id` is the request's id, which its response echoes. */
+  requestState(options?: RequestOptions): { id: string | undefined; response: Promise<{ isStreaming: boolean }> };
   /** Calls `listener` once the connection has ended (at once if it has already). */
   onClosed(listener: (info: CloseInfo) => void): Disposable;
+  /** pi: an auto_retry_start was seen and its retry has not started yet. */
+  retryPending(): boolean;
   /** Whether the agent writes `agent_settled` (parley does, pi does not). */
   emitsSettled(options?: RequestOptions): Promise<boolean>;
 }
@@ -59,12 +62,14 @@ export async function waitForIdle(host: RunHost, options: { signal?: AbortSignal
   const { signal } = options;
   const settled = await host.emitsSettled({ signal });
   for (;;) {
-    // Records are ordered: anything written before get_state's response is already reflected in it.
-    const watch = watchAfter(host, settled ? (r) => r.type === "agent_settled" : isFinalAgentEnd, signal);
+    const issued = host.requestState({ signal });
+    // Records are ordered: what was written before get_state's response is reflected in it, and
+    // the watch counts only what comes after that response (records arrive on later ticks, so
+    // subscribing right after sending misses nothing).
+    const watch = watchAfter(host, issued.id, settled ? (r) => r.type === "agent_settled" : isFinalAgentEnd, signal);
     try {
-      const state = await host.getState({ signal });
-      watch.armed();
-      if (!state.isStreaming && (settled || !watch.retryPending())) return;
+      const state = await issued.response;
+      if (!state.isStreaming && (settled || !host.retryPending())) return;
       await watch.next;
       if (settled) return;
       // pi: an agent_end without willRetry may still be followed by a retry or a queued prompt; ask again.
@@ -152,17 +157,13 @@ export function textOf(message: AssistantMessage): string {
 }
 
 interface Watch {
-  /** Resolves with the first matching record after armed(). */
+  /** Resolves with the first matching record after the response to `afterId`. */
   readonly next: Promise<void>;
-  armed(): void;
-  /** pi: an auto_retry_start was seen and its retry has not started yet. */
-  retryPending(): boolean;
   dispose(): void;
 }
 
-function watchAfter(host: RunHost, match: (record: AgentRecord) => boolean, signal: AbortSignal | undefined): Watch {
+function watchAfter(host: RunHost, afterId: string | undefined, match: (record: AgentRecord) => boolean, signal: AbortSignal | undefined): Watch {
   let armed = false;
-  let retry = false;
   let resolve!: () => void;
   let reject!: (error: unknown) => void;
   const next = new Promise<void>((res, rej) => {
@@ -171,18 +172,20 @@ function watchAfter(host: RunHost, match: (record: AgentRecord) => boolean, sign
   });
   next.catch(() => {});
   const subscription = host.onAny((record) => {
-    if (record.type === "auto_retry_start") retry = true;
-    else if (record.type === "agent_start" || record.type === "auto_retry_end") retry = false;
+    if (record.type === "response") {
+      // Armed by the response record itself, not when its promise settles: a record in the
+      // same chunk is routed before the awaiting code runs.
+      if (record["id"] === afterId) armed = true;
+      return;
+    }
     if (armed && match(record)) resolve();
   });
   const onAbort = (): void => reject(new RequestAbortedError("waitForIdle", undefined, signal?.reason));
+  signal?.addEventListener("abort", onAbort, { once: true });
   // The agent that exits mid-run never settles: the wait ends with the connection.
   const closed = host.onClosed((info) => reject(new ConnectionClosedError(info)));
-  signal?.addEventListener("abort", onAbort, { once: true });
   return {
     next,
-    armed: () => (armed = true),
-    retryPending: () => retry,
     dispose: () => {
       subscription.dispose();
       closed.dispose();
