@@ -20,7 +20,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { StdinBuffer, parseKey, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
+import { Markdown, StdinBuffer, parseKey, truncateToWidth, visibleWidth, wrapTextWithAnsi, type MarkdownTheme } from "@mariozechner/pi-tui";
 import {
   ConnectionClosedError,
   DialogEndedError,
@@ -123,10 +123,18 @@ class LineEditor {
     this.cursor = this.chars.length;
   }
 
+  /**
+   * Inserts at the cursor and segments again around it: input may arrive in pieces (half a
+   * surrogate pair, a base letter and then its combining mark, an emoji and then a ZWJ), and
+   * the pieces must join the cluster they belong to.
+   */
   insert(text: string): void {
-    const added = graphemes(text.replace(/\r?\n/g, " "));
-    this.chars.splice(this.cursor, 0, ...added);
-    this.cursor += added.length;
+    const before = this.chars.slice(0, this.cursor).join("") + text.replace(/\r?\n/g, " ");
+    const after = this.chars.slice(this.cursor).join("");
+    const head = graphemes(before);
+    this.chars = graphemes(before + after);
+    // The cursor goes after what was typed: as many clusters as `before` makes, unless the join merged across it.
+    this.cursor = Math.min(head.length, this.chars.length);
   }
 
   /** Applies an editing key; false when the key is not an editing key. */
@@ -466,8 +474,30 @@ type EntryKind = "user" | "assistant" | "thinking" | "tool" | "info" | "warning"
 interface Entry {
   kind: EntryKind;
   text: string;
+  /** Drawn before the text on the first row; the text's further rows are indented to align under it (a command list). */
+  head?: string;
   cache?: { width: number; text: string; lines: string[] };
 }
+
+const underline = sgr("4", "24");
+const strike = sgr("9", "29");
+/** Assistant text is markdown: pi-tui's renderer, in the terminal's own colours. */
+const MARKDOWN_THEME: MarkdownTheme = {
+  heading: (t) => bold(cyan(t)),
+  link: underline,
+  linkUrl: dim,
+  code: yellow,
+  codeBlock: (t) => t,
+  codeBlockBorder: dim,
+  quote: italic,
+  quoteBorder: dim,
+  hr: dim,
+  listBullet: cyan,
+  bold,
+  italic,
+  strikethrough: strike,
+  underline,
+};
 
 const PREFIX: Record<EntryKind, [string, (text: string) => string]> = {
   user: [bold(green("› ")), bold],
@@ -487,8 +517,8 @@ class Transcript {
   /** Rows scrolled up from the bottom (PgUp/PgDn). */
   scroll = 0;
 
-  add(kind: EntryKind, text: string): Entry {
-    const entry: Entry = { kind, text };
+  add(kind: EntryKind, text: string, head?: string): Entry {
+    const entry: Entry = head === undefined ? { kind, text } : { kind, text, head };
     this.entries.push(entry);
     if (this.entries.length > 2000) this.entries.splice(0, this.entries.length - 2000);
     return entry;
@@ -505,8 +535,13 @@ class Transcript {
     for (const entry of this.entries) {
       if (entry.cache?.width !== width || entry.cache.text !== entry.text) {
         const [prefix, style] = PREFIX[entry.kind];
-        const indent = visibleWidth(prefix);
-        const lines = wrap(entry.text, width - indent).map((line, i) => (i === 0 ? prefix : " ".repeat(indent)) + style(line));
+        const indent = visibleWidth(prefix) + (entry.head === undefined ? 0 : visibleWidth(entry.head));
+        const first = prefix + (entry.head ?? "");
+        const body =
+          entry.kind === "assistant"
+            ? new Markdown(entry.text, 0, 0, MARKDOWN_THEME).render(Math.max(1, width - indent))
+            : wrap(entry.text, width - indent).map(style);
+        const lines = (body.length > 0 ? body : [""]).map((line, i) => (i === 0 ? first : " ".repeat(indent)) + line);
         entry.cache = { width, text: entry.text, lines };
       }
       out.push(...entry.cache.lines);
@@ -641,22 +676,22 @@ function main(): void {
     const sep = dim(" │ ");
     const left = [bold(clean(state.title ?? "rpc-extension-ui"))];
     for (const [key, text] of Object.entries(state.statuses)) left.push(`${clean(key)}: ${clean(text)}`);
-    const activity = quitting
-      ? "closing the agent…"
-      : busy()
-        ? `${SPINNER[Math.floor(Date.now() / 100) % SPINNER.length]} working`
-        : "idle";
-    const right = [activity, ...(model ? [model] : [])].join(sep);
-    let leftText = ` ${left.join(sep)}`;
-    const rightText = `${right} `;
-    const room = width - visibleWidth(rightText) - 1;
-    let bar: string;
-    if (room >= 20) {
-      leftText = fit(leftText, room);
-      bar = leftText + INVERSE + " ".repeat(width - visibleWidth(leftText) - visibleWidth(rightText)) + rightText;
-    } else {
-      bar = pad(fit(leftText, width), width);
-    }
+    const dialog = dialogs[0];
+    const spinner = SPINNER[Math.floor(Date.now() / 100) % SPINNER.length];
+    const [activity, short] = quitting
+      ? ["closing the agent…", "closing…"]
+      : dialog !== undefined
+        ? [yellow(`⏸ ${dialogs.length > 1 ? `${dialogs.length} dialogs wait` : `a ${dialog.method} dialog waits`} for you`), yellow(`⏸ ${dialog.method}`)]
+        : busy()
+          ? [`${spinner} working`, `${spinner}`]
+          : ["idle", "idle"];
+    // The activity and the model stay (shortened if need be); the title and statuses give way, cut with an ellipsis.
+    const candidates = [`${activity}${sep}${model}`, `${short}${sep}${model}`];
+    let rightText = `${candidates.find((c) => visibleWidth(c) <= width - 14) ?? `${short}${sep}${fit(model, Math.max(1, width - 14 - visibleWidth(short) - 3))}`} `;
+    if (!model) rightText = `${activity} `;
+    const room = width - visibleWidth(rightText);
+    const leftText = room > 2 ? fit(` ${left.join(sep)}`, room - 1) : "";
+    const bar = leftText + INVERSE + " ".repeat(Math.max(0, width - visibleWidth(leftText) - visibleWidth(rightText))) + rightText;
     return INVERSE + bar + INVERSE_OFF;
   }
 
@@ -1037,7 +1072,7 @@ function main(): void {
       else {
         log.add("system", bold(`Commands (${commands.length}):`));
         const widest = Math.min(24, Math.max(...commands.map((c) => c.name.length + 1)));
-        for (const c of commands) log.add("system", `  ${cyan(pad(`/${clean(c.name)}`, widest))}  ${dim(clean(c.description ?? ""))}`);
+        for (const c of commands) log.add("system", dim(clean(c.description ?? "")), `  ${cyan(pad(`/${clean(c.name)}`, widest))}  `);
       }
       log.add("system", dim("Enter sends · Tab completes · ↑/↓ history · PgUp/PgDn scroll · Ctrl-C or /quit exits"));
     } catch (error) {

@@ -127,6 +127,13 @@ export default function rpcDemo(pi: ExtensionAPI): void {
     },
   });
 
+  pi.registerCommand("demo-echo", {
+    description: "notify(): the argument exactly as received, as JSON (lone surrogates show as \\uXXXX)",
+    handler: async (args, ctx) => {
+      ctx.ui.notify(`echo: ${JSON.stringify(args)}`, "info");
+    },
+  });
+
   pi.registerCommand("demo-title", {
     description: "setTitle(): rename the window",
     handler: async (args, ctx) => {

@@ -177,6 +177,33 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     await waitFor("the offline model's reply", showing("› hello there", "offline demo model"));
   });
 
+  it("emoji, ZWJ sequences, CJK and combining marks are edited by cluster; the agent receives exactly the text typed", async () => {
+    typeText("/demo-echo x🎉");
+    await waitFor("the party popper", showing(/^› \/demo-echo x🎉\s*$/));
+    keys("BSpace"); // the whole emoji goes, not half of its surrogate pair
+    await waitFor("the emoji gone", showing(/^› \/demo-echo x\s*$/));
+    typeText("👨‍👩‍👧你好e");
+    typeText("\u0301"); // a combining acute accent, arriving on its own, joins the e
+    await waitFor("the typed text", showing(/^› \/demo-echo x👨‍👩‍👧你好(?:é|e\u0301)\s*$/));
+    // Cursor columns by display width: "› " 2, "/demo-echo x" 12, the family 2, each CJK character 2, é 1.
+    expect(Number(paneInfo("#{cursor_x}"))).toBe(2 + 12 + 2 + 4 + 1);
+    keys("Left", "Left", "Left"); // over é, 好 and 你: one cluster each
+    await waitFor("the cursor after the family", () => Number(paneInfo("#{cursor_x}")) === 2 + 12 + 2);
+    typeText("Z");
+    keys("Right", "Right", "Right", "BSpace"); // at the end: Backspace takes é whole (e and its accent)
+    await waitFor("the edited line", showing(/^› \/demo-echo x👨‍👩‍👧Z你好\s*$/));
+    keys("Enter");
+    await waitFor("the echo of exactly the text typed", showing('ℹ echo: "x👨‍👩‍👧Z你好"'));
+  });
+
+  it("assistant text renders as markdown", async () => {
+    submit("what's in package.json?");
+    const screen = await waitFor("the offline model's summary", showing("It describes the package parley-monorepo"), 30_000);
+    // `code` and **bold** are styled, not shown raw.
+    expect(screen.some((line) => line.includes("`parley-monorepo`") || line.includes("**package.json**"))).toBe(false);
+    expect(screen.some((line) => line.includes("package.json: "))).toBe(true);
+  });
+
   it("Ctrl-C closes the agent, restores the terminal and returns to the shell", async () => {
     keys("C-c");
     const screen = await waitFor("the shell again", (s) => showing("agent closed (exit code 0)", "client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
@@ -203,4 +230,37 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     keys("C-d"); // on an empty line: quit
     await waitFor("the shell again", (s) => showing("agent closed", "pi client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
   }, 45_000);
+
+  it("layout at 60 and 200 columns: wrapped descriptions align, the status bar keeps the model and shows a waiting dialog", async () => {
+    tmux("resize-window", "-t", SESSION, "-x", "60", "-y", "60");
+    keys("C-l");
+    submit(`${COMMAND}; echo "narrow client exit status: $?"`);
+    let screen = await waitFor("the command list at 60 columns", (s) => showing("/demo-degraded")(s) && lastLine(s).includes("parley offline demo"), 40_000);
+    // A description too long for the line wraps under itself, not to column 0.
+    const timed = rowOf(screen, "/demo-timed ");
+    const column = screen[timed]!.indexOf("confirm() with a timeout");
+    expect(column).toBeGreaterThan(10);
+    expect(screen[timed + 1]!.slice(0, column).trim()).toBe("");
+    expect(screen[timed + 1]!.slice(column).trim()).not.toBe("");
+    // The status bar: title cut with an ellipsis, the activity and the whole model kept.
+    let status = lastLine(screen);
+    expect(status).toContain("…");
+    expect(status).toContain("idle │ parley offline demo (no API key)");
+    submit("/demo-select");
+    screen = await waitFor("the dialog in the status bar", (s) => lastLine(s).includes("⏸ select │ parley offline demo (no API key)"));
+    expect(lastLine(screen)).not.toContain("idle");
+
+    tmux("resize-window", "-t", SESSION, "-x", "200", "-y", "60");
+    screen = await waitFor("the wide status bar", (s) => lastLine(s).includes("⏸ a select dialog waits for you │ parley offline demo (no API key)"));
+    status = lastLine(screen);
+    expect(status).toContain("parley demo (startup)");
+    expect(status).not.toContain("…");
+    // At 200 columns each description fits on its command's line.
+    const wide = rowOf(screen, "/demo-timed ");
+    expect(screen[wide]).toContain("confirm() with a timeout (default 5000 ms, or the number given)");
+    keys("Escape");
+    await waitFor("idle again", (s) => lastLine(s).includes("idle │ parley offline demo"));
+    keys("C-c");
+    await waitFor("the shell again", (s) => showing("narrow client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
+  }, 60_000);
 });

@@ -447,7 +447,7 @@ describe("offline model", () => {
     const plan = planOfflineReply(userContext("what's in package.json?", []), dir);
     expect(plan.toolCalls).toBeUndefined();
     expect(plan.text).toContain("demo-app@1.2.3");
-    expect(plan.text).toContain("not enabled");
+    expect(plan.text).toContain("This session has no `read` tool");
   });
 });
 

@@ -12,6 +12,8 @@ import { ConnectionClosedError, ListenerError, type ClientErrorEvent, type Close
 import { asDialogRequest, asDismissed, isResponse, type AgentEventMap, type AgentRecord } from "./records.js";
 import { RequestTracker, type CommandInput, type IssuedRequest, type RequestOptions } from "./requests.js";
 import type { Transport } from "./transport.js";
+import { detectCapabilities } from "./capabilities.js";
+import { run, stream, waitForIdle, type RunOptions, type RunResult, type RunStream } from "./runs.js";
 
 export type ConnectionState = "connecting" | "open" | "closed";
 
@@ -37,6 +39,9 @@ export class RpcClient extends CommandMethods {
   readonly #any: Emitter<AgentRecord>;
   readonly #events = new Map<string, Emitter<AgentRecord>>();
   readonly #subscriptions: Disposable[];
+  #emitsSettled: Promise<boolean> | undefined;
+  /** An auto_retry_start was seen and its attempt has not started (for agents without agent_settled). */
+  #retryPending = false;
 
   constructor(transport: Transport, options: RpcClientOptions = {}) {
     super();
@@ -118,6 +123,51 @@ export class RpcClient extends CommandMethods {
     await this.transport.close(options);
   }
 
+  /**
+   * Sends `message` as a prompt and resolves once the agent has settled: the run's tool calls,
+   * steering and follow-up messages, auto-retries and compaction included. No timeout; aborting
+   * `signal` sends `abort` and rejects with RequestAbortedError once the agent has stopped.
+   * A `/command` resolves when it has finished and any run it started has settled.
+   */
+  run(message: string, options?: RunOptions): Promise<RunResult> {
+    return run(this.#runHost(), message, options);
+  }
+
+  /** One run's events as an async iterator (`for await (const event of client.stream(…))`); `.result` as `run()`. */
+  stream(message: string, options?: Omit<RunOptions, "onEvent">): RunStream {
+    return stream(this.#runHost(), message, options);
+  }
+
+  /** Resolves when the agent is idle (at once if it is). For clients that drive runs with prompt/steer/followUp. */
+  waitForIdle(options: { signal?: AbortSignal } = {}): Promise<void> {
+    return waitForIdle(this.#runHost(), options);
+  }
+
+  #runHost() {
+    return {
+      onAny: (listener: (record: AgentRecord) => void) => this.onAny(listener),
+      prompt: (message: string, options: Parameters<RpcClient["prompt"]>[1]) => this.prompt(message, options),
+      abort: (options?: RequestOptions) => this.abort(options),
+      retryPending: () => this.#retryPending,
+      requestState: (options?: RequestOptions) => this.issue({ type: "get_state" }, options),
+      onClosed: (listener: (info: CloseInfo) => void): Disposable => {
+        if (this.#closeInfo !== undefined) {
+          listener(this.#closeInfo);
+          return { dispose() {} };
+        }
+        return this.onStateChange((state) => {
+          if (state === "closed" && this.#closeInfo !== undefined) listener(this.#closeInfo);
+        });
+      },
+      emitsSettled: (options?: RequestOptions) => {
+        // parley's additions (get_ui_state) come with agent_settled; pi has neither.
+        this.#emitsSettled ??= detectCapabilities(this, options).then((c) => c.uiState);
+        this.#emitsSettled.catch(() => (this.#emitsSettled = undefined));
+        return this.#emitsSettled;
+      },
+    };
+  }
+
   protected issue<K extends CommandType>(command: CommandInput<K>, options?: RequestOptions): IssuedRequest<K> {
     if (this.#state === "closed") {
       const error = new ConnectionClosedError(this.#closeInfo ?? { reason: "local" });
@@ -143,6 +193,9 @@ export class RpcClient extends CommandMethods {
 
   #route(record: AgentRecord): void {
     this.#any.fire(record);
+    if (record.type === "agent_settled") this.#emitsSettled ??= Promise.resolve(true);
+    if (record.type === "auto_retry_start") this.#retryPending = true;
+    else if (record.type === "agent_start" || record.type === "auto_retry_end") this.#retryPending = false;
     if (isResponse(record)) {
       this.#requests.settle(record);
       if (record.command === "get_ui_state" && record.success && isUiStateData(record.data)) {

@@ -7,6 +7,7 @@
  */
 export { RpcClient, type ConnectionState, type RpcClientOptions } from "./client.js";
 export { CommandMethods, type BashOptions, type MessageOptions, type PromptOptions } from "./commands.js";
+export { textOf, type RunEvent, type RunOptions, type RunResult, type RunStream } from "./runs.js";
 export type { CommandInput, IssuedRequest, RequestOptions } from "./requests.js";
 export {
   DialogDispatcher,

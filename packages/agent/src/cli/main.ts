@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
+import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution } from "../models/index.js";
 import { memorySessions, RpcServer, type ExtensionSource, type SessionFactory } from "../rpc/server.js";
 // The session modules themselves, not session/index.js: that also re-exports the HTML renderer,
@@ -125,6 +126,12 @@ export async function main(argv: string[]): Promise<void> {
     ]);
     models = resolved;
     extensionSources = extensionsLoaded;
+    // An -e file that is missing or does not load stops parley, as in pi: one message, exit 1.
+    const unloadable = extensionSources.find((ext) => ext.scope === "temporary" && ext.error !== undefined);
+    if (unloadable?.error !== undefined) {
+      log(unloadable.error);
+      process.exit(1);
+    }
     ({ session, sessions, sessionDir } = openSessions(options, cwd));
   } catch (error) {
     if (error instanceof ModelResolutionError || error instanceof ModelScriptError || error instanceof UsageError) {
@@ -133,10 +140,8 @@ export async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  for (const warning of models.warnings) log(warning);
-  if (models.offlineNotice) log(models.offlineNotice);
+  // Discovered extensions that failed are reported once, by the server (stderr and extension_error).
   const extensions = extensionSources;
-  for (const ext of extensions) if (ext.error !== undefined) log(ext.error);
 
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
@@ -170,13 +175,15 @@ export async function main(argv: string[]): Promise<void> {
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     // ctx.reload(): discovery and -e files again, each loaded fresh.
     reloadExtensions: async () => {
-      const sources = await loadAll(options);
-      for (const ext of sources) if (ext.error !== undefined) log(ext.error);
-      return sources;
+      return loadAll(options);
     },
   });
 
-  await server.loadExtensions();
+  const failed = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];
+  if (failed !== undefined) {
+    log(`Failed to load extension ${failed.path}: ${failed.stack !== undefined ? extensionStack(failed.stack) : failed.error}`);
+    process.exit(1);
+  }
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.
     server.setExtensionFlags(resolveExtensionFlags(options, server.runtime.flags));
@@ -185,6 +192,9 @@ export async function main(argv: string[]): Promise<void> {
     log(`${error.message}\n\n${USAGE}`);
     process.exit(2);
   }
+  // Notes about the model once the command line is known to be good.
+  for (const warning of models.warnings) log(warning);
+  if (models.offlineNotice) log(models.offlineNotice);
 
   // Third-party code must not take the agent down: report what escapes it, keep serving.
   // Anything can be thrown (null, a string): errorText describes it without throwing again.

@@ -67,7 +67,8 @@ export class ExtensionRuntime {
   }
 
   /** Runs one extension factory; a throw is reported and leaves what it registered before. */
-  async add(path: string, factory: ExtensionFactory, scope: SourceInfo["scope"] = "temporary"): Promise<boolean> {
+  /** Runs an extension's factory. A factory that throws is reported, or handed to `onError` when given. */
+  async add(path: string, factory: ExtensionFactory, scope: SourceInfo["scope"] = "temporary", onError?: (error: { error: string; stack?: string }) => void): Promise<boolean> {
     // As pi reports it: -e files come from the CLI, discovered ones are local to the user or project.
     const sourceInfo: SourceInfo =
       scope === "temporary" ? { path, source: "cli", scope, origin: "top-level" } : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
@@ -77,7 +78,8 @@ export class ExtensionRuntime {
       await factory(this.#api(extension));
       return true;
     } catch (error) {
-      this.#host.reportError({ extensionPath: path, event: "load", ...errorText(error) });
+      if (onError) onError(errorText(error));
+      else this.#host.reportError({ extensionPath: path, event: "load", ...errorText(error) });
       return false;
     }
   }

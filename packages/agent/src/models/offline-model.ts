@@ -10,8 +10,10 @@
  * - on the next call, with the tool results in the context, it summarises what came back: line
  *   count, first heading, top-level JSON keys (name/version/scripts for package.json), exported
  *   names for source files, entries for a listing;
+ * - a file it is asked about that does not exist gets "I couldn't find …";
  * - anything else gets an explanation of what it is and how to configure a real model.
- * If the session has no `read`/`ls` tool it reads the files itself and answers directly.
+ * Without the `ls` tool (off by default) it lists through `bash`; without either (or without
+ * `read`) it looks itself and says which tool was missing.
  *
  * The Model's `baseUrl` is the `file://` URL of the working directory it looks at.
  */
@@ -88,24 +90,67 @@ export function planOfflineReply(context: Context, cwd: string): PlannedReply {
   const dirs = targets.filter((t) => t.kind === "dir");
   const wantsListing = LIST_INTENT.test(request);
   const listDirs = dirs.length > 0 ? dirs.map((d) => d.path) : wantsListing && files.length === 0 ? ["."] : [];
-  if (files.length === 0 && listDirs.length === 0) return { text: helpText(cwd) };
+  const missing = READ_INTENT.test(request) || targets.length === 0 ? findMissingPathsIn(request, cwd) : [];
+  const notFound = missing.length > 0 ? `I couldn't find ${andList(missing.map((m) => `\`${m}\``))} in the working directory (${cwd}).` : "";
+  if (files.length === 0 && listDirs.length === 0) {
+    return { text: notFound ? `${notFound} Ask about a file that exists there, or “list files” to see what is there.` : helpText(cwd, request) };
+  }
 
   const toolNames = new Set((context.tools ?? []).map((t) => t.name));
   const calls: PlannedToolCall[] = [];
   const direct: string[] = [];
+  const lookedMyself = new Set<string>();
   for (const file of files) {
     if (toolNames.has("read")) calls.push({ name: "read", arguments: { path: file.path } });
-    else direct.push(summariseFile(file.path, readDirect(resolve(cwd, file.path))));
+    else {
+      direct.push(summariseFile(file.path, readDirect(resolve(cwd, file.path))));
+      lookedMyself.add("read");
+    }
   }
   for (const dir of listDirs) {
+    // The ls tool is off by default (extensions enable it); bash's ls gives the same listing.
     if (toolNames.has("ls")) calls.push({ name: "ls", arguments: { path: dir } });
-    else direct.push(summariseListing(dir, listDirect(resolve(cwd, dir))));
+    else if (toolNames.has("bash")) calls.push({ name: "bash", arguments: { command: listCommand(dir) } });
+    else {
+      direct.push(summariseListing(dir, listDirect(resolve(cwd, dir))));
+      lookedMyself.add("ls");
+    }
   }
-  if (calls.length === 0) {
-    return { text: `${direct.join("\n\n")}\n\n(The read/ls tools are not enabled in this session, so I looked at the files directly.)` };
-  }
+  const note =
+    lookedMyself.size > 0
+      ? `(This session has no ${andList([...lookedMyself].map((t) => `\`${t}\``))} tool${lookedMyself.size > 1 ? "s" : ""}, so I looked ${lookedMyself.has("read") ? "at the files" : "at the folder"} directly.)`
+      : "";
+  if (calls.length === 0) return { text: [notFound, direct.join("\n\n"), note].filter((t) => t !== "").join("\n\n") };
   const intro = `Let me ${describeCalls(calls)}.`;
-  return { text: direct.length > 0 ? `${direct.join("\n\n")}\n\n${intro}` : intro, toolCalls: calls };
+  return { text: [notFound, direct.join("\n\n"), note, intro].filter((t) => t !== "").join("\n\n"), toolCalls: calls };
+}
+
+/** A listing through bash: one entry a line, folders marked with a slash, like the ls tool's. */
+function listCommand(dir: string): string {
+  return `ls -1Ap -- '${dir.replace(/'/g, "'\\''")}'`;
+}
+
+const LIST_COMMAND = /^ls -1Ap -- '((?:[^']|'\\'')*)'$/;
+
+/** A request to look at a file: "read x", "open x", "what's in x", "show me x", "cat x", "summarise x". */
+const READ_INTENT = /\b(read|open|show|cat|view|look at|summari[sz]e|describe|explain|what(?:'s| is) in)\b/i;
+/** Looks like a file name: has a path separator or an extension (not an abbreviation such as "e.g."). */
+const PATH_LIKE = /^(?:[\w.@-]+\/)*[\w@-][\w.-]*\.[A-Za-z0-9]{1,10}$|^(?:\.{1,2}\/)?[\w.@-]+(?:\/[\w.@-]+)+\/?$/;
+
+/** Tokens of a message that look like paths under `cwd` but do not exist there. */
+export function findMissingPathsIn(text: string, cwd: string): string[] {
+  const out: string[] = [];
+  let words = 0;
+  for (const m of text.matchAll(/\S+/g)) {
+    if (++words > MAX_TOKENS_SCANNED || out.length >= MAX_PATHS) break;
+    const token = m[0].replace(LEADING_JUNK, "").replace(TRAILING_JUNK, "").replace(/['’]s$/, "");
+    if (token.includes("://") || !PATH_LIKE.test(token) || /^(e\.g|i\.e|etc)$/i.test(token)) continue;
+    if (existingUnder(token, cwd) !== undefined || out.includes(token)) continue;
+    const rel = relative(cwd, resolve(cwd, token));
+    if (rel.startsWith("..") || isAbsolute(rel)) continue;
+    out.push(token);
+  }
+  return out;
 }
 
 const LIST_INTENT =
@@ -113,13 +158,19 @@ const LIST_INTENT =
 
 /** "read `a` and `b`, and list the working directory" */
 function describeCalls(calls: PlannedToolCall[]): string {
-  const pathsOf = (name: string): string[] =>
-    calls.filter((c) => c.name === name).map((c) => (c.arguments.path === "." ? "the working directory" : `\`${String(c.arguments.path)}\``));
+  const where = (path: string): string => (path === "." ? "the working directory" : `\`${path}\``);
+  const pathsOf = (name: string): string[] => calls.filter((c) => c.name === name).map((c) => where(String(c.arguments.path)));
   const phrases: string[] = [];
   const reads = pathsOf("read");
   const lists = pathsOf("ls");
+  const bashLists = calls
+    .filter((c) => c.name === "bash")
+    .map((c) => LIST_COMMAND.exec(String(c.arguments.command))?.[1])
+    .filter((dir): dir is string => dir !== undefined)
+    .map((dir) => where(dir.replace(/'\\''/g, "'")));
   if (reads.length > 0) phrases.push(`read ${andList(reads)}`);
   if (lists.length > 0) phrases.push(`list ${andList(lists)}`);
+  if (bashLists.length > 0) phrases.push(`list ${andList(bashLists)} with \`ls\` in bash (the \`ls\` tool is not enabled in this session)`);
   return phrases.join(", and ");
 }
 
@@ -267,6 +318,8 @@ function summariseToolResults(messages: Message[]): string {
     const outcome: ReadOutcome = { text: textOf(result), isError: result.isError };
     if (result.toolName === "read" && path) return summariseFile(path, outcome);
     if (result.toolName === "ls") return summariseListing(path ?? ".", outcome);
+    const listed = result.toolName === "bash" && typeof args.command === "string" ? LIST_COMMAND.exec(args.command) : null;
+    if (listed) return summariseListing((listed[1] ?? ".").replace(/'\\''/g, "'"), outcome);
     if (outcome.isError) return `\`${result.toolName}\` failed: ${firstLine(outcome.text)}`;
     return `\`${result.toolName}\` returned ${countLines(outcome.text)} line(s).`;
   });
@@ -415,7 +468,8 @@ export function summariseListing(path: string, outcome: ReadOutcome): string {
 
 const NOTABLE = ["package.json", "README.md", "readme.md", "tsconfig.json", "Cargo.toml", "pyproject.toml", "go.mod", "Makefile"];
 
-export function helpText(cwd: string): string {
+/** What it says when it cannot serve a request (`request`), or to introduce itself. */
+export function helpText(cwd: string, request?: string): string {
   let example = "package.json";
   let listed: string[] = [];
   try {
@@ -424,12 +478,17 @@ export function helpText(cwd: string): string {
   } catch {
     // an unreadable cwd still gets the help text
   }
+  const opening =
+    request !== undefined && request.trim() !== ""
+      ? "I can't answer that: I'm parley's built-in **offline demo model**, what parley runs when no model provider is configured and no API key is found in the environment. My replies come from a few local rules, not an LLM."
+      : "Hi! I'm parley's built-in **offline demo model**, what parley runs when no model provider is configured and no API key is found in the environment. My replies come from a few local rules, not an LLM.";
   return [
-    "Hi! I'm parley's built-in **offline demo model**, what parley runs when no model provider is configured and no API key is found in the environment. My replies come from a few local rules, not an LLM.",
+    opening,
     "",
     "What I can do here:",
     `- Look at files in the working directory: ask e.g. “what's in ${example}?” or “read src/index.ts and README.md”. I call the \`read\` tool for each file and then summarise it (line count, first heading, JSON keys, exports).`,
-    "- List a directory: “list files”, “ls”, or “ls src”. I call the `ls` tool.",
+    "- List a directory: “list files”, “ls”, or “ls src”. I call the `ls` tool, or `bash` with `ls` when `ls` is not enabled (parley enables `read`, `bash`, `edit` and `write` by default).",
+    "- Tell you when a file you name is not there.",
     "",
     "To talk to a real model, start parley with a provider and key:",
     "`parley --mode rpc --provider anthropic --model claude-sonnet-4-5 --api-key sk-...`",

@@ -3,6 +3,7 @@
  * the UiBridge behind each ctx.ui. Session switches live here too, so that the RPC commands that
  * switch sessions run the same extension events as an extension that switches.
  */
+import { extensionStack } from "../extensions/extension-stack.js";
 import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
 import type { FireAndForgetRequest, UiState } from "@parley/protocol";
 import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
@@ -280,7 +281,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   }
 
   reportError(report: ExtensionErrorReport): void {
-    this.#log(`extension error (${report.event}) in ${report.extensionPath}: ${report.stack ?? report.error}`);
+    this.#log(`extension error (${report.event}) in ${report.extensionPath}: ${report.stack !== undefined ? extensionStack(report.stack) : report.error}`);
     this.#send({ type: "extension_error", extensionPath: report.extensionPath, event: report.event, error: report.error });
   }
 

@@ -19,6 +19,13 @@ import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
 
+/** An extension given with -e that could not be loaded or whose factory threw. */
+export interface ExtensionLoadFailure {
+  path: string;
+  error: string;
+  stack?: string;
+}
+
 export interface ExtensionSource {
   path: string;
   factory?: ExtensionFactory;
@@ -125,7 +132,7 @@ export class RpcServer implements TransportSink {
   }
 
   /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
-  async loadExtensions(): Promise<void> {
+  async loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
     if (!this.#agent) {
       const models = this.#options.models ?? (await resolveModels({}, { cwd: this.cwd }));
       // A resumed session may name a built-in model to continue with.
@@ -143,18 +150,29 @@ export class RpcServer implements TransportSink {
     // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
     // any extension present the tools' schemas (TypeBox) load now. The loop (pi-agent-core, pi-ai)
     // loads with the first prompt, with or without extensions.
-    await this.#addExtensions(this.#options.extensions ?? []);
+    return this.#addExtensions(this.#options.extensions ?? [], options.explicitFailuresFatal ?? false);
   }
 
-  async #addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
+  /**
+   * Runs the factories. With `explicitFailuresFatal`, a -e file that fails is not reported but
+   * returned (the CLI stops on it, as pi does); discovered ones are reported and skipped.
+   */
+  async #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
+    const failures: ExtensionLoadFailure[] = [];
     if (sources.some((ext) => ext.factory)) await this.agent.tools.load();
     for (const ext of sources) {
+      const fatal = explicitFailuresFatal && ext.scope === "temporary";
       if (ext.error !== undefined || !ext.factory) {
-        this.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
+        const error = ext.error ?? "no factory";
+        if (fatal) failures.push({ path: ext.path, error });
+        else this.reportError({ extensionPath: ext.path, event: "load", error });
         continue;
       }
-      await whileSayingSlow(this.runtime.add(ext.path, ext.factory, ext.scope), `extension ${ext.path} (its factory)`, this.#log, this.#options.slowExtensionNoticeMs);
+      const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
+      await whileSayingSlow(this.runtime.add(ext.path, ext.factory, ext.scope, onError), `extension ${ext.path} (its factory)`, this.#log, this.#options.slowExtensionNoticeMs);
+      if (failures.length > 0) break;
     }
+    return failures;
   }
 
   /**
