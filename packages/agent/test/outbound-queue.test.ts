@@ -17,9 +17,9 @@ function fill(queue: OutboundQueue, records: Rec[]): void {
   for (const r of records) queue.push(`${JSON.stringify(r)}\n`, r);
 }
 function drain(queue: OutboundQueue): Rec[] {
-  const out: Rec[] = [];
-  for (let line = queue.shift(); line !== undefined; line = queue.shift()) out.push(JSON.parse(line) as Rec);
-  return out;
+  let text = "";
+  for (let chunk = queue.take(64 * 1024); chunk !== undefined; chunk = queue.take(64 * 1024)) text += chunk.toString("utf8");
+  return text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Rec);
 }
 
 /** What a client shows after applying records in order: the last value per piece of state, and every notification. */
@@ -119,13 +119,18 @@ describe("OutboundQueue", () => {
     expect(drain(queue).map((r) => String(r["message"])[0])).toEqual(["z"]);
   });
 
-  it("take() joins waiting lines up to a size, at least one", () => {
-    const queue = new OutboundQueue();
-    fill(queue, [{ n: 1 }, { n: 2 }, { big: "x".repeat(100) }, { n: 3 }]);
-    expect(queue.take(20)).toBe('{"n":1}\n{"n":2}\n');
-    expect(queue.take(20)).toBe(`{"big":"${"x".repeat(100)}"}\n`);
-    expect(queue.take(20)).toBe('{"n":3}\n');
+  it("take() hands out bytes: the exact part in chunks, then merged records joined up to a size, at least one", () => {
+    const queue = new OutboundQueue({ exactChars: 10 });
+    fill(queue, [{ n: 0, "é": "é" }, { n: 1 }, { n: 2 }, { big: "x".repeat(100) }, { n: 3 }]);
+    expect(queue.length).toBe(5);
+    expect(queue.take(20)?.toString()).toBe('{"n":0,"é":"é"}\n');
+    expect(queue.length).toBe(4);
+    expect(queue.take(20)?.toString()).toBe('{"n":1}\n{"n":2}\n');
+    expect(queue.take(20)?.toString()).toBe(`{"big":"${"x".repeat(100)}"}\n`);
+    expect(queue.take(20)?.toString()).toBe('{"n":3}\n');
     expect(queue.take(20)).toBeUndefined();
+    expect(queue.length).toBe(0);
+    expect(queue.chars).toBe(0);
   });
 });
 
@@ -177,7 +182,7 @@ describe("StdioTransport while the client is not reading", () => {
   it("a flood of statuses and notifications stays bounded, and the client ends with the same statuses", async () => {
     const out = stalledOutput();
     const logs: string[] = [];
-    const transport = new StdioTransport({ input: new PassThrough(), output: out.output, log: (m) => logs.push(m) });
+    const transport = new StdioTransport({ input: new PassThrough(), output: out.output, log: (m) => logs.push(m), waiting: { exactChars: 1024 * 1024 } });
     const sent: Rec[] = [];
     for (let i = 0; i < 200_000; i++) {
       const r = i % 4 === 3 ? notify(`n${i}`) : status(`k${i % 4}`, `s${i}`);

@@ -12,8 +12,12 @@
  * - everything else (responses, dialogs, events) waits in order, never dropped.
  */
 
-/** Characters that may wait exactly as sent; beyond them, records are replaced or dropped as above. */
-export const EXACT_WAITING_CHARS = 1024 * 1024;
+/**
+ * Characters that may wait exactly as sent; beyond them, records are replaced or dropped as above.
+ * Large enough that a burst a client reads as it comes (the bench's 100,000 statuses, ~12 MB) is
+ * relayed record for record, as pi does; small enough to stay well within the memory budget.
+ */
+export const EXACT_WAITING_CHARS = 16 * 1024 * 1024;
 /** The default cap on notifications held while output is backed up. */
 export const MAX_WAITING_NOTIFICATIONS = 1000;
 /** The default cap on the characters those notifications may hold (the newest one is always kept). */
@@ -67,17 +71,32 @@ function isNotification(record: object): boolean {
   return r["type"] === "extension_ui_request" && r["method"] === "notify";
 }
 
+/** Size of the byte chunks the exact part is kept in. */
+const CHUNK_CHARS = 64 * 1024;
+
 export class OutboundQueue {
   readonly #exactChars: number;
   readonly #maxNotifications: number;
   readonly #maxNotificationChars: number;
   readonly #onDropped: ((dropped: number) => void) | undefined;
+  /**
+   * The exact part, oldest first: bytes outside the JS heap (a large heap of live strings would
+   * let the garbage of a flood grow with it before V8 collects), then lines not yet made bytes.
+   */
+  #exact: Buffer[] = [];
+  /** Records in each chunk of #exact. */
+  #exactCounts: number[] = [];
+  #exactLines: string[] = [];
+  #exactLinesChars = 0;
+  /** Characters in the exact part (bytes for its chunks). */
+  #exactSize = 0;
+  /** The merging part, after the exact part: entries, oldest first. */
   #head: Entry | undefined;
   #tail: Entry | undefined;
   #length = 0;
   #chars = 0;
   readonly #byKey = new Map<string, Entry>();
-  /** Waiting notifications, oldest first (they leave the list in this order too). */
+  /** Waiting notifications of the merging part, oldest first (they leave it in this order too). */
   #notifications: Entry[] = [];
   #notificationChars = 0;
   #dropped = 0;
@@ -94,7 +113,7 @@ export class OutboundQueue {
     return this.#length;
   }
 
-  /** Characters waiting (of serialized lines). */
+  /** Characters waiting (of serialized lines; bytes for what waits as bytes). */
   get chars(): number {
     return this.#chars;
   }
@@ -106,9 +125,17 @@ export class OutboundQueue {
 
   /** Adds `line`, the serialized form of `record`, at the end. */
   push(line: string, record: object): void {
+    this.#length++;
+    if (this.#head === undefined && this.#exactSize < this.#exactChars) {
+      this.#exactLines.push(line);
+      this.#exactLinesChars += line.length;
+      this.#exactSize += line.length;
+      this.#chars += line.length;
+      if (this.#exactLinesChars >= CHUNK_CHARS) this.#seal();
+      return;
+    }
     const key = replacementKey(record);
-    const full = this.#chars > this.#exactChars;
-    if (key !== undefined && full) {
+    if (key !== undefined) {
       const older = this.#byKey.get(key);
       if (older) this.#unlink(older);
     }
@@ -116,14 +143,12 @@ export class OutboundQueue {
     if (this.#tail) this.#tail.next = entry;
     else this.#head = entry;
     this.#tail = entry;
-    this.#length++;
     this.#chars += line.length;
     if (key !== undefined) this.#byKey.set(key, entry);
     if (entry.notification) {
       this.#notifications.push(entry);
       this.#notificationChars += line.length;
       while (
-        full &&
         this.#notifications.length > 1 &&
         (this.#notifications.length > this.#maxNotifications || this.#notificationChars > this.#maxNotificationChars)
       ) {
@@ -134,34 +159,56 @@ export class OutboundQueue {
     }
   }
 
-  /** The oldest waiting line, removed; undefined when nothing waits. */
-  shift(): string | undefined {
-    const entry = this.#head;
-    if (!entry) return undefined;
-    this.#unlink(entry);
-    return entry.line;
-  }
-
-  /** The oldest waiting lines joined, removed: at least one, then more while under `maxChars`. */
-  take(maxChars: number): string | undefined {
-    const first = this.shift();
-    if (first === undefined) return undefined;
-    const lines = [first];
-    let chars = first.length;
-    while (this.#head && chars + this.#head.line.length <= maxChars) {
-      const line = this.shift() as string;
-      lines.push(line);
-      chars += line.length;
+  /**
+   * The oldest waiting records as bytes, removed: at least one record, then more while under
+   * `maxChars` (a chunk of the exact part as it is). Undefined when nothing waits.
+   */
+  take(maxChars: number): Buffer | undefined {
+    if (this.#exact.length === 0 && this.#exactLines.length > 0) this.#seal();
+    const chunk = this.#exact.shift();
+    if (chunk) {
+      this.#length -= this.#exactCounts.shift() ?? 0;
+      this.#exactSize -= chunk.length;
+      this.#chars -= chunk.length;
+      return chunk;
     }
-    return lines.length === 1 ? first : lines.join("");
+    const first = this.#head;
+    if (!first) return undefined;
+    this.#unlink(first);
+    const lines = [first.line];
+    let chars = first.line.length;
+    while (this.#head && chars + this.#head.line.length <= maxChars) {
+      const entry = this.#head;
+      this.#unlink(entry);
+      lines.push(entry.line);
+      chars += entry.line.length;
+    }
+    return Buffer.from(lines.length === 1 ? first.line : lines.join(""), "utf8");
   }
 
   /** Forgets everything waiting (the client is gone). */
   clear(): void {
+    this.#exact = [];
+    this.#exactCounts = [];
+    this.#exactLines = [];
+    this.#exactLinesChars = this.#exactSize = 0;
     this.#head = this.#tail = undefined;
     this.#length = this.#chars = this.#notificationChars = 0;
     this.#byKey.clear();
     this.#notifications = [];
+  }
+
+  /** The exact part's pending lines become one chunk of bytes. */
+  #seal(): void {
+    const text = this.#exactLines.length === 1 ? (this.#exactLines[0] as string) : this.#exactLines.join("");
+    const bytes = Buffer.from(text, "utf8");
+    this.#exactCounts.push(this.#exactLines.length);
+    // Sizes count bytes from now on (a character may take more than one).
+    this.#exactSize += bytes.length - this.#exactLinesChars;
+    this.#chars += bytes.length - this.#exactLinesChars;
+    this.#exact.push(bytes);
+    this.#exactLines = [];
+    this.#exactLinesChars = 0;
   }
 
   #unlink(entry: Entry): void {

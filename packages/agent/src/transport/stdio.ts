@@ -11,7 +11,7 @@ import { attachJsonlReader, JsonlLineSplitter, serializeJsonLine } from "@parley
 import type { Transport, TransportSink } from "../rpc/transport.js";
 import { writeWithoutWaiting } from "./fd-write.js";
 import { writeStderr, writeToStderr } from "./stderr.js";
-import { OutboundQueue } from "./outbound-queue.js";
+import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";
 import { isPipeOrSocket, type ClaimedStdin } from "./claim-stdin.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
@@ -35,6 +35,8 @@ export interface StdioTransportOptions {
   onOutputClosed?: (error: Error) => void;
   /** Where to say (once) that notifications are being dropped while the client is not reading. Default: stderr. */
   log?: (message: string) => void;
+  /** Limits of what waits while the client is not reading (outbound-queue.ts); the defaults suit the CLI. */
+  waiting?: Omit<OutboundQueueOptions, "onNotificationDropped">;
 }
 
 export class StdioTransport implements Transport {
@@ -79,6 +81,7 @@ export class StdioTransport implements Transport {
     this.#output.on("error", (error: Error) => this.#outputFailed(error));
     const log = options.log ?? writeStderr;
     this.#waiting = new OutboundQueue({
+      ...options.waiting,
       onNotificationDropped: (dropped) => {
         if (dropped === 1) log("parley: the client is not reading its output; the oldest waiting notifications are dropped from now on (statuses, widgets and titles keep their latest value)\n");
       },
@@ -203,8 +206,7 @@ export class StdioTransport implements Transport {
   readonly #drained = (): void => {
     if (this.#outputClosed) return;
     for (let text = this.#waiting.take(BATCH_FLUSH_CHARS); text !== undefined; text = this.#waiting.take(BATCH_FLUSH_CHARS)) {
-      // Kept as bytes while they wait in the stream: outside the JS heap, one byte per ASCII character.
-      if (!this.#rawWrite(Buffer.from(text, "utf8"))) {
+      if (!this.#rawWrite(text)) {
         this.#output.once("drain", this.#drained);
         return;
       }
