@@ -193,7 +193,10 @@ const LOOKAHEAD = 4;
  * events, which it does only while the client reads (agent-session.ts). A stream nobody iterates
  * (one whose result() alone is awaited) is not paced.
  */
-function paceByConsumer(stream: AssistantMessageEventStream, signal: AbortSignal | undefined): { pushed(): void; ready(): Promise<void> | undefined } {
+function paceByConsumer(
+  stream: AssistantMessageEventStream,
+  signal: AbortSignal | undefined,
+): { pushed(): void; ready(): Promise<void> | undefined; end(): void } {
   let pushed = 0;
   let pulled = 0;
   let iterating = false;
@@ -224,6 +227,8 @@ function paceByConsumer(stream: AssistantMessageEventStream, signal: AbortSignal
   };
   return {
     pushed: () => void pushed++,
+    // The run's signal outlives this call (one per prompt, many model calls): let go of it.
+    end: () => signal?.removeEventListener("abort", release),
     ready: () => {
       if (!iterating || finished || signal?.aborted || pushed - pulled < LOOKAHEAD) return undefined;
       return new Promise<void>((resolve) => (wake = resolve));
@@ -250,6 +255,7 @@ export function streamPlannedReply(
   const push = (event: AssistantMessageEvent): void => {
     stream.push(event);
     pace.pushed();
+    if (event.type === "done" || event.type === "error") pace.end();
   };
   const delayMs = settings.delayMs ?? 0;
   const output: AssistantMessage = {
