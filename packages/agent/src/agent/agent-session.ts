@@ -17,6 +17,7 @@ import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
 import { errorMessage } from "../error-text.js";
+import type { OutputPressure } from "../rpc/transport.js";
 
 export type Emit = (record: Record<string, unknown>) => void;
 
@@ -26,6 +27,11 @@ export interface AgentSessionOptions {
   models: ModelResolution;
   session: Session;
   emit: Emit;
+  /**
+   * Whether the client keeps up with what `emit` writes. While it does not, the loop waits before
+   * taking the model's next event, and the `bash` command stops reading its output.
+   */
+  output?: OutputPressure;
   /** --system-prompt: replaces the built-in prompt text. */
   customSystemPrompt?: string | undefined;
   log: (message: string) => void;
@@ -496,7 +502,7 @@ export class AgentSession {
 
   /** Runs a command for the user (the `bash` RPC command); its output joins the next prompt's context. */
   executeBash(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {
-    return this.#bash.run(command, options);
+    return this.#bash.run(command, { ...options, ...(this.#options.output ? { output: this.#options.output } : {}) });
   }
 
   abortBash(): void {
@@ -622,6 +628,11 @@ export class AgentSession {
     }
     this.#emit(toWireEvent(wire));
     if (event.type === "message_end") this.#persist(event.message);
+    // The loop pulls the model's next event only after this returns: while the client is not
+    // reading, the reply waits at its source. A tool's progress does not wait on this (the
+    // loop does not await it), and each snapshot replaces the last one still unsent.
+    const output = this.#options.output;
+    if (output?.backedUp && event.type !== "tool_execution_update") await output.whenWritable();
   }
 
   #persist(message: AgentMessage): void {

@@ -25,6 +25,7 @@ import { createLocalBashOperations, type BashOperations } from "../tools/bash-op
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
 import type { AgentSession } from "./agent-session.js";
 import { nodeCrypto } from "../lazy-node.js";
+import type { OutputPressure } from "../rpc/transport.js";
 
 export interface BashResult {
   output: string;
@@ -152,7 +153,7 @@ export class UserBash {
     return this.#running !== undefined;
   }
 
-  async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {
+  async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean; output?: OutputPressure }): Promise<BashResult> {
     if (this.#running) throw new Error("A bash command is already running: wait for its result or send abort_bash first");
     const controller = new AbortController();
     this.#running = controller;
@@ -164,7 +165,7 @@ export class UserBash {
         result = intercepted.result;
         if (result.output) options.onDelta(result.output);
       } else {
-        result = await this.#execute(command, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta);
+        result = await this.#execute(command, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta, options.output);
       }
       this.#record(command, result, excludeFromContext);
       return result;
@@ -195,12 +196,22 @@ export class UserBash {
     return undefined;
   }
 
-  async #execute(command: string, operations: BashOperations, signal: AbortSignal, onDelta: (delta: string) => void): Promise<BashResult> {
+  async #execute(
+    command: string,
+    operations: BashOperations,
+    signal: AbortSignal,
+    onDelta: (delta: string) => void,
+    pressure: OutputPressure | undefined,
+  ): Promise<BashResult> {
     const output = new Collector(onDelta);
     let exitCode: number | null = null;
     let failure: unknown;
     try {
-      ({ exitCode } = await operations.exec(command, this.#cwd, { onData: (data) => output.data(Buffer.isBuffer(data) ? data : Buffer.from(data)), signal }));
+      ({ exitCode } = await operations.exec(command, this.#cwd, {
+        onData: (data) => output.data(Buffer.isBuffer(data) ? data : Buffer.from(data)),
+        signal,
+        ...(pressure ? { output: pressure } : {}),
+      }));
     } catch (error) {
       failure = error;
     }

@@ -14,6 +14,7 @@
 import type {
   Api,
   AssistantMessage,
+  AssistantMessageEvent,
   AssistantMessageEventStream,
   Context,
   Message,
@@ -100,16 +101,35 @@ function safeJsonLength(value: unknown): number {
  * even a one-word reply streams as several deltas. Concatenating the pieces gives the text back.
  */
 export function chunkText(text: string): string[] {
-  if (text === "") return [];
-  const words: string[] = text.match(/\s*\S+/g) ?? [];
-  const joined = words.join("");
-  if (joined.length < text.length) {
-    // trailing whitespace (or whitespace-only text) goes with the last piece
-    const tail = text.slice(joined.length);
-    if (words.length > 0) words[words.length - 1] += tail;
-    else words.push(tail);
+  return [...textChunks(text)];
+}
+
+/** chunkText's pieces one at a time: a long reply is never split into an array of millions of words. */
+export function* textChunks(text: string): Generator<string> {
+  if (text === "") return;
+  const word = /\s*\S+/g;
+  let first: string | undefined;
+  let second: string | undefined;
+  let count = 0;
+  let end = 0;
+  // Held back by two: the last word takes trailing whitespace, and fewer than three words split by code point.
+  for (let match = word.exec(text); match !== null; match = word.exec(text)) {
+    end = word.lastIndex;
+    if (count >= 2) yield first as string;
+    first = second;
+    second = match[0];
+    count++;
   }
-  if (words.length >= 3) return words;
+  if (count >= 3) {
+    yield first as string;
+    yield (second as string) + text.slice(end);
+    return;
+  }
+  yield* shortChunks(text);
+}
+
+/** A text of fewer than three words, in up to three pieces by code point. */
+function shortChunks(text: string): string[] {
   const points = Array.from(text);
   const pieces = Math.min(3, points.length);
   const size = Math.ceil(points.length / pieces);
@@ -163,6 +183,59 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 class Aborted extends Error {}
 
+/** Events a local model may push ahead of what its consumer has taken. */
+const LOOKAHEAD = 4;
+
+/**
+ * Lets the producer of `stream` keep pace with its consumer: the returned function resolves once
+ * the consumer has taken all but a few of the events pushed so far (at once if it has). Like a
+ * provider reading a socket, the model then produces no faster than the agent loop takes its
+ * events, which it does only while the client reads (agent-session.ts). A stream nobody iterates
+ * (one whose result() alone is awaited) is not paced.
+ */
+function paceByConsumer(
+  stream: AssistantMessageEventStream,
+  signal: AbortSignal | undefined,
+): { pushed(): void; ready(): Promise<void> | undefined; end(): void } {
+  let pushed = 0;
+  let pulled = 0;
+  let iterating = false;
+  let finished = false;
+  let wake: (() => void) | undefined;
+  const release = (): void => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  signal?.addEventListener("abort", release, { once: true });
+  const iterate = stream[Symbol.asyncIterator].bind(stream);
+  stream[Symbol.asyncIterator] = (): AsyncIterator<AssistantMessageEvent> => {
+    const inner = iterate();
+    iterating = true;
+    return {
+      next: () => {
+        pulled++;
+        release();
+        return inner.next();
+      },
+      return: (value?: unknown) => {
+        finished = true;
+        release();
+        return inner.return ? inner.return(value) : Promise.resolve({ done: true, value: undefined });
+      },
+    };
+  };
+  return {
+    pushed: () => void pushed++,
+    // The run's signal outlives this call (one per prompt, many model calls): let go of it.
+    end: () => signal?.removeEventListener("abort", release),
+    ready: () => {
+      if (!iterating || finished || signal?.aborted || pushed - pulled < LOOKAHEAD) return undefined;
+      return new Promise<void>((resolve) => (wake = resolve));
+    },
+  };
+}
+
 /**
  * Create the event stream for one model call. `plan` runs once, before any event (so a script
  * turn is consumed per call even when the call is aborted early); if it throws, the stream ends
@@ -178,6 +251,12 @@ export function streamPlannedReply(
 ): AssistantMessageEventStream {
   const stream = pi.createAssistantMessageEventStream();
   const signal = options?.signal;
+  const pace = paceByConsumer(stream, signal);
+  const push = (event: AssistantMessageEvent): void => {
+    stream.push(event);
+    pace.pushed();
+    if (event.type === "done" || event.type === "error") pace.end();
+  };
   const delayMs = settings.delayMs ?? 0;
   const output: AssistantMessage = {
     role: "assistant",
@@ -200,6 +279,7 @@ export function streamPlannedReply(
   };
   const snapshot = (): AssistantMessage => ({ ...output, content: [...output.content] });
   const step = async (): Promise<void> => {
+    for (let ready = pace.ready(); ready !== undefined; ready = pace.ready()) await ready;
     await pause(delayMs, signal);
     if (signal?.aborted) throw new Aborted();
   };
@@ -214,23 +294,27 @@ export function streamPlannedReply(
     try {
       if (signal?.aborted) throw new Aborted();
       setUsage();
-      stream.push({ type: "start", partial: snapshot() });
+      push({ type: "start", partial: snapshot() });
 
       const text = reply.text ?? "";
       if (text !== "") {
         const index = output.content.length;
         let block: TextContent = { type: "text", text: "" };
         output.content.push(block);
-        stream.push({ type: "text_start", contentIndex: index, partial: snapshot() });
-        for (const delta of chunkText(text)) {
+        push({ type: "text_start", contentIndex: index, partial: snapshot() });
+        let streamed = 0;
+        for (const delta of textChunks(text)) {
           await step();
-          block = { ...block, text: block.text + delta };
+          streamed += delta.length;
+          // A slice of the reply, not the previous text plus the delta: a long reply would
+          // otherwise build a chain of millions of string pieces until it is flattened.
+          block = { ...block, text: text.slice(0, streamed) };
           output.content[index] = block;
           outputChars += delta.length;
           setUsage();
-          stream.push({ type: "text_delta", contentIndex: index, delta, partial: snapshot() });
+          push({ type: "text_delta", contentIndex: index, delta, partial: snapshot() });
         }
-        stream.push({ type: "text_end", contentIndex: index, content: block.text, partial: snapshot() });
+        push({ type: "text_end", contentIndex: index, content: block.text, partial: snapshot() });
       }
 
       const calls = reply.toolCalls ?? [];
@@ -240,17 +324,17 @@ export function streamPlannedReply(
         output.content.push({ type: "toolCall", id, name: call.name, arguments: {} });
         outputChars += call.name.length;
         setUsage();
-        stream.push({ type: "toolcall_start", contentIndex: index, partial: snapshot() });
+        push({ type: "toolcall_start", contentIndex: index, partial: snapshot() });
         const json = JSON.stringify(call.arguments);
         for (const delta of chunkJson(json)) {
           await step();
           outputChars += delta.length;
           setUsage();
-          stream.push({ type: "toolcall_delta", contentIndex: index, delta, partial: snapshot() });
+          push({ type: "toolcall_delta", contentIndex: index, delta, partial: snapshot() });
         }
         const finished: ToolCall = { type: "toolCall", id, name: call.name, arguments: JSON.parse(json) as ToolCall["arguments"] };
         output.content[index] = finished;
-        stream.push({ type: "toolcall_end", contentIndex: index, toolCall: finished, partial: snapshot() });
+        push({ type: "toolcall_end", contentIndex: index, toolCall: finished, partial: snapshot() });
       }
 
       // One last look: an abort that lands after the final delta still wins, as with a real provider
@@ -259,7 +343,7 @@ export function streamPlannedReply(
       output.stopReason = calls.length > 0 ? "toolUse" : "stop";
       const reason = output.stopReason;
       const final = snapshot();
-      stream.push({ type: "done", reason, message: final });
+      push({ type: "done", reason, message: final });
       stream.end(final);
     } catch (error) {
       if (error instanceof Aborted) return fail("aborted", ABORTED_MESSAGE);
@@ -271,7 +355,7 @@ export function streamPlannedReply(
     output.stopReason = reason;
     output.errorMessage = message;
     const final = snapshot();
-    stream.push({ type: "error", reason, error: final });
+    push({ type: "error", reason, error: final });
     stream.end(final);
   };
 

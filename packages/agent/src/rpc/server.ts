@@ -143,6 +143,7 @@ export class RpcServer implements TransportSink {
         models,
         session: this.#initialSession,
         emit: (record) => this.#transport.send(record),
+        output: this.#transport,
         customSystemPrompt: this.#options.systemPrompt,
         log: this.#log,
       });

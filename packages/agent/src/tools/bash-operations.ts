@@ -6,6 +6,7 @@ import { existsSync, statSync } from "node:fs";
 import type { TruncationResult } from "./truncate.js";
 import { nodeChildProcess } from "../lazy-node.js";
 import { killProcessTree, trackChild } from "../child-processes.js";
+import type { OutputPressure } from "../rpc/transport.js";
 
 export interface BashToolDetails {
   truncation?: TruncationResult;
@@ -27,6 +28,11 @@ export interface BashOperations {
       signal?: AbortSignal;
       timeout?: number;
       env?: NodeJS.ProcessEnv;
+      /**
+       * Where `onData`'s output goes, when it can back up: while it does, the command's output
+       * is not read (the command waits on its full pipe). Operations may ignore it.
+       */
+      output?: OutputPressure;
     },
   ) => Promise<{ exitCode: number | null }>;
 }
@@ -72,7 +78,7 @@ export const TIMEOUT_PREFIX = "timeout:";
  */
 export function createLocalBashOperations(options: { shellPath?: string } = {}): BashOperations {
   return {
-    exec(command, cwd, { onData, signal, timeout, env }) {
+    exec(command, cwd, { onData, signal, timeout, env, output }) {
       return new Promise((resolve, reject) => {
         if (!existsSync(cwd) || !statSync(cwd).isDirectory()) {
           reject(new Error(`Working directory does not exist: ${cwd}\nCannot execute bash commands.`));
@@ -119,11 +125,31 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
           else resolve({ exitCode });
         };
 
-        child.stdout.on("data", onData);
-        child.stderr.on("data", onData);
+        // While the output backs up, the command's pipes are not read: it waits, instead of its
+        // output waiting in our memory. Once it has exited, what is left in the pipes is read.
+        let held = false;
+        let exited = false;
+        const release = (): void => {
+          if (!held) return;
+          held = false;
+          child.stdout.resume();
+          child.stderr.resume();
+        };
+        const onChunk = (data: Buffer): void => {
+          onData(data);
+          if (held || exited || !output?.backedUp) return;
+          held = true;
+          child.stdout.pause();
+          child.stderr.pause();
+          void output.whenWritable().then(release);
+        };
+        child.stdout.on("data", onChunk);
+        child.stderr.on("data", onChunk);
         child.on("error", (error) => finish(error));
         child.on("exit", (code) => {
           exitCode = code;
+          exited = true;
+          release();
           // A background job (`cmd &`) can hold our pipes open indefinitely;
           // once the shell itself exited, give the pipes a moment to drain and stop waiting.
           exitTimer = setTimeout(() => {

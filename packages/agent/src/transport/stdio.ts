@@ -11,6 +11,7 @@ import { attachJsonlReader, JsonlLineSplitter, serializeJsonLine } from "@parley
 import type { Transport, TransportSink } from "../rpc/transport.js";
 import { writeWithoutWaiting } from "./fd-write.js";
 import { writeStderr, writeToStderr } from "./stderr.js";
+import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";
 import { isPipeOrSocket, type ClaimedStdin } from "./claim-stdin.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
@@ -32,6 +33,10 @@ export interface StdioTransportOptions {
   maxLineBytes?: number;
   /** Called once if the output stream fails (e.g. the client closed its end of the pipe). */
   onOutputClosed?: (error: Error) => void;
+  /** Where to say (once) that notifications are being dropped while the client is not reading. Default: stderr. */
+  log?: (message: string) => void;
+  /** Limits of what waits while the client is not reading (outbound-queue.ts); the defaults suit the CLI. */
+  waiting?: Omit<OutboundQueueOptions, "onNotificationDropped">;
 }
 
 export class StdioTransport implements Transport {
@@ -44,8 +49,14 @@ export class StdioTransport implements Transport {
   #batchLength = 0;
   #inBurst = false;
   #outputClosed = false;
-  /** Input is paused because output is backed up. */
+  /**
+   * Output is backed up (the stream holds more than it wants): input is paused, records sent
+   * meanwhile wait in #waiting, and producers that can wait do (see backedUp, whenWritable()).
+   */
   #paused = false;
+  readonly #waiting: OutboundQueue;
+  /** whenWritable() callers; released at the drain, or if the output fails. */
+  #writableWaiters: (() => void)[] = [];
   /** start() has run: input has a reader, so it may flow. */
   #started = false;
   readonly #rawWrite: RawWrite;
@@ -68,6 +79,22 @@ export class StdioTransport implements Transport {
     // Captured before takeOverStdout() reroutes everyone else's writes.
     this.#rawWrite = this.#output.write.bind(this.#output) as RawWrite;
     this.#output.on("error", (error: Error) => this.#outputFailed(error));
+    const log = options.log ?? writeStderr;
+    this.#waiting = new OutboundQueue({
+      ...options.waiting,
+      onNotificationDropped: (dropped) => {
+        if (dropped === 1) log("parley: the client is not reading its output; the oldest waiting notifications are dropped from now on (statuses, widgets and titles keep their latest value)\n");
+      },
+    });
+  }
+
+  get backedUp(): boolean {
+    return this.#paused && !this.#outputClosed;
+  }
+
+  whenWritable(): Promise<void> {
+    if (!this.backedUp) return RESOLVED;
+    return new Promise((resolve) => this.#writableWaiters.push(resolve));
   }
 
   start(sink: TransportSink): void {
@@ -107,6 +134,10 @@ export class StdioTransport implements Transport {
   send(record: object): void {
     if (this.#outputClosed) return;
     const line = serializeJsonLine(record);
+    if (this.#paused) {
+      this.#waiting.push(line, record);
+      return;
+    }
     this.#batch.push(line);
     this.#batchLength += line.length;
     // The first record of a burst leaves at once (a dialog request should not wait a hop);
@@ -120,7 +151,9 @@ export class StdioTransport implements Transport {
     } else if (this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
   }
 
-  flush(): Promise<void> {
+  async flush(): Promise<void> {
+    // What waits for the drain goes out first (or never, if the client is gone).
+    if (this.#paused) await this.whenWritable();
     this.#write();
     if (this.#outputClosed || (this.#output.writableLength ?? 0) === 0) return Promise.resolve();
     // Writes complete in order: an empty write's callback runs once everything before it has
@@ -165,21 +198,34 @@ export class StdioTransport implements Transport {
     if (!ok && !this.#paused) {
       this.#paused = true;
       this.#input.pause();
-      this.#output.once("drain", () => {
-        this.#paused = false;
-        // Before start() nobody reads the input: a flowing stream would drop what arrives.
-        if (this.#started) this.#input.resume();
-      });
+      this.#output.once("drain", this.#drained);
     }
   }
+
+  /** The stream wants more: hand it what waited, until it is full again or nothing is left. */
+  readonly #drained = (): void => {
+    if (this.#outputClosed) return;
+    for (let text = this.#waiting.take(BATCH_FLUSH_CHARS); text !== undefined; text = this.#waiting.take(BATCH_FLUSH_CHARS)) {
+      if (!this.#rawWrite(text)) {
+        this.#output.once("drain", this.#drained);
+        return;
+      }
+    }
+    this.#paused = false;
+    // Before start() nobody reads the input: a flowing stream would drop what arrives.
+    if (this.#started) this.#input.resume();
+    for (const resolve of this.#writableWaiters.splice(0)) resolve();
+  };
 
   /** The output failed (EPIPE: the client closed its end): stop writing, once. */
   #outputFailed(error: Error): void {
     if (this.#outputClosed) return;
     this.#outputClosed = true;
     this.#batch = [];
-    // Nobody will read what is still queued: flush() callers stop waiting for it.
+    this.#waiting.clear();
+    // Nobody will read what is still queued: flush() and whenWritable() callers stop waiting for it.
     for (const resolve of this.#flushWaiters.splice(0)) resolve();
+    for (const resolve of this.#writableWaiters.splice(0)) resolve();
     this.#options.onOutputClosed?.(error);
   }
 }

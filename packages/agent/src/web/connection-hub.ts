@@ -84,6 +84,19 @@ export class ConnectionHub implements Transport {
     return this.#connections.size;
   }
 
+  /**
+   * Never backed up: one tab that stops reading must not stall the agent for the others. A
+   * connection with more than `maxBufferedBytes` unread is closed instead; its page reconnects
+   * and catches up with get_messages and get_ui_state.
+   */
+  get backedUp(): boolean {
+    return false;
+  }
+
+  whenWritable(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** The server's dialog registry, so an accepted answer can be told from a refused one. */
   setDialogs(lookup: DialogLookup): void {
     this.#lookup = lookup;

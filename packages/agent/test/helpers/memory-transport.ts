@@ -14,6 +14,11 @@ export class MemoryTransport implements Transport {
   flush(): Promise<void> {
     return Promise.resolve();
   }
+  /** Memory takes everything at once: never backed up. */
+  readonly backedUp = false;
+  whenWritable(): Promise<void> {
+    return Promise.resolve();
+  }
   line(record: object | string): void {
     this.sink?.line(typeof record === "string" ? record : JSON.stringify(record));
   }
