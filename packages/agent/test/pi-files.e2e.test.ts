@@ -5,7 +5,7 @@
  * flags, session ids, and the sessions earlier parley versions wrote under ~/.parley.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -149,7 +149,7 @@ describe("pi's files", () => {
     const forked = await state(start(p, ["--fork", "0199aaaa"]));
     expect(forked["sessionId"]).not.toBe(piId);
     expect(forked["messageCount"]).toBe(1);
-    expect(existsSync(String(forked["sessionFile"]))).toBe(true);
+    expect(dirname(String(forked["sessionFile"]))).toBe(join(p.agentDir, "sessions", cwdSlug(p.cwd)));
 
     // A session an earlier parley wrote under ~/.parley is continued when it is the latest.
     const oldId = "0199bbbb-0000-7000-8000-000000000002";
