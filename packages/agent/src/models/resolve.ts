@@ -341,6 +341,27 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
       if (built) built.extra = source;
     },
     chooseStartup: async (request) => {
+      // The built-in catalogue is an ES module (~13 ms for Node's loader alone): a start that
+      // needs no built-in model does not load it (extension providers' models need none).
+      const needsCatalog =
+        request.provider !== undefined ||
+        request.model !== undefined ||
+        (request.scoped ?? []).some((p) => p.trim() !== "") ||
+        (request.defaultProvider !== undefined && request.defaultModel !== undefined) ||
+        Object.keys(DEFAULT_MODEL_PER_PROVIDER).some((p) => keys.autoSelects(p));
+      if (!needsCatalog && !catalogReady()) {
+        const own = (extra?.models() ?? []).find((m) => extra?.hasAuth(m));
+        if (request.apiKey !== undefined) throw new ModelResolutionError("--api-key requires a model to be specified via --model, --provider/--model, or --models");
+        const model = own ?? offlineModel;
+        const requested = request.thinking ?? request.defaultThinkingLevel;
+        return {
+          model,
+          thinkingLevel: clampThinkingLevel(model, requested ?? DEFAULT_THINKING_LEVEL),
+          source: own ? "env" : "offline",
+          warnings: [],
+          ...(own ? {} : { offlineNotice: OFFLINE_NOTICE }),
+        };
+      }
       await loadCatalog();
       const c = catalog();
       const warnings: string[] = [];
