@@ -684,9 +684,13 @@ describe("the start-up model, as pi chooses it (chooseStartup)", () => {
     expect(ref(offline.model)).toBe("parley/offline");
     expect(offline.offlineNotice).toMatch(/offline demo model/);
     expect(ref((await none.chooseStartup({ defaultProvider: "anthropic", defaultModel: "claude-sonnet-4-5" })).model)).toBe("anthropic/claude-sonnet-4-5");
-    const scoped = await none.chooseStartup({ scoped: ["nothing-matches-this", "anthropic/claude-sonnet-4-5:low"], defaultProvider: "openai", defaultModel: "gpt-5" });
+    // As in pi, --models patterns match the models that have credentials.
+    expect((await none.chooseStartup({ scoped: ["claude-sonnet-4-5"] })).model.provider).toBe("parley");
+    const keyed = await resolveModels({}, at({ ANTHROPIC_API_KEY: "sk-ant-test" }));
+    const scoped = await keyed.chooseStartup({ scoped: ["nothing-matches-this", "anthropic/claude-sonnet-4-5:low"], defaultProvider: "openai", defaultModel: "gpt-5" });
     expect(ref(scoped.model)).toBe("anthropic/claude-sonnet-4-5");
     expect(scoped.thinkingLevel).toBe("low");
+    expect(ref((await keyed.chooseStartup({ scoped: ["anthropic/*sonnet-4-5*"] })).model)).toMatch(/^anthropic\/claude-sonnet-4-5/);
 
     const fromAuth = await resolveModels({}, at({}, (p) => (p === "openai" ? "sk-from-auth-json" : undefined)));
     expect(ref((await fromAuth.chooseStartup({})).model)).toBe(`openai/${DEFAULT_MODEL_PER_PROVIDER["openai"]}`);

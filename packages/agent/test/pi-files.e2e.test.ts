@@ -230,5 +230,8 @@ describe("first contact on the command line", () => {
     const { code } = await agent.exited;
     expect(code).toBe(1);
     expect(agent.stderr().match(/not found/g)?.length).toBe(1);
+    const broken = start(p, ["-e", resolve(import.meta.dirname, "fixtures/syntax-error.ts")]);
+    expect((await broken.exited).code).toBe(1);
+    expect(broken.stderr().match(/Failed to load extension/g)?.length).toBe(1);
   }, MINUTE);
 });

@@ -185,7 +185,8 @@ export async function main(argv: string[]): Promise<void> {
         sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
         // Sessions earlier parley versions wrote stay in reach of -c and ids (read, never written there).
         readOnlyDirs: chosenDir === undefined ? [legacySessionDir(cwd)] : [],
-        allSessionsRoot: chosenDir === undefined ? sessionsRoot(agentDir) : undefined,
+        // An id is also looked for among every project's sessions in pi's place, as pi does.
+        allSessionsRoot: sessionsRoot(agentDir),
       },
       warn,
     );

@@ -434,10 +434,14 @@ const OFFLINE_NOTICE =
   "parley: no model configured and no API key found; answering with the built-in offline demo model (parley/offline). " +
   "For a real model use --provider/--model/--api-key, set a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, or add one to auth.json in the agent directory.";
 
-/** A `--models`/`enabledModels` pattern: a glob over `provider/id` (and id), or a pattern as --model takes it. */
+/**
+ * A `--models`/`enabledModels` pattern, matched as pi matches it: against the models that can be
+ * used now (with credentials), as a glob over `provider/id` (and id) or as --model takes a pattern.
+ */
 function scopedMatch(pattern: string, c: Catalog): ModelMatch | undefined {
   const text = pattern.trim();
   if (text === "") return undefined;
+  const usable = c.usableModels();
   const colon = text.lastIndexOf(":");
   const suffix = colon > 0 ? text.slice(colon + 1) : undefined;
   const level = suffix !== undefined && isThinkingLevel(suffix) ? suffix : undefined;
@@ -445,15 +449,10 @@ function scopedMatch(pattern: string, c: Catalog): ModelMatch | undefined {
   if (/[*?]/.test(bare)) {
     const source = bare.replace(/[.+^$()|[\]\\{}]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
     const regex = new RegExp(`^${source}$`, "i");
-    const model = c.usableModels().find((m) => regex.test(`${m.provider}/${m.id}`) || regex.test(m.id));
+    const model = usable.find((m) => regex.test(`${m.provider}/${m.id}`) || regex.test(m.id));
     return model ? { model, ...(level !== undefined ? { thinkingLevel: level } : {}) } : undefined;
   }
-  try {
-    const match = c.resolveCli(undefined, text);
-    return match.warning ? undefined : match;
-  } catch {
-    return undefined;
-  }
+  return matchWithThinking(text, usable, c.usable);
 }
 
 function parseDelay(raw: string | undefined, warnings: string[]): number {
