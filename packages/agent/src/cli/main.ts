@@ -114,11 +114,10 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
 }
 
 /** --export FILE [out.html]: pi's one-shot export. */
-async function exportAndExit(options: CliOptions): Promise<never> {
-  const file = options.export as string;
+async function exportAndExit(file: string, output: string | undefined): Promise<never> {
   try {
     const { exportHtml } = await import("../session/export-html.js");
-    const path = exportHtml(openSession(file), options.messages[0]);
+    const path = exportHtml(openSession(file), output);
     process.stdout.write(`Exported to: ${path}\n`);
     process.exit(0);
   } catch (error) {
@@ -157,7 +156,7 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${version()}\n`);
     return;
   }
-  if (options.export !== undefined) await exportAndExit(options);
+  if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
   const setup = readSetup(options);
   if (options.listModels !== undefined) await listModelsAndExit(options, setup);
 
@@ -199,9 +198,9 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   }
   // As in pi, an extension named with -e that cannot be loaded stops parley (once, exit 1).
-  const failed = extensionSources.filter((ext) => ext.scope === "temporary" && ext.error !== undefined);
+  const failed = extensionSources.flatMap((ext) => (ext.scope === "temporary" && ext.error !== undefined ? [ext.error] : []));
   if (failed.length > 0) {
-    for (const ext of failed) log(ext.error as string);
+    for (const error of failed) log(error);
     log(`Start without it, or without discovered extensions (-ne), to continue.`);
     process.exit(1);
   }
@@ -230,6 +229,8 @@ export async function main(argv: string[]): Promise<void> {
   await server.loadExtensions();
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
+  const said = [...options.warnings, ...setup.warnings, ...startup.notes, ...models.warnings];
+  let offlineNotice = options.modelScript === undefined ? undefined : models.offlineNotice;
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.
     server.setExtensionFlags(resolveExtensionFlags(options, server.runtime.flags));
@@ -245,7 +246,9 @@ export async function main(argv: string[]): Promise<void> {
         defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
       });
       agent.applyStartupModel(chosen);
-      models = { ...models, warnings: [...models.warnings, ...chosen.warnings], ...(chosen.offlineNotice !== undefined && agent.model.id === models.offlineModel.id ? { offlineNotice: chosen.offlineNotice } : { offlineNotice: undefined }) };
+      said.push(...chosen.warnings);
+      // A resumed session's own model may have replaced the offline one.
+      if (agent.model === models.offlineModel) offlineNotice = chosen.offlineNotice;
     }
   } catch (error) {
     if (error instanceof UsageError) usageExit(error);
@@ -256,8 +259,8 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   }
   // Everything is known to be valid: now the notes, warnings and the offline banner.
-  for (const warning of [...options.warnings, ...setup.warnings, ...startup.notes, ...models.warnings]) log(warning);
-  if (models.offlineNotice) log(models.offlineNotice);
+  for (const warning of said) log(warning);
+  if (offlineNotice) log(offlineNotice);
 
   // Third-party code must not take the agent down: report what escapes it, keep serving.
   // Anything can be thrown (null, a string): errorText describes it without throwing again.
