@@ -201,7 +201,6 @@ export async function main(argv: string[]): Promise<void> {
   const failed = extensionSources.flatMap((ext) => (ext.scope === "temporary" && ext.error !== undefined ? [ext.error] : []));
   if (failed.length > 0) {
     for (const error of failed) log(error);
-    log(`Start without it, or without discovered extensions (-ne), to continue.`);
     process.exit(1);
   }
 
