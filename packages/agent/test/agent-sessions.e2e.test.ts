@@ -188,7 +188,7 @@ describe("--no-session", () => {
     // Only the file the tool wrote.
     expect(filesUnder(cwd)).toEqual(["made-by-tool.txt"]);
     // And a sanity check that our HOME override is honoured: with sessions, the file lands under it.
-    const withSession = procs.raw(["--mode", "rpc", "--model-script", writeScript(["saved"])], { cwd, env: { HOME: home } });
+    const withSession = procs.raw(["--mode", "rpc", "--model-script", writeScript(["saved"])], { cwd, env: { HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") } });
     await runPrompt(withSession, "save me");
     withSession.closeInput();
     await withSession.exited;

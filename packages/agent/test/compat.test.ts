@@ -55,18 +55,18 @@ describe("pi-coding-agent compat module", () => {
     expect(compat.createCodingTools("/tmp").map((t) => t.name)).toEqual(["read", "bash", "edit", "write"]);
   });
 
-  it("getAgentDir honours PARLEY_AGENT_DIR, else ~/.parley/agent", () => {
-    const old = process.env.PARLEY_AGENT_DIR;
+  it("getAgentDir is pi's: PI_CODING_AGENT_DIR, else ~/.pi/agent", () => {
+    const old = process.env.PI_CODING_AGENT_DIR;
     try {
-      delete process.env.PARLEY_AGENT_DIR;
-      expect(compat.getAgentDir()).toBe(join(homedir(), ".parley", "agent"));
-      process.env.PARLEY_AGENT_DIR = "/x/y";
+      delete process.env.PI_CODING_AGENT_DIR;
+      expect(compat.getAgentDir()).toBe(join(homedir(), ".pi", "agent"));
+      process.env.PI_CODING_AGENT_DIR = "/x/y";
       expect(compat.getAgentDir()).toBe("/x/y");
-      process.env.PARLEY_AGENT_DIR = "~/p";
+      process.env.PI_CODING_AGENT_DIR = "~/p";
       expect(compat.getAgentDir()).toBe(join(homedir(), "p"));
     } finally {
-      if (old === undefined) delete process.env.PARLEY_AGENT_DIR;
-      else process.env.PARLEY_AGENT_DIR = old;
+      if (old === undefined) delete process.env.PI_CODING_AGENT_DIR;
+      else process.env.PI_CODING_AGENT_DIR = old;
     }
   });
 

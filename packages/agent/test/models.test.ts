@@ -665,3 +665,49 @@ describe("resolveModels", () => {
     expect(pi.getApiProvider(OFFLINE_API)).toBeDefined();
   });
 });
+
+describe("the start-up model, as pi chooses it (chooseStartup)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "parley-startup-"));
+  const at = (env: Record<string, string>, authKey?: (provider: string) => string | undefined) => ({ env, cwd: dir, ...(authKey ? { authKey } : {}) });
+  const ref = (m: { provider: string; id: string }) => `${m.provider}/${m.id}`;
+
+  it("an exact id comes first: --model gpt-5 with an OpenAI key is gpt-5, never gpt-5.5-pro", async () => {
+    const r = await resolveModels({}, at({ OPENAI_API_KEY: "sk-test" }));
+    const chosen = await r.chooseStartup({ model: "gpt-5" });
+    expect(ref(chosen.model)).toBe("openai/gpt-5");
+    expect(chosen.source).toBe("cli");
+  });
+
+  it("settings' default, then --models, then keys (auth.json included), then extension providers, then offline", async () => {
+    const none = await resolveModels({}, at({}));
+    const offline = await none.chooseStartup({});
+    expect(ref(offline.model)).toBe("parley/offline");
+    expect(offline.offlineNotice).toMatch(/offline demo model/);
+    expect(ref((await none.chooseStartup({ defaultProvider: "anthropic", defaultModel: "claude-sonnet-4-5" })).model)).toBe("anthropic/claude-sonnet-4-5");
+    // As in pi, --models patterns match the models that have credentials.
+    expect((await none.chooseStartup({ scoped: ["claude-sonnet-4-5"] })).model.provider).toBe("parley");
+    const keyed = await resolveModels({}, at({ ANTHROPIC_API_KEY: "sk-ant-test" }));
+    const scoped = await keyed.chooseStartup({ scoped: ["nothing-matches-this", "anthropic/claude-sonnet-4-5:low"], defaultProvider: "openai", defaultModel: "gpt-5" });
+    expect(ref(scoped.model)).toBe("anthropic/claude-sonnet-4-5");
+    expect(scoped.thinkingLevel).toBe("low");
+    expect(ref((await keyed.chooseStartup({ scoped: ["anthropic/*sonnet-4-5*"] })).model)).toMatch(/^anthropic\/claude-sonnet-4-5/);
+
+    const fromAuth = await resolveModels({}, at({}, (p) => (p === "openai" ? "sk-from-auth-json" : undefined)));
+    expect(ref((await fromAuth.chooseStartup({})).model)).toBe(`openai/${DEFAULT_MODEL_PER_PROVIDER["openai"]}`);
+    expect(fromAuth.getApiKey("openai")).toBe("sk-from-auth-json");
+
+    const withExtension = await resolveModels({}, at({}));
+    const extensionModel = { ...withExtension.offlineModel, provider: "fixture", id: "echo-1", api: "fixture-api" } as typeof withExtension.offlineModel;
+    withExtension.setExtraModels({ models: () => [extensionModel], hasAuth: () => true });
+    const chosen = await withExtension.chooseStartup({});
+    expect(ref(chosen.model)).toBe("fixture/echo-1");
+    expect(chosen.offlineNotice).toBeUndefined();
+    expect(ref((await withExtension.chooseStartup({ provider: "fixture", model: "echo-1" })).model)).toBe("fixture/echo-1");
+    expect(ref((await withExtension.chooseStartup({ model: "fixture/echo-1" })).model)).toBe("fixture/echo-1");
+  });
+
+  it("--api-key needs a model, as in pi", async () => {
+    const r = await resolveModels({}, at({}));
+    await expect(r.chooseStartup({ apiKey: "k" })).rejects.toThrow(/--api-key requires a model/);
+  });
+});

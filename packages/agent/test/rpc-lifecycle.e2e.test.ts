@@ -254,13 +254,13 @@ describe("CLI", () => {
 
   it.each([
     [["--mode", "rpc", "--bogus"], "Unknown option --bogus"],
-    [["--mode", "json"], "--mode json is not supported"],
-    [["--mode", "rpc", "--thinking", "lots"], "--thinking lots is not a thinking level"],
+    [["--mode", "json"], "--mode json is pi's print mode, which parley does not have"],
+    [["--mode", "rpc", "--tui-mode", "huge"], 'Invalid TUI mode "huge"'],
     [["--mode", "rpc", "-e"], "-e needs a value"],
-    [["--mode", "rpc", "stray"], 'Unexpected argument "stray"'],
+    [["--mode", "rpc", "-x"], "Unknown option: -x"],
     [["--mode", "rpc", "--max-line-bytes", "0"], "--max-line-bytes 0 must be a positive"],
     [["--mode", "rpc", "--session", "x", "-c"], "cannot be combined"],
-    [[], "needs --mode rpc"],
+    [[], "no --mode given"],
   ])("%j is refused with a clear message and exit 2", (args, message) => {
     const result = run(args);
     expect(result.status).toBe(2);

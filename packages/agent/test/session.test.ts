@@ -30,6 +30,7 @@ import {
   createSession,
   cwdSlug,
   defaultSessionDir,
+  legacySessionDir,
   latestSession,
   openSession,
   type SessionWarning,
@@ -394,9 +395,10 @@ describe("persistence", () => {
   it("derives the default directory like pi: --<cwd with separators as ->--", () => {
     expect(cwdSlug("/home/me/my project")).toBe("--home-me-my project--");
     expect(cwdSlug("C:\\Users\\me")).toBe("--C--Users-me--");
-    expect(defaultSessionDir("/srv/app", "/home/u")).toBe("/home/u/.parley/sessions/--srv-app--");
-    const s = createSession({ cwd: "/srv/app", persist: true });
-    expect(path.dirname(s.file!)).toBe(defaultSessionDir("/srv/app"));
+    expect(defaultSessionDir("/srv/app", "/home/u/.pi/agent")).toBe("/home/u/.pi/agent/sessions/--srv-app--");
+    expect(legacySessionDir("/srv/app", "/home/u")).toBe("/home/u/.parley/sessions/--srv-app--");
+    const s = createSession({ cwd: "/srv/app", persist: true, sessionDir: defaultSessionDir("/srv/app", "/home/u/.pi/agent") });
+    expect(path.dirname(s.file!)).toBe("/home/u/.pi/agent/sessions/--srv-app--");
   });
 });
 

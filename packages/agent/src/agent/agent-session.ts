@@ -10,6 +10,7 @@ import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session } from "../session/session.js";
+import type { AgentConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction.js";
 import { UserBash, type BashResult } from "./user-bash.js";
@@ -32,8 +33,10 @@ export interface AgentSessionOptions {
    * taking the model's next event, and the `bash` command stops reading its output.
    */
   output?: OutputPressure;
-  /** --system-prompt: replaces the built-in prompt text. */
+  /** --system-prompt: replaces the built-in prompt text (config.prompt.custom wins over it). */
   customSystemPrompt?: string | undefined;
+  /** pi's settings and start-up flags (queue modes, compaction, retry, shell, prompt, tools). */
+  config?: AgentConfig | undefined;
   log: (message: string) => void;
 }
 
@@ -85,8 +88,15 @@ export class AgentSession {
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
-    this.#bash = new UserBash(this, options.cwd);
-    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path));
+    const config = options.config ?? {};
+    this.#bash = new UserBash(this, options.cwd, config.shellPath !== undefined ? { shellPath: config.shellPath } : {});
+    this.#retry = new AutoRetry({
+      ...(config.retry?.maxRetries !== undefined ? { maxAttempts: config.retry.maxRetries } : {}),
+      ...(config.retry?.baseDelayMs !== undefined ? { baseDelayMs: config.retry.baseDelayMs } : {}),
+    });
+    this.autoRetryEnabled = config.retry?.enabled ?? true;
+    this.autoCompactionEnabled = config.compaction?.enabled ?? true;
+    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools);
     this.#local = {
       state: {
         model: options.models.model,
@@ -94,8 +104,8 @@ export class AgentSession {
         messages: this.#session.buildContext() as AgentMessage[],
         systemPrompt: "",
       },
-      steeringMode: "one-at-a-time",
-      followUpMode: "one-at-a-time",
+      steeringMode: config.steeringMode ?? "one-at-a-time",
+      followUpMode: config.followUpMode ?? "one-at-a-time",
       steer: [],
       followUp: [],
     };
@@ -231,11 +241,24 @@ export class AgentSession {
     this.#restoreSettings(session);
   }
 
+  /**
+   * The model chosen at start-up, once extensions have registered their providers. Unless the
+   * command line chose it, a resumed session's own model (when still usable) wins, as in pi.
+   */
+  applyStartupModel(choice: { model: Model<Api>; thinkingLevel: ThinkingLevel; source: string }): void {
+    this.#state.model = choice.model;
+    this.#state.thinkingLevel = choice.thinkingLevel;
+    if (choice.source !== "cli" && choice.source !== "script") this.#restoreSettings(this.#session);
+  }
+
   systemPrompt(): string {
     this.#syncTools();
+    const prompt = this.#options.config?.prompt;
     return buildSystemPrompt({
       cwd: this.#options.cwd,
-      custom: this.#options.customSystemPrompt,
+      custom: prompt?.custom ?? this.#options.customSystemPrompt,
+      append: prompt?.append,
+      contextFiles: prompt?.contextFiles,
       tools: this.tools
         .all()
         .filter((t) => this.tools.activeNames().includes(t.definition.name))
@@ -498,7 +521,7 @@ export class AgentSession {
   // ---- the user's shell commands and retries ---------------------------------------------------
 
   readonly #bash: UserBash;
-  readonly #retry = new AutoRetry();
+  readonly #retry: AutoRetry;
 
   /** Runs a command for the user (the `bash` RPC command); its output joins the next prompt's context. */
   executeBash(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {
@@ -567,7 +590,7 @@ export class AgentSession {
       if (!last) return;
       // A successful retry ends with a fresh reply, which may itself fill the context.
       if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) last = lastReply();
-      if (last && this.autoCompactionEnabled) await (await loadCompaction()).maybeAutoCompact(this, last);
+      if (last && this.autoCompactionEnabled) await (await loadCompaction()).maybeAutoCompact(this, last, this.#options.config?.compaction);
     } catch (error) {
       this.#options.log(`after the run: ${errorMessage(error)}`);
     }

@@ -6,6 +6,7 @@ import type { AgentTool } from "@mariozechner/pi-agent-core";
 import type { ToolDefinition, ToolName } from "../tools/index.js";
 import { allToolNames, codingToolNames } from "../tools/names.js";
 import type { ExtensionContext } from "../extensions/types.js";
+import type { ToolPolicy } from "./agent-config.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
 
@@ -21,11 +22,23 @@ export class ToolRegistry {
   #extensionTools = new Map<string, RegisteredToolInfo>();
   #active: string[];
   readonly #context: (extensionPath: string | undefined) => ExtensionContext;
+  readonly #policy: ToolPolicy;
 
-  constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext) {
+  /** `policy`: pi's --tools / --exclude-tools / --no-tools / --no-builtin-tools, applied to tools as they appear. */
+  constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext, policy: ToolPolicy = {}) {
     this.#cwd = cwd;
     this.#context = context;
-    this.#active = [...codingToolNames];
+    this.#policy = policy;
+    const builtIns = policy.allow ? [...allToolNames].filter((n) => policy.allow?.includes(n)) : policy.none ? [] : codingToolNames;
+    this.#active = builtIns.filter((n) => !policy.exclude?.includes(n));
+    // A name in --tools that is neither built in nor registered yet may come from an extension.
+  }
+
+  /** Whether a tool that has just appeared starts enabled. */
+  #startsActive(name: string): boolean {
+    const { allow, exclude, none } = this.#policy;
+    if (exclude?.includes(name)) return false;
+    return allow ? allow.includes(name) : none !== "all";
   }
 
   /**
@@ -42,7 +55,7 @@ export class ToolRegistry {
   sync(extensionTools: Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>): void {
     const next = new Map<string, RegisteredToolInfo>();
     for (const [name, { tool, extensionPath }] of extensionTools) next.set(name, { definition: tool as unknown as AnyDefinition, extensionPath });
-    for (const name of next.keys()) if (!this.#extensionTools.has(name) && !this.#active.includes(name)) this.#active.push(name);
+    for (const name of next.keys()) if (!this.#extensionTools.has(name) && !this.#active.includes(name) && this.#startsActive(name)) this.#active.push(name);
     this.#extensionTools = next;
   }
 

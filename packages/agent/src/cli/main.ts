@@ -1,31 +1,42 @@
 /**
- * `parley --mode rpc`: parse flags, load extensions, serve RPC on stdio until stdin ends.
- * stdout carries protocol records only; everything for humans goes to stderr.
+ * `parley --mode rpc`: parse flags, read pi's files, load extensions, choose the model, serve RPC
+ * on stdio until stdin ends. stdout carries protocol records only; everything for humans goes to
+ * stderr, and every flag error comes before anything else is said.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { AgentConfig } from "../agent/agent-config.js";
+import { contextFiles, promptText } from "../agent/system-prompt.js";
+import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
+import { loadAuthFile } from "../config/auth-file.js";
+import { loadModelsFile } from "../config/models-file.js";
+import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution } from "../models/index.js";
-import { memorySessions, RpcServer, type ExtensionSource, type SessionFactory } from "../rpc/server.js";
-// The session modules themselves, not session/index.js: that also re-exports the HTML renderer,
-// which start-up does not need (export_html loads it).
+import { ModelResolutionError, ModelScriptError, resolveModels, THINKING_LEVEL_NAMES, type ModelResolution, type ThinkingLevel } from "../models/index.js";
+import { RpcServer, type ExtensionSource } from "../rpc/server.js";
 import type { SessionWarning } from "../session/format.js";
-import type { Session } from "../session/session.js";
-import { continueSession, createSession, defaultSessionDir, openSession } from "../session/store.js";
+import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { watchOutputClosed } from "../transport/output-watch.js";
 import { killAllChildren } from "../child-processes.js";
-import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
+import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
+import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
 };
+
+/** A flag error: said once, with where to look, and exit status 2 (nothing else was said before it). */
+function usageExit(error: UsageError): never {
+  log(`${error.message}\nRun \`parley --help\` for the options.`);
+  process.exit(2);
+}
 
 /** The agent package's version: its package.json is the first one above this file (dist/cli, or dist/bundle in the bundle). */
 function version(): string {
@@ -36,48 +47,109 @@ function version(): string {
   return "unknown";
 }
 
-async function loadAll(options: CliOptions): Promise<ExtensionSource[]> {
+/** pi's files as this run sees them. */
+interface Setup {
+  cwd: string;
+  agentDir: string;
+  settings: Settings;
+  warnings: string[];
+  auth: ReturnType<typeof loadAuthFile>;
+  modelsFile: ReturnType<typeof loadModelsFile>;
+}
+
+function readSetup(options: CliOptions): Setup {
+  const cwd = process.cwd();
+  const agentDir = findAgentDir();
+  // --no-approve: the project's .pi/ files are not used (pi's project trust).
+  const loaded = loadSettings({ cwd: options.projectTrust === false ? join(agentDir, "\0none") : cwd, agentDir });
+  const auth = loadAuthFile(agentDir);
+  const modelsFile = loadModelsFile(agentDir);
+  return { cwd, agentDir, settings: loaded.settings, warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings], auth, modelsFile };
+}
+
+/** `max` is the model's highest level: xhigh, clamped to the model later. */
+function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel | undefined {
+  if (level === "max") return "xhigh";
+  return THINKING_LEVEL_NAMES.find((l) => l === level);
+}
+
+async function loadAll(options: CliOptions, setup: Setup): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
-  const discovered = options.noExtensions ? [] : discoverExtensions(process.cwd());
+  const discovered = options.noExtensions ? [] : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false });
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
   for (const { path, scope } of discovered) sources.push({ ...(await load(path)), scope });
   for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });
   return sources;
 }
 
-const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
-
-/** The session to start with and how new ones are made, from --no-session/--session/-c/--session-dir. */
-function openSessions(options: CliOptions, cwd: string): { session: Session; sessions: SessionFactory; sessionDir?: string } {
-  if (options.noSession) {
-    const sessions = memorySessions(cwd);
-    return { session: sessions.create({}), sessions };
-  }
-  const sessionDir = options.sessionDir ?? defaultSessionDir(cwd);
-  const sessions: SessionFactory = {
-    create: ({ parentSession }) => createSession({ cwd, sessionDir, persist: true, onWarning: warn, ...(parentSession !== undefined ? { parentSession } : {}) }),
-    open: (path) => openSession(path, { onWarning: warn }),
+/** SYSTEM.md / APPEND_SYSTEM.md (project's .pi/ first, then the agent directory), unless flags replace them. */
+function promptSources(options: CliOptions, setup: Setup): AgentConfig["prompt"] {
+  const { cwd, agentDir } = setup;
+  const projectDir = options.projectTrust === false ? undefined : join(cwd, PROJECT_DIR_NAME);
+  const discover = (name: string): string | undefined =>
+    [projectDir && join(projectDir, name), join(agentDir, name)].find((p): p is string => typeof p === "string" && existsSync(p));
+  const systemFile = options.systemPrompt === undefined ? discover("SYSTEM.md") : undefined;
+  const custom = options.systemPrompt !== undefined ? promptText(options.systemPrompt, cwd) : systemFile !== undefined ? readFileSync(systemFile, "utf8") : undefined;
+  const appendFile = options.appendSystemPrompt.length === 0 ? discover("APPEND_SYSTEM.md") : undefined;
+  const append = options.appendSystemPrompt.length > 0 ? options.appendSystemPrompt.map((a) => promptText(a, cwd)) : appendFile !== undefined ? [readFileSync(appendFile, "utf8")] : [];
+  return {
+    ...(custom !== undefined ? { custom } : {}),
+    append,
+    contextFiles: options.noContextFiles ? [] : contextFiles(cwd, agentDir),
   };
-  if (options.session !== undefined) {
-    try {
-      return { session: openSession(options.session, { onWarning: warn, createIfMissing: { cwd } }), sessions, sessionDir };
-    } catch (error) {
-      throw new UsageError(`--session ${options.session}: ${errorMessage(error)}`);
-    }
+}
+
+function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
+  const { settings } = setup;
+  return {
+    steeringMode: settings.steeringMode,
+    followUpMode: settings.followUpMode,
+    compaction: settings.compaction,
+    retry: settings.retry,
+    shellPath: settings.shellPath,
+    prompt: promptSources(options, setup),
+    tools: {
+      allow: options.tools,
+      exclude: options.excludeTools,
+      none: options.noTools ? "all" : options.noBuiltinTools ? "builtin" : undefined,
+    },
+  };
+}
+
+/** --export FILE [out.html]: pi's one-shot export. */
+async function exportAndExit(file: string, output: string | undefined): Promise<never> {
+  try {
+    const { exportHtml } = await import("../session/export-html.js");
+    const path = exportHtml(openSession(file), output);
+    process.stdout.write(`Exported to: ${path}\n`);
+    process.exit(0);
+  } catch (error) {
+    log(`--export ${file}: ${errorText(error).error}`);
+    process.exit(1);
   }
-  if (options.continue) return { session: continueSession({ cwd, sessionDir, onWarning: warn }), sessions, sessionDir };
-  return { session: sessions.create({}), sessions, sessionDir };
+}
+
+/** --list-models [search]: the models this setup can use, as a table, then exit. */
+async function listModelsAndExit(options: CliOptions, setup: Setup): Promise<never> {
+  const models = await resolveModels({ loadCatalog: true }, { cwd: setup.cwd, authKey: setup.auth.apiKey });
+  const search = typeof options.listModels === "string" ? options.listModels.toLowerCase() : undefined;
+  const rows = models
+    .availableModels()
+    .filter((m) => search === undefined || `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(search))
+    .map((m) => [m.provider, m.id, String(m.contextWindow), String(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]);
+  const table = [["provider", "model", "context", "max-out", "thinking", "images"], ...rows];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  process.stdout.write(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n") + "\n");
+  process.exit(0);
 }
 
 export async function main(argv: string[]): Promise<void> {
   let options: CliOptions;
-  let extensionSources: ExtensionSource[] = [];
   try {
     options = parseArgs(argv);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    log(`${error.message}\n\n${USAGE}`);
-    process.exit(2);
+    usageExit(error);
   }
   if (options.help) {
     process.stdout.write(USAGE);
@@ -87,6 +159,9 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${version()}\n`);
     return;
   }
+  if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
+  const setup = readSetup(options);
+  if (options.listModels !== undefined) await listModelsAndExit(options, setup);
 
   // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
   const web = options.mode === "web" ? await import("../web/web-mode.js") : undefined;
@@ -96,57 +171,71 @@ export async function main(argv: string[]): Promise<void> {
       webToken = web.webToken(options.web);
     } catch (error) {
       if (!(error instanceof UsageError)) throw error;
-      log(error.message);
-      process.exit(2);
+      usageExit(error);
     }
   }
 
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
   // for the protocol alone (not before the server starts). Web mode does not read it.
   const stdin = claimStdin();
-  const cwd = process.cwd();
+  const { cwd, agentDir, settings } = setup;
+  const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
+  const envSessionDir = process.env[ENV_SESSION_DIR];
+  const chosenDir = options.sessionDir ?? (envSessionDir ? expandTilde(envSessionDir) : undefined) ?? settings.sessionDir;
   let models: ModelResolution;
-  let session: Session;
-  let sessions: SessionFactory;
-  let sessionDir: string | undefined;
+  let extensionSources: ExtensionSource[];
+  let startup: ReturnType<typeof openStartupSession>;
   try {
-    // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them.
-    const [resolved, extensionsLoaded] = await Promise.all([
-      resolveModels(
-        {
-          ...(options.provider !== undefined ? { provider: options.provider } : {}),
-          ...(options.model !== undefined ? { model: options.model } : {}),
-          ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
-          ...(options.thinking !== undefined ? { thinking: options.thinking } : {}),
-          ...(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}),
-        },
-        { cwd },
-      ),
-      loadAll(options),
+    // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them. The
+    // start-up model is chosen once the extensions have registered their providers.
+    [models, extensionSources] = await Promise.all([
+      resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, { cwd, authKey: setup.auth.apiKey }),
+      loadAll(options, setup),
     ]);
-    models = resolved;
-    extensionSources = extensionsLoaded;
-    // An -e file that is missing or does not load stops parley, as in pi: one message, exit 1.
-    const unloadable = extensionSources.find((ext) => ext.scope === "temporary" && ext.error !== undefined);
-    if (unloadable?.error !== undefined) {
-      log(unloadable.error);
-      process.exit(1);
-    }
-    ({ session, sessions, sessionDir } = openSessions(options, cwd));
+    startup = openStartupSession(
+      options,
+      {
+        cwd,
+        sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
+        // Sessions earlier parley versions wrote stay in reach of -c and ids (read, never written there).
+        readOnlyDirs: chosenDir === undefined ? [legacySessionDir(cwd)] : [],
+        // An id is also looked for among every project's sessions in pi's place, as pi does.
+        allSessionsRoot: sessionsRoot(agentDir),
+      },
+      warn,
+    );
   } catch (error) {
-    if (error instanceof ModelResolutionError || error instanceof ModelScriptError || error instanceof UsageError) {
+    if (error instanceof UsageError) usageExit(error);
+    if (error instanceof ModelScriptError) {
       log(error.message);
       process.exit(2);
     }
     throw error;
   }
-  // Discovered extensions that failed are reported once, by the server (stderr and extension_error).
-  const extensions = extensionSources;
+  // As in pi, an extension named with -e that cannot be loaded stops parley (once, exit 1).
+  const failed = extensionSources.flatMap((ext) => (ext.scope === "temporary" && ext.error !== undefined ? [ext.error] : []));
+  if (failed.length > 0) {
+    for (const error of failed) log(error);
+    process.exit(1);
+  }
 
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { runAcp } = await import("../acp/run.js");
-    await runAcp({ options, stdin, cwd, models, extensions, session, sessions, sessionDir, log, version: version(), reloadExtensions: () => loadAll(options) });
+    for (const note of [...options.warnings, ...setup.warnings, ...startup.notes, ...models.warnings]) log(note);
+    await runAcp({
+      options,
+      stdin,
+      cwd,
+      models,
+      extensions: extensionSources,
+      session: startup.session,
+      sessions: startup.sessions,
+      sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
+      log,
+      version: version(),
+      reloadExtensions: () => loadAll(options, setup),
+    });
     return;
   }
 
@@ -166,35 +255,57 @@ export async function main(argv: string[]): Promise<void> {
   const server = new RpcServer({
     transport,
     cwd,
-    extensions,
+    extensions: extensionSources,
     log,
     models,
-    session,
-    sessions,
-    ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+    session: startup.session,
+    sessions: startup.sessions,
+    agentConfig: agentConfig(options, setup),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     // ctx.reload(): discovery and -e files again, each loaded fresh.
-    reloadExtensions: async () => {
-      return loadAll(options);
-    },
+    reloadExtensions: () => loadAll(options, setup),
   });
 
-  const failed = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];
-  if (failed !== undefined) {
-    log(`Failed to load extension ${failed.path}: ${failed.stack !== undefined ? extensionStack(failed.stack) : failed.error}`);
+  // An -e file whose factory throws stops parley too, with the extension's own stack.
+  const fatal = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];
+  if (fatal !== undefined) {
+    log(`Failed to load extension ${fatal.path}: ${fatal.stack !== undefined ? extensionStack(fatal.stack) : fatal.error}`);
     process.exit(1);
   }
+  const agent = server.agent;
+  for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
+  const said = [...options.warnings, ...setup.warnings, ...startup.notes, ...models.warnings];
+  let offlineNotice = options.modelScript === undefined ? undefined : models.offlineNotice;
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.
     server.setExtensionFlags(resolveExtensionFlags(options, server.runtime.flags));
+    if (options.modelScript === undefined) {
+      const chosen = await agent.models.chooseStartup({
+        provider: options.provider,
+        model: options.model,
+        apiKey: options.apiKey,
+        thinking: wireLevel(options.thinking),
+        scoped: options.models ?? settings.enabledModels,
+        defaultProvider: settings.defaultProvider,
+        defaultModel: settings.defaultModel,
+        defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
+      });
+      agent.applyStartupModel(chosen);
+      said.push(...chosen.warnings);
+      // A resumed session's own model may have replaced the offline one.
+      if (agent.model === models.offlineModel) offlineNotice = chosen.offlineNotice;
+    }
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    log(`${error.message}\n\n${USAGE}`);
-    process.exit(2);
+    if (error instanceof UsageError) usageExit(error);
+    if (error instanceof ModelResolutionError) {
+      log(error.message);
+      process.exit(2);
+    }
+    throw error;
   }
-  // Notes about the model once the command line is known to be good.
-  for (const warning of models.warnings) log(warning);
-  if (models.offlineNotice) log(models.offlineNotice);
+  // Everything is known to be valid: now the notes, warnings and the offline banner.
+  for (const warning of said) log(warning);
+  if (offlineNotice) log(offlineNotice);
 
   // Third-party code must not take the agent down: report what escapes it, keep serving.
   // Anything can be thrown (null, a string): errorText describes it without throwing again.

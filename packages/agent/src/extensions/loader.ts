@@ -157,15 +157,28 @@ export async function loadExtension(path: string): Promise<LoadResult> {
 }
 
 /**
- * Extension files found in `~/.parley/extensions` and `./.parley/extensions`: each `.ts`/`.js`
- * file, and each folder holding an `index.ts`/`index.js`. Sorted by name for a stable order.
+ * Extension files pi discovers, `<agent dir>/extensions` (user) and `./.pi/extensions` (project),
+ * plus parley's earlier places, `~/.parley/extensions` and `./.parley/extensions`: each
+ * `.ts`/`.js` file, and each folder holding an `index.ts`/`index.js`. Sorted by name per folder.
+ * `project: false` (pi's --no-approve) leaves the project's folders out.
  */
-export function discoverExtensions(cwd: string, home: string = homedir()): { path: string; scope: "user" | "project" }[] {
+export function discoverExtensions(
+  cwd: string,
+  places: { agentDir?: string; home?: string; project?: boolean } = {},
+): { path: string; scope: "user" | "project" }[] {
+  const home = places.home ?? homedir();
   const found: { path: string; scope: "user" | "project" }[] = [];
   const dirs = new Map<string, "user" | "project">();
-  dirs.set(resolve(home, ".parley", "extensions"), "user");
   // The same folder twice (cwd is home) counts once, as the user's.
-  if (!dirs.has(resolve(cwd, ".parley", "extensions"))) dirs.set(resolve(cwd, ".parley", "extensions"), "project");
+  const add = (dir: string, scope: "user" | "project"): void => {
+    if (!dirs.has(resolve(dir))) dirs.set(resolve(dir), scope);
+  };
+  if (places.agentDir !== undefined) add(join(places.agentDir, "extensions"), "user");
+  add(join(home, ".parley", "extensions"), "user");
+  if (places.project !== false) {
+    add(join(cwd, ".pi", "extensions"), "project");
+    add(join(cwd, ".parley", "extensions"), "project");
+  }
   for (const [dir, scope] of dirs) {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir).sort()) {

@@ -47,6 +47,13 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     return process.env[entry.apiKey] ?? entry.apiKey;
   };
 
+  const hasOwnAuth = (model: Model<Api>): boolean => {
+    const entry = providers.get(model.provider);
+    return entry !== undefined && (entry.ownStream || keyOf(model.provider) !== undefined);
+  };
+  // Pattern matching (--model, set_model) and the start-up default see these models too.
+  base.setExtraModels({ models: extensionModels, hasAuth: hasOwnAuth });
+
   return {
     ...base,
     // A getter: the spread above copied its value at this moment.

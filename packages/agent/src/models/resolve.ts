@@ -96,9 +96,39 @@ export interface ResolveEnvironment {
   env?: Record<string, string | undefined>;
   /** Working directory: offline model's files, relative `--model-script` paths. Default process.cwd(). */
   cwd?: string;
+  /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
+  authKey?: (provider: string) => string | undefined;
 }
 
-export type ModelSource = "script" | "cli" | "env" | "offline";
+/** Models that join the catalogue after start-up: extension providers, models.json. */
+export interface ExtraModels {
+  models(): Model<Api>[];
+  hasAuth(model: Model<Api>): boolean;
+}
+
+/** What decides the model a session starts with (pi's order, see chooseStartup). */
+export interface StartupModelRequest {
+  provider?: string | undefined;
+  model?: string | undefined;
+  apiKey?: string | undefined;
+  thinking?: ThinkingLevel | undefined;
+  /** --models, or settings.enabledModels: the first one that resolves is the default. */
+  scoped?: string[] | undefined;
+  defaultProvider?: string | undefined;
+  defaultModel?: string | undefined;
+  defaultThinkingLevel?: ThinkingLevel | undefined;
+}
+
+export interface StartupModel {
+  model: Model<Api>;
+  thinkingLevel: ThinkingLevel;
+  /** "cli": chosen on the command line (a resumed session's model does not replace it). */
+  source: ModelSource;
+  warnings: string[];
+  offlineNotice?: string;
+}
+
+export type ModelSource = "script" | "cli" | "scoped" | "settings" | "env" | "offline";
 
 /** `--provider`/`--model`/`--api-key` that cannot be honoured. The message lists close matches. */
 export class ModelResolutionError extends Error {
@@ -157,6 +187,15 @@ export interface ModelResolution {
   getApiKey(provider: string): string | undefined;
   /** Whether a request with this model can authenticate (always true for parley's own models). */
   hasAuth(model: Model<Api>): boolean;
+  /** Models registered later (extension providers, models.json) join matching and defaults. */
+  setExtraModels(extra: ExtraModels): void;
+  /**
+   * The start-up model as pi chooses it, once extensions have registered their providers:
+   * --provider/--model, else the first of --models/enabledModels, else settings' default, else
+   * the first model with credentials (pi's provider order, then extension providers), else the
+   * offline demo model. Loads the catalogue. Throws ModelResolutionError for a bad --model.
+   */
+  chooseStartup(request: StartupModelRequest): Promise<StartupModel>;
 }
 
 /**
@@ -182,10 +221,15 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const offlineModel = createOfflineModel({ cwd, delayMs });
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
   const localModels = scriptModel ? [scriptModel, offlineModel] : [offlineModel];
-  const keys = new KeyLookup(pi, env);
+  const keys = new KeyLookup(pi, env, environment.authKey);
   // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
   let built: Catalog | undefined;
-  const newCatalog = (): Catalog => new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined);
+  let extra: ExtraModels | undefined;
+  const newCatalog = (): Catalog => {
+    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined);
+    c.extra = extra;
+    return c;
+  };
   const catalogReady = (): boolean => {
     // Something else (pi-ai's root, loaded for the agent loop) may have loaded it meanwhile.
     if (!built && piAiCatalogLoaded()) built = newCatalog();
@@ -245,9 +289,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     } else {
       model = offlineModel;
       source = "offline";
-      offlineNotice =
-        "parley: no model configured and no API key found in the environment; using the built-in offline demo model (parley/offline). " +
-        "Use --provider/--model/--api-key or set a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY for a real model.";
+      offlineNotice = OFFLINE_NOTICE;
     }
   }
   if (options.loadCatalog) await loadCatalog();
@@ -294,7 +336,123 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     clampThinkingLevel,
     getApiKey: (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.get(provider)),
     hasAuth: (m) => m.provider === PARLEY_PROVIDER || keys.get(m.provider) !== undefined,
+    setExtraModels: (source) => {
+      extra = source;
+      if (built) built.extra = source;
+    },
+    chooseStartup: async (request) => {
+      // The built-in catalogue is an ES module (~13 ms for Node's loader alone): a start that
+      // needs no built-in model does not load it (extension providers' models need none).
+      const needsCatalog =
+        request.provider !== undefined ||
+        request.model !== undefined ||
+        (request.scoped ?? []).some((p) => p.trim() !== "") ||
+        (request.defaultProvider !== undefined && request.defaultModel !== undefined) ||
+        Object.keys(DEFAULT_MODEL_PER_PROVIDER).some((p) => keys.autoSelects(p));
+      if (!needsCatalog && !catalogReady()) {
+        const own = (extra?.models() ?? []).find((m) => extra?.hasAuth(m));
+        if (request.apiKey !== undefined) throw new ModelResolutionError("--api-key requires a model to be specified via --model, --provider/--model, or --models");
+        const model = own ?? offlineModel;
+        const requested = request.thinking ?? request.defaultThinkingLevel;
+        return {
+          model,
+          thinkingLevel: clampThinkingLevel(model, requested ?? DEFAULT_THINKING_LEVEL),
+          source: own ? "env" : "offline",
+          warnings: [],
+          ...(own ? {} : { offlineNotice: OFFLINE_NOTICE }),
+        };
+      }
+      await loadCatalog();
+      const c = catalog();
+      const warnings: string[] = [];
+      let chosen: ModelMatch | undefined;
+      let startSource: ModelSource = "offline";
+      let notice: string | undefined;
+      if (request.provider !== undefined || request.model !== undefined) {
+        chosen = c.resolveCli(request.provider, request.model);
+        startSource = "cli";
+      } else {
+        for (const pattern of request.scoped ?? []) {
+          chosen = scopedMatch(pattern, c);
+          if (chosen) {
+            startSource = "scoped";
+            break;
+          }
+          if (pattern.trim() !== "") warnings.push(`No model matches "${pattern}" (--models or enabledModels)`);
+        }
+        if (!chosen && request.defaultProvider !== undefined && request.defaultModel !== undefined) {
+          const found = c.find(request.defaultProvider, request.defaultModel);
+          if (found) {
+            chosen = { model: found, ...(request.defaultThinkingLevel !== undefined ? { thinkingLevel: request.defaultThinkingLevel } : {}) };
+            startSource = "settings";
+          } else {
+            warnings.push(`settings: default model ${request.defaultProvider}/${request.defaultModel} is not known; choosing another`);
+          }
+        }
+        if (!chosen) {
+          const provider = Object.keys(DEFAULT_MODEL_PER_PROVIDER).find((p) => keys.autoSelects(p));
+          const found = (provider ? c.defaultModel(provider) : undefined) ?? (extra?.models() ?? []).find((m) => c.usable(m));
+          if (found) {
+            chosen = { model: found, ...(request.defaultThinkingLevel !== undefined ? { thinkingLevel: request.defaultThinkingLevel } : {}) };
+            startSource = "env";
+          }
+        }
+        if (!chosen) {
+          chosen = { model: offlineModel };
+          notice = OFFLINE_NOTICE;
+        }
+      }
+      const model = chosen.model;
+      if (chosen.warning) warnings.push(chosen.warning);
+      if (request.apiKey !== undefined) {
+        if (startSource !== "cli" && startSource !== "scoped") {
+          throw new ModelResolutionError("--api-key requires a model to be specified via --model, --provider/--model, or --models");
+        }
+        if (model.provider === PARLEY_PROVIDER) warnings.push(`--api-key is ignored: ${model.provider}/${model.id} needs no key`);
+        else keys.cliKey = { provider: model.provider, key: request.apiKey };
+      }
+      if (startSource === "cli" && !c.usable(model)) {
+        warnings.push(
+          `no API key for provider "${model.provider}": pass --api-key, add it to auth.json or set its environment variable (e.g. ANTHROPIC_API_KEY for anthropic, OPENAI_API_KEY for openai)`,
+        );
+      }
+      const requested = request.thinking ?? chosen.thinkingLevel;
+      const level = clampThinkingLevel(model, requested ?? DEFAULT_THINKING_LEVEL);
+      if (request.thinking !== undefined && level !== request.thinking) {
+        warnings.push(
+          model.reasoning
+            ? `${model.provider}/${model.id} does not support thinking level "${request.thinking}"; using "${level}"`
+            : `${model.provider}/${model.id} does not support thinking; thinking level is "off"`,
+        );
+      }
+      return { model, thinkingLevel: level, source: startSource, warnings, ...(notice !== undefined ? { offlineNotice: notice } : {}) };
+    },
   };
+}
+
+const OFFLINE_NOTICE =
+  "parley: no model configured and no API key found; answering with the built-in offline demo model (parley/offline). " +
+  "For a real model use --provider/--model/--api-key, set a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, or add one to auth.json in the agent directory.";
+
+/**
+ * A `--models`/`enabledModels` pattern, matched as pi matches it: against the models that can be
+ * used now (with credentials), as a glob over `provider/id` (and id) or as --model takes a pattern.
+ */
+function scopedMatch(pattern: string, c: Catalog): ModelMatch | undefined {
+  const text = pattern.trim();
+  if (text === "") return undefined;
+  const usable = c.usableModels();
+  const colon = text.lastIndexOf(":");
+  const suffix = colon > 0 ? text.slice(colon + 1) : undefined;
+  const level = suffix !== undefined && isThinkingLevel(suffix) ? suffix : undefined;
+  const bare = level !== undefined ? text.slice(0, colon) : text;
+  if (/[*?]/.test(bare)) {
+    const source = bare.replace(/[.+^$()|[\]\\{}]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    const regex = new RegExp(`^${source}$`, "i");
+    const model = usable.find((m) => regex.test(`${m.provider}/${m.id}`) || regex.test(m.id));
+    return model ? { model, ...(level !== undefined ? { thinkingLevel: level } : {}) } : undefined;
+  }
+  return matchWithThinking(text, usable, c.usable);
 }
 
 function parseDelay(raw: string | undefined, warnings: string[]): number {
@@ -315,15 +473,17 @@ class KeyLookup {
   constructor(
     private readonly pi: PiAiResolution,
     private readonly env: Record<string, string | undefined>,
+    private readonly authKey: ((provider: string) => string | undefined) | undefined,
   ) {}
 
   get(provider: string): string | undefined {
     if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
-    return this.withEnv(() => this.pi.getEnvApiKey(provider));
+    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider));
   }
 
-  /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token). */
+  /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token), or auth.json holds a key. */
   autoSelects(provider: string): boolean {
+    if (this.authKey?.(provider) !== undefined) return true;
     const vars = this.withEnv(() => this.pi.findEnvKeys(provider)) ?? [];
     return vars.some((v) => !NOT_AUTO_SELECTING.has(v));
   }
@@ -348,19 +508,43 @@ class KeyLookup {
 
 class Catalog {
   readonly builtIn: Model<Api>[];
-  private readonly providers: string[];
-  private readonly all: Model<Api>[];
+  readonly #builtInProviders: string[];
+  readonly #local: Model<Api>[];
+  /** Set once extension providers or models.json can add models. */
+  extra: ExtraModels | undefined;
 
   constructor(
     pi: PiAiResolution,
     local: Model<Api>[],
     /** Whether a provider has credentials; fuzzy matches across providers prefer those. */
-    private readonly usable: (provider: string) => boolean,
+    private readonly usableProvider: (provider: string) => boolean,
   ) {
-    const builtInProviders = pi.getProviders() as string[];
-    this.builtIn = builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
-    this.providers = [PARLEY_PROVIDER, ...builtInProviders];
-    this.all = [...local, ...this.builtIn];
+    this.#builtInProviders = pi.getProviders() as string[];
+    this.builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
+    this.#local = local;
+  }
+
+  private get all(): Model<Api>[] {
+    const extra = this.extra?.models() ?? [];
+    return extra.length === 0 ? [...this.#local, ...this.builtIn] : [...this.#local, ...extra, ...this.builtIn.filter((m) => !extra.some((e) => e.provider === m.provider && e.id === m.id))];
+  }
+
+  private get providers(): string[] {
+    const extra = (this.extra?.models() ?? []).map((m) => m.provider);
+    return [...new Set([PARLEY_PROVIDER, ...extra, ...this.#builtInProviders])];
+  }
+
+  /** Credentials for a model: its provider's key, or what its extension provider says. */
+  usable = (model: Model<Api>): boolean => {
+    const extra = this.extra;
+    if (extra && extra.models().some((m) => m.provider === model.provider)) return extra.hasAuth(model);
+    return this.usableProvider(model.provider);
+  };
+
+  /** Every model that can be used now, in pi's order: built-in providers first, then the rest. */
+  usableModels(): Model<Api>[] {
+    const extra = this.extra?.models() ?? [];
+    return [...this.builtIn.filter((m) => this.usableProvider(m.provider)), ...extra.filter((m) => this.usable(m))];
   }
 
   /** Providers in the order their environment keys are tried: pi's order, then the rest. */
@@ -420,7 +604,7 @@ class Catalog {
         pattern = modelText.slice(slash + 1);
         inferred = true;
       } else {
-        const exact = exactReference(modelText, this.all);
+        const exact = exactReference(modelText, this.all, this.usable);
         if (exact) return { model: exact };
       }
     } else if (modelText.toLowerCase().startsWith(`${provider.toLowerCase()}/`)) {
@@ -473,14 +657,18 @@ function stripThinkingSuffix(pattern: string): string {
   return colon > 0 && isThinkingLevel(pattern.slice(colon + 1)) ? pattern.slice(0, colon) : pattern;
 }
 
-/** `provider/id` or a bare id, case-insensitive; a bare id must be unique. */
-function exactReference(reference: string, models: Model<Api>[]): Model<Api> | undefined {
+/**
+ * `provider/id` or a bare id, case-insensitive. An id several providers share (`gpt-5`) is an
+ * exact match all the same, as in pi: the first provider with credentials, else the first in
+ * catalogue order. Never a longer id (`gpt-5.5-pro`): that would bill the user for another model.
+ */
+function exactReference(reference: string, models: Model<Api>[], usable: (model: Model<Api>) => boolean): Model<Api> | undefined {
   const ref = reference.trim().toLowerCase();
   if (ref === "") return undefined;
   const canonical = models.filter((m) => `${m.provider}/${m.id}`.toLowerCase() === ref);
-  if (canonical.length > 0) return canonical.length === 1 ? canonical[0] : undefined;
+  if (canonical.length > 0) return canonical.find(usable) ?? canonical[0];
   const byId = models.filter((m) => m.id.toLowerCase() === ref);
-  return byId.length === 1 ? byId[0] : undefined;
+  return byId.find(usable) ?? byId[0];
 }
 
 /** An id without a date suffix ("-20250929") is an alias; "-latest" is one too. */
@@ -488,15 +676,15 @@ function isAlias(id: string): boolean {
   return id.endsWith("-latest") || !/-\d{8}$/.test(id);
 }
 
-function matchPattern(pattern: string, models: Model<Api>[], usable: (provider: string) => boolean): Model<Api> | undefined {
-  const exact = exactReference(pattern, models);
+function matchPattern(pattern: string, models: Model<Api>[], usable: (model: Model<Api>) => boolean): Model<Api> | undefined {
+  const exact = exactReference(pattern, models, usable);
   if (exact) return exact;
   const needle = pattern.trim().toLowerCase();
   if (needle === "") return undefined;
   const allHits = models.filter((m) => m.id.toLowerCase().includes(needle) || m.name.toLowerCase().includes(needle));
   // Deviation from pi: when the hits span several providers, those with credentials win
   // ("opus-4-7" with ANTHROPIC_API_KEY set is anthropic's model, not a Bedrock inference profile).
-  const withAuth = allHits.filter((m) => usable(m.provider));
+  const withAuth = allHits.filter((m) => usable(m));
   const hits = withAuth.length > 0 ? withAuth : allHits;
   const aliases = hits.filter((m) => isAlias(m.id));
   const pool = aliases.length > 0 ? aliases : hits;
@@ -504,7 +692,7 @@ function matchPattern(pattern: string, models: Model<Api>[], usable: (provider: 
 }
 
 /** The whole pattern first; failing that, a trailing `:<thinking level>` is peeled off (strictly). */
-function matchWithThinking(pattern: string, models: Model<Api>[], usable: (provider: string) => boolean): ModelMatch | undefined {
+function matchWithThinking(pattern: string, models: Model<Api>[], usable: (model: Model<Api>) => boolean): ModelMatch | undefined {
   const model = matchPattern(pattern, models, usable);
   if (model) return { model };
   const colon = pattern.lastIndexOf(":");

@@ -5,6 +5,7 @@
  */
 import type { ExtensionUiError } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
+import type { AgentConfig } from "../agent/agent-config.js";
 import { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
@@ -60,6 +61,8 @@ export interface RpcServerOptions {
   models?: ModelResolution;
   /** --system-prompt */
   systemPrompt?: string;
+  /** pi's settings and start-up flags for the agent (see agent-config.ts). */
+  agentConfig?: AgentConfig;
   /** Diagnostics for humans (stderr in the CLI); never the protocol stream. */
   log?: (message: string) => void;
   /** How long shutdown waits for running commands and session_shutdown handlers. */
@@ -145,6 +148,7 @@ export class RpcServer implements TransportSink {
         emit: (record) => this.#transport.send(record),
         output: this.#transport,
         customSystemPrompt: this.#options.systemPrompt,
+        config: this.#options.agentConfig,
         log: this.#log,
       });
     }

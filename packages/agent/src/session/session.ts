@@ -53,12 +53,21 @@ export interface SessionView {
 
 export interface SessionOptions {
   parentSession?: string;
+  /** The session's id (pi's --session-id); default a new one. */
+  id?: string;
   /** Persist to this JSONL file (created on the first assistant message). */
   file?: string;
   /** Persist to a new file in this directory, named like pi's (`<time>_<id>.jsonl`). */
   sessionDir?: string;
   /** Load-time problems; defaults to a line on stderr (never stdout: that is the RPC stream). */
   onWarning?: SessionWarningHandler;
+}
+
+/** Where a fork goes instead of beside its source: another project's folder and session directory. */
+export interface ForkTarget {
+  cwd?: string;
+  sessionDir?: string;
+  id?: string;
 }
 
 export interface ForkResult {
@@ -100,7 +109,7 @@ export class Session implements SessionView {
     this.#header = {
       type: "session",
       version: CURRENT_SESSION_VERSION,
-      id: newSessionId(),
+      id: options.id ?? newSessionId(),
       timestamp: new Date().toISOString(),
       cwd,
       ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
@@ -340,7 +349,7 @@ export class Session implements SessionView {
    * The new session persists like this one (a new file beside it, header.parentSession = this
    * file) or stays in memory. Labels on the path come along as fresh label entries at the end.
    */
-  fork(entryId: string, position: "before" | "at" = "before"): ForkResult {
+  fork(entryId: string, position: "before" | "at" = "before", target?: ForkTarget): ForkResult {
     const selected = this.#byId.get(entryId);
     if (!selected) throw new Error(`Cannot fork from entry ${entryId}: no such entry`);
     let leafId: string | null = entryId;
@@ -366,8 +375,11 @@ export class Session implements SessionView {
       parentId = id;
     }
 
-    const session = new Session(this.cwd, {
-      ...(this.#file !== undefined ? { sessionDir: dirname(this.#file), parentSession: this.#file } : {}),
+    const sessionDir = target?.sessionDir ?? (this.#file !== undefined ? dirname(this.#file) : undefined);
+    const session = new Session(target?.cwd ?? this.cwd, {
+      ...(sessionDir !== undefined ? { sessionDir } : {}),
+      ...(this.#file !== undefined ? { parentSession: this.#file } : {}),
+      ...(target?.id !== undefined ? { id: target.id } : {}),
       onWarning: this.#onWarning,
     });
     for (const entry of entries) session.#index(entry);
@@ -376,10 +388,10 @@ export class Session implements SessionView {
     return { session, ...(selectedText !== undefined ? { selectedText } : {}) };
   }
 
-  /** fork() at the current leaf: the active branch in a new session. */
-  clone(): Session {
+  /** fork() at the current leaf: the active branch in a new session (pi's --fork takes a target). */
+  clone(target?: ForkTarget): Session {
     if (this.#leafId === null) throw new Error("Cannot clone session: no current entry selected");
-    return this.fork(this.#leafId, "at").session;
+    return this.fork(this.#leafId, "at", target).session;
   }
 
   // ---- internals ---------------------------------------------------------------------

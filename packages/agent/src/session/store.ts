@@ -2,11 +2,14 @@
  * Where sessions live and how the CLI gets one: a new session (persisted or, for --no-session,
  * in memory), a given file (--session), or the most recent one for a directory (-c).
  *
- * Layout follows pi with parley's home: `~/.parley/sessions/--<cwd slug>--/<time>_<id>.jsonl`.
+ * Layout is pi's: `<agent dir>/sessions/--<cwd slug>--/<time>_<id>.jsonl` (agent dir:
+ * PI_CODING_AGENT_DIR, default ~/.pi/agent). Earlier parley versions wrote the same files under
+ * `~/.parley/sessions/`; they are still found (see legacySessionDir).
  */
 import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { agentDir as defaultAgentDir, legacyParleyDir } from "../config/agent-dir.js";
 import type { SessionWarningHandler } from "./format.js";
 import { Session } from "./session.js";
 
@@ -15,9 +18,14 @@ export function cwdSlug(cwd: string): string {
   return `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 
-/** `~/.parley/sessions/<slug>`; not created until a session is written there. */
-export function defaultSessionDir(cwd: string, home: string = homedir()): string {
-  return join(home, ".parley", "sessions", cwdSlug(cwd));
+/** pi's `<agent dir>/sessions/<slug>`; not created until a session is written there. */
+export function defaultSessionDir(cwd: string, agentDir: string = defaultAgentDir()): string {
+  return join(agentDir, "sessions", cwdSlug(cwd));
+}
+
+/** Where parley before pi's layout kept a folder's sessions: `~/.parley/sessions/<slug>` (read, never written). */
+export function legacySessionDir(cwd: string, home: string = homedir()): string {
+  return join(legacyParleyDir(home), "sessions", cwdSlug(cwd));
 }
 
 export interface CreateSessionOptions {
@@ -27,6 +35,8 @@ export interface CreateSessionOptions {
   /** false: --no-session, the session lives in memory and `file` is undefined. */
   persist: boolean;
   parentSession?: string;
+  /** The new session's id (pi's --session-id); default a fresh one. */
+  id?: string;
   onWarning?: SessionWarningHandler;
 }
 
@@ -35,6 +45,7 @@ export function createSession(options: CreateSessionOptions): Session {
     // The file name embeds the header's own timestamp and id, as pi's does.
     ...(options.persist ? { sessionDir: options.sessionDir ?? defaultSessionDir(options.cwd) } : {}),
     ...(options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+    ...(options.id !== undefined ? { id: options.id } : {}),
     ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
   });
 }
@@ -97,6 +108,69 @@ export function continueSession(options: Omit<CreateSessionOptions, "persist" | 
   const latest = latestSession(dir);
   if (latest !== undefined) return openSession(latest, options.onWarning !== undefined ? { onWarning: options.onWarning } : {});
   return createSession({ ...options, sessionDir: dir, persist: true });
+}
+
+export interface SessionFileInfo {
+  path: string;
+  id: string;
+  cwd: string;
+  mtime: number;
+}
+
+/** The session files of a directory, newest first (by mtime, then name). Missing directory: none. */
+export function listSessions(dir: string): SessionFileInfo[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: SessionFileInfo[] = [];
+  for (const name of names) {
+    if (!name.endsWith(".jsonl")) continue;
+    const path = resolve(dir, name);
+    try {
+      const stat = statSync(path);
+      if (!stat.isFile()) continue;
+      const header = readSessionHeader(path);
+      if (header) out.push({ path, ...header, mtime: stat.mtimeMs });
+    } catch {
+      continue;
+    }
+  }
+  return out.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? 1 : -1));
+}
+
+/** Every session under a sessions root (`<agent dir>/sessions`: one folder per project). */
+export function listAllSessions(root: string): SessionFileInfo[] {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  return names.flatMap((name) => listSessions(join(root, name)));
+}
+
+/** A session's id and cwd from its header line, or undefined when the file has no header. */
+export function readSessionHeader(path: string): { id: string; cwd: string } | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const buffer = Buffer.alloc(64 * 1024);
+    const read = readSync(fd, buffer, 0, buffer.length, 0);
+    const text = buffer.toString("utf8", 0, read);
+    const newline = text.indexOf("\n");
+    if (newline < 0) return undefined;
+    const header: unknown = JSON.parse(text.slice(text.charCodeAt(0) === 0xfeff ? 1 : 0, newline));
+    if (typeof header !== "object" || header === null) return undefined;
+    const { type, id, cwd } = header as Record<string, unknown>;
+    return type === "session" && typeof id === "string" ? { id, cwd: typeof cwd === "string" ? cwd : "" } : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Reads only the first line (headers are short; 64 KiB is plenty even for long cwds). */

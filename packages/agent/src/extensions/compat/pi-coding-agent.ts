@@ -9,6 +9,7 @@
  * pieces are stand-ins that throw "<name> is not available in parley (...)"
  * when used.
  */
+import { agentDir as findAgentDir } from "../../config/agent-dir.js";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TSchema } from "typebox";
@@ -170,15 +171,9 @@ export function defineTool<TParams extends TSchema, TDetails = unknown, TState =
   return tool as ToolDefinition<TParams, TDetails, TState, ExtensionContext> & AnyToolDefinition;
 }
 
-/** parley's per-user directory: $PARLEY_AGENT_DIR, or ~/.parley/agent. */
+/** pi's agent directory, which parley shares: $PI_CODING_AGENT_DIR, or ~/.pi/agent. */
 export function getAgentDir(): string {
-  const fromEnv = process.env.PARLEY_AGENT_DIR;
-  if (fromEnv) {
-    if (fromEnv === "~") return homedir();
-    if (fromEnv.startsWith("~/")) return join(homedir(), fromEnv.slice(2));
-    return resolve(fromEnv);
-  }
-  return join(homedir(), ".parley", "agent");
+  return resolve(findAgentDir());
 }
 
 export interface EventBus {

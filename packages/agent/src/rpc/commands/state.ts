@@ -35,7 +35,7 @@ export const stateCommands: CommandTable<StateCommands> = {
       messageCount: agent.messages.length,
       pendingMessageCount: agent.pendingMessageCount,
       // parley: which model is answering when no provider is configured.
-      ...(agent.models.isOffline && agent.model.id === agent.models.offlineModel.id ? { offlineModel: true } : {}),
+      ...(agent.model.provider === agent.models.offlineModel.provider && agent.model.id === agent.models.offlineModel.id ? { offlineModel: true } : {}),
     };
   }),
   get_ui_state: sync((_c, server) => ({ ...server.host.uiState(), pendingDialogs: server.dialogs.snapshot() })),

@@ -1,0 +1,35 @@
+/**
+ * What the agent takes from pi's settings and flags at start-up: queue modes, compaction and
+ * retry settings, the shell, the system prompt's sources and which tools start enabled.
+ * Absent fields keep pi's defaults.
+ */
+import type { QueueMode } from "@parley/protocol";
+import type { CompactionSettings } from "./compaction.js";
+
+export interface ToolPolicy {
+  /** --tools: only these start enabled (built-in or extension). */
+  allow?: string[] | undefined;
+  /** --exclude-tools: never enabled at start. */
+  exclude?: string[] | undefined;
+  /** --no-tools ("all") or --no-builtin-tools ("builtin"). */
+  none?: "all" | "builtin" | undefined;
+}
+
+export interface PromptSources {
+  /** SYSTEM.md or --system-prompt (text, or the contents of the file it names): replaces the built-in text. */
+  custom?: string | undefined;
+  /** APPEND_SYSTEM.md or each --append-system-prompt, in order. */
+  append?: string[] | undefined;
+  /** AGENTS.md / CLAUDE.md files, global first, then from the outermost folder in; undefined: from cwd up. */
+  contextFiles?: { path: string; content: string }[] | undefined;
+}
+
+export interface AgentConfig {
+  steeringMode?: QueueMode | undefined;
+  followUpMode?: QueueMode | undefined;
+  compaction?: Partial<CompactionSettings> | undefined;
+  retry?: { enabled?: boolean | undefined; maxRetries?: number | undefined; baseDelayMs?: number | undefined } | undefined;
+  shellPath?: string | undefined;
+  prompt?: PromptSources | undefined;
+  tools?: ToolPolicy | undefined;
+}

@@ -1,0 +1,123 @@
+/**
+ * pi's settings: `<agent dir>/settings.json`, overridden by the project's `.pi/settings.json`
+ * (nested objects merge one level deep, as in pi). Only the keys that matter to an RPC agent are
+ * read; a value of the wrong type is ignored with a warning, and parley never writes these files.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { expandTilde, PROJECT_DIR_NAME } from "./agent-dir.js";
+
+export type QueueModeSetting = "all" | "one-at-a-time";
+
+export interface Settings {
+  defaultProvider?: string;
+  defaultModel?: string;
+  defaultThinkingLevel?: string;
+  steeringMode?: QueueModeSetting;
+  followUpMode?: QueueModeSetting;
+  compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
+  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number };
+  shellPath?: string;
+  shellCommandPrefix?: string;
+  sessionDir?: string;
+  enabledModels?: string[];
+  /** Skill and prompt-template paths (loaded by the skills/templates module). */
+  skills?: string[];
+  prompts?: string[];
+}
+
+export interface LoadedSettings {
+  settings: Settings;
+  warnings: string[];
+  /** The files read, global first. */
+  files: string[];
+}
+
+type Raw = Record<string, unknown>;
+
+function readJson(file: string, warnings: string[]): Raw | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const value: unknown = JSON.parse(readFileSync(file, "utf8"));
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return value as Raw;
+    warnings.push(`${file}: settings must be a JSON object; ignored`);
+  } catch (error) {
+    warnings.push(`${file}: ${error instanceof Error ? error.message : String(error)}; ignored`);
+  }
+  return undefined;
+}
+
+/** pi's merge: the project's value wins; objects merge their keys. */
+function merge(base: Raw, override: Raw): Raw {
+  const out: Raw = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    if (value === undefined) continue;
+    const prior = out[key];
+    const isObject = (v: unknown): v is Raw => v !== null && typeof v === "object" && !Array.isArray(v);
+    out[key] = isObject(value) && isObject(prior) ? { ...prior, ...value } : value;
+  }
+  return out;
+}
+
+const isString = (v: unknown): v is string => typeof v === "string";
+const isBool = (v: unknown): v is boolean => typeof v === "boolean";
+const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
+const isQueueMode = (v: unknown): v is QueueModeSetting => v === "all" || v === "one-at-a-time";
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+
+/** Copies `raw[key]` when `check` accepts it; a present value it refuses is reported. */
+function pick<T>(raw: Raw, key: string, check: (v: unknown) => v is T, warnings: string[], where: string): T | undefined {
+  const value = raw[key];
+  if (value === undefined) return undefined;
+  if (check(value)) return value;
+  warnings.push(`settings: "${where}${key}" has an unexpected value (${JSON.stringify(value)}); ignored`);
+  return undefined;
+}
+
+function section<K extends string>(raw: Raw, key: string, fields: Record<K, (v: unknown) => boolean>, warnings: string[]): Partial<Record<K, unknown>> | undefined {
+  const value = raw[key];
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    warnings.push(`settings: "${key}" must be an object; ignored`);
+    return undefined;
+  }
+  const out: Partial<Record<K, unknown>> = {};
+  for (const field of Object.keys(fields) as K[]) {
+    const v = pick(value as Raw, field, fields[field] as (v: unknown) => v is unknown, warnings, `${key}.`);
+    if (v !== undefined) out[field] = v;
+  }
+  return out;
+}
+
+export function loadSettings(options: { cwd: string; agentDir: string; home?: string }): LoadedSettings {
+  const warnings: string[] = [];
+  const files: string[] = [];
+  let raw: Raw = {};
+  for (const file of [join(options.agentDir, "settings.json"), join(options.cwd, PROJECT_DIR_NAME, "settings.json")]) {
+    const data = readJson(file, warnings);
+    if (data === undefined) continue;
+    files.push(file);
+    raw = merge(raw, data);
+  }
+  const settings: Settings = {};
+  const set = <K extends keyof Settings>(key: K, value: Settings[K] | undefined): void => {
+    if (value !== undefined) settings[key] = value;
+  };
+  set("defaultProvider", pick(raw, "defaultProvider", isString, warnings, ""));
+  set("defaultModel", pick(raw, "defaultModel", isString, warnings, ""));
+  set("defaultThinkingLevel", pick(raw, "defaultThinkingLevel", isString, warnings, ""));
+  set("steeringMode", pick(raw, "steeringMode", isQueueMode, warnings, ""));
+  set("followUpMode", pick(raw, "followUpMode", isQueueMode, warnings, ""));
+  set("shellPath", pick(raw, "shellPath", isString, warnings, ""));
+  set("shellCommandPrefix", pick(raw, "shellCommandPrefix", isString, warnings, ""));
+  const sessionDir = pick(raw, "sessionDir", isString, warnings, "");
+  if (sessionDir) settings.sessionDir = expandTilde(sessionDir, options.home);
+  set("enabledModels", pick(raw, "enabledModels", isStrings, warnings, ""));
+  set("skills", pick(raw, "skills", isStrings, warnings, ""));
+  set("prompts", pick(raw, "prompts", isStrings, warnings, ""));
+  const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);
+  if (compaction) settings.compaction = compaction as Settings["compaction"];
+  const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount }, warnings);
+  if (retry) settings.retry = retry as Settings["retry"];
+  return { settings, warnings, files };
+}

@@ -1,0 +1,183 @@
+/**
+ * Every command line `pi --help` documents (pi 0.73.1's examples and options, and the newest
+ * pi's), run against pi (the devDependency) and parley in RPC mode: wherever pi starts and answers
+ * get_state, parley must too, and both must run the same model. Both load the same offline
+ * provider extension; the agent directory and HOME are temporary, and no API key is set.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cwdSlug } from "../src/session/store.js";
+import { PARLEY_BIN, PI_BIN, spawnAgent } from "./helpers/spawn.js";
+
+const FIXTURE = resolve(import.meta.dirname, "fixtures/pi-dropin/offline-provider.ts");
+const SESSION_ID = "0199f0aa-1111-7222-8333-444455556666";
+
+/** API-key variables a developer's shell may hold: blanked so that only the fixture has credentials. */
+const NO_KEYS: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.keys(process.env)
+    .filter((k) => /_API_KEY$|_TOKEN$|^AWS_|^AZURE_|^GOOGLE_|^CLOUDFLARE_/.test(k))
+    .map((k) => [k, ""]),
+);
+
+// Placeholders: {SESSION} a session file, {DIR} an empty folder, {ID} the session's id.
+const LINES_0731: string[][] = [
+  [],
+  ["List all .ts files in src/"],
+  ["-p", "List all .ts files in src/"],
+  ["Read package.json", "What dependencies do we have?"],
+  ["--continue", "What did we discuss?"],
+  ["--provider", "openai", "--model", "gpt-4o-mini", "Help me refactor this code"],
+  ["--model", "openai/gpt-4o", "Help me refactor this code"],
+  ["--model", "sonnet:high", "Solve this complex problem"],
+  ["--models", "claude-sonnet,claude-haiku,gpt-4o"],
+  ["--models", "github-copilot/*"],
+  ["--models", "sonnet:high,haiku:low"],
+  ["--thinking", "high", "Solve this complex problem"],
+  ["--tools", "read,grep,find,ls", "-p", "Review the code in src/"],
+];
+/** The newest pi's examples and the flags 0.73.1 does not have: the newest pi starts with each. */
+const LINES_NEWEST: string[][] = [
+  ["auth", "print-api-key", "--provider", "openai"],
+  ["--name", "Refactor auth module"],
+  ["-p", "--", "- Summarize these points"],
+  ["--exclude-tools", "ask_question"],
+  ["-xt", "bash", "-n", "short name", "--session-id", "my-session-1"],
+  ["--use-theme", "dark", "--tui-mode", "regular", "--approve"],
+  ["-a", "--thinking", "max"],
+  ["--no-approve"],
+  ["-na"],
+];
+/**
+ * Every option of pi 0.73.1's help, short forms included, a few per line (each line is a start of
+ * both agents; the box is shared).
+ */
+const OPTION_LINES: string[][] = [
+  ["--provider", "fixture", "--model", "echo-1", "--system-prompt", "You are terse.", "--print"],
+  ["--model", "fixture/echo-1", "--api-key", "another-key", "--append-system-prompt", "Be kind.", "--append-system-prompt", "Be brief."],
+  ["--model", "echo-1", "-c", "--no-tools", "--thinking", "off", "--no-skills", "--no-themes"],
+  ["--resume", "-nbt", "--skill", "{DIR}", "-np", "--verbose"],
+  ["-r", "-nt", "--prompt-template", "{DIR}", "-ns", "--offline"],
+  ["--session", "{SESSION}", "-t", "read,bash", "--no-prompt-templates", "--theme", "{DIR}"],
+  ["--session", "0199f0aa", "--no-builtin-tools", "--no-context-files"],
+  ["--session", "{DIR}/new-session.jsonl", "--tools", "read", "-nc"],
+  ["--fork", "{SESSION}", "--models", "echo-1"],
+  ["--fork", "0199f0aa", "--session-dir", "{DIR}", "--thinking", "bogus"],
+  ["--no-session", "-ne", "-p"],
+  ["--no-extensions", "--provider", "fixture"],
+];
+
+interface Outcome {
+  started: boolean;
+  model?: string;
+  code: number | null;
+  stderr: string;
+}
+
+function prepare(): { cwd: string; agentDir: string; dir: string; session: string } {
+  const root = mkdtempSync(join(tmpdir(), "parley-help-lines-"));
+  const cwd = join(root, "project");
+  const agentDir = join(root, "agent");
+  const dir = join(root, "empty");
+  for (const d of [cwd, agentDir, dir]) mkdirSync(d, { recursive: true });
+  // A session of this project, in pi's place for it, so --session/--fork by id find it.
+  const sessions = join(agentDir, "sessions", cwdSlug(cwd));
+  mkdirSync(sessions, { recursive: true });
+  const session = join(sessions, `2026-01-01T00-00-00-000Z_${SESSION_ID}.jsonl`);
+  const t = "2026-01-01T00:00:00.000Z";
+  writeFileSync(
+    session,
+    [
+      { type: "session", version: 3, id: SESSION_ID, timestamp: t, cwd },
+      { type: "message", id: "a0000001", parentId: null, timestamp: t, message: { role: "user", content: "hello", timestamp: 1 } },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join("\n") + "\n",
+  );
+  return { cwd, agentDir, dir, session };
+}
+
+/** Starts the agent with `line` (plus --mode rpc and the fixture), asks get_state, closes stdin. */
+async function run(bin: string, line: string[]): Promise<Outcome> {
+  const place = prepare();
+  const args = line.map((a) => a.replace("{SESSION}", place.session).replace("{DIR}", place.dir).replace("{ID}", SESSION_ID));
+  const agent = spawnAgent(bin, ["--mode", "rpc", "-e", FIXTURE, ...args], {
+    cwd: place.cwd,
+    env: { ...NO_KEYS, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
+  });
+  const answered = agent.request({ type: "get_state" }, 90_000).then(
+    (r) => r,
+    () => undefined,
+  );
+  const outcome = await Promise.race([answered, agent.exited.then(() => undefined)]);
+  let model: string | undefined;
+  if (outcome && outcome["success"] === true) {
+    const data = outcome["data"] as { model?: { provider: string; id: string } };
+    model = data.model ? `${data.model.provider}/${data.model.id}` : undefined;
+  }
+  agent.closeInput();
+  const timer = setTimeout(() => agent.kill(), 30_000);
+  const { code } = await agent.exited;
+  clearTimeout(timer);
+  return { started: outcome?.["success"] === true, ...(model !== undefined ? { model } : {}), code, stderr: agent.stderr() };
+}
+
+/** A few at a time: the box is shared, and pi takes a second or more to start. */
+async function runAll(lines: string[][], withPi: boolean): Promise<{ line: string[]; pi?: Outcome; parley: Outcome }[]> {
+  const results: { line: string[]; pi?: Outcome; parley: Outcome }[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < lines.length) {
+      const line = lines[next++] as string[];
+      const pi = withPi ? await run(PI_BIN, line) : undefined;
+      const parley = await run(PARLEY_BIN, line);
+      results.push({ line, ...(pi ? { pi } : {}), parley });
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return results;
+}
+
+describe("every command line of pi --help, against pi and parley", () => {
+  it(
+    "parley starts wherever pi 0.73.1 starts, with the same model",
+    async () => {
+      const results = await runAll([...LINES_0731, ...OPTION_LINES], true);
+      const problems: string[] = [];
+      for (const { line, pi, parley } of results) {
+        const shown = JSON.stringify(line);
+        if (!pi) continue;
+        if (pi.started && !parley.started) problems.push(`${shown}: pi starts, parley does not (exit ${parley.code}): ${parley.stderr.trim()}`);
+        // Where pi runs the fixture's model, parley must run it too (a real model is not comparable without keys).
+        if (pi.started && parley.started && pi.model?.startsWith("fixture/") && pi.model !== parley.model) {
+          problems.push(`${shown}: pi runs ${pi.model}, parley ${parley.model}`);
+        }
+        if (parley.started && parley.code !== 0) problems.push(`${shown}: parley exited ${parley.code} after EOF`);
+      }
+      expect(problems).toEqual([]);
+      // The check means something only if pi itself starts on most of them.
+      expect(results.filter((r) => r.pi?.started).length).toBeGreaterThan(results.length / 2);
+    },
+    20 * 60_000,
+  );
+
+  it(
+    "parley starts with the newest pi's examples and flags",
+    async () => {
+      const results = await runAll(LINES_NEWEST, false);
+      const failed = results.filter((r) => !r.parley.started || r.parley.code !== 0).map((r) => `${JSON.stringify(r.line)}: exit ${r.parley.code}: ${r.parley.stderr.trim()}`);
+      expect(failed).toEqual([]);
+    },
+    10 * 60_000,
+  );
+
+  it("both refuse @file arguments in RPC mode, and parley says why before anything else", async () => {
+    const line = ["@prompt.md", "What color is the sky?"];
+    const [pi, parley] = [await run(PI_BIN, line), await run(PARLEY_BIN, line)];
+    expect(pi.started).toBe(false);
+    expect(parley.started).toBe(false);
+    expect(parley.code).not.toBe(0);
+    expect(parley.stderr.split("\n")[0]).toContain("@file arguments are not supported in RPC mode");
+  }, 180_000);
+});
