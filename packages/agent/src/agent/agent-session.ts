@@ -16,7 +16,8 @@ import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
-import { errorMessage } from "../error-text.js";
+import { errorMessage, errorText } from "../error-text.js";
+import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import { importModule } from "../module-loader.js";
 
 export type Emit = (record: Record<string, unknown>) => void;
@@ -221,7 +222,10 @@ export class AgentSession {
 
   systemPrompt(): string {
     this.#syncTools();
+    // Skills are offered only when the model can read their files, as in pi.
+    const skillsSection = this.tools.activeNames().includes("read") ? formatSkillsForPrompt(this.#runtime.resources.skills) : "";
     return buildSystemPrompt({
+      skillsSection,
       cwd: this.#options.cwd,
       custom: this.#options.customSystemPrompt,
       tools: this.tools
@@ -301,12 +305,13 @@ export class AgentSession {
           return;
         }
       }
+      // Skills and prompt templates expand after the input event, as in pi.
+      input = { ...input, text: this.expandCommands(input.text) };
       if (!starts) {
         if (!options.streamingBehavior) {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
         }
-        if (options.streamingBehavior === "steer") this.steer(input.text, input.images);
-        else this.followUp(input.text, input.images);
+        this.#enqueue(options.streamingBehavior, input.text, input.images);
         options.onAccepted?.();
         return;
       }
@@ -350,15 +355,32 @@ export class AgentSession {
     }
   }
 
+  /**
+   * Queues a steering message (delivered after the current turn's tool calls), whether or not a
+   * run goes on: while idle it waits for the next run, as in pi. `/skill:…` and templates expand.
+   */
   steer(text: string, images?: ImageContent[]): void {
-    this.#steering.push(text);
-    this.#queue("steer", userMessage(text, images));
-    this.#queueUpdate();
+    this.#enqueue("steer", this.expandCommands(text), images);
   }
 
+  /** Queues a follow-up message (delivered when the agent would stop); see steer(). */
   followUp(text: string, images?: ImageContent[]): void {
-    this.#followUp.push(text);
-    this.#queue("followUp", userMessage(text, images));
+    this.#enqueue("followUp", this.expandCommands(text), images);
+  }
+
+  /** `/skill:name args` and `/template args` → the text the model gets; anything else unchanged. */
+  expandCommands(text: string): string {
+    if (!text.startsWith("/")) return text;
+    const { skills, prompts } = this.#runtime.resources;
+    const expanded = expandSkillCommand(text, skills, (skill, error) =>
+      this.#runtime.reportError({ extensionPath: skill.filePath, event: "skill_expansion", ...errorText(error) }),
+    );
+    return expandPromptTemplate(expanded, prompts);
+  }
+
+  #enqueue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): void {
+    (kind === "steer" ? this.#steering : this.#followUp).push(text);
+    this.#queue(kind, userMessage(text, images));
     this.#queueUpdate();
   }
 

@@ -10,6 +10,8 @@ export interface SystemPromptOptions {
   tools: { name: string; description: string; promptSnippet?: string }[];
   /** Replaces the built-in text (the context files are still appended, as in pi). */
   custom?: string | undefined;
+  /** The skills the model may load (resources/skills.ts formats it; empty for none). */
+  skillsSection?: string;
   now?: Date;
 }
 
@@ -46,7 +48,8 @@ Guidelines:
 - Ask when a request is ambiguous; do not invent file contents.`;
   const parts = [base, `Current date: ${(options.now ?? new Date()).toISOString().slice(0, 10)}\nCurrent working directory: ${options.cwd}`];
   for (const file of contextFiles(options.cwd)) parts.push(`# Project instructions (${file.path})\n\n${file.content.trim()}`);
-  return parts.join("\n\n");
+  // The section brings its own leading blank line, as pi's does.
+  return parts.join("\n\n") + (options.skillsSection ?? "");
 }
 
 function firstLine(text: string): string {

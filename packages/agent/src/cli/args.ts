@@ -21,6 +21,12 @@ export interface CliOptions {
   name?: string;
   modelScript?: string;
   maxLineBytes?: number;
+  // ---- dropin-ext: skills, prompt templates, themes (minimal acceptance; dropin-cli owns flags) ----
+  skillPaths?: string[];
+  promptTemplatePaths?: string[];
+  noSkills?: boolean;
+  noPromptTemplates?: boolean;
+  // ---- end dropin-ext ----
   help: boolean;
   version: boolean;
   /** `--name[=value]` tokens no built-in flag claimed, with the bare token after each, if any. */
@@ -105,6 +111,27 @@ export function parseArgs(argv: string[]): CliOptions {
         options.maxLineBytes = n;
         break;
       }
+      // ---- dropin-ext: pi's skill/template flags; theme flags concern pi's terminal UI only ----
+      case "--skill":
+        (options.skillPaths ??= []).push(value());
+        break;
+      case "--prompt-template":
+        (options.promptTemplatePaths ??= []).push(value());
+        break;
+      case "-ns":
+      case "--no-skills":
+        options.noSkills = true;
+        break;
+      case "-np":
+      case "--no-prompt-templates":
+        options.noPromptTemplates = true;
+        break;
+      case "--no-themes":
+        break;
+      case "--theme":
+        value();
+        break;
+      // ---- end dropin-ext ----
       case "-h":
       case "--help":
         options.help = true;

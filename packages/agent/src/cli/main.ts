@@ -19,6 +19,7 @@ import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "./args.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
+import { loadResources, piAgentDir } from "../resources/index.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -146,6 +147,18 @@ export async function main(argv: string[]): Promise<void> {
       return sources;
     },
   });
+
+  // Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt).
+  const resources = loadResources({
+    cwd,
+    agentDir: piAgentDir(),
+    skillPaths: options.skillPaths ?? [],
+    promptTemplatePaths: options.promptTemplatePaths ?? [],
+    noSkills: options.noSkills ?? false,
+    noPromptTemplates: options.noPromptTemplates ?? false,
+  });
+  for (const w of resources.warnings) log(`${w.path}: ${w.message}`);
+  server.runtime.resources = resources;
 
   await server.loadExtensions();
   try {
