@@ -478,7 +478,7 @@ async function runCompaction(
 
 /**
  * Compacts now (the `compact` command, `ctx.compact()`). Like pi, a run in progress is aborted
- * first (the command itself refuses while the agent runs). Resolves with the result; rejects with
+ * first, for the command as for ctx.compact(). Resolves with the result; rejects with
  * the reason when it fails or is cancelled ("Compaction cancelled").
  */
 export async function compactSession(

@@ -54,7 +54,8 @@ function openSessions(options: CliOptions, cwd: string): { session: Session; ses
   const sessionDir = options.sessionDir ?? defaultSessionDir(cwd);
   const sessions: SessionFactory = {
     create: ({ parentSession }) => createSession({ cwd, sessionDir, persist: true, onWarning: warn, ...(parentSession !== undefined ? { parentSession } : {}) }),
-    open: (path) => openSession(path, { onWarning: warn }),
+    // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
+    open: (path) => openSession(path, { onWarning: warn, createIfMissing: { cwd } }),
   };
   if (options.session !== undefined) {
     try {

@@ -74,13 +74,34 @@ function exportAliases(name: string): Record<string, string> {
   return out;
 }
 
-/** Package name → what an extension gets when it imports it. */
+/** The same entry points under another package name (`@earendil-works/pi-ai/oauth` → pi-ai's oauth). */
+function renamed(from: string, to: string, table: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [specifier, file] of Object.entries(table)) if (specifier === from || specifier.startsWith(`${from}/`)) out[to + specifier.slice(from.length)] = file;
+  return out;
+}
+
+/**
+ * Package name → what an extension gets when it imports it. As in the newest pi, both scopes
+ * work: `@earendil-works/*` (pi's packages' new names) and `@mariozechner/*`; `@sinclair/typebox`
+ * is TypeBox; pi-ai's `compat` entry is its root here (the installed pi-ai has only the root API).
+ */
 function aliases(): Record<string, string> {
-  return {
-    ...exportAliases("@mariozechner/pi-ai"),
+  const piAi = exportAliases("@mariozechner/pi-ai");
+  const piAiRoot = piAi["@mariozechner/pi-ai"];
+  if (piAiRoot) piAi["@mariozechner/pi-ai/compat"] = piAiRoot;
+  const typebox = exportAliases("typebox");
+  const shared = {
+    ...piAi,
     ...exportAliases("@mariozechner/pi-tui"),
-    ...exportAliases("typebox"),
+    ...exportAliases("@mariozechner/pi-agent-core"),
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
+  };
+  return {
+    ...shared,
+    ...renamed("@mariozechner", "@earendil-works", shared),
+    ...typebox,
+    ...renamed("typebox", "@sinclair/typebox", typebox),
     "@parley/agent": entry("index"),
   };
 }
