@@ -128,7 +128,15 @@ export class AgentSession {
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
         sessionId: this.#session.id,
+        // The newest pi's provider hooks: a handler may replace the request's payload, and hears
+        // the response's status and headers before its body is read.
+        onPayload: (payload) => this.#beforeProviderRequest(payload),
+        onResponse: async (response) => {
+          if (this.#runtime.hasHandlers("after_provider_response")) await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
+        },
       });
+      const stream = core.streamFn;
+      core.streamFn = async (model, context, options) => stream(model, context, await this.#beforeProviderHeaders(model.headers, options));
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -563,6 +571,7 @@ export class AgentSession {
       // Nothing runs now and nothing starts by itself: messages still queued (after an abort)
       // wait for the next prompt.
       this.#emit({ type: "agent_settled" });
+      void this.#runtime.emit({ type: "agent_settled" });
     });
   }
 
@@ -648,6 +657,22 @@ export class AgentSession {
     } catch (error) {
       this.#options.log(`could not save the message to the session file: ${errorMessage(error)}`);
     }
+  }
+
+  async #beforeProviderRequest(payload: unknown): Promise<unknown> {
+    if (!this.#runtime.hasHandlers("before_provider_request")) return payload;
+    const result = await this.#runtime.emitChained({ type: "before_provider_request", payload }, (event, replacement) => ({ event: { ...event, payload: replacement } }));
+    return result.payload;
+  }
+
+  /** before_provider_headers: handlers edit the headers in place; a null value removes one. */
+  async #beforeProviderHeaders<O extends { headers?: Record<string, string> } | undefined>(modelHeaders: Record<string, string> | undefined, options: O): Promise<O> {
+    if (!this.#runtime.hasHandlers("before_provider_headers")) return options;
+    const headers: Record<string, string | null> = { ...modelHeaders, ...options?.headers };
+    await this.#runtime.emit({ type: "before_provider_headers", headers });
+    const kept: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) if (typeof value === "string") kept[name] = value;
+    return { ...options, headers: kept } as O;
   }
 
   async #transformContext(messages: AgentMessage[]): Promise<AgentMessage[]> {

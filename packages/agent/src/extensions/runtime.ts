@@ -253,6 +253,10 @@ export class ExtensionRuntime {
       hasUI: true,
       mode: "rpc",
       cwd: host.cwd,
+      thinkingLevel: host.thinkingLevel(),
+      scopedModels: host.scopedModels(),
+      // parley loads project-local resources, so it treats the project as trusted.
+      isProjectTrusted: () => true,
       sessionManager: readonlyManager(session),
       modelRegistry: host.modelRegistry(),
       model: host.model(),
@@ -271,6 +275,7 @@ export class ExtensionRuntime {
     const host = this.#host;
     return {
       ...this.context(extension),
+      getSystemPromptOptions: () => ({ cwd: host.cwd, skills: this.resources.skills, contextFiles: [] }),
       waitForIdle: () => host.waitForIdle(),
       newSession: async (options) => {
         const result = await host.newSession(options?.parentSession !== undefined ? { parentSession: options.parentSession } : {});
@@ -342,11 +347,16 @@ export class ExtensionRuntime {
         if (given !== undefined) return flag?.type === "boolean" && typeof given === "string" ? given !== "false" : given;
         return flag?.default;
       },
+      // Rendering belongs to a terminal UI: accepted and kept out of the way, as pi's RPC mode does.
       registerMessageRenderer: () => {},
+      registerMarkdownTransformer: () => {},
+      registerEntryRenderer: () => {},
       sendMessage: (message, options) => host.sendMessage(message, options),
       sendUserMessage: (content, options) => host.sendUserMessage(content, options),
       appendEntry: (customType, data) => {
-        host.session().append({ type: "custom", customType: String(customType), ...(data !== undefined ? { data } : {}) });
+        const entry = host.session().append({ type: "custom", customType: String(customType), ...(data !== undefined ? { data } : {}) });
+        // The newest pi tells the client about the entry.
+        host.emitEntryAppended(entry);
       },
       setSessionName: (name) => host.setSessionName(String(name)),
       getSessionName: () => host.session().name,
@@ -361,9 +371,13 @@ export class ExtensionRuntime {
       setModel: (model) => host.setModel(model),
       getThinkingLevel: () => host.thinkingLevel(),
       setThinkingLevel: (level) => host.setThinkingLevel(level),
-      registerProvider: (name, config) => {
-        host.registerProvider(String(name), config);
-        this.#providers.add(String(name));
+      // pi's two forms: (name, config), or one provider object named by its `id` (or `name`).
+      registerProvider: (nameOrProvider: unknown, config?: unknown) => {
+        const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? (nameOrProvider as { id?: unknown; name?: unknown }) : undefined;
+        const name = provider ? String(provider.id ?? provider.name ?? "") : String(nameOrProvider);
+        if (!name) throw new TypeError("registerProvider(provider): the provider needs an id");
+        host.registerProvider(name, provider ?? config);
+        this.#providers.add(name);
       },
       unregisterProvider: (name) => {
         host.unregisterProvider(String(name));

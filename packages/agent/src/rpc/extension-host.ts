@@ -15,6 +15,7 @@ import type {
   ExtensionContext,
   ExtensionUIContext,
   NavigateTreeOptions,
+  ScopedModel,
   SessionBeforeTreeResult,
   ThinkingLevel,
   TreePreparation,
@@ -107,6 +108,15 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     void this.#agent.abort();
   }
 
+  scopedModels(): readonly ScopedModel[] {
+    // --models / enabledModels scoping is resolved with the models; none here means "not scoped".
+    return [];
+  }
+
+  emitEntryAppended(entry: SessionEntry): void {
+    this.#send({ type: "entry_appended", entry });
+  }
+
   thinkingLevel(): ThinkingLevel {
     return this.#agent.thinkingLevel;
   }
@@ -122,6 +132,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   setSessionName(name: string): void {
     this.#agent.session.setName(name);
     this.#send({ type: "session_info_changed", ...(name ? { name } : {}) });
+    void this.runtime.emit({ type: "session_info_changed", name: name || undefined });
   }
 
   /**
