@@ -72,9 +72,9 @@ describe("state, model and settings commands (--no-session)", () => {
     expect(await fail(agent, { type: "no_such_command" })).toMatch(/Unknown command: no_such_command/);
   });
 
-  it("empty-session reads: get_messages, get_last_assistant_text (null), stats, fork messages, entries, tree", async () => {
+  it("empty-session reads: get_messages, get_last_assistant_text (no text), stats, fork messages, entries, tree", async () => {
     expect(await ok(agent, { type: "get_messages" })).toEqual({ messages: [] });
-    expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({ text: null });
+    expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({});
     expect(await ok(agent, { type: "get_fork_messages" })).toEqual({ messages: [] });
     expect(await ok(agent, { type: "get_entries" })).toEqual({ entries: [], leafId: null });
     expect(await ok(agent, { type: "get_tree" })).toEqual({ tree: [], leafId: null });
@@ -250,7 +250,7 @@ describe("state, model and settings commands (--no-session)", () => {
       expect(after["sessionId"]).not.toBe(before["sessionId"]);
       expect(after["messageCount"]).toBe(0);
       expect(await messages(agent)).toEqual([]);
-      expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({ text: null });
+      expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({});
       expect(await ok(agent, { type: "get_entries" })).toEqual({ entries: [], leafId: null });
       const next = await runPrompt(agent, "fresh");
       const firstCall = msg(next.find((r) => r.type === "message_start" && msg(r).role === "assistant") as Rec);
