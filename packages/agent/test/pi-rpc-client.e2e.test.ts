@@ -21,7 +21,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT } from "./helpers/spawn.js";
@@ -42,6 +42,7 @@ const { RpcClient } = (await import(join(ROOT, "node_modules/@mariozechner/pi-co
 interface Setup {
   client: PiRpcClient;
   base: string;
+  cwd: string;
   sessions: string;
 }
 
@@ -70,10 +71,20 @@ async function start(agent: AgentName): Promise<Setup> {
     rmSync(base, { recursive: true, force: true });
   });
   await client.start();
+  // RpcClient gives each request 30 s; an agent starting on a busy machine may need longer, so the
+  // first request is repeated until one is answered (the late answers are ignored).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.getState();
+      break;
+    } catch (error) {
+      if (attempt >= 4) throw error;
+    }
+  }
   await client.setModel("offline", "echo");
   // pi starts at its default thinking level (settings); both are put on the same footing here.
   await client.setThinkingLevel("medium");
-  return { client, base, sessions };
+  return { client, base, cwd, sessions };
 }
 
 /** Run-to-run noise out: uuids, 8-hex entry ids, timestamps, the temp folder, token counts. */
@@ -317,12 +328,12 @@ const SCENARIOS: Scenario[] = [
     expect((await client.getState()).messageCount).toBe(0);
     return 0;
   }],
-  ["export_html writes an .html file", async ({ client }) => {
+  ["export_html writes an .html file", async ({ client, cwd }) => {
     await client.promptAndWait("Hello");
     const result = await client.exportHtml();
     expect(result.path.endsWith(".html")).toBe(true);
-    expect(existsSync(result.path)).toBe(true);
-    rmSync(result.path, { force: true });
+    // The path may be relative to the agent's working folder.
+    expect(existsSync(resolve(cwd, result.path))).toBe(true);
     return true;
   }],
   ["get_last_assistant_text: none at first, then the reply", async ({ client }) => {
