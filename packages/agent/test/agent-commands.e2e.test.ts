@@ -72,9 +72,9 @@ describe("state, model and settings commands (--no-session)", () => {
     expect(await fail(agent, { type: "no_such_command" })).toMatch(/Unknown command: no_such_command/);
   });
 
-  it("empty-session reads: get_messages, get_last_assistant_text (null), stats, fork messages, entries, tree", async () => {
+  it("empty-session reads: get_messages, get_last_assistant_text (no text), stats, fork messages, entries, tree", async () => {
     expect(await ok(agent, { type: "get_messages" })).toEqual({ messages: [] });
-    expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({ text: null });
+    expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({});
     expect(await ok(agent, { type: "get_fork_messages" })).toEqual({ messages: [] });
     expect(await ok(agent, { type: "get_entries" })).toEqual({ entries: [], leafId: null });
     expect(await ok(agent, { type: "get_tree" })).toEqual({ tree: [], leafId: null });
@@ -250,7 +250,7 @@ describe("state, model and settings commands (--no-session)", () => {
       expect(after["sessionId"]).not.toBe(before["sessionId"]);
       expect(after["messageCount"]).toBe(0);
       expect(await messages(agent)).toEqual([]);
-      expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({ text: null });
+      expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({});
       expect(await ok(agent, { type: "get_entries" })).toEqual({ entries: [], leafId: null });
       const next = await runPrompt(agent, "fresh");
       const firstCall = msg(next.find((r) => r.type === "message_start" && msg(r).role === "assistant") as Rec);
@@ -387,8 +387,9 @@ describe("session-file commands (--session-dir)", () => {
     expect(forkable.map((m) => m.text)).toEqual(["first question", "second question"]);
     const { entries } = (await ok(agent, { type: "get_entries" })) as { entries: Rec[] };
     const assistantEntry = entries.find((e) => e.type === "message" && (e["message"] as Msg).role === "assistant") as Rec;
-    expect(await fail(agent, { type: "fork", entryId: assistantEntry["id"] })).toMatch(/user message/);
-    expect(await fail(agent, { type: "fork", entryId: "no-such-entry" })).toMatch(/no-such-entry/);
+    // pi's words for both: not a user message, no such entry.
+    expect(await fail(agent, { type: "fork", entryId: assistantEntry["id"] })).toBe("Invalid entry ID for forking");
+    expect(await fail(agent, { type: "fork", entryId: "no-such-entry" })).toBe("Invalid entry ID for forking");
 
     const res = await ok(agent, { type: "fork", entryId: forkable[1]?.entryId });
     expect(res).toEqual({ text: "second question", cancelled: false });
@@ -406,7 +407,7 @@ describe("session-file commands (--session-dir)", () => {
     expect((await messages(agent)).map((m) => textOf(m))).toEqual(["first question", "reply one", "another way", "reply beta"]);
   });
 
-  it("switch_session between two session files; a missing file is an error", async () => {
+  it("switch_session between two session files; a path with no file starts a session there (as pi)", async () => {
     const a = (await state(agent))["sessionFile"] as string;
     const aMessages = await messages(agent);
     expect(await ok(agent, { type: "new_session" })).toEqual({ cancelled: false });
@@ -422,7 +423,11 @@ describe("session-file commands (--session-dir)", () => {
     expect(await ok(agent, { type: "switch_session", sessionPath: b })).toEqual({ cancelled: false });
     expect(await messages(agent)).toEqual(bMessages);
 
-    expect(await fail(agent, { type: "switch_session", sessionPath: join(dir, "missing.jsonl") })).toMatch(/missing\.jsonl/);
+    const fresh = join(dir, "missing.jsonl");
+    expect(await ok(agent, { type: "switch_session", sessionPath: fresh })).toEqual({ cancelled: false });
+    expect((await state(agent))["sessionFile"]).toBe(fresh);
+    expect(await messages(agent)).toEqual([]);
+    expect(await ok(agent, { type: "switch_session", sessionPath: b })).toEqual({ cancelled: false });
     expect((await state(agent))["sessionFile"]).toBe(b);
   });
 

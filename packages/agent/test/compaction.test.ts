@@ -243,13 +243,16 @@ describe("compact (in-process)", () => {
     expect(second).not.toContain("gamma");
   });
 
-  it("refuses while the agent is streaming", async () => {
-    const { transport, request, until } = await serve(["a long reply with many words to stream slowly"], [], { PARLEY_STREAM_DELAY_MS: "30" });
+  it("while the agent is streaming, aborts the run first and then compacts (as pi does)", async () => {
+    const { transport, request, until } = await serve(["a long reply with many words to stream slowly", "Summary of it all."], [], { PARLEY_STREAM_DELAY_MS: "30" });
     await request({ type: "prompt", message: "go" });
+    await until(() => transport.of("message_update").length > 0);
     const response = await request({ type: "compact" });
-    expect(response).toMatchObject({ success: false, error: expect.stringMatching(/while the agent is running/) });
-    expect(transport.of("compaction_start")).toEqual([]);
-    await until(() => transport.of("agent_settled").length > 0);
+    expect(response).toMatchObject({ success: true, data: { summary: expect.stringContaining("Summary of it all.") } });
+    const types = transport.sent.map((r) => r["type"]);
+    expect(types.indexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
+    const end = transport.of("agent_end")[0] as { messages: Rec[] };
+    expect(end.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
   });
 
   it("fails clearly when there is nothing to compact", async () => {
@@ -485,14 +488,16 @@ describe("compact (spawned CLI)", () => {
     expect(notes.at(-1)).toBe(`context:${JSON.stringify(["compactionSummary", "user", "assistant", "user"])}`);
   });
 
-  it("refuses to compact while streaming", async () => {
+  it("compact while streaming aborts the run, then compacts", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "script.json"), JSON.stringify(["a reply long enough to take a while to stream out"]));
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["a reply long enough to take a while to stream out", "The summary."]));
     const agent = spawnParley(["--model-script", join(dir, "script.json")], { cwd: dir, env: { PARLEY_STREAM_DELAY_MS: "40" } });
     agents.push(agent);
     await agent.request({ type: "prompt", message: "go" });
-    const response = await agent.request({ type: "compact" });
-    expect(response).toMatchObject({ success: false, error: expect.stringMatching(/while the agent is running/) });
-    await agent.waitFor((r) => r.type === "agent_settled");
+    await agent.waitFor((r) => r.type === "message_update", 60_000);
+    const response = await agent.request({ type: "compact" }, 60_000);
+    expect(response).toMatchObject({ success: true, data: { summary: expect.stringContaining("The summary.") } });
+    const types = agent.records.map((r) => r.type);
+    expect(types.indexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
   });
 });

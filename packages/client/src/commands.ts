@@ -215,7 +215,7 @@ export abstract class CommandMethods {
   }
 
   async getLastAssistantText(options?: RequestOptions): Promise<string | null> {
-    return (await this.request({ type: "get_last_assistant_text" }, options)).text;
+    return (await this.request({ type: "get_last_assistant_text" }, options)).text ?? null;
   }
 
   setSessionName(name: string, options?: RequestOptions): Promise<void> {

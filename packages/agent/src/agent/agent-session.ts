@@ -17,7 +17,8 @@ import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
-import { errorMessage } from "../error-text.js";
+import { errorMessage, errorText } from "../error-text.js";
+import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../rpc/transport.js";
 
 export type Emit = (record: Record<string, unknown>) => void;
@@ -142,7 +143,15 @@ export class AgentSession {
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
         sessionId: this.#session.id,
+        // The newest pi's provider hooks: a handler may replace the request's payload, and hears
+        // the response's status and headers before its body is read.
+        onPayload: (payload) => this.#beforeProviderRequest(payload),
+        onResponse: async (response) => {
+          if (this.#runtime.hasHandlers("after_provider_response")) await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
+        },
       });
+      const stream = core.streamFn;
+      core.streamFn = async (model, context, options) => stream(model, context, await this.#beforeProviderHeaders(model.headers, options));
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -254,7 +263,10 @@ export class AgentSession {
   systemPrompt(): string {
     this.#syncTools();
     const prompt = this.#options.config?.prompt;
+    // Skills are offered only when the model can read their files, as in pi.
+    const skillsSection = this.tools.activeNames().includes("read") ? formatSkillsForPrompt(this.#runtime.resources.skills) : "";
     return buildSystemPrompt({
+      skillsSection,
       cwd: this.#options.cwd,
       custom: prompt?.custom ?? this.#options.customSystemPrompt,
       append: prompt?.append,
@@ -336,12 +348,13 @@ export class AgentSession {
           return;
         }
       }
+      // Skills and prompt templates expand after the input event, as in pi.
+      input = { ...input, text: this.expandCommands(input.text) };
       if (!starts) {
         if (!options.streamingBehavior) {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
         }
-        if (options.streamingBehavior === "steer") this.steer(input.text, input.images);
-        else this.followUp(input.text, input.images);
+        this.#enqueue(options.streamingBehavior, input.text, input.images);
         options.onAccepted?.();
         return;
       }
@@ -385,15 +398,32 @@ export class AgentSession {
     }
   }
 
+  /**
+   * Queues a steering message (delivered after the current turn's tool calls), whether or not a
+   * run goes on: while idle it waits for the next run, as in pi. `/skill:…` and templates expand.
+   */
   steer(text: string, images?: ImageContent[]): void {
-    this.#steering.push(text);
-    this.#queue("steer", userMessage(text, images));
-    this.#queueUpdate();
+    this.#enqueue("steer", this.expandCommands(text), images);
   }
 
+  /** Queues a follow-up message (delivered when the agent would stop); see steer(). */
   followUp(text: string, images?: ImageContent[]): void {
-    this.#followUp.push(text);
-    this.#queue("followUp", userMessage(text, images));
+    this.#enqueue("followUp", this.expandCommands(text), images);
+  }
+
+  /** `/skill:name args` and `/template args` → the text the model gets; anything else unchanged. */
+  expandCommands(text: string): string {
+    if (!text.startsWith("/")) return text;
+    const { skills, prompts } = this.#runtime.resources;
+    const expanded = expandSkillCommand(text, skills, (skill, error) =>
+      this.#runtime.reportError({ extensionPath: skill.filePath, event: "skill_expansion", ...errorText(error) }),
+    );
+    return expandPromptTemplate(expanded, prompts);
+  }
+
+  #enqueue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): void {
+    (kind === "steer" ? this.#steering : this.#followUp).push(text);
+    this.#queue(kind, userMessage(text, images));
     this.#queueUpdate();
   }
 
@@ -579,6 +609,7 @@ export class AgentSession {
       // Nothing runs now and nothing starts by itself: messages still queued (after an abort)
       // wait for the next prompt.
       this.#emit({ type: "agent_settled" });
+      void this.#runtime.emit({ type: "agent_settled" });
     });
   }
 
@@ -669,6 +700,22 @@ export class AgentSession {
     } catch (error) {
       this.#options.log(`could not save the message to the session file: ${errorMessage(error)}`);
     }
+  }
+
+  async #beforeProviderRequest(payload: unknown): Promise<unknown> {
+    if (!this.#runtime.hasHandlers("before_provider_request")) return payload;
+    const result = await this.#runtime.emitChained({ type: "before_provider_request", payload }, (event, replacement) => ({ event: { ...event, payload: replacement } }));
+    return result.payload;
+  }
+
+  /** before_provider_headers: handlers edit the headers in place; a null value removes one. */
+  async #beforeProviderHeaders<O extends { headers?: Record<string, string> } | undefined>(modelHeaders: Record<string, string> | undefined, options: O): Promise<O> {
+    if (!this.#runtime.hasHandlers("before_provider_headers")) return options;
+    const headers: Record<string, string | null> = { ...modelHeaders, ...options?.headers };
+    await this.#runtime.emit({ type: "before_provider_headers", headers });
+    const kept: Record<string, string> = {};
+    for (const [name, value] of Object.entries(headers)) if (typeof value === "string") kept[name] = value;
+    return { ...options, headers: kept } as O;
   }
 
   async #transformContext(messages: AgentMessage[]): Promise<AgentMessage[]> {

@@ -388,18 +388,20 @@ async function runCompaction(
   running.set(agent, controller);
   agent.isCompacting = true;
   agent.emit({ type: "compaction_start", reason });
+  let supplied: ExtensionCompaction | undefined;
   try {
     const session = agent.session;
     const path = session.branch();
     const preparation = prepareCompaction(path, settings);
 
-    let supplied: ExtensionCompaction | undefined;
     if (agent.runtime.hasHandlers("session_before_compact")) {
       const verdict = await agent.runtime.emit<{ cancel?: boolean; compaction?: ExtensionCompaction }>({
         type: "session_before_compact",
         preparation,
         branchEntries: path,
         customInstructions: options.customInstructions,
+        reason,
+        willRetry: options.willRetry,
         signal: controller.signal,
       });
       if (verdict?.cancel === true) throw new CompactionCancelledError();
@@ -417,10 +419,11 @@ async function runCompaction(
       }
       summary = supplied.summary;
       if (supplied.firstKeptEntryId !== undefined) {
-        if (typeof supplied.firstKeptEntryId !== "string" || !path.some((e) => e.id === supplied.firstKeptEntryId)) {
-          throw new Error(`session_before_compact returned firstKeptEntryId ${JSON.stringify(supplied.firstKeptEntryId)}, which is not an entry on the current branch`);
+        const kept: unknown = supplied.firstKeptEntryId;
+        if (typeof kept !== "string" || !path.some((e) => e.id === kept)) {
+          throw new Error(`session_before_compact returned firstKeptEntryId ${JSON.stringify(kept)}, which is not an entry on the current branch`);
         }
-        firstKeptEntryId = supplied.firstKeptEntryId;
+        firstKeptEntryId = kept;
       }
       if (typeof supplied.tokensBefore === "number" && Number.isFinite(supplied.tokensBefore)) tokensBefore = supplied.tokensBefore;
       details = supplied.details;
@@ -445,7 +448,7 @@ async function runCompaction(
     // The agent continues from the compacted context.
     agent.messages = session.buildContext() as AgentMessage[];
     const estimatedTokensAfter = agent.messages.reduce((sum, m) => sum + estimateTokens(m), 0);
-    await agent.runtime.emit({ type: "session_compact", compactionEntry: entry, fromExtension: supplied !== undefined });
+    await agent.runtime.emit({ type: "session_compact", compactionEntry: entry, fromExtension: supplied !== undefined, reason, willRetry: options.willRetry });
 
     const result: CompactionResult = {
       summary,
@@ -469,6 +472,15 @@ async function runCompaction(
       willRetry: false,
       ...(aborted ? {} : { errorMessage: `${prefix}: ${message}` }),
     });
+    // The newest pi tells extensions too (nothing can be cancelled any more, so it is not awaited).
+    void agent.runtime.emit({
+      type: "session_compact_failed",
+      reason,
+      aborted,
+      willRetry: false,
+      fromExtension: supplied !== undefined,
+      ...(aborted ? {} : { errorMessage: `${prefix}: ${message}` }),
+    });
     throw aborted && !(error instanceof CompactionCancelledError) ? new CompactionCancelledError() : error;
   } finally {
     agent.isCompacting = false;
@@ -478,7 +490,7 @@ async function runCompaction(
 
 /**
  * Compacts now (the `compact` command, `ctx.compact()`). Like pi, a run in progress is aborted
- * first (the command itself refuses while the agent runs). Resolves with the result; rejects with
+ * first, for the command as for ctx.compact(). Resolves with the result; rejects with
  * the reason when it fails or is cancelled ("Compaction cancelled").
  */
 export async function compactSession(

@@ -16,6 +16,8 @@ export interface SystemPromptOptions {
   append?: string[] | undefined;
   /** The context files; default: contextFiles(cwd) with no global agent directory. */
   contextFiles?: { path: string; content: string }[] | undefined;
+  /** The skills the model may load (resources/skills.ts formats it; empty for none). */
+  skillsSection?: string;
   now?: Date;
 }
 
@@ -90,8 +92,9 @@ Guidelines:
   if (files.length > 0) {
     parts.push(`# Project Context\n\nProject-specific instructions and guidelines:\n\n${files.map((f) => `## ${f.path}\n\n${f.content.trim()}`).join("\n\n")}`);
   }
-  parts.push(`Current date: ${(options.now ?? new Date()).toISOString().slice(0, 10)}\nCurrent working directory: ${options.cwd}`);
-  return parts.join("\n\n");
+  // As in pi: the skills after the context (the section brings its own leading blank line), the date and cwd last.
+  const dated = `Current date: ${(options.now ?? new Date()).toISOString().slice(0, 10)}\nCurrent working directory: ${options.cwd}`;
+  return `${parts.join("\n\n")}${options.skillsSection ?? ""}\n\n${dated}`;
 }
 
 function firstLine(text: string): string {

@@ -27,6 +27,7 @@ import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, t
 import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
+import { loadResources } from "../resources/index.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -265,6 +266,18 @@ export async function main(argv: string[]): Promise<void> {
     // ctx.reload(): discovery and -e files again, each loaded fresh.
     reloadExtensions: () => loadAll(options, setup),
   });
+
+  // Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt).
+  const resources = loadResources({
+    cwd,
+    agentDir,
+    skillPaths: options.skills,
+    promptTemplatePaths: options.promptTemplates,
+    noSkills: options.noSkills,
+    noPromptTemplates: options.noPromptTemplates,
+  });
+  for (const w of resources.warnings) log(`${w.path}: ${w.message}`);
+  server.runtime.resources = resources;
 
   // An -e file whose factory throws stops parley too, with the extension's own stack.
   const fatal = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];

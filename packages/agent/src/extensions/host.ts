@@ -4,7 +4,8 @@
  * extensions too.
  */
 import type { Session } from "../session/session.js";
-import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, NavigateTreeOptions, ThinkingLevel } from "./types.js";
+import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, NavigateTreeOptions, ScopedModel, ThinkingLevel } from "./types.js";
+import type { SessionEntry } from "../session/session.js";
 import type { TextContent, ImageContent } from "@mariozechner/pi-ai";
 
 export interface ExtensionErrorReport {
@@ -53,6 +54,10 @@ export interface ExtensionHost {
   setSessionName(name: string): void;
   abort(): void;
   thinkingLevel(): ThinkingLevel;
+  /** ctx.scopedModels: the models the session is limited to; empty when it is not. */
+  scopedModels(): readonly ScopedModel[];
+  /** pi.appendEntry saved an entry: the client hears of it (entry_appended). */
+  emitEntryAppended(entry: SessionEntry): void;
   setThinkingLevel(level: ThinkingLevel): void;
   /** Value of a CLI flag given for an extension-registered flag name, if any. */
   cliFlag(name: string): string | boolean | undefined;

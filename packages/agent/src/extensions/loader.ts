@@ -96,16 +96,35 @@ function bundledLibraries(): Record<string, string> {
   return out;
 }
 
-/** Package name → what an extension gets when it imports it. */
+/** The same entry points under another package name (`@earendil-works/pi-ai/oauth` → pi-ai's oauth). */
+function renamed(from: string, to: string, table: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [specifier, file] of Object.entries(table)) if (specifier === from || specifier.startsWith(`${from}/`)) out[to + specifier.slice(from.length)] = file;
+  return out;
+}
+
+/**
+ * Package name → what an extension gets when it imports it. As in the newest pi, both scopes
+ * work: `@earendil-works/*` (pi's packages' new names) and `@mariozechner/*`; `@sinclair/typebox`
+ * is TypeBox; pi-ai's `compat` entry is its root here (the installed pi-ai has only the root API).
+ * Running from the bundle, the libraries are the bundle's own instances (bundledLibraries()).
+ */
 function aliases(): Record<string, string> {
   const bundled = bundledLibraries();
   const libraries =
     Object.keys(bundled).length > 0
       ? bundled
       : { ...exportAliases("@mariozechner/pi-ai"), ...exportAliases("@mariozechner/pi-tui"), ...exportAliases("@mariozechner/pi-agent-core"), ...exportAliases("typebox") };
-  return {
+  const piAiRoot = libraries["@mariozechner/pi-ai"];
+  if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
+  const shared = {
     ...libraries,
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
+  };
+  return {
+    ...shared,
+    ...renamed("@mariozechner", "@earendil-works", shared),
+    ...renamed("typebox", "@sinclair/typebox", libraries),
     "@parley/agent": entry("index"),
   };
 }

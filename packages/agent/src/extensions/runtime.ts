@@ -2,7 +2,7 @@
  * The loaded extensions and everything they registered: event handlers, commands, tools,
  * flags. Emits events to handlers in load order; a throwing handler is reported, never fatal.
  */
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
   AgentLoopEvent,
@@ -27,6 +27,7 @@ import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
 import type { NewSessionEntry, Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
+import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -34,12 +35,19 @@ export interface LoadedExtension {
   path: string;
   sourceInfo: SourceInfo;
   handlers: Map<string, AnyHandler[]>;
+  /** Its commands by name: registering a name again replaces its own earlier one. */
+  commands: Map<string, RegisteredCommand>;
 }
 
 export interface RegisteredCommand {
   name: string;
   extension: LoadedExtension;
   options: RegisteredCommandOptions;
+}
+
+/** A command as clients invoke it: pi suffixes a name several extensions share with `:1`, `:2`, … */
+export interface ResolvedCommand extends RegisteredCommand {
+  invocationName: string;
 }
 
 export interface RegisteredFlag {
@@ -52,7 +60,10 @@ export interface RegisteredFlag {
 
 export class ExtensionRuntime {
   readonly extensions: LoadedExtension[] = [];
-  readonly commands = new Map<string, RegisteredCommand>();
+  /** Skills and prompt templates (the CLI loads them; get_commands and prompts use them). */
+  resources: Resources = NO_RESOURCES;
+  /** What the command line found, before extensions added theirs (a reload starts again from it). */
+  #baseResources: Resources | undefined;
   readonly tools = new Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>();
   readonly flags = new Map<string, RegisteredFlag>();
   readonly shortcuts: { shortcut: string; extensionPath: string }[] = [];
@@ -72,7 +83,7 @@ export class ExtensionRuntime {
     // As pi reports it: -e files come from the CLI, discovered ones are local to the user or project.
     const sourceInfo: SourceInfo =
       scope === "temporary" ? { path, source: "cli", scope, origin: "top-level" } : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
-    const extension: LoadedExtension = { path, sourceInfo, handlers: new Map() };
+    const extension: LoadedExtension = { path, sourceInfo, handlers: new Map(), commands: new Map() };
     this.extensions.push(extension);
     try {
       await factory(this.#api(extension));
@@ -85,25 +96,32 @@ export class ExtensionRuntime {
   }
 
   /**
-   * resources_discover after session_start, as pi emits it. Every handler runs; the skill, prompt
-   * and theme folders they name are pi features parley does not have, so they are reported once
-   * per extension (stderr) and otherwise ignored.
+   * resources_discover after session_start, as pi emits it. The skill and prompt folders handlers
+   * name join the resources; themes belong to a terminal UI, so those are reported once per
+   * extension (stderr) and otherwise ignored.
    */
   async emitResourcesDiscover(cwd: string, reason: "startup" | "reload"): Promise<void> {
+    const skillPaths: string[] = [];
+    const promptTemplatePaths: string[] = [];
     for (const extension of this.extensions) {
       for (const handler of extension.handlers.get("resources_discover") ?? []) {
         try {
           const result = (await (handler as (e: unknown, c: ExtensionContext) => unknown)({ type: "resources_discover", cwd, reason }, this.context(extension))) as ResourcesDiscoverResult | undefined;
-          const named = (["skillPaths", "promptPaths", "themePaths"] as const).filter((key) => Array.isArray(result?.[key]) && result[key].length > 0);
-          if (named.length > 0 && !this.#resourcesReported.has(extension.path)) {
+          const base = dirname(extension.path);
+          const paths = (list: unknown): string[] => (Array.isArray(list) ? list.filter((p): p is string => typeof p === "string").map((p) => resolve(base, p)) : []);
+          skillPaths.push(...paths(result?.skillPaths));
+          promptTemplatePaths.push(...paths(result?.promptPaths));
+          if (Array.isArray(result?.themePaths) && result.themePaths.length > 0 && !this.#resourcesReported.has(extension.path)) {
             this.#resourcesReported.add(extension.path);
-            this.#host.diagnostic(`${extension.path}: resources_discover returned ${named.join(", ")}, which parley ignores (it has no skills, prompt templates or themes)`);
+            this.#host.diagnostic(`${extension.path}: resources_discover returned themePaths, which parley ignores (themes belong to a terminal UI)`);
           }
         } catch (error) {
           this.#host.reportError({ extensionPath: extension.path, event: "resources_discover", ...errorText(error) });
         }
       }
     }
+    this.#baseResources ??= this.resources;
+    this.resources = skillPaths.length + promptTemplatePaths.length > 0 ? extendResources(this.#baseResources, { cwd, skillPaths, promptTemplatePaths }) : this.#baseResources;
   }
 
   /** Forgets every extension and what it registered (before a reload loads them again). */
@@ -111,12 +129,16 @@ export class ExtensionRuntime {
     for (const name of this.#providers) this.#host.unregisterProvider(name);
     this.#providers.clear();
     this.extensions.length = 0;
-    this.commands.clear();
     this.tools.clear();
     this.flags.clear();
     this.shortcuts.length = 0;
     // Listeners of the old instances must not hear the new ones.
     this.#bus = createEventBus();
+  }
+
+  /** An extension_error for something an extension's resource caused (a skill that cannot be read). */
+  reportError(report: Parameters<ExtensionHost["reportError"]>[0]): void {
+    this.#host.reportError(report);
   }
 
   hasHandlers(event: string): boolean {
@@ -170,23 +192,47 @@ export class ExtensionRuntime {
   /** The context a tool or handler of this extension gets (a neutral one for built-ins). */
   contextFor(extensionPath: string | undefined): ExtensionContext {
     const extension = this.extensions.find((e) => e.path === extensionPath);
-    return this.context(extension ?? { path: extensionPath ?? "<builtin>", sourceInfo: { path: "<builtin>", source: "builtin", scope: "temporary", origin: "top-level" }, handlers: new Map() });
+    return this.context(extension ?? { path: extensionPath ?? "<builtin>", sourceInfo: { path: "<builtin>", source: "builtin", scope: "temporary", origin: "top-level" }, handlers: new Map(), commands: new Map() });
   }
 
+  /**
+   * Every extension command in load order, each with the name clients invoke it by: a name that
+   * several extensions register becomes `name:1`, `name:2`, … (skipping names already taken).
+   */
+  get commands(): ResolvedCommand[] {
+    const all = this.extensions.flatMap((e) => [...e.commands.values()]);
+    const counts = new Map<string, number>();
+    for (const c of all) counts.set(c.name, (counts.get(c.name) ?? 0) + 1);
+    const seen = new Map<string, number>();
+    const taken = new Set<string>();
+    return all.map((command) => {
+      const occurrence = (seen.get(command.name) ?? 0) + 1;
+      seen.set(command.name, occurrence);
+      let invocationName = (counts.get(command.name) ?? 0) > 1 ? `${command.name}:${occurrence}` : command.name;
+      for (let n = occurrence + 1; taken.has(invocationName); n++) invocationName = `${command.name}:${n}`;
+      taken.add(invocationName);
+      return { ...command, invocationName };
+    });
+  }
+
+  /** get_commands and pi.getCommands(): extension commands, then prompt templates, then skills. */
   commandList(): SlashCommandInfo[] {
-    return [...this.commands.values()].map((c) => ({
-      name: c.name,
-      ...(c.options.description !== undefined ? { description: c.options.description } : {}),
-      source: "extension" as const,
-      sourceInfo: c.extension.sourceInfo,
-    }));
+    return [
+      ...this.commands.map((c) => ({
+        name: c.invocationName,
+        ...(c.options.description !== undefined ? { description: c.options.description } : {}),
+        source: "extension" as const,
+        sourceInfo: c.extension.sourceInfo,
+      })),
+      ...this.resources.prompts.map((p) => ({ name: p.name, description: p.description, source: "prompt" as const, sourceInfo: p.sourceInfo })),
+      ...this.resources.skills.map((s) => ({ name: `skill:${s.name}`, description: s.description, source: "skill" as const, sourceInfo: s.sourceInfo })),
+    ];
   }
 
-  /** Runs `/name args` if `name` is a registered command; false when it is not one. */
-  /** The registered command `/name args` invokes, with its args; undefined for anything else. */
-  findCommand(text: string): { command: RegisteredCommand; args: string } | undefined {
+  /** The extension command `/name args` invokes, with its args; undefined for anything else. */
+  findCommand(text: string): { command: ResolvedCommand; args: string } | undefined {
     const match = /^\/(\S+)(?:\s([\s\S]*))?$/.exec(text);
-    const command = match ? this.commands.get(match[1] ?? "") : undefined;
+    const command = match ? this.commands.find((c) => c.invocationName === match[1]) : undefined;
     return command ? { command, args: match?.[2] ?? "" } : undefined;
   }
 
@@ -210,6 +256,10 @@ export class ExtensionRuntime {
       hasUI: true,
       mode: "rpc",
       cwd: host.cwd,
+      thinkingLevel: host.thinkingLevel(),
+      scopedModels: host.scopedModels(),
+      // parley loads project-local resources, so it treats the project as trusted.
+      isProjectTrusted: () => true,
       sessionManager: readonlyManager(session),
       modelRegistry: host.modelRegistry(),
       model: host.model(),
@@ -228,6 +278,7 @@ export class ExtensionRuntime {
     const host = this.#host;
     return {
       ...this.context(extension),
+      getSystemPromptOptions: () => ({ cwd: host.cwd, skills: this.resources.skills, contextFiles: [] }),
       waitForIdle: () => host.waitForIdle(),
       newSession: async (options) => {
         const result = await host.newSession(options?.parentSession !== undefined ? { parentSession: options.parentSession } : {});
@@ -280,11 +331,7 @@ export class ExtensionRuntime {
         const clean = String(name).replace(/^\//, "");
         if (!/^\S+$/.test(clean)) throw new TypeError(`registerCommand: "${name}" is not a valid command name (no spaces)`);
         if (typeof options?.handler !== "function") throw new TypeError(`registerCommand("${clean}"): options.handler must be a function`);
-        const existing = this.commands.get(clean);
-        if (existing) {
-          host.diagnostic(`command /${clean} from ${extension.path} replaces the one from ${existing.extension.path}`);
-        }
-        this.commands.set(clean, { name: clean, extension, options });
+        extension.commands.set(clean, { name: clean, extension, options });
       },
       registerTool: (tool) => {
         if (!tool || typeof tool.name !== "string") throw new TypeError("registerTool: the tool needs a string name");
@@ -303,11 +350,16 @@ export class ExtensionRuntime {
         if (given !== undefined) return flag?.type === "boolean" && typeof given === "string" ? given !== "false" : given;
         return flag?.default;
       },
+      // Rendering belongs to a terminal UI: accepted and kept out of the way, as pi's RPC mode does.
       registerMessageRenderer: () => {},
+      registerMarkdownTransformer: () => {},
+      registerEntryRenderer: () => {},
       sendMessage: (message, options) => host.sendMessage(message, options),
       sendUserMessage: (content, options) => host.sendUserMessage(content, options),
       appendEntry: (customType, data) => {
-        host.session().append({ type: "custom", customType: String(customType), ...(data !== undefined ? { data } : {}) });
+        const entry = host.session().append({ type: "custom", customType: String(customType), ...(data !== undefined ? { data } : {}) });
+        // The newest pi tells the client about the entry.
+        host.emitEntryAppended(entry);
       },
       setSessionName: (name) => host.setSessionName(String(name)),
       getSessionName: () => host.session().name,
@@ -322,9 +374,13 @@ export class ExtensionRuntime {
       setModel: (model) => host.setModel(model),
       getThinkingLevel: () => host.thinkingLevel(),
       setThinkingLevel: (level) => host.setThinkingLevel(level),
-      registerProvider: (name, config) => {
-        host.registerProvider(String(name), config);
-        this.#providers.add(String(name));
+      // pi's two forms: (name, config), or one provider object named by its `id` (or `name`).
+      registerProvider: (nameOrProvider: unknown, config?: unknown) => {
+        const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? (nameOrProvider as { id?: unknown; name?: unknown }) : undefined;
+        const name = provider ? String(provider.id ?? provider.name ?? "") : String(nameOrProvider);
+        if (!name) throw new TypeError("registerProvider(provider): the provider needs an id");
+        host.registerProvider(name, provider ?? config);
+        this.#providers.add(name);
       },
       unregisterProvider: (name) => {
         host.unregisterProvider(String(name));

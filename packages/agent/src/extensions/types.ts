@@ -107,6 +107,11 @@ export interface ExtensionContext {
   /** "rpc" in this mode; guard terminal-only features with `ctx.mode === "tui"`. */
   mode: "rpc";
   cwd: string;
+  /** The thinking level when the context was made. */
+  thinkingLevel: ThinkingLevel;
+  /** Models the session is scoped to (--models / enabledModels); empty when not scoped. */
+  scopedModels: readonly ScopedModel[];
+  isProjectTrusted(): boolean;
   sessionManager: ReadonlySessionManager;
   modelRegistry: { getAll(): unknown[]; getAvailable(): Promise<unknown[]>; find(provider: string, id: string): unknown };
   model: unknown;
@@ -121,7 +126,15 @@ export interface ExtensionContext {
   getSystemPrompt(): string;
 }
 
+/** A model the session is scoped to, with the thinking level chosen for it (pi's ScopedModel). */
+export interface ScopedModel {
+  model: unknown;
+  thinkingLevel?: ThinkingLevel;
+}
+
 export interface ExtensionCommandContext extends ExtensionContext {
+  /** What the system prompt is built from (parley: cwd, the skills, and no separate context files). */
+  getSystemPromptOptions(): { cwd: string; skills: readonly unknown[]; contextFiles: readonly unknown[] };
   waitForIdle(): Promise<void>;
   newSession(options?: {
     parentSession?: string;
@@ -294,6 +307,8 @@ export interface ExtensionAPI {
   registerFlag(name: string, options: { description?: string; type: "boolean" | "string"; default?: boolean | string }): void;
   getFlag(name: string): boolean | string | undefined;
   registerMessageRenderer(customType: string, renderer: unknown): void;
+  registerMarkdownTransformer(transformer: unknown): void;
+  registerEntryRenderer(customType: string, renderer: unknown): void;
   sendMessage<T = unknown>(message: CustomMessageInput<T>, options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: "steer" | "followUp" }): void;
   appendEntry<T = unknown>(customType: string, data?: T): void;
@@ -309,6 +324,7 @@ export interface ExtensionAPI {
   getThinkingLevel(): ThinkingLevel;
   setThinkingLevel(level: ThinkingLevel): void;
   registerProvider(name: string, config: unknown): void;
+  registerProvider(provider: { id?: string; name?: string; [key: string]: unknown }): void;
   unregisterProvider(name: string): void;
   events: EventBus;
 }

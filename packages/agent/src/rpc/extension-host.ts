@@ -16,6 +16,7 @@ import type {
   ExtensionContext,
   ExtensionUIContext,
   NavigateTreeOptions,
+  ScopedModel,
   SessionBeforeTreeResult,
   ThinkingLevel,
   TreePreparation,
@@ -48,6 +49,8 @@ export interface RpcExtensionHostOptions {
 export type SessionSwitchEvents = {
   before: { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string } | { type: "session_before_fork"; entryId: string; position: "before" | "at" };
   reason: "new" | "resume" | "fork";
+  /** Throws when the target is not valid; runs after the before-event, before anything changes. */
+  check?: () => void;
 };
 
 export class RpcExtensionHost implements ExtensionHost, UiBridge {
@@ -110,6 +113,15 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     void this.#agent.abort();
   }
 
+  scopedModels(): readonly ScopedModel[] {
+    // --models / enabledModels scoping is resolved with the models; none here means "not scoped".
+    return [];
+  }
+
+  emitEntryAppended(entry: SessionEntry): void {
+    this.#send({ type: "entry_appended", entry });
+  }
+
   thinkingLevel(): ThinkingLevel {
     return this.#agent.thinkingLevel;
   }
@@ -125,6 +137,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   setSessionName(name: string): void {
     this.#agent.session.setName(name);
     this.#send({ type: "session_info_changed", ...(name ? { name } : {}) });
+    void this.runtime.emit({ type: "session_info_changed", name: name || undefined });
   }
 
   /**
@@ -134,6 +147,8 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   async switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
     const verdict = await this.runtime.emit(events.before);
     if (verdict?.cancel === true) return { cancelled: true };
+    // As in pi, the target is checked only once the extensions have let the switch go ahead.
+    events.check?.();
     // The old session's run and queued messages end with it.
     await this.#agent.abort();
     if (this.#agent.hasPendingMessages()) this.#agent.clearQueue();
@@ -156,7 +171,11 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   /** Continues in a new session holding the branch up to (or at) an entry; `text` is the forked user message. */
   async forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
     const current = this.#agent.session;
-    if (!current.entry(entryId)) throw new Error(`No entry with id ${entryId} (see get_fork_messages)`);
+    // pi's words: a client may match on them.
+    const check = (): void => {
+      const entry = current.entry(entryId);
+      if (!entry || (position === "before" && (entry.type !== "message" || entry.message.role !== "user"))) throw new Error("Invalid entry ID for forking");
+    };
     let text: string | undefined;
     const result = await this.switchTo(
       () => {
@@ -164,16 +183,20 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
         text = forked.selectedText;
         return forked.session;
       },
-      { before: { type: "session_before_fork", entryId, position }, reason: "fork" },
+      { before: { type: "session_before_fork", entryId, position }, reason: "fork", check },
     );
     return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
   }
 
+  /** pi's order: session_before_switch names the path as given, then the file is opened. */
   async switchSession(path: string): Promise<{ cancelled: boolean }> {
-    const next = this.#sessions.open(path);
-    return this.switchTo(() => next, {
-      before: { type: "session_before_switch", reason: "resume", ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) },
+    let next: Session | undefined;
+    return this.switchTo(() => next ?? this.#sessions.open(path), {
+      before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",
+      check: () => {
+        next = this.#sessions.open(path);
+      },
     });
   }
 

@@ -317,6 +317,23 @@ export const SessionInfoChangedEvent = Type.Object(
 );
 export type SessionInfoChangedEvent = Static<typeof SessionInfoChangedEvent>;
 
+export const EntryAppendedEvent = Type.Object(
+  {
+    type: Type.Literal("entry_appended"),
+    entry: Type.Object(
+      {
+        type: Type.String({ description: "The entry's kind (\"custom\" for pi.appendEntry)." }),
+        id: Type.String(),
+        parentId: Type.Union([Type.String(), Type.Null()]),
+        timestamp: Type.String(),
+      },
+      { additionalProperties: true, description: "The session entry as saved (for pi.appendEntry: customType and data)." },
+    ),
+  },
+  { description: "An extension appended an entry to the session (pi.appendEntry), as the newest pi reports it." },
+);
+export type EntryAppendedEvent = Static<typeof EntryAppendedEvent>;
+
 export const ThinkingLevelChangedEvent = Type.Object(
   {
     type: Type.Literal("thinking_level_changed"),
@@ -377,6 +394,7 @@ export const EVENT_SCHEMAS = {
   auto_retry_end: AutoRetryEndEvent,
   extension_error: ExtensionErrorEvent,
   session_info_changed: SessionInfoChangedEvent,
+  entry_appended: EntryAppendedEvent,
   thinking_level_changed: ThinkingLevelChangedEvent,
   summarization_retry_scheduled: SummarizationRetryScheduledEvent,
   summarization_retry_attempt_start: SummarizationRetryAttemptStartEvent,
@@ -404,6 +422,7 @@ export const RpcEvent = Type.Union(
     AutoRetryEndEvent,
     ExtensionErrorEvent,
     SessionInfoChangedEvent,
+    EntryAppendedEvent,
     ThinkingLevelChangedEvent,
     SummarizationRetryScheduledEvent,
     SummarizationRetryAttemptStartEvent,

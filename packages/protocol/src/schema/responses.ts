@@ -384,7 +384,11 @@ export const RESPONSE_DATA_SCHEMAS = {
   get_entries: GetEntriesData,
   get_tree: GetTreeData,
   get_last_assistant_text: Type.Object(
-    { text: Type.Union([Type.String(), Type.Null()], { description: "null when there is no assistant text." }) },
+    {
+      text: Type.Optional(
+        Type.Union([Type.String(), Type.Null()], { description: "Absent when there is no assistant text, as pi sends it (pi's docs say null, which is accepted too)." }),
+      ),
+    },
     { description: "Data of get_last_assistant_text." },
   ),
   get_commands: Type.Object({ commands: Type.Array(SlashCommand) }, { description: "Data of get_commands." }),

@@ -3,8 +3,8 @@ import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
 
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
+  // During a run, pi aborts the run and then compacts (compactSession does the abort).
   compact: async(async (c, server) => {
-    if (server.agent.isStreaming) throw new CommandError("Cannot compact while the agent is running: abort or wait for agent_settled first");
     if (server.agent.isCompacting) throw new CommandError("A compaction is already running");
     return server.agent.compact(c.customInstructions, "manual");
   }),

@@ -11,6 +11,12 @@ function isExtensionCommand(server: RpcServer, message: string): boolean {
   return server.runtime.findCommand(message) !== undefined;
 }
 
+/** pi's refusal, word for word: clients may match on it. */
+function refuseExtensionCommand(server: RpcServer, message: string): void {
+  const found = server.runtime.findCommand(message);
+  if (found) throw new CommandError(`Extension command "/${found.command.invocationName}" cannot be queued. Use prompt() or execute the command when not streaming.`);
+}
+
 async function accept<T>(work: () => Promise<T> | T): Promise<T> {
   try {
     return await work();
@@ -29,18 +35,14 @@ export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "ab
     await accept(() => server.agent.prompt(c.message, c.images, { streamingBehavior: c.streamingBehavior, source: "rpc", onAccepted: () => respond() }));
     return undefined;
   }),
-  // Queued while the agent runs; when it is idle there is nothing to steer, so the message starts a run.
-  steer: async(async (c, server, respond) => {
-    if (isExtensionCommand(server, c.message)) throw new CommandError("Extension commands cannot be sent with steer: use prompt");
-    if (server.agent.isStreaming) server.agent.steer(c.message, c.images);
-    else await accept(() => server.agent.prompt(c.message, c.images, { source: "rpc", onAccepted: () => respond() }));
-    return undefined;
+  // Queued, as in pi, even while idle: the message then waits for the next run.
+  steer: sync((c, server) => {
+    refuseExtensionCommand(server, c.message);
+    server.agent.steer(c.message, c.images);
   }),
-  follow_up: async(async (c, server, respond) => {
-    if (isExtensionCommand(server, c.message)) throw new CommandError("Extension commands cannot be sent with follow_up: use prompt");
-    if (server.agent.isStreaming) server.agent.followUp(c.message, c.images);
-    else await accept(() => server.agent.prompt(c.message, c.images, { source: "rpc", onAccepted: () => respond() }));
-    return undefined;
+  follow_up: sync((c, server) => {
+    refuseExtensionCommand(server, c.message);
+    server.agent.followUp(c.message, c.images);
   }),
   abort: async(async (_c, server) => {
     await server.agent.abort();

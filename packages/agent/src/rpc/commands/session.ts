@@ -26,12 +26,8 @@ export const sessionCommands: CommandTable<SessionCommands> = {
       throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${errorMessage(error)}`);
     }
   }),
-  fork: async(async (c, server) => {
-    const entry = server.agent.session.entry(c.entryId);
-    if (!entry) throw new CommandError(`No entry with id ${c.entryId} (see get_fork_messages)`);
-    if (entry.type !== "message" || entry.message.role !== "user") throw new CommandError(`Entry ${c.entryId} is not a user message: fork starts from a user message`);
-    return server.host.forkSession(c.entryId, "before");
-  }),
+  // session_before_fork runs first; the entry is checked after it (host.forkSession), as in pi.
+  fork: async((c, server) => server.host.forkSession(c.entryId, "before")),
   clone: async(async (_c, server) => {
     const current = server.agent.session;
     const leaf = current.leafId;

@@ -66,9 +66,10 @@ export const stateCommands: CommandTable<StateCommands> = {
     if (!name) throw new CommandError("Session name cannot be empty");
     server.host.setSessionName(name);
   }),
+  // As pi: the last assistant message that is not an empty aborted one; no text → no `text`.
   get_last_assistant_text: sync((_c, server) => {
-    const last = server.agent.messages.filter((m) => m.role === "assistant").at(-1);
-    if (!last || last.role !== "assistant") return { text: null };
-    return { text: last.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("") };
+    const last = server.agent.messages.findLast((m) => m.role === "assistant" && !(m.stopReason === "aborted" && m.content.length === 0));
+    const text = last?.role === "assistant" ? last.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("").trim() : "";
+    return text ? { text } : {};
   }),
 };

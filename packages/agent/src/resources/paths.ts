@@ -1,0 +1,20 @@
+/** pi's agent folder and how pi reads a path given by the user (`~` expanded, relative to cwd). */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. */
+export function piAgentDir(env: NodeJS.ProcessEnv = process.env, home: string = homedir()): string {
+  const fromEnv = env["PI_CODING_AGENT_DIR"]?.trim();
+  return fromEnv ? resolve(expandHome(fromEnv, home)) : join(home, ".pi", "agent");
+}
+
+export function expandHome(path: string, home: string = homedir()): string {
+  if (path === "~") return home;
+  if (path.startsWith("~/")) return join(home, path.slice(2));
+  return path;
+}
+
+/** A user-given path: trimmed, `~` expanded, relative to `cwd`. */
+export function userPath(path: string, cwd: string, home: string = homedir()): string {
+  return resolve(cwd, expandHome(path.trim(), home));
+}
