@@ -4,11 +4,12 @@
  *
  * Layout follows pi with parley's home: `~/.parley/sessions/--<cwd slug>--/<time>_<id>.jsonl`.
  */
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { SessionWarningHandler } from "./format.js";
 import { Session } from "./session.js";
+import { sniffFile } from "./sniff.js";
 
 /** pi's directory name for a cwd: drop one leading separator, turn / \ : into -, wrap in --. */
 export function cwdSlug(cwd: string): string {
@@ -99,21 +100,6 @@ export function continueSession(options: Omit<CreateSessionOptions, "persist" | 
   return createSession({ ...options, sessionDir: dir, persist: true });
 }
 
-/** Reads only the first line (headers are short; 64 KiB is plenty even for long cwds). */
 function hasSessionHeader(path: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const buffer = Buffer.alloc(64 * 1024);
-    const read = readSync(fd, buffer, 0, buffer.length, 0);
-    const text = buffer.toString("utf8", 0, read);
-    const newline = text.indexOf("\n");
-    if (newline < 0) return false;
-    const header: unknown = JSON.parse(text.slice(text.charCodeAt(0) === 0xfeff ? 1 : 0, newline));
-    return typeof header === "object" && header !== null && (header as Record<string, unknown>)["type"] === "session" && typeof (header as Record<string, unknown>)["id"] === "string";
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  return sniffFile(path).kind === "session";
 }
