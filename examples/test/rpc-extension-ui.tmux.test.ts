@@ -4,6 +4,7 @@
  * `send-keys`, the screen read with `capture-pane`. Every wait polls the screen against a
  * deadline. .ci/run installs tmux when it is missing; without it this test fails, not skips.
  */
+import { AGENT_CEILING_MS, deadline as scaled } from "../../packages/agent/test/helpers/deadline.js";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +33,9 @@ const paneInfo = (format: string): string => tmux("display-message", "-p", "-t",
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls the screen until `predicate` holds; fails with the last screen after `timeoutMs`. */
-async function waitFor(what: string, predicate: (screen: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
+async function waitFor(what: string, predicate: (screen: string[]) => boolean, timeoutMs = AGENT_CEILING_MS): Promise<string[]> {
+  // A ceiling against a hang, not a speed requirement: at least a minute, scaled on a slow machine.
+  timeoutMs = scaled(Math.max(timeoutMs, AGENT_CEILING_MS));
   const deadline = Date.now() + timeoutMs;
   let screen: string[] = [];
   for (;;) {
@@ -88,7 +91,7 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     expect(rowOf(screen, "try /demo-select, /demo-confirm")).toBe(widget + 1);
     expect(input).toBeGreaterThan(widget + 1);
     expect(input).toBe(screen.length - 2);
-  }, 50_000);
+  });
 
   it("select: arrow down + Enter answers green", async () => {
     submit("/demo-select");
@@ -202,5 +205,5 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     await waitFor("the dialog to close by itself", showing("“Quick!” timed out; the dialog closed by itself", "ℹ timed confirm: false"));
     keys("C-d"); // on an empty line: quit
     await waitFor("the shell again", (s) => showing("agent closed", "pi client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
-  }, 45_000);
+  });
 });

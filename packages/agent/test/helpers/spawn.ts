@@ -13,6 +13,7 @@ import { join, resolve } from "node:path";
 import { afterEach } from "vitest";
 import { attachJsonlReader } from "@parley/protocol";
 import { outboundViolation } from "./outbound-schema.js";
+import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
 export const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
@@ -22,19 +23,8 @@ export const PI_EXAMPLES = join(ROOT, "node_modules/@mariozechner/pi-coding-agen
 
 export type Rec = Record<string, unknown> & { type: string };
 
-/**
- * Tests wait for events, never for speed; where a wait needs a ceiling (so a broken agent fails
- * rather than hangs), the ceiling is generous and scales: PARLEY_TEST_DEADLINE_SCALE=3 triples
- * every one (a slow or shared machine). Used by every wait of these helpers.
- */
-export const DEADLINE_SCALE = ((): number => {
-  const scale = Number(process.env["PARLEY_TEST_DEADLINE_SCALE"] ?? "1");
-  return Number.isFinite(scale) && scale > 0 ? scale : 1;
-})();
-/** `ms` scaled by PARLEY_TEST_DEADLINE_SCALE. */
-export const deadline = (ms: number): number => Math.round(ms * DEADLINE_SCALE);
-/** The default ceiling for anything a spawned agent must do: a minute (scaled). */
-export const AGENT_CEILING_MS = 60_000;
+export { AGENT_CEILING_MS, DEADLINE_SCALE, deadline } from "./deadline.js";
+const ceiling = (ms: number): number => deadline(Math.max(ms, AGENT_CEILING_MS));
 
 export interface AgentProcess {
   child: ChildProcessWithoutNullStreams;
@@ -146,8 +136,8 @@ export function spawnAgent(bin: string, args: string[], options: SpawnOptions = 
       const wake = (): void => void check();
       const timer = setTimeout(() => {
         waiters.delete(wake);
-        rej(new Error(`timed out after ${deadline(ms)} ms waiting for a record; got:\n${records.map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
-      }, deadline(ms));
+        rej(new Error(`timed out after ${ceiling(ms)} ms waiting for a record; got:\n${records.map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
+      }, ceiling(ms));
       if (!check()) waiters.add(wake);
     });
 
@@ -167,8 +157,8 @@ export function spawnAgent(bin: string, args: string[], options: SpawnOptions = 
       };
       const timer = setTimeout(() => {
         waiters.delete(wake);
-        rej(new Error(`timed out after ${deadline(ms)} ms waiting for a condition; last records:\n${records.slice(-20).map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
-      }, deadline(ms));
+        rej(new Error(`timed out after ${ceiling(ms)} ms waiting for a condition; last records:\n${records.slice(-20).map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
+      }, ceiling(ms));
       waiters.add(wake);
       wake();
     });
