@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, type Terminal } from "./helpers/transcript.js";
+import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, waitUntilServing, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences. Each key has exactly one normaliser in NORMALISERS and is used by at
@@ -756,6 +756,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   writeFileSync(extension, fauxExtension(scenario.extension));
 
   const runs = { pi: spawnSide("pi", cwd, extension), parley: spawnSide("parley", cwd, extension) };
+  await Promise.all([waitUntilServing(runs.pi.agent), waitUntilServing(runs.parley.agent)]);
   const history: Record<Side, Rec[]> = { pi: [], parley: [] };
   const steps: StepResult[] = [];
   let broken: unknown;

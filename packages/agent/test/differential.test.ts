@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_EXAMPLES, spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, type Terminal } from "./helpers/transcript.js";
+import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, waitUntilServing, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences: where parley (following the newer seed spec) deliberately differs
@@ -709,6 +709,7 @@ function spawnSide(side: Side, extensions: string[]): SideRun {
 async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const pi = spawnSide("pi", scenario.extensions);
   const parley = spawnSide("parley", scenario.extensions);
+  await Promise.all([waitUntilServing(pi.agent), waitUntilServing(parley.agent)]);
   const steps: StepResult[] = [];
   let broken: unknown;
   for (const step of scenario.steps) {

@@ -98,6 +98,21 @@ export function runInSlots<S extends { name: string }, R>(scenarios: S[], run: (
   return results;
 }
 
+/**
+ * Waits until `agent` answers a get_state (or exits), then takes that response out of its records,
+ * so the transcripts are as if it had not been sent. Both sides of a differential scenario are
+ * serving before its first step: a dialog timeout on the fast side must not run out while the
+ * other side is still starting (pi takes seconds, more on a loaded machine).
+ */
+export async function waitUntilServing(agent: AgentProcess): Promise<void> {
+  const id = "differential-ready-probe";
+  agent.send({ type: "get_state", id });
+  const isProbe = (r: Rec): boolean => r.type === "response" && r["id"] === id;
+  await Promise.race([agent.waitFor(isProbe).catch(() => {}), agent.exited]);
+  const index = agent.records.findIndex(isProbe);
+  if (index >= 0) agent.records.splice(index, 1);
+}
+
 /** When a step is over: the first record matching `match` (then optionally `thenQuiet` ms more), `quiet` ms of waiting, or process exit. */
 export type Terminal = { match: object; thenQuiet?: number } | { quiet: number } | { exit: true };
 
