@@ -4,7 +4,6 @@
  * `send-keys`, the screen read with `capture-pane`. Every wait polls the screen against a
  * deadline. .ci/run installs tmux when it is missing; without it this test fails, not skips.
  */
-import { AGENT_CEILING_MS, deadline as scaled } from "../../packages/agent/test/helpers/deadline.js";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,6 +30,11 @@ const keys = (...names: string[]): void => void tmux("send-keys", "-t", SESSION,
 const typeText = (text: string): void => void tmux("send-keys", "-t", SESSION, "-l", text);
 const paneInfo = (format: string): string => tmux("display-message", "-p", "-t", SESSION, format).trim();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// As the agent tests' helpers: a ceiling against a hang (a minute at least), scaled on a slow machine.
+const AGENT_CEILING_MS = 60_000;
+const scale = Number(process.env["PARLEY_TEST_DEADLINE_SCALE"] ?? "1");
+const scaled = (ms: number): number => Math.round(ms * (Number.isFinite(scale) && scale > 0 ? scale : 1));
 
 /** Polls the screen until `predicate` holds; fails with the last screen after `timeoutMs`. */
 async function waitFor(what: string, predicate: (screen: string[]) => boolean, timeoutMs = AGENT_CEILING_MS): Promise<string[]> {
