@@ -31,8 +31,15 @@ const typeText = (text: string): void => void tmux("send-keys", "-t", SESSION, "
 const paneInfo = (format: string): string => tmux("display-message", "-p", "-t", SESSION, format).trim();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// As the agent tests' helpers: a ceiling against a hang (a minute at least), scaled on a slow machine.
+const AGENT_CEILING_MS = 60_000;
+const scale = Number(process.env["PARLEY_TEST_DEADLINE_SCALE"] ?? "1");
+const scaled = (ms: number): number => Math.round(ms * (Number.isFinite(scale) && scale > 0 ? scale : 1));
+
 /** Polls the screen until `predicate` holds; fails with the last screen after `timeoutMs`. */
-async function waitFor(what: string, predicate: (screen: string[]) => boolean, timeoutMs = 10_000): Promise<string[]> {
+async function waitFor(what: string, predicate: (screen: string[]) => boolean, timeoutMs = AGENT_CEILING_MS): Promise<string[]> {
+  // A ceiling against a hang, not a speed requirement: at least a minute, scaled on a slow machine.
+  timeoutMs = scaled(Math.max(timeoutMs, AGENT_CEILING_MS));
   const deadline = Date.now() + timeoutMs;
   let screen: string[] = [];
   for (;;) {
@@ -88,7 +95,7 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     expect(rowOf(screen, "try /demo-select, /demo-confirm")).toBe(widget + 1);
     expect(input).toBeGreaterThan(widget + 1);
     expect(input).toBe(screen.length - 2);
-  }, 50_000);
+  });
 
   it("select: arrow down + Enter answers green", async () => {
     submit("/demo-select");
@@ -229,7 +236,7 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     await waitFor("the dialog to close by itself", showing("“Quick!” timed out; the dialog closed by itself", "ℹ timed confirm: false"));
     keys("C-d"); // on an empty line: quit
     await waitFor("the shell again", (s) => showing("agent closed", "pi client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
-  }, 45_000);
+  });
 
   it("layout at 60 and 200 columns: wrapped descriptions align, the status bar keeps the model and shows a waiting dialog", async () => {
     tmux("resize-window", "-t", SESSION, "-x", "60", "-y", "60");
@@ -262,5 +269,5 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     await waitFor("idle again", (s) => lastLine(s).includes("idle │ parley offline demo"));
     keys("C-c");
     await waitFor("the shell again", (s) => showing("narrow client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
-  }, 60_000);
+  });
 });

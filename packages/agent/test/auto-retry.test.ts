@@ -192,7 +192,7 @@ describe("auto-retry through the RPC server", () => {
     const t0 = Date.now();
     expect((await request({ type: "abort_retry" }))["success"]).toBe(true);
     await until(() => transport.of("agent_settled").length === 1);
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(Date.now() - t0).toBeLessThan(2000); // before the 2 s retry delay would have ended
     expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
     expect(calls).toHaveLength(1);
   });
@@ -223,7 +223,7 @@ describe("auto-retry through the RPC server", () => {
     await until(() => retryEvents(transport).length === 1);
     const t0 = Date.now();
     expect((await request({ type: "abort" }))["success"]).toBe(true);
-    expect(Date.now() - t0).toBeLessThan(500);
+    expect(Date.now() - t0).toBeLessThan(2000); // before the 2 s retry delay would have ended
     expect(retryEvents(transport).at(-1)).toMatchObject({ type: "auto_retry_end", success: false, finalError: "Retry cancelled" });
   });
 
@@ -309,7 +309,7 @@ describe("auto-retry (spawned CLI)", () => {
     const t0 = Date.now();
     expect((await agent.request({ type: "abort_retry" }))["success"]).toBe(true);
     const end = await agent.waitFor((r) => r.type === "auto_retry_end");
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeLessThan(2000); // before the 2 s retry delay would have ended
     expect(end).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
     await agent.waitFor((r) => r.type === "agent_settled");
     expect(agent.records.filter((r) => r.type === "auto_retry_start")).toHaveLength(1);

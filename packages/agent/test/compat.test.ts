@@ -13,7 +13,7 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "parley-compat-"));
   process.env.PI_CODING_AGENT_DIR = join(scratch, "pi-agent"); // keep pi away from ~/.pi
   pi = (await import("@mariozechner/pi-coding-agent")) as Record<string, any>;
-}, 60_000);
+});
 
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });

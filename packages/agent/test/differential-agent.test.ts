@@ -30,7 +30,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, type Terminal } from "./helpers/transcript.js";
+import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, waitUntilServing, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences. Each key has exactly one normaliser in NORMALISERS and is used by at
@@ -756,6 +756,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   writeFileSync(extension, fauxExtension(scenario.extension));
 
   const runs = { pi: spawnSide("pi", cwd, extension), parley: spawnSide("parley", cwd, extension) };
+  await Promise.all([waitUntilServing(runs.pi.agent), waitUntilServing(runs.parley.agent)]);
   const history: Record<Side, Rec[]> = { pi: [], parley: [] };
   const steps: StepResult[] = [];
   let broken: unknown;
@@ -814,7 +815,7 @@ describe("differential (agent loop, scripted faux model): parley vs pi 0.73.1", 
   for (const scenario of SCENARIOS) {
     describe(scenario.name, () => {
       scenario.steps.forEach((step, i) => {
-        it(`${i + 1}. ${step.name}`, { timeout: 60_000 }, async () => {
+        it(`${i + 1}. ${step.name}`, async () => {
           const { steps } = await results.get(scenario.name)!;
           const result = steps[i]!;
           if (process.env["DIFF_DUMP"]) console.log(`## ${scenario.name} / ${step.name}\npi:     ${JSON.stringify(result.pi)}\nparley: ${JSON.stringify(result.parley)}`);
@@ -824,7 +825,7 @@ describe("differential (agent loop, scripted faux model): parley vs pi 0.73.1", 
           expect(result.parley, "parley's normalised records (expected: pi's)").toEqual(result.pi);
         });
       });
-      it("stdout carried only JSON object lines; the cwd checks hold", { timeout: 60_000 }, async () => {
+      it("stdout carried only JSON object lines; the cwd checks hold", async () => {
         const { agents, cwd } = await results.get(scenario.name)!;
         expect(agents.pi.garbage).toEqual([]);
         expect(agents.parley.garbage).toEqual([]);
@@ -833,7 +834,7 @@ describe("differential (agent loop, scripted faux model): parley vs pi 0.73.1", 
     });
   }
 
-  it("every documented difference is exercised by a step that passed its normaliser", { timeout: 60_000 }, async () => {
+  it("every documented difference is exercised by a step that passed its normaliser", async () => {
     await Promise.all(results.values());
     expect(DIFFERENCES.map((d) => d.key).filter((k) => !used.has(k))).toEqual([]);
   });

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PI_EXAMPLES, spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, type Terminal } from "./helpers/transcript.js";
+import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, waitUntilServing, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
 // The documented differences: where parley (following the newer seed spec) deliberately differs
@@ -709,6 +709,7 @@ function spawnSide(side: Side, extensions: string[]): SideRun {
 async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
   const pi = spawnSide("pi", scenario.extensions);
   const parley = spawnSide("parley", scenario.extensions);
+  await Promise.all([waitUntilServing(pi.agent), waitUntilServing(parley.agent)]);
   const steps: StepResult[] = [];
   let broken: unknown;
   for (const step of scenario.steps) {
@@ -759,7 +760,7 @@ describe("differential: parley vs pi 0.73.1", () => {
   for (const scenario of SCENARIOS) {
     describe(scenario.name, () => {
       scenario.steps.forEach((step, i) => {
-        it(`${i + 1}. ${step.name}`, { timeout: 60_000 }, async () => {
+        it(`${i + 1}. ${step.name}`, async () => {
           const { steps } = await results.get(scenario.name)!;
           const result = steps[i]!;
           if (process.env["DIFF_DUMP"]) console.log(`## ${scenario.name} / ${step.name}\npi:     ${JSON.stringify(result.pi)}\nparley: ${JSON.stringify(result.parley)}`);
@@ -767,7 +768,7 @@ describe("differential: parley vs pi 0.73.1", () => {
           expect(result.parley, "parley's normalised records (expected: pi's)").toEqual(result.pi);
         });
       });
-      it("stdout carried only JSON object lines", { timeout: 60_000 }, async () => {
+      it("stdout carried only JSON object lines", async () => {
         const { agents } = await results.get(scenario.name)!;
         expect(agents.pi.garbage).toEqual([]);
         expect(agents.parley.garbage).toEqual([]);
@@ -775,7 +776,7 @@ describe("differential: parley vs pi 0.73.1", () => {
     });
   }
 
-  it("every documented difference is exercised by a step that passed its normaliser", { timeout: 60_000 }, async () => {
+  it("every documented difference is exercised by a step that passed its normaliser", async () => {
     await Promise.all(results.values());
     expect(DIFFERENCES.map((d) => d.key).filter((k) => !used.has(k))).toEqual([]);
   });

@@ -69,7 +69,7 @@ describe("wire fuzzing", () => {
     for (const kind of ["valid", "mutated", "bad-type", "random-bytes", "truncated", "non-object", "ui-response", "proto", "huge", "deep", "long", "blank", "byte-mutated"]) {
       expect(s.kinds[kind] ?? 0, `no "${kind}" line in ${LINES}`).toBeGreaterThan(0);
     }
-  }, 120_000);
+  }, 300_000);
 
   // JSON whitespace is space, tab, CR and LF only: a line of other "blank" characters is not
   // blank, and must get a parse error like any other non-JSON line.

@@ -180,8 +180,7 @@ describe("script model through pi-ai streamSimple", () => {
     const { events, message } = await collect(pi.streamSimple(scriptModel([words]), userContext("go"), { signal: controller.signal }), (e) => {
       if (e.type === "text_delta" && ++deltas === 3) controller.abort();
     });
-    expect(Date.now() - started).toBeLessThan(1000);
-    expect(deltas).toBe(3);
+    expect(deltas).toBe(3); // stopped right after the abort: no further delta (no wall-clock bound needed)
     expect(message.stopReason).toBe("aborted");
     expect(message.errorMessage).toMatch(/abort/i);
     const last = events.at(-1);
@@ -196,7 +195,8 @@ describe("script model through pi-ai streamSimple", () => {
     setTimeout(() => controller.abort(), 20);
     const started = Date.now();
     const { message } = await collect(stream);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Far below the 60 s delay: the abort ended the wait (generous for a loaded machine).
+    expect(Date.now() - started).toBeLessThan(30_000);
     expect(message.stopReason).toBe("aborted");
   });
 

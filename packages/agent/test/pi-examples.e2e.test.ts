@@ -54,7 +54,7 @@ describe("pi's example extensions run unmodified", () => {
     );
     const commands = ((await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands;
     expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(["rpc-input", "timed", "session-name", "commands", "pirate", "emit"]));
-  }, 90_000);
+  });
 
   it("rpc-demo: input, editor, prefill, and the confirm on new_session", async () => {
     const agent = start([ex("rpc-demo.ts")]);

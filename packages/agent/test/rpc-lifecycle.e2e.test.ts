@@ -33,7 +33,8 @@ describe("stdin EOF", () => {
     agent.closeInput();
     const { code } = await agent.exited;
     expect(code).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(3000);
+    // Dialogs without a timeout would wait forever: any exit is prompt; this bounds it generously.
+    expect(Date.now() - t0).toBeLessThan(20_000);
     const dismissed = agent.records.filter((r) => r.type === "extension_ui_dismissed");
     expect(dismissed).toEqual([
       { type: "extension_ui_dismissed", id: select["id"], method: "select", reason: "shutdown" },
@@ -128,7 +129,7 @@ describe("bad input never crashes and always answers", () => {
     await small.response("after", 20_000);
     const overflow = small.records.find((r) => r["command"] === "parse");
     expect(overflow).toMatchObject({ success: false, error: expect.stringContaining("exceeds the maximum of 1048576 bytes") });
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("extension failures are reported, not fatal", () => {
@@ -246,7 +247,7 @@ describe("1,000 concurrent dialogs over the wire", () => {
     await agent.until(() => agent.records.filter((r) => r.type === "extension_ui_error").length === 900, 10_000);
     expect(agent.records.filter((r) => r.type === "extension_ui_error").every((e) => e["code"] === "already_resolved")).toBe(true);
     expect(agent.records.filter((r) => r.type === "extension_ui_dismissed" && r["reason"] === "timeout")).toHaveLength(100);
-  }, 60_000);
+  });
 });
 
 describe("CLI", () => {

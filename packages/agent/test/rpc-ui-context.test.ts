@@ -5,7 +5,7 @@ import { createRpcUiContext } from "../src/ui/rpc-ui-context.js";
 function setup() {
   const sent: DialogOutput[] = [];
   const dialogs = new DialogRegistry({ send: (r) => sent.push(r), idPrefix: "cccccccc-cccc-4ccc-8ccc-" });
-  const ui = createRpcUiContext({ dialogs, fireAndForget: () => {}, diagnose: () => {} }, "/ext/test.ts");
+  const ui = createRpcUiContext({ dialogs, fireAndForget: () => {}, diagnose: () => {}, warnOnce: () => {} }, "/ext/test.ts");
   const answer = (body: Record<string, unknown>) => {
     const request = sent.at(-1) as { id: string };
     dialogs.handleResponse({ type: "extension_ui_response", id: request.id, ...body });

@@ -4,6 +4,8 @@
  * written past Node's streams (claim-stdin.ts, stdio.ts); the records must be the same whatever
  * the kind, and process.stdin must never reach the protocol's input.
  */
+import { expectOutbound } from "./helpers/outbound-schema.js";
+import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,10 +65,12 @@ function checkRecords(records: Rec[]): void {
 
 function parseLines(text: string): Rec[] {
   expect(text.endsWith("\n")).toBe(true);
-  return text
+  const records = text
     .slice(0, -1)
     .split("\n")
     .map((line) => JSON.parse(line) as Rec);
+  expectOutbound(records);
+  return records;
 }
 
 /** Runs parley under sh with `redirections` around it; returns its stdout records. */
@@ -80,7 +84,7 @@ function runShell(redirections: (bin: string) => string): { records: Rec[]; stat
     cwd: dir,
     env: { ...process.env, HOME: dir, IN: input, OUT: output },
     encoding: "utf8",
-    timeout: 60_000,
+    timeout: deadline(AGENT_CEILING_MS),
   });
   return { records: parseLines(readFileSync(output, "utf8")), status: run.status, stderr: run.stderr };
 }

@@ -21,7 +21,7 @@ beforeAll(async () => {
   // Keep pi from touching the real ~/.pi while it is imported and used.
   process.env.PI_CODING_AGENT_DIR = join(root, "pi-agent");
   pi = (await import("@mariozechner/pi-coding-agent")) as any;
-}, 60_000);
+});
 
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });

@@ -96,7 +96,7 @@ describe("bash (in-process)", () => {
     const t0 = Date.now();
     expect((await request({ type: "abort_bash" }))["success"]).toBe(true);
     const res = await response(id);
-    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(Date.now() - t0).toBeLessThan(20_000); // well below the 30 s sleep: the abort ended it
     expect(res["data"]).toEqual({ output: "started\n", cancelled: true, truncated: false });
     // The shell's background child died with it (a zombie awaiting its reaper counts as dead).
     const alive = (): boolean => {
@@ -111,7 +111,7 @@ describe("bash (in-process)", () => {
         return false;
       }
     };
-    await until(() => !alive(), 1000);
+    await until(() => !alive());
   });
 
   it("runs one command at a time", async () => {
@@ -250,7 +250,7 @@ describe("bash (spawned CLI)", () => {
     const t0 = Date.now();
     await agent.request({ type: "abort_bash" });
     const aborted = await agent.response("b2");
-    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(Date.now() - t0).toBeLessThan(20_000); // well below the 30 s sleep: the abort ended it
     expect(aborted).toMatchObject({ success: true, data: { output: "sleeping\n", cancelled: true } });
     expect(aborted["data"]).not.toHaveProperty("exitCode");
 

@@ -4,6 +4,8 @@
  * PI_CODING_AGENT_DIR under it) so no user configuration, extension or session leaks in.
  * Every scenario pi supports runs against both; the parley additions run against parley only.
  */
+import { expectOutbound } from "../../agent/test/helpers/outbound-schema.js";
+import { AGENT_CEILING_MS, deadline } from "../../agent/test/helpers/deadline.js";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -77,6 +79,7 @@ const AGENTS: AgentSpec[] = [
 ];
 
 interface Started {
+  name: string;
   client: RpcClient;
   process: ProcessTransport;
   recorder: RecordingTransport;
@@ -95,20 +98,24 @@ function start(agent: AgentSpec): Started {
   const client = new RpcClient(recorder);
   const records: AgentRecord[] = [];
   client.onAny((r) => records.push(r));
-  const started = { client, process: process_, recorder, records };
+  const started = { name: agent.name, client, process: process_, recorder, records };
   running.push(started);
   return started;
 }
 
 afterEach(async () => {
-  for (const { process: p } of running.splice(0)) {
+  const ended = running.splice(0);
+  for (const { process: p } of ended) {
     p.kill("SIGKILL");
     await p.closed;
   }
+  // Every record parley wrote fits the published outbound JSON Schema (pi's are its own).
+  for (const { name, records } of ended) if (name === "parley") expectOutbound(records, "parley");
 });
 
 /** The next record matching `match` (test-side wait, bounded so a failure is reported, not hung). */
-function next(client: RpcClient, match: (r: AgentRecord) => boolean, ms = 10_000): Promise<AgentRecord> {
+function next(client: RpcClient, match: (r: AgentRecord) => boolean, ms = AGENT_CEILING_MS): Promise<AgentRecord> {
+  ms = deadline(Math.max(ms, AGENT_CEILING_MS));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       sub.dispose();

@@ -419,9 +419,13 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   }
 
   diagnose(extensionPath: string, method: string, behaviour: string): void {
-    const key = `${extensionPath}\0${method}`;
-    if (this.#diagnosed.has(key)) return;
-    this.#diagnosed.add(key);
-    this.#log(`${extensionPath}: ctx.ui.${method}() is not supported in RPC mode and ${behaviour}`);
+    this.warnOnce(extensionPath, `degraded:${method}`, `ctx.ui.${method}() is not supported in RPC mode and ${behaviour}`);
+  }
+
+  warnOnce(extensionPath: string, key: string, message: string): void {
+    const seen = `${extensionPath}\0${key}`;
+    if (this.#diagnosed.has(seen)) return;
+    this.#diagnosed.add(seen);
+    this.#log(`${extensionPath}: ${message}`);
   }
 }

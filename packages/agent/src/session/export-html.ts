@@ -10,18 +10,83 @@
  * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
  * relative to the session's cwd too, since that is the agent's working directory.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
+import { sniffFile } from "./sniff.js";
 
-/** Writes the page and returns its absolute path. */
+/** An export refused because of what is at the target path; the message says why. */
+export class ExportTargetError extends Error {
+  override name = "ExportTargetError";
+}
+
+/**
+ * Writes the page and returns its absolute path. The target must not exist, or be a page an
+ * earlier export wrote (parley's generator tag in its head): parley never writes over a file it
+ * did not create, and above all never over a session (the current one or any other).
+ */
 export function exportHtml(session: Session, outputPath?: string): string {
   const name = session.file !== undefined ? basename(session.file, ".jsonl") : session.id;
   const path = resolve(session.cwd || process.cwd(), outputPath ?? `parley-session-${name}.html`);
+  const content = renderSessionHtml(session);
+  if (session.file !== undefined && sameFile(path, session.file)) {
+    throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);
+  }
+  const target = sniffFile(path);
+  if (target.kind === "session") throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, renderSessionHtml(session), "utf8");
+  if (target.kind === "missing") {
+    // wx: a file that appeared meanwhile is not overwritten either.
+    writeFileSync(path, content, { encoding: "utf8", flag: "wx" });
+    return path;
+  }
+  if (!isParleyExport(path)) {
+    const what = target.kind === "other" && !target.reason.startsWith("its first line") ? ` (${target.reason})` : "";
+    throw new ExportTargetError(`${path} already exists${what} and is not a page parley exported; parley does not overwrite files it did not create. Choose another outputPath or remove the file`);
+  }
+  // An earlier export: replaced whole (a temporary file renamed over it), never left half written.
+  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(temp, content, { encoding: "utf8", flag: "wx" });
+  try {
+    renameSync(temp, path);
+  } catch (error) {
+    rmSync(temp, { force: true }); // ours: wx created it just above
+    throw error;
+  }
   return path;
+}
+
+/** The generator tag every page from renderSessionHtml carries in its head. */
+const GENERATOR_TAG = '<meta name="generator" content="parley">';
+
+/** A regular file whose head (first 4 KiB) carries parley's generator tag. */
+function isParleyExport(path: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    if (!fstatSync(fd).isFile()) return false;
+    const head = Buffer.alloc(4096);
+    const read = readSync(fd, head, 0, head.length, 0);
+    const text = head.toString("utf8", 0, read);
+    return text.startsWith("<!DOCTYPE html>") && text.includes(GENERATOR_TAG);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Same file after following symlinks (the session file may not exist yet: then compare paths). */
+function sameFile(a: string, b: string): boolean {
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  return real(a) === real(b);
 }
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
@@ -59,7 +124,7 @@ export function renderSessionHtml(session: Session): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<meta name="generator" content="parley">
+${GENERATOR_TAG}
 <title>${escapeHtml(title)}</title>
 <style>${CSS}</style>
 </head>

@@ -4,11 +4,12 @@
  * Reading is forgiving by design: a session file is written by a process that may be killed at
  * any moment, and may come from another pi version. So a torn final line, a corrupt line or an
  * entry we do not understand costs that one line (reported through a warning), never the file.
- * Only a file whose first record is not a session header is refused, because then we cannot
- * tell it is a session at all.
+ * A file whose first line is not a session header is refused (SessionFileError): then it is not
+ * a session at all, and parley must not write to it. Only a 0-byte file may become a new session.
  */
 import type { SessionEntry } from "@parley/protocol";
 import { nodeCrypto } from "../lazy-node.js";
+import { firstLineProblem, headerProblem } from "./sniff.js";
 
 export const CURRENT_SESSION_VERSION = 3;
 
@@ -44,6 +45,13 @@ export class SessionFileError extends Error {
   override name = "SessionFileError";
 }
 
+/** The refusal, with what to do about it; the file is left as it is. */
+export function notASessionFile(file: string, reason: string): SessionFileError {
+  return new SessionFileError(
+    `${file} is not a session file (${reason}); parley leaves it untouched. Give the path of a session file, of an empty file, or of a file that does not exist yet`,
+  );
+}
+
 export interface ParsedSessionFile {
   /** undefined: the file holds no complete record (empty, or a header torn while being written). */
   header: SessionHeader | undefined;
@@ -62,7 +70,7 @@ interface RawRecord {
   value: unknown;
 }
 
-/** Parses a whole session file. Throws SessionFileError only when there is no header. */
+/** Parses a whole session file. Throws SessionFileError unless it is empty or starts with a header. */
 export function parseSessionFile(text: string, file?: string): ParsedSessionFile {
   const warnings: SessionWarning[] = [];
   const warn = (kind: SessionWarning["kind"], line: number, message: string): void => {
@@ -98,17 +106,19 @@ export function parseSessionFile(text: string, file?: string): ParsedSessionFile
     }
   }
 
-  const first = records.shift();
-  if (first === undefined) return { header: undefined, entries: [], skippedIds: [], endsWithNewline, warnings };
-  const header = asHeader(first.value);
-  if (header === undefined) {
-    throw new SessionFileError(
-      `${file ?? "session file"}: line ${first.line} is not a session header ({"type":"session","id":...}); not a session file`,
-    );
+  // Only a truly empty file may become a session; anything else must start with a header, or
+  // it is not ours to write to (a notes file, a pretty-printed JSON file, a torn header).
+  if (text === "") return { header: undefined, entries: [], skippedIds: [], endsWithNewline, warnings };
+  const first = records[0]?.line === 1 ? records.shift() : undefined;
+  const firstLine = (lines.length > 0 ? lines[0]! : tail).replace(/\r$/, "");
+  const problem = first === undefined ? firstLineProblem(firstLine) : headerProblem(first.value);
+  const header = first === undefined ? undefined : asHeader(first.value);
+  if (first === undefined || header === undefined || problem !== undefined) {
+    throw notASessionFile(file ?? "the file", problem ?? "it has no session header");
   }
   const version = readVersion(first.value);
   const values = records.map((r) => r.value);
-  if (version < 2) migrateV1(values, first.value);
+  if (version < 2) migrateV1(values, records.map((r) => r.line), first.value);
   if (version < 3) migrateV2(values);
 
   const entries: SessionEntry[] = [];
@@ -175,18 +185,21 @@ function readVersion(header: unknown): number {
   return typeof version === "number" ? version : 1;
 }
 
-/** v1 files are a linear list without ids: chain them, and turn compaction indexes into ids. */
-function migrateV1(values: unknown[], header: unknown): void {
-  const taken = new Set<string>();
+/**
+ * v1 files are a linear list without ids: chain them, and turn compaction indexes into ids. The
+ * ids derive from the line number, so they are the same at every load: parley appends to a v1
+ * file as it is (never rewrites it), and the entries it appends (which carry ids of their own and
+ * are left alone here) keep pointing at the right parents.
+ */
+function migrateV1(values: unknown[], lineNumbers: number[], header: unknown): void {
   let previous: string | null = null;
-  for (const value of values) {
-    if (!isRecord(value)) continue;
-    const id = newEntryId(taken);
-    taken.add(id);
+  values.forEach((value, i) => {
+    if (!isRecord(value) || typeof value["id"] === "string") return;
+    const id = `v1l${lineNumbers[i]!.toString(16).padStart(5, "0")}`;
     value["id"] = id;
     value["parentId"] = previous;
     previous = id;
-  }
+  });
   // pi counted the header as index 0 of the record list.
   const all = [header, ...values];
   for (const value of values) {

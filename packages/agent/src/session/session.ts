@@ -12,7 +12,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -21,12 +21,15 @@ import {
   newEntryId,
   newSessionId,
   parseSessionFile,
+  notASessionFile,
+  SessionFileError,
   sessionFileName,
   type EntryOfType,
   type SessionHeader,
   type SessionWarning,
   type SessionWarningHandler,
 } from "./format.js";
+import { sniffFile } from "./sniff.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
 import { errorMessage } from "../error-text.js";
@@ -77,11 +80,12 @@ export interface ForkResult {
 }
 
 /**
- * memory: never written. pending: file not created yet. synced: appends go to the file.
- * rewrite: the file exists but must be replaced whole on the next write (an empty file, a
- * header torn while being written, or a v1 file whose entry ids were generated on load).
+ * memory: never written. pending: file not created yet. empty: the file exists with 0 bytes (the
+ * first write appends the header there, after checking it is still empty). synced: appends go
+ * to the file. parley never truncates, replaces or renames over a file: it creates new files
+ * exclusively (wx) and otherwise only appends.
  */
-type DiskState = "memory" | "pending" | "synced" | "rewrite";
+type DiskState = "memory" | "pending" | "empty" | "synced";
 
 const defaultWarning: SessionWarningHandler = (w) => {
   writeStderr(`parley: session ${w.file ?? ""}: ${w.message}\n`);
@@ -126,17 +130,21 @@ export class Session implements SessionView {
   }
 
   /**
-   * Loads a session file. A missing file throws (ENOENT); a file without a header throws
-   * SessionFileError; an empty file (or one holding only a torn header) becomes a fresh session
-   * that will replace it on first write. Appends go to the end of the file.
+   * Loads a session file. A missing file throws (ENOENT); anything but a regular file that is
+   * empty (0 bytes) or starts with a session header throws SessionFileError, and is never
+   * written. An empty file becomes a fresh session written there on first write. Appends go to
+   * the end of the file; lines it could not read stay on disk untouched.
    */
   static open(path: string, options: { onWarning?: SessionWarningHandler; cwd?: string } = {}): Session {
     const file = resolve(path);
+    const sniffed = sniffFile(file);
+    // A missing file: readFileSync below throws the ENOENT error callers expect.
+    if (sniffed.kind === "other") throw notASessionFile(file, sniffed.reason);
     const parsed = parseSessionFile(readFileSync(file, "utf8"), file);
     const session = new Session(options.cwd ?? process.cwd(), { file, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
     for (const warning of parsed.warnings) session.#onWarning(warning);
     if (parsed.header === undefined) {
-      session.#disk = "rewrite";
+      session.#disk = "empty";
       return session;
     }
     session.#header = parsed.header;
@@ -144,7 +152,7 @@ export class Session implements SessionView {
     for (const entry of parsed.entries) session.#index(entry);
     // pi's rule: after loading, the leaf is the last entry in the file.
     session.#leafId = parsed.entries.at(-1)?.id ?? null;
-    session.#disk = parsed.migratedFrom !== undefined && parsed.migratedFrom < 2 ? "rewrite" : "synced";
+    session.#disk = "synced";
     session.#needsNewline = !parsed.endsWithNewline;
     return session;
   }
@@ -232,7 +240,7 @@ export class Session implements SessionView {
    */
   flush(force = false): void {
     if (this.#disk === "pending" && (force || this.#hasAssistant)) this.#writeWhole(undefined, "create");
-    else if (this.#disk === "rewrite" && (force || this.#entries.length > 0)) this.#writeWhole(undefined, "replace");
+    else if (this.#disk === "empty" && (force || this.#entries.length > 0)) this.#writeWhole(undefined, "fill");
   }
 
   // ---- reading -----------------------------------------------------------------------
@@ -416,8 +424,8 @@ export class Session implements SessionView {
       case "pending":
         if (this.#hasAssistant || (entry.type === "message" && entry.message.role === "assistant")) this.#writeWhole(line, "create");
         return;
-      case "rewrite":
-        this.#writeWhole(line, "replace");
+      case "empty":
+        this.#writeWhole(line, "fill");
         return;
       case "synced":
         try {
@@ -431,21 +439,27 @@ export class Session implements SessionView {
     }
   }
 
-  /** Header and every entry (plus `extra`) in one write; afterwards appends go line by line. */
-  #writeWhole(extra: string | undefined, mode: "create" | "replace"): void {
+  /**
+   * Header and every entry (plus `extra`) in one write; afterwards appends go line by line.
+   * create: a new file, exclusively (never clobbers one that appeared at this path meanwhile).
+   * fill: the empty file this session was opened on, appended to only if it is still empty.
+   */
+  #writeWhole(extra: string | undefined, mode: "create" | "fill"): void {
     const file = this.#file!;
     const lines = [this.#header, ...this.#entries].map((record) => JSON.stringify(record));
     if (extra !== undefined) lines.push(extra);
     const content = `${lines.join("\n")}\n`;
-    mkdirSync(dirname(file), { recursive: true });
     if (mode === "create") {
-      // wx: never clobber a file someone else created at this path in the meantime.
+      mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, content, { flag: "wx" });
     } else {
-      // Replace atomically, so a crash leaves either the old file or the new one.
-      const temp = `${file}.${process.pid}.${newEntryId(new Set())}.tmp`;
-      writeFileSync(temp, content);
-      renameSync(temp, file);
+      const fd = openSync(file, "a");
+      try {
+        if (fstatSync(fd).size !== 0) throw new SessionFileError(`${file} is no longer empty (something else wrote to it); parley will not write a session into it`);
+        writeFileSync(fd, content);
+      } finally {
+        closeSync(fd);
+      }
     }
     this.#disk = "synced";
     this.#needsNewline = false;

@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import { agentDir as defaultAgentDir, legacyParleyDir } from "../config/agent-dir.js";
 import type { SessionWarningHandler } from "./format.js";
 import { Session } from "./session.js";
+import { sniffFile } from "./sniff.js";
 
 /** pi's directory name for a cwd: drop one leading separator, turn / \ : into -, wrap in --. */
 export function cwdSlug(cwd: string): string {
@@ -175,19 +176,5 @@ export function readSessionHeader(path: string): { id: string; cwd: string } | u
 
 /** Reads only the first line (headers are short; 64 KiB is plenty even for long cwds). */
 function hasSessionHeader(path: string): boolean {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const buffer = Buffer.alloc(64 * 1024);
-    const read = readSync(fd, buffer, 0, buffer.length, 0);
-    const text = buffer.toString("utf8", 0, read);
-    const newline = text.indexOf("\n");
-    if (newline < 0) return false;
-    const header: unknown = JSON.parse(text.slice(text.charCodeAt(0) === 0xfeff ? 1 : 0, newline));
-    return typeof header === "object" && header !== null && (header as Record<string, unknown>)["type"] === "session" && typeof (header as Record<string, unknown>)["id"] === "string";
-  } catch {
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  return sniffFile(path).kind === "session";
 }

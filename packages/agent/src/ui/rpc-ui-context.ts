@@ -1,8 +1,13 @@
 /**
  * ctx.ui in RPC mode: dialogs go through the dialog registry, fire-and-forget calls through the
  * UI channel, terminal-only methods follow the degraded table (with a one-time diagnostic).
+ *
+ * Extensions are plain JavaScript at run time, so any argument may be anything. What reaches the
+ * wire always fits the protocol schemas: text becomes a string (String()), a value outside a
+ * closed enum (notify type, widget placement) becomes the default, and each such repair is
+ * reported once per extension and kind on stderr.
  */
-import type { FireAndForgetRequest } from "@parley/protocol";
+import type { FireAndForgetRequest, NotifyType, WidgetPlacement } from "@parley/protocol";
 import type { ExtensionUIContext } from "../extensions/types.js";
 import { DEGRADED_METHODS, DEGRADED_METHOD_NAMES } from "./degraded.js";
 import type { DialogAnswer, DialogOptions, DialogRegistry, DialogSpec } from "./dialog-registry.js";
@@ -16,6 +21,20 @@ export interface UiBridge {
   fireAndForget(spec: FireAndForgetSpec): void;
   /** Reports, once per extension and method, that a degraded method was called. */
   diagnose(extensionPath: string, method: string, behaviour: string): void;
+  /** Reports on stderr, once per extension and `key`, that an argument was repaired or dropped. */
+  warnOnce(extensionPath: string, key: string, message: string): void;
+}
+
+const NOTIFY_TYPES: readonly NotifyType[] = ["info", "warning", "error"];
+const PLACEMENTS: readonly WidgetPlacement[] = ["aboveEditor", "belowEditor"];
+
+/** A short, safe description of a bad argument for a diagnostic. */
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return `${typeof value} ${String(value)}`;
+  return `a ${typeof value}`;
 }
 
 const valueOf = (answer: DialogAnswer): string | undefined => (answer.kind === "value" ? answer.value : undefined);
@@ -36,17 +55,30 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
     opts: DialogOptions | undefined,
   ): Promise<string | undefined> {
     try {
-      const spec = text !== undefined ? { method, title: String(title), [key]: String(text) } : { method, title: String(title) };
+      const spec = text != null ? { method, title: String(title), [key]: String(text) } : { method, title: String(title) };
       return dialogs.open(spec as DialogSpec, opts, valueOf);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
+  /** A string as is; anything else through String(), reported once per method and field. */
+  function text(method: string, field: string, value: unknown): string {
+    if (typeof value === "string") return value;
+    bridge.warnOnce(extensionPath, `${method}:${field}`, `ctx.ui.${method}(): ${field} is ${describe(value)}, not a string; converted with String()`);
+    return String(value);
+  }
+
+  /** Every element of an array as a string (holes included, which JSON would turn into null). */
+  function lines(method: string, field: string, values: readonly unknown[]): string[] {
+    return Array.from(values, (value) => text(method, `an element of ${field}`, value));
+  }
+
   const ui: Omit<ExtensionUIContext, (typeof DEGRADED_METHOD_NAMES)[number]> = {
     select(title, options, opts) {
       try {
-        return dialogs.open({ method: "select", title: String(title), options: options.map(String) }, opts, valueOf);
+        if (!Array.isArray(options)) throw new TypeError(`ctx.ui.select(): options must be an array of strings, not ${describe(options)}`);
+        return dialogs.open({ method: "select", title: String(title), options: lines("select", "options", options) }, opts, valueOf);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -60,27 +92,50 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
     },
     input: (title, placeholder, opts) => textDialog("input", title, "placeholder", placeholder, opts),
     editor: (title, prefill, opts) => textDialog("editor", title, "prefill", prefill, opts),
-    notify: (message, type) =>
-      bridge.fireAndForget({ method: "notify", message: String(message), ...(type !== undefined ? { notifyType: type } : {}) }),
-    setStatus: (key, text) =>
-      bridge.fireAndForget({ method: "setStatus", statusKey: String(key), ...(text != null ? { statusText: String(text) } : {}) }),
+    notify: (message, type) => {
+      let notifyType: NotifyType | undefined;
+      if (type !== undefined) {
+        notifyType = NOTIFY_TYPES.find((known) => known === type);
+        if (notifyType === undefined) {
+          bridge.warnOnce(extensionPath, "notify:type", `ctx.ui.notify(): type ${describe(type)} is not one of "info", "warning", "error"; sent as "info"`);
+          notifyType = "info";
+        }
+      }
+      bridge.fireAndForget({ method: "notify", message: text("notify", "message", message), ...(notifyType !== undefined ? { notifyType } : {}) });
+    },
+    setStatus: (key, statusText) =>
+      bridge.fireAndForget({
+        method: "setStatus",
+        statusKey: text("setStatus", "key", key),
+        ...(statusText != null ? { statusText: text("setStatus", "text", statusText) } : {}),
+      }),
     setWidget: (key, content, options) => {
       if (typeof content === "function") {
         bridge.diagnose(extensionPath, "setWidget", "ignores component factories (only string arrays reach RPC clients)");
         return;
       }
+      if (content != null && !Array.isArray(content)) {
+        // pi's RPC mode sends only arrays too; anything else is dropped.
+        bridge.warnOnce(extensionPath, "setWidget:content", `ctx.ui.setWidget(): content is ${describe(content)}, not an array of strings; the call is ignored`);
+        return;
+      }
+      const placement: unknown = typeof options === "object" && options !== null ? options.placement : undefined;
+      const widgetPlacement = PLACEMENTS.find((known) => known === placement);
+      if (placement !== undefined && widgetPlacement === undefined) {
+        bridge.warnOnce(extensionPath, "setWidget:placement", `ctx.ui.setWidget(): placement ${describe(placement)} is not "aboveEditor" or "belowEditor"; shown above the editor`);
+      }
       bridge.fireAndForget({
         method: "setWidget",
-        widgetKey: String(key),
-        ...(content != null ? { widgetLines: content.map(String) } : {}),
-        ...(options?.placement !== undefined ? { widgetPlacement: options.placement } : {}),
+        widgetKey: text("setWidget", "key", key),
+        ...(content != null ? { widgetLines: lines("setWidget", "lines", content) } : {}),
+        ...(widgetPlacement !== undefined ? { widgetPlacement } : {}),
       });
     },
-    setTitle: (title) => bridge.fireAndForget({ method: "setTitle", title: String(title) }),
-    setEditorText: (text) => bridge.fireAndForget({ method: "set_editor_text", text: String(text) }),
-    pasteToEditor: (text) => {
+    setTitle: (title) => bridge.fireAndForget({ method: "setTitle", title: text("setTitle", "title", title) }),
+    setEditorText: (value) => bridge.fireAndForget({ method: "set_editor_text", text: text("setEditorText", "text", value) }),
+    pasteToEditor: (value) => {
       bridge.diagnose(extensionPath, "pasteToEditor", "sets the editor text (no paste handling)");
-      bridge.fireAndForget({ method: "set_editor_text", text: String(text) });
+      bridge.fireAndForget({ method: "set_editor_text", text: text("pasteToEditor", "text", value) });
     },
     get theme() {
       return plainTheme;

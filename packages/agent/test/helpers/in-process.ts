@@ -2,6 +2,7 @@
  * An RpcServer in-process with a scripted model and inline extensions, driven over a memory
  * transport: send commands, wait for records, prompt and wait until the agent settles.
  */
+import { AGENT_CEILING_MS, deadline as scaled } from "./deadline.js";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,8 +30,9 @@ export async function serveScripted(turns: unknown[], factories: Factory[] = [],
   });
   await server.start();
   let counter = 0;
-  const until = async (condition: () => boolean, ms = options.timeoutMs ?? 8000): Promise<void> => {
-    const deadline = Date.now() + ms;
+  // A ceiling against a hang, never a speed requirement: a minute at least, scaled on a slow machine.
+  const until = async (condition: () => boolean, ms = options.timeoutMs ?? AGENT_CEILING_MS): Promise<void> => {
+    const deadline = Date.now() + scaled(Math.max(ms, AGENT_CEILING_MS));
     while (!condition()) {
       if (Date.now() > deadline) {
         throw new Error(`timed out; last records:\n${transport.sent.slice(-30).map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);

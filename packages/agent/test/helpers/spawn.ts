@@ -1,12 +1,19 @@
 /**
  * Drives a real agent process over real pipes: write JSONL to its stdin, read records from its
  * stdout with the protocol's own reader, and wait for records by predicate.
+ *
+ * Every record a parley process writes is checked against the published outbound JSON Schema:
+ * the first that does not fit fails every wait on that process at once, and fails the test that
+ * spawned it when it ends (afterEach), naming the record.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { afterEach } from "vitest";
 import { attachJsonlReader } from "@parley/protocol";
+import { outboundViolation } from "./outbound-schema.js";
+import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
 export const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
@@ -16,17 +23,24 @@ export const PI_EXAMPLES = join(ROOT, "node_modules/@mariozechner/pi-coding-agen
 
 export type Rec = Record<string, unknown> & { type: string };
 
+export { AGENT_CEILING_MS, DEADLINE_SCALE, deadline } from "./deadline.js";
+const ceiling = (ms: number): number => deadline(Math.max(ms, AGENT_CEILING_MS));
+
 export interface AgentProcess {
   child: ChildProcessWithoutNullStreams;
   records: Rec[];
   /** stdout lines that were not valid JSON objects (must stay empty). */
   garbage: string[];
+  /** The first record that did not fit outbound.json (parley only), with why. */
+  schemaViolation: () => string | undefined;
+  /** For a test that provokes a violation on purpose: returns it, and the test does not fail for it. */
+  takeSchemaViolation: () => string | undefined;
   stderr: () => string;
   send(record: object): void;
   sendRaw(text: string): void;
-  /** Resolves with the first record (from `from` on) matching `match`; rejects after `ms`. */
+  /** Resolves with the first record (from `from` on) matching `match`; rejects after `ms` (default a minute; scaled). */
   waitFor(match: (r: Rec) => boolean, ms?: number, from?: number): Promise<Rec>;
-  /** Resolves once `condition()` holds (checked on each new record); rejects after `ms`. */
+  /** Resolves once `condition()` holds (checked on each new record and stderr chunk); rejects after `ms` (scaled). */
   until(condition: () => boolean, ms?: number): Promise<void>;
   /** The response to the command with this id. */
   response(id: string, ms?: number): Promise<Rec>;
@@ -39,7 +53,28 @@ export interface AgentProcess {
 
 let counter = 0;
 
-export function spawnAgent(bin: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): AgentProcess {
+/**
+ * Parley processes of this test file, checked after each test: a violation fails the test during
+ * which it was noticed (a process kept for the whole file included), once.
+ */
+const checked = new Set<AgentProcess>();
+afterEach(() => {
+  for (const agent of checked) {
+    const violation = agent.schemaViolation();
+    if (violation === undefined) continue;
+    checked.delete(agent);
+    throw new Error(violation);
+  }
+});
+
+export interface SpawnOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Check each stdout record against outbound.json; default: when `bin` is parley. */
+  checkSchema?: boolean;
+}
+
+export function spawnAgent(bin: string, args: string[], options: SpawnOptions = {}): AgentProcess {
   // A private HOME keeps the user's own extensions and sessions out of tests.
   const home = mkdtempSync(join(tmpdir(), "parley-home-"));
   const child = spawn(bin, args, {
@@ -49,14 +84,24 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
   });
   const records: Rec[] = [];
   const garbage: string[] = [];
+  const checkSchema = options.checkSchema ?? bin === PARLEY_BIN;
+  let violation: string | undefined;
   let stderr = "";
   const waiters = new Set<() => void>();
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+    for (const wake of [...waiters]) wake();
+  });
   attachJsonlReader(child.stdout, (line) => {
     try {
       const value = JSON.parse(line) as unknown;
-      if (typeof value === "object" && value !== null && !Array.isArray(value)) records.push(value as Rec);
-      else garbage.push(line);
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+        if (checkSchema && violation === undefined) {
+          const problem = outboundViolation(value);
+          if (problem !== undefined) violation = `${args.join(" ")}: stdout record #${records.length + 1}: ${problem}`;
+        }
+        records.push(value as Rec);
+      } else garbage.push(line);
     } catch {
       garbage.push(line);
     }
@@ -70,9 +115,15 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
     }),
   );
 
-  const waitFor = (match: (r: Rec) => boolean, ms = 10_000, from = 0): Promise<Rec> =>
+  const waitFor = (match: (r: Rec) => boolean, ms = AGENT_CEILING_MS, from = 0): Promise<Rec> =>
     new Promise((res, rej) => {
       const check = (): boolean => {
+        if (violation !== undefined) {
+          waiters.delete(wake);
+          clearTimeout(timer);
+          rej(new Error(violation));
+          return true;
+        }
         const found = records.slice(from).find(match);
         if (found) {
           waiters.delete(wake);
@@ -85,14 +136,20 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
       const wake = (): void => void check();
       const timer = setTimeout(() => {
         waiters.delete(wake);
-        rej(new Error(`timed out after ${ms} ms waiting for a record; got:\n${records.map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
-      }, ms);
+        rej(new Error(`timed out after ${ceiling(ms)} ms waiting for a record; got:\n${records.map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
+      }, ceiling(ms));
       if (!check()) waiters.add(wake);
     });
 
-  const until = (condition: () => boolean, ms = 10_000): Promise<void> =>
+  const until = (condition: () => boolean, ms = AGENT_CEILING_MS): Promise<void> =>
     new Promise((res, rej) => {
       const wake = (): void => {
+        if (violation !== undefined) {
+          waiters.delete(wake);
+          clearTimeout(timer);
+          rej(new Error(violation));
+          return;
+        }
         if (!condition()) return;
         waiters.delete(wake);
         clearTimeout(timer);
@@ -100,8 +157,8 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
       };
       const timer = setTimeout(() => {
         waiters.delete(wake);
-        rej(new Error(`timed out after ${ms} ms waiting for a condition; last records:\n${records.slice(-20).map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
-      }, ms);
+        rej(new Error(`timed out after ${ceiling(ms)} ms waiting for a condition; last records:\n${records.slice(-20).map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
+      }, ceiling(ms));
       waiters.add(wake);
       wake();
     });
@@ -110,6 +167,11 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
     child,
     records,
     garbage,
+    schemaViolation: () => violation,
+    takeSchemaViolation: () => {
+      checked.delete(proc);
+      return violation;
+    },
     stderr: () => stderr,
     send: (record) => child.stdin.write(`${JSON.stringify(record)}\n`),
     sendRaw: (text) => child.stdin.write(text),
@@ -125,18 +187,19 @@ export function spawnAgent(bin: string, args: string[], options: { cwd?: string;
     exited,
     kill: () => child.kill("SIGKILL"),
   };
+  if (checkSchema) checked.add(proc);
   return proc;
 }
 
-export const spawnParley = (args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv }): AgentProcess =>
+export const spawnParley = (args: string[], options?: SpawnOptions): AgentProcess =>
   spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", ...args], options);
 
-export const spawnPi = (args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv }): AgentProcess =>
+export const spawnPi = (args: string[], options?: SpawnOptions): AgentProcess =>
   spawnAgent(PI_BIN, ["--mode", "rpc", "--no-session", ...args], options);
 
 /** The dialog request that `prompt /command` opens (waits for it). */
 export async function openDialog(agent: AgentProcess, message: string, method: string): Promise<Rec> {
   const from = agent.records.length;
   agent.send({ type: "prompt", message, id: `open-${++counter}` });
-  return agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === method, 10_000, from);
+  return agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === method, AGENT_CEILING_MS, from);
 }

@@ -3,7 +3,7 @@
  * differ between two runs of the same scenario (random dialog ids, session ids, private temp paths)
  * are replaced by stable placeholders. Nothing else is touched.
  */
-import type { AgentProcess, Rec } from "./spawn.js";
+import { AGENT_CEILING_MS, deadline, type AgentProcess, type Rec } from "./spawn.js";
 
 export const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const WHOLE_UUID = new RegExp(`^${UUID.source}$`, "i");
@@ -98,6 +98,21 @@ export function runInSlots<S extends { name: string }, R>(scenarios: S[], run: (
   return results;
 }
 
+/**
+ * Waits until `agent` answers a get_state (or exits), then takes that response out of its records,
+ * so the transcripts are as if it had not been sent. Both sides of a differential scenario are
+ * serving before its first step: a dialog timeout on the fast side must not run out while the
+ * other side is still starting (pi takes seconds, more on a loaded machine).
+ */
+export async function waitUntilServing(agent: AgentProcess): Promise<void> {
+  const id = "differential-ready-probe";
+  agent.send({ type: "get_state", id });
+  const isProbe = (r: Rec): boolean => r.type === "response" && r["id"] === id;
+  await Promise.race([agent.waitFor(isProbe).catch(() => {}), agent.exited]);
+  const index = agent.records.findIndex(isProbe);
+  if (index >= 0) agent.records.splice(index, 1);
+}
+
 /** When a step is over: the first record matching `match` (then optionally `thenQuiet` ms more), `quiet` ms of waiting, or process exit. */
 export type Terminal = { match: object; thenQuiet?: number } | { quiet: number } | { exit: true };
 
@@ -120,13 +135,14 @@ export async function collectStep(
 ): Promise<{ records: Rec[]; end: number }> {
   let end: number;
   if ("quiet" in until) {
-    await sleep(until.quiet);
+    // A quiet window asserts that nothing more comes; it grows with PARLEY_TEST_DEADLINE_SCALE.
+    await sleep(deadline(until.quiet));
     end = agent.records.length;
   } else if ("exit" in until) {
-    await Promise.race([agent.exited, sleep(10_000).then(() => Promise.reject(new Error(`${side} did not exit`)))]);
+    await Promise.race([agent.exited, sleep(deadline(AGENT_CEILING_MS)).then(() => Promise.reject(new Error(`${side} did not exit`)))]);
     end = agent.records.length;
   } else {
-    const found = agent.waitFor((r) => matchesShape(r, until.match), 10_000, from);
+    const found = agent.waitFor((r) => matchesShape(r, until.match), AGENT_CEILING_MS, from);
     found.catch(() => {});
     const exitedFirst = agent.exited.then(async () => {
       await sleep(100);
@@ -136,7 +152,7 @@ export async function collectStep(
     const record = await Promise.race([found, exitedFirst]);
     end = agent.records.indexOf(record, from) + 1;
     if (until.thenQuiet !== undefined) {
-      await sleep(until.thenQuiet);
+      await sleep(deadline(until.thenQuiet));
       end = agent.records.length;
     }
   }

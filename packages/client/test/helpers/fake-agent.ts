@@ -18,7 +18,7 @@ export class FakeAgent {
   }
 
   /** The first received record (from index `from`) matching `match`; waits up to `ms`. */
-  waitFor(match: (r: Sent) => boolean, ms = 2000, from = 0): Promise<Sent> {
+  waitFor(match: (r: Sent) => boolean, ms = 60_000, from = 0): Promise<Sent> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
         const found = this.received.slice(from).find(match);
@@ -39,7 +39,7 @@ export class FakeAgent {
 
   /** The command of this type the client sent (the first one not yet taken from `from`). */
   command(type: string, from = 0): Promise<Sent> {
-    return this.waitFor((r) => r.type === type, 2000, from);
+    return this.waitFor((r) => r.type === type, 60_000, from);
   }
 
   responses(): Sent[] {

@@ -1,0 +1,227 @@
+/**
+ * Your files are safe: parley writes session lines only into a new file, a 0-byte file or a file
+ * that already holds a session, and there only appends. Anything else is refused and left byte
+ * for byte as it was; an HTML export never lands on a session or on a file parley did not write.
+ */
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { AgentMessage, AssistantMessage } from "@parley/protocol";
+import { Session } from "../src/session/session.js";
+import { SessionFileError, createSession, exportHtml, openSession } from "../src/session/index.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "parley-files-"));
+  dirs.push(dir);
+});
+
+const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+const assistant = (text: string): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text }], api: "a", provider: "p", model: "m", usage, stopReason: "stop", timestamp: 2 });
+const say = (s: Session, m: AgentMessage) => s.append({ type: "message", message: m });
+const quiet = { onWarning: () => {} };
+
+const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" });
+const entry = (id: string, parentId: string | null, text: string) =>
+  JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", message: user(text) });
+
+/** Contents a user may point --session or switch_session at, none of which is a session. */
+const NOT_SESSIONS: Record<string, string | Buffer> = {
+  "notes.txt": "Shopping list\nmilk\neggs\n",
+  "package.json": `${JSON.stringify({ name: "x", version: "1.0.0", scripts: { test: "vitest" } }, null, 2)}\n`,
+  "one-line.json": '{"name":"x","version":"1.0.0"}\n',
+  "whitespace.jsonl": " \n\n",
+  "newline.jsonl": "\n",
+  "torn-header.jsonl": '{"type":"session","id":"ab',
+  "wrong-kind.jsonl": `${entry("aaaa0001", null, "hi")}\n`,
+  "header-without-id.jsonl": '{"type":"session","version":3}\n',
+  "array.jsonl": "[1,2,3]\n",
+  "null.jsonl": "null\n",
+  "blank-first-line.jsonl": `\n${header("s1")}\n`,
+  "garbage-then-header.jsonl": `garbage\n${header("s1")}\n`,
+  "bom-only.jsonl": "\ufeff",
+  "binary.bin": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0xfe, 0x0a]),
+};
+
+describe("a file that is not a session", () => {
+  it.each(Object.keys(NOT_SESSIONS))("%s is refused with a reason, and never written", (name) => {
+    const file = path.join(dir, name);
+    const content = NOT_SESSIONS[name]!;
+    writeFileSync(file, content);
+    const before = readFileSync(file);
+    // Both ways in: opening (switch_session) and --session, which may create a missing file.
+    expect(() => openSession(file, quiet)).toThrow(SessionFileError);
+    expect(() => openSession(file, { ...quiet, createIfMissing: { cwd: dir } })).toThrow(/is not a session file \(.+\); parley leaves it untouched/);
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it("a directory or a FIFO-like non-regular file is refused too", () => {
+    const sub = path.join(dir, "folder");
+    mkdirSync(sub);
+    expect(() => openSession(sub, quiet)).toThrow(/it is a directory/);
+    expect(() => openSession("/dev/null", quiet)).toThrow(/not a regular file/);
+  });
+
+  it("a symlink to a notes file is refused; the target is untouched", () => {
+    const target = path.join(dir, "notes.txt");
+    writeFileSync(target, "my notes\n");
+    const link = path.join(dir, "link.jsonl");
+    symlinkSync(target, link);
+    expect(() => openSession(link, quiet)).toThrow(SessionFileError);
+    expect(readFileSync(target, "utf8")).toBe("my notes\n");
+  });
+});
+
+describe("only ever appends", () => {
+  /** Every write path that touches an existing file: the old bytes stay a prefix of the new ones. */
+  function expectAppendedOnly(file: string, before: Buffer): void {
+    const after = readFileSync(file);
+    expect(after.length).toBeGreaterThan(before.length);
+    expect(after.subarray(0, before.length).equals(before)).toBe(true);
+  }
+
+  it("a 0-byte file becomes a session by appending to it", () => {
+    const file = path.join(dir, "empty.jsonl");
+    writeFileSync(file, "");
+    const s = openSession(file, quiet);
+    say(s, user("q"));
+    say(s, assistant("a"));
+    expect(readFileSync(file, "utf8").split("\n")[0]).toBe(JSON.stringify(s.header));
+    expect(openSession(file, quiet).entries()).toEqual(s.entries());
+  });
+
+  it("a 0-byte file that someone fills meanwhile is refused at the first write, and kept", () => {
+    const file = path.join(dir, "empty.jsonl");
+    writeFileSync(file, "");
+    const s = openSession(file, quiet);
+    writeFileSync(file, "somebody else's text\n");
+    expect(() => say(s, user("q"))).toThrow(/no longer empty/);
+    expect(readFileSync(file, "utf8")).toBe("somebody else's text\n");
+  });
+
+  it("a session with garbage lines after its header keeps them: they are skipped with warnings, new lines are appended", () => {
+    const file = path.join(dir, "garbage.jsonl");
+    const content = `${header("s1")}\n${entry("e0000001", null, "one")}\nnot json at all\n{"type":"mystery","id":"m1"}\n\u0000\u0001binary\n${entry("e0000002", "e0000001", "two")}\n{"torn`;
+    writeFileSync(file, content);
+    const before = readFileSync(file);
+    const warnings: string[] = [];
+    const s = openSession(file, { onWarning: (w) => warnings.push(w.kind) });
+    expect(warnings.sort()).toEqual(["invalid_entry", "invalid_line", "invalid_line", "torn_tail"]);
+    expect(s.entries().map((e) => e.id)).toEqual(["e0000001", "e0000002"]);
+    say(s, user("three"));
+    expectAppendedOnly(file, before);
+    const reread = openSession(file, quiet);
+    expect(reread.entries().map((e) => (e.type === "message" && e.message.role === "user" ? e.message.content : ""))).toEqual(["one", "two", "three"]);
+  });
+
+  it("a pi v1 session (entries without ids) is appended to, not rewritten", () => {
+    const file = path.join(dir, "v1.jsonl");
+    const t = "2024-01-01T00:00:00.000Z";
+    writeFileSync(file, `${JSON.stringify({ type: "session", id: "old", timestamp: t, cwd: "/p" })}\n${JSON.stringify({ type: "message", timestamp: t, message: user("one") })}\n`);
+    const before = readFileSync(file);
+    const s = openSession(file, quiet);
+    say(s, assistant("two"));
+    say(s, user("three"));
+    expectAppendedOnly(file, before);
+    const reread = openSession(file, quiet);
+    expect(reread.entries()).toEqual(s.entries());
+    expect(reread.branch().map((e) => e.id)).toEqual(s.branch().map((e) => e.id));
+  });
+
+  it("fork and clone write new files beside the session and leave it byte for byte", () => {
+    const s = createSession({ cwd: "/p", sessionDir: dir, persist: true });
+    const first = say(s, user("one"));
+    say(s, assistant("a"));
+    const before = readFileSync(s.file!);
+    const forked = s.fork(first.id, "at").session;
+    forked.flush(true);
+    const cloned = s.clone();
+    cloned.flush(true);
+    expect(readFileSync(s.file!).equals(before)).toBe(true);
+    expect(new Set([s.file, forked.file, cloned.file]).size).toBe(3);
+    expect(readdirSync(dir).sort()).toEqual([s.file!, forked.file!, cloned.file!].map((f) => path.basename(f)).sort());
+    expect(openSession(forked.file!, quiet).header.parentSession).toBe(s.file);
+  });
+
+  it("a new session whose file name is taken meanwhile refuses to write rather than replace that file", () => {
+    const s = createSession({ cwd: "/p", sessionDir: dir, persist: true, parentSession: path.join(dir, "parent.jsonl") });
+    writeFileSync(s.file!, "someone else's file\n");
+    say(s, user("q"));
+    expect(() => say(s, assistant("a"))).toThrow(/EEXIST/);
+    expect(readFileSync(s.file!, "utf8")).toBe("someone else's file\n");
+  });
+
+  it("--session at a missing path creates the file; a file created there meanwhile is not replaced", () => {
+    const file = path.join(dir, "new.jsonl");
+    const s = openSession(file, { ...quiet, createIfMissing: { cwd: "/p" } });
+    writeFileSync(file, "raced\n");
+    say(s, user("q"));
+    expect(() => say(s, assistant("a"))).toThrow(/EEXIST/);
+    expect(readFileSync(file, "utf8")).toBe("raced\n");
+  });
+});
+
+describe("export_html never writes over a session or a file parley did not create", () => {
+  function session(): Session {
+    const s = createSession({ cwd: dir, sessionDir: path.join(dir, "sessions"), persist: true });
+    say(s, user("hello"));
+    say(s, assistant("hi"));
+    return s;
+  }
+
+  it("refuses the current session file, by its path or through a symlink", () => {
+    const s = session();
+    const before = readFileSync(s.file!);
+    expect(() => exportHtml(s, s.file)).toThrow(/is the current session file; exporting there would destroy the session/);
+    const link = path.join(dir, "link.html");
+    symlinkSync(s.file!, link);
+    expect(() => exportHtml(s, link)).toThrow(/current session file/);
+    expect(readFileSync(s.file!).equals(before)).toBe(true);
+  });
+
+  it("refuses the current session's path even before its file is written", () => {
+    const s = createSession({ cwd: dir, sessionDir: path.join(dir, "sessions"), persist: true });
+    say(s, user("no answer yet"));
+    expect(() => exportHtml(s, s.file)).toThrow(/current session file/);
+  });
+
+  it("refuses any other file that holds a session", () => {
+    const s = session();
+    const other = path.join(dir, "other.jsonl");
+    const content = `${header("s2")}\n${entry("e0000001", null, "keep me")}\n`;
+    writeFileSync(other, content);
+    expect(() => exportHtml(s, other)).toThrow(/holds a session; parley never writes an export over a session/);
+    expect(readFileSync(other, "utf8")).toBe(content);
+  });
+
+  it("refuses an existing file it did not write (an HTML page included), and a directory", () => {
+    const s = session();
+    for (const [name, content] of [
+      ["notes.txt", "notes\n"],
+      ["index.html", "<!DOCTYPE html><html><body>my page</body></html>\n"],
+      ["empty.html", ""],
+    ] as const) {
+      const file = path.join(dir, name);
+      writeFileSync(file, content);
+      expect(() => exportHtml(s, file)).toThrow(/already exists.* and is not a page parley exported; parley does not overwrite files it did not create/);
+      expect(readFileSync(file, "utf8")).toBe(content);
+    }
+    expect(() => exportHtml(s, dir)).toThrow(/already exists \(it is a directory\)/);
+  });
+
+  it("writes a new file, and replaces a page it exported earlier", () => {
+    const s = session();
+    const out = path.join(dir, "out", "page.html");
+    expect(exportHtml(s, out)).toBe(out);
+    say(s, user("later question"));
+    expect(exportHtml(s, out)).toBe(out);
+    expect(readFileSync(out, "utf8")).toContain("later question");
+    expect(readdirSync(path.dirname(out))).toEqual(["page.html"]);
+  });
+});
