@@ -841,7 +841,7 @@ function main(): void {
                   ? "closed: the agent is shutting down"
                   : reason.dismissReason === "answered"
                     ? "was answered by another client"
-                  : `was dismissed by the agent${reason.dismissReason ? ` (${reason.dismissReason})` : ""}`;
+                    : `was dismissed by the agent${reason.dismissReason ? ` (${reason.dismissReason})` : ""}`;
           log.add("note", `“${title}” ${why}; the dialog closed by itself`);
         }
         settle(undefined as DialogResult<M>);

@@ -34,7 +34,6 @@ const dist = join(agent, "dist");
 const outdir = join(dist, "bundle");
 const bundleFile = join(outdir, "parley-cli.js");
 
-const pkg = JSON.parse(readFileSync(join(agent, "package.json"), "utf8"));
 // The libraries pi extensions import, each group in a code-cached bundle of its own beside
 // parley's (dist/bundle/lib-*.js), loaded the first time one of its modules is imported: from the
 // code cache they cost a few milliseconds instead of hundreds (Node's ES module loader resolving
@@ -46,7 +45,8 @@ const LIBRARY_GROUPS = {
   "pi-ai": ["@mariozechner/pi-ai", "@mariozechner/pi-agent-core"],
 };
 const BUNDLED_LIBRARIES = Object.values(LIBRARY_GROUPS).flat();
-const groupOf = (specifier) => Object.keys(LIBRARY_GROUPS).find((group) => LIBRARY_GROUPS[group].some((name) => specifier === name || specifier.startsWith(`${name}/`)));
+const groupOf = (specifier) =>
+  Object.keys(LIBRARY_GROUPS).find((group) => LIBRARY_GROUPS[group].some((name) => specifier === name || specifier.startsWith(`${name}/`)));
 const groupFile = (group) => join(outdir, `lib-${group}.js`);
 const bundledLibrary = new RegExp(`^(${BUNDLED_LIBRARIES.map((n) => n.replace(/[/]/g, "\\/")).join("|")})(\\/.*)?$`);
 const COMPILED_IN = new Set([...BUNDLED_LIBRARIES, "chalk", "get-east-asian-width", "marked", "mime-types", "mime-db", "partial-json"]);
@@ -123,8 +123,7 @@ await build({
   logLevel: "warning",
 });
 
-// The ES modules extensions get: named re-exports of the bundles' instances.
-const cli = evaluate(bundleFile);
+// The modules extensions get: CommonJS re-exports of the bundles' instances.
 writeReexport(join(outdir, "index.cjs"), "library");
 writeReexport(join(outdir, "extensions/compat/pi-coding-agent.cjs"), "compat");
 for (const group of Object.keys(LIBRARY_GROUPS)) {
@@ -137,7 +136,8 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
 
 const cache = writeCodeCache();
 const kib = (n) => `${(n / 1024).toFixed(0)} KB`;
-const described = (file, size) => `${relative(outdir, file)} (${kib(size)}${cache[relative(outdir, file)] ? `, code cache ${kib(cache[relative(outdir, file)])}` : ""})`;
+const described = (file, size) =>
+  `${relative(outdir, file)} (${kib(size)}${cache[relative(outdir, file)] ? `, code cache ${kib(cache[relative(outdir, file)])}` : ""})`;
 process.stderr.write(
   `build-bundle: in ${relative(root, outdir)}: ${[described(bundleFile, text.length), ...Object.keys(librariesSize).map((g) => described(groupFile(g), librariesSize[g]))].join(", ")} ` +
     `in ${(performance.now() - started).toFixed(0)} ms\n`,
@@ -206,7 +206,10 @@ function fromLibraryBundle(elsewhere) {
     name: "from-library-bundle",
     setup(b) {
       b.onResolve({ filter: bundledLibrary }, (args) => (elsewhere(args.path) ? { path: args.path, namespace: "library" } : undefined));
-      b.onLoad({ filter: /.*/, namespace: "library" }, (args) => ({ contents: `module.exports = __parley_library(${JSON.stringify(args.path)});`, loader: "js" }));
+      b.onLoad({ filter: /.*/, namespace: "library" }, (args) => ({
+        contents: `module.exports = __parley_library(${JSON.stringify(args.path)});`,
+        loader: "js",
+      }));
     },
   };
 }
@@ -336,18 +339,26 @@ function writeReexport(file, part) {
  * library bundle, with the functions a first prompt compiles).
  */
 function writeCodeCache() {
-  const run = (args, input) => spawnSync(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", "--no-session", ...args], { input, encoding: "utf8", timeout: 60_000 });
+  const run = (args, input) =>
+    spawnSync(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", "--no-session", ...args], { input, encoding: "utf8", timeout: 60_000 });
   const plain = run(["--no-extensions"], '{"type":"get_state","id":"build"}\n');
   const warmDir = mkdtempSync(join(tmpdir(), "parley-build-"));
   const warm = join(warmDir, "warm.ts");
-  writeFileSync(warm, `${BUNDLED_LIBRARIES.map((name, i) => `import * as l${i} from ${JSON.stringify(name)};`).join("\n")}\nexport default function () { void [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}]; }\n`);
+  writeFileSync(
+    warm,
+    `${BUNDLED_LIBRARIES.map((name, i) => `import * as l${i} from ${JSON.stringify(name)};`).join("\n")}\nexport default function () { void [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}]; }\n`,
+  );
   const warmed = run(["--no-extensions", "-e", warm], '{"type":"get_state","id":"built"}\n');
   rmSync(warmDir, { recursive: true, force: true });
   const sizes = {};
   for (const name of readdirSync(outdir).filter((n) => n.endsWith(".cache"))) sizes[name.replace(/\.js\..*$/, ".js")] = statSync(join(outdir, name)).size;
-  const missing = [bundleFile, ...[...Object.keys(LIBRARY_GROUPS), "jiti"].map(groupFile)].map((f) => relative(outdir, f)).filter((f) => sizes[f] === undefined);
+  const missing = [bundleFile, ...[...Object.keys(LIBRARY_GROUPS), "jiti"].map(groupFile)]
+    .map((f) => relative(outdir, f))
+    .filter((f) => sizes[f] === undefined);
   if (plain.status !== 0 || warmed.status !== 0 || missing.length > 0) {
-    process.stderr.write(`build-bundle: warning: no code cache for ${missing.join(", ") || "-"} (exits ${plain.status}, ${warmed.status}); parley writes it on its first run.\n${plain.stderr}${warmed.stderr}\n`);
+    process.stderr.write(
+      `build-bundle: warning: no code cache for ${missing.join(", ") || "-"} (exits ${plain.status}, ${warmed.status}); parley writes it on its first run.\n${plain.stderr}${warmed.stderr}\n`,
+    );
   }
   return sizes;
 }

@@ -19,18 +19,24 @@ moduleLoader.setJitiFactory(() => {
     return transform(...args);
   };
   return (id, options = {}) =>
-    core(id, { transform: babel, ...options }, {
-      onError: (error) => {
-        throw error;
+    core(
+      id,
+      { transform: babel, ...options },
+      {
+        onError: (error) => {
+          throw error;
+        },
+        // CommonJS files (parley's re-export modules among them) are required: importing them would
+        // start Node's ES module loader for them.
+        nativeImport: (specifier) => {
+          const path = String(specifier).startsWith("file:") ? require("node:url").fileURLToPath(String(specifier)) : String(specifier);
+          return path.endsWith(".cjs") && require("node:path").isAbsolute(path)
+            ? Promise.resolve().then(() => require(path))
+            : moduleLoader.importModule(specifier);
+        },
+        createRequire,
       },
-      // CommonJS files (parley's re-export modules among them) are required: importing them would
-      // start Node's ES module loader for them.
-      nativeImport: (specifier) => {
-        const path = String(specifier).startsWith("file:") ? require("node:url").fileURLToPath(String(specifier)) : String(specifier);
-        return path.endsWith(".cjs") && require("node:path").isAbsolute(path) ? Promise.resolve().then(() => require(path)) : moduleLoader.importModule(specifier);
-      },
-      createRequire,
-    });
+    );
 });
 
 module.exports = {

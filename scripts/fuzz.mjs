@@ -49,7 +49,10 @@ export function createPrng(seed) {
   let c = 0xb7e15162;
   let d = seed >>> 0;
   const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
+    a >>>= 0;
+    b >>>= 0;
+    c >>>= 0;
+    d >>>= 0;
     const t = (((a + b) | 0) + d) | 0;
     d = (d + 1) | 0;
     a = b ^ (b >>> 9);
@@ -108,7 +111,19 @@ export function loadCommandModel(root = ROOT) {
 }
 
 /** Commands that start long work when valid: the fuzzer only ever sends invalid ones. */
-export const LONG_RUNNING = new Set(["prompt", "steer", "follow_up", "abort", "new_session", "compact", "bash", "export_html", "switch_session", "fork", "clone"]);
+export const LONG_RUNNING = new Set([
+  "prompt",
+  "steer",
+  "follow_up",
+  "abort",
+  "new_session",
+  "compact",
+  "bash",
+  "export_html",
+  "switch_session",
+  "fork",
+  "clone",
+]);
 
 // ---- line generator -----------------------------------------------------------------------
 
@@ -117,7 +132,20 @@ const J = (v) => JSON.stringify(v);
 const obj = (pairs) => `{${pairs.map(([k, v]) => `${J(k)}:${v}`).join(",")}}`;
 
 const PROTO_KEYS = ["__proto__", "constructor", "prototype", "toString", "hasOwnProperty", "valueOf", "__defineGetter__", "isPrototypeOf"];
-const HUGE_NUMBERS = ["1e400", "-1e400", "1e308", "-1e308", "5e-324", "1e-400", "123456789012345678901234567890", "-0", "0.1", "9007199254740993", "1E+2", "-9.999999999999999e307"];
+const HUGE_NUMBERS = [
+  "1e400",
+  "-1e400",
+  "1e308",
+  "-1e308",
+  "5e-324",
+  "1e-400",
+  "123456789012345678901234567890",
+  "-0",
+  "0.1",
+  "9007199254740993",
+  "1E+2",
+  "-9.999999999999999e307",
+];
 
 /**
  * A deterministic stream of input lines (each a Buffer without its LF).
@@ -136,10 +164,26 @@ export function createLineGenerator(seed, options = {}) {
   const usedSpecial = new Set();
 
   const SAFE = [
-    "get_state", "get_commands", "get_ui_state", "get_messages", "get_available_thinking_levels", "cycle_thinking_level",
-    "get_session_stats", "get_fork_messages", "get_last_assistant_text", "clear_queue", "abort_retry", "abort_bash",
-    "get_available_models", "set_session_name", "set_steering_mode", "set_follow_up_mode", "set_thinking_level",
-    "set_auto_compaction", "set_auto_retry", "set_model",
+    "get_state",
+    "get_commands",
+    "get_ui_state",
+    "get_messages",
+    "get_available_thinking_levels",
+    "cycle_thinking_level",
+    "get_session_stats",
+    "get_fork_messages",
+    "get_last_assistant_text",
+    "clear_queue",
+    "abort_retry",
+    "abort_bash",
+    "get_available_models",
+    "set_session_name",
+    "set_steering_mode",
+    "set_follow_up_mode",
+    "set_thinking_level",
+    "set_auto_compaction",
+    "set_auto_retry",
+    "set_model",
   ];
 
   const unicodeChar = () =>
@@ -150,7 +194,7 @@ export function createLineGenerator(seed, options = {}) {
       [1, () => "\u0000"],
       [1, () => "\r"],
       [1, () => "\n"],
-      [1, () => "\"\\"],
+      [1, () => '"\\'],
       [1, () => "😀"],
       [1, () => "\ud800"], // lone surrogate: JSON.stringify escapes it
       [1, () => "\udfff"],
@@ -167,7 +211,7 @@ export function createLineGenerator(seed, options = {}) {
   };
   const longString = () => {
     const n = rng.logRange(1024, longMax);
-    const unit = rng.pick(["a", "\u2028", "é", "x\\\"", "😀", " "]);
+    const unit = rng.pick(["a", "\u2028", "é", 'x\\"', "😀", " "]);
     return unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
   };
   const deep = () => {
@@ -234,7 +278,19 @@ export function createLineGenerator(seed, options = {}) {
   };
   /** A value that field.kind rejects, whatever the rest of the command. */
   const wrongValue = (field) => {
-    const anyType = ["null", "1", "-1", "0", "true", "false", "[]", "{}", '["a"]', '{"type":"text","text":"x"}', ...HUGE_NUMBERS.filter((n) => !n.includes("e-4"))];
+    const anyType = [
+      "null",
+      "1",
+      "-1",
+      "0",
+      "true",
+      "false",
+      "[]",
+      "{}",
+      '["a"]',
+      '{"type":"text","text":"x"}',
+      ...HUGE_NUMBERS.filter((n) => !n.includes("e-4")),
+    ];
     switch (field.kind) {
       case "string":
         return rng.chance(0.02) ? deep() : rng.pick(anyType.filter((v) => !v.startsWith('"')));
@@ -254,7 +310,21 @@ export function createLineGenerator(seed, options = {}) {
         return rng.pick(["null", "true", "false", "[]", "{}", '["x"]', "1e400", "-1e400"]);
       case "array":
         // Not an array, or an array whose items are not ImageContent.
-        return rng.pick(["null", "1", '"image"', "{}", "true", "[1]", "[null]", '["x"]', "[{}]", '[{"type":"image"}]', '[{"type":"image","data":1,"mimeType":"image/png"}]', "[[]]", deep()]);
+        return rng.pick([
+          "null",
+          "1",
+          '"image"',
+          "{}",
+          "true",
+          "[1]",
+          "[null]",
+          '["x"]',
+          "[{}]",
+          '[{"type":"image"}]',
+          '[{"type":"image","data":1,"mimeType":"image/png"}]',
+          "[[]]",
+          deep(),
+        ]);
       default:
         return '"?"';
     }
@@ -281,7 +351,21 @@ export function createLineGenerator(seed, options = {}) {
     if (type === "set_model") success = undefined; // a random provider/model is (almost surely) not found
     if (extras && rng.chance(0.15)) {
       const k = rng.chance(0.5) ? rng.pick(PROTO_KEYS) : `x-${shortString(6)}`;
-      const v = rng.pick([() => "1", () => J(shortString()), () => obj([["type", '"prompt"'], ["message", '"x"']]), () => obj([["id", '"other"'], ["polluted", "true"]]), () => "[1,2,3]"])();
+      const v = rng.pick([
+        () => "1",
+        () => J(shortString()),
+        () =>
+          obj([
+            ["type", '"prompt"'],
+            ["message", '"x"'],
+          ]),
+        () =>
+          obj([
+            ["id", '"other"'],
+            ["polluted", "true"],
+          ]),
+        () => "[1,2,3]",
+      ])();
       pairs.splice(rng.int(pairs.length + 1), 0, [k, v]);
     }
     shuffleMaybe(pairs);
@@ -319,7 +403,26 @@ export function createLineGenerator(seed, options = {}) {
 
   const badType = () => {
     const type = rng.weighted([
-      [4, () => J(rng.pick([...PROTO_KEYS, "", " ", "GET_STATE", " get_state", "get_state ", "get_state\u0000", "get-state", "extension_ui_request", "response", "Extension_UI_Response", "extension_ui_response "]))],
+      [
+        4,
+        () =>
+          J(
+            rng.pick([
+              ...PROTO_KEYS,
+              "",
+              " ",
+              "GET_STATE",
+              " get_state",
+              "get_state ",
+              "get_state\u0000",
+              "get-state",
+              "extension_ui_request",
+              "response",
+              "Extension_UI_Response",
+              "extension_ui_response ",
+            ]),
+          ),
+      ],
       [3, () => J(shortString(16) + "?")],
       [2, () => rng.pick(["null", "1", "true", "[]", '["get_state"]', '{"type":"get_state"}', "1e400"])],
       [1, () => undefined],
@@ -337,7 +440,7 @@ export function createLineGenerator(seed, options = {}) {
       parts.push(
         rng.weighted([
           [8, () => [rng.range(0x20, 0x7e)]],
-          [3, () => [...Buffer.from(rng.pick(['{', '}', '[', ']', '"', ':', ',', '\\', '"type"', '"id"', '"get_state"', "null", "1e999"]))]],
+          [3, () => [...Buffer.from(rng.pick(["{", "}", "[", "]", '"', ":", ",", "\\", '"type"', '"id"', '"get_state"', "null", "1e999"]))]],
           [1, () => [0x00]],
           [1, () => [0x0d]],
           [1, () => [0x09]],
@@ -346,7 +449,18 @@ export function createLineGenerator(seed, options = {}) {
           [1, () => [0xe2, 0x80, 0xa9]],
           [1, () => [0xef, 0xbb, 0xbf]],
           [1, () => [0xf0, 0x9f, 0x98, 0x80]],
-          [1, () => rng.pick([[0xe2, 0x80], [0xf0, 0x9f], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80], [0xff, 0xfe]])],
+          [
+            1,
+            () =>
+              rng.pick([
+                [0xe2, 0x80],
+                [0xf0, 0x9f],
+                [0xc0, 0xaf],
+                [0xed, 0xa0, 0x80],
+                [0xf8, 0x88, 0x80, 0x80, 0x80],
+                [0xff, 0xfe],
+              ]),
+          ],
           [1, () => [rng.range(0x01, 0x1f)].filter((b) => b !== 0x0a)],
         ])(),
       );
@@ -355,14 +469,36 @@ export function createLineGenerator(seed, options = {}) {
   };
 
   const truncated = () => {
-    const base = rng.weighted([[3, validCommand], [2, mutatedField], [1, uiResponse]])();
+    const base = rng.weighted([
+      [3, validCommand],
+      [2, mutatedField],
+      [1, uiResponse],
+    ])();
     const bytes = Buffer.from(base.text, "utf8");
     const cut = rng.int(bytes.length); // strictly shorter; may split a UTF-8 sequence
     return { bytes: bytes.subarray(0, cut), kind: "truncated" };
   };
 
   const nonObject = () => ({
-    text: pad(rng.pick(["null", "0", "-0", "42", "1e400", '"get_state"', '"\u2028"', "true", "false", "[]", "{}", '[{"type":"get_state","id":"arr"}]', '[' + '{"type":"get_state"},'.repeat(50) + "1]", '""', '{"id":null}'])),
+    text: pad(
+      rng.pick([
+        "null",
+        "0",
+        "-0",
+        "42",
+        "1e400",
+        '"get_state"',
+        '"\u2028"',
+        "true",
+        "false",
+        "[]",
+        "{}",
+        '[{"type":"get_state","id":"arr"}]',
+        "[" + '{"type":"get_state"},'.repeat(50) + "1]",
+        '""',
+        '{"id":null}',
+      ]),
+    ),
     kind: "non-object",
   });
 
@@ -384,7 +520,11 @@ export function createLineGenerator(seed, options = {}) {
       () => [["value", '{"__proto__":{"x":1}}']],
       () => [["value", J(shortString())]],
       () => [],
-      () => [["value", '"a"'], ["confirmed", "false"], ["cancelled", "true"]],
+      () => [
+        ["value", '"a"'],
+        ["confirmed", "false"],
+        ["cancelled", "true"],
+      ],
     ])();
     const pairs = [["type", '"extension_ui_response"'], ...(id !== undefined ? [["id", id]] : []), ...answer];
     if (rng.chance(0.1)) pairs.push(["__proto__", obj([["type", '"get_state"']])]);
@@ -396,8 +536,24 @@ export function createLineGenerator(seed, options = {}) {
     const id = idPair();
     const v = rng.pick([
       () => ({ pairs: [["__proto__", obj([["type", '"get_state"']])], ...id], success: false }),
-      () => ({ pairs: [["type", '"get_state"'], ["__proto__", obj([["id", '"zzz"'], ["polluted", "true"]])], ...id], success: true }),
-      () => ({ pairs: [["type", '"set_steering_mode"'], ["mode", '"all"'], ["constructor", obj([["prototype", obj([["polluted", "true"]])]])], ...id], success: true }),
+      () => ({
+        pairs: [
+          ["type", '"get_state"'],
+          [
+            "__proto__",
+            obj([
+              ["id", '"zzz"'],
+              ["polluted", "true"],
+            ]),
+          ],
+          ...id,
+        ],
+        success: true,
+      }),
+      () => ({
+        pairs: [["type", '"set_steering_mode"'], ["mode", '"all"'], ["constructor", obj([["prototype", obj([["polluted", "true"]])]])], ...id],
+        success: true,
+      }),
       () => ({ pairs: [["type", '"set_follow_up_mode"'], ["mode", '"__proto__"'], ...id], success: false }),
       () => ({ pairs: [["type", '"set_thinking_level"'], ["level", '"constructor"'], ...id], success: false }),
       () => ({ pairs: [["type", '"__proto__"'], ["__proto__", '"get_state"'], ...id], success: false }),
@@ -411,11 +567,49 @@ export function createLineGenerator(seed, options = {}) {
   const hugeNumbers = () => {
     const idText = uniqueId();
     return rng.pick([
-      () => ({ text: obj([["type", '"get_state"'], ["id", rng.chance(0.5) ? `${++counter}e300` : `${++counter}${"9".repeat(40)}`]]), kind: "huge", success: true }),
-      () => ({ text: obj([["type", '"set_auto_retry"'], ["enabled", rng.pick(HUGE_NUMBERS)], ["id", idText]]), kind: "huge", success: false }),
-      () => ({ text: obj([["type", '"set_thinking_level"'], ["level", rng.pick(HUGE_NUMBERS)], ["id", idText]]), kind: "huge", success: false }),
-      () => ({ text: obj([["type", '"get_messages"'], ["n", rng.pick(HUGE_NUMBERS)], ["id", idText]]), kind: "huge", success: true }),
-      () => ({ text: obj([["type", '"get_state"'], ["id", rng.pick(["1e400", "-1e400"])]]), kind: "huge", success: false }),
+      () => ({
+        text: obj([
+          ["type", '"get_state"'],
+          ["id", rng.chance(0.5) ? `${++counter}e300` : `${++counter}${"9".repeat(40)}`],
+        ]),
+        kind: "huge",
+        success: true,
+      }),
+      () => ({
+        text: obj([
+          ["type", '"set_auto_retry"'],
+          ["enabled", rng.pick(HUGE_NUMBERS)],
+          ["id", idText],
+        ]),
+        kind: "huge",
+        success: false,
+      }),
+      () => ({
+        text: obj([
+          ["type", '"set_thinking_level"'],
+          ["level", rng.pick(HUGE_NUMBERS)],
+          ["id", idText],
+        ]),
+        kind: "huge",
+        success: false,
+      }),
+      () => ({
+        text: obj([
+          ["type", '"get_messages"'],
+          ["n", rng.pick(HUGE_NUMBERS)],
+          ["id", idText],
+        ]),
+        kind: "huge",
+        success: true,
+      }),
+      () => ({
+        text: obj([
+          ["type", '"get_state"'],
+          ["id", rng.pick(["1e400", "-1e400"])],
+        ]),
+        kind: "huge",
+        success: false,
+      }),
       () => ({ text: rng.pick(HUGE_NUMBERS), kind: "huge" }),
     ])();
   };
@@ -425,20 +619,52 @@ export function createLineGenerator(seed, options = {}) {
       () => ({ text: deep(), kind: "deep" }),
       () => ({ text: obj([["type", '"get_state"'], ["x", deep()], ...idPair()]), kind: "deep", success: unlessBadId(true) }),
       () => ({ text: obj([["type", '"set_steering_mode"'], ["mode", deep()], ...idPair()]), kind: "deep", success: false }),
-      () => ({ text: obj([["type", '"get_state"'], ["id", deep()]]), kind: "deep", success: false }),
+      () => ({
+        text: obj([
+          ["type", '"get_state"'],
+          ["id", deep()],
+        ]),
+        kind: "deep",
+        success: false,
+      }),
       () => ({ text: obj([["type", deep()], ...idPair()]), kind: "deep", success: false }),
       () => ({ text: "[".repeat(maxDepth), kind: "deep" }), // unbalanced
-      () => ({ text: obj([["type", '"extension_ui_response"'], ["id", J(`${tag}-deep-${++counter}`)], ["value", deep()]]), kind: "deep" }),
+      () => ({
+        text: obj([
+          ["type", '"extension_ui_response"'],
+          ["id", J(`${tag}-deep-${++counter}`)],
+          ["value", deep()],
+        ]),
+        kind: "deep",
+      }),
     ])();
 
   const longStrings = () =>
     rng.pick([
       () => ({ text: obj([["type", '"get_state"'], ["padding", J(longString())], ...idPair()]), kind: "long", success: unlessBadId(true) }),
-      () => ({ text: obj([["type", '"set_session_name"'], ["name", rng.chance(0.5) ? "1" : "[]"], ["padding", J(longString())], ...idPair()]), kind: "long", success: false }),
+      () => ({
+        text: obj([["type", '"set_session_name"'], ["name", rng.chance(0.5) ? "1" : "[]"], ["padding", J(longString())], ...idPair()]),
+        kind: "long",
+        success: false,
+      }),
       () => ({ text: obj([["type", J(longString())], ...idPair()]), kind: "long", success: false }),
-      () => ({ text: obj([["type", '"get_commands"'], ["id", J(`${tag}-${++counter}-${longString()}`)]]), kind: "long", success: true }),
+      () => ({
+        text: obj([
+          ["type", '"get_commands"'],
+          ["id", J(`${tag}-${++counter}-${longString()}`)],
+        ]),
+        kind: "long",
+        success: true,
+      }),
       () => ({ text: obj([["type", '"set_steering_mode"'], ["mode", J(longString())], ...idPair()]), kind: "long", success: false }),
-      () => ({ text: obj([["type", '"extension_ui_response"'], ["id", J(`${tag}-ui-${++counter}`)], ["value", J(longString())]]), kind: "long" }),
+      () => ({
+        text: obj([
+          ["type", '"extension_ui_response"'],
+          ["id", J(`${tag}-ui-${++counter}`)],
+          ["value", J(longString())],
+        ]),
+        kind: "long",
+      }),
       () => ({ text: `x${longString()}`, kind: "long" }),
     ])();
 
@@ -620,7 +846,21 @@ export async function runFuzz(options) {
   const utf8 = new TextDecoder("utf-8", { fatal: true });
   const queue = []; // expected replies in order: {reply, idKey, command?, success?, code?, index, line}
   let head = 0;
-  const stats = { bytesIn: 0, bytesOut: 0, records: 0, responses: 0, uiErrors: 0, blank: 0, events: {}, kinds: {}, expectedResponses: 0, expectedUiErrors: 0, withId: 0, withoutId: 0, peakRssKb: 0 };
+  const stats = {
+    bytesIn: 0,
+    bytesOut: 0,
+    records: 0,
+    responses: 0,
+    uiErrors: 0,
+    blank: 0,
+    events: {},
+    kinds: {},
+    expectedResponses: 0,
+    expectedUiErrors: 0,
+    withId: 0,
+    withoutId: 0,
+    peakRssKb: 0,
+  };
   let pendingOut = [];
   let lastProgress = Date.now();
   let garbage = 0;
@@ -630,14 +870,20 @@ export async function runFuzz(options) {
   const startedP = new Promise((r) => (startResolve = r));
   let finalResponse;
   const wakers = new Set();
-  const wake = () => { for (const w of [...wakers]) w(); };
+  const wake = () => {
+    for (const w of [...wakers]) w();
+  };
 
   const describeActual = (r) => JSON.stringify(r).slice(0, 300);
   const matches = (e, r) =>
     e.reply === "response"
-      ? r.type === "response" && (Object.hasOwn(r, "id") ? idKey(r.id) : "-") === e.idKey && r.command === e.command && (e.success === undefined || r.success === e.success)
+      ? r.type === "response" &&
+        (Object.hasOwn(r, "id") ? idKey(r.id) : "-") === e.idKey &&
+        r.command === e.command &&
+        (e.success === undefined || r.success === e.success)
       : r.type === "extension_ui_error" && (Object.hasOwn(r, "id") ? idKey(r.id) : "-") === e.idKey && r.code === e.code;
-  const show = (e) => `line #${e.index} (${e.kind}) ${e.line} → expected ${e.reply} ${e.idKey} ${e.command ?? e.code}${e.success !== undefined ? ` success=${e.success}` : ""}`;
+  const show = (e) =>
+    `line #${e.index} (${e.kind}) ${e.line} → expected ${e.reply} ${e.idKey} ${e.command ?? e.code}${e.success !== undefined ? ` success=${e.success}` : ""}`;
 
   const sameReply = (e, r) =>
     e.reply === "response"
@@ -783,7 +1029,9 @@ export async function runFuzz(options) {
           fail(`parley exited (${JSON.stringify(exit)}) while reading input`);
           finish(false);
         } else if (Date.now() - lastProgress > stallMs) {
-          fail(`parley stopped reading input and writing output for ${stallMs} ms (hang)${head < queue.length ? `; oldest unanswered: ${show(queue[head])}` : ""}`);
+          fail(
+            `parley stopped reading input and writing output for ${stallMs} ms (hang)${head < queue.length ? `; oldest unanswered: ${show(queue[head])}` : ""}`,
+          );
           finish(false);
         }
       }, 200);

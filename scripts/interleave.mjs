@@ -98,9 +98,7 @@ function chunksFor(text, chunking) {
     }
     return out;
   }
-  return text
-    .split(/(?<=\n)/)
-    .map((line, i) => ({ bytes: Buffer.from(line, "utf8"), gapMs: i === 0 ? 0 : chunking.gapsMs[i % chunking.gapsMs.length] }));
+  return text.split(/(?<=\n)/).map((line, i) => ({ bytes: Buffer.from(line, "utf8"), gapMs: i === 0 ? 0 : chunking.gapsMs[i % chunking.gapsMs.length] }));
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -156,7 +154,11 @@ export async function runScenario(scenario, options = {}) {
       const choice = scenario.dialogs[dialogIndex++ % scenario.dialogs.length];
       const answer =
         choice === "answer"
-          ? { type: "extension_ui_response", id: r.id, ...(r.method === "confirm" ? { confirmed: true } : { value: r.method === "select" ? r.options[0] : "x" }) }
+          ? {
+              type: "extension_ui_response",
+              id: r.id,
+              ...(r.method === "confirm" ? { confirmed: true } : { value: r.method === "select" ? r.options[0] : "x" }),
+            }
           : choice === "cancel"
             ? { type: "extension_ui_response", id: r.id, cancelled: true }
             : undefined;
@@ -273,7 +275,13 @@ export async function runScenario(scenario, options = {}) {
 export const REGRESSIONS = [
   // issue 14.1: a prompt right behind a bash command, no extension (the loop loads while the
   // prompt is prepared): the bash result waited on a settled promise in a loop, for ever.
-  { commands: [{ type: "bash", command: "true" }, { type: "prompt", message: "x" }, { type: "get_state" }], chunking: { kind: "one" }, dialogs: ["answer"], streamDelayMs: 0, extension: false },
+  {
+    commands: [{ type: "bash", command: "true" }, { type: "prompt", message: "x" }, { type: "get_state" }],
+    chunking: { kind: "one" },
+    dialogs: ["answer"],
+    streamDelayMs: 0,
+    extension: false,
+  },
 ];
 
 /** Checks `runs` scenarios with fast-check; resolves with the first failure's report, or undefined. */
@@ -282,7 +290,9 @@ export async function checkInterleavings({ runs, seed, maxCommands, log = () => 
   const details = await fc.check(
     fc.asyncProperty(scenarioArb({ maxCommands }), async (scenario) => {
       const result = await runScenario(scenario);
-      log(`${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}, ${result.records} records`);
+      log(
+        `${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}, ${result.records} records`,
+      );
       if (result.failures.length) {
         report = { scenario, ...result };
         return false;

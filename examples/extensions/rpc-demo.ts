@@ -93,7 +93,10 @@ export default function rpcDemo(pi: ExtensionAPI): void {
         ctx.ui.input("Your name?", "type a name"),
         ctx.ui.editor("Edit the note", "line one\nline two"),
       ]);
-      report(ctx, `many: select=${colour ?? "cancelled"} confirm=${ok} input=${name ?? "cancelled"} editor=${note === undefined ? "cancelled" : JSON.stringify(note)}`);
+      report(
+        ctx,
+        `many: select=${colour ?? "cancelled"} confirm=${ok} input=${name ?? "cancelled"} editor=${note === undefined ? "cancelled" : JSON.stringify(note)}`,
+      );
     },
   });
 

@@ -49,8 +49,10 @@ async function waitFor(what: string, predicate: (screen: string[]) => boolean, t
     await sleep(40);
   }
 }
-const showing = (...texts: (string | RegExp)[]) => (screen: string[]) =>
-  texts.every((t) => screen.some((line) => (typeof t === "string" ? line.includes(t) : t.test(line))));
+const showing =
+  (...texts: (string | RegExp)[]) =>
+  (screen: string[]) =>
+    texts.every((t) => screen.some((line) => (typeof t === "string" ? line.includes(t) : t.test(line))));
 const rowOf = (screen: string[], text: string): number => screen.findIndex((line) => line.includes(text));
 const lastLine = (screen: string[]): string => [...screen].reverse().find((line) => line.trim() !== "") ?? "";
 
@@ -168,11 +170,7 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     expect(before.length - 1).toBe(below + 2); // then the status bar, last
     submit("/demo-notify");
     const after = await waitFor("the notifications", showing("ℹ an info note", "⚠ a warning", "✖ an error"));
-    expect([rowOf(after, "▍ above the editor"), rowOf(after, "› a message or /command"), rowOf(after, "▍ below the editor")]).toEqual([
-      above,
-      input,
-      below,
-    ]);
+    expect([rowOf(after, "▍ above the editor"), rowOf(after, "› a message or /command"), rowOf(after, "▍ below the editor")]).toEqual([above, input, below]);
     // Widgets are drawn once, in place: never copied into the transcript.
     expect(after.filter((line) => line.includes("parley RPC demo"))).toHaveLength(1);
   });
@@ -213,7 +211,10 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
 
   it("Ctrl-C closes the agent, restores the terminal and returns to the shell", async () => {
     keys("C-c");
-    const screen = await waitFor("the shell again", (s) => showing("agent closed (exit code 0)", "client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
+    const screen = await waitFor(
+      "the shell again",
+      (s) => showing("agent closed (exit code 0)", "client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()),
+    );
     expect(screen.some((line) => line.includes("rpc-demo:"))).toBe(false); // the client's screen is gone
     expect(paneInfo("#{alternate_on}")).toBe("0");
     expect(paneInfo("#{pane_current_command}")).toBe("bash");

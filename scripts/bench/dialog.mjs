@@ -45,8 +45,11 @@ export async function runDialog({ quick }) {
   const n = quick ? 500 : 2000;
   const runs = quick ? 2 : 7;
   const names = ["floor", "parley", "pi"];
-  const { samples, pick } = await sampleAgents(names, runs, (agent) => once(agent, n), (r, name, s) =>
-    `dialog ${r + 1}/${runs} ${name}: ${n} confirms, p50 ${s.p50Us.toFixed(0)} µs, p99 ${s.p99Us.toFixed(0)} µs`,
+  const { samples, pick } = await sampleAgents(
+    names,
+    runs,
+    (agent) => once(agent, n),
+    (r, name, s) => `dialog ${r + 1}/${runs} ${name}: ${n} confirms, p50 ${s.p50Us.toFixed(0)} µs, p99 ${s.p99Us.toFixed(0)} µs`,
   );
   return { n, runs, p50Us: pick("p50Us"), p99Us: pick("p99Us"), meanUs: pick("meanUs"), peakRssMiB: pick("peakRssMiB"), samples };
 }

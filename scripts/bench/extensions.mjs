@@ -60,7 +60,10 @@ export async function runExtensions({ quick }) {
       peakRssMiB: Object.fromEntries(names.map((n) => [n, median(samples[n].map((s) => s.peakRssMiB))])),
     };
   }
-  for (const [set, files] of [["bench extension only", []], ["three examples", EXTENSION_SETS["three examples"]]]) {
+  for (const [set, files] of [
+    ["bench extension only", []],
+    ["three examples", EXTENSION_SETS["three examples"]],
+  ]) {
     const samples = { parley: [], pi: [] };
     for (let r = 0; r < runs; r++) {
       for (const name of roundOrder(names, r)) {

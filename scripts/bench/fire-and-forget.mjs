@@ -30,8 +30,11 @@ export async function runFireAndForget({ quick }) {
   const n = quick ? 10_000 : 100_000;
   const runs = quick ? 1 : 5;
   const names = ["floor", "parley", "pi"];
-  const { samples, pick } = await sampleAgents(names, runs, (agent) => once(agent, n), (r, name, s) =>
-    `fire-and-forget ${r + 1}/${runs} ${name}: ${n} setStatus in ${s.ms.toFixed(0)} ms (${Math.round(s.recordsPerSec)} records/s)`,
+  const { samples, pick } = await sampleAgents(
+    names,
+    runs,
+    (agent) => once(agent, n),
+    (r, name, s) => `fire-and-forget ${r + 1}/${runs} ${name}: ${n} setStatus in ${s.ms.toFixed(0)} ms (${Math.round(s.recordsPerSec)} records/s)`,
   );
   return { n, runs, recordsPerSec: pick("recordsPerSec"), ms: pick("ms"), extensionMs: pick("extensionMs"), peakRssMiB: pick("peakRssMiB"), samples };
 }

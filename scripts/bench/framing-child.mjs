@@ -82,7 +82,9 @@ function makeInput(spec) {
   if (kind === "lines") {
     const lines = Number(value);
     const total = lines * LINE_BYTES;
-    const proto = Buffer.from(`{"type":"extension_ui_request","method":"setStatus","statusKey":"k","statusText":"${"x".repeat(LINE_BYTES)}`.slice(0, LINE_BYTES - 3) + '"}\n');
+    const proto = Buffer.from(
+      `{"type":"extension_ui_request","method":"setStatus","statusKey":"k","statusText":"${"x".repeat(LINE_BYTES)}`.slice(0, LINE_BYTES - 3) + '"}\n',
+    );
     if (proto.length !== LINE_BYTES) throw new Error(`line is ${proto.length} bytes`);
     // A window of repeated lines long enough to copy any 64 KiB slice from any phase.
     const window = Buffer.alloc(CHUNK + LINE_BYTES);

@@ -24,7 +24,10 @@ function runChild(reader, spec, timeoutMs) {
 export async function runFraming({ quick }) {
   const mib = quick ? [4, 8] : [16, 32, 64];
   const lineCount = quick ? 100_000 : 1_000_000;
-  const cases = [...mib.map((m) => ({ spec: `line:${m}`, label: `${m} MiB line` })), { spec: `lines:${lineCount}`, label: `${lineCount.toLocaleString("en-US")} × 100 B lines` }];
+  const cases = [
+    ...mib.map((m) => ({ spec: `line:${m}`, label: `${m} MiB line` })),
+    { spec: `lines:${lineCount}`, label: `${lineCount.toLocaleString("en-US")} × 100 B lines` },
+  ];
   const readers = ["baseline", "parley", "pi"];
   const runs = 3;
   const timeoutMs = quick ? 20_000 : 120_000;
@@ -38,14 +41,23 @@ export async function runFraming({ quick }) {
       for (let r = 0; r < runs; r++) {
         const s = await runChild(reader, c.spec, timeoutMs);
         samples.push(s);
-        const shown = s.timeout ? `timeout (> ${timeoutMs / 1000} s)` : s.error ? `error: ${s.error}` : `${s.ms.toFixed(0)} ms, peak RSS ${kibToMiB(s.hwmKiB).toFixed(0)} MiB`;
+        const shown = s.timeout
+          ? `timeout (> ${timeoutMs / 1000} s)`
+          : s.error
+            ? `error: ${s.error}`
+            : `${s.ms.toFixed(0)} ms, peak RSS ${kibToMiB(s.hwmKiB).toFixed(0)} MiB`;
         progress(`framing ${c.label} ${reader} ${r + 1}/${runs}: ${shown}`);
         if (s.timeout || s.error || s.wallMs > repeatBelowMs) break;
       }
       const ok = samples.filter((s) => !s.timeout && !s.error);
       row[reader] =
         ok.length > 0
-          ? { ms: median(ok.map((s) => s.ms)), peakRssMiB: kibToMiB(median(ok.map((s) => s.hwmKiB))), startRssMiB: kibToMiB(median(ok.map((s) => s.startRssKiB))), runs: ok.length }
+          ? {
+              ms: median(ok.map((s) => s.ms)),
+              peakRssMiB: kibToMiB(median(ok.map((s) => s.hwmKiB))),
+              startRssMiB: kibToMiB(median(ok.map((s) => s.startRssKiB))),
+              runs: ok.length,
+            }
           : samples[0].timeout
             ? { timeout: true, timeoutMs }
             : { error: samples[0].error };

@@ -42,7 +42,11 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === "--quick") opts.quick = true;
-    else if (a === "--only" || a.startsWith("--only=")) opts.only = value().split(",").map((s) => s.trim()).filter(Boolean);
+    else if (a === "--only" || a.startsWith("--only="))
+      opts.only = value()
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (a === "--out" || a.startsWith("--out=")) opts.out = resolve(value());
     else if (a === "--render" || a.startsWith("--render=")) opts.render = resolve(value());
     else if (a === "--help" || a === "-h") {
@@ -79,7 +83,8 @@ function checkBuild() {
     const stale = (git(["ls-files", "--cached", "--others", "--exclude-standard", `packages/${pkg}/src`]) ?? "")
       .split("\n")
       .filter((f) => f && existsSync(join(ROOT, f)) && statSync(join(ROOT, f)).mtimeMs > built);
-    if (stale.length) progress(`warning: ${stale.length} file(s) in packages/${pkg}/src newer than its build (e.g. ${stale[0]}); run \`npm run build\` for current figures`);
+    if (stale.length)
+      progress(`warning: ${stale.length} file(s) in packages/${pkg}/src newer than its build (e.g. ${stale[0]}); run \`npm run build\` for current figures`);
   }
 }
 

@@ -34,7 +34,14 @@ export function writeSession(dir, entries, textBytes) {
             api: "openai-responses",
             provider: "openai",
             model: "gpt-5",
-            usage: { input: 10, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+            usage: {
+              input: 10,
+              output: 10,
+              cacheRead: 0,
+              cacheWrite: 0,
+              totalTokens: 20,
+              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+            },
             stopReason: "stop",
             timestamp: ts,
           };
@@ -128,7 +135,9 @@ export async function runSessions({ quick }) {
       for (const name of roundOrder(names, r)) {
         const s = await resumeOnce(AGENTS[name], resume.file);
         samples[name].push(s);
-        progress(`resume ${r + 1}/${runs} ${name}: get_state ${s.stateMs.toFixed(0)} ms, get_messages ${s.ms.toFixed(0)} ms (${s.messages} messages), peak RSS ${s.peakRssMiB?.toFixed(0)} MiB`);
+        progress(
+          `resume ${r + 1}/${runs} ${name}: get_state ${s.stateMs.toFixed(0)} ms, get_messages ${s.ms.toFixed(0)} ms (${s.messages} messages), peak RSS ${s.peakRssMiB?.toFixed(0)} MiB`,
+        );
       }
     }
     const appendSamples = { parley: [], pi: [] };
@@ -138,7 +147,9 @@ export async function runSessions({ quick }) {
         appendSamples[name].push(s);
         progress(
           `append ${r + 1}/${runs} ${name}: ${s.freshMs.toFixed(2)} ms/entry fresh, ${s.bigMs.toFixed(2)} ms/entry at ${appendEntries} entries` +
-            (s.allMs === null ? "" : `; get_entries ${s.allMs.toFixed(0)} ms (${s.allEntries}), with a cursor ${s.cursorMs.toFixed(1)} ms (${s.cursorEntries})`),
+            (s.allMs === null
+              ? ""
+              : `; get_entries ${s.allMs.toFixed(0)} ms (${s.allEntries}), with a cursor ${s.cursorMs.toFixed(1)} ms (${s.cursorEntries})`),
         );
       }
     }

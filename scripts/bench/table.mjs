@@ -75,11 +75,7 @@ function makeRow({ section, figure, unit, parley, pi, floor, ratio, ratioKind = 
   const q = cell(pi, unit);
   const f = cell(floor, unit);
   const r = ratio ?? ratioOf(p, q);
-  const notes = [
-    ...(p.note ? [`parley: ${p.note}`] : []),
-    ...(q.note ? [`pi: ${q.note}`] : []),
-    ...(f.note ? [`floor/baseline: ${f.note}`] : []),
-  ];
+  const notes = [...(p.note ? [`parley: ${p.note}`] : []), ...(q.note ? [`pi: ${q.note}`] : []), ...(f.note ? [`floor/baseline: ${f.note}`] : [])];
   return {
     section,
     figure,
@@ -118,20 +114,35 @@ export function buildRows(results) {
       const label = set === "rpc-demo" ? "pi's rpc-demo.ts" : "permission-gate + confirm-destructive + todo";
       rows.push(makeRow({ section, figure: `start-up with ${label}`, unit: "ms", ...s.ms, target: { op: "<=", value: target } }));
       rows.push(
-        makeRow({ section, figure: `peak RSS at start-up with ${label}`, unit: "MiB", ...s.peakRssMiB, target: set === "three examples" ? { op: "<=", value: 0.4 } : undefined }),
+        makeRow({
+          section,
+          figure: `peak RSS at start-up with ${label}`,
+          unit: "MiB",
+          ...s.peakRssMiB,
+          target: set === "three examples" ? { op: "<=", value: 0.4 } : undefined,
+        }),
       );
     }
     for (const [set, label] of [
       ["bench extension only", "first prompt (prompt → first message_update)"],
       ["three examples", "first prompt with the three examples"],
     ]) {
-      if (extensions.firstPrompt[set]) rows.push(makeRow({ section, figure: label, unit: "ms", ...extensions.firstPrompt[set], target: { op: "<=", value: 0.3 } }));
+      if (extensions.firstPrompt[set])
+        rows.push(makeRow({ section, figure: label, unit: "ms", ...extensions.firstPrompt[set], target: { op: "<=", value: 0.3 } }));
     }
   }
   if (sessions) {
     const section = "sessions";
     const n = (x) => x.toLocaleString("en-US");
-    rows.push(makeRow({ section, figure: `resume ${n(sessions.resumeEntries)} entries (→ get_messages)`, unit: "ms", ...sessions.resumeMs, target: { op: "<=", value: 0.2 } }));
+    rows.push(
+      makeRow({
+        section,
+        figure: `resume ${n(sessions.resumeEntries)} entries (→ get_messages)`,
+        unit: "ms",
+        ...sessions.resumeMs,
+        target: { op: "<=", value: 0.2 },
+      }),
+    );
     rows.push(makeRow({ section, figure: "resume: peak RSS", unit: "MiB", ...sessions.resumePeakRssMiB, target: { op: "<=", value: 0.5 } }));
     rows.push(makeRow({ section, figure: "append, fresh session (per entry)", unit: "ms", ...sessions.appendFreshMs }));
     rows.push(makeRow({ section, figure: `append at ${n(sessions.appendEntries)} entries (per entry)`, unit: "ms", ...sessions.appendBigMs }));
@@ -172,7 +183,15 @@ export function buildRows(results) {
   }
   if (fireAndForget) {
     const n = fireAndForget.n.toLocaleString("en-US");
-    rows.push(makeRow({ section: "fire-and-forget", figure: `setStatus throughput (${n} records)`, unit: "rec/s", ...fireAndForget.recordsPerSec, target: { op: ">=", value: 1.3 } }));
+    rows.push(
+      makeRow({
+        section: "fire-and-forget",
+        figure: `setStatus throughput (${n} records)`,
+        unit: "rec/s",
+        ...fireAndForget.recordsPerSec,
+        target: { op: ">=", value: 1.3 },
+      }),
+    );
     rows.push(makeRow({ section: "fire-and-forget", figure: "peak RSS, fire-and-forget load", unit: "MiB", ...fireAndForget.peakRssMiB }));
   }
   if (framing) {
@@ -183,7 +202,15 @@ export function buildRows(results) {
     for (const c of framing.cases) {
       const t = targeted.has(c.case);
       rows.push(
-        makeRow({ section: "framing", figure: `${c.label}: time`, unit: "ms", parley: v(c.parley, "ms"), pi: v(c.pi, "ms"), floor: v(c.baseline, "ms"), target: t ? { op: "<=", value: 0.05 } : undefined }),
+        makeRow({
+          section: "framing",
+          figure: `${c.label}: time`,
+          unit: "ms",
+          parley: v(c.parley, "ms"),
+          pi: v(c.pi, "ms"),
+          floor: v(c.baseline, "ms"),
+          target: t ? { op: "<=", value: 0.05 } : undefined,
+        }),
       );
       rows.push(
         makeRow({
@@ -216,9 +243,29 @@ export function buildRows(results) {
     for (const r of streaming.rows) {
       const n = r.deltas.toLocaleString("en-US");
       const v = (x, key, scale = 1) => (x?.error ? x : x?.[key] == null ? null : x[key] / scale);
-      rows.push(makeRow({ section: "streaming", figure: `${n} deltas: stdout`, unit: "MiB", parley: v(r.parley, "bytes", 2 ** 20), pi: v(r.pi, "bytes", 2 ** 20), floor: v(r.floor, "bytes", 2 ** 20) }));
-      rows.push(makeRow({ section: "streaming", figure: `${n} deltas: time`, unit: "ms", parley: v(r.parley, "ms"), pi: v(r.pi, "ms"), floor: v(r.floor, "ms") }));
-      rows.push(makeRow({ section: "streaming", figure: `${n} deltas: peak RSS`, unit: "MiB", parley: v(r.parley, "peakRssMiB"), pi: v(r.pi, "peakRssMiB"), floor: v(r.floor, "peakRssMiB") }));
+      rows.push(
+        makeRow({
+          section: "streaming",
+          figure: `${n} deltas: stdout`,
+          unit: "MiB",
+          parley: v(r.parley, "bytes", 2 ** 20),
+          pi: v(r.pi, "bytes", 2 ** 20),
+          floor: v(r.floor, "bytes", 2 ** 20),
+        }),
+      );
+      rows.push(
+        makeRow({ section: "streaming", figure: `${n} deltas: time`, unit: "ms", parley: v(r.parley, "ms"), pi: v(r.pi, "ms"), floor: v(r.floor, "ms") }),
+      );
+      rows.push(
+        makeRow({
+          section: "streaming",
+          figure: `${n} deltas: peak RSS`,
+          unit: "MiB",
+          parley: v(r.parley, "peakRssMiB"),
+          pi: v(r.pi, "peakRssMiB"),
+          floor: v(r.floor, "peakRssMiB"),
+        }),
+      );
     }
     const g = streaming.bytesPerDeltaGrowth;
     const growth = (x) => (x ? x.factor : null);
@@ -243,7 +290,8 @@ export function buildRows(results) {
   if (web) {
     const n = web.stream.deltas.toLocaleString("en-US");
     rows.push(makeRow({ section: "web", figure: `page shows a ${n}-delta reply: time`, unit: "ms", parley: web.stream.ms }));
-    if (web.stream.pageWorkMs != null) rows.push(makeRow({ section: "web", figure: `page's own work (script, style, layout) for it`, unit: "ms", parley: web.stream.pageWorkMs }));
+    if (web.stream.pageWorkMs != null)
+      rows.push(makeRow({ section: "web", figure: `page's own work (script, style, layout) for it`, unit: "ms", parley: web.stream.pageWorkMs }));
     rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: longest frame gap`, unit: "ms", parley: web.stream.maxFrameGapMs }));
     rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: p99 frame gap`, unit: "ms", parley: web.stream.p99FrameGapMs }));
     const f = web.fanOut;
@@ -283,7 +331,9 @@ export function renderTable(rows, { quick } = {}) {
   const judged = rows.filter((r) => r.status);
   const missed = judged.filter((r) => r.status.startsWith("MISSED"));
   const met = judged.filter((r) => r.status.startsWith("met"));
-  lines.push(`targets: ${met.length} met, ${missed.length} missed${judged.length - met.length - missed.length ? `, ${judged.length - met.length - missed.length} n/a` : ""}`);
+  lines.push(
+    `targets: ${met.length} met, ${missed.length} missed${judged.length - met.length - missed.length ? `, ${judged.length - met.length - missed.length} n/a` : ""}`,
+  );
   for (const r of missed) lines.push(`  missed: ${r.figure} (${r.ratio}; target ${r.target})`);
   if (quick) lines.push("* --quick: few iterations and small sizes; indicative only.");
   return lines.join("\n");

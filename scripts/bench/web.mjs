@@ -49,7 +49,15 @@ async function stream(deltas) {
   const browser = await chromium.launch({
     executablePath: "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   try {
     const url = await server.url;
@@ -78,7 +86,8 @@ async function stream(deltas) {
     // Polled slowly: the probe's own work must not count as the page's.
     const lastWord = `w${deltas - 1}`;
     await page.waitForFunction(
-      (word) => document.querySelector(".message-assistant:last-of-type")?.textContent?.includes(word) && document.querySelector(".activity")?.textContent === "idle",
+      (word) =>
+        document.querySelector(".message-assistant:last-of-type")?.textContent?.includes(word) && document.querySelector(".activity")?.textContent === "idle",
       lastWord,
       { polling: 250, timeout: 300_000 },
     );
@@ -141,7 +150,9 @@ export async function runWeb({ quick }) {
   const deltas = quick ? 2000 : 16_000;
   progress(`web: streaming ${deltas} deltas into chromium`);
   const streamed = await stream(deltas);
-  progress(`web: ${deltas} deltas in ${streamed.ms} ms (page work ${streamed.pageWorkMs.toFixed(0)} ms), longest frame gap ${streamed.maxFrameGapMs.toFixed(0)} ms`);
+  progress(
+    `web: ${deltas} deltas in ${streamed.ms} ms (page work ${streamed.pageWorkMs.toFixed(0)} ms), longest frame gap ${streamed.maxFrameGapMs.toFixed(0)} ms`,
+  );
   const n = quick ? 2000 : 20_000;
   progress(`web: fan-out of ${n} setStatus records to 10 clients`);
   const fan = await fanOut(10, n);

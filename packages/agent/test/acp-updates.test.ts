@@ -32,20 +32,36 @@ describe("ACP update mapping", () => {
       { sessionUpdate: "tool_call_update", toolCallId: "e1", status: "completed", content: [{ type: "diff", path: file, oldText: "old\n", newText: "new\n" }] },
     ]);
     mapper.map({ type: "tool_execution_start", toolCallId: "e2", toolName: "edit", args: { path: "f.txt" } });
-    expect(mapper.map({ type: "tool_execution_end", toolCallId: "e2", toolName: "edit", result: { content: [{ type: "text", text: "no match" }] }, isError: true })).toMatchObject([
-      { status: "failed", content: [{ type: "content", content: { type: "text", text: "no match" } }] },
-    ]);
+    expect(
+      mapper.map({ type: "tool_execution_end", toolCallId: "e2", toolName: "edit", result: { content: [{ type: "text", text: "no match" }] }, isError: true }),
+    ).toMatchObject([{ status: "failed", content: [{ type: "content", content: { type: "text", text: "no match" } }] }]);
   });
 
   it("kinds and locations", () => {
-    expect(["read", "write", "edit", "bash", "grep", "find", "ls", "mine"].map(toolKind)).toEqual(["read", "edit", "edit", "execute", "search", "search", "read", "other"]);
+    expect(["read", "write", "edit", "bash", "grep", "find", "ls", "mine"].map(toolKind)).toEqual([
+      "read",
+      "edit",
+      "edit",
+      "execute",
+      "search",
+      "search",
+      "read",
+      "other",
+    ]);
     expect(toolLocations("read", { path: "a/b.ts", offset: 10 }, "/w")).toEqual([{ path: "/w/a/b.ts", line: 10 }]);
     expect(toolLocations("bash", { command: "ls" }, "/w")).toEqual([]);
   });
 
   it("replay: user text and images, thinking, text, tool calls and results", () => {
     const messages = [
-      { role: "user", content: [{ type: "text", text: "look" }, { type: "image", data: "AAAA", mimeType: "image/png" }], timestamp: 1 },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "look" },
+          { type: "image", data: "AAAA", mimeType: "image/png" },
+        ],
+        timestamp: 1,
+      },
       {
         role: "assistant",
         content: [
@@ -66,6 +82,11 @@ describe("ACP update mapping", () => {
       "tool_call",
       "tool_call_update",
     ]);
-    expect(replayUpdates(messages, "/w")[5]).toEqual({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "completed", content: [{ type: "content", content: { type: "text", text: "x!" } }] });
+    expect(replayUpdates(messages, "/w")[5]).toEqual({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "t1",
+      status: "completed",
+      content: [{ type: "content", content: { type: "text", text: "x!" } }],
+    });
   });
 });

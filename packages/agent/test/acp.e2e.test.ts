@@ -36,7 +36,10 @@ async function start(args: string[], options: Parameters<typeof startAcp>[1] = {
 async function newSession(h: AcpHarness, cwd: string): Promise<acp.NewSessionResponse> {
   const session = await h.agent.request("session/new", { cwd, mcpServers: [] });
   // session_start runs after the response; the command list follows it.
-  await h.until(() => h.updates.some((n) => n.sessionId === session.sessionId && n.update.sessionUpdate === "available_commands_update"), "available_commands_update");
+  await h.until(
+    () => h.updates.some((n) => n.sessionId === session.sessionId && n.update.sessionUpdate === "available_commands_update"),
+    "available_commands_update",
+  );
   return session;
 }
 
@@ -86,14 +89,19 @@ describe("parley --mode acp", () => {
       ]);
       const file = join(ws.dir, "notes.txt");
       expect(calls[0]?.locations).toEqual([{ path: file }]);
-      const ends = updates.filter((u): u is Extract<acp.SessionUpdate, { sessionUpdate: "tool_call_update" }> => u.sessionUpdate === "tool_call_update" && u.status === "completed");
+      const ends = updates.filter(
+        (u): u is Extract<acp.SessionUpdate, { sessionUpdate: "tool_call_update" }> => u.sessionUpdate === "tool_call_update" && u.status === "completed",
+      );
       expect(ends.map((u) => u.toolCallId)).toEqual(calls.map((c) => c.toolCallId));
       // Structured diffs: write from nothing, edit from the written text.
       expect(ends[0]?.content).toEqual([{ type: "diff", path: file, oldText: null, newText: "one\ntwo\n" }]);
       expect(ends[1]?.content).toEqual([{ type: "diff", path: file, oldText: "one\ntwo\n", newText: "one\nthree\n" }]);
       // Live bash output came as in-progress updates before the call completed.
       const bashId = calls[2]?.toolCallId;
-      const live = updates.findIndex((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === bashId && u.status === "in_progress" && JSON.stringify(u.content).includes("from-bash"));
+      const live = updates.findIndex(
+        (u) =>
+          u.sessionUpdate === "tool_call_update" && u.toolCallId === bashId && u.status === "in_progress" && JSON.stringify(u.content).includes("from-bash"),
+      );
       const bashEnd = updates.findIndex((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === bashId && u.status === "completed");
       expect(live).toBeGreaterThan(-1);
       expect(live).toBeLessThan(bashEnd);
@@ -123,7 +131,10 @@ describe("parley --mode acp", () => {
       const h = await start(["--model-script", ws.script, "--no-session"], { cwd: ws.dir });
       const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
       const turn = prompt(h, session.sessionId, "run it");
-      await h.until(() => h.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && JSON.stringify(n.update.content ?? []).includes("started")), "bash output");
+      await h.until(
+        () => h.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && JSON.stringify(n.update.content ?? []).includes("started")),
+        "bash output",
+      );
       await h.agent.notify("session/cancel", { sessionId: session.sessionId });
       expect((await turn).stopReason).toBe("cancelled");
       expect(await h.close()).toEqual({ code: 0 });
@@ -226,7 +237,9 @@ describe("parley --mode acp", () => {
       // The dialog gets a card of its own, which closes when answered.
       const card = asked.at(-1)?.toolCall.toolCallId ?? "";
       expect(h.updates.some((n) => n.update.sessionUpdate === "tool_call" && n.update.toolCallId === card && n.update.title === "Pick a colour")).toBe(true);
-      expect(h.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.toolCallId === card && n.update.status === "completed")).toBe(true);
+      expect(h.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.toolCallId === card && n.update.status === "completed")).toBe(
+        true,
+      );
 
       choose(() => ({ outcome: "selected", optionId: "yes" }));
       await run("/demo-confirm", "confirm: true");
@@ -262,7 +275,11 @@ describe("parley --mode acp", () => {
     "a confirm from a tool_call handler is a permission request on that tool call, with or without elicitation",
     async () => {
       for (const capabilities of [{ elicitation: { form: {} } }, {}]) {
-        const ws = workspace([{ toolCalls: [{ name: "bash", arguments: { command: "echo allowed" } }] }, { toolCalls: [{ name: "bash", arguments: { command: "echo denied" } }] }, "ok"]);
+        const ws = workspace([
+          { toolCalls: [{ name: "bash", arguments: { command: "echo allowed" } }] },
+          { toolCalls: [{ name: "bash", arguments: { command: "echo denied" } }] },
+          "ok",
+        ]);
         const h = await start(["--no-session", "--model-script", ws.script, "-e", GATE], { cwd: ws.dir, capabilities });
         const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
         const asked: acp.RequestPermissionRequest[] = [];
@@ -276,7 +293,9 @@ describe("parley --mode acp", () => {
         expect((await prompt(h, session.sessionId, "go")).stopReason).toBe("end_turn");
         const calls = h.updates.flatMap((n) => (n.update.sessionUpdate === "tool_call" ? [n.update.toolCallId] : []));
         expect(asked.map((p) => p.toolCall.toolCallId)).toEqual(calls);
-        const ends = h.updates.flatMap((n) => (n.update.sessionUpdate === "tool_call_update" && n.update.status !== "in_progress" ? [[n.update.status, JSON.stringify(n.update.content)]] : []));
+        const ends = h.updates.flatMap((n) =>
+          n.update.sessionUpdate === "tool_call_update" && n.update.status !== "in_progress" ? [[n.update.status, JSON.stringify(n.update.content)]] : [],
+        );
         expect(ends[0]?.[0]).toBe("completed");
         expect(ends[0]?.[1]).toContain("allowed");
         expect(ends[1]?.[0]).toBe("failed");
@@ -318,7 +337,9 @@ describe("parley --mode acp", () => {
         "Read notes.txt",
       ]);
       expect(replay.filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed")).toHaveLength(4);
-      expect(replay.flatMap((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : [])).join("")).toContain("All done.");
+      expect(replay.flatMap((u) => (u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" ? [u.content.text] : [])).join("")).toContain(
+        "All done.",
+      );
 
       const from = h.updates.length;
       expect((await prompt(h, made.sessionId, "and again")).stopReason).toBe("end_turn");
@@ -334,7 +355,10 @@ describe("parley --mode acp", () => {
     "a dialog opened while the session starts belongs to that session and waits for the user; fire-and-forget UI maps to updates",
     async () => {
       const ws = workspace([]);
-      const h = await start(["--no-session", "--name", "my session", "-e", STARTUP_DIALOG, "-e", DEMO], { cwd: ws.dir, capabilities: { elicitation: { form: {} } } });
+      const h = await start(["--no-session", "--name", "my session", "-e", STARTUP_DIALOG, "-e", DEMO], {
+        cwd: ws.dir,
+        capabilities: { elicitation: { form: {} } },
+      });
       let answer!: (response: acp.CreateElicitationResponse) => void;
       h.onElicit = () => new Promise((resolve) => (answer = resolve));
       const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
@@ -348,7 +372,8 @@ describe("parley --mode acp", () => {
         prompted = true;
         return r;
       });
-      const titles = (): string[] => h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && typeof n.update.title === "string" ? [n.update.title] : []));
+      const titles = (): string[] =>
+        h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && typeof n.update.title === "string" ? [n.update.title] : []));
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(prompted).toBe(false);
       expect(h.requests[0]?.withdrawn).toBe(false);
@@ -382,7 +407,9 @@ describe("parley --mode acp", () => {
       // The model as a config option.
       const set = await h.agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "parley/offline" });
       expect(set.configOptions.find((o) => o.id === "model")?.currentValue).toBe("parley/offline");
-      await expect(h.agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "nope/nothing" })).rejects.toThrow(/no model/);
+      await expect(h.agent.request("session/set_config_option", { sessionId: session.sessionId, configId: "model", value: "nope/nothing" })).rejects.toThrow(
+        /no model/,
+      );
       expect(await h.close()).toEqual({ code: 0 });
       expectOnlyJsonRpc(h);
     },

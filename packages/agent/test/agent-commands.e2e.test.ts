@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentProcess, Rec } from "./helpers/spawn.js";
-import { call, messages, msg, processRegistry, runPrompt, state, tempDir, textOf, writeScript, type Msg } from "./fixtures/agent/harness.js";
+import { messages, msg, processRegistry, runPrompt, state, tempDir, textOf, writeScript, type Msg } from "./fixtures/agent/harness.js";
 
 const procs = processRegistry();
 
@@ -202,7 +202,9 @@ describe("state, model and settings commands (--no-session)", () => {
       entries.forEach((e, i) => expect(e["parentId"]).toBe(i === 0 ? null : entries[i - 1]?.["id"]));
 
       const user = messageEntries[0] as Rec;
-      expect(await ok(agent, { type: "get_fork_messages" })).toEqual({ messages: [{ entryId: user["id"], text: "Look & tell: <b>bold</b> <script>alert(1)</script>" }] });
+      expect(await ok(agent, { type: "get_fork_messages" })).toEqual({
+        messages: [{ entryId: user["id"], text: "Look & tell: <b>bold</b> <script>alert(1)</script>" }],
+      });
 
       const since = (await ok(agent, { type: "get_entries", since: entries[0]?.["id"] })) as { entries: Rec[]; leafId: string };
       expect(since).toEqual({ entries: entries.slice(1), leafId });
@@ -306,8 +308,13 @@ describe("the model catalogue loads on first need", () => {
     const responses = agent.records.filter((r) => r.type === "response");
     expect(responses.map((r) => r["id"])).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7"]);
     expect(responses.map((r) => r["success"])).toEqual([true, true, true, true, false, true, true]);
-    const modelOf = (r: Rec): string => ((r["data"] as { model: Model }).model).id;
-    expect([modelOf(responses[0]!), modelOf(responses[1]!), modelOf(responses[2]!), modelOf(responses[6]!)]).toEqual(["script", "offline", "offline", "script"]);
+    const modelOf = (r: Rec): string => (r["data"] as { model: Model }).model.id;
+    expect([modelOf(responses[0]!), modelOf(responses[1]!), modelOf(responses[2]!), modelOf(responses[6]!)]).toEqual([
+      "script",
+      "offline",
+      "offline",
+      "script",
+    ]);
     expect((responses[3]!["data"] as { models: Model[] }).models.map((m) => `${m.provider}/${m.id}`)).toEqual(["parley/script", "parley/offline"]);
     // In the catalogue, but without a key it cannot be used: the error says so.
     expect(String(responses[4]!["error"])).toMatch(/anthropic/i);
@@ -364,7 +371,12 @@ describe("session-file commands (--session-dir)", () => {
     expect(typeof s["sessionFile"]).toBe("string");
     expect((s["sessionFile"] as string).startsWith(dir)).toBe(true);
     expect(existsSync(s["sessionFile"] as string)).toBe(true);
-    expect(await ok(agent, { type: "get_session_stats" })).toMatchObject({ sessionFile: s["sessionFile"], sessionId: s["sessionId"], userMessages: 2, assistantMessages: 2 });
+    expect(await ok(agent, { type: "get_session_stats" })).toMatchObject({
+      sessionFile: s["sessionFile"],
+      sessionId: s["sessionId"],
+      userMessages: 2,
+      assistantMessages: 2,
+    });
   });
 
   it("clone: a new session file with the same messages", async () => {
@@ -400,7 +412,9 @@ describe("session-file commands (--session-dir)", () => {
       ["assistant", "reply one"],
     ]);
     // The original file still has the whole conversation.
-    const lines = readFileSync(original["sessionFile"] as string, "utf8").trim().split("\n");
+    const lines = readFileSync(original["sessionFile"] as string, "utf8")
+      .trim()
+      .split("\n");
     expect(lines.filter((l) => l.includes('"second question"'))).toHaveLength(1);
     // The fork continues from there.
     await runPrompt(agent, "another way");

@@ -101,7 +101,12 @@ describe("protected-paths.ts", () => {
   it("a write to .env is blocked with the reason; the file is not created; other writes pass", async () => {
     const cwd = tempDir();
     const script = writeScript([
-      { toolCalls: [{ name: "write", arguments: { path: ".env", content: "SECRET=1\n" } }, { name: "write", arguments: { path: "ok.txt", content: "fine\n" } }] },
+      {
+        toolCalls: [
+          { name: "write", arguments: { path: ".env", content: "SECRET=1\n" } },
+          { name: "write", arguments: { path: "ok.txt", content: "fine\n" } },
+        ],
+      },
       "done",
     ]);
     const agent = procs.parley(["--model-script", script, "-e", ex("protected-paths.ts")], { cwd });
@@ -226,7 +231,10 @@ describe("dirty-repo-guard.ts and git-checkpoint.ts in a temp git repo", () => {
 describe("ctx.sessionManager", () => {
   it("has every method of pi's ReadonlySessionManager", async () => {
     const dir = tempDir("parley-sessions-");
-    const agent = procs.raw(["--mode", "rpc", "--session-dir", dir, "--model-script", writeScript(["hi"]), "-e", join(AGENT_FIXTURES, "session-manager-probe.ts")], { cwd: tempDir() });
+    const agent = procs.raw(
+      ["--mode", "rpc", "--session-dir", dir, "--model-script", writeScript(["hi"]), "-e", join(AGENT_FIXTURES, "session-manager-probe.ts")],
+      { cwd: tempDir() },
+    );
     await runPrompt(agent, "hello");
     const { leafId } = (await agent.request({ type: "get_entries" }))["data"] as { leafId: string };
     const from = agent.records.length;
@@ -240,7 +248,12 @@ describe("ctx.sessionManager", () => {
 describe("tool examples: hello.ts and todo.ts", () => {
   it("scripted calls reach the extension tools; todo keeps its state across calls and prompts, and resets with a new session", async () => {
     const script = writeScript([
-      { toolCalls: [{ name: "hello", arguments: { name: "World" } }, { name: "todo", arguments: { action: "add", text: "buy milk" } }] },
+      {
+        toolCalls: [
+          { name: "hello", arguments: { name: "World" } },
+          { name: "todo", arguments: { action: "add", text: "buy milk" } },
+        ],
+      },
       call("todo", { action: "add", text: "walk dog" }),
       "added",
       call("todo", { action: "toggle", id: 1 }),
@@ -333,13 +346,15 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     const custom = msg(run.filter((r) => r.type === "message_end")[1] as Rec);
     expect(custom).toMatchObject({ role: "custom", customType: "hooks-note", content: "note injected by hooks", display: true, details: { from: "hooks" } });
     expect((await messages(agent)).map((m) => m.role)).toEqual(["user", "custom", "assistant"]);
-    const input = (records: Rec[]) => (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
+    const input = (records: Rec[]) =>
+      (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
     expect(input(run)).toBeGreaterThan(input(plain));
   });
 
   it("before_agent_start: pirate.ts's system prompt reaches the model", async () => {
     const agent = procs.parley(["--model-script", writeScript(["a", "b"]), "-e", ex("pirate.ts")]);
-    const input = (records: Rec[]) => (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
+    const input = (records: Rec[]) =>
+      (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
     const plain = await runPrompt(agent, "same");
     await agent.request({ type: "prompt", message: "/pirate" });
     await agent.request({ type: "new_session" });
@@ -360,7 +375,8 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
 
   it("context: the model reads the altered context; the session keeps the real one", async () => {
     const agent = procs.parley(["--model-script", writeScript(["small", "big"]), "-e", HOOKS]);
-    const input = (records: Rec[]) => (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
+    const input = (records: Rec[]) =>
+      (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
     const small = await runPrompt(agent, "q");
     await agent.request({ type: "prompt", message: "/bloat" });
     const big = await runPrompt(agent, "q");
@@ -377,16 +393,24 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     writeFileSync(join(cwd, "secret.txt"), "the real secret\n");
     writeFileSync(join(cwd, "public.txt"), "public text\n");
     const script = writeScript([
-      { toolCalls: [{ name: "read", arguments: { path: "secret.txt" } }, { name: "read", arguments: { path: "public.txt" } }] },
+      {
+        toolCalls: [
+          { name: "read", arguments: { path: "secret.txt" } },
+          { name: "read", arguments: { path: "public.txt" } },
+        ],
+      },
       "please REWRITE-ME now",
     ]);
     const agent = procs.parley(["--model-script", script, "-e", HOOKS], { cwd });
     const run = await runPrompt(agent, "read both");
     // The two reads run in parallel, so their end events may come in either order: match by call id.
-    const idOf = (path: string) =>
-      run.find((r) => r.type === "tool_execution_start" && (r["args"] as { path?: string }).path === path)?.["toolCallId"];
+    const idOf = (path: string) => run.find((r) => r.type === "tool_execution_start" && (r["args"] as { path?: string }).path === path)?.["toolCallId"];
     const endOf = (path: string) => toolEnds(run).find((r) => r["toolCallId"] === idOf(path));
-    expect(endOf("secret.txt")).toMatchObject({ toolName: "read", isError: false, result: { content: [{ type: "text", text: "[redacted by hooks]" }], details: { redacted: true } } });
+    expect(endOf("secret.txt")).toMatchObject({
+      toolName: "read",
+      isError: false,
+      result: { content: [{ type: "text", text: "[redacted by hooks]" }], details: { redacted: true } },
+    });
     expect(textOf(endOf("public.txt")?.["result"])).toContain("public text");
     const results = run.filter((r) => r.type === "message_end" && msg(r).role === "toolResult").map(msg);
     expect(results.map((m) => textOf(m))).toEqual(["[redacted by hooks]", expect.stringContaining("public text")]);
@@ -394,7 +418,9 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
 
     const final = run.filter((r) => r.type === "message_end").at(-1) as Rec;
     expect(textOf(msg(final))).toBe("please rewritten by hooks now");
-    expect(textOf((run.find((r) => r.type === "turn_end" && (r["toolResults"] as unknown[]).length === 0) as Rec)["message"])).toBe("please rewritten by hooks now");
+    expect(textOf((run.find((r) => r.type === "turn_end" && (r["toolResults"] as unknown[]).length === 0) as Rec)["message"])).toBe(
+      "please rewritten by hooks now",
+    );
     expect((await agent.request({ type: "get_last_assistant_text" }))["data"]).toEqual({ text: "please rewritten by hooks now" });
     const list = await messages(agent);
     expect(textOf(list.at(-1))).toBe("please rewritten by hooks now");
@@ -408,12 +434,20 @@ describe("observers: rpc-demo.ts, status-line.ts, titlebar-spinner.ts, model-sta
     const cwd = tempDir();
     const long = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ");
     const script = writeScript([call("bash", { command: "echo hi" }), long]);
-    const agent = procs.parley(["--model-script", script, "-e", ex("rpc-demo.ts"), "-e", ex("status-line.ts"), "-e", ex("titlebar-spinner.ts")], { cwd, env: SLOW });
+    const agent = procs.parley(["--model-script", script, "-e", ex("rpc-demo.ts"), "-e", ex("status-line.ts"), "-e", ex("titlebar-spinner.ts")], {
+      cwd,
+      env: SLOW,
+    });
     await agent.request({ type: "get_state" });
     // Start-up: rpc-demo's title, widget and status; status-line's "Ready".
     expect(uiRequests(agent, "setTitle").map((r) => r["title"])).toEqual(["pi RPC Demo"]);
-    expect(uiRequests(agent, "setWidget")).toEqual([expect.objectContaining({ widgetKey: "rpc-demo", widgetLines: ["--- RPC Extension UI Demo ---", "Loaded and ready."] })]);
-    const statuses = (key: string, from = 0) => uiRequests(agent, "setStatus", from).filter((r) => r["statusKey"] === key).map((r) => r["statusText"]);
+    expect(uiRequests(agent, "setWidget")).toEqual([
+      expect.objectContaining({ widgetKey: "rpc-demo", widgetLines: ["--- RPC Extension UI Demo ---", "Loaded and ready."] }),
+    ]);
+    const statuses = (key: string, from = 0) =>
+      uiRequests(agent, "setStatus", from)
+        .filter((r) => r["statusKey"] === key)
+        .map((r) => r["statusText"]);
     expect(statuses("rpc-demo")).toEqual(["Turns: 0"]);
     expect(statuses("status-demo")).toEqual(["Ready"]);
 

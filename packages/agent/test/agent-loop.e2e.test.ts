@@ -144,12 +144,20 @@ describe("a multi-turn tool-using conversation", () => {
         if (block.type === "text") {
           expect(mine.map((e) => e.type)[0]).toBe("text_start");
           expect(mine.at(-1)?.type).toBe("text_end");
-          expect(mine.filter((e) => e.type === "text_delta").map((e) => e["delta"]).join("")).toBe(block["text"]);
+          expect(
+            mine
+              .filter((e) => e.type === "text_delta")
+              .map((e) => e["delta"])
+              .join(""),
+          ).toBe(block["text"]);
         } else {
           expect(block.type).toBe("toolCall");
           const start = mine.find((e) => e.type === "toolcall_start");
           expect(start).toMatchObject({ id: block["id"], toolName: block["name"] });
-          const json = mine.filter((e) => e.type === "toolcall_delta").map((e) => e["delta"]).join("");
+          const json = mine
+            .filter((e) => e.type === "toolcall_delta")
+            .map((e) => e["delta"])
+            .join("");
           expect(JSON.parse(json)).toEqual(block["arguments"]);
           expect(mine.find((e) => e.type === "toolcall_end")?.["toolCall"]).toEqual(block);
         }
@@ -172,7 +180,11 @@ describe("a multi-turn tool-using conversation", () => {
     const results = first.filter((r) => r.type === "message_end" && msg(r).role === "toolResult").map(msg);
     expect(results.map((m) => [m["toolCallId"], m.toolName, m.isError])).toEqual(starts.map((r) => [r["toolCallId"], r["toolName"], false]));
     const turnEnds = first.filter((r) => r.type === "turn_end");
-    expect(turnEnds.map((t) => (t["toolResults"] as Msg[]).map((m) => m["toolCallId"]))).toEqual([[starts[0]?.["toolCallId"]], [starts[1]?.["toolCallId"]], []]);
+    expect(turnEnds.map((t) => (t["toolResults"] as Msg[]).map((m) => m["toolCallId"]))).toEqual([
+      [starts[0]?.["toolCallId"]],
+      [starts[1]?.["toolCallId"]],
+      [],
+    ]);
     const agentEnd = first.find((r) => r.type === "agent_end") as Rec;
     expect((agentEnd["messages"] as Msg[]).map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
   });
@@ -251,7 +263,10 @@ describe("prompting while the agent streams", () => {
     await agent.request({ type: "steer", message: "steer A" });
     await agent.request({ type: "steer", message: "steer B" });
     await agent.waitFor((r) => r.type === "agent_settled", 15_000, from);
-    const seq = agent.records.slice(from).filter((r) => r.type === "message_end").map((r) => textOf(msg(r)));
+    const seq = agent.records
+      .slice(from)
+      .filter((r) => r.type === "message_end")
+      .map((r) => textOf(msg(r)));
     expect(seq).toEqual(["start", LONG, "steer A", "steer B", "one reply to both"]);
     expect(agent.records.slice(from).filter((r) => r.type === "turn_start")).toHaveLength(2);
   });
@@ -358,7 +373,12 @@ describe("abort", () => {
     // The run ends aborted, then settles.
     const assistants = run.filter((r) => r.type === "message_end" && msg(r).role === "assistant").map(msg);
     expect(assistants.at(-1)?.stopReason).toBe("aborted");
-    expect(run.filter((r) => r.type === "message_end").map(msg).some((m) => textOf(m) === "never")).toBe(false);
+    expect(
+      run
+        .filter((r) => r.type === "message_end")
+        .map(msg)
+        .some((m) => textOf(m) === "never"),
+    ).toBe(false);
     expect(shape(run.filter((r) => r.type !== "response")).slice(-2)).toEqual(["agent_end", "agent_settled"]);
     expect(descendants(agent.child.pid as number).filter((p) => /sleep/.test(p.args))).toEqual([]);
     expect(existsSync(join(cwd, "after-sleep"))).toBe(false);
@@ -403,7 +423,12 @@ describe("bad tool calls become error results; the loop goes on", () => {
   it("arguments that break the schema, and an unknown tool name", async () => {
     const cwd = tempDir();
     const script = writeScript([
-      { toolCalls: [{ name: "read", arguments: { nopath: 1 } }, { name: "write", arguments: { path: "x.txt" } }] },
+      {
+        toolCalls: [
+          { name: "read", arguments: { nopath: 1 } },
+          { name: "write", arguments: { path: "x.txt" } },
+        ],
+      },
       call("no_such_tool", { x: 1 }),
       "still here",
     ]);

@@ -61,7 +61,10 @@ describe("--session-dir, exit, -c", () => {
     expect((await two.exited).code).toBe(0);
     // Still one file, now holding all six messages.
     expect(jsonl(dir)).toHaveLength(1);
-    const lines = readFileSync(s1["sessionFile"] as string, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(s1["sessionFile"] as string, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: "session", id: s1["sessionId"], cwd });
     expect(lines.filter((l) => l["type"] === "message")).toHaveLength(6);
   });
@@ -181,14 +184,17 @@ describe("--no-session", () => {
     await agent.request({ type: "set_session_name", name: "ephemeral" });
     await agent.request({ type: "new_session" });
     await runPrompt(agent, "again");
-    expect((await state(agent))).not.toHaveProperty("sessionFile");
+    expect(await state(agent)).not.toHaveProperty("sessionFile");
     agent.closeInput();
     expect((await agent.exited).code).toBe(0);
     expect(filesUnder(home)).toEqual([]);
     // Only the file the tool wrote.
     expect(filesUnder(cwd)).toEqual(["made-by-tool.txt"]);
     // And a sanity check that our HOME override is honoured: with sessions, the file lands under it.
-    const withSession = procs.raw(["--mode", "rpc", "--model-script", writeScript(["saved"])], { cwd, env: { HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") } });
+    const withSession = procs.raw(["--mode", "rpc", "--model-script", writeScript(["saved"])], {
+      cwd,
+      env: { HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") },
+    });
     await runPrompt(withSession, "save me");
     withSession.closeInput();
     await withSession.exited;

@@ -10,7 +10,7 @@ import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { AutoRetry, isRetryableError } from "../src/agent/auto-retry.js";
 import { loadPiAi } from "../src/models/index.js";
-import { MemoryTransport } from "./helpers/memory-transport.js";
+import type { MemoryTransport } from "./helpers/memory-transport.js";
 import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
@@ -83,7 +83,12 @@ describe("isRetryableError", () => {
     ]) {
       expect(isRetryableError(failed(error), 200_000, pi), error).toBe(true);
     }
-    for (const error of ["401 invalid x-api-key", "400 messages: field required", "prompt is too long: 300000 tokens > 200000 maximum", "Request was aborted"]) {
+    for (const error of [
+      "401 invalid x-api-key",
+      "400 messages: field required",
+      "prompt is too long: 300000 tokens > 200000 maximum",
+      "Request was aborted",
+    ]) {
       expect(isRetryableError(failed(error), 200_000, pi), error).toBe(false);
     }
     expect(isRetryableError(message(model, { text: "fine" }), 200_000, pi)).toBe(false);
@@ -126,7 +131,9 @@ describe("AutoRetry.afterRun", () => {
   });
 
   it("gives up after maxAttempts with the last error", async () => {
-    const { server, transport, request, until, lastAssistant } = await serve([flakyProvider([{ error: "503 a" }, { error: "503 b" }, { error: "503 c" }, { error: "503 d" }])]);
+    const { server, transport, request, until, lastAssistant } = await serve([
+      flakyProvider([{ error: "503 a" }, { error: "503 b" }, { error: "503 c" }, { error: "503 d" }]),
+    ]);
     server.agent.autoRetryEnabled = false;
     await request({ type: "prompt", message: "hello" });
     await until(() => transport.of("agent_settled").length === 1);
@@ -201,7 +208,9 @@ describe("auto-retry through the RPC server", () => {
     // pi 0.73.1 reports isStreaming false between attempts and starts the new prompt at once, racing
     // the retry; parley keeps the run going until agent_settled, so the prompt queues behind it.
     const calls: Context[] = [];
-    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "retried" }, { text: "follow-up answer" }], calls)]);
+    const { transport, request, until } = await serve([
+      flakyProvider([{ error: "503 Service Unavailable" }, { text: "retried" }, { text: "follow-up answer" }], calls),
+    ]);
     await request({ type: "prompt", message: "hello" });
     await until(() => retryEvents(transport).length === 1);
     const refused = await request({ type: "prompt", message: "meanwhile" });

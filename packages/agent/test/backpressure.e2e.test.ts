@@ -105,173 +105,185 @@ afterEach(() => {
 });
 
 describe("a client that stops reading", () => {
-  it("a 10 MB scripted reply waits at its source: RSS stays near idle, then every delta arrives in order", async () => {
-    // Long numbered words: a quarter of a million deltas, each one distinct.
-    const words: string[] = [];
-    let length = 0;
-    for (let i = 0; length < 10 * 1024 * 1024; i++) {
-      const word = ` ${i.toString(36)}:${"abcdefghijklmnopqrstuvwxyz0123456789".slice(i % 7)}`;
-      words.push(word);
-      length += word.length;
-    }
-    const reply = words.join("");
-    const dir = mkdtempSync(join(tmpdir(), "parley-bp-"));
-    const script = join(dir, "script.json");
-    writeFileSync(script, JSON.stringify(["warm-up reply", reply]));
-
-    const agent = spawnLean(["--model-script", script]);
-    running.push({ kill: () => agent.child.kill("SIGKILL") });
-    const pid = agent.child.pid as number;
-    agent.send({ type: "set_auto_compaction", enabled: false, id: "c" });
-    await agent.next((r) => r.type === "response" && r["id"] === "c");
-    // Warm up: the first prompt loads the agent loop and the model code.
-    agent.send({ type: "prompt", message: "first", id: "p1" });
-    await agent.next((r) => r.type === "agent_settled");
-    const idle = memoryKb(pid).rss;
-
-    const deltas: string[] = [];
-    agent.onRecord = (r) => {
-      if (r.type !== "message_update") return;
-      const event = r["assistantMessageEvent"] as Rec;
-      if (event.type === "text_delta") deltas.push(String(event["delta"]));
-    };
-    agent.child.stdout.pause();
-    agent.send({ type: "prompt", message: "second", id: "p2" });
-    // Output has started (some of it waits in our own stream buffer), then parley goes quiet.
-    while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-    await untilIdle(pid);
-    const unread = memoryKb(pid);
-    expect(unread.hwm - idle, `idle ${idle} kB, peak while unread ${unread.hwm} kB`).toBeLessThan(MAX_GROWTH_KB);
-    // Far from done: the reply is still at its source.
-    expect(deltas.length).toBeLessThan(words.length / 2);
-
-    const settled = agent.next((r) => r.type === "agent_settled");
-    const end = agent.next((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
-    agent.child.stdout.resume();
-    const messageEnd = await end;
-    await settled;
-    expect(deltas.length).toBe(chunkText(reply).length);
-    expect(deltas).toEqual(chunkText(reply));
-    expect(deltas.join("")).toBe(reply);
-    expect(((messageEnd["message"] as Rec)["content"] as Rec[])[0]?.["text"]).toBe(reply);
-    agent.child.stdin.end();
-  }, 10 * MINUTE);
-
-  it("a bash command's 150 MB of output waits in its pipe: RSS stays near idle, then every byte arrives in order", async () => {
-    const LINE = "0123456789abcdefghij\n";
-    const TOTAL = 150_000_000;
-    const agent = spawnLean([]);
-    running.push({ kill: () => agent.child.kill("SIGKILL") });
-    const pid = agent.child.pid as number;
-    agent.send({ type: "bash", command: "true", id: "warm" });
-    await agent.next((r) => r.type === "response" && r["id"] === "warm");
-    const idle = memoryKb(pid).rss;
-
-    let received = 0;
-    let mismatchAt = -1;
-    agent.onRecord = (r) => {
-      if (r.type !== "bash_execution_update") return;
-      const delta = String(r["delta"]);
-      // Checked as it comes, against where it must fall in the output.
-      for (let i = 0; i < delta.length && mismatchAt === -1; i++) {
-        if (delta.charCodeAt(i) !== LINE.charCodeAt((received + i) % LINE.length)) mismatchAt = received + i;
+  it(
+    "a 10 MB scripted reply waits at its source: RSS stays near idle, then every delta arrives in order",
+    async () => {
+      // Long numbered words: a quarter of a million deltas, each one distinct.
+      const words: string[] = [];
+      let length = 0;
+      for (let i = 0; length < 10 * 1024 * 1024; i++) {
+        const word = ` ${i.toString(36)}:${"abcdefghijklmnopqrstuvwxyz0123456789".slice(i % 7)}`;
+        words.push(word);
+        length += word.length;
       }
-      received += delta.length;
-    };
-    agent.child.stdout.pause();
-    agent.send({ type: "bash", command: `yes ${LINE.trim()} | head -c ${TOTAL}`, id: "big" });
-    while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
-    await untilIdle(pid);
-    const unread = memoryKb(pid);
-    expect(unread.hwm - idle, `idle ${idle} kB, peak while unread ${unread.hwm} kB`).toBeLessThan(MAX_GROWTH_KB);
-    expect(received).toBeLessThan(TOTAL / 2);
+      const reply = words.join("");
+      const dir = mkdtempSync(join(tmpdir(), "parley-bp-"));
+      const script = join(dir, "script.json");
+      writeFileSync(script, JSON.stringify(["warm-up reply", reply]));
 
-    const response = agent.next((r) => r.type === "response" && r["id"] === "big");
-    agent.child.stdout.resume();
-    const answer = await response;
-    expect(answer["success"]).toBe(true);
-    expect((answer["data"] as Rec)["exitCode"]).toBe(0);
-    expect(mismatchAt).toBe(-1);
-    expect(received).toBe(TOTAL);
-    agent.child.stdin.end();
-  }, 10 * MINUTE);
+      const agent = spawnLean(["--model-script", script]);
+      running.push({ kill: () => agent.child.kill("SIGKILL") });
+      const pid = agent.child.pid as number;
+      agent.send({ type: "set_auto_compaction", enabled: false, id: "c" });
+      await agent.next((r) => r.type === "response" && r["id"] === "c");
+      // Warm up: the first prompt loads the agent loop and the model code.
+      agent.send({ type: "prompt", message: "first", id: "p1" });
+      await agent.next((r) => r.type === "agent_settled");
+      const idle = memoryKb(pid).rss;
 
-  it("an extension's flood of statuses, widgets, titles, editor text and notifications stays bounded; the client ends up showing the same", async () => {
-    // Memory here is not the records (the first 16 MiB wait as bytes, the rest are merged) but
-    // the garbage the extension's loop and the records make, which V8 collects at its own pace,
-    // up to a plateau. So the check is that a flood five times as long costs less than the records
-    // it adds would (~800 bytes a round, 130 MB for 160,000 rounds), within a fixed budget.
-    const SHORT = 40_000;
-    const N = 200_000;
-    const agent: AgentProcess = spawnParley(["-e", join(import.meta.dirname, "fixtures/ui-flood.ts")]);
-    running.push(agent);
-    const pid = agent.child.pid as number;
-    await agent.request({ type: "get_state" }, MINUTE);
-    const idle = memoryKb(pid).rss;
-
-    const floodUnread = async (n: number, id: string): Promise<number> => {
-      const from = agent.records.length;
+      const deltas: string[] = [];
+      agent.onRecord = (r) => {
+        if (r.type !== "message_update") return;
+        const event = r["assistantMessageEvent"] as Rec;
+        if (event.type === "text_delta") deltas.push(String(event["delta"]));
+      };
       agent.child.stdout.pause();
-      agent.send({ type: "prompt", message: `/flood ${n}`, id });
+      agent.send({ type: "prompt", message: "second", id: "p2" });
+      // Output has started (some of it waits in our own stream buffer), then parley goes quiet.
       while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
       await untilIdle(pid);
-      const peak = memoryKb(pid).hwm;
-      agent.child.stdout.resume();
-      // Scanned once each (many records arrive: the first 16 MiB wait exactly as sent).
-      let scanned = from;
-      let done = 0;
-      await agent.until(() => {
-        for (; scanned < agent.records.length; scanned++) {
-          const r = agent.records[scanned] as Rec;
-          if ((r["method"] === "notify" && r["message"] === "flood done") || (r.type === "response" && r["id"] === id)) done++;
-        }
-        return done === 2;
-      }, 3 * MINUTE);
-      return peak;
-    };
-    const short = await floodUnread(SHORT, "short");
-    const from = agent.records.length;
-    const long = await floodUnread(N, "flood");
-    expect(long - short, `idle ${idle} kB, peak after ${SHORT} rounds ${short} kB, after ${N} more ${long} kB`).toBeLessThan(100 * 1024);
-    expect(long - idle, `idle ${idle} kB, peak ${long} kB`).toBeLessThan(160 * 1024);
-    const records = agent.records.slice(from);
+      const unread = memoryKb(pid);
+      expect(unread.hwm - idle, `idle ${idle} kB, peak while unread ${unread.hwm} kB`).toBeLessThan(MAX_GROWTH_KB);
+      // Far from done: the reply is still at its source.
+      expect(deltas.length).toBeLessThan(words.length / 2);
 
-    // The UI state the client ends with is what the unthrottled sequence would leave.
-    const state = new Map<string, unknown>();
-    for (const r of records) {
-      const key = replacementKey(r);
-      if (key !== undefined) state.set(key, { ...r, id: undefined });
-    }
-    const last = N - 1;
-    const ui = (fields: Record<string, unknown>): Rec => ({ ...fields, type: "extension_ui_request", id: undefined });
-    expect(state).toEqual(
-      new Map<string, unknown>([
-        [replacementKey(ui({ method: "setStatus", statusKey: "a" })) as string, ui({ method: "setStatus", statusKey: "a", statusText: `a${last}` })],
-        [replacementKey(ui({ method: "setStatus", statusKey: "b" })) as string, ui({ method: "setStatus", statusKey: "b" })],
-        [
-          replacementKey(ui({ method: "setWidget", widgetKey: "w", widgetPlacement: "aboveEditor" })) as string,
-          ui({ method: "setWidget", widgetKey: "w", widgetLines: [`w${last - 1}`, "second line"], widgetPlacement: "aboveEditor" }),
-        ],
-        [
-          replacementKey(ui({ method: "setWidget", widgetKey: "w", widgetPlacement: "belowEditor" })) as string,
-          ui({ method: "setWidget", widgetKey: "w", widgetLines: [`w${last}`, "second line"], widgetPlacement: "belowEditor" }),
-        ],
-        ["title", ui({ method: "setTitle", title: `t${last}` })],
-        ["editor_text", ui({ method: "set_editor_text", text: `e${last}` })],
-      ]),
-    );
-    // The latest values arrive in the order they were set: the widget below the editor is the last word.
-    const widgets = records.filter((r) => r["method"] === "setWidget");
-    expect(widgets.at(-1)?.["widgetPlacement"]).toBe("belowEditor");
-    // Notifications: the newest ones arrive, in order; the oldest beyond the cap were dropped, said once on stderr.
-    const notes = records.filter((r) => r["method"] === "notify").map((r) => String(r["message"]));
-    expect(notes.at(-1)).toBe("flood done");
-    expect(notes.at(-2)).toBe(`n${last}`);
-    const numbers = notes.slice(0, -1).map((m) => Number(m.slice(1)));
-    expect(numbers.every((n, i) => i === 0 || n > (numbers[i - 1] as number))).toBe(true);
-    expect(notes.length).toBeLessThan(N);
-    expect(agent.stderr().match(/notifications are dropped/g)).toHaveLength(1);
-    agent.closeInput();
-    expect((await agent.exited).code).toBe(0);
-  }, 10 * MINUTE);
+      const settled = agent.next((r) => r.type === "agent_settled");
+      const end = agent.next((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
+      agent.child.stdout.resume();
+      const messageEnd = await end;
+      await settled;
+      expect(deltas.length).toBe(chunkText(reply).length);
+      expect(deltas).toEqual(chunkText(reply));
+      expect(deltas.join("")).toBe(reply);
+      expect(((messageEnd["message"] as Rec)["content"] as Rec[])[0]?.["text"]).toBe(reply);
+      agent.child.stdin.end();
+    },
+    10 * MINUTE,
+  );
+
+  it(
+    "a bash command's 150 MB of output waits in its pipe: RSS stays near idle, then every byte arrives in order",
+    async () => {
+      const LINE = "0123456789abcdefghij\n";
+      const TOTAL = 150_000_000;
+      const agent = spawnLean([]);
+      running.push({ kill: () => agent.child.kill("SIGKILL") });
+      const pid = agent.child.pid as number;
+      agent.send({ type: "bash", command: "true", id: "warm" });
+      await agent.next((r) => r.type === "response" && r["id"] === "warm");
+      const idle = memoryKb(pid).rss;
+
+      let received = 0;
+      let mismatchAt = -1;
+      agent.onRecord = (r) => {
+        if (r.type !== "bash_execution_update") return;
+        const delta = String(r["delta"]);
+        // Checked as it comes, against where it must fall in the output.
+        for (let i = 0; i < delta.length && mismatchAt === -1; i++) {
+          if (delta.charCodeAt(i) !== LINE.charCodeAt((received + i) % LINE.length)) mismatchAt = received + i;
+        }
+        received += delta.length;
+      };
+      agent.child.stdout.pause();
+      agent.send({ type: "bash", command: `yes ${LINE.trim()} | head -c ${TOTAL}`, id: "big" });
+      while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await untilIdle(pid);
+      const unread = memoryKb(pid);
+      expect(unread.hwm - idle, `idle ${idle} kB, peak while unread ${unread.hwm} kB`).toBeLessThan(MAX_GROWTH_KB);
+      expect(received).toBeLessThan(TOTAL / 2);
+
+      const response = agent.next((r) => r.type === "response" && r["id"] === "big");
+      agent.child.stdout.resume();
+      const answer = await response;
+      expect(answer["success"]).toBe(true);
+      expect((answer["data"] as Rec)["exitCode"]).toBe(0);
+      expect(mismatchAt).toBe(-1);
+      expect(received).toBe(TOTAL);
+      agent.child.stdin.end();
+    },
+    10 * MINUTE,
+  );
+
+  it(
+    "an extension's flood of statuses, widgets, titles, editor text and notifications stays bounded; the client ends up showing the same",
+    async () => {
+      // Memory here is not the records (the first 16 MiB wait as bytes, the rest are merged) but
+      // the garbage the extension's loop and the records make, which V8 collects at its own pace,
+      // up to a plateau. So the check is that a flood five times as long costs less than the records
+      // it adds would (~800 bytes a round, 130 MB for 160,000 rounds), within a fixed budget.
+      const SHORT = 40_000;
+      const N = 200_000;
+      const agent: AgentProcess = spawnParley(["-e", join(import.meta.dirname, "fixtures/ui-flood.ts")]);
+      running.push(agent);
+      const pid = agent.child.pid as number;
+      await agent.request({ type: "get_state" }, MINUTE);
+      const idle = memoryKb(pid).rss;
+
+      const floodUnread = async (n: number, id: string): Promise<number> => {
+        const from = agent.records.length;
+        agent.child.stdout.pause();
+        agent.send({ type: "prompt", message: `/flood ${n}`, id });
+        while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        await untilIdle(pid);
+        const peak = memoryKb(pid).hwm;
+        agent.child.stdout.resume();
+        // Scanned once each (many records arrive: the first 16 MiB wait exactly as sent).
+        let scanned = from;
+        let done = 0;
+        await agent.until(() => {
+          for (; scanned < agent.records.length; scanned++) {
+            const r = agent.records[scanned] as Rec;
+            if ((r["method"] === "notify" && r["message"] === "flood done") || (r.type === "response" && r["id"] === id)) done++;
+          }
+          return done === 2;
+        }, 3 * MINUTE);
+        return peak;
+      };
+      const short = await floodUnread(SHORT, "short");
+      const from = agent.records.length;
+      const long = await floodUnread(N, "flood");
+      expect(long - short, `idle ${idle} kB, peak after ${SHORT} rounds ${short} kB, after ${N} more ${long} kB`).toBeLessThan(100 * 1024);
+      expect(long - idle, `idle ${idle} kB, peak ${long} kB`).toBeLessThan(160 * 1024);
+      const records = agent.records.slice(from);
+
+      // The UI state the client ends with is what the unthrottled sequence would leave.
+      const state = new Map<string, unknown>();
+      for (const r of records) {
+        const key = replacementKey(r);
+        if (key !== undefined) state.set(key, { ...r, id: undefined });
+      }
+      const last = N - 1;
+      const ui = (fields: Record<string, unknown>): Rec => ({ ...fields, type: "extension_ui_request", id: undefined });
+      expect(state).toEqual(
+        new Map<string, unknown>([
+          [replacementKey(ui({ method: "setStatus", statusKey: "a" })) as string, ui({ method: "setStatus", statusKey: "a", statusText: `a${last}` })],
+          [replacementKey(ui({ method: "setStatus", statusKey: "b" })) as string, ui({ method: "setStatus", statusKey: "b" })],
+          [
+            replacementKey(ui({ method: "setWidget", widgetKey: "w", widgetPlacement: "aboveEditor" })) as string,
+            ui({ method: "setWidget", widgetKey: "w", widgetLines: [`w${last - 1}`, "second line"], widgetPlacement: "aboveEditor" }),
+          ],
+          [
+            replacementKey(ui({ method: "setWidget", widgetKey: "w", widgetPlacement: "belowEditor" })) as string,
+            ui({ method: "setWidget", widgetKey: "w", widgetLines: [`w${last}`, "second line"], widgetPlacement: "belowEditor" }),
+          ],
+          ["title", ui({ method: "setTitle", title: `t${last}` })],
+          ["editor_text", ui({ method: "set_editor_text", text: `e${last}` })],
+        ]),
+      );
+      // The latest values arrive in the order they were set: the widget below the editor is the last word.
+      const widgets = records.filter((r) => r["method"] === "setWidget");
+      expect(widgets.at(-1)?.["widgetPlacement"]).toBe("belowEditor");
+      // Notifications: the newest ones arrive, in order; the oldest beyond the cap were dropped, said once on stderr.
+      const notes = records.filter((r) => r["method"] === "notify").map((r) => String(r["message"]));
+      expect(notes.at(-1)).toBe("flood done");
+      expect(notes.at(-2)).toBe(`n${last}`);
+      const numbers = notes.slice(0, -1).map((m) => Number(m.slice(1)));
+      expect(numbers.every((n, i) => i === 0 || n > (numbers[i - 1] as number))).toBe(true);
+      expect(notes.length).toBeLessThan(N);
+      expect(agent.stderr().match(/notifications are dropped/g)).toHaveLength(1);
+      agent.closeInput();
+      expect((await agent.exited).code).toBe(0);
+    },
+    10 * MINUTE,
+  );
 });

@@ -90,79 +90,102 @@ const expectedExit = { eof: 0, "stdout reader gone": 0, sigterm: 143, sigint: 13
 describe("no child process outlives parley", () => {
   for (const runner of ["tool", "command"] as const) {
     for (const [path, end] of Object.entries(paths) as [keyof typeof paths, (a: AgentProcess) => void][]) {
-      it(`${path}, while a ${runner === "tool" ? "bash tool call" : "bash command"} runs`, async () => {
-        const { agent, pid } = await startWithMarker(runner);
-        end(agent);
-        const { code } = await agent.exited;
-        expect(code, agent.stderr()).toBe(expectedExit[path]);
-        await poll(() => !alive(pid), `the marker ${pid} to end`);
-      }, 2 * CEILING_MS);
+      it(
+        `${path}, while a ${runner === "tool" ? "bash tool call" : "bash command"} runs`,
+        async () => {
+          const { agent, pid } = await startWithMarker(runner);
+          end(agent);
+          const { code } = await agent.exited;
+          expect(code, agent.stderr()).toBe(expectedExit[path]);
+          await poll(() => !alive(pid), `the marker ${pid} to end`);
+        },
+        2 * CEILING_MS,
+      );
     }
   }
 
-  it("a bash command in flight answers cancelled on stdin EOF", async () => {
-    const { agent } = await startWithMarker("command");
-    agent.closeInput();
-    expect(await agent.response("b", CEILING_MS)).toMatchObject({ success: true, data: { cancelled: true } });
-    expect((await agent.exited).code).toBe(0);
-  }, 2 * CEILING_MS);
+  it(
+    "a bash command in flight answers cancelled on stdin EOF",
+    async () => {
+      const { agent } = await startWithMarker("command");
+      agent.closeInput();
+      expect(await agent.response("b", CEILING_MS)).toMatchObject({ success: true, data: { cancelled: true } });
+      expect((await agent.exited).code).toBe(0);
+    },
+    2 * CEILING_MS,
+  );
 });
 
 describe("a closed stdout is noticed while nothing is written", () => {
-  it("socket (Node's stdio pipe): parley exits and the silent command's children die", async () => {
-    const { agent, pid } = await startWithMarker("command");
-    const t0 = Date.now();
-    agent.child.stdout.destroy(); // stdin stays open: only the reader went away
-    expect((await agent.exited).code).toBe(0);
-    await poll(() => !alive(pid), `the marker ${pid} to end`);
-    // Far below the command's 29.5 s (the bound is generous for a loaded machine).
-    expect(Date.now() - t0).toBeLessThan(20_000);
-  }, 2 * CEILING_MS);
-
-  it("pipe (a shell pipeline whose reader exits): parley exits and the silent command's children die", async () => {
-    const dir = tempDir();
-    const marker = markerCommand(dir);
-    // parley's stdout is a real pipe(2) into `head -n 1`, which exits after the first line.
-    const shell = spawn("sh", ["-c", `"${PARLEY_BIN}" --mode rpc --no-session --no-extensions | head -n 1`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
-    const lines: string[] = [];
-    attachJsonlReader(shell.stdout, (line) => lines.push(line));
-    const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
-    try {
-      shell.stdin.write(`${JSON.stringify({ type: "bash", command: marker.command, id: "b" })}\n`);
-      const pid = await marker.pid();
+  it(
+    "socket (Node's stdio pipe): parley exits and the silent command's children die",
+    async () => {
+      const { agent, pid } = await startWithMarker("command");
       const t0 = Date.now();
-      // The only line head reads; then the pipe has no reader and parley writes nothing more.
-      shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
-      // sh ends when the pipeline's last member (parley) has: stdin is still open.
-      expect(await exited).toBe(0);
-      expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ id: "s", success: true });
+      agent.child.stdout.destroy(); // stdin stays open: only the reader went away
+      expect((await agent.exited).code).toBe(0);
       await poll(() => !alive(pid), `the marker ${pid} to end`);
+      // Far below the command's 29.5 s (the bound is generous for a loaded machine).
       expect(Date.now() - t0).toBeLessThan(20_000);
-    } finally {
-      shell.kill("SIGKILL");
-    }
-  }, 2 * CEILING_MS);
+    },
+    2 * CEILING_MS,
+  );
 
-  it("pipe: parley killed with SIGKILL still leaves its reader an EOF (the pipe watcher dies with it)", async () => {
-    const dir = tempDir();
-    const pidFile = join(dir, "parley.pid");
-    // parley's stdout is a pipe(2) into cat; cat ends (and with it sh) only at EOF on that pipe.
-    // (A background job's stdin would be /dev/null: fd 3 hands it ours.)
-    const shell = spawn("sh", ["-c", `exec 3<&0; { "${PARLEY_BIN}" --mode rpc --no-session --no-extensions <&3 & echo $! > "${pidFile}"; wait; } | cat`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
-    const lines: string[] = [];
-    attachJsonlReader(shell.stdout, (line) => lines.push(line));
-    const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
-    try {
-      shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
-      await poll(() => lines.length > 0, "the first answer");
-      await poll(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "parley's pid");
-      const pid = Number(readFileSync(pidFile, "utf8").trim());
-      // The watcher is up (a tail sharing the pipe), so this is the case that could hang.
-      await poll(() => watcherOf(pid) !== undefined, "the pipe watcher");
-      process.kill(pid, "SIGKILL");
-      await exited; // without the fix, cat waits for ever: the watcher held the pipe open
-    } finally {
-      shell.kill("SIGKILL");
-    }
-  }, 2 * CEILING_MS);
+  it(
+    "pipe (a shell pipeline whose reader exits): parley exits and the silent command's children die",
+    async () => {
+      const dir = tempDir();
+      const marker = markerCommand(dir);
+      // parley's stdout is a real pipe(2) into `head -n 1`, which exits after the first line.
+      const shell = spawn("sh", ["-c", `"${PARLEY_BIN}" --mode rpc --no-session --no-extensions | head -n 1`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+      const lines: string[] = [];
+      attachJsonlReader(shell.stdout, (line) => lines.push(line));
+      const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
+      try {
+        shell.stdin.write(`${JSON.stringify({ type: "bash", command: marker.command, id: "b" })}\n`);
+        const pid = await marker.pid();
+        const t0 = Date.now();
+        // The only line head reads; then the pipe has no reader and parley writes nothing more.
+        shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
+        // sh ends when the pipeline's last member (parley) has: stdin is still open.
+        expect(await exited).toBe(0);
+        expect(JSON.parse(lines[0] ?? "{}")).toMatchObject({ id: "s", success: true });
+        await poll(() => !alive(pid), `the marker ${pid} to end`);
+        expect(Date.now() - t0).toBeLessThan(20_000);
+      } finally {
+        shell.kill("SIGKILL");
+      }
+    },
+    2 * CEILING_MS,
+  );
+
+  it(
+    "pipe: parley killed with SIGKILL still leaves its reader an EOF (the pipe watcher dies with it)",
+    async () => {
+      const dir = tempDir();
+      const pidFile = join(dir, "parley.pid");
+      // parley's stdout is a pipe(2) into cat; cat ends (and with it sh) only at EOF on that pipe.
+      // (A background job's stdin would be /dev/null: fd 3 hands it ours.)
+      const shell = spawn("sh", ["-c", `exec 3<&0; { "${PARLEY_BIN}" --mode rpc --no-session --no-extensions <&3 & echo $! > "${pidFile}"; wait; } | cat`], {
+        cwd: dir,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      const lines: string[] = [];
+      attachJsonlReader(shell.stdout, (line) => lines.push(line));
+      const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
+      try {
+        shell.stdin.write(`${JSON.stringify({ type: "get_state", id: "s" })}\n`);
+        await poll(() => lines.length > 0, "the first answer");
+        await poll(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n"), "parley's pid");
+        const pid = Number(readFileSync(pidFile, "utf8").trim());
+        // The watcher is up (a tail sharing the pipe), so this is the case that could hang.
+        await poll(() => watcherOf(pid) !== undefined, "the pipe watcher");
+        process.kill(pid, "SIGKILL");
+        await exited; // without the fix, cat waits for ever: the watcher held the pipe open
+      } finally {
+        shell.kill("SIGKILL");
+      }
+    },
+    2 * CEILING_MS,
+  );
 });

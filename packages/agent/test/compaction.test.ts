@@ -29,9 +29,12 @@ async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.Pr
 /** Messages the model is given next time (as the `context` event shows them). */
 function captureContext(into: Rec[][]): Factory {
   return (pi) => {
-    pi.on("context" as never, ((event: { messages: Rec[] }) => {
-      into.push([...event.messages]);
-    }) as never);
+    pi.on(
+      "context" as never,
+      ((event: { messages: Rec[] }) => {
+        into.push([...event.messages]);
+      }) as never,
+    );
   };
 }
 
@@ -60,7 +63,11 @@ const reply = (text: string, extra: Rec = {}): Rec => ({
   stopReason: "stop",
   ...extra,
 });
-const call = (id: string, name: string, args: Rec): Rec => ({ ...reply(""), content: [{ type: "toolCall", id, name, arguments: args }], stopReason: "toolUse" });
+const call = (id: string, name: string, args: Rec): Rec => ({
+  ...reply(""),
+  content: [{ type: "toolCall", id, name, arguments: args }],
+  stopReason: "toolUse",
+});
 const result = (id: string, text: string): Rec => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: false });
 
 describe("prepareCompaction", () => {
@@ -69,7 +76,7 @@ describe("prepareCompaction", () => {
     const session = conversation((add) => {
       for (let i = 0; i < 4; i++) {
         ids.push(add(user(`question ${i} ${"x".repeat(400)}`)).id);
-        add(reply(`answer ${i} ${"y".repeat(400)}`, i === 3 ? { usage: { ...reply("").usage as object, totalTokens: 1234 } } : {}));
+        add(reply(`answer ${i} ${"y".repeat(400)}`, i === 3 ? { usage: { ...(reply("").usage as object), totalTokens: 1234 } } : {}));
       }
     });
     // Each message is about 100 tokens: the budget fills up at the third question, which starts the kept part.
@@ -152,7 +159,13 @@ describe("prepareCompaction", () => {
       ids.push(add(user("kept")).id);
       add(reply("kept reply"));
     });
-    session.append({ type: "compaction", summary: "PREVIOUS", firstKeptEntryId: ids[0]!, tokensBefore: 10, details: { readFiles: ["r.ts"], modifiedFiles: [] } });
+    session.append({
+      type: "compaction",
+      summary: "PREVIOUS",
+      firstKeptEntryId: ids[0]!,
+      tokensBefore: 10,
+      details: { readFiles: ["r.ts"], modifiedFiles: [] },
+    });
     session.append({ type: "message", message: { ...user("new"), timestamp: Date.now() } as unknown as { role: string } });
     session.append({ type: "message", message: { ...reply("new reply"), timestamp: Date.now() } as unknown as { role: string } });
     const prep = prepareCompaction(session.branch());
@@ -194,7 +207,12 @@ describe("compact (in-process)", () => {
     expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
     expect(messages[0]).toMatchObject({ summary: "## Goal\nSUMMARY TEXT", tokensBefore: data["tokensBefore"] });
     const entries = ((await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] }).entries;
-    expect(entries.at(-1)).toMatchObject({ type: "compaction", summary: "## Goal\nSUMMARY TEXT", firstKeptEntryId: secondUser.id, tokensBefore: data["tokensBefore"] });
+    expect(entries.at(-1)).toMatchObject({
+      type: "compaction",
+      summary: "## Goal\nSUMMARY TEXT",
+      firstKeptEntryId: secondUser.id,
+      tokensBefore: data["tokensBefore"],
+    });
 
     await prompt("third question");
     const seen = contexts.at(-1)!;
@@ -244,7 +262,9 @@ describe("compact (in-process)", () => {
   });
 
   it("while the agent is streaming, aborts the run first and then compacts (as pi does)", async () => {
-    const { transport, request, until } = await serve(["a long reply with many words to stream slowly", "Summary of it all."], [], { PARLEY_STREAM_DELAY_MS: "30" });
+    const { transport, request, until } = await serve(["a long reply with many words to stream slowly", "Summary of it all."], [], {
+      PARLEY_STREAM_DELAY_MS: "30",
+    });
     await request({ type: "prompt", message: "go" });
     await until(() => transport.of("message_update").length > 0);
     const response = await request({ type: "compact" });
@@ -260,7 +280,14 @@ describe("compact (in-process)", () => {
     const response = await request({ type: "compact" });
     expect(response).toMatchObject({ success: false, error: "Nothing to compact (session too small)" });
     expect(transport.of("compaction_end")).toEqual([
-      { type: "compaction_end", reason: "manual", result: null, aborted: false, willRetry: false, errorMessage: "Compaction failed: Nothing to compact (session too small)" },
+      {
+        type: "compaction_end",
+        reason: "manual",
+        result: null,
+        aborted: false,
+        willRetry: false,
+        errorMessage: "Compaction failed: Nothing to compact (session too small)",
+      },
     ]);
   });
 
@@ -271,7 +298,11 @@ describe("compact (in-process)", () => {
     await prompt("b");
     const response = await request({ type: "compact" });
     expect(response).toMatchObject({ success: false, error: "Summarization failed: the model returned no text" });
-    expect(transport.of("compaction_end").at(-1)).toMatchObject({ result: null, aborted: false, errorMessage: "Compaction failed: Summarization failed: the model returned no text" });
+    expect(transport.of("compaction_end").at(-1)).toMatchObject({
+      result: null,
+      aborted: false,
+      errorMessage: "Compaction failed: Summarization failed: the model returned no text",
+    });
     const entries = ((await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] }).entries;
     expect(entries.some((e) => e.type === "compaction")).toBe(false);
   });
@@ -312,14 +343,20 @@ describe("ctx.compact()", () => {
 describe("session_before_compact / session_compact", () => {
   it("a handler can cancel", async () => {
     const seen: Rec[] = [];
-    const { transport, request, prompt } = await serve(["one", "two"], [
-      (pi) => {
-        pi.on("session_before_compact" as never, ((event: Rec) => {
-          seen.push(event);
-          return { cancel: true };
-        }) as never);
-      },
-    ]);
+    const { transport, request, prompt } = await serve(
+      ["one", "two"],
+      [
+        (pi) => {
+          pi.on(
+            "session_before_compact" as never,
+            ((event: Rec) => {
+              seen.push(event);
+              return { cancel: true };
+            }) as never,
+          );
+        },
+      ],
+    );
     await prompt("a");
     await prompt("b");
     const response = await request({ type: "compact", customInstructions: "ci" });
@@ -329,27 +366,42 @@ describe("session_before_compact / session_compact", () => {
     expect(event["customInstructions"]).toBe("ci");
     expect(event["signal"]).toBeInstanceOf(AbortSignal);
     expect((event["branchEntries"] as unknown[]).length).toBe(4);
-    expect(event["preparation"]).toMatchObject({ isSplitTurn: false, messagesToSummarize: [expect.objectContaining({ role: "user" }), expect.objectContaining({ role: "assistant" })] });
+    expect(event["preparation"]).toMatchObject({
+      isSplitTurn: false,
+      messagesToSummarize: [expect.objectContaining({ role: "user" }), expect.objectContaining({ role: "assistant" })],
+    });
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages).toHaveLength(4);
   });
 
   it("a handler can supply the summary; session_compact reports the saved entry", async () => {
     const compacted: Rec[] = [];
-    const { request, prompt } = await serve(["one", "two", "three"], [
-      (pi) => {
-        pi.on("session_before_compact" as never, ((event: { preparation: { firstKeptEntryId: string; tokensBefore: number } }) => ({
-          compaction: { summary: "FROM EXTENSION", firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: 1234, details: { mine: true } },
-        })) as never);
-        pi.on("session_compact" as never, ((event: Rec) => void compacted.push(event)) as never);
-      },
-    ]);
+    const { request, prompt } = await serve(
+      ["one", "two", "three"],
+      [
+        (pi) => {
+          pi.on(
+            "session_before_compact" as never,
+            ((event: { preparation: { firstKeptEntryId: string; tokensBefore: number } }) => ({
+              compaction: { summary: "FROM EXTENSION", firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: 1234, details: { mine: true } },
+            })) as never,
+          );
+          pi.on("session_compact" as never, ((event: Rec) => void compacted.push(event)) as never);
+        },
+      ],
+    );
     await prompt("a");
     await prompt("b");
     const response = await request({ type: "compact" });
     expect(response["data"]).toMatchObject({ summary: "FROM EXTENSION", tokensBefore: 1234, details: { mine: true } });
     expect(response["data"]).not.toHaveProperty("usage");
-    expect(compacted).toEqual([{ type: "session_compact", fromExtension: true, compactionEntry: expect.objectContaining({ type: "compaction", summary: "FROM EXTENSION", fromHook: true }) }]);
+    expect(compacted).toEqual([
+      {
+        type: "session_compact",
+        fromExtension: true,
+        compactionEntry: expect.objectContaining({ type: "compaction", summary: "FROM EXTENSION", fromHook: true }),
+      },
+    ]);
     // The model was not asked: the next reply is the next script turn.
     await prompt("c");
     const last = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages.at(-1);
@@ -400,7 +452,10 @@ function scriptedProvider(replies: ({ text: string; totalTokens?: number } | { e
 
 describe("automatic compaction", () => {
   it("compacts after a run once the context passes contextWindow - 16384 (reason threshold)", async () => {
-    const { transport, request, prompt } = await serve([], [scriptedProvider([{ text: "small", totalTokens: 1000 }, { text: "big", totalTokens: 5000 }, { text: "THRESHOLD SUMMARY" }])]);
+    const { transport, request, prompt } = await serve(
+      [],
+      [scriptedProvider([{ text: "small", totalTokens: 1000 }, { text: "big", totalTokens: 5000 }, { text: "THRESHOLD SUMMARY" }])],
+    );
     await request({ type: "set_model", provider: "scripted", modelId: "small" });
     await prompt("a");
     expect(transport.of("compaction_start")).toEqual([]);
@@ -424,7 +479,17 @@ describe("automatic compaction", () => {
     const calls: Context[] = [];
     const { transport, request, prompt } = await serve(
       [],
-      [scriptedProvider([{ text: "first answer" }, { error: "prompt is too long: 250000 tokens > 200000 maximum" }, { text: "OVERFLOW SUMMARY" }, { text: "answer after compaction" }], calls)],
+      [
+        scriptedProvider(
+          [
+            { text: "first answer" },
+            { error: "prompt is too long: 250000 tokens > 200000 maximum" },
+            { text: "OVERFLOW SUMMARY" },
+            { text: "answer after compaction" },
+          ],
+          calls,
+        ),
+      ],
     );
     await request({ type: "set_model", provider: "scripted", modelId: "small" });
     await prompt("first");
@@ -478,7 +543,12 @@ describe("compact (spawned CLI)", () => {
     const response = await agent.request({ type: "compact" });
     expect(response).toMatchObject({ success: true, data: { summary: "CLI SUMMARY" } });
     expect(agent.records.filter((r) => r.type === "compaction_start")).toEqual([{ type: "compaction_start", reason: "manual" }]);
-    expect(agent.records.find((r) => r.type === "compaction_end")).toMatchObject({ reason: "manual", aborted: false, willRetry: false, result: { summary: "CLI SUMMARY" } });
+    expect(agent.records.find((r) => r.type === "compaction_end")).toMatchObject({
+      reason: "manual",
+      aborted: false,
+      willRetry: false,
+      result: { summary: "CLI SUMMARY" },
+    });
     const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "CLI SUMMARY" });
     const entries = ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;

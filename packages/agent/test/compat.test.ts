@@ -187,7 +187,15 @@ describe("compat helpers vs pi 0.73.1", () => {
   const usage = { input: 10, output: 5, cacheRead: 100, cacheWrite: 7, totalTokens: 0, cost: {} };
   const messages = [
     { role: "user", content: "hello there", timestamp: ts },
-    { role: "user", content: [{ type: "text", text: "p1" }, { type: "image", data: "AAA", mimeType: "image/png" }, { type: "text", text: "p2" }], timestamp: ts },
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "p1" },
+        { type: "image", data: "AAA", mimeType: "image/png" },
+        { type: "text", text: "p2" },
+      ],
+      timestamp: ts,
+    },
     {
       role: "assistant",
       content: [
@@ -227,9 +235,7 @@ describe("compat helpers vs pi 0.73.1", () => {
     expect(compat.calculateContextTokens(usage as never)).toBe(pi.calculateContextTokens(usage));
     expect(compat.calculateContextTokens({ ...usage, totalTokens: 999 } as never)).toBe(999);
     for (const tokens of [100000, 111616, 111617]) {
-      expect(compat.shouldCompact(tokens, 128000, compat.DEFAULT_COMPACTION_SETTINGS)).toBe(
-        pi.shouldCompact(tokens, 128000, pi.DEFAULT_COMPACTION_SETTINGS),
-      );
+      expect(compat.shouldCompact(tokens, 128000, compat.DEFAULT_COMPACTION_SETTINGS)).toBe(pi.shouldCompact(tokens, 128000, pi.DEFAULT_COMPACTION_SETTINGS));
     }
     const entries = [
       { type: "message", message: { role: "assistant", usage, stopReason: "stop" } },

@@ -87,7 +87,10 @@ describe("ConnectionHub", () => {
     expect(b.socket.received.at(-1)).toMatchObject({ type: "extension_ui_error", id, code: "invalid_response", pending: true });
     expect(a.socket.received.some((r) => r["type"] === "extension_ui_error")).toBe(false);
     b.send({ type: "extension_ui_response", id, value: "b" });
-    for (const x of [a, c]) expect(x.socket.received.filter((r) => r["type"] === "extension_ui_dismissed")).toEqual([{ type: "extension_ui_dismissed", id, method: "select", reason: "answered" }]);
+    for (const x of [a, c])
+      expect(x.socket.received.filter((r) => r["type"] === "extension_ui_dismissed")).toEqual([
+        { type: "extension_ui_dismissed", id, method: "select", reason: "answered" },
+      ]);
     expect(b.socket.received.some((r) => r["type"] === "extension_ui_dismissed")).toBe(false);
     c.send({ type: "extension_ui_response", id, value: "a" });
     expect(c.socket.received.at(-1)).toMatchObject({ type: "extension_ui_error", id, code: "already_resolved" });

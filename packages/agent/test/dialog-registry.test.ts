@@ -39,16 +39,15 @@ describe("DialogRegistry", () => {
   });
 
   it.each([
-    ["confirm", { value: "yes" }, "confirm dialogs are answered with \"confirmed\""],
+    ["confirm", { value: "yes" }, 'confirm dialogs are answered with "confirmed"'],
     ["confirm", { confirmed: "yes" }, "not a boolean"],
     ["input", { value: 42 }, "not a string"],
-    ["editor", { confirmed: true }, "answered with \"value\""],
+    ["editor", { confirmed: true }, 'answered with "value"'],
     ["input", {}, "carries no answer"],
     ["input", { cancelled: "yes" }, "not true or false"],
   ] as const)("refuses a %s answered with %j", (method, body, message) => {
     const { sent, registry } = setup();
-    const spec =
-      method === "confirm" ? { method, title: "t", message: "m" } : ({ method, title: "t" } as const);
+    const spec = method === "confirm" ? { method, title: "t", message: "m" } : ({ method, title: "t" } as const);
     void registry.open(spec);
     registry.handleResponse({ type: "extension_ui_response", id: did(1), ...body });
     const error = sent.at(-1) as { type: string; error: string; pending: boolean };
@@ -141,7 +140,13 @@ describe("DialogRegistry", () => {
 
   it("answers a confirm with yes, no, or cancelled, whatever else the response carries", async () => {
     const { registry } = setup();
-    const bodies = [{ confirmed: true }, { confirmed: false }, { confirmed: true, cancelled: false }, { confirmed: true, cancelled: true }, { cancelled: true }];
+    const bodies = [
+      { confirmed: true },
+      { confirmed: false },
+      { confirmed: true, cancelled: false },
+      { confirmed: true, cancelled: true },
+      { cancelled: true },
+    ];
     const answers = bodies.map(() => registry.open({ method: "confirm", title: "t", message: "m" }));
     bodies.forEach((body, i) => registry.handleResponse({ type: "extension_ui_response", id: did(i + 1), ...body }));
     await expect(Promise.all(answers)).resolves.toEqual([
@@ -195,11 +200,7 @@ describe("DialogRegistry", () => {
     const answers = [1, 2, 3].map(() => registry.open({ method: "input", title: "t" }));
     registry.dismissAll("shutdown");
     await expect(Promise.all(answers)).resolves.toEqual([{ kind: "cancelled" }, { kind: "cancelled" }, { kind: "cancelled" }]);
-    expect(sent.filter((r) => r.type === "extension_ui_dismissed").map((r) => (r as { reason: string }).reason)).toEqual([
-      "shutdown",
-      "shutdown",
-      "shutdown",
-    ]);
+    expect(sent.filter((r) => r.type === "extension_ui_dismissed").map((r) => (r as { reason: string }).reason)).toEqual(["shutdown", "shutdown", "shutdown"]);
     await expect(registry.open({ method: "input", title: "t" })).resolves.toEqual({ kind: "cancelled" });
   });
 

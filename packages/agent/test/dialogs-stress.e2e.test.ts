@@ -186,7 +186,10 @@ describe(`1,000 dialogs pending at once (seed ${SEED})`, () => {
       // Every answer line is either accepted (no record) or refused (one extension_ui_error), so
       // accepted answers = lines sent - refusals; with the dismissals they must make exactly one.
       const endings = dis.length + (s.valid + s.invalid - errs.length);
-      if (endings !== 1) problems.push(`${where}: ${endings} endings on the wire (dismissed ${dis.length}, sent ${s.valid} valid + ${s.invalid} invalid, refused ${errs.length}: ${errs.map((e) => e["code"]).join(",")})`);
+      if (endings !== 1)
+        problems.push(
+          `${where}: ${endings} endings on the wire (dismissed ${dis.length}, sent ${s.valid} valid + ${s.invalid} invalid, refused ${errs.length}: ${errs.map((e) => e["code"]).join(",")})`,
+        );
       for (const e of errs) {
         const ok = (e["code"] === "invalid_response" && e["pending"] === true) || (e["code"] === "already_resolved" && e["pending"] === false);
         if (!ok) problems.push(`${where}: unexpected refusal ${JSON.stringify(e)}`);
@@ -198,7 +201,8 @@ describe(`1,000 dialogs pending at once (seed ${SEED})`, () => {
         if (reason === "aborted") aborted++;
         const expectedReason = d.timeout !== undefined ? "timeout" : d.abortAfter !== undefined ? "aborted" : "(none: only the client can end it)";
         if (reason !== expectedReason) problems.push(`${where}: dismissed with reason ${String(reason)}, expected ${expectedReason}`);
-        if (result.value !== deflt) problems.push(`${where}: dismissed, but the extension got ${JSON.stringify(result.value)} instead of ${JSON.stringify(deflt)}`);
+        if (result.value !== deflt)
+          problems.push(`${where}: dismissed, but the extension got ${JSON.stringify(result.value)} instead of ${JSON.stringify(deflt)}`);
         if (dis[0]!["method"] !== d.kind) problems.push(`${where}: dismissal names method ${String(dis[0]!["method"])}`);
         if (reason === "aborted" && !result.aborted) problems.push(`${where}: dismissed as aborted, but the extension's signal did not fire`);
       } else {
@@ -220,7 +224,10 @@ describe(`1,000 dialogs pending at once (seed ${SEED})`, () => {
     const finalState = await agent.request({ type: "get_ui_state" });
     expect((finalState["data"] as { pendingDialogs: unknown[] }).pendingDialogs, context).toEqual([]);
     expect(await timeouts(agent), `${context}: Timeout handles before the storm vs after`).toBe(timersBefore);
-    expect(agent.records.filter((r) => r.type === "extension_error"), context).toEqual([]);
+    expect(
+      agent.records.filter((r) => r.type === "extension_error"),
+      context,
+    ).toEqual([]);
     expect(agent.garbage).toEqual([]);
   });
 });

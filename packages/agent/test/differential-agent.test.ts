@@ -224,7 +224,14 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
         const lastValid = valid.length > 0 ? obj(valid.at(-1)!["usage"], "usage")["totalTokens"] : undefined;
         const contextTokens = context["tokens"];
         // null (pi: unknown right after a compaction) is compared as it is.
-        if (typeof contextTokens !== "number") return { ...r, data: { ...data, tokens: { ...tokens, input: PROMPT_DEPENDENT, cacheRead: PROMPT_DEPENDENT, cacheWrite: PROMPT_DEPENDENT, total: PROMPT_DEPENDENT } } };
+        if (typeof contextTokens !== "number")
+          return {
+            ...r,
+            data: {
+              ...data,
+              tokens: { ...tokens, input: PROMPT_DEPENDENT, cacheRead: PROMPT_DEPENDENT, cacheWrite: PROMPT_DEPENDENT, total: PROMPT_DEPENDENT },
+            },
+          };
         const exact = (contextTokens / (context["contextWindow"] as number)) * 100;
         return {
           ...r,
@@ -244,7 +251,10 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
   })(),
   "agent-settled": {
     pi: (records) => {
-      expect(records.filter((r) => r.type === "agent_settled"), "pi 0.73.1 sends no agent_settled").toEqual([]);
+      expect(
+        records.filter((r) => r.type === "agent_settled"),
+        "pi 0.73.1 sends no agent_settled",
+      ).toEqual([]);
       return records;
     },
     parley: (records) => {
@@ -399,8 +409,14 @@ const prompt = (message: string, id: string, expects: object[], extra: Partial<S
 });
 const EOF_STEP: Step = { name: "stdin EOF: exits 0", input: { eof: true }, until: { exit: true }, expects: [{ type: EXIT, code: 0 }] };
 
-const assistantEnd = (text: string, stopReason = "stop"): object => ({ type: "message_end", message: { role: "assistant", content: [{ type: "text", text }], stopReason } });
-const toolResultEnd = (toolName: string, text: string, isError = false): object => ({ type: "message_end", message: { role: "toolResult", toolName, isError, content: [{ type: "text", text }] } });
+const assistantEnd = (text: string, stopReason = "stop"): object => ({
+  type: "message_end",
+  message: { role: "assistant", content: [{ type: "text", text }], stopReason },
+});
+const toolResultEnd = (toolName: string, text: string, isError = false): object => ({
+  type: "message_end",
+  message: { role: "toolResult", toolName, isError, content: [{ type: "text", text }] },
+});
 
 const SCENARIOS: Scenario[] = [
   {
@@ -422,13 +438,20 @@ const SCENARIOS: Scenario[] = [
         input: json({ type: "prompt", message: "go slowly", id: "p1" }),
         until: UNTIL_TEXT_DELTA,
         diffs: AGENT_RUN,
-        expects: [{ type: "response", command: "prompt", id: "p1" }, { type: "agent_start" }, { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "Slow, bu" } }],
+        expects: [
+          { type: "response", command: "prompt", id: "p1" },
+          { type: "agent_start" },
+          { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "Slow, bu" } },
+        ],
       },
       {
         name: "follow_up while streaming: queued",
         input: json({ type: "follow_up", message: "and then?", id: "f1" }),
         until: untilResponse("follow_up"),
-        expects: [{ type: "queue_update", steering: [], followUp: ["and then?"] }, { type: "response", command: "follow_up", success: true }],
+        expects: [
+          { type: "queue_update", steering: [], followUp: ["and then?"] },
+          { type: "response", command: "follow_up", success: true },
+        ],
       },
       {
         name: "the reply completes, then the follow-up runs as a second turn",
@@ -457,7 +480,10 @@ const SCENARIOS: Scenario[] = [
         until: untilResponse("abort"),
         diffs: AGENT_RUN,
         expects: [
-          { type: "message_end", message: { role: "assistant", stopReason: "aborted", errorMessage: "Request was aborted", content: [{ type: "text", text: "This lon" }] } },
+          {
+            type: "message_end",
+            message: { role: "assistant", stopReason: "aborted", errorMessage: "Request was aborted", content: [{ type: "text", text: "This lon" }] },
+          },
           { type: "turn_end" },
           { type: "agent_end" },
           { type: "response", command: "abort", success: true },
@@ -495,7 +521,10 @@ const SCENARIOS: Scenario[] = [
         name: "steer while streaming: queued",
         input: json({ type: "steer", message: "change course", id: "s1" }),
         until: untilResponse("steer"),
-        expects: [{ type: "queue_update", steering: ["change course"], followUp: [] }, { type: "response", command: "steer", success: true }],
+        expects: [
+          { type: "queue_update", steering: ["change course"], followUp: [] },
+          { type: "response", command: "steer", success: true },
+        ],
       },
       {
         name: "the reply completes, then the steering message runs as a second turn",
@@ -536,20 +565,30 @@ const SCENARIOS: Scenario[] = [
         name: "follow_up while streaming: queued",
         input: json({ type: "follow_up", message: "queued follow-up", id: "f1" }),
         until: untilResponse("follow_up"),
-        expects: [{ type: "queue_update", steering: [], followUp: ["queued follow-up"] }, { type: "response", command: "follow_up", success: true }],
+        expects: [
+          { type: "queue_update", steering: [], followUp: ["queued follow-up"] },
+          { type: "response", command: "follow_up", success: true },
+        ],
       },
       {
         name: "steer while streaming: queued",
         input: json({ type: "steer", message: "queued steer", id: "s1" }),
         until: untilResponse("steer"),
-        expects: [{ type: "queue_update", steering: ["queued steer"], followUp: ["queued follow-up"] }, { type: "response", command: "steer", success: true }],
+        expects: [
+          { type: "queue_update", steering: ["queued steer"], followUp: ["queued follow-up"] },
+          { type: "response", command: "steer", success: true },
+        ],
       },
       {
         name: "abort: the reply ends as aborted",
         input: json({ type: "abort", id: "a1" }),
         until: untilResponse("abort"),
         diffs: AGENT_RUN,
-        expects: [{ type: "message_end", message: { role: "assistant", stopReason: "aborted" } }, { type: "agent_end" }, { type: "response", command: "abort", success: true }],
+        expects: [
+          { type: "message_end", message: { role: "assistant", stopReason: "aborted" } },
+          { type: "agent_end" },
+          { type: "response", command: "abort", success: true },
+        ],
       },
       // The steer joins the prompt's first model call; the follow-up runs as the next turn.
       prompt("next", "p2", [
@@ -641,20 +680,40 @@ const SCENARIOS: Scenario[] = [
     },
     steps: [
       setModel,
-      prompt("run echo", "p1", [
-        { type: "tool_execution_start", toolCallId: "call-bash-1", toolName: "bash" },
-        { type: "tool_execution_update", toolCallId: "call-bash-1" },
-        { type: "tool_execution_end", toolCallId: "call-bash-1", isError: false, result: { content: [{ type: "text", text: "hi\nthere\n" }] } },
-        toolResultEnd("bash", "hi\nthere\n"),
-        assistantEnd('bash said {"toolName":"bash","isError":false,"text":"hi\\nthere\\n"}'),
-      ], { diffs: [...AGENT_RUN, "bash-update-chunking"] }),
-      { name: "/block-bash", input: json({ type: "prompt", message: "/block-bash", id: "b" }), until: untilResponse("prompt"), expects: [{ type: "response", command: "prompt", success: true }] },
-      prompt("run it again", "p2", [
-        { type: "tool_execution_start", toolCallId: "call-bash-2", toolName: "bash" },
-        { type: "tool_execution_end", toolCallId: "call-bash-2", isError: true, result: { content: [{ type: "text", text: "bash is blocked by the test" }] } },
-        toolResultEnd("bash", "bash is blocked by the test", true),
-        assistantEnd('bash said {"toolName":"bash","isError":true,"text":"bash is blocked by the test"}'),
-      ], { diffs: [...AGENT_RUN, "bash-update-chunking"] }),
+      prompt(
+        "run echo",
+        "p1",
+        [
+          { type: "tool_execution_start", toolCallId: "call-bash-1", toolName: "bash" },
+          { type: "tool_execution_update", toolCallId: "call-bash-1" },
+          { type: "tool_execution_end", toolCallId: "call-bash-1", isError: false, result: { content: [{ type: "text", text: "hi\nthere\n" }] } },
+          toolResultEnd("bash", "hi\nthere\n"),
+          assistantEnd('bash said {"toolName":"bash","isError":false,"text":"hi\\nthere\\n"}'),
+        ],
+        { diffs: [...AGENT_RUN, "bash-update-chunking"] },
+      ),
+      {
+        name: "/block-bash",
+        input: json({ type: "prompt", message: "/block-bash", id: "b" }),
+        until: untilResponse("prompt"),
+        expects: [{ type: "response", command: "prompt", success: true }],
+      },
+      prompt(
+        "run it again",
+        "p2",
+        [
+          { type: "tool_execution_start", toolCallId: "call-bash-2", toolName: "bash" },
+          {
+            type: "tool_execution_end",
+            toolCallId: "call-bash-2",
+            isError: true,
+            result: { content: [{ type: "text", text: "bash is blocked by the test" }] },
+          },
+          toolResultEnd("bash", "bash is blocked by the test", true),
+          assistantEnd('bash said {"toolName":"bash","isError":true,"text":"bash is blocked by the test"}'),
+        ],
+        { diffs: [...AGENT_RUN, "bash-update-chunking"] },
+      ),
       EOF_STEP,
     ],
     after: (cwd) => expect(existsSync(join(cwd, "ran.txt")), "the blocked command did not run").toBe(false),
@@ -818,7 +877,8 @@ describe("differential (agent loop, scripted faux model): parley vs pi 0.73.1", 
         it(`${i + 1}. ${step.name}`, async () => {
           const { steps } = await results.get(scenario.name)!;
           const result = steps[i]!;
-          if (process.env["DIFF_DUMP"]) console.log(`## ${scenario.name} / ${step.name}\npi:     ${JSON.stringify(result.pi)}\nparley: ${JSON.stringify(result.parley)}`);
+          if (process.env["DIFF_DUMP"])
+            console.log(`## ${scenario.name} / ${step.name}\npi:     ${JSON.stringify(result.pi)}\nparley: ${JSON.stringify(result.parley)}`);
           if (result.error !== undefined) throw result.error;
           const found = containsInOrder(result.pi!, step.expects ?? []);
           expect(found, `pi's transcript lacks an expected record: ${JSON.stringify(result.pi)}`).toEqual({ ok: true });

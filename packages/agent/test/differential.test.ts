@@ -72,7 +72,7 @@ const DIFFERENCES = [
   },
   {
     key: "command-without-type",
-    where: "object line without `type` (`{\"id\":\"nt\"}`)",
+    where: 'object line without `type` (`{"id":"nt"}`)',
     pi: "`Unknown command: undefined`, no `command`, id dropped",
     parley: "`command:'parse'` error naming \"type\", id echoed",
     why: "clear errors for bad input; id correlation",
@@ -88,14 +88,14 @@ const DIFFERENCES = [
     key: "set-thinking-level-invalid",
     where: "set_thinking_level with level: 42",
     pi: "success (the value is clamped silently)",
-    parley: "error naming \"level\" and the allowed values",
+    parley: 'error naming "level" and the allowed values',
     why: "runtime validation of every command (clear errors for bad input)",
   },
   {
     key: "prompt-without-message",
     where: "prompt without `message`",
     pi: "error with an internal JS text (`Cannot read properties of undefined (reading 'startsWith')`)",
-    parley: "error naming \"message\"",
+    parley: 'error naming "message"',
     why: "clear errors for bad input",
   },
   {
@@ -314,7 +314,11 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
   },
   "unknown-command-id": {
     pi: (records, { sent }) => {
-      const [r] = expectSeq(records, [response(String(sent?.["type"]), { success: false, error: `Unknown command: ${String(sent?.["type"])}` })], "unknown command (pi)");
+      const [r] = expectSeq(
+        records,
+        [response(String(sent?.["type"]), { success: false, error: `Unknown command: ${String(sent?.["type"])}` })],
+        "unknown command (pi)",
+      );
       expect(r).not.toHaveProperty("id");
       return [{ ...r!, id: sent?.["id"] }];
     },
@@ -341,7 +345,9 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
       expect(r).not.toHaveProperty("command");
       return [marker("non-object-line")];
     },
-    parley: bothMarked("non-object-line", [response("parse", { success: false, error: expect.stringMatching(/^Expected a JSON object with a "type" field, got (an array|a number)$/) })]),
+    parley: bothMarked("non-object-line", [
+      response("parse", { success: false, error: expect.stringMatching(/^Expected a JSON object with a "type" field, got (an array|a number)$/) }),
+    ]),
   },
   "command-without-type": {
     pi: (records) => {
@@ -366,10 +372,14 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
   },
   "set-thinking-level-invalid": {
     pi: bothMarked("set-thinking-level-invalid", [response("set_thinking_level", { id: "t42", success: true })]),
-    parley: bothMarked("set-thinking-level-invalid", [response("set_thinking_level", { id: "t42", success: false, error: expect.stringContaining('"level"') })]),
+    parley: bothMarked("set-thinking-level-invalid", [
+      response("set_thinking_level", { id: "t42", success: false, error: expect.stringContaining('"level"') }),
+    ]),
   },
   "prompt-without-message": {
-    pi: bothMarked("prompt-without-message", [response("prompt", { id: "nomsg", success: false, error: "Cannot read properties of undefined (reading 'startsWith')" })]),
+    pi: bothMarked("prompt-without-message", [
+      response("prompt", { id: "nomsg", success: false, error: "Cannot read properties of undefined (reading 'startsWith')" }),
+    ]),
     parley: bothMarked("prompt-without-message", [response("prompt", { id: "nomsg", success: false, error: expect.stringContaining('"message"') })]),
   },
   "confirm-answered-with-value": refusedAnswer("confirm-answered-with-value", [notify("Cancelled or timed out"), response("prompt", { success: true })], true),
@@ -409,7 +419,11 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
       const [first] = records;
       const timed = first !== undefined && "timeout" in first;
       const rest = consume(records, { type: "extension_ui_dismissed", method: "editor", reason: timed ? "timeout" : "aborted" }, "editor dismissed");
-      const [editor] = expectSeq(rest, [uiRequest("editor", { prefill: "pre" }), notify("editor: null"), response("prompt", { success: true })], "editor (parley)");
+      const [editor] = expectSeq(
+        rest,
+        [uiRequest("editor", { prefill: "pre" }), notify("editor: null"), response("prompt", { success: true })],
+        "editor (parley)",
+      );
       const { timeout: _timeout, ...withoutTimeout } = editor!;
       return [withoutTimeout as Rec, marker("editor-timeout-signal")];
     },
@@ -481,7 +495,12 @@ const prompt = (message: string, id: string): Input => json({ type: "prompt", me
 const untilResponse = (command: string): Terminal => ({ match: { type: "response", command } });
 const untilRequest = (method: string): Terminal => ({ match: { type: "extension_ui_request", method } });
 const EOF_STEP: Step = { name: "stdin EOF: exits 0", input: { eof: true }, until: { exit: true } };
-const getState = (id: string): Step => ({ name: `get_state (${id})`, input: json({ type: "get_state", id }), until: untilResponse("get_state"), diffs: ["get-state-model"] });
+const getState = (id: string): Step => ({
+  name: `get_state (${id})`,
+  input: json({ type: "get_state", id }),
+  until: untilResponse("get_state"),
+  diffs: ["get-state-model"],
+});
 const getCommands: Step = { name: "get_commands", input: json({ type: "get_commands", id: "cmds" }), until: untilResponse("get_commands") };
 
 const ext = (file: string): string => join(PI_EXAMPLES, file);
@@ -536,24 +555,69 @@ const SCENARIOS: Scenario[] = [
     steps: [
       { name: "/timed opens a confirm with timeout", input: prompt("/timed", "t1"), until: untilRequest("confirm") },
       { name: "/timed answered", input: answer({ confirmed: true }), until: untilResponse("prompt") },
-      { name: "/timed answered twice", input: answer({ confirmed: false }), until: { pi: { quiet: QUIET }, parley: { match: { type: "extension_ui_error" } } }, diffs: ["late-answer"] },
+      {
+        name: "/timed answered twice",
+        input: answer({ confirmed: false }),
+        until: { pi: { quiet: QUIET }, parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["late-answer"],
+      },
       { name: "/timed-select opens a select", input: prompt("/timed-select", "t2"), until: untilRequest("select") },
       { name: "/timed-select answered", input: answer({ value: "Option B" }), until: untilResponse("prompt") },
       { name: "/timed-signal: notify, confirm", input: prompt("/timed-signal", "t3"), until: untilRequest("confirm") },
       { name: "/timed-signal answered", input: answer({ confirmed: false }), until: untilResponse("prompt") },
       // wrong-shaped answers: pi settles at once, parley refuses and keeps the dialog open
       { name: "/timed again", input: prompt("/timed", "t4"), until: untilRequest("confirm") },
-      { name: "confirm answered {value:'x'}", input: answer({ value: "x" }), until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } }, diffs: ["confirm-answered-with-value"] },
-      { name: "… then {cancelled:true}", input: answer({ cancelled: true }), until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") }, diffs: ["settled-after-refusal"] },
+      {
+        name: "confirm answered {value:'x'}",
+        input: answer({ value: "x" }),
+        until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["confirm-answered-with-value"],
+      },
+      {
+        name: "… then {cancelled:true}",
+        input: answer({ cancelled: true }),
+        until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") },
+        diffs: ["settled-after-refusal"],
+      },
       { name: "/timed again (2)", input: prompt("/timed", "t5"), until: untilRequest("confirm") },
-      { name: "confirm answered {confirmed:'yes'}", input: answer({ confirmed: "yes" }), until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } }, diffs: ["confirm-non-boolean"] },
-      { name: "… then {confirmed:true}", input: answer({ confirmed: true }), until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") }, diffs: ["settled-after-refusal"] },
+      {
+        name: "confirm answered {confirmed:'yes'}",
+        input: answer({ confirmed: "yes" }),
+        until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["confirm-non-boolean"],
+      },
+      {
+        name: "… then {confirmed:true}",
+        input: answer({ confirmed: true }),
+        until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") },
+        diffs: ["settled-after-refusal"],
+      },
       { name: "/timed-select again", input: prompt("/timed-select", "t6"), until: untilRequest("select") },
-      { name: "select answered {value:42}", input: answer({ value: 42 }), until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } }, diffs: ["select-non-string"] },
-      { name: "… then {cancelled:true}", input: answer({ cancelled: true }), until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") }, diffs: ["select-settled-after-refusal"] },
+      {
+        name: "select answered {value:42}",
+        input: answer({ value: 42 }),
+        until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["select-non-string"],
+      },
+      {
+        name: "… then {cancelled:true}",
+        input: answer({ cancelled: true }),
+        until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") },
+        diffs: ["select-settled-after-refusal"],
+      },
       { name: "/timed-select again (2)", input: prompt("/timed-select", "t7"), until: untilRequest("select") },
-      { name: "select answered outside its options", input: answer({ value: "Option Z" }), until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } }, diffs: ["select-outside-options"] },
-      { name: "… then {cancelled:true} (2)", input: answer({ cancelled: true }), until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") }, diffs: ["select-settled-after-refusal"] },
+      {
+        name: "select answered outside its options",
+        input: answer({ value: "Option Z" }),
+        until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["select-outside-options"],
+      },
+      {
+        name: "… then {cancelled:true} (2)",
+        input: answer({ cancelled: true }),
+        until: { pi: { quiet: QUIET }, parley: untilResponse("prompt") },
+        diffs: ["select-settled-after-refusal"],
+      },
       EOF_STEP,
     ],
   },
@@ -580,7 +644,11 @@ const SCENARIOS: Scenario[] = [
     steps: [
       getCommands,
       { name: "/commands opens a select", input: prompt("/commands", "c1"), until: untilRequest("select") },
-      { name: "a command picked: confirm with its path", input: answer({ value: "/commands - List available slash commands" }), until: untilRequest("confirm") },
+      {
+        name: "a command picked: confirm with its path",
+        input: answer({ value: "/commands - List available slash commands" }),
+        until: untilRequest("confirm"),
+      },
       { name: "confirm true: notify the path", input: answer({ confirmed: true }), until: untilResponse("prompt") },
       EOF_STEP,
     ],
@@ -592,10 +660,30 @@ const SCENARIOS: Scenario[] = [
       { name: "startup", until: { match: uiRequest("setStatus") } },
       { name: "select timeout", input: prompt("/sel-timeout", "e1"), until: untilResponse("prompt"), diffs: ["dismissed-on-timeout"] },
       { name: "select abort signal", input: prompt("/sel-signal", "e2"), until: untilResponse("prompt"), diffs: ["dismissed-on-abort"] },
-      { name: "editor timeout", input: prompt("/ed-timeout", "e3"), until: { pi: { match: uiRequest("editor"), thenQuiet: 600 }, parley: untilResponse("prompt") }, diffs: ["editor-timeout-signal"] },
-      { name: "editor answered late", input: answer({ value: "late" }), until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } }, diffs: ["editor-late-answer"] },
-      { name: "editor abort signal", input: prompt("/ed-signal", "e4"), until: { pi: { match: uiRequest("editor"), thenQuiet: 600 }, parley: untilResponse("prompt") }, diffs: ["editor-timeout-signal"] },
-      { name: "editor answered late (2)", input: answer({ value: "late2" }), until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } }, diffs: ["editor-late-answer"] },
+      {
+        name: "editor timeout",
+        input: prompt("/ed-timeout", "e3"),
+        until: { pi: { match: uiRequest("editor"), thenQuiet: 600 }, parley: untilResponse("prompt") },
+        diffs: ["editor-timeout-signal"],
+      },
+      {
+        name: "editor answered late",
+        input: answer({ value: "late" }),
+        until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["editor-late-answer"],
+      },
+      {
+        name: "editor abort signal",
+        input: prompt("/ed-signal", "e4"),
+        until: { pi: { match: uiRequest("editor"), thenQuiet: 600 }, parley: untilResponse("prompt") },
+        diffs: ["editor-timeout-signal"],
+      },
+      {
+        name: "editor answered late (2)",
+        input: answer({ value: "late2" }),
+        until: { pi: untilResponse("prompt"), parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["editor-late-answer"],
+      },
       { name: "/rpc-input left pending", input: prompt("/rpc-input", "e5"), until: untilRequest("input") },
       { name: "stdin EOF with the dialog pending", input: { eof: true }, until: { exit: true }, diffs: ["eof-pending-dialog"] },
     ],
@@ -612,14 +700,34 @@ const SCENARIOS: Scenario[] = [
       { name: "JSON array", input: { raw: "[1,2]" }, until: { match: { type: "response" } }, diffs: ["non-object-line"] },
       { name: "JSON number", input: { raw: "42" }, until: { match: { type: "response" } }, diffs: ["non-object-line"] },
       { name: "object without type", input: { raw: '{"id":"nt"}' }, until: { match: { type: "response" } }, diffs: ["command-without-type"] },
-      { name: "set_thinking_level level:42", input: json({ type: "set_thinking_level", level: 42, id: "t42" }), until: untilResponse("set_thinking_level"), diffs: ["set-thinking-level-invalid"] },
+      {
+        name: "set_thinking_level level:42",
+        input: json({ type: "set_thinking_level", level: 42, id: "t42" }),
+        until: untilResponse("set_thinking_level"),
+        diffs: ["set-thinking-level-invalid"],
+      },
       { name: "prompt without message", input: json({ type: "prompt", id: "nomsg" }), until: untilResponse("prompt"), diffs: ["prompt-without-message"] },
-      { name: "extension_ui_response to an unknown id", input: json({ type: "extension_ui_response", id: "nope", value: "x" }), until: { pi: { quiet: QUIET }, parley: { match: { type: "extension_ui_error" } } }, diffs: ["unknown-dialog-id"] },
-      { name: "extension_ui_response without id", input: json({ type: "extension_ui_response", value: "x" }), until: { pi: { quiet: QUIET }, parley: { match: { type: "extension_ui_error" } } }, diffs: ["response-without-id"] },
+      {
+        name: "extension_ui_response to an unknown id",
+        input: json({ type: "extension_ui_response", id: "nope", value: "x" }),
+        until: { pi: { quiet: QUIET }, parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["unknown-dialog-id"],
+      },
+      {
+        name: "extension_ui_response without id",
+        input: json({ type: "extension_ui_response", value: "x" }),
+        until: { pi: { quiet: QUIET }, parley: { match: { type: "extension_ui_error" } } },
+        diffs: ["response-without-id"],
+      },
       getState("s1"),
       { name: "set_thinking_level high", input: json({ type: "set_thinking_level", level: "high", id: "th" }), until: untilResponse("set_thinking_level") },
       { ...getState("s2"), name: "get_state after set_thinking_level high" },
-      { name: "null line", input: { raw: "null" }, until: { pi: { exit: true }, parley: { match: { type: "response", command: "parse" }, thenQuiet: 200 } }, diffs: ["null-line"] },
+      {
+        name: "null line",
+        input: { raw: "null" },
+        until: { pi: { exit: true }, parley: { match: { type: "response", command: "parse" }, thenQuiet: 200 } },
+        diffs: ["null-line"],
+      },
     ],
   },
 ];
@@ -763,7 +871,8 @@ describe("differential: parley vs pi 0.73.1", () => {
         it(`${i + 1}. ${step.name}`, async () => {
           const { steps } = await results.get(scenario.name)!;
           const result = steps[i]!;
-          if (process.env["DIFF_DUMP"]) console.log(`## ${scenario.name} / ${step.name}\npi:     ${JSON.stringify(result.pi)}\nparley: ${JSON.stringify(result.parley)}`);
+          if (process.env["DIFF_DUMP"])
+            console.log(`## ${scenario.name} / ${step.name}\npi:     ${JSON.stringify(result.pi)}\nparley: ${JSON.stringify(result.parley)}`);
           if (result.error !== undefined) throw result.error;
           expect(result.parley, "parley's normalised records (expected: pi's)").toEqual(result.pi);
         });

@@ -11,7 +11,11 @@ const hostile = (): Error =>
       },
     },
   }) as Error;
-const throwingToString = { toString: () => { throw new Error("toString"); } };
+const throwingToString = {
+  toString: () => {
+    throw new Error("toString");
+  },
+};
 const revokedProxy = (() => {
   const { proxy, revoke } = Proxy.revocable({}, {});
   revoke();
@@ -40,10 +44,13 @@ describe("errorMessage / errorText", () => {
     }
     expect(errorMessage(Object.create(null))).toBe("a thrown object that cannot be turned into text");
     fc.assert(
-      fc.property(fc.anything({ withNullPrototype: true, withBigInt: true, withMap: true, withSet: true, withObjectString: true, withBoxedValues: true }), (value) => {
-        expect(typeof errorMessage(value)).toBe("string");
-        expect(typeof errorText(value).error).toBe("string");
-      }),
+      fc.property(
+        fc.anything({ withNullPrototype: true, withBigInt: true, withMap: true, withSet: true, withObjectString: true, withBoxedValues: true }),
+        (value) => {
+          expect(typeof errorMessage(value)).toBe("string");
+          expect(typeof errorText(value).error).toBe("string");
+        },
+      ),
     );
   });
 });

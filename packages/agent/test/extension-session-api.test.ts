@@ -29,10 +29,13 @@ async function setUp() {
             results.push(await ctx.navigateTree(targetId, options));
           },
         });
-        pi.on("session_before_tree" as never, ((event: { preparation: Rec; signal: AbortSignal }) => {
-          before.push({ ...event.preparation, hasSignal: event.signal instanceof AbortSignal });
-          return answer;
-        }) as never);
+        pi.on(
+          "session_before_tree" as never,
+          ((event: { preparation: Rec; signal: AbortSignal }) => {
+            before.push({ ...event.preparation, hasSignal: event.signal instanceof AbortSignal });
+            return answer;
+          }) as never,
+        );
         pi.on("session_tree" as never, ((event: Rec) => void after.push(event)) as never);
       },
     ],
@@ -55,7 +58,9 @@ async function setUp() {
 }
 
 const idOf = (entries: Entry[], role: string, text: string): string => {
-  const entry = entries.find((e) => e.type === "message" && (e["message"] as Rec)["role"] === role && JSON.stringify((e["message"] as Rec)["content"]).includes(text));
+  const entry = entries.find(
+    (e) => e.type === "message" && (e["message"] as Rec)["role"] === role && JSON.stringify((e["message"] as Rec)["content"]).includes(text),
+  );
   if (!entry) throw new Error(`no ${role} entry with ${text}`);
   return entry.id;
 };
@@ -103,7 +108,13 @@ describe("ctx.navigateTree", () => {
     expect(summary["fromHook"]).toBeUndefined();
     const label = after.find((e) => e.type === "label")!;
     expect(label).toMatchObject({ targetId: summary.id, label: "checkpoint", parentId: summary.id });
-    expect(h.before[0]).toMatchObject({ oldLeafId: a3, commonAncestorId: a1, userWantsSummary: true, label: "checkpoint", customInstructions: "mention the numbers" });
+    expect(h.before[0]).toMatchObject({
+      oldLeafId: a3,
+      commonAncestorId: a1,
+      userWantsSummary: true,
+      label: "checkpoint",
+      customInstructions: "mention the numbers",
+    });
     expect((h.before[0]!["entriesToSummarize"] as Entry[]).map((e) => e.type)).toEqual(["message", "message", "message", "message"]);
     // The label is an entry too, appended last (as in pi): it is the new leaf.
     expect(h.after[0]).toMatchObject({ newLeafId: label.id, oldLeafId: a3, summaryEntry: { id: summary.id }, fromExtension: false });

@@ -89,7 +89,19 @@ async function floodWhilePaused(command: "flood-status" | "flood-notify", n: num
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
 
-  const run: FloodRun = { n, baselineMb: 0, peakPausedMb: 0, bytesReadWhilePaused: 0, extensionFinishedWhilePaused: false, bytesOut: 0, received: 0, outOfOrder: [], responses: [], garbage: 0, exit: { code: null, signal: null } };
+  const run: FloodRun = {
+    n,
+    baselineMb: 0,
+    peakPausedMb: 0,
+    bytesReadWhilePaused: 0,
+    extensionFinishedWhilePaused: false,
+    bytesOut: 0,
+    received: 0,
+    outOfOrder: [],
+    responses: [],
+    garbage: 0,
+    exit: { code: null, signal: null },
+  };
   const isFlood = (r: Rec): boolean => (command === "flood-status" ? r["method"] === "setStatus" && r["statusKey"] === "flood" : r["method"] === "notify");
   let wake = (): void => {};
   child.stdout.on("data", (d: Buffer) => (run.bytesOut += d.length));
@@ -232,12 +244,17 @@ describe("(a) back-pressure: the client stops reading stdout while an extension 
       await sleep(10);
     }
     // parley stopped taking input: most of what we wrote still waits on our side of the pipe.
-    console.log(`command flood: baseline ${baseline.toFixed(0)} MB, peak while paused ${peak.toFixed(0)} MB, ${taken} of ${text.length} input bytes taken by the pipe`);
+    console.log(
+      `command flood: baseline ${baseline.toFixed(0)} MB, peak while paused ${peak.toFixed(0)} MB, ${taken} of ${text.length} input bytes taken by the pipe`,
+    );
     expect(taken).toBeLessThan(text.length / 2);
     expect(peak).toBeLessThan(RSS_BOUND_MB);
     agent.child.stdout.resume();
     await agent.until(() => agent.records.length - from >= n, 60_000);
-    const ids = agent.records.slice(from).filter((r) => r.type === "response").map((r) => r["id"]);
+    const ids = agent.records
+      .slice(from)
+      .filter((r) => r.type === "response")
+      .map((r) => r["id"]);
     expect(ids).toEqual(Array.from({ length: n }, (_, i) => `c${i}`));
     expect(agent.garbage).toEqual([]);
   });
@@ -246,7 +263,10 @@ describe("(a) back-pressure: the client stops reading stdout while an extension 
 // ---- (b) EPIPE -----------------------------------------------------------------------------------
 
 describe("(b) the client closes its end of stdout (EPIPE)", () => {
-  async function closeStdoutThen(act: (agent: AgentProcess) => void | Promise<void>, ms: number): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null }; ms: number; agent: AgentProcess; log: string }> {
+  async function closeStdoutThen(
+    act: (agent: AgentProcess) => void | Promise<void>,
+    ms: number,
+  ): Promise<{ exit: { code: number | null; signal: NodeJS.Signals | null }; ms: number; agent: AgentProcess; log: string }> {
     const home = tempDir("parley-epipe-");
     const log = join(home, "faults.log");
     const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", FLOOD, "-e", SIGNALS], { env: { FAULTS_LOG: log } });
@@ -393,7 +413,9 @@ async function signalScenario(signal: "SIGTERM" | "SIGINT"): Promise<SignalRun> 
   expect((await agent.request({ type: "set_session_name", name: "before the signal" }))["success"]).toBe(true);
   agent.send({ type: "prompt", message: "/ask", id: "ask" });
   agent.send({ type: "prompt", message: "/ask-input", id: "ask-input" });
-  await agent.until(() => agent.records.filter((r) => r.type === "extension_ui_request" && (r["method"] === "confirm" || r["method"] === "input")).length === 2);
+  await agent.until(
+    () => agent.records.filter((r) => r.type === "extension_ui_request" && (r["method"] === "confirm" || r["method"] === "input")).length === 2,
+  );
   const dialogs = agent.records.filter((r) => r.type === "extension_ui_request" && (r["method"] === "confirm" || r["method"] === "input"));
   const t0 = Date.now();
   agent.child.kill(signal);
@@ -407,7 +429,10 @@ async function signalScenario(signal: "SIGTERM" | "SIGINT"): Promise<SignalRun> 
     dialogs,
     log: existsSync(log) ? readFileSync(log, "utf8") : "",
     sessionFile,
-    sessionLines: text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as unknown),
+    sessionLines: text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as unknown),
   };
 }
 
@@ -419,7 +444,10 @@ describe("(c) SIGTERM and SIGINT", () => {
     return run;
   };
 
-  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+  for (const [signal, code] of [
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+  ] as const) {
     it(`${signal}: pending dialogs dismissed (shutdown), their commands answered, session_shutdown runs, the session file is complete`, async () => {
       const run = await runFor(signal);
       const { agent } = run;
@@ -503,7 +531,10 @@ describe("(d) kill -9 in the middle of a turn", () => {
     expect(res["success"], again.stderr()).toBe(true);
     const messages = (res["data"] as { messages: { role: string; content: unknown }[] }).messages;
     const texts = messages.map((m) => `${m.role}:${JSON.stringify(m.content).slice(0, 60)}`);
-    expect(messages.slice(0, 3).map((m) => m.role), texts.join("\n")).toEqual(["user", "assistant", "user"]);
+    expect(
+      messages.slice(0, 3).map((m) => m.role),
+      texts.join("\n"),
+    ).toEqual(["user", "assistant", "user"]);
     expect(JSON.stringify(messages[0]!.content)).toContain("one");
     expect(JSON.stringify(messages[1]!.content)).toContain("The first reply.");
     expect(JSON.stringify(messages[2]!.content)).toContain("two");

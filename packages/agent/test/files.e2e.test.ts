@@ -36,7 +36,10 @@ describe("--session with a file that is not a session", () => {
     writeFileSync(file, "");
     const agent = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["reply"])], { cwd });
     await runPrompt(agent, "hello");
-    const lines = readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: "session", id: (await state(agent))["sessionId"] });
     expect(lines.filter((l) => l["type"] === "message")).toHaveLength(2);
   });
@@ -58,7 +61,9 @@ describe("switch_session to a file that is not a session", () => {
     ] as const) {
       const res = await agent.request({ type: "switch_session", sessionPath: file });
       expect(res).toMatchObject({ success: false, command: "switch_session" });
-      expect(res["error"]).toBe(`Cannot switch to session ${file}: ${file} is not a session file (${reason}); parley leaves it untouched. Give the path of a session file, of an empty file, or of a file that does not exist yet`);
+      expect(res["error"]).toBe(
+        `Cannot switch to session ${file}: ${file} is not a session file (${reason}); parley leaves it untouched. Give the path of a session file, of an empty file, or of a file that does not exist yet`,
+      );
     }
     expect((await state(agent))["sessionFile"]).toBe(before["sessionFile"]);
     await runPrompt(agent, "second");
@@ -88,7 +93,9 @@ describe("export_html", () => {
 
     const readme = join(cwd, "README.md");
     writeFileSync(readme, "# my project\n");
-    expect((await agent.request({ type: "export_html", outputPath: "README.md" }))["error"]).toMatch(/not a page parley exported; parley does not overwrite files it did not create/);
+    expect((await agent.request({ type: "export_html", outputPath: "README.md" }))["error"]).toMatch(
+      /not a page parley exported; parley does not overwrite files it did not create/,
+    );
     expect(readFileSync(readme, "utf8")).toBe("# my project\n");
 
     // A fresh path works, and exporting there again replaces parley's own page.

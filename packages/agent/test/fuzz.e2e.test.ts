@@ -66,7 +66,21 @@ describe("wire fuzzing", () => {
     expect(s.uiErrors, `seed ${SEED}`).toBe(s.expectedUiErrors);
     expect(result.exit, `seed ${SEED}`).toEqual({ code: 0, signal: null });
     // The generator really produced every kind of line.
-    for (const kind of ["valid", "mutated", "bad-type", "random-bytes", "truncated", "non-object", "ui-response", "proto", "huge", "deep", "long", "blank", "byte-mutated"]) {
+    for (const kind of [
+      "valid",
+      "mutated",
+      "bad-type",
+      "random-bytes",
+      "truncated",
+      "non-object",
+      "ui-response",
+      "proto",
+      "huge",
+      "deep",
+      "long",
+      "blank",
+      "byte-mutated",
+    ]) {
       expect(s.kinds[kind] ?? 0, `no "${kind}" line in ${LINES}`).toBeGreaterThan(0);
     }
   }, 300_000);

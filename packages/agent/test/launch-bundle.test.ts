@@ -42,7 +42,10 @@ function load(file: string, flags: string[] = []): Load {
   return { ...(JSON.parse(result.stdout) as Omit<Load, "cacheFiles">), cacheFiles: cacheFiles(file) };
 }
 
-const cacheFiles = (file: string): string[] => readdirSync(join(file, "..")).filter((f) => f.endsWith(".cache")).sort();
+const cacheFiles = (file: string): string[] =>
+  readdirSync(join(file, ".."))
+    .filter((f) => f.endsWith(".cache"))
+    .sort();
 
 /** A bundle file as the build writes it: the module's source inside its CommonJS wrapper. */
 const wrap = (source: string): string => `// a comment before the wrapper is fine\n(function (exports, require, module, __filename, __dirname) {${source}\n})`;
@@ -63,7 +66,12 @@ describe("loadBundle", () => {
   it("compiles without a cache on the first run and writes one at exit; the next run uses it", () => {
     const file = bundle(wrap(SOURCE));
     const first = load(file);
-    expect(first).toEqual({ cache: "missing", answer: 55 + "bundle.js".length, sameInstance: true, cacheFiles: [expect.stringMatching(/^bundle\.js\.[^/]+\d\.cache$/)] });
+    expect(first).toEqual({
+      cache: "missing",
+      answer: 55 + "bundle.js".length,
+      sameInstance: true,
+      cacheFiles: [expect.stringMatching(/^bundle\.js\.[^/]+\d\.cache$/)],
+    });
     const second = load(file);
     expect(second).toEqual({ ...first, cache: "used" });
   });

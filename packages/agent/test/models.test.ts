@@ -1,16 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type {
-  Api,
-  AssistantMessage,
-  AssistantMessageEvent,
-  AssistantMessageEventStream,
-  Context,
-  Model,
-  Tool,
-  ToolResultMessage,
-} from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, AssistantMessageEvent, AssistantMessageEventStream, Context, Model, Tool, ToolResultMessage } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -137,8 +128,7 @@ describe("script model through pi-ai streamSimple", () => {
       expect(block?.type).toBe("toolCall");
       expect(block?.type === "toolCall" && block.id).toMatch(/\S/);
     }
-    const jsonFor = (index: number): string =>
-      events.map((e) => (e.type === "toolcall_delta" && e.contentIndex === index ? e.delta : "")).join("");
+    const jsonFor = (index: number): string => events.map((e) => (e.type === "toolcall_delta" && e.contentIndex === index ? e.delta : "")).join("");
     expect(JSON.parse(jsonFor(1))).toEqual({ path: "src/index.ts", offset: 10 });
     expect(jsonFor(2)).toBe("{}");
 
@@ -175,7 +165,7 @@ describe("script model through pi-ai streamSimple", () => {
   it("stops promptly with stopReason aborted when the signal fires mid-reply", async () => {
     const words = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
     const controller = new AbortController();
-    const started = Date.now();
+    const _started = Date.now();
     let deltas = 0;
     const { events, message } = await collect(pi.streamSimple(scriptModel([words]), userContext("go"), { signal: controller.signal }), (e) => {
       if (e.type === "text_delta" && ++deltas === 3) controller.abort();
@@ -608,7 +598,9 @@ describe("resolveModels", () => {
     // a warning that still names the close matches (a typo is easy to spot).
     const custom = await resolveModels({ provider: "anthropic", model: "claude-sonet-4-5" }, at({}));
     expect(custom.model).toMatchObject({ provider: "anthropic", id: "claude-sonet-4-5", name: "claude-sonet-4-5", api: "anthropic-messages" });
-    expect(custom.warnings.join("\n")).toMatch(/"anthropic\/claude-sonet-4-5" is not in the catalogue; using it as a custom model id of anthropic \(did you mean: .*anthropic\/claude-sonnet-4-5/);
+    expect(custom.warnings.join("\n")).toMatch(
+      /"anthropic\/claude-sonet-4-5" is not in the catalogue; using it as a custom model id of anthropic \(did you mean: .*anthropic\/claude-sonnet-4-5/,
+    );
     const withLevel = await resolveModels({ model: "anthropic/claude-new-model:low" }, at({}));
     expect(withLevel.model.id).toBe("claude-new-model");
     // Without a provider there is nothing to base a custom model on: an error with suggestions.
@@ -687,12 +679,19 @@ describe("the start-up model, as pi chooses it (chooseStartup)", () => {
     // As in pi, --models patterns match the models that have credentials.
     expect((await none.chooseStartup({ scoped: ["claude-sonnet-4-5"] })).model.provider).toBe("parley");
     const keyed = await resolveModels({}, at({ ANTHROPIC_API_KEY: "sk-ant-test" }));
-    const scoped = await keyed.chooseStartup({ scoped: ["nothing-matches-this", "anthropic/claude-sonnet-4-5:low"], defaultProvider: "openai", defaultModel: "gpt-5" });
+    const scoped = await keyed.chooseStartup({
+      scoped: ["nothing-matches-this", "anthropic/claude-sonnet-4-5:low"],
+      defaultProvider: "openai",
+      defaultModel: "gpt-5",
+    });
     expect(ref(scoped.model)).toBe("anthropic/claude-sonnet-4-5");
     expect(scoped.thinkingLevel).toBe("low");
     expect(ref((await keyed.chooseStartup({ scoped: ["anthropic/*sonnet-4-5*"] })).model)).toMatch(/^anthropic\/claude-sonnet-4-5/);
 
-    const fromAuth = await resolveModels({}, at({}, (p) => (p === "openai" ? "sk-from-auth-json" : undefined)));
+    const fromAuth = await resolveModels(
+      {},
+      at({}, (p) => (p === "openai" ? "sk-from-auth-json" : undefined)),
+    );
     expect(ref((await fromAuth.chooseStartup({})).model)).toBe(`openai/${DEFAULT_MODEL_PER_PROVIDER["openai"]}`);
     expect(fromAuth.getApiKey("openai")).toBe("sk-from-auth-json");
 

@@ -19,7 +19,10 @@ function fill(queue: OutboundQueue, records: Rec[]): void {
 function drain(queue: OutboundQueue): Rec[] {
   let text = "";
   for (let chunk = queue.take(64 * 1024); chunk !== undefined; chunk = queue.take(64 * 1024)) text += chunk.toString("utf8");
-  return text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Rec);
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Rec);
 }
 
 /** What a client shows after applying records in order: the last value per piece of state, and every notification. */
@@ -38,12 +41,20 @@ describe("OutboundQueue", () => {
   it("keys only the records whose latest value is all that matters", () => {
     expect(replacementKey(status("a", "1"))).toBe(replacementKey(status("a", "2")));
     expect(replacementKey(status("a", "1"))).not.toBe(replacementKey(status("b", "1")));
-    expect(replacementKey(ui("setWidget", { widgetKey: "w", widgetLines: ["x"] }))).toBe(replacementKey(ui("setWidget", { widgetKey: "w", widgetPlacement: "aboveEditor" })));
+    expect(replacementKey(ui("setWidget", { widgetKey: "w", widgetLines: ["x"] }))).toBe(
+      replacementKey(ui("setWidget", { widgetKey: "w", widgetPlacement: "aboveEditor" })),
+    );
     expect(replacementKey(ui("setWidget", { widgetKey: "w", widgetPlacement: "belowEditor" }))).not.toBe(replacementKey(ui("setWidget", { widgetKey: "w" })));
     expect(replacementKey(ui("setTitle", { title: "t" }))).toBe("title");
     expect(replacementKey(ui("set_editor_text", { text: "t" }))).toBe("editor_text");
     expect(replacementKey({ type: "tool_execution_update", toolCallId: "c1" })).not.toBe(replacementKey({ type: "tool_execution_update", toolCallId: "c2" }));
-    for (const r of [notify("n"), ui("confirm", { title: "?" }), { type: "message_update" }, { type: "bash_execution_update", delta: "x" }, { type: "response", id: "1" }]) {
+    for (const r of [
+      notify("n"),
+      ui("confirm", { title: "?" }),
+      { type: "message_update" },
+      { type: "bash_execution_update", delta: "x" },
+      { type: "response", id: "1" },
+    ]) {
       expect(replacementKey(r)).toBeUndefined();
     }
   });
@@ -121,7 +132,7 @@ describe("OutboundQueue", () => {
 
   it("take() hands out bytes: the exact part in chunks, then merged records joined up to a size, at least one", () => {
     const queue = new OutboundQueue({ exactChars: 10 });
-    fill(queue, [{ n: 0, "é": "é" }, { n: 1 }, { n: 2 }, { big: "x".repeat(100) }, { n: 3 }]);
+    fill(queue, [{ n: 0, é: "é" }, { n: 1 }, { n: 2 }, { big: "x".repeat(100) }, { n: 3 }]);
     expect(queue.length).toBe(5);
     expect(queue.take(20)?.toString()).toBe('{"n":0,"é":"é"}\n');
     expect(queue.length).toBe(4);
@@ -155,7 +166,12 @@ function stalledOutput() {
         await new Promise((resolve) => setImmediate(resolve));
       }
     },
-    records: () => chunks.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Rec),
+    records: () =>
+      chunks
+        .join("")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Rec),
     bytes: () => chunks.reduce((n, c) => n + c.length, 0),
   };
 }

@@ -101,9 +101,13 @@ async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
   // A prompt with a tool call.
   const beforeTool = updates.length;
   const toolTurn = await connection.prompt({ sessionId, prompt: [{ type: "text", text: "please use the bash tool" }] });
-  const toolUpdates = updates.slice(beforeTool).flatMap((u) =>
-    u.update.sessionUpdate === "tool_call" || u.update.sessionUpdate === "tool_call_update" ? [{ kind: u.update.sessionUpdate, status: u.update.status ?? null }] : [],
-  );
+  const toolUpdates = updates
+    .slice(beforeTool)
+    .flatMap((u) =>
+      u.update.sessionUpdate === "tool_call" || u.update.sessionUpdate === "tool_call_update"
+        ? [{ kind: u.update.sessionUpdate, status: u.update.status ?? null }]
+        : [],
+    );
   const replyText = updates
     .slice(beforeTool)
     .flatMap((u) => (u.update.sessionUpdate === "agent_message_chunk" && u.update.content.type === "text" ? [u.update.content.text] : []))

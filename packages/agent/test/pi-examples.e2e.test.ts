@@ -103,7 +103,9 @@ describe("pi's example extensions run unmodified", () => {
     await agent.request({ type: "prompt", message: "/pirate" });
     expect(notes(agent)).toEqual(expect.arrayContaining(["Session named: my work", "Event from /emit command: ahoy", "Arrr! Pirate mode enabled!"]));
     const select = await openDialog(agent, "/commands extension", "select");
-    expect(select["options"]).toEqual(expect.arrayContaining(["--- Extensions ---", "/session-name - Set or show session name (usage: /session-name [new name])"]));
+    expect(select["options"]).toEqual(
+      expect.arrayContaining(["--- Extensions ---", "/session-name - Set or show session name (usage: /session-name [new name])"]),
+    );
     agent.send({ type: "extension_ui_response", id: select["id"], cancelled: true });
   });
 });

@@ -76,162 +76,235 @@ const modelOf = (s: Record<string, unknown>): string => {
 };
 
 describe("pi's files", () => {
-  it("settings.json: global keys, overridden by the project's .pi/settings.json", async () => {
-    const p = place();
-    write(join(p.agentDir, "settings.json"), { steeringMode: "all", followUpMode: "all", compaction: { enabled: false }, defaultProvider: "anthropic", defaultModel: "claude-sonnet-4-5" });
-    write(join(p.cwd, ".pi", "settings.json"), { followUpMode: "one-at-a-time" });
-    const s = await state(start(p, ["--no-session"]));
-    expect(s["steeringMode"]).toBe("all");
-    expect(s["followUpMode"]).toBe("one-at-a-time");
-    expect(s["autoCompactionEnabled"]).toBe(false);
-    expect(modelOf(s)).toBe("anthropic/claude-sonnet-4-5");
-    // --no-approve: the project's file is ignored.
-    expect((await state(start(p, ["--no-session", "--no-approve"])))["followUpMode"]).toBe("all");
-  }, 3 * MINUTE);
+  it(
+    "settings.json: global keys, overridden by the project's .pi/settings.json",
+    async () => {
+      const p = place();
+      write(join(p.agentDir, "settings.json"), {
+        steeringMode: "all",
+        followUpMode: "all",
+        compaction: { enabled: false },
+        defaultProvider: "anthropic",
+        defaultModel: "claude-sonnet-4-5",
+      });
+      write(join(p.cwd, ".pi", "settings.json"), { followUpMode: "one-at-a-time" });
+      const s = await state(start(p, ["--no-session"]));
+      expect(s["steeringMode"]).toBe("all");
+      expect(s["followUpMode"]).toBe("one-at-a-time");
+      expect(s["autoCompactionEnabled"]).toBe(false);
+      expect(modelOf(s)).toBe("anthropic/claude-sonnet-4-5");
+      // --no-approve: the project's file is ignored.
+      expect((await state(start(p, ["--no-session", "--no-approve"])))["followUpMode"]).toBe("all");
+    },
+    3 * MINUTE,
+  );
 
-  it("auth.json keys choose the default model and authorise its provider", async () => {
-    const p = place();
-    write(join(p.agentDir, "auth.json"), { openai: { type: "api_key", key: "sk-test-from-auth-json" } });
-    const agent = start(p, ["--no-session"]);
-    const s = await state(agent);
-    expect((s["model"] as { provider: string }).provider).toBe("openai");
-    expect(s["offlineModel"]).toBeUndefined();
-    const models = await agent.request({ type: "get_available_models" }, MINUTE);
-    const list = (models["data"] as { models: { provider: string; id: string }[] }).models;
-    expect(list.some((m) => m.provider === "openai" && m.id === "gpt-5")).toBe(true);
-    // `--model gpt-5` is gpt-5 itself, never a longer id such as gpt-5.5-pro.
-    expect(modelOf(await state(start(p, ["--no-session", "--model", "gpt-5"])))).toBe("openai/gpt-5");
-  }, 3 * MINUTE);
+  it(
+    "auth.json keys choose the default model and authorise its provider",
+    async () => {
+      const p = place();
+      write(join(p.agentDir, "auth.json"), { openai: { type: "api_key", key: "sk-test-from-auth-json" } });
+      const agent = start(p, ["--no-session"]);
+      const s = await state(agent);
+      expect((s["model"] as { provider: string }).provider).toBe("openai");
+      expect(s["offlineModel"]).toBeUndefined();
+      const models = await agent.request({ type: "get_available_models" }, MINUTE);
+      const list = (models["data"] as { models: { provider: string; id: string }[] }).models;
+      expect(list.some((m) => m.provider === "openai" && m.id === "gpt-5")).toBe(true);
+      // `--model gpt-5` is gpt-5 itself, never a longer id such as gpt-5.5-pro.
+      expect(modelOf(await state(start(p, ["--no-session", "--model", "gpt-5"])))).toBe("openai/gpt-5");
+    },
+    3 * MINUTE,
+  );
 
-  it("models.json: a custom provider's model is chosen with --model provider/id", async () => {
-    const p = place();
-    write(join(p.agentDir, "models.json"), {
-      providers: { local: { baseUrl: "http://127.0.0.1:9/v1", api: "openai-completions", apiKey: "none", models: [{ id: "tiny-1", contextWindow: 4096, maxTokens: 512 }] } },
-    });
-    const s = await state(start(p, ["--no-session", "--model", "local/tiny-1"]));
-    expect(modelOf(s)).toBe("local/tiny-1");
-    expect((s["model"] as { contextWindow: number }).contextWindow).toBe(4096);
-  }, 2 * MINUTE);
+  it(
+    "models.json: a custom provider's model is chosen with --model provider/id",
+    async () => {
+      const p = place();
+      write(join(p.agentDir, "models.json"), {
+        providers: {
+          local: {
+            baseUrl: "http://127.0.0.1:9/v1",
+            api: "openai-completions",
+            apiKey: "none",
+            models: [{ id: "tiny-1", contextWindow: 4096, maxTokens: 512 }],
+          },
+        },
+      });
+      const s = await state(start(p, ["--no-session", "--model", "local/tiny-1"]));
+      expect(modelOf(s)).toBe("local/tiny-1");
+      expect((s["model"] as { contextWindow: number }).contextWindow).toBe(4096);
+    },
+    2 * MINUTE,
+  );
 
-  it("an extension provider's model: chosen with --provider/--model, and the default when nothing else has a key", async () => {
-    const p = place();
-    expect(modelOf(await state(start(p, ["--no-session", "-e", PROVIDER, "--provider", "fixture", "--model", "echo-1"])))).toBe("fixture/echo-1");
-    expect(modelOf(await state(start(p, ["--no-session", "-e", PROVIDER, "--model", "fixture/echo-1"])))).toBe("fixture/echo-1");
-    const byDefault = start(p, ["--no-session", "-e", PROVIDER]);
-    expect(modelOf(await state(byDefault))).toBe("fixture/echo-1");
-    expect(byDefault.stderr()).not.toContain("offline demo model");
-  }, 3 * MINUTE);
+  it(
+    "an extension provider's model: chosen with --provider/--model, and the default when nothing else has a key",
+    async () => {
+      const p = place();
+      expect(modelOf(await state(start(p, ["--no-session", "-e", PROVIDER, "--provider", "fixture", "--model", "echo-1"])))).toBe("fixture/echo-1");
+      expect(modelOf(await state(start(p, ["--no-session", "-e", PROVIDER, "--model", "fixture/echo-1"])))).toBe("fixture/echo-1");
+      const byDefault = start(p, ["--no-session", "-e", PROVIDER]);
+      expect(modelOf(await state(byDefault))).toBe("fixture/echo-1");
+      expect(byDefault.stderr()).not.toContain("offline demo model");
+    },
+    3 * MINUTE,
+  );
 
-  it("sessions go where pi puts them, named like pi's; PI_CODING_AGENT_SESSION_DIR and --session-dir move them", async () => {
-    const p = place();
-    const s = await state(start(p, []));
-    const file = String(s["sessionFile"]);
-    expect(dirname(file)).toBe(join(p.agentDir, "sessions", cwdSlug(p.cwd)));
-    expect(basename(file)).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-\\d{3}Z_${s["sessionId"]}\\.jsonl$`));
-    const envDir = join(p.home, "env-sessions");
-    expect(dirname(String((await state(start(p, [], { PI_CODING_AGENT_SESSION_DIR: envDir })))["sessionFile"]))).toBe(envDir);
-    const flagDir = join(p.home, "flag-sessions");
-    expect(dirname(String((await state(start(p, ["--session-dir", flagDir], { PI_CODING_AGENT_SESSION_DIR: envDir })))["sessionFile"]))).toBe(flagDir);
-  }, 3 * MINUTE);
+  it(
+    "sessions go where pi puts them, named like pi's; PI_CODING_AGENT_SESSION_DIR and --session-dir move them",
+    async () => {
+      const p = place();
+      const s = await state(start(p, []));
+      const file = String(s["sessionFile"]);
+      expect(dirname(file)).toBe(join(p.agentDir, "sessions", cwdSlug(p.cwd)));
+      expect(basename(file)).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\d-\\d{3}Z_${s["sessionId"]}\\.jsonl$`));
+      const envDir = join(p.home, "env-sessions");
+      expect(dirname(String((await state(start(p, [], { PI_CODING_AGENT_SESSION_DIR: envDir })))["sessionFile"]))).toBe(envDir);
+      const flagDir = join(p.home, "flag-sessions");
+      expect(dirname(String((await state(start(p, ["--session-dir", flagDir], { PI_CODING_AGENT_SESSION_DIR: envDir })))["sessionFile"]))).toBe(flagDir);
+    },
+    3 * MINUTE,
+  );
 
-  it("--session by partial id, --session-id, --fork, and -c over the sessions ~/.parley holds", async () => {
-    const p = place();
-    const t = "2026-01-01T00:00:00.000Z";
-    const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: t, cwd: p.cwd });
-    const user = JSON.stringify({ type: "message", id: "a0000001", parentId: null, timestamp: t, message: { role: "user", content: "hello", timestamp: 1 } });
-    const piId = "0199aaaa-0000-7000-8000-000000000001";
-    write(join(p.agentDir, "sessions", cwdSlug(p.cwd), `2026-01-01T00-00-00-000Z_${piId}.jsonl`), `${header(piId)}\n${user}\n`);
-    expect((await state(start(p, ["--session", "0199aaaa"])))["sessionId"]).toBe(piId);
+  it(
+    "--session by partial id, --session-id, --fork, and -c over the sessions ~/.parley holds",
+    async () => {
+      const p = place();
+      const t = "2026-01-01T00:00:00.000Z";
+      const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: t, cwd: p.cwd });
+      const user = JSON.stringify({ type: "message", id: "a0000001", parentId: null, timestamp: t, message: { role: "user", content: "hello", timestamp: 1 } });
+      const piId = "0199aaaa-0000-7000-8000-000000000001";
+      write(join(p.agentDir, "sessions", cwdSlug(p.cwd), `2026-01-01T00-00-00-000Z_${piId}.jsonl`), `${header(piId)}\n${user}\n`);
+      expect((await state(start(p, ["--session", "0199aaaa"])))["sessionId"]).toBe(piId);
 
-    const created = await state(start(p, ["--session-id", "my-id-1"]));
-    expect(created["sessionId"]).toBe("my-id-1");
+      const created = await state(start(p, ["--session-id", "my-id-1"]));
+      expect(created["sessionId"]).toBe("my-id-1");
 
-    const forked = await state(start(p, ["--fork", "0199aaaa"]));
-    expect(forked["sessionId"]).not.toBe(piId);
-    expect(forked["messageCount"]).toBe(1);
-    expect(dirname(String(forked["sessionFile"]))).toBe(join(p.agentDir, "sessions", cwdSlug(p.cwd)));
+      const forked = await state(start(p, ["--fork", "0199aaaa"]));
+      expect(forked["sessionId"]).not.toBe(piId);
+      expect(forked["messageCount"]).toBe(1);
+      expect(dirname(String(forked["sessionFile"]))).toBe(join(p.agentDir, "sessions", cwdSlug(p.cwd)));
 
-    // A session an earlier parley wrote under ~/.parley is continued when it is the latest.
-    const oldId = "0199bbbb-0000-7000-8000-000000000002";
-    const legacy = join(p.home, ".parley", "sessions", cwdSlug(p.cwd), `2026-02-01T00-00-00-000Z_${oldId}.jsonl`);
-    write(legacy, `${header(oldId)}\n${user}\n`);
-    const far = new Date(Date.now() + 60_000);
-    utimesSync(legacy, far, far);
-    expect((await state(start(p, ["-c"])))["sessionId"]).toBe(oldId);
-    expect((await state(start(p, ["--session", "0199bbbb"])))["sessionId"]).toBe(oldId);
-  }, 4 * MINUTE);
+      // A session an earlier parley wrote under ~/.parley is continued when it is the latest.
+      const oldId = "0199bbbb-0000-7000-8000-000000000002";
+      const legacy = join(p.home, ".parley", "sessions", cwdSlug(p.cwd), `2026-02-01T00-00-00-000Z_${oldId}.jsonl`);
+      write(legacy, `${header(oldId)}\n${user}\n`);
+      const far = new Date(Date.now() + 60_000);
+      utimesSync(legacy, far, far);
+      expect((await state(start(p, ["-c"])))["sessionId"]).toBe(oldId);
+      expect((await state(start(p, ["--session", "0199bbbb"])))["sessionId"]).toBe(oldId);
+    },
+    4 * MINUTE,
+  );
 
-  it("context files (global, then from the outermost folder in), SYSTEM.md, APPEND_SYSTEM.md and the prompt flags", async () => {
-    const p = place();
-    write(join(p.agentDir, "AGENTS.md"), "GLOBAL-RULES");
-    write(join(dirname(p.cwd), "CLAUDE.md"), "PARENT-RULES");
-    write(join(p.cwd, "AGENTS.md"), "PROJECT-RULES");
-    write(join(p.cwd, ".pi", "SYSTEM.md"), "CUSTOM-SYSTEM");
-    write(join(p.agentDir, "APPEND_SYSTEM.md"), "APPENDED-GLOBAL");
-    const prompt = await notified(start(p, ["--no-session", "-e", SHOW]), "show-prompt");
-    expect(prompt.startsWith("CUSTOM-SYSTEM")).toBe(true);
-    const order = ["CUSTOM-SYSTEM", "APPENDED-GLOBAL", "GLOBAL-RULES", "PARENT-RULES", "PROJECT-RULES"].map((s) => prompt.indexOf(s));
-    expect(order.every((i) => i >= 0)).toBe(true);
-    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  it(
+    "context files (global, then from the outermost folder in), SYSTEM.md, APPEND_SYSTEM.md and the prompt flags",
+    async () => {
+      const p = place();
+      write(join(p.agentDir, "AGENTS.md"), "GLOBAL-RULES");
+      write(join(dirname(p.cwd), "CLAUDE.md"), "PARENT-RULES");
+      write(join(p.cwd, "AGENTS.md"), "PROJECT-RULES");
+      write(join(p.cwd, ".pi", "SYSTEM.md"), "CUSTOM-SYSTEM");
+      write(join(p.agentDir, "APPEND_SYSTEM.md"), "APPENDED-GLOBAL");
+      const prompt = await notified(start(p, ["--no-session", "-e", SHOW]), "show-prompt");
+      expect(prompt.startsWith("CUSTOM-SYSTEM")).toBe(true);
+      const order = ["CUSTOM-SYSTEM", "APPENDED-GLOBAL", "GLOBAL-RULES", "PARENT-RULES", "PROJECT-RULES"].map((s) => prompt.indexOf(s));
+      expect(order.every((i) => i >= 0)).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
 
-    write(join(p.home, "extra.md"), "FROM-A-FILE");
-    const flags = await notified(
-      start(p, ["--no-session", "-e", SHOW, "-nc", "--system-prompt", "FLAG-SYSTEM", "--append-system-prompt", join(p.home, "extra.md"), "--append-system-prompt", "INLINE-TEXT"]),
-      "show-prompt",
-    );
-    expect(flags.startsWith("FLAG-SYSTEM")).toBe(true);
-    expect(flags).toContain("FROM-A-FILE");
-    expect(flags).toContain("INLINE-TEXT");
-    expect(flags).not.toContain("APPENDED-GLOBAL");
-    expect(flags).not.toContain("PROJECT-RULES");
-  }, 3 * MINUTE);
+      write(join(p.home, "extra.md"), "FROM-A-FILE");
+      const flags = await notified(
+        start(p, [
+          "--no-session",
+          "-e",
+          SHOW,
+          "-nc",
+          "--system-prompt",
+          "FLAG-SYSTEM",
+          "--append-system-prompt",
+          join(p.home, "extra.md"),
+          "--append-system-prompt",
+          "INLINE-TEXT",
+        ]),
+        "show-prompt",
+      );
+      expect(flags.startsWith("FLAG-SYSTEM")).toBe(true);
+      expect(flags).toContain("FROM-A-FILE");
+      expect(flags).toContain("INLINE-TEXT");
+      expect(flags).not.toContain("APPENDED-GLOBAL");
+      expect(flags).not.toContain("PROJECT-RULES");
+    },
+    3 * MINUTE,
+  );
 
-  it("tool flags: --tools, --exclude-tools, --no-tools, --no-builtin-tools", async () => {
-    const p = place();
-    const tools = async (args: string[]) => (await notified(start(p, ["--no-session", "-e", SHOW, ...args]), "show-tools")).split(",").filter(Boolean);
-    expect(await tools([])).toEqual(["read", "bash", "edit", "write"]);
-    expect(await tools(["-t", "read,grep"])).toEqual(["read", "grep"]);
-    expect(await tools(["-xt", "bash"])).toEqual(["read", "edit", "write"]);
-    expect(await tools(["-nt"])).toEqual([]);
-    expect(await tools(["-nbt"])).toEqual([]);
-  }, 3 * MINUTE);
+  it(
+    "tool flags: --tools, --exclude-tools, --no-tools, --no-builtin-tools",
+    async () => {
+      const p = place();
+      const tools = async (args: string[]) => (await notified(start(p, ["--no-session", "-e", SHOW, ...args]), "show-tools")).split(",").filter(Boolean);
+      expect(await tools([])).toEqual(["read", "bash", "edit", "write"]);
+      expect(await tools(["-t", "read,grep"])).toEqual(["read", "grep"]);
+      expect(await tools(["-xt", "bash"])).toEqual(["read", "edit", "write"]);
+      expect(await tools(["-nt"])).toEqual([]);
+      expect(await tools(["-nbt"])).toEqual([]);
+    },
+    3 * MINUTE,
+  );
 });
 
 describe("first contact on the command line", () => {
-  it("a flag error comes first and alone: no banner, exit 2", async () => {
-    const p = place();
-    const agent = start(p, ["--bogus"]);
-    const { code } = await agent.exited;
-    expect(code).toBe(2);
-    const lines = agent.stderr().trim().split("\n");
-    expect(lines[0]).toBe("parley: Unknown option --bogus");
-    expect(agent.stderr()).not.toContain("offline");
-  }, MINUTE);
+  it(
+    "a flag error comes first and alone: no banner, exit 2",
+    async () => {
+      const p = place();
+      const agent = start(p, ["--bogus"]);
+      const { code } = await agent.exited;
+      expect(code).toBe(2);
+      const lines = agent.stderr().trim().split("\n");
+      expect(lines[0]).toBe("parley: Unknown option --bogus");
+      expect(agent.stderr()).not.toContain("offline");
+    },
+    MINUTE,
+  );
 
-  it("bare parley says what to run, once", async () => {
-    const p = place();
-    const agent = spawnAgent(PARLEY_BIN, [], { cwd: p.cwd, env: { HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
-    const { code } = await agent.exited;
-    expect(code).toBe(2);
-    expect(agent.stderr()).toContain("run `parley --mode rpc`");
-    expect(agent.stderr()).not.toMatch(/parley: parley/);
-    expect(agent.stderr().match(/--help/g)?.length).toBe(1);
-  }, MINUTE);
+  it(
+    "bare parley says what to run, once",
+    async () => {
+      const p = place();
+      const agent = spawnAgent(PARLEY_BIN, [], { cwd: p.cwd, env: { HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
+      const { code } = await agent.exited;
+      expect(code).toBe(2);
+      expect(agent.stderr()).toContain("run `parley --mode rpc`");
+      expect(agent.stderr()).not.toMatch(/parley: parley/);
+      expect(agent.stderr().match(/--help/g)?.length).toBe(1);
+    },
+    MINUTE,
+  );
 
-  it("--help lists the API-key variables, the offline default and pi's flags", async () => {
-    const p = place();
-    const help = execFileSync(PARLEY_BIN, ["--help"], { encoding: "utf8", env: { ...process.env, HOME: p.home } });
-    for (const text of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_CODING_AGENT_DIR", "offline demo model", "--no-themes", "-nbt", "--session-id", "--fork"]) expect(help).toContain(text);
-  }, MINUTE);
+  it(
+    "--help lists the API-key variables, the offline default and pi's flags",
+    async () => {
+      const p = place();
+      const help = execFileSync(PARLEY_BIN, ["--help"], { encoding: "utf8", env: { ...process.env, HOME: p.home } });
+      for (const text of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_CODING_AGENT_DIR", "offline demo model", "--no-themes", "-nbt", "--session-id", "--fork"])
+        expect(help).toContain(text);
+    },
+    MINUTE,
+  );
 
-  it("a missing -e file stops parley with exit 1 and one message", async () => {
-    const p = place();
-    const agent = start(p, ["-e", join(p.home, "missing.ts")]);
-    const { code } = await agent.exited;
-    expect(code).toBe(1);
-    expect(agent.stderr().match(/not found/g)?.length).toBe(1);
-    const broken = start(p, ["-e", resolve(import.meta.dirname, "fixtures/syntax-error.ts")]);
-    expect((await broken.exited).code).toBe(1);
-    expect(broken.stderr().match(/Failed to load extension/g)?.length).toBe(1);
-  }, MINUTE);
+  it(
+    "a missing -e file stops parley with exit 1 and one message",
+    async () => {
+      const p = place();
+      const agent = start(p, ["-e", join(p.home, "missing.ts")]);
+      const { code } = await agent.exited;
+      expect(code).toBe(1);
+      expect(agent.stderr().match(/not found/g)?.length).toBe(1);
+      const broken = start(p, ["-e", resolve(import.meta.dirname, "fixtures/syntax-error.ts")]);
+      expect((await broken.exited).code).toBe(1);
+      expect(broken.stderr().match(/Failed to load extension/g)?.length).toBe(1);
+    },
+    MINUTE,
+  );
 });

@@ -166,7 +166,9 @@ describe("every command line of pi --help, against pi and parley", () => {
     "parley starts with the newest pi's examples and flags",
     async () => {
       const results = await runAll(LINES_NEWEST, false);
-      const failed = results.filter((r) => !r.parley.started || r.parley.code !== 0).map((r) => `${JSON.stringify(r.line)}: exit ${r.parley.code}: ${r.parley.stderr.trim()}`);
+      const failed = results
+        .filter((r) => !r.parley.started || r.parley.code !== 0)
+        .map((r) => `${JSON.stringify(r.line)}: exit ${r.parley.code}: ${r.parley.stderr.trim()}`);
       expect(failed).toEqual([]);
     },
     10 * 60_000,

@@ -122,49 +122,70 @@ const STEPS: Step[] = [
   ["setAutoRetry", ({ client }) => client.setAutoRetry(false)],
   ["abortRetry", ({ client }) => client.abortRetry()],
   ["getCommands", ({ client }) => client.getCommands()],
-  ["promptAndWait", async ({ client }) => (await client.promptAndWait("Reply with just: hello")).map((e): string => e.type).filter((t) => !UNCOMPARED_EVENTS.has(t))],
-  ["prompt + waitForIdle (template)", async ({ client }) => {
-    const idle = client.waitForIdle();
-    await client.prompt("/greet bob");
-    await idle;
-    return client.getLastAssistantText();
-  }],
-  ["onEvent + collectEvents (tool call)", async ({ client }) => {
-    const seen: string[] = [];
-    const off = client.onEvent((e) => e.type.startsWith("tool_execution_") && seen.push(e.type));
-    const events = client.collectEvents();
-    await client.prompt("please use the bash tool");
-    await events;
-    off();
-    return { seen: [...new Set(seen)], text: await client.getLastAssistantText() };
-  }],
+  [
+    "promptAndWait",
+    async ({ client }) => (await client.promptAndWait("Reply with just: hello")).map((e): string => e.type).filter((t) => !UNCOMPARED_EVENTS.has(t)),
+  ],
+  [
+    "prompt + waitForIdle (template)",
+    async ({ client }) => {
+      const idle = client.waitForIdle();
+      await client.prompt("/greet bob");
+      await idle;
+      return client.getLastAssistantText();
+    },
+  ],
+  [
+    "onEvent + collectEvents (tool call)",
+    async ({ client }) => {
+      const seen: string[] = [];
+      const off = client.onEvent((e) => e.type.startsWith("tool_execution_") && seen.push(e.type));
+      const events = client.collectEvents();
+      await client.prompt("please use the bash tool");
+      await events;
+      off();
+      return { seen: [...new Set(seen)], text: await client.getLastAssistantText() };
+    },
+  ],
   ["bash", ({ client }) => client.bash("echo unique-7")],
   ["abortBash", ({ client }) => client.abortBash()],
-  ["steer while idle queues", async ({ client }) => {
-    await client.steer("steered while idle");
-    await client.followUp("followed while idle");
-    const state = await client.getState();
-    return { isStreaming: state.isStreaming, pendingMessageCount: state.pendingMessageCount };
-  }],
-  ["queued messages go with the next prompt", async ({ client }) => (await client.promptAndWait("Reply with just: after")).filter((e) => e.type === "message_end").map((e) => (e.type === "message_end" ? e.message.role : ""))],
-  ["abort", async ({ client }) => {
-    const events = client.collectEvents();
-    // Listening before the prompt: its response and the first events may arrive in one read.
-    const started = new Promise<void>((resolve) => {
-      const off = client.onEvent((e) => {
-        if (e.type === "tool_execution_start") {
-          off();
-          resolve();
-        }
+  [
+    "steer while idle queues",
+    async ({ client }) => {
+      await client.steer("steered while idle");
+      await client.followUp("followed while idle");
+      const state = await client.getState();
+      return { isStreaming: state.isStreaming, pendingMessageCount: state.pendingMessageCount };
+    },
+  ],
+  [
+    "queued messages go with the next prompt",
+    async ({ client }) =>
+      (await client.promptAndWait("Reply with just: after"))
+        .filter((e) => e.type === "message_end")
+        .map((e) => (e.type === "message_end" ? e.message.role : "")),
+  ],
+  [
+    "abort",
+    async ({ client }) => {
+      const events = client.collectEvents();
+      // Listening before the prompt: its response and the first events may arrive in one read.
+      const started = new Promise<void>((resolve) => {
+        const off = client.onEvent((e) => {
+          if (e.type === "tool_execution_start") {
+            off();
+            resolve();
+          }
+        });
       });
-    });
-    await client.prompt("please sleep");
-    await started;
-    await client.abort();
-    await events;
-    const last = (await client.getMessages()).at(-1);
-    return last?.role === "assistant" ? last.stopReason : last?.role;
-  }],
+      await client.prompt("please sleep");
+      await started;
+      await client.abort();
+      await events;
+      const last = (await client.getMessages()).at(-1);
+      return last?.role === "assistant" ? last.stopReason : last?.role;
+    },
+  ],
   ["getMessages", async ({ client }) => (await client.getMessages()).map((m) => m.role)],
   ["getSessionStats", ({ client }) => client.getSessionStats()],
   ["getForkMessages", ({ client }) => client.getForkMessages()],
@@ -175,11 +196,17 @@ const STEPS: Step[] = [
   ["fork", async ({ client }) => client.fork((await client.getForkMessages())[0]?.entryId ?? "none")],
   ["fork with an unknown id", ({ client }) => client.fork("nope")],
   ["newSession", ({ client }) => client.newSession()],
-  ["switchSession", async ({ client, sessions }) => {
-    const first = readdirSync(sessions).filter((f) => f.endsWith(".jsonl")).sort()[0] ?? "";
-    const result = await client.switchSession(join(sessions, first));
-    return { result, messages: (await client.getMessages()).length > 0 };
-  }],
+  [
+    "switchSession",
+    async ({ client, sessions }) => {
+      const first =
+        readdirSync(sessions)
+          .filter((f) => f.endsWith(".jsonl"))
+          .sort()[0] ?? "";
+      const result = await client.switchSession(join(sessions, first));
+      return { result, messages: (await client.getMessages()).length > 0 };
+    },
+  ],
   ["getLastAssistantText", ({ client }) => client.getLastAssistantText()],
   ["getStderr", async ({ client }) => typeof client.getStderr()],
 ];
@@ -204,7 +231,9 @@ describe("pi's RpcClient drives parley as it drives pi", () => {
     );
     // All differences at once, each under its method's name.
     const differing = results.pi.filter(([, piResult], i) => JSON.stringify(piResult) !== JSON.stringify((results.parley[i] as [string, unknown])[1]));
-    expect(Object.fromEntries(differing.map(([name], i) => [name, results.parley[results.pi.findIndex(([n]) => n === name)]?.[1] ?? i]))).toEqual(Object.fromEntries(differing));
+    expect(Object.fromEntries(differing.map(([name], i) => [name, results.parley[results.pi.findIndex(([n]) => n === name)]?.[1] ?? i]))).toEqual(
+      Object.fromEntries(differing),
+    );
     // Not vacuous: the steps did what they say on pi.
     const pi = Object.fromEntries(results.pi);
     expect(pi["prompt + waitForIdle (template)"]).toEqual({ ok: "hi-bob" });
@@ -236,123 +265,171 @@ function sessionEntries(sessions: string): { type: string; [key: string]: unknow
     }
   };
   if (existsSync(sessions)) walk(sessions);
-  return files.map((f) => readFileSync(f, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string }));
+  return files.map((f) =>
+    readFileSync(f, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string }),
+  );
 }
 
 type Scenario = [name: string, run: (s: Setup) => Promise<unknown>];
 const SCENARIOS: Scenario[] = [
-  ["get_state reports the model, idle, no messages", async ({ client }) => {
-    const state = await client.getState();
-    expect(state.model).toMatchObject({ provider: "offline", id: "echo" });
-    expect(state.isStreaming).toBe(false);
-    expect(state.messageCount).toBe(0);
-    return { model: state.model?.id, messageCount: state.messageCount };
-  }],
-  ["a prompt's messages are saved to the session file", async ({ client, sessions }) => {
-    const events = await client.promptAndWait("Reply with just 'hello'");
-    expect(events.filter((e) => e.type === "message_end").length).toBeGreaterThanOrEqual(2);
-    const [entries] = sessionEntries(sessions);
-    expect(entries?.[0]?.type).toBe("session");
-    const roles = (entries ?? []).filter((e) => e.type === "message").map((e) => (e["message"] as { role: string }).role);
-    expect(roles).toEqual(expect.arrayContaining(["user", "assistant"]));
-    return roles;
-  }],
-  ["manual compaction returns a summary and saves a compaction entry", async ({ client, sessions }) => {
-    await client.promptAndWait("Say hello");
-    const result = await client.compact();
-    expect(result.summary).toBeTruthy();
-    expect(result.tokensBefore).toBeGreaterThan(0);
-    const compactions = (sessionEntries(sessions)[0] ?? []).filter((e) => e.type === "compaction");
-    expect(compactions).toHaveLength(1);
-    return result.summary;
-  }],
-  ["bash runs a command", async ({ client }) => {
-    const result = await client.bash("echo hello");
-    expect(result).toMatchObject({ exitCode: 0, cancelled: false });
-    expect(result.output.trim()).toBe("hello");
-    return result;
-  }],
-  ["bash output is saved as a bashExecution message", async ({ client, sessions }) => {
-    await client.promptAndWait("Say hi");
-    await client.bash("echo value-123");
-    const bash = (sessionEntries(sessions)[0] ?? []).filter((e) => e.type === "message" && (e["message"] as { role: string }).role === "bashExecution");
-    expect(bash).toHaveLength(1);
-    expect(JSON.stringify(bash[0]?.["message"])).toContain("value-123");
-    return bash.length;
-  }],
-  ["bash output reaches the model's context", async ({ client }) => {
-    await client.bash("echo unique-456");
-    const events = await client.promptAndWait("What was the exact output of the echo command I just ran? Reply with just the value.");
-    const reply = events.find((e) => e.type === "message_end" && e.message.role === "assistant");
-    const text = reply?.type === "message_end" && reply.message.role === "assistant" ? reply.message.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "";
-    expect(text).toContain("unique-456");
-    return text;
-  }],
-  ["set_thinking_level, then get_state shows it", async ({ client }) => {
-    await client.setThinkingLevel("high");
-    expect((await client.getState()).thinkingLevel).toBe("high");
-    return "high";
-  }],
-  ["cycle_thinking_level moves to another level", async ({ client }) => {
-    const before = (await client.getState()).thinkingLevel;
-    const result = await client.cycleThinkingLevel();
-    expect(result?.level).toBeDefined();
-    expect(result?.level).not.toBe(before);
-    expect((await client.getState()).thinkingLevel).toBe(result?.level);
-    return [before, result?.level];
-  }],
-  ["get_available_models lists complete models", async ({ client }) => {
-    const models = await client.getAvailableModels();
-    expect(models.length).toBeGreaterThan(0);
-    for (const model of models) {
-      expect(model.provider).toBeTruthy();
-      expect(model.id).toBeTruthy();
-      expect(model.contextWindow).toBeGreaterThan(0);
-      expect(typeof model.reasoning).toBe("boolean");
-    }
-    return models.filter((m) => m.provider !== "parley").map((m) => `${m.provider}/${m.id}`);
-  }],
-  ["get_session_stats after a prompt", async ({ client }) => {
-    await client.promptAndWait("Hello");
-    const stats = await client.getSessionStats();
-    expect(stats.sessionFile).toBeTruthy();
-    expect(stats.sessionId).toBeTruthy();
-    expect(stats.userMessages).toBeGreaterThanOrEqual(1);
-    expect(stats.assistantMessages).toBeGreaterThanOrEqual(1);
-    return [stats.userMessages, stats.assistantMessages];
-  }],
-  ["new_session clears the messages", async ({ client }) => {
-    await client.promptAndWait("Hello");
-    expect((await client.getState()).messageCount).toBeGreaterThan(0);
-    await client.newSession();
-    expect((await client.getState()).messageCount).toBe(0);
-    return 0;
-  }],
-  ["export_html writes an .html file", async ({ client, cwd }) => {
-    await client.promptAndWait("Hello");
-    const result = await client.exportHtml();
-    expect(result.path.endsWith(".html")).toBe(true);
-    // The path may be relative to the agent's working folder.
-    expect(existsSync(resolve(cwd, result.path))).toBe(true);
-    return true;
-  }],
-  ["get_last_assistant_text: none at first, then the reply", async ({ client }) => {
-    expect(await client.getLastAssistantText()).toBeUndefined();
-    await client.promptAndWait("Reply with just: test123");
-    const text = await client.getLastAssistantText();
-    expect(text).toContain("test123");
-    return text;
-  }],
-  ["set_session_name shows in get_state and is saved", async ({ client, sessions }) => {
-    expect((await client.getState()).sessionName).toBeUndefined();
-    await client.promptAndWait("Reply with just 'ok'");
-    await client.setSessionName("my-test-session");
-    expect((await client.getState()).sessionName).toBe("my-test-session");
-    const info = (sessionEntries(sessions)[0] ?? []).filter((e) => e.type === "session_info");
-    expect(info).toHaveLength(1);
-    expect(info[0]?.["name"]).toBe("my-test-session");
-    return "my-test-session";
-  }],
+  [
+    "get_state reports the model, idle, no messages",
+    async ({ client }) => {
+      const state = await client.getState();
+      expect(state.model).toMatchObject({ provider: "offline", id: "echo" });
+      expect(state.isStreaming).toBe(false);
+      expect(state.messageCount).toBe(0);
+      return { model: state.model?.id, messageCount: state.messageCount };
+    },
+  ],
+  [
+    "a prompt's messages are saved to the session file",
+    async ({ client, sessions }) => {
+      const events = await client.promptAndWait("Reply with just 'hello'");
+      expect(events.filter((e) => e.type === "message_end").length).toBeGreaterThanOrEqual(2);
+      const [entries] = sessionEntries(sessions);
+      expect(entries?.[0]?.type).toBe("session");
+      const roles = (entries ?? []).filter((e) => e.type === "message").map((e) => (e["message"] as { role: string }).role);
+      expect(roles).toEqual(expect.arrayContaining(["user", "assistant"]));
+      return roles;
+    },
+  ],
+  [
+    "manual compaction returns a summary and saves a compaction entry",
+    async ({ client, sessions }) => {
+      await client.promptAndWait("Say hello");
+      const result = await client.compact();
+      expect(result.summary).toBeTruthy();
+      expect(result.tokensBefore).toBeGreaterThan(0);
+      const compactions = (sessionEntries(sessions)[0] ?? []).filter((e) => e.type === "compaction");
+      expect(compactions).toHaveLength(1);
+      return result.summary;
+    },
+  ],
+  [
+    "bash runs a command",
+    async ({ client }) => {
+      const result = await client.bash("echo hello");
+      expect(result).toMatchObject({ exitCode: 0, cancelled: false });
+      expect(result.output.trim()).toBe("hello");
+      return result;
+    },
+  ],
+  [
+    "bash output is saved as a bashExecution message",
+    async ({ client, sessions }) => {
+      await client.promptAndWait("Say hi");
+      await client.bash("echo value-123");
+      const bash = (sessionEntries(sessions)[0] ?? []).filter((e) => e.type === "message" && (e["message"] as { role: string }).role === "bashExecution");
+      expect(bash).toHaveLength(1);
+      expect(JSON.stringify(bash[0]?.["message"])).toContain("value-123");
+      return bash.length;
+    },
+  ],
+  [
+    "bash output reaches the model's context",
+    async ({ client }) => {
+      await client.bash("echo unique-456");
+      const events = await client.promptAndWait("What was the exact output of the echo command I just ran? Reply with just the value.");
+      const reply = events.find((e) => e.type === "message_end" && e.message.role === "assistant");
+      const text =
+        reply?.type === "message_end" && reply.message.role === "assistant" ? reply.message.content.map((c) => (c.type === "text" ? c.text : "")).join("") : "";
+      expect(text).toContain("unique-456");
+      return text;
+    },
+  ],
+  [
+    "set_thinking_level, then get_state shows it",
+    async ({ client }) => {
+      await client.setThinkingLevel("high");
+      expect((await client.getState()).thinkingLevel).toBe("high");
+      return "high";
+    },
+  ],
+  [
+    "cycle_thinking_level moves to another level",
+    async ({ client }) => {
+      const before = (await client.getState()).thinkingLevel;
+      const result = await client.cycleThinkingLevel();
+      expect(result?.level).toBeDefined();
+      expect(result?.level).not.toBe(before);
+      expect((await client.getState()).thinkingLevel).toBe(result?.level);
+      return [before, result?.level];
+    },
+  ],
+  [
+    "get_available_models lists complete models",
+    async ({ client }) => {
+      const models = await client.getAvailableModels();
+      expect(models.length).toBeGreaterThan(0);
+      for (const model of models) {
+        expect(model.provider).toBeTruthy();
+        expect(model.id).toBeTruthy();
+        expect(model.contextWindow).toBeGreaterThan(0);
+        expect(typeof model.reasoning).toBe("boolean");
+      }
+      return models.filter((m) => m.provider !== "parley").map((m) => `${m.provider}/${m.id}`);
+    },
+  ],
+  [
+    "get_session_stats after a prompt",
+    async ({ client }) => {
+      await client.promptAndWait("Hello");
+      const stats = await client.getSessionStats();
+      expect(stats.sessionFile).toBeTruthy();
+      expect(stats.sessionId).toBeTruthy();
+      expect(stats.userMessages).toBeGreaterThanOrEqual(1);
+      expect(stats.assistantMessages).toBeGreaterThanOrEqual(1);
+      return [stats.userMessages, stats.assistantMessages];
+    },
+  ],
+  [
+    "new_session clears the messages",
+    async ({ client }) => {
+      await client.promptAndWait("Hello");
+      expect((await client.getState()).messageCount).toBeGreaterThan(0);
+      await client.newSession();
+      expect((await client.getState()).messageCount).toBe(0);
+      return 0;
+    },
+  ],
+  [
+    "export_html writes an .html file",
+    async ({ client, cwd }) => {
+      await client.promptAndWait("Hello");
+      const result = await client.exportHtml();
+      expect(result.path.endsWith(".html")).toBe(true);
+      // The path may be relative to the agent's working folder.
+      expect(existsSync(resolve(cwd, result.path))).toBe(true);
+      return true;
+    },
+  ],
+  [
+    "get_last_assistant_text: none at first, then the reply",
+    async ({ client }) => {
+      expect(await client.getLastAssistantText()).toBeUndefined();
+      await client.promptAndWait("Reply with just: test123");
+      const text = await client.getLastAssistantText();
+      expect(text).toContain("test123");
+      return text;
+    },
+  ],
+  [
+    "set_session_name shows in get_state and is saved",
+    async ({ client, sessions }) => {
+      expect((await client.getState()).sessionName).toBeUndefined();
+      await client.promptAndWait("Reply with just 'ok'");
+      await client.setSessionName("my-test-session");
+      expect((await client.getState()).sessionName).toBe("my-test-session");
+      const info = (sessionEntries(sessions)[0] ?? []).filter((e) => e.type === "session_info");
+      expect(info).toHaveLength(1);
+      expect(info[0]?.["name"]).toBe("my-test-session");
+      return "my-test-session";
+    },
+  ],
 ];
 
 describe("the scenarios of pi's RPC test file, against pi and parley", () => {

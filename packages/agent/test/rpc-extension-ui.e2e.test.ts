@@ -17,10 +17,8 @@ afterEach(() => {
   }
 });
 
-const notifyAfter = (agent: AgentProcess, from: number) =>
-  agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", 10_000, from);
-const answer = (agent: AgentProcess, request: Rec, body: object) =>
-  agent.send({ type: "extension_ui_response", id: request["id"], ...body });
+const notifyAfter = (agent: AgentProcess, from: number) => agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", 10_000, from);
+const answer = (agent: AgentProcess, request: Rec, body: object) => agent.send({ type: "extension_ui_response", id: request["id"], ...body });
 
 describe("dialogs", () => {
   it("select: request fields, the chosen value, and cancel", async () => {

@@ -251,7 +251,8 @@ describe("1,000 concurrent dialogs over the wire", () => {
 });
 
 describe("CLI", () => {
-  const run = (args: string[]) => spawnSync(PARLEY_BIN, args, { encoding: "utf8", input: "", env: { ...process.env, HOME: mkdtempSync(join(tmpdir(), "h-")) } });
+  const run = (args: string[]) =>
+    spawnSync(PARLEY_BIN, args, { encoding: "utf8", input: "", env: { ...process.env, HOME: mkdtempSync(join(tmpdir(), "h-")) } });
 
   it.each([
     [["--mode", "rpc", "--bogus"], "Unknown option --bogus"],

@@ -186,7 +186,9 @@ describe("a slow extension factory", () => {
     const started = server.start();
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     while (logs.filter((m) => m.includes("/ext/slow.ts")).length < 2) await sleep(5);
-    expect(logs.filter((m) => m.includes("/ext/slow.ts"))[0]).toMatch(/^extension \/ext\/slow\.ts \(its factory\) has not finished after \d+ s; commands wait until it does$/);
+    expect(logs.filter((m) => m.includes("/ext/slow.ts"))[0]).toMatch(
+      /^extension \/ext\/slow\.ts \(its factory\) has not finished after \d+ s; commands wait until it does$/,
+    );
     finish();
     await started;
     const notices = logs.filter((m) => m.includes("/ext/slow.ts")).length;

@@ -32,7 +32,11 @@ describe("ctx.ui dialogs in RPC mode", () => {
 
   it("turns arguments that cannot be sent into a rejected promise, never a throw, and sends nothing", async () => {
     const { ui, sent, dialogs } = setup();
-    const hostile = { toString: () => { throw new Error("no string for you"); } };
+    const hostile = {
+      toString: () => {
+        throw new Error("no string for you");
+      },
+    };
     const calls = [
       () => ui.select(hostile as unknown as string, ["a"]),
       () => ui.select("t", "not an array" as unknown as string[]),

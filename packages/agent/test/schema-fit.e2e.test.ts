@@ -16,12 +16,18 @@ const procs = processRegistry();
 describe("the helper's schema check", () => {
   it("names a record outside a closed enum, and passes the normalised one", () => {
     const base = { type: "extension_ui_request", id: "x" };
-    expect(outboundViolation({ ...base, method: "notify", message: "m", notifyType: "catastrophic" })).toMatch(/\(as a NotifyRequest: \/notifyType .*\)\n {2}record: .*"catastrophic"/);
-    expect(outboundViolation({ ...base, method: "setWidget", widgetKey: "w", widgetLines: ["a"], widgetPlacement: "sideways" })).toMatch(/as a SetWidgetRequest: \/widgetPlacement/);
+    expect(outboundViolation({ ...base, method: "notify", message: "m", notifyType: "catastrophic" })).toMatch(
+      /\(as a NotifyRequest: \/notifyType .*\)\n {2}record: .*"catastrophic"/,
+    );
+    expect(outboundViolation({ ...base, method: "setWidget", widgetKey: "w", widgetLines: ["a"], widgetPlacement: "sideways" })).toMatch(
+      /as a SetWidgetRequest: \/widgetPlacement/,
+    );
     expect(outboundViolation({ ...base, method: "setWidget", widgetKey: "w", widgetLines: [null] })).toMatch(/\/widgetLines\/0 /);
     expect(outboundViolation({ ...base, method: "select", title: "t", options: ["a"], timeout: null })).toMatch(/timeout/);
     expect(outboundViolation({ ...base, method: "notify", message: "m", notifyType: "info" })).toBeUndefined();
-    expect(outboundViolation({ type: "response", command: "get_state", success: true, data: {} })).toMatch(/as a GetStateResponse: \/data must have required properties/);
+    expect(outboundViolation({ type: "response", command: "get_state", success: true, data: {} })).toMatch(
+      /as a GetStateResponse: \/data must have required properties/,
+    );
     expect(outboundViolation({ type: "bogus" })).toMatch(/not one of the record kinds/);
   });
 
@@ -29,7 +35,9 @@ describe("the helper's schema check", () => {
     // `node -e` stands in for a parley that writes a bad record; checkSchema is on as for parley.
     const script = `process.stdout.write(JSON.stringify({type:"extension_ui_request",id:"1",method:"notify",message:"m",notifyType:"catastrophic"})+"\\n"); setTimeout(()=>{}, 60000);`;
     const agent = spawnAgent(process.execPath, ["-e", script], { checkSchema: true });
-    await expect(agent.waitFor((r) => r.type === "never", 60_000)).rejects.toThrow(/stdout record #1: record does not fit .*outbound\.json \(as a NotifyRequest: \/notifyType /);
+    await expect(agent.waitFor((r) => r.type === "never", 60_000)).rejects.toThrow(
+      /stdout record #1: record does not fit .*outbound\.json \(as a NotifyRequest: \/notifyType /,
+    );
     expect(agent.takeSchemaViolation()).toMatch(/catastrophic/);
     agent.kill();
     await agent.exited;
@@ -40,7 +48,11 @@ async function run(agent: AgentProcess, command: string): Promise<Rec[]> {
   const from = agent.records.length;
   const res = await agent.request({ type: "prompt", message: command });
   expect(res["success"]).toBe(true);
-  await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify" && String(r["message"]).startsWith(command.slice(1)), undefined, from);
+  await agent.waitFor(
+    (r) => r.type === "extension_ui_request" && r["method"] === "notify" && String(r["message"]).startsWith(command.slice(1)),
+    undefined,
+    from,
+  );
   return agent.records.slice(from).filter((r) => r.type === "extension_ui_request");
 }
 
@@ -68,16 +80,22 @@ describe("ctx.ui values that do not fit are repaired, with a one-time diagnostic
 
     // stderr and stdout are separate pipes: wait for the last diagnostic to arrive.
     await agent.until(() => agent.stderr().includes("ctx.ui.pasteToEditor(): text is number 99"));
-    const diagnostics = agent.stderr().split("\n").filter((line) => line.includes(HOSTILE) && line.includes("ctx.ui."));
+    const diagnostics = agent
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes(HOSTILE) && line.includes("ctx.ui."));
     for (const expected of [
       'ctx.ui.notify(): type "catastrophic" is not one of "info", "warning", "error"; sent as "info"',
       'ctx.ui.setWidget(): placement "sideways" is not "aboveEditor" or "belowEditor"; shown above the editor',
-      "ctx.ui.setWidget(): content is \"not an array\", not an array of strings; the call is ignored",
+      'ctx.ui.setWidget(): content is "not an array", not an array of strings; the call is ignored',
       "ctx.ui.notify(): message is number 42, not a string; converted with String()",
       "ctx.ui.setStatus(): text is number 12, not a string; converted with String()",
       "ctx.ui.setWidget(): an element of lines is number 1, not a string; converted with String()",
     ]) {
-      expect(diagnostics.filter((line) => line.endsWith(expected)), expected).toHaveLength(1);
+      expect(
+        diagnostics.filter((line) => line.endsWith(expected)),
+        expected,
+      ).toHaveLength(1);
     }
     // One line per extension and kind, however often it happens.
     expect(new Set(diagnostics).size).toBe(diagnostics.length);
@@ -100,6 +118,8 @@ describe("ctx.ui values that do not fit are repaired, with a one-time diagnostic
       { method: "input", title: "[object Object]", placeholder: "3" },
       { method: "editor", title: "e", timeout: 1e300 },
     ]);
-    expect(done["message"]).toBe('hostile-dialogs: ["two",true,"typed",null,"rejected: ctx.ui.select(): options must be an array of strings, not \\"not an array\\""]');
+    expect(done["message"]).toBe(
+      'hostile-dialogs: ["two",true,"typed",null,"rejected: ctx.ui.select(): options must be an array of strings, not \\"not an array\\""]',
+    );
   });
 });

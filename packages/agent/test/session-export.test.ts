@@ -19,7 +19,14 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const usage = { input: 12, output: 34, cacheRead: 0, cacheWrite: 0, totalTokens: 46, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0123 } };
+const usage = {
+  input: 12,
+  output: 34,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 46,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.0123 },
+};
 function assistant(content: AssistantMessage["content"], extra: Partial<AssistantMessage> = {}): AssistantMessage {
   return { role: "assistant", content, api: "a", provider: "prov", model: "mod", usage, stopReason: "stop", timestamp: 1, ...extra };
 }
@@ -34,7 +41,7 @@ function conversation(session: Session): void {
     message: assistant(
       [
         { type: "thinking", thinking: "secret <thoughts> & plans" },
-        { type: "text", text: "Here is code:\n```ts\nif (a < b && c > d) { run(\"</pre>\"); }\n```\nDone & dusted." },
+        { type: "text", text: 'Here is code:\n```ts\nif (a < b && c > d) { run("</pre>"); }\n```\nDone & dusted.' },
         { type: "toolCall", id: "call-1", name: "bash", arguments: { command: "echo '<script>' && rm -rf /tmp/x" } },
       ],
       { stopReason: "toolUse" },
@@ -42,7 +49,14 @@ function conversation(session: Session): void {
   });
   session.append({
     type: "message",
-    message: { role: "toolResult", toolCallId: "call-1", toolName: "bash", content: [{ type: "text", text: "<script>evil()</script>" }], isError: true, timestamp: 2 },
+    message: {
+      role: "toolResult",
+      toolCallId: "call-1",
+      toolName: "bash",
+      content: [{ type: "text", text: "<script>evil()</script>" }],
+      isError: true,
+      timestamp: 2,
+    },
   });
   session.append({
     type: "message",
@@ -95,8 +109,10 @@ describe("exportHtml", () => {
     expect(html).toContain(escapeHtml(dir));
 
     // Structure: code in <pre>, collapsed thinking, tool arguments as JSON, errors highlighted.
-    expect(html).toContain('<pre><code>if (a &lt; b &amp;&amp; c &gt; d) { run(&quot;&lt;/pre&gt;&quot;); }</code></pre>');
-    expect(html).toMatch(/<details class="thinking"><summary>Thinking<\/summary><div class="text"><p>secret &lt;thoughts&gt; &amp; plans<\/p><\/div><\/details>/);
+    expect(html).toContain("<pre><code>if (a &lt; b &amp;&amp; c &gt; d) { run(&quot;&lt;/pre&gt;&quot;); }</code></pre>");
+    expect(html).toMatch(
+      /<details class="thinking"><summary>Thinking<\/summary><div class="text"><p>secret &lt;thoughts&gt; &amp; plans<\/p><\/div><\/details>/,
+    );
     expect(html).toContain(escapeHtml(JSON.stringify({ command: "echo '<script>' && rm -rf /tmp/x" }, null, 2)));
     expect(html).toContain('class="msg tool failed"');
     expect(html).toContain('<div class="error">Error: Provider said &lt;no&gt; &amp; stopped</div>');

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync,
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { AgentMessage, AssistantMessage } from "@parley/protocol";
-import { Session } from "../src/session/session.js";
+import type { Session } from "../src/session/session.js";
 import { SessionFileError, createSession, exportHtml, openSession } from "../src/session/index.js";
 
 const dirs: string[] = [];
@@ -23,7 +23,16 @@ beforeEach(() => {
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
-const assistant = (text: string): AssistantMessage => ({ role: "assistant", content: [{ type: "text", text }], api: "a", provider: "p", model: "m", usage, stopReason: "stop", timestamp: 2 });
+const assistant = (text: string): AssistantMessage => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  api: "a",
+  provider: "p",
+  model: "m",
+  usage,
+  stopReason: "stop",
+  timestamp: 2,
+});
 const say = (s: Session, m: AgentMessage) => s.append({ type: "message", message: m });
 const quiet = { onWarning: () => {} };
 
@@ -123,7 +132,10 @@ describe("only ever appends", () => {
   it("a pi v1 session (entries without ids) is appended to, not rewritten", () => {
     const file = path.join(dir, "v1.jsonl");
     const t = "2024-01-01T00:00:00.000Z";
-    writeFileSync(file, `${JSON.stringify({ type: "session", id: "old", timestamp: t, cwd: "/p" })}\n${JSON.stringify({ type: "message", timestamp: t, message: user("one") })}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ type: "session", id: "old", timestamp: t, cwd: "/p" })}\n${JSON.stringify({ type: "message", timestamp: t, message: user("one") })}\n`,
+    );
     const before = readFileSync(file);
     const s = openSession(file, quiet);
     say(s, assistant("two"));

@@ -60,7 +60,10 @@ function usage(input: number, output: number, cost: number, cacheRead = 0, cache
   };
 }
 const user = (text: string) => ({ role: "user" as const, content: text, timestamp: 1_700_000_000_000 });
-function assistant(text: string, options: { tools?: { id: string; name: string; arguments: Record<string, unknown> }[]; usage?: ReturnType<typeof usage> } = {}): AssistantMessage {
+function assistant(
+  text: string,
+  options: { tools?: { id: string; name: string; arguments: Record<string, unknown> }[]; usage?: ReturnType<typeof usage> } = {},
+): AssistantMessage {
   return {
     role: "assistant",
     content: [{ type: "text", text }, ...(options.tools ?? []).map((t) => ({ type: "toolCall" as const, ...t }))],
@@ -89,7 +92,9 @@ function collect(): { warnings: SessionWarning[]; onWarning: (w: SessionWarning)
 }
 
 function lines(file: string): string[] {
-  return readFileSync(file, "utf8").split("\n").filter((l) => l !== "");
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
 }
 
 const entriesValidator = Compile(GetEntriesData);
@@ -212,7 +217,9 @@ describe("persistence", () => {
 
   it("refuses summary messages as message entries, and labels for missing entries", () => {
     const s = new Session("/w");
-    expect(() => s.append({ type: "message", message: { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 0 } })).toThrow(/compaction entry/);
+    expect(() => s.append({ type: "message", message: { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 0 } })).toThrow(
+      /compaction entry/,
+    );
     expect(() => s.setLabel("nope", "x")).toThrow(/no such entry/);
   });
 
@@ -244,7 +251,10 @@ describe("persistence", () => {
           expect(warnings).toEqual([]);
           expect(loaded.entries()).toHaveLength(before.length + 1);
         } else {
-          expect(warnings.map((w) => w.kind), `cut at ${cut}`).toEqual(["torn_tail"]);
+          expect(
+            warnings.map((w) => w.kind),
+            `cut at ${cut}`,
+          ).toEqual(["torn_tail"]);
           expect(warnings[0]!.line).toBe(4); // header + 3 entries
           expect(loaded.entries()).toEqual(before);
         }
@@ -490,7 +500,12 @@ describe("tree", () => {
     const s = new Session("/w");
     const ids = richSession(s);
     expect(s.branch().map((e) => e.id)).toEqual([ids.firstUser, ids.firstReply, ids.altUser, s.leafId]);
-    expect(s.branch(ids.secondUser).map((e) => e.id).slice(0, 2)).toEqual([ids.firstUser, ids.firstReply]);
+    expect(
+      s
+        .branch(ids.secondUser)
+        .map((e) => e.id)
+        .slice(0, 2),
+    ).toEqual([ids.firstUser, ids.firstReply]);
     expect(s.branch("unknown")).toEqual([]);
     expect(s.branch(null)).toEqual([]);
   });
@@ -638,7 +653,15 @@ describe("fork and clone", () => {
   it("userMessagesForForking() lists user messages of every branch with their text", () => {
     const s = new Session("/w");
     const ids = richSession(s);
-    say(s, { role: "user", content: [{ type: "text", text: "part one, " }, { type: "image", data: "AAAA", mimeType: "image/png" }, { type: "text", text: "part two" }], timestamp: 1 });
+    say(s, {
+      role: "user",
+      content: [
+        { type: "text", text: "part one, " },
+        { type: "image", data: "AAAA", mimeType: "image/png" },
+        { type: "text", text: "part two" },
+      ],
+      timestamp: 1,
+    });
     say(s, { role: "user", content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], timestamp: 1 });
     expect(s.userMessagesForForking()).toEqual([
       { entryId: ids.firstUser, text: "hello" },
@@ -701,7 +724,16 @@ describe("buildContext", () => {
     expect(s.buildContext().map((m) => m.role)).toEqual(["compactionSummary"]);
     // messages() is the whole branch, compactions shown where they happened.
     expect(s.messages().map((m) => m.role)).toEqual([
-      "user", "assistant", "user", "assistant", "compactionSummary", "user", "user", "compactionSummary", "assistant", "compactionSummary",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "compactionSummary",
+      "user",
+      "user",
+      "compactionSummary",
+      "assistant",
+      "compactionSummary",
     ]);
   });
 
@@ -727,7 +759,16 @@ describe("stats", () => {
   it("counts the context's messages and sums every recorded usage", () => {
     const s = createSession({ cwd: "/w", persist: false });
     say(s, user("u1"));
-    say(s, assistant("a1", { tools: [{ id: "t1", name: "bash", arguments: {} }, { id: "t2", name: "read", arguments: {} }], usage: usage(100, 20, 0.5, 30, 7) }));
+    say(
+      s,
+      assistant("a1", {
+        tools: [
+          { id: "t1", name: "bash", arguments: {} },
+          { id: "t2", name: "read", arguments: {} },
+        ],
+        usage: usage(100, 20, 0.5, 30, 7),
+      }),
+    );
     say(s, toolResult("t1", "r1"));
     say(s, { ...toolResult("t2", "r2"), usage: usage(5, 5, 0.25) });
     say(s, assistant("a2", { usage: usage(200, 40, 1) }));

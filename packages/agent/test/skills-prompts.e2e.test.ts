@@ -43,7 +43,10 @@ function tree(): { base: string; home: string; cwd: string; extra: string } {
   write(join(cwd, ".pi/prompts/review.md"), "---\ndescription: Review code\nargument-hint: <file>\n---\nReview $1, then $@, then ${@:2}.\n");
   write(join(extra, "SKILL.md"), "---\ndescription: An explicit skill\n---\nExtra.\n");
   write(join(extra, "xp.md"), "An explicit prompt with $1\n");
-  write(join(base, "dup-a.ts"), 'export default (pi: any) => pi.registerCommand("dup", { description: "first", handler: async (_a: string, ctx: any) => ctx.ui.notify("dup from a", "info") });\n');
+  write(
+    join(base, "dup-a.ts"),
+    'export default (pi: any) => pi.registerCommand("dup", { description: "first", handler: async (_a: string, ctx: any) => ctx.ui.notify("dup from a", "info") });\n',
+  );
   write(
     join(base, "dup-b.ts"),
     'export default (pi: any) => { pi.registerCommand("dup", { description: "second", handler: async (_a: string, ctx: any) => ctx.ui.notify("dup from b", "info") });\n' +
@@ -53,7 +56,22 @@ function tree(): { base: string; home: string; cwd: string; extra: string } {
 }
 
 async function start(kind: "pi" | "parley", t: ReturnType<typeof tree>, extraArgs: string[] = []): Promise<AgentProcess> {
-  const args = ["--mode", "rpc", "--no-session", "-e", FIXTURE, "-e", join(t.base, "dup-a.ts"), "-e", join(t.base, "dup-b.ts"), "--skill", join(t.extra, "SKILL.md"), "--prompt-template", join(t.extra, "xp.md"), ...extraArgs];
+  const args = [
+    "--mode",
+    "rpc",
+    "--no-session",
+    "-e",
+    FIXTURE,
+    "-e",
+    join(t.base, "dup-a.ts"),
+    "-e",
+    join(t.base, "dup-b.ts"),
+    "--skill",
+    join(t.extra, "SKILL.md"),
+    "--prompt-template",
+    join(t.extra, "xp.md"),
+    ...extraArgs,
+  ];
   const env = { HOME: t.home, PI_CODING_AGENT_DIR: join(t.home, ".pi", "agent") };
   const agent = kind === "pi" ? spawnPi(args.slice(2), { cwd: t.cwd, env }) : spawnParley(args.slice(2), { cwd: t.cwd, env });
   agents.push(agent);
@@ -74,12 +92,29 @@ describe("prompt template arguments (pi's substitution)", () => {
 
   it("discovery: project before user, first name wins, explicit paths last, --no-* keeps explicit paths", () => {
     const t = tree();
-    const all = loadResources({ cwd: t.cwd, agentDir: join(t.home, ".pi/agent"), home: t.home, skillPaths: [join(t.extra, "SKILL.md")], promptTemplatePaths: [join(t.extra, "xp.md")] });
+    const all = loadResources({
+      cwd: t.cwd,
+      agentDir: join(t.home, ".pi/agent"),
+      home: t.home,
+      skillPaths: [join(t.extra, "SKILL.md")],
+      promptTemplatePaths: [join(t.extra, "xp.md")],
+    });
     expect(all.skills.map((s) => s.name)).toEqual(["hidden", "proj-skill", "ag-skill", "user-skill", "home-agents", "extra"]);
-    expect(all.prompts.map((p) => [p.name, p.sourceInfo.scope])).toEqual([["review", "project"], ["uprompt", "user"], ["xp", "temporary"]]);
+    expect(all.prompts.map((p) => [p.name, p.sourceInfo.scope])).toEqual([
+      ["review", "project"],
+      ["uprompt", "user"],
+      ["xp", "temporary"],
+    ]);
     expect(all.warnings.some((w) => w.message.includes('"review"'))).toBe(true);
     expect(expandPromptTemplate("/review a.ts b.ts", all.prompts)).toBe("Review a.ts, then a.ts b.ts, then b.ts.");
-    const none = loadResources({ cwd: t.cwd, agentDir: join(t.home, ".pi/agent"), home: t.home, noSkills: true, noPromptTemplates: true, skillPaths: [join(t.extra, "SKILL.md")] });
+    const none = loadResources({
+      cwd: t.cwd,
+      agentDir: join(t.home, ".pi/agent"),
+      home: t.home,
+      noSkills: true,
+      noPromptTemplates: true,
+      skillPaths: [join(t.extra, "SKILL.md")],
+    });
     expect(none.skills.map((s) => s.name)).toEqual(["extra"]);
     expect(none.prompts).toEqual([]);
   });

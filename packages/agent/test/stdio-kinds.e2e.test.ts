@@ -59,7 +59,15 @@ function checkRecords(records: Rec[]): void {
   // The extension's own listener on process.stdin saw none of the protocol's bytes.
   expect(JSON.parse(String(report?.["message"]))).toEqual({ seen: 0, fd: 0, isTTY: false });
   const responses = records.filter((r) => r.type === "response");
-  expect(responses.map((r) => [r["id"], r["success"]]).sort()).toEqual([["b1", true], ["r1", true], ["s1", true], ["s2", true], [undefined, false]].sort());
+  expect(responses.map((r) => [r["id"], r["success"]]).sort()).toEqual(
+    [
+      ["b1", true],
+      ["r1", true],
+      ["s1", true],
+      ["s2", true],
+      [undefined, false],
+    ].sort(),
+  );
   expect(responses.findIndex((r) => r["id"] === "s1")).toBeLessThan(responses.findIndex((r) => r["id"] === "s2"));
 }
 
@@ -130,7 +138,13 @@ describe("stdin and stdout of every kind", () => {
 
   it("/dev/null as stdin: exits 0 at once, with nothing on stdout", () => {
     const dir = mkdtempSync(join(tmpdir(), "parley-kinds-"));
-    const run = spawnSync(PARLEY_BIN, ["--mode", "rpc", "--no-session"], { cwd: dir, env: { ...process.env, HOME: dir }, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", timeout: 30_000 });
+    const run = spawnSync(PARLEY_BIN, ["--mode", "rpc", "--no-session"], {
+      cwd: dir,
+      env: { ...process.env, HOME: dir },
+      stdio: ["ignore", "pipe", "pipe"],
+      encoding: "utf8",
+      timeout: 30_000,
+    });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe("");
   });

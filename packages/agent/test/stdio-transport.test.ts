@@ -21,7 +21,17 @@ function recorder(options: { highWaterMark?: number; hold?: boolean } = {}) {
   const release = () => {
     while (held.length > 0) held.shift()!();
   };
-  return { output, chunks, release, lines: () => chunks.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { n: number }) };
+  return {
+    output,
+    chunks,
+    release,
+    lines: () =>
+      chunks
+        .join("")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { n: number }),
+  };
 }
 
 const sink = { line: () => {}, overflow: () => {}, end: () => {} };
@@ -145,7 +155,10 @@ describe("StdioTransport on descriptors (the CLI on a pipe or socket)", () => {
     expect(tail.toString()).toBe('{"n":4}\n');
     expect(streamed).toHaveLength(2);
     const text = Buffer.concat([first, head, ...streamed, tail]).toString("utf8");
-    const records = text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { n: number });
+    const records = text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { n: number });
     expect(records.map((r) => r.n)).toEqual([1, 2, 3, 4]);
     expect(records[1]).toEqual(big);
   });
@@ -224,4 +237,3 @@ describe("StdioTransport on descriptors (the CLI on a pipe or socket)", () => {
     expect(end).toHaveBeenCalledTimes(1);
   });
 });
-

@@ -62,7 +62,10 @@ async function outcome(factory: Factory, dir: string, params: unknown, options?:
   }
   // Bash saves long output to temp files; do not leave them behind.
   for (const m of s.matchAll(/Full output: ([^\]\s"]+)/g)) rmSync(m[1] as string, { force: true });
-  return s.split(dir).join("<DIR>").replace(/\/[^"\s\]]*(pi|parley)-bash-[0-9a-f]+\.log/g, "<LOG>");
+  return s
+    .split(dir)
+    .join("<DIR>")
+    .replace(/\/[^"\s\]]*(pi|parley)-bash-[0-9a-f]+\.log/g, "<LOG>");
 }
 
 /** Run the same calls in two identical fixtures, one per implementation, in order. */
@@ -78,8 +81,7 @@ async function compare(tool: string, calls: unknown[], files: Record<string, str
   return { mineDir, piDir };
 }
 
-const stripDescriptions = (schema: unknown): unknown =>
-  JSON.parse(JSON.stringify(schema), (key, value) => (key === "description" ? undefined : value));
+const stripDescriptions = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema), (key, value) => (key === "description" ? undefined : value));
 
 describe("parley tools vs pi 0.73.1", () => {
   it("argument schemas have the same structure", () => {
@@ -138,13 +140,37 @@ describe("parley tools vs pi 0.73.1", () => {
     const calls = [
       { path: "a.txt", edits: [{ oldText: "two", newText: "TWO" }] },
       { path: "a.txt", edits: [{ oldText: "five\nsix", newText: "5\n6\n6.5" }] },
-      { path: "a.txt", edits: [{ oldText: "one", newText: "1" }, { oldText: "ten", newText: "10" }] },
+      {
+        path: "a.txt",
+        edits: [
+          { oldText: "one", newText: "1" },
+          { oldText: "ten", newText: "10" },
+        ],
+      },
       { path: "a.txt", edits: [{ oldText: "missing", newText: "x" }] },
       { path: "a.txt", edits: [{ oldText: "TWO", newText: "TWO" }] },
-      { path: "a.txt", edits: [{ oldText: "1\n", newText: "x" }, { oldText: "nope", newText: "y" }] },
+      {
+        path: "a.txt",
+        edits: [
+          { oldText: "1\n", newText: "x" },
+          { oldText: "nope", newText: "y" },
+        ],
+      },
       { path: "dup.txt", edits: [{ oldText: "foo", newText: "bar" }] },
-      { path: "dup.txt", edits: [{ oldText: "foo\nfoo", newText: "bar" }, { oldText: "foo", newText: "baz" }] },
-      { path: "long.txt", edits: [{ oldText: "line 5\n", newText: "" }, { oldText: "line 30", newText: "LINE 30\nextra" }] },
+      {
+        path: "dup.txt",
+        edits: [
+          { oldText: "foo\nfoo", newText: "bar" },
+          { oldText: "foo", newText: "baz" },
+        ],
+      },
+      {
+        path: "long.txt",
+        edits: [
+          { oldText: "line 5\n", newText: "" },
+          { oldText: "line 30", newText: "LINE 30\nextra" },
+        ],
+      },
       { path: "long.txt", edits: [{ oldText: "line 40\n", newText: "line 40\nline 41\n" }] },
       { path: "nine.txt", edits: [{ oldText: "l9", newText: "L9" }] },
       { path: "noeol.txt", edits: [{ oldText: "b", newText: "b\n" }] },
@@ -177,16 +203,14 @@ describe("parley tools vs pi 0.73.1", () => {
   it("bash streaming updates", async () => {
     const collect = async (factory: Factory) => {
       const updates: unknown[] = [];
-      await factory(root).execute("id", { command: "for i in 1 2 3; do echo $i; sleep 0.25; done" }, undefined, (u: unknown) =>
-        updates.push(u),
-      );
+      await factory(root).execute("id", { command: "for i in 1 2 3; do echo $i; sleep 0.25; done" }, undefined, (u: unknown) => updates.push(u));
       return updates;
     };
     expect(await collect(parley.createBashTool as Factory)).toEqual(await collect(pi.createBashTool as Factory));
   });
 
   it("ls", async () => {
-    const files = { ...FILES, "B.md": "", ".hidden": "", "_u": "", "10": "", "9": "", "sub/x": "" };
+    const files = { ...FILES, "B.md": "", ".hidden": "", _u: "", "10": "", "9": "", "sub/x": "" };
     await compare("Ls", [{}, { limit: 3 }, { path: "sub" }, { path: "a.txt" }, { path: "nope" }], files);
   });
 
@@ -198,7 +222,12 @@ describe("parley tools vs pi 0.73.1", () => {
       many: Array.from({ length: 1000 }, (_, i) => join(dir, `${"m".repeat(100)}${i}`)),
       two: ["x", "y"].map((n) => join(dir, n)),
     };
-    for (const [pattern, limit] of [["none", undefined], ["some", undefined], ["many", undefined], ["two", 2]] as const) {
+    for (const [pattern, limit] of [
+      ["none", undefined],
+      ["some", undefined],
+      ["many", undefined],
+      ["two", 2],
+    ] as const) {
       const operations = { exists: (p: string) => existsSync(p), glob: () => lists[pattern] as string[] };
       const params = limit ? { pattern, limit } : { pattern };
       const mine = await outcome(parley.createFindTool as Factory, dir, params, { operations });

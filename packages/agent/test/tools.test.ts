@@ -56,10 +56,7 @@ function isRunning(pid: number): boolean {
 }
 
 // 1x1 transparent PNG
-const PNG = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
-  "base64",
-);
+const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "parley-tools-"));
@@ -71,15 +68,7 @@ afterEach(() => {
 
 describe("truncation helpers", () => {
   it("formats sizes", () => {
-    expect([0, 1023, 1024, 1536, 51200, 1048576, 1572864].map(formatSize)).toEqual([
-      "0B",
-      "1023B",
-      "1.0KB",
-      "1.5KB",
-      "50.0KB",
-      "1.0MB",
-      "1.5MB",
-    ]);
+    expect([0, 1023, 1024, 1536, 51200, 1048576, 1572864].map(formatSize)).toEqual(["0B", "1023B", "1.0KB", "1.5KB", "50.0KB", "1.0MB", "1.5MB"]);
   });
 
   it("truncateHead keeps whole leading lines and reports why", () => {
@@ -110,13 +99,9 @@ describe("read", () => {
   it("pages with offset/limit and tells the model how to continue", async () => {
     put("a.txt", "line1\nline2\nline3\n");
     const tool = createReadTool(dir);
-    expect(text(await tool.execute("id", { path: "a.txt", offset: 2, limit: 1 }))).toBe(
-      "line2\n\n[2 more lines in file. Use offset=3 to continue.]",
-    );
+    expect(text(await tool.execute("id", { path: "a.txt", offset: 2, limit: 1 }))).toBe("line2\n\n[2 more lines in file. Use offset=3 to continue.]");
     expect(text(await tool.execute("id", { path: "a.txt", offset: 2 }))).toBe("line2\nline3\n");
-    await expect(tool.execute("id", { path: "a.txt", offset: 10 })).rejects.toThrow(
-      "Offset 10 is beyond end of file (4 lines total)",
-    );
+    await expect(tool.execute("id", { path: "a.txt", offset: 10 })).rejects.toThrow("Offset 10 is beyond end of file (4 lines total)");
   });
 
   it("truncates at 2000 lines with a continuation notice and truncation details", async () => {
@@ -130,12 +115,8 @@ describe("read", () => {
     put("wide.txt", Array.from({ length: 100 }, () => "x".repeat(1000)).join("\n"));
     put("one.txt", `${"y".repeat(60000)}\nsecond\n`);
     const tool = createReadTool(dir);
-    expect(text(await tool.execute("id", { path: "wide.txt" }))).toMatch(
-      /\n\n\[Showing lines 1-51 of 100 \(50\.0KB limit\)\. Use offset=52 to continue\.\]$/,
-    );
-    expect(text(await tool.execute("id", { path: "one.txt" }))).toBe(
-      "[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' one.txt | head -c 51200]",
-    );
+    expect(text(await tool.execute("id", { path: "wide.txt" }))).toMatch(/\n\n\[Showing lines 1-51 of 100 \(50\.0KB limit\)\. Use offset=52 to continue\.\]$/);
+    expect(text(await tool.execute("id", { path: "one.txt" }))).toBe("[Line 1 is 58.6KB, exceeds 50.0KB limit. Use bash: sed -n '1p' one.txt | head -c 51200]");
   });
 
   it("returns images as attachments, sniffing content not extensions", async () => {
@@ -231,7 +212,7 @@ describe("edit", () => {
     });
     expect(text(r)).toBe("Successfully replaced 2 block(s) in a.txt.");
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe(ten.replace("one", "1").replace("ten", "10"));
-    expect(r.details?.diff).toMatch(/^- 1 one\n\+ 1 1\n  2 two\n[\s\S]*\n-10 ten\n\+10 10$/);
+    expect(r.details?.diff).toMatch(/^- 1 one\n\+ 1 1\n {2}2 two\n[\s\S]*\n-10 ten\n\+10 10$/);
   });
 
   it("fails clearly on missing, ambiguous, overlapping, empty and no-op edits", async () => {
@@ -259,9 +240,7 @@ describe("edit", () => {
     await expect(edit([{ oldText: "", newText: "x" }])).rejects.toThrow("oldText must not be empty in a.txt.");
     await expect(edit([{ oldText: "abcdef", newText: "abcdef" }])).rejects.toThrow(/^No changes made to a\.txt\./);
     await expect(edit([])).rejects.toThrow("edits must contain at least one replacement");
-    await expect(tool.execute("id", { path: "nope.txt", edits: [{ oldText: "a", newText: "b" }] })).rejects.toThrow(
-      "File not found: nope.txt",
-    );
+    await expect(tool.execute("id", { path: "nope.txt", edits: [{ oldText: "a", newText: "b" }] })).rejects.toThrow("File not found: nope.txt");
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe("foo\nfoo\nabcdef\n");
   });
 
@@ -292,9 +271,7 @@ describe("edit", () => {
   it("serialises concurrent edits of one file so none is lost", async () => {
     put("c.txt", "a\nb\nc\nd\n");
     const tool = createEditTool(dir);
-    await Promise.all(
-      ["a", "b", "c", "d"].map((l) => tool.execute("id", { path: "c.txt", edits: [{ oldText: `${l}\n`, newText: `${l.toUpperCase()}\n` }] })),
-    );
+    await Promise.all(["a", "b", "c", "d"].map((l) => tool.execute("id", { path: "c.txt", edits: [{ oldText: `${l}\n`, newText: `${l.toUpperCase()}\n` }] })));
     expect(readFileSync(join(dir, "c.txt"), "utf8")).toBe("A\nB\nC\nD\n");
   });
 });
@@ -332,9 +309,7 @@ describe("bash", () => {
 
   it("streams accumulated output through onUpdate", async () => {
     const updates: AgentToolResult<unknown>[] = [];
-    await createBashTool(dir).execute("id", { command: "for i in 1 2 3; do echo $i; sleep 0.2; done" }, undefined, (u) =>
-      updates.push(u),
-    );
+    await createBashTool(dir).execute("id", { command: "for i in 1 2 3; do echo $i; sleep 0.2; done" }, undefined, (u) => updates.push(u));
     expect(updates[0]).toEqual({ content: [], details: undefined });
     const texts = updates.slice(1).map(text);
     expect(texts).toEqual(["1\n", "1\n2\n", "1\n2\n3\n"]);
@@ -398,9 +373,7 @@ describe("bash", () => {
       spawnHook: (ctx) => ({ ...ctx, env: { ...ctx.env, EXTRA: "x" } }),
     });
     expect(text(await tool.execute("id", { command: "echo $GREETING$EXTRA" }))).toBe("hix\n");
-    await expect(createBashTool(join(dir, "nope")).execute("id", { command: "true" })).rejects.toThrow(
-      /Working directory does not exist/,
-    );
+    await expect(createBashTool(join(dir, "nope")).execute("id", { command: "true" })).rejects.toThrow(/Working directory does not exist/);
   });
 
   it("delegates to pluggable operations", async () => {
@@ -438,9 +411,7 @@ describe("grep", () => {
   it("supports literal, glob, context and limit", async () => {
     const tool = createGrepTool(dir);
     expect(text(await tool.execute("id", { pattern: "foo.bar", literal: true }))).toBe("src/b.ts:2: // foo.bar");
-    expect(text(await tool.execute("id", { pattern: "hello", glob: "**/deep/*.ts" }))).toBe(
-      "src/deep/c.ts:3: hello\nsrc/deep/c.ts:6: hello",
-    );
+    expect(text(await tool.execute("id", { pattern: "hello", glob: "**/deep/*.ts" }))).toBe("src/deep/c.ts:3: hello\nsrc/deep/c.ts:6: hello");
     expect(text(await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", context: 1 }))).toBe(
       "c.ts-2- l2\nc.ts:3: hello\nc.ts-4- l4\nc.ts-5- l5\nc.ts:6: hello\nc.ts-7- l7",
     );

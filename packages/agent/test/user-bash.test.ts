@@ -49,10 +49,18 @@ describe("bash (in-process)", () => {
 
   it("reports exit codes, and an error for a missing working directory", async () => {
     const { dir, request } = await serve([]);
-    expect((await request({ type: "bash", command: "echo out; exit 3" }))["data"]).toEqual({ output: "out\n", exitCode: 3, cancelled: false, truncated: false });
+    expect((await request({ type: "bash", command: "echo out; exit 3" }))["data"]).toEqual({
+      output: "out\n",
+      exitCode: 3,
+      cancelled: false,
+      truncated: false,
+    });
     expect((await request({ type: "bash", command: "true" }))["data"]).toEqual({ output: "", exitCode: 0, cancelled: false, truncated: false });
     rmSync(dir, { recursive: true, force: true });
-    expect(await request({ type: "bash", command: "true" })).toMatchObject({ success: false, error: expect.stringMatching(/Working directory does not exist/) });
+    expect(await request({ type: "bash", command: "true" })).toMatchObject({
+      success: false,
+      error: expect.stringMatching(/Working directory does not exist/),
+    });
   });
 
   it("keeps the tail of long output and saves the whole of it to fullOutputPath", async () => {
@@ -69,12 +77,21 @@ describe("bash (in-process)", () => {
     const full = readFileSync(data.fullOutputPath, "utf8");
     expect(full).toBe(`${Array.from({ length: 5000 }, (_, i) => i + 1).join("\n")}\n`);
     // All output streamed, even what the result leaves out.
-    expect(transport.of("bash_execution_update").map((u) => u["delta"]).join("")).toBe(full);
+    expect(
+      transport
+        .of("bash_execution_update")
+        .map((u) => u["delta"])
+        .join(""),
+    ).toBe(full);
   });
 
   it("truncates by bytes too (50KB)", async () => {
     const { request } = await serve([]);
-    const data = (await request({ type: "bash", command: "head -c 80000 /dev/zero | tr '\\0' 'a'; echo" }))["data"] as { output: string; truncated: boolean; fullOutputPath: string };
+    const data = (await request({ type: "bash", command: "head -c 80000 /dev/zero | tr '\\0' 'a'; echo" }))["data"] as {
+      output: string;
+      truncated: boolean;
+      fullOutputPath: string;
+    };
     expect(data.truncated).toBe(true);
     expect(Buffer.byteLength(data.output)).toBeLessThanOrEqual(50 * 1024);
     expect(readFileSync(data.fullOutputPath, "utf8").length).toBe(80001);
@@ -161,7 +178,9 @@ describe("bash (in-process)", () => {
   });
 
   it("a run that ends while the agent streams joins the context after the run", async () => {
-    const { request, send, response, messages, until, transport } = await serve(["a slow reply with quite a few words in it"], [], { PARLEY_STREAM_DELAY_MS: "20" });
+    const { request, send, response, messages, until, transport } = await serve(["a slow reply with quite a few words in it"], [], {
+      PARLEY_STREAM_DELAY_MS: "20",
+    });
     await request({ type: "prompt", message: "go" });
     const id = send({ type: "bash", command: "echo during" });
     await response(id);
@@ -173,24 +192,30 @@ describe("bash (in-process)", () => {
 
   it("user_bash handlers may replace the run with a result, or supply the operations", async () => {
     const events: Rec[] = [];
-    const { dir, transport, request, messages } = await serve([], [
-      (pi) => {
-        pi.on("user_bash" as never, ((event: Rec) => {
-          events.push(event);
-          if (event["command"] === "fake") return { result: { output: "faked", exitCode: 7, cancelled: false, truncated: false } };
-          if (event["command"] === "remote")
-            return {
-              operations: {
-                exec: async (command: string, cwd: string, options: { onData: (d: Buffer) => void }) => {
-                  options.onData(Buffer.from(`ran ${command} in ${cwd}\n`));
-                  return { exitCode: 0 };
-                },
-              },
-            };
-          return undefined;
-        }) as never);
-      },
-    ]);
+    const { dir, transport, request, messages } = await serve(
+      [],
+      [
+        (pi) => {
+          pi.on(
+            "user_bash" as never,
+            ((event: Rec) => {
+              events.push(event);
+              if (event["command"] === "fake") return { result: { output: "faked", exitCode: 7, cancelled: false, truncated: false } };
+              if (event["command"] === "remote")
+                return {
+                  operations: {
+                    exec: async (command: string, cwd: string, options: { onData: (d: Buffer) => void }) => {
+                      options.onData(Buffer.from(`ran ${command} in ${cwd}\n`));
+                      return { exitCode: 0 };
+                    },
+                  },
+                };
+              return undefined;
+            }) as never,
+          );
+        },
+      ],
+    );
     const fake = await request({ type: "bash", command: "fake" });
     expect(fake["data"]).toEqual({ output: "faked", exitCode: 7, cancelled: false, truncated: false });
     expect(transport.of("bash_execution_update").at(-1)).toEqual({ type: "bash_execution_update", id: fake["id"], delta: "faked" });
@@ -259,7 +284,9 @@ describe("bash (spawned CLI)", () => {
     await agent.request({ type: "prompt", message: "and?" });
     await agent.waitFor((r) => r.type === "agent_settled", 10_000, from);
     const note = agent.records.slice(from).find((r) => r["method"] === "notify");
-    expect(note?.["message"]).toBe(`bash:${JSON.stringify(["for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4=line1\nline2\nline3", "echo sleeping; sleep 30=sleeping", "echo hidden=hidden"])}`);
+    expect(note?.["message"]).toBe(
+      `bash:${JSON.stringify(["for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4=line1\nline2\nline3", "echo sleeping; sleep 30=sleeping", "echo hidden=hidden"])}`,
+    );
     const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages.map((m) => m["role"])).toEqual(["bashExecution", "bashExecution", "bashExecution", "user", "assistant"]);
     expect(messages[2]).toMatchObject({ excludeFromContext: true });

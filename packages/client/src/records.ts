@@ -3,14 +3,7 @@
  * `type`. Records are not validated against the schemas (pi 0.73 writes fields parley's schemas
  * exclude, and newer agents may add record types); only what routing relies on is checked.
  */
-import type {
-  DialogRequest,
-  ExtensionUiDismissed,
-  ExtensionUiError,
-  ExtensionUiRequest,
-  FireAndForgetRequest,
-  RpcEvent,
-} from "@parley/protocol";
+import type { DialogRequest, ExtensionUiDismissed, ExtensionUiError, ExtensionUiRequest, FireAndForgetRequest, RpcEvent } from "@parley/protocol";
 import { isDialogMethod, isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { ProtocolError } from "./errors.js";
 
@@ -74,7 +67,5 @@ export function asFireAndForget(record: AgentRecord): FireAndForgetRequest | und
 }
 
 export function asDismissed(record: AgentRecord): ExtensionUiDismissed | undefined {
-  return record.type === "extension_ui_dismissed" && typeof record["id"] === "string"
-    ? (record as unknown as ExtensionUiDismissed)
-    : undefined;
+  return record.type === "extension_ui_dismissed" && typeof record["id"] === "string" ? (record as unknown as ExtensionUiDismissed) : undefined;
 }

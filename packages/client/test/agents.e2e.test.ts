@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   ConnectionClosedError,
-  DialogEndedError,
+  type DialogEndedError,
   RpcClient,
   UiStore,
   detectCapabilities,
@@ -282,10 +282,16 @@ describe("parley additions", () => {
   it("extension_ui_dismissed fires the handler's signal before any deadline; no response is written", async () => {
     const { client, recorder, records } = start(parley);
     let reason: DialogEndedError | undefined;
-    client.ui.handle("input", (_request, signal) => new Promise<string>((resolve) => signal.addEventListener("abort", () => {
-      reason = signal.reason as DialogEndedError;
-      resolve("too late"); // dropped: the dialog has ended
-    })));
+    client.ui.handle(
+      "input",
+      (_request, signal) =>
+        new Promise<string>((resolve) =>
+          signal.addEventListener("abort", () => {
+            reason = signal.reason as DialogEndedError;
+            resolve("too late"); // dropped: the dialog has ended
+          }),
+        ),
+    );
     const note = next(client, isNotify);
     await client.prompt("/demo-abort 200");
     expect((await note)["message"]).toBe("abort: withdrawn by the extension");

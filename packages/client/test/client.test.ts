@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   ConnectionClosedError,
   ListenerError,
-  ProtocolError,
+  type ProtocolError,
   RequestAbortedError,
   RequestTimeoutError,
   RpcError,

@@ -28,7 +28,13 @@ function resolvedUrls(file: string): string[] {
   `;
   try {
     execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-    return [...new Set(readFileSync(logFile, "utf8").split("\n").filter((line) => line !== ""))];
+    return [
+      ...new Set(
+        readFileSync(logFile, "utf8")
+          .split("\n")
+          .filter((line) => line !== ""),
+      ),
+    ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -82,12 +82,20 @@ function lockFor(tarballs: Map<PackageName, string>): object {
       packages[key] = entry;
       const optionalDeps = new Set([
         ...Object.keys(entry.optionalDependencies ?? {}),
-        ...Object.entries(entry.peerDependenciesMeta ?? {}).filter(([, meta]) => meta.optional).map(([n]) => n),
+        ...Object.entries(entry.peerDependenciesMeta ?? {})
+          .filter(([, meta]) => meta.optional)
+          .map(([n]) => n),
       ]);
       queue.push({ from: key, deps: { ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies }, optional: optionalDeps });
     }
   }
-  return { name: "embed-app", version: "1.0.0", lockfileVersion: 3, requires: true, packages: { "": { name: "embed-app", version: "1.0.0", dependencies: root }, ...packages } };
+  return {
+    name: "embed-app",
+    version: "1.0.0",
+    lockfileVersion: 3,
+    requires: true,
+    packages: { "": { name: "embed-app", version: "1.0.0", dependencies: root }, ...packages },
+  };
 }
 
 /** An empty project outside the repository with these tarballs installed offline. */
@@ -105,7 +113,12 @@ const tarballs = new Map<PackageName, string>();
 beforeAll(() => {
   const out = mkdtempSync(join(tmpdir(), "parley-tarballs-"));
   for (const name of Object.keys(PACKAGES) as PackageName[]) {
-    const file = execFileSync("npm", ["pack", "--silent", "--pack-destination", out], { cwd: join(ROOT, "packages", PACKAGES[name]), encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 2 * MINUTE })
+    const file = execFileSync("npm", ["pack", "--silent", "--pack-destination", out], {
+      cwd: join(ROOT, "packages", PACKAGES[name]),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 2 * MINUTE,
+    })
       .trim()
       .split("\n")
       .at(-1) as string;
@@ -125,7 +138,9 @@ describe("packed packages", () => {
     }
   });
 
-  it("protocol, client and agent install offline in a project outside the repository; the README's program type-checks and runs", { timeout: 8 * MINUTE }, () => {
+  it("protocol, client and agent install offline in a project outside the repository; the README's program type-checks and runs", {
+    timeout: 8 * MINUTE,
+  }, () => {
     const dir = installProject(tarballs);
     expect(existsSync(join(dir, "node_modules/.bin/parley"))).toBe(true);
     copyFileSync(join(ROOT, "examples/embed.ts"), join(dir, "embed.ts"));

@@ -77,7 +77,9 @@ describe("UiStore", () => {
     const store = new UiStore();
     store.connect(client);
     const changes: string[] = [];
-    const sub = store.onChange((c: UiChange) => changes.push(c.kind === "record" ? `record:${c.record.method}` : c.kind === "dialog_ended" ? `ended:${c.reason}` : c.kind));
+    const sub = store.onChange((c: UiChange) =>
+      changes.push(c.kind === "record" ? `record:${c.record.method}` : c.kind === "dialog_ended" ? `ended:${c.reason}` : c.kind),
+    );
     client.ui.onDialog(() => {});
     agent.dialog("d1", "confirm");
     agent.dialog("d2", "input");

@@ -16,8 +16,7 @@ export const FAMILIES = [
     file: "command.json",
     schema: "RpcCommand",
     title: "Command",
-    description:
-      "A command a client writes to the agent's stdin (one JSON object per line). Every command gets exactly one response echoing its optional id.",
+    description: "A command a client writes to the agent's stdin (one JSON object per line). Every command gets exactly one response echoing its optional id.",
   },
   {
     file: "response.json",
@@ -63,8 +62,7 @@ export const FAMILIES = [
     file: "outbound.json",
     schema: "OutboundRecord",
     title: "Outbound record",
-    description:
-      "Anything the agent may write to stdout: a response, an event, an extension_ui_request, or a parley addition record.",
+    description: "Anything the agent may write to stdout: a response, an event, an extension_ui_request, or a parley addition record.",
   },
 ];
 
@@ -75,8 +73,7 @@ const MAP = new Set(["properties", "patternProperties", "$defs", "dependentSchem
 
 const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 const isCyclic = (s) => isObject(s) && isObject(s.$defs) && typeof s.$ref === "string" && !s.$ref.startsWith("#");
-const isNameWorthy = (s) =>
-  isObject(s) && !isCyclic(s) && (s.type === "object" || Array.isArray(s.anyOf) || Array.isArray(s.allOf));
+const isNameWorthy = (s) => isObject(s) && !isCyclic(s) && (s.type === "object" || Array.isArray(s.anyOf) || Array.isArray(s.allOf));
 
 /** Maps the JSON text of every exported, name-worthy schema to its export name. */
 function nameRegistry(schemas) {

@@ -3,9 +3,7 @@
  * command, which id to echo. Light on purpose (no TypeBox): the agent runs it at start-up.
  */
 
-export type EnvelopeCheck =
-  | { ok: true; type: string; withId: { id?: string | number } }
-  | { ok: false; id?: string | number; command: string; error: string };
+export type EnvelopeCheck = { ok: true; type: string; withId: { id?: string | number } } | { ok: false; id?: string | number; command: string; error: string };
 
 export function inspectEnvelope(value: unknown): EnvelopeCheck {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {

@@ -266,10 +266,7 @@ export function serializeJsonLine(value: unknown): string {
  * Async iterator of lines over any AsyncIterable<Uint8Array|string> (e.g. a Readable).
  * onOverflow is called in input order relative to the yielded lines.
  */
-export async function* readJsonlLines(
-  source: AsyncIterable<Uint8Array | string>,
-  options: JsonlReaderOptions = {},
-): AsyncGenerator<string> {
+export async function* readJsonlLines(source: AsyncIterable<Uint8Array | string>, options: JsonlReaderOptions = {}): AsyncGenerator<string> {
   // Overflow reports are queued with the lines, so they interleave in input order
   // (the splitter reports synchronously, before earlier lines of a chunk are yielded).
   let queue: Array<string | JsonlOverflowInfo> = [];

@@ -9,9 +9,7 @@ import type { DialogMethod, FireAndForgetRequest } from "./schema/extension-ui.j
 export type FireAndForgetMethod = FireAndForgetRequest["method"];
 
 /** Accepts a list only if it names every member of `Union` (the element type rules out extras). */
-type Exhaustive<Union, List extends readonly Union[]> = [Exclude<Union, List[number]>] extends [never]
-  ? List
-  : { missing: Exclude<Union, List[number]> };
+type Exhaustive<Union, List extends readonly Union[]> = [Exclude<Union, List[number]>] extends [never] ? List : { missing: Exclude<Union, List[number]> };
 
 function exhaustive<Union>() {
   return <const List extends readonly Union[]>(list: List & Exhaustive<Union, List>): List => list;

@@ -9,9 +9,7 @@ import { Compile } from "typebox/compile";
 import { describeValue, inspectEnvelope } from "./command-envelope.js";
 import { COMMAND_SCHEMAS, type CommandType, type RpcCommand } from "./schema/commands.js";
 
-export type CommandCheck =
-  | { ok: true; command: RpcCommand }
-  | { ok: false; id?: string | number; command: string; error: string };
+export type CommandCheck = { ok: true; command: RpcCommand } | { ok: false; id?: string | number; command: string; error: string };
 
 /** The part of TypeBox's error records we use. */
 interface SchemaError {
@@ -59,7 +57,6 @@ export function checkCommand(value: unknown): CommandCheck {
   }
   return { ok: false, ...withId, command: type, error: `Invalid ${type} command: ${detail}` };
 }
-
 
 // ---- turning TypeBox's error list into one sentence ------------------------------------
 
@@ -250,11 +247,7 @@ function describeSchema(schema: Record<string, unknown>, depth = 0): string {
       return `one of ${members.map((m) => JSON.stringify(m.const)).join(", ")}`;
     }
     const parts = [
-      ...new Set(
-        members
-          .filter((m): m is Record<string, unknown> => typeof m === "object" && m !== null)
-          .map((m) => describeSchema(m, depth + 1)),
-      ),
+      ...new Set(members.filter((m): m is Record<string, unknown> => typeof m === "object" && m !== null).map((m) => describeSchema(m, depth + 1))),
     ];
     return parts.join(" or ");
   }
@@ -264,5 +257,3 @@ function describeSchema(schema: Record<string, unknown>, depth = 0): string {
   if (typeof type === "string") return article(type);
   return "a valid value";
 }
-
-

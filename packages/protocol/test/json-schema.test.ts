@@ -13,7 +13,11 @@ const generated = buildJsonSchemaFiles(schemas) as Record<string, string>;
 
 describe("json-schema/ files", () => {
   it("are up to date with src/schema", () => {
-    const committed = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")).sort() : [];
+    const committed = existsSync(dir)
+      ? readdirSync(dir)
+          .filter((f) => f.endsWith(".json"))
+          .sort()
+      : [];
     const expected = Object.keys(generated).sort();
     if (JSON.stringify(committed) !== JSON.stringify(expected)) {
       throw new Error(`${STALE} (expected files ${expected.join(", ")}; found ${committed.join(", ") || "none"})`);

@@ -14,11 +14,7 @@ const trickyString = fc.string({
 
 /** A record as it exists after a JSON round trip (e.g. -0 becomes 0), so equality is exact. */
 const record = fc
-  .oneof(
-    fc.jsonValue({ maxDepth: 3, stringUnit: "binary" }),
-    trickyString,
-    fc.record({ type: fc.constant("text_delta"), delta: trickyString }),
-  )
+  .oneof(fc.jsonValue({ maxDepth: 3, stringUnit: "binary" }), trickyString, fc.record({ type: fc.constant("text_delta"), delta: trickyString }))
   .map((v) => JSON.parse(JSON.stringify(v)) as unknown);
 
 /** Split a byte array at arbitrary points (inside multi-byte characters too). */
@@ -90,9 +86,7 @@ describe("JsonlLineSplitter properties", () => {
       fc.property(fc.array(record, { maxLength: 15 }), cuts, cuts, (records, cutsA, cutsB) => {
         const lf = records.map((r) => serializeJsonLine(r)).join("");
         const crlf = lf.replace(/\n/g, "\r\n"); // safe: serialized JSON has no raw LF inside
-        expect(run(chunkBytes(Buffer.from(crlf, "utf8"), cutsB))).toEqual(
-          run(chunkBytes(Buffer.from(lf, "utf8"), cutsA)),
-        );
+        expect(run(chunkBytes(Buffer.from(crlf, "utf8"), cutsB))).toEqual(run(chunkBytes(Buffer.from(lf, "utf8"), cutsA)));
       }),
       { numRuns: NUM_RUNS },
     );
@@ -134,30 +128,25 @@ describe("JsonlLineSplitter properties", () => {
 
   it("arbitrary bytes: every LF-terminated segment is one event (line or overflow)", () => {
     fc.assert(
-      fc.property(
-        fc.uint8Array({ maxLength: 200 }),
-        fc.nat({ max: 64 }),
-        cuts,
-        (data, limit, cutPoints) => {
-          const buf = Buffer.from(data);
-          const segments: Buffer[] = [];
-          let start = 0;
-          for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, start)) {
-            segments.push(buf.subarray(start, i));
-            start = i + 1;
-          }
-          const tail = buf.subarray(start);
-          const expected: Event[] = [];
-          const add = (seg: Buffer, final: boolean): void => {
-            const content = seg.length > 0 && seg[seg.length - 1] === 0x0d ? seg.subarray(0, -1) : seg;
-            if (final && content.length === 0) return;
-            expected.push(content.length <= limit ? { line: content.toString("utf8") } : { overflow: content.length });
-          };
-          for (const seg of segments) add(seg, false);
-          add(tail, true);
-          expect(run(chunkBytes(buf, cutPoints), limit)).toEqual(expected);
-        },
-      ),
+      fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat({ max: 64 }), cuts, (data, limit, cutPoints) => {
+        const buf = Buffer.from(data);
+        const segments: Buffer[] = [];
+        let start = 0;
+        for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, start)) {
+          segments.push(buf.subarray(start, i));
+          start = i + 1;
+        }
+        const tail = buf.subarray(start);
+        const expected: Event[] = [];
+        const add = (seg: Buffer, final: boolean): void => {
+          const content = seg.length > 0 && seg[seg.length - 1] === 0x0d ? seg.subarray(0, -1) : seg;
+          if (final && content.length === 0) return;
+          expected.push(content.length <= limit ? { line: content.toString("utf8") } : { overflow: content.length });
+        };
+        for (const seg of segments) add(seg, false);
+        add(tail, true);
+        expect(run(chunkBytes(buf, cutPoints), limit)).toEqual(expected);
+      }),
       { numRuns: NUM_RUNS },
     );
   });

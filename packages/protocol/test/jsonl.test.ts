@@ -1,13 +1,6 @@
 import { PassThrough, Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import {
-  DEFAULT_MAX_LINE_BYTES,
-  JsonlLineSplitter,
-  attachJsonlReader,
-  readJsonlLines,
-  serializeJsonLine,
-  type JsonlReaderOptions,
-} from "../src/jsonl.js";
+import { DEFAULT_MAX_LINE_BYTES, JsonlLineSplitter, attachJsonlReader, readJsonlLines, serializeJsonLine, type JsonlReaderOptions } from "../src/jsonl.js";
 
 type Event = { line: string } | { overflow: number };
 
@@ -143,11 +136,7 @@ describe("JsonlLineSplitter", () => {
   describe("overflow", () => {
     it("reports a too-long line once with its true size, and the next line still arrives", () => {
       const long = "x".repeat(100);
-      expect(split([bytes(`ok\n${long}\nnext\n`)], { maxLineBytes: 10 })).toEqual([
-        { line: "ok" },
-        { overflow: 100 },
-        { line: "next" },
-      ]);
+      expect(split([bytes(`ok\n${long}\nnext\n`)], { maxLineBytes: 10 })).toEqual([{ line: "ok" }, { overflow: 100 }, { line: "next" }]);
     });
 
     it("reports the size in bytes, not characters", () => {
@@ -160,36 +149,23 @@ describe("JsonlLineSplitter", () => {
     });
 
     it("counts bytes byte by byte", () => {
-      expect(split(byteByByte("0123456789\nabc\n"), { maxLineBytes: 3 })).toEqual([
-        { overflow: 10 },
-        { line: "abc" },
-      ]);
+      expect(split(byteByByte("0123456789\nabc\n"), { maxLineBytes: 3 })).toEqual([{ overflow: 10 }, { line: "abc" }]);
     });
 
     it("accepts a line exactly maxLineBytes long (CR of CRLF not counted)", () => {
       expect(split([bytes("12345\n123456\n")], { maxLineBytes: 5 })).toEqual([{ line: "12345" }, { overflow: 6 }]);
-      expect(split(byteByByte("12345\r\n123456\r\n"), { maxLineBytes: 5 })).toEqual([
-        { line: "12345" },
-        { overflow: 6 },
-      ]);
+      expect(split(byteByByte("12345\r\n123456\r\n"), { maxLineBytes: 5 })).toEqual([{ line: "12345" }, { overflow: 6 }]);
       expect(split([bytes("12345\r"), bytes("\n")], { maxLineBytes: 5 })).toEqual([{ line: "12345" }]);
       // The same within one chunk (the splitter's fast path for lines that start and end in a chunk).
       expect(split([bytes("12345\r\n123456\r\n\r\n")], { maxLineBytes: 5 })).toEqual([{ line: "12345" }, { overflow: 6 }, { line: "" }]);
     });
 
     it("reports a too-long final line without LF", () => {
-      expect(split([bytes("ok\n"), bytes("xxxxxxxx")], { maxLineBytes: 4 })).toEqual([
-        { line: "ok" },
-        { overflow: 8 },
-      ]);
+      expect(split([bytes("ok\n"), bytes("xxxxxxxx")], { maxLineBytes: 4 })).toEqual([{ line: "ok" }, { overflow: 8 }]);
     });
 
     it("with maxLineBytes 0 only blank lines pass", () => {
-      expect(split([bytes("\na\n\r\n")], { maxLineBytes: 0 })).toEqual([
-        { line: "" },
-        { overflow: 1 },
-        { line: "" },
-      ]);
+      expect(split([bytes("\na\n\r\n")], { maxLineBytes: 0 })).toEqual([{ line: "" }, { overflow: 1 }, { line: "" }]);
     });
   });
 

@@ -78,10 +78,7 @@ assignable<Extract<PiRpcResponse, { success: false }>, Static<typeof R.ErrorResp
 assignable<Extract<PiRpcResponse, { command: "get_state"; success: true }>, Static<typeof R.GetStateResponse>>();
 assignable<Extract<PiRpcResponse, { command: "cycle_model"; success: true }>, Static<typeof R.CycleModelResponse>>();
 assignable<Extract<PiRpcResponse, { command: "fork"; success: true }>, Static<typeof R.ForkResponse>>();
-assignable<
-  Extract<PiRpcResponse, { command: "get_messages"; success: true }>,
-  Static<typeof R.GetMessagesResponse>
->();
+assignable<Extract<PiRpcResponse, { command: "get_messages"; success: true }>, Static<typeof R.GetMessagesResponse>>();
 
 // Agent-loop events other than message_update (which the wire makes delta-only).
 assignable<Exclude<PiAgentEvent, { type: "message_update" }>, Static<typeof E.RpcEvent>>();
@@ -89,10 +86,7 @@ assignable<Exclude<PiAgentEvent, { type: "message_update" }>, Static<typeof E.Rp
 type WithoutPartial<T> = T extends { partial: unknown } ? Omit<T, "partial"> : T;
 type PiDelta = WithoutPartial<PiAi.AssistantMessageEvent>;
 assignable<Exclude<PiDelta, { type: "toolcall_start" }>, Static<typeof E.AssistantMessageDelta>>();
-assignable<
-  Extract<PiDelta, { type: "toolcall_start" }> & { id: string; toolName: string },
-  Static<typeof E.AssistantMessageDelta>
->();
+assignable<Extract<PiDelta, { type: "toolcall_start" }> & { id: string; toolName: string }, Static<typeof E.AssistantMessageDelta>>();
 assignable<Static<typeof E.AssistantMessageDelta>, { type: PiAi.AssistantMessageEvent["type"] }>();
 
 // ---- the runtime half: type-check this file ---------------------------------------------------

@@ -57,7 +57,15 @@ describe("generated command validators", () => {
   it("agree with the full validator on generated command-like values", async () => {
     const types = Object.keys(schemas.COMMAND_SCHEMAS);
     const commandLike = fc.record(
-      { type: fc.constantFrom(...types, "unknown_type"), id: fc.oneof(fc.string(), fc.integer(), fc.boolean()), message: fc.jsonValue(), level: fc.jsonValue(), mode: fc.jsonValue(), enabled: fc.jsonValue(), name: fc.jsonValue() },
+      {
+        type: fc.constantFrom(...types, "unknown_type"),
+        id: fc.oneof(fc.string(), fc.integer(), fc.boolean()),
+        message: fc.jsonValue(),
+        level: fc.jsonValue(),
+        mode: fc.jsonValue(),
+        enabled: fc.jsonValue(),
+        name: fc.jsonValue(),
+      },
       { requiredKeys: ["type"] },
     );
     await fc.assert(

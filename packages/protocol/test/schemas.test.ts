@@ -481,7 +481,9 @@ const EVENT_EXAMPLES: Record<string, unknown>[] = [
   json(`{"type": "summarization_retry_finished"}`),
   json(`{"type": "extension_error", "extensionPath": "/path/to/extension.ts", "event": "tool_call", "error": "Error message..."}`),
   json(`{"type": "session_info_changed", "name": "my-feature-work"}`),
-  json(`{"type": "entry_appended", "entry": {"type": "custom", "customType": "evidence", "data": {"event": "agent_start"}, "id": "65c59a3a", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z"}}`),
+  json(
+    `{"type": "entry_appended", "entry": {"type": "custom", "customType": "evidence", "data": {"event": "agent_start"}, "id": "65c59a3a", "parentId": null, "timestamp": "2026-01-01T00:00:00.000Z"}}`,
+  ),
   json(`{"type": "thinking_level_changed", "level": "high"}`),
 ];
 

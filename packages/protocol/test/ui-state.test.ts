@@ -5,21 +5,33 @@ import { MAX_NOTIFICATIONS, applyUiRecord, copyUiState, emptyUiState, reduceUiSt
 
 const key = fc.constantFrom("a", "b", "c", "__proto__", "constructor", "toString");
 const text = fc.string({ maxLength: 5 });
-const record: fc.Arbitrary<FireAndForgetRequest> = fc.oneof(
-  fc.record({ method: fc.constant("setStatus" as const), statusKey: key, statusText: fc.option(text, { nil: undefined }) }, { requiredKeys: ["method", "statusKey"] }),
-  fc.record(
-    {
-      method: fc.constant("setWidget" as const),
-      widgetKey: key,
-      widgetLines: fc.option(fc.array(text, { maxLength: 3 }), { nil: undefined }),
-      widgetPlacement: fc.option(fc.constantFrom("aboveEditor" as const, "belowEditor" as const), { nil: undefined }),
-    },
-    { requiredKeys: ["method", "widgetKey"] },
-  ),
-  fc.record({ method: fc.constant("setTitle" as const), title: text }),
-  fc.record({ method: fc.constant("set_editor_text" as const), text }),
-  fc.record({ method: fc.constant("notify" as const), message: text, notifyType: fc.option(fc.constantFrom("info" as const, "warning" as const, "error" as const), { nil: undefined }) }, { requiredKeys: ["method", "message"] }),
-).map((r) => ({ type: "extension_ui_request", id: "x", ...r }) as FireAndForgetRequest);
+const record: fc.Arbitrary<FireAndForgetRequest> = fc
+  .oneof(
+    fc.record(
+      { method: fc.constant("setStatus" as const), statusKey: key, statusText: fc.option(text, { nil: undefined }) },
+      { requiredKeys: ["method", "statusKey"] },
+    ),
+    fc.record(
+      {
+        method: fc.constant("setWidget" as const),
+        widgetKey: key,
+        widgetLines: fc.option(fc.array(text, { maxLength: 3 }), { nil: undefined }),
+        widgetPlacement: fc.option(fc.constantFrom("aboveEditor" as const, "belowEditor" as const), { nil: undefined }),
+      },
+      { requiredKeys: ["method", "widgetKey"] },
+    ),
+    fc.record({ method: fc.constant("setTitle" as const), title: text }),
+    fc.record({ method: fc.constant("set_editor_text" as const), text }),
+    fc.record(
+      {
+        method: fc.constant("notify" as const),
+        message: text,
+        notifyType: fc.option(fc.constantFrom("info" as const, "warning" as const, "error" as const), { nil: undefined }),
+      },
+      { requiredKeys: ["method", "message"] },
+    ),
+  )
+  .map((r) => ({ type: "extension_ui_request", id: "x", ...r }) as FireAndForgetRequest);
 
 /** Plain JSON view, with key order (the order of the latest updates) made visible. */
 const view = (state: ReturnType<typeof emptyUiState>) => ({
@@ -53,7 +65,10 @@ describe("UI state reducer", () => {
     set("__proto__", "p");
     set("b", "1");
     set("__proto__", "q");
-    expect(Object.entries(state.statuses)).toEqual([["b", "1"], ["__proto__", "q"]]);
+    expect(Object.entries(state.statuses)).toEqual([
+      ["b", "1"],
+      ["__proto__", "q"],
+    ]);
     set("b");
     expect(Object.entries(state.statuses)).toEqual([["__proto__", "q"]]);
   });

@@ -92,11 +92,13 @@ const CASES: Record<CommandType, { valid: object[]; invalid: { value: object; er
     },
   },
   set_thinking_level: {
-    valid: [{ type: "set_thinking_level", level: "high" }, { type: "set_thinking_level", level: "off" }],
+    valid: [
+      { type: "set_thinking_level", level: "high" },
+      { type: "set_thinking_level", level: "off" },
+    ],
     invalid: {
       value: { type: "set_thinking_level", level: 42 },
-      error:
-        'Invalid set_thinking_level command: "level" must be one of "off", "minimal", "low", "medium", "high", "xhigh" (got 42)',
+      error: 'Invalid set_thinking_level command: "level" must be one of "off", "minimal", "low", "medium", "high", "xhigh" (got 42)',
     },
   },
   cycle_thinking_level: {
@@ -114,7 +116,10 @@ const CASES: Record<CommandType, { valid: object[]; invalid: { value: object; er
     },
   },
   set_steering_mode: {
-    valid: [{ type: "set_steering_mode", mode: "one-at-a-time" }, { type: "set_steering_mode", mode: "all" }],
+    valid: [
+      { type: "set_steering_mode", mode: "one-at-a-time" },
+      { type: "set_steering_mode", mode: "all" },
+    ],
     invalid: {
       value: { type: "set_steering_mode", mode: "some" },
       error: 'Invalid set_steering_mode command: "mode" must be one of "all", "one-at-a-time" (got "some")',
@@ -153,7 +158,10 @@ const CASES: Record<CommandType, { valid: object[]; invalid: { value: object; er
     invalid: { value: { type: "abort_retry", id: {} }, error: 'Invalid abort_retry command: "id" must be a string or a number (got an object)' },
   },
   bash: {
-    valid: [{ type: "bash", command: "ls -la" }, { id: "req-1", type: "bash", command: "ls -la", excludeFromContext: true }],
+    valid: [
+      { type: "bash", command: "ls -la" },
+      { id: "req-1", type: "bash", command: "ls -la", excludeFromContext: true },
+    ],
     invalid: { value: { type: "bash", command: null }, error: 'Invalid bash command: "command" must be a string (got null)' },
   },
   abort_bash: {
@@ -327,13 +335,10 @@ describe("checkCommand: not a command object", () => {
 });
 
 describe("checkCommand: hostile input", () => {
-  it.each(["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"])(
-    "treats type %j as an unknown command",
-    (type) => {
-      const value = JSON.parse(`{"id":"p","type":${JSON.stringify(type)}}`);
-      expect(checkCommand(value)).toEqual({ ok: false, id: "p", command: type, error: `Unknown command: ${type}` });
-    },
-  );
+  it.each(["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"])("treats type %j as an unknown command", (type) => {
+    const value = JSON.parse(`{"id":"p","type":${JSON.stringify(type)}}`);
+    expect(checkCommand(value)).toEqual({ ok: false, id: "p", command: type, error: `Unknown command: ${type}` });
+  });
 
   it("ignores a __proto__ key that tries to supply the type", () => {
     const value = JSON.parse('{"__proto__":{"type":"get_state"}}');

@@ -44,7 +44,12 @@ export class Chrome implements FrameView {
 
   toast(message: string, type: "info" | "warning" | "error"): void {
     const close = h("button", { class: "toast-close", attrs: { type: "button", "aria-label": "Dismiss notification" } }, "×");
-    const toast = h("div", { class: `toast toast-${type}`, attrs: { role: type === "error" ? "alert" : "status" } }, h("span", { class: "toast-text" }, message), close);
+    const toast = h(
+      "div",
+      { class: `toast toast-${type}`, attrs: { role: type === "error" ? "alert" : "status" } },
+      h("span", { class: "toast-text" }, message),
+      close,
+    );
     const remove = (): void => toast.remove();
     close.addEventListener("click", remove);
     window.setTimeout(remove, TOAST_MS[type]);

@@ -184,7 +184,12 @@ export class DialogList {
       case "confirm":
         element.append(
           h("p", { class: "dialog-message" }, request.message),
-          h("div", { class: "actions" }, button("Yes", () => this.#answer(dialog, { confirmed: true }), "primary"), button("No", () => this.#answer(dialog, { confirmed: false }))),
+          h(
+            "div",
+            { class: "actions" },
+            button("Yes", () => this.#answer(dialog, { confirmed: true }), "primary"),
+            button("No", () => this.#answer(dialog, { confirmed: false })),
+          ),
         );
         break;
       case "input": {
@@ -210,7 +215,11 @@ export class DialogList {
             submit();
           }
         });
-        element.append(area, h("p", { class: "hint" }, "Ctrl+Enter submits, Esc cancels"), h("div", { class: "actions" }, button("Submit", submit, "primary"), cancelButton()));
+        element.append(
+          area,
+          h("p", { class: "hint" }, "Ctrl+Enter submits, Esc cancels"),
+          h("div", { class: "actions" }, button("Submit", submit, "primary"), cancelButton()),
+        );
         break;
       }
     }

@@ -20,7 +20,9 @@ function layout() {
   dialogs.hidden = true;
   const above = h("div", { class: "widgets widgets-above", attrs: { "aria-label": "Widgets above the prompt" } });
   const below = h("div", { class: "widgets widgets-below", attrs: { "aria-label": "Widgets below the prompt" } });
-  const input = h("textarea", { attrs: { id: "prompt-input", rows: "2", "aria-label": "Message", placeholder: "Message, or /command — Enter sends, Shift+Enter for a new line" } });
+  const input = h("textarea", {
+    attrs: { id: "prompt-input", rows: "2", "aria-label": "Message", placeholder: "Message, or /command — Enter sends, Shift+Enter for a new line" },
+  });
   const send = h("button", { class: "primary", attrs: { type: "submit" } }, "Send");
   const steer = h("button", { attrs: { type: "button" } }, "Steer");
   const followUp = h("button", { attrs: { type: "button" } }, "Follow-up");
@@ -31,7 +33,14 @@ function layout() {
   const statusbar = h("footer", { class: "statusbar", attrs: { "aria-label": "Status bar" } }, statuses, activity);
   const toasts = h("div", { class: "toasts", attrs: { "aria-label": "Notifications" } });
   document.body.append(
-    h("div", { class: "app" }, h("header", { class: "topbar" }, title, connection), scroller, h("div", { class: "bottom" }, dialogs, above, form, below), statusbar),
+    h(
+      "div",
+      { class: "app" },
+      h("header", { class: "topbar" }, title, connection),
+      scroller,
+      h("div", { class: "bottom" }, dialogs, above, form, below),
+      statusbar,
+    ),
     toasts,
   );
   return { title, connection, transcript, scroller, dialogs, above, below, input, send, steer, followUp, abort, form, statuses, activity, toasts };

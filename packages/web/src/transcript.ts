@@ -104,9 +104,13 @@ export class Transcript {
   constructor(element: HTMLElement, scroller: HTMLElement) {
     this.element = element;
     this.#scroller = scroller;
-    scroller.addEventListener("scroll", () => {
-      this.#follow = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-    }, { passive: true });
+    scroller.addEventListener(
+      "scroll",
+      () => {
+        this.#follow = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+      },
+      { passive: true },
+    );
   }
 
   /** The whole conversation again (on connect): the messages as get_messages gives them. */
@@ -133,7 +137,15 @@ export class Transcript {
   }
 
   /** One assistant delta (`assistantMessageEvent`). */
-  delta(event: { type: string; contentIndex?: number; delta?: string; id?: string; toolName?: string; toolCall?: { id: string; name: string; arguments: unknown }; error?: AssistantMessage }): void {
+  delta(event: {
+    type: string;
+    contentIndex?: number;
+    delta?: string;
+    id?: string;
+    toolName?: string;
+    toolCall?: { id: string; name: string; arguments: unknown };
+    error?: AssistantMessage;
+  }): void {
     const live = (this.#live ??= this.#newMessage("assistant", "Assistant"));
     const index = event.contentIndex ?? 0;
     switch (event.type) {
@@ -272,7 +284,10 @@ export class Transcript {
       }
     });
     if (final && (message.stopReason === "error" || message.stopReason === "aborted") && !live.element.querySelector(".error-line")) {
-      const text = message.stopReason === "aborted" ? `Aborted${message.errorMessage ? `: ${message.errorMessage}` : ""}` : `Model error: ${message.errorMessage ?? "unknown error"}`;
+      const text =
+        message.stopReason === "aborted"
+          ? `Aborted${message.errorMessage ? `: ${message.errorMessage}` : ""}`
+          : `Model error: ${message.errorMessage ?? "unknown error"}`;
       live.body.append(h("div", { class: "error-line", attrs: { role: "alert" } }, text));
     }
   }

@@ -95,7 +95,15 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   contexts = [await browser.newContext({ viewport: { width: 1100, height: 800 } }), await browser.newContext({ viewport: { width: 1100, height: 800 } })];
   a = await openPage(contexts[0]!);
@@ -264,7 +272,9 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
   });
 
   it("renders payloads in model text and in every extension string as text: nothing runs, nothing is injected", async () => {
-    const before = await a.evaluate(() => document.querySelectorAll("img, script:not([src]), svg, iframe, style, a[href^='javascript'], [onerror], [onload], [ontoggle]").length);
+    const before = await a.evaluate(
+      () => document.querySelectorAll("img, script:not([src]), svg, iframe, style, a[href^='javascript'], [onerror], [onload], [ontoggle]").length,
+    );
     await send(a, "payloads please");
     await a.locator(".message-assistant", { hasText: "Model text with payloads" }).waitFor();
     await send(a, `/xss ${JSON.stringify(PAYLOADS)}`);
@@ -298,7 +308,10 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       expect(result.text).toContain(`<img src=x onerror="window.__xss=1">`);
     }
     // The select's options are the payloads, answerable as they are; the rest are cancelled.
-    await dialog(a, all).filter({ has: a.locator(".options") }).getByRole("button", { name: PAYLOADS[1]!, exact: true }).click();
+    await dialog(a, all)
+      .filter({ has: a.locator(".options") })
+      .getByRole("button", { name: PAYLOADS[1]!, exact: true })
+      .click();
     for (let i = 0; i < 3; i++) await a.getByRole("dialog").first().press("Escape");
     await toast(b, "xss dialogs closed").waitFor();
     expect(await a.evaluate(() => (window as { __xss?: unknown }).__xss)).toBeUndefined();

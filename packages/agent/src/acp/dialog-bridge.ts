@@ -11,7 +11,14 @@
  *   decline or cancel → the extension's cancel value. The registry's timeout or the extension's
  *     AbortSignal → the ACP request is cancelled ($/cancel_request), once.
  */
-import type { AgentContext, CreateElicitationRequest, ElicitationPropertySchema, PermissionOption, RequestPermissionRequest, SessionUpdate } from "@agentclientprotocol/sdk";
+import type {
+  AgentContext,
+  CreateElicitationRequest,
+  ElicitationPropertySchema,
+  PermissionOption,
+  RequestPermissionRequest,
+  SessionUpdate,
+} from "@agentclientprotocol/sdk";
 import type { DialogRequest } from "@parley/protocol";
 import type { DialogOutput, DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";

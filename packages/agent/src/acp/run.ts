@@ -60,10 +60,16 @@ export async function runAcp(run: RunAcpOptions): Promise<void> {
     log(`${error.message}\n\n${USAGE}`);
     process.exit(2);
   }
-  process.on("uncaughtException", (thrown: unknown) => server.host.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }));
+  process.on("uncaughtException", (thrown: unknown) =>
+    server.host.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }),
+  );
   process.on("unhandledRejection", (reason) => server.host.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", ...errorText(reason) }));
   let exitCode = 0;
-  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
+  for (const [signal, code] of [
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+    ["SIGHUP", 129],
+  ] as const) {
     process.once(signal, () => {
       exitCode = code;
       void server.shutdown();

@@ -366,7 +366,8 @@ export class AcpServer {
   }
 
   #checkCwd(cwd: string): void {
-    if (cwd !== this.#options.cwd) this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#options.cwd} (the directory it was started in)`);
+    if (cwd !== this.#options.cwd)
+      this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#options.cwd} (the directory it was started in)`);
   }
 
   async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {
@@ -422,7 +423,9 @@ export class AcpServer {
   #modes(): SessionModeState {
     return {
       currentModeId: this.#agent.thinkingLevel,
-      availableModes: this.#agent.availableThinkingLevels().map((level) => ({ id: level, name: `Thinking: ${level}`, description: `Reasoning effort ${level}` })),
+      availableModes: this.#agent
+        .availableThinkingLevels()
+        .map((level) => ({ id: level, name: `Thinking: ${level}`, description: `Reasoning effort ${level}` })),
     };
   }
 
@@ -539,7 +542,10 @@ export class AcpServer {
       return;
     }
     const label = severity === "info" ? "" : `${severity}: `;
-    this.#update(sessionId, { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n[${label}${title}${description !== undefined ? ` — ${description}` : ""}]\n` } });
+    this.#update(sessionId, {
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: `\n[${label}${title}${description !== undefined ? ` — ${description}` : ""}]\n` },
+    });
   }
 
   // ---- delivery ------------------------------------------------------------------------------

@@ -23,7 +23,12 @@ export function transportStream(transport: Transport): Stream {
           else transport.send(rpcError(-32600, 'Invalid Request: every line must be one JSON-RPC 2.0 message (an object with "jsonrpc": "2.0")'));
         },
         overflow(info) {
-          transport.send(rpcError(-32600, `Line of ${info.bytes} bytes exceeds the maximum of ${info.maxLineBytes} bytes and was discarded (raise it with --max-line-bytes)`));
+          transport.send(
+            rpcError(
+              -32600,
+              `Line of ${info.bytes} bytes exceeds the maximum of ${info.maxLineBytes} bytes and was discarded (raise it with --max-line-bytes)`,
+            ),
+          );
         },
         end() {
           controller.close();

@@ -25,7 +25,8 @@ const KINDS: Record<string, ToolKind> = {
 };
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
-const obj = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const obj = (value: unknown): Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 export function toolKind(toolName: string): ToolKind {
   return KINDS[toolName] ?? "other";

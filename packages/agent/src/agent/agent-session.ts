@@ -138,8 +138,7 @@ export class AgentSession {
         transformContext: (messages) => this.#transformContext(messages),
         getApiKey: (provider) => this.models.getApiKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
-        afterToolCall: (context) =>
-          this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
+        afterToolCall: (context) => this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
         sessionId: this.#session.id,
@@ -147,7 +146,8 @@ export class AgentSession {
         // the response's status and headers before its body is read.
         onPayload: (payload) => this.#beforeProviderRequest(payload),
         onResponse: async (response) => {
-          if (this.#runtime.hasHandlers("after_provider_response")) await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
+          if (this.#runtime.hasHandlers("after_provider_response"))
+            await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
         },
       });
       const stream = core.streamFn;
@@ -274,7 +274,11 @@ export class AgentSession {
       tools: this.tools
         .all()
         .filter((t) => this.tools.activeNames().includes(t.definition.name))
-        .map((t) => ({ name: t.definition.name, description: t.definition.description ?? "", ...(t.definition.promptSnippet ? { promptSnippet: t.definition.promptSnippet } : {}) })),
+        .map((t) => ({
+          name: t.definition.name,
+          description: t.definition.description ?? "",
+          ...(t.definition.promptSnippet ? { promptSnippet: t.definition.promptSnippet } : {}),
+        })),
     });
   }
 
@@ -296,7 +300,9 @@ export class AgentSession {
     }
     const branch = this.#session.branch();
     const compactedAt = branch.findLastIndex((e) => e.type === "compaction");
-    const lastReplyAt = branch.findLastIndex((e) => e.type === "message" && e.message.role === "assistant" && e.message.stopReason !== "aborted" && e.message.stopReason !== "error");
+    const lastReplyAt = branch.findLastIndex(
+      (e) => e.type === "message" && e.message.role === "assistant" && e.message.stopReason !== "aborted" && e.message.stopReason !== "error",
+    );
     if (compactedAt !== -1 && compactedAt > lastReplyAt) return { tokens: null, contextWindow: window, percent: null };
     const last = lastIndex === -1 ? undefined : (messages[lastIndex] as AssistantMessage);
     let tokens = last ? calculateContextTokens(last.usage) : 0;
@@ -486,7 +492,13 @@ export class AgentSession {
   }
 
   async sendUserMessage(content: UserContent, options: { deliverAs?: string } = {}): Promise<void> {
-    const text = typeof content === "string" ? content : content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("\n");
+    const text =
+      typeof content === "string"
+        ? content
+        : content
+            .filter((c): c is TextContent => c.type === "text")
+            .map((c) => c.text)
+            .join("\n");
     const images = typeof content === "string" ? undefined : content.filter((c): c is ImageContent => c.type === "image");
     const streamingBehavior = options.deliverAs === "followUp" ? "followUp" : "steer";
     await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension" });
@@ -693,7 +705,13 @@ export class AgentSession {
     try {
       if ((message as { role: string }).role === "custom") {
         const m = message as unknown as CustomMessageInput & { display: boolean };
-        this.#session.append({ type: "custom_message", customType: m.customType, content: m.content, display: m.display, ...(m.details !== undefined ? { details: m.details } : {}) });
+        this.#session.append({
+          type: "custom_message",
+          customType: m.customType,
+          content: m.content,
+          display: m.display,
+          ...(m.details !== undefined ? { details: m.details } : {}),
+        });
       } else {
         this.#session.append({ type: "message", message });
       }
@@ -704,12 +722,17 @@ export class AgentSession {
 
   async #beforeProviderRequest(payload: unknown): Promise<unknown> {
     if (!this.#runtime.hasHandlers("before_provider_request")) return payload;
-    const result = await this.#runtime.emitChained({ type: "before_provider_request", payload }, (event, replacement) => ({ event: { ...event, payload: replacement } }));
+    const result = await this.#runtime.emitChained({ type: "before_provider_request", payload }, (event, replacement) => ({
+      event: { ...event, payload: replacement },
+    }));
     return result.payload;
   }
 
   /** before_provider_headers: handlers edit the headers in place; a null value removes one. */
-  async #beforeProviderHeaders<O extends { headers?: Record<string, string> } | undefined>(modelHeaders: Record<string, string> | undefined, options: O): Promise<O> {
+  async #beforeProviderHeaders<O extends { headers?: Record<string, string> } | undefined>(
+    modelHeaders: Record<string, string> | undefined,
+    options: O,
+  ): Promise<O> {
     if (!this.#runtime.hasHandlers("before_provider_headers")) return options;
     const headers: Record<string, string | null> = { ...modelHeaders, ...options?.headers };
     await this.#runtime.emit({ type: "before_provider_headers", headers });
@@ -748,11 +771,15 @@ export class AgentSession {
   #gating: { toolCallId: string; toolName: string; args: unknown } | undefined;
 
   async #toolCallVerdict(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
-    const verdict = await this.#runtime.emitChained({ type: "tool_call", toolCallId, toolName, input: args, block: false as boolean, reason: undefined as string | undefined }, (event, r) => {
-      const result = r as { block?: unknown; reason?: unknown };
-      if (result.block === true) return { event: { ...event, block: true, reason: typeof result.reason === "string" ? result.reason : undefined }, stop: true };
-      return { event };
-    });
+    const verdict = await this.#runtime.emitChained(
+      { type: "tool_call", toolCallId, toolName, input: args, block: false as boolean, reason: undefined as string | undefined },
+      (event, r) => {
+        const result = r as { block?: unknown; reason?: unknown };
+        if (result.block === true)
+          return { event: { ...event, block: true, reason: typeof result.reason === "string" ? result.reason : undefined }, stop: true };
+        return { event };
+      },
+    );
     return verdict.block ? { block: true, reason: verdict.reason ?? "Blocked by an extension" } : undefined;
   }
 
@@ -800,7 +827,12 @@ function customMessage(input: CustomMessageInput): AgentMessage {
 function textOf(message: AgentMessage): string {
   if (message.role !== "user") return "";
   const content = message.content;
-  return typeof content === "string" ? content : content.filter((c): c is TextContent => c.type === "text").map((c) => c.text).join("");
+  return typeof content === "string"
+    ? content
+    : content
+        .filter((c): c is TextContent => c.type === "text")
+        .map((c) => c.text)
+        .join("");
 }
 
 export type { ToolResultMessage };

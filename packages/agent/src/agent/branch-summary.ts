@@ -15,7 +15,11 @@ export { CompactionCancelledError } from "./compaction.js";
  * The entries between the old leaf and the deepest entry the old and the new position share
  * (oldest first): what the move leaves behind.
  */
-export function collectBranchEntries(session: Session, oldLeafId: string | null, targetId: string): { entries: SessionEntry[]; commonAncestorId: string | null } {
+export function collectBranchEntries(
+  session: Session,
+  oldLeafId: string | null,
+  targetId: string,
+): { entries: SessionEntry[]; commonAncestorId: string | null } {
   if (oldLeafId === null) return { entries: [], commonAncestorId: null };
   const onOldPath = new Set(session.branch(oldLeafId).map((e) => e.id));
   const targetPath = session.branch(targetId);

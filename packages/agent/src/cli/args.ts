@@ -168,7 +168,19 @@ const FLAG_TABLE: [names: string[], flag: Flag][] = [
   [["--web-host"], { kind: "value", apply: (v, o) => (o.web.host = v) }],
   [["--web-port"], { kind: "value", apply: parseWebPort }],
   [["--web-token"], { kind: "value", apply: (v, o) => (o.web.token = v) }],
-  [["--web-allowed-origins"], { kind: "value", apply: (v, o) => o.web.allowedOrigins.push(...v.split(",").map((x) => x.trim()).filter((x) => x !== "")) }],
+  [
+    ["--web-allowed-origins"],
+    {
+      kind: "value",
+      apply: (v, o) =>
+        o.web.allowedOrigins.push(
+          ...v
+            .split(",")
+            .map((x) => x.trim())
+            .filter((x) => x !== ""),
+        ),
+    },
+  ],
   [["--web-open"], { kind: "special", apply: (_next, o) => ((o.web.open = true), false) }],
 ];
 
@@ -351,7 +363,9 @@ function validate(options: CliOptions, modeGiven: boolean): void {
       [options.resume, "--resume"],
     ]);
     if (options.sessionId.length > 256 || !/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(options.sessionId)) {
-      throw new UsageError(`--session-id ${JSON.stringify(options.sessionId)}: a session id uses letters, digits, ".", "_" and "-", with a letter or digit at each end`);
+      throw new UsageError(
+        `--session-id ${JSON.stringify(options.sessionId)}: a session id uses letters, digits, ".", "_" and "-", with a letter or digit at each end`,
+      );
     }
   }
   // pi lets --no-session silently win over these; a session the user named would be lost.
@@ -366,7 +380,9 @@ function validate(options: CliOptions, modeGiven: boolean): void {
     throw new UsageError(`--session cannot be combined with ${options.continue ? "--continue" : "--resume"}`);
   }
   if (options.messages.length > 0) {
-    options.warnings.push(`RPC mode does not send messages given on the command line (as in pi); ignored: ${options.messages.map((m) => JSON.stringify(m)).join(" ")}`);
+    options.warnings.push(
+      `RPC mode does not send messages given on the command line (as in pi); ignored: ${options.messages.map((m) => JSON.stringify(m)).join(" ")}`,
+    );
   }
 }
 
@@ -374,10 +390,7 @@ function validate(options: CliOptions, modeGiven: boolean): void {
  * Second pass, once extensions have registered their flags: every unknown token must be one of
  * them. A boolean flag takes no value unless written `--flag=value`; a string flag takes the next token.
  */
-export function resolveExtensionFlags(
-  options: CliOptions,
-  registered: ReadonlyMap<string, { type: "boolean" | "string" }>,
-): Map<string, string | boolean> {
+export function resolveExtensionFlags(options: CliOptions, registered: ReadonlyMap<string, { type: "boolean" | "string" }>): Map<string, string | boolean> {
   const values = new Map<string, string | boolean>();
   for (const { name, inlineValue, next } of options.unknown) {
     const flag = registered.get(name);
@@ -386,7 +399,8 @@ export function resolveExtensionFlags(
       throw new UsageError(`Unknown option --${name}${known.length ? ` (extension flags: ${known.join(", ")})` : ""}`);
     }
     if (flag.type === "boolean") {
-      if (next !== undefined) throw new UsageError(`Unexpected argument ${JSON.stringify(next)}: --${name} is a boolean flag (write --${name}=false to turn it off)`);
+      if (next !== undefined)
+        throw new UsageError(`Unexpected argument ${JSON.stringify(next)}: --${name} is a boolean flag (write --${name}=false to turn it off)`);
       values.set(name, inlineValue === undefined ? true : inlineValue !== "false");
       continue;
     }

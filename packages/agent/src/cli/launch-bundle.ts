@@ -60,7 +60,9 @@ export function loadBundle<T>(file: string): LoadedBundle<T> {
   try {
     const wrapper: unknown = script.runInThisContext();
     if (typeof wrapper !== "function") {
-      throw new Error(`${path} must hold one wrapped CommonJS module, (function (exports, require, module, __filename, __dirname) {…}); rebuild it with npm run build`);
+      throw new Error(
+        `${path} must hold one wrapped CommonJS module, (function (exports, require, module, __filename, __dirname) {…}); rebuild it with npm run build`,
+      );
     }
     (wrapper as CommonJsWrapper)(module.exports, require, module, path, dirname(path));
   } catch (error) {

@@ -90,9 +90,15 @@ function promptSources(options: CliOptions, setup: Setup): AgentConfig["prompt"]
   const discover = (name: string): string | undefined =>
     [projectDir && join(projectDir, name), join(agentDir, name)].find((p): p is string => typeof p === "string" && existsSync(p));
   const systemFile = options.systemPrompt === undefined ? discover("SYSTEM.md") : undefined;
-  const custom = options.systemPrompt !== undefined ? promptText(options.systemPrompt, cwd) : systemFile !== undefined ? readFileSync(systemFile, "utf8") : undefined;
+  const custom =
+    options.systemPrompt !== undefined ? promptText(options.systemPrompt, cwd) : systemFile !== undefined ? readFileSync(systemFile, "utf8") : undefined;
   const appendFile = options.appendSystemPrompt.length === 0 ? discover("APPEND_SYSTEM.md") : undefined;
-  const append = options.appendSystemPrompt.length > 0 ? options.appendSystemPrompt.map((a) => promptText(a, cwd)) : appendFile !== undefined ? [readFileSync(appendFile, "utf8")] : [];
+  const append =
+    options.appendSystemPrompt.length > 0
+      ? options.appendSystemPrompt.map((a) => promptText(a, cwd))
+      : appendFile !== undefined
+        ? [readFileSync(appendFile, "utf8")]
+        : [];
   return {
     ...(custom !== undefined ? { custom } : {}),
     append,
@@ -140,7 +146,16 @@ async function listModelsAndExit(options: CliOptions, setup: Setup): Promise<nev
     .map((m) => [m.provider, m.id, String(m.contextWindow), String(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]);
   const table = [["provider", "model", "context", "max-out", "thinking", "images"], ...rows];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  process.stdout.write(table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n") + "\n");
+  process.stdout.write(
+    table
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join("  ")
+          .trimEnd(),
+      )
+      .join("\n") + "\n",
+  );
   process.exit(0);
 }
 
@@ -328,7 +343,11 @@ export async function main(argv: string[]): Promise<void> {
   // A second signal while shutting down exits at once (children still die, below).
   let exitCode = 0;
   let signalled = false;
-  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
+  for (const [signal, code] of [
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+    ["SIGHUP", 129],
+  ] as const) {
     process.on(signal, () => {
       if (signalled) process.exit(code);
       signalled = true;

@@ -39,7 +39,13 @@ function modelConfig(m: Record<string, unknown>): ProviderModelConfig {
   if (contextWindow !== undefined) out.contextWindow = contextWindow;
   const maxTokens = num(m["maxTokens"]);
   if (maxTokens !== undefined) out.maxTokens = maxTokens;
-  if (cost) out.cost = { input: num(cost["input"]) ?? 0, output: num(cost["output"]) ?? 0, cacheRead: num(cost["cacheRead"]) ?? 0, cacheWrite: num(cost["cacheWrite"]) ?? 0 };
+  if (cost)
+    out.cost = {
+      input: num(cost["input"]) ?? 0,
+      output: num(cost["output"]) ?? 0,
+      cacheRead: num(cost["cacheRead"]) ?? 0,
+      cacheWrite: num(cost["cacheWrite"]) ?? 0,
+    };
   if (headers) out.headers = headers;
   return out;
 }

@@ -74,7 +74,12 @@ function pick<T>(raw: Raw, key: string, check: (v: unknown) => v is T, warnings:
   return undefined;
 }
 
-function section<K extends string>(raw: Raw, key: string, fields: Record<K, (v: unknown) => boolean>, warnings: string[]): Partial<Record<K, unknown>> | undefined {
+function section<K extends string>(
+  raw: Raw,
+  key: string,
+  fields: Record<K, (v: unknown) => boolean>,
+  warnings: string[],
+): Partial<Record<K, unknown>> | undefined {
   const value = raw[key];
   if (value === undefined) return undefined;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {

@@ -2,7 +2,6 @@
  * Loads extension files (.ts or .js default-exporting `(pi) => void`) with jiti, resolving the
  * packages pi extensions import to parley's own copies so they need no install of their own.
  */
-import { createRequire } from "node:module";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -12,7 +11,6 @@ import { errorMessage } from "../error-text.js";
 import { loadCreateJiti } from "../module-loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const requireFromHere = createRequire(import.meta.url);
 
 /**
  * The folder that holds parley's entry modules (`index.js`, `extensions/compat/…`): `dist/` when
@@ -99,7 +97,8 @@ function bundledLibraries(): Record<string, string> {
 /** The same entry points under another package name (`@earendil-works/pi-ai/oauth` → pi-ai's oauth). */
 function renamed(from: string, to: string, table: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [specifier, file] of Object.entries(table)) if (specifier === from || specifier.startsWith(`${from}/`)) out[to + specifier.slice(from.length)] = file;
+  for (const [specifier, file] of Object.entries(table))
+    if (specifier === from || specifier.startsWith(`${from}/`)) out[to + specifier.slice(from.length)] = file;
   return out;
 }
 
@@ -114,7 +113,12 @@ function aliases(): Record<string, string> {
   const libraries =
     Object.keys(bundled).length > 0
       ? bundled
-      : { ...exportAliases("@mariozechner/pi-ai"), ...exportAliases("@mariozechner/pi-tui"), ...exportAliases("@mariozechner/pi-agent-core"), ...exportAliases("typebox") };
+      : {
+          ...exportAliases("@mariozechner/pi-ai"),
+          ...exportAliases("@mariozechner/pi-tui"),
+          ...exportAliases("@mariozechner/pi-agent-core"),
+          ...exportAliases("typebox"),
+        };
   const piAiRoot = libraries["@mariozechner/pi-ai"];
   if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
   const shared = {

@@ -79,10 +79,17 @@ export class ExtensionRuntime {
 
   /** Runs one extension factory; a throw is reported and leaves what it registered before. */
   /** Runs an extension's factory. A factory that throws is reported, or handed to `onError` when given. */
-  async add(path: string, factory: ExtensionFactory, scope: SourceInfo["scope"] = "temporary", onError?: (error: { error: string; stack?: string }) => void): Promise<boolean> {
+  async add(
+    path: string,
+    factory: ExtensionFactory,
+    scope: SourceInfo["scope"] = "temporary",
+    onError?: (error: { error: string; stack?: string }) => void,
+  ): Promise<boolean> {
     // As pi reports it: -e files come from the CLI, discovered ones are local to the user or project.
     const sourceInfo: SourceInfo =
-      scope === "temporary" ? { path, source: "cli", scope, origin: "top-level" } : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
+      scope === "temporary"
+        ? { path, source: "cli", scope, origin: "top-level" }
+        : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
     const extension: LoadedExtension = { path, sourceInfo, handlers: new Map(), commands: new Map() };
     this.extensions.push(extension);
     try {
@@ -106,9 +113,13 @@ export class ExtensionRuntime {
     for (const extension of this.extensions) {
       for (const handler of extension.handlers.get("resources_discover") ?? []) {
         try {
-          const result = (await (handler as (e: unknown, c: ExtensionContext) => unknown)({ type: "resources_discover", cwd, reason }, this.context(extension))) as ResourcesDiscoverResult | undefined;
+          const result = (await (handler as (e: unknown, c: ExtensionContext) => unknown)(
+            { type: "resources_discover", cwd, reason },
+            this.context(extension),
+          )) as ResourcesDiscoverResult | undefined;
           const base = dirname(extension.path);
-          const paths = (list: unknown): string[] => (Array.isArray(list) ? list.filter((p): p is string => typeof p === "string").map((p) => resolve(base, p)) : []);
+          const paths = (list: unknown): string[] =>
+            Array.isArray(list) ? list.filter((p): p is string => typeof p === "string").map((p) => resolve(base, p)) : [];
           skillPaths.push(...paths(result?.skillPaths));
           promptTemplatePaths.push(...paths(result?.promptPaths));
           if (Array.isArray(result?.themePaths) && result.themePaths.length > 0 && !this.#resourcesReported.has(extension.path)) {
@@ -121,7 +132,8 @@ export class ExtensionRuntime {
       }
     }
     this.#baseResources ??= this.resources;
-    this.resources = skillPaths.length + promptTemplatePaths.length > 0 ? extendResources(this.#baseResources, { cwd, skillPaths, promptTemplatePaths }) : this.#baseResources;
+    this.resources =
+      skillPaths.length + promptTemplatePaths.length > 0 ? extendResources(this.#baseResources, { cwd, skillPaths, promptTemplatePaths }) : this.#baseResources;
   }
 
   /** Forgets every extension and what it registered (before a reload loads them again). */
@@ -192,7 +204,14 @@ export class ExtensionRuntime {
   /** The context a tool or handler of this extension gets (a neutral one for built-ins). */
   contextFor(extensionPath: string | undefined): ExtensionContext {
     const extension = this.extensions.find((e) => e.path === extensionPath);
-    return this.context(extension ?? { path: extensionPath ?? "<builtin>", sourceInfo: { path: "<builtin>", source: "builtin", scope: "temporary", origin: "top-level" }, handlers: new Map(), commands: new Map() });
+    return this.context(
+      extension ?? {
+        path: extensionPath ?? "<builtin>",
+        sourceInfo: { path: "<builtin>", source: "builtin", scope: "temporary", origin: "top-level" },
+        handlers: new Map(),
+        commands: new Map(),
+      },
+    );
   }
 
   /**

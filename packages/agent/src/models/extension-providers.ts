@@ -81,7 +81,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
           cost: m.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
           contextWindow: m.contextWindow ?? 128_000,
           maxTokens: m.maxTokens ?? 16_384,
-          ...(m.headers ?? config.headers ? { headers: { ...config.headers, ...m.headers } } : {}),
+          ...((m.headers ?? config.headers) ? { headers: { ...config.headers, ...m.headers } } : {}),
         }),
       );
       providers.set(name, { models, apiKey: config.apiKey, ownStream: typeof config.streamSimple === "function" });

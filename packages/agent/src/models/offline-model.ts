@@ -20,16 +20,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type {
-  Api,
-  AssistantMessage,
-  AssistantMessageEventStream,
-  Context,
-  Message,
-  Model,
-  SimpleStreamOptions,
-  ToolResultMessage,
-} from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, AssistantMessageEventStream, Context, Message, Model, SimpleStreamOptions, ToolResultMessage } from "@mariozechner/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
 import { localModel, type PlannedReply, type PlannedToolCall, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
 import { PARLEY_PROVIDER } from "./script-model.js";
@@ -65,12 +56,7 @@ function cwdOf(model: Model<Api>): string {
 }
 
 /** pi-ai stream function for api "parley-offline". */
-export function streamOfflineModel(
-  pi: PiAiCore,
-  model: Model<Api>,
-  context: Context,
-  options?: SimpleStreamOptions,
-): AssistantMessageEventStream {
+export function streamOfflineModel(pi: PiAiCore, model: Model<Api>, context: Context, options?: SimpleStreamOptions): AssistantMessageEventStream {
   return streamPlannedReply(pi, model, context, options, () => planOfflineReply(context, cwdOf(model)), settingsByBaseUrl.get(model.baseUrl));
 }
 
@@ -143,7 +129,10 @@ export function findMissingPathsIn(text: string, cwd: string): string[] {
   let words = 0;
   for (const m of text.matchAll(/\S+/g)) {
     if (++words > MAX_TOKENS_SCANNED || out.length >= MAX_PATHS) break;
-    const token = m[0].replace(LEADING_JUNK, "").replace(TRAILING_JUNK, "").replace(/['’]s$/, "");
+    const token = m[0]
+      .replace(LEADING_JUNK, "")
+      .replace(TRAILING_JUNK, "")
+      .replace(/['’]s$/, "");
     if (token.includes("://") || !PATH_LIKE.test(token) || /^(e\.g|i\.e|etc)$/i.test(token)) continue;
     if (existingUnder(token, cwd) !== undefined || out.includes(token)) continue;
     const rel = relative(cwd, resolve(cwd, token));
@@ -438,7 +427,9 @@ function describeMarkdown(content: string): string {
 
 function describeScript(content: string): string {
   const exports = [
-    ...content.matchAll(/^export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:abstract\s+)?(function\*?|const|let|var|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm),
+    ...content.matchAll(
+      /^export\s+(?:declare\s+)?(?:default\s+)?(?:async\s+)?(?:abstract\s+)?(function\*?|const|let|var|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/gm,
+    ),
   ].map((m) => m[2] ?? "");
   const reexports = [...content.matchAll(/^export\s+(?:\*|\{[^}]*\})\s+from\s+["']([^"']+)["']/gm)].map((m) => m[1] ?? "");
   const imports = [...content.matchAll(/^import\s[^;]*?from\s+["']([^"']+)["']|^import\s+["']([^"']+)["']/gm)].length;

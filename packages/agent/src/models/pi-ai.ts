@@ -79,7 +79,10 @@ export function loadPiAiCore(): Promise<PiAiCore> {
 }
 
 /** What choosing a model needs: API-key lookup, and the catalogue's functions (usable once it is loaded). */
-export type PiAiResolution = Pick<PiAiCore, "getProviders" | "getModels" | "getSupportedThinkingLevels" | "clampThinkingLevel" | "getEnvApiKey" | "findEnvKeys">;
+export type PiAiResolution = Pick<
+  PiAiCore,
+  "getProviders" | "getModels" | "getSupportedThinkingLevels" | "clampThinkingLevel" | "getEnvApiKey" | "findEnvKeys"
+>;
 
 let loadingResolution: Promise<PiAiResolution> | undefined;
 

@@ -329,8 +329,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
       };
       return [...localModels, ...catalog().builtIn.filter((m) => hasKey(m.provider))];
     },
-    findModel: (provider, modelId) =>
-      provider === PARLEY_PROVIDER ? localModels.find((m) => m.id === modelId) : catalog().find(provider, modelId),
+    findModel: (provider, modelId) => (provider === PARLEY_PROVIDER ? localModels.find((m) => m.id === modelId) : catalog().find(provider, modelId)),
     matchModel: (pattern, provider) => catalog().resolveCli(provider, pattern),
     thinkingLevelsFor,
     clampThinkingLevel,
@@ -351,7 +350,8 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
         Object.keys(DEFAULT_MODEL_PER_PROVIDER).some((p) => keys.autoSelects(p));
       if (!needsCatalog && !catalogReady()) {
         const own = (extra?.models() ?? []).find((m) => extra?.hasAuth(m));
-        if (request.apiKey !== undefined) throw new ModelResolutionError("--api-key requires a model to be specified via --model, --provider/--model, or --models");
+        if (request.apiKey !== undefined)
+          throw new ModelResolutionError("--api-key requires a model to be specified via --model, --provider/--model, or --models");
         const model = own ?? offlineModel;
         const requested = request.thinking ?? request.defaultThinkingLevel;
         return {
@@ -447,7 +447,10 @@ function scopedMatch(pattern: string, c: Catalog): ModelMatch | undefined {
   const level = suffix !== undefined && isThinkingLevel(suffix) ? suffix : undefined;
   const bare = level !== undefined ? text.slice(0, colon) : text;
   if (/[*?]/.test(bare)) {
-    const source = bare.replace(/[.+^$()|[\]\\{}]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+    const source = bare
+      .replace(/[.+^$()|[\]\\{}]/g, "\\$&")
+      .replace(/\*/g, ".*")
+      .replace(/\?/g, ".");
     const regex = new RegExp(`^${source}$`, "i");
     const model = usable.find((m) => regex.test(`${m.provider}/${m.id}`) || regex.test(m.id));
     return model ? { model, ...(level !== undefined ? { thinkingLevel: level } : {}) } : undefined;
@@ -526,7 +529,9 @@ class Catalog {
 
   private get all(): Model<Api>[] {
     const extra = this.extra?.models() ?? [];
-    return extra.length === 0 ? [...this.#local, ...this.builtIn] : [...this.#local, ...extra, ...this.builtIn.filter((m) => !extra.some((e) => e.provider === m.provider && e.id === m.id))];
+    return extra.length === 0
+      ? [...this.#local, ...this.builtIn]
+      : [...this.#local, ...extra, ...this.builtIn.filter((m) => !extra.some((e) => e.provider === m.provider && e.id === m.id))];
   }
 
   private get providers(): string[] {

@@ -192,12 +192,7 @@ export function createScriptModel(script: ModelScript, settings: ReplyStreamSett
 }
 
 /** pi-ai stream function for api "parley-script". Consumes one turn per call. */
-export function streamScriptModel(
-  pi: PiAiCore,
-  model: Model<Api>,
-  context: Context,
-  options?: SimpleStreamOptions,
-): AssistantMessageEventStream {
+export function streamScriptModel(pi: PiAiCore, model: Model<Api>, context: Context, options?: SimpleStreamOptions): AssistantMessageEventStream {
   const instance = instances.get(model.baseUrl);
   return streamPlannedReply(
     pi,

@@ -141,7 +141,14 @@ function findGitRoot(start: string): string | undefined {
  * like explicit paths, after what is already there (which keeps its names).
  */
 export function extendResources(base: Resources, extra: { cwd: string; skillPaths: readonly string[]; promptTemplatePaths: readonly string[] }): Resources {
-  const added = loadResources({ cwd: extra.cwd, agentDir: "", noSkills: true, noPromptTemplates: true, skillPaths: extra.skillPaths, promptTemplatePaths: extra.promptTemplatePaths });
+  const added = loadResources({
+    cwd: extra.cwd,
+    agentDir: "",
+    noSkills: true,
+    noPromptTemplates: true,
+    skillPaths: extra.skillPaths,
+    promptTemplatePaths: extra.promptTemplatePaths,
+  });
   const warnings = [...base.warnings, ...added.warnings];
   return {
     skills: firstByName([...base.skills, ...added.skills], "skill", warnings),

@@ -92,7 +92,13 @@ export function formatSkillsForPrompt(skills: readonly Skill[]): string {
     "<available_skills>",
   ];
   for (const skill of offered) {
-    lines.push("  <skill>", `    <name>${xml(skill.name)}</name>`, `    <description>${xml(skill.description)}</description>`, `    <location>${xml(skill.filePath)}</location>`, "  </skill>");
+    lines.push(
+      "  <skill>",
+      `    <name>${xml(skill.name)}</name>`,
+      `    <description>${xml(skill.description)}</description>`,
+      `    <location>${xml(skill.filePath)}</location>`,
+      "  </skill>",
+    );
   }
   lines.push("</available_skills>");
   return lines.join("\n");

@@ -47,7 +47,9 @@ export interface RpcExtensionHostOptions {
 }
 
 export type SessionSwitchEvents = {
-  before: { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string } | { type: "session_before_fork"; entryId: string; position: "before" | "at" };
+  before:
+    | { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string }
+    | { type: "session_before_fork"; entryId: string; position: "before" | "at" };
   reason: "new" | "resume" | "fork";
   /** Throws when the target is not valid; runs after the before-event, before anything changes. */
   check?: () => void;

@@ -174,7 +174,12 @@ export class RpcServer implements TransportSink {
         continue;
       }
       const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
-      await whileSayingSlow(this.runtime.add(ext.path, ext.factory, ext.scope, onError), `extension ${ext.path} (its factory)`, this.#log, this.#options.slowExtensionNoticeMs);
+      await whileSayingSlow(
+        this.runtime.add(ext.path, ext.factory, ext.scope, onError),
+        `extension ${ext.path} (its factory)`,
+        this.#log,
+        this.#options.slowExtensionNoticeMs,
+      );
       if (failures.length > 0) break;
     }
     return failures;
@@ -251,7 +256,11 @@ export class RpcServer implements TransportSink {
 
   #reportOverflow(info: { bytes: number; maxLineBytes: number }): void {
     this.#answer(
-      failure(undefined, "parse", `Line of ${info.bytes} bytes exceeds the maximum of ${info.maxLineBytes} bytes and was discarded (raise it with --max-line-bytes)`),
+      failure(
+        undefined,
+        "parse",
+        `Line of ${info.bytes} bytes exceeds the maximum of ${info.maxLineBytes} bytes and was discarded (raise it with --max-line-bytes)`,
+      ),
     );
   }
 

@@ -3,13 +3,7 @@
  * session context: compaction replaces older history with a summary, branch summaries and
  * extension messages become messages of their own, everything else stays out.
  */
-import type {
-  AgentMessage,
-  BranchSummaryMessage,
-  CompactionSummaryMessage,
-  CustomMessage,
-  SessionEntry,
-} from "@parley/protocol";
+import type { AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, SessionEntry } from "@parley/protocol";
 import type { EntryOfType } from "./format.js";
 
 /** Entry timestamps are ISO strings; message timestamps are epoch milliseconds. */

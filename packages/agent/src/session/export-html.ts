@@ -34,7 +34,8 @@ export function exportHtml(session: Session, outputPath?: string): string {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);
   }
   const target = sniffFile(path);
-  if (target.kind === "session") throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
+  if (target.kind === "session")
+    throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
   mkdirSync(dirname(path), { recursive: true });
   if (target.kind === "missing") {
     // wx: a file that appeared meanwhile is not overwritten either.
@@ -43,7 +44,9 @@ export function exportHtml(session: Session, outputPath?: string): string {
   }
   if (!isParleyExport(path)) {
     const what = target.kind === "other" && !target.reason.startsWith("its first line") ? ` (${target.reason})` : "";
-    throw new ExportTargetError(`${path} already exists${what} and is not a page parley exported; parley does not overwrite files it did not create. Choose another outputPath or remove the file`);
+    throw new ExportTargetError(
+      `${path} already exists${what} and is not a page parley exported; parley does not overwrite files it did not create. Choose another outputPath or remove the file`,
+    );
   }
   // An earlier export: replaced whole (a temporary file renamed over it), never left half written.
   const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
@@ -280,7 +283,12 @@ function json(value: unknown): string {
 
 function formatTime(iso: string): string {
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  return Number.isNaN(date.getTime())
+    ? iso
+    : date
+        .toISOString()
+        .replace("T", " ")
+        .replace(/\.\d+Z$/, " UTC");
 }
 
 const CSS = `

@@ -118,7 +118,12 @@ export function parseSessionFile(text: string, file?: string): ParsedSessionFile
   }
   const version = readVersion(first.value);
   const values = records.map((r) => r.value);
-  if (version < 2) migrateV1(values, records.map((r) => r.line), first.value);
+  if (version < 2)
+    migrateV1(
+      values,
+      records.map((r) => r.line),
+      first.value,
+    );
   if (version < 3) migrateV2(values);
 
   const entries: SessionEntry[] = [];
@@ -242,7 +247,10 @@ const REQUIRED: Record<SessionEntryType, (e: Record<string, unknown>) => string 
   thinking_level_change: (e) => (str(e["thinkingLevel"]) ? undefined : "thinking_level_change without thinkingLevel"),
   model_change: (e) => (str(e["provider"]) && str(e["modelId"]) ? undefined : "model_change without provider/modelId"),
   compaction: (e) =>
-    str(e["summary"]) && typeof e["tokensBefore"] === "number" && optStr(e["firstKeptEntryId"]) && (e["retainedTail"] === undefined || Array.isArray(e["retainedTail"]))
+    str(e["summary"]) &&
+    typeof e["tokensBefore"] === "number" &&
+    optStr(e["firstKeptEntryId"]) &&
+    (e["retainedTail"] === undefined || Array.isArray(e["retainedTail"]))
       ? undefined
       : "compaction without summary/tokensBefore",
   branch_summary: (e) => (str(e["fromId"]) && str(e["summary"]) ? undefined : "branch_summary without fromId/summary"),

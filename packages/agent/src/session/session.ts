@@ -191,7 +191,9 @@ export class Session implements SessionView {
   append(entry: NewSessionEntry): SessionEntry {
     if (entry.type === "message" && (entry.message.role === "compactionSummary" || entry.message.role === "branchSummary")) {
       // As in pi: summaries are entries of their own (compaction / branch_summary), so they can be found.
-      throw new Error(`A ${entry.message.role} message cannot be appended as a message entry; append a ${entry.message.role === "compactionSummary" ? "compaction" : "branch_summary"} entry`);
+      throw new Error(
+        `A ${entry.message.role} message cannot be appended as a message entry; append a ${entry.message.role === "compactionSummary" ? "compaction" : "branch_summary"} entry`,
+      );
     }
     if (entry.type === "label" && !this.#byId.has(entry.targetId)) {
       throw new Error(`Cannot label entry ${entry.targetId}: no such entry`);
@@ -364,7 +366,9 @@ export class Session implements SessionView {
     let selectedText: string | undefined;
     if (position === "before") {
       if (selected.type !== "message" || selected.message.role !== "user") {
-        throw new Error(`Cannot fork before entry ${entryId}: it is a ${selected.type === "message" ? `${selected.message.role} message` : `${selected.type} entry`}, not a user message`);
+        throw new Error(
+          `Cannot fork before entry ${entryId}: it is a ${selected.type === "message" ? `${selected.message.role} message` : `${selected.type} entry`}, not a user message`,
+        );
       }
       leafId = selected.parentId;
       selectedText = userText(selected.message.content);
@@ -455,7 +459,8 @@ export class Session implements SessionView {
     } else {
       const fd = openSync(file, "a");
       try {
-        if (fstatSync(fd).size !== 0) throw new SessionFileError(`${file} is no longer empty (something else wrote to it); parley will not write a session into it`);
+        if (fstatSync(fd).size !== 0)
+          throw new SessionFileError(`${file} is no longer empty (something else wrote to it); parley will not write a session into it`);
         writeFileSync(fd, content);
       } finally {
         closeSync(fd);

@@ -135,9 +135,7 @@ export function listSessions(dir: string): SessionFileInfo[] {
       if (!stat.isFile()) continue;
       const header = readSessionHeader(path);
       if (header) out.push({ path, ...header, mtime: stat.mtimeMs });
-    } catch {
-      continue;
-    }
+    } catch {}
   }
   return out.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? 1 : -1));
 }

@@ -163,4 +163,3 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
     },
   };
 }
-

@@ -104,10 +104,7 @@ function truncationNotice(t: TruncationResult, lastLineBytes: number, fullOutput
 // Streaming updates are throttled; the UI only needs a few per second.
 const UPDATE_INTERVAL_MS = 100;
 
-export function createBashToolDefinition(
-  cwd: string,
-  options: BashToolOptions = {},
-): ToolDefinition<typeof bashSchema, BashToolDetails | undefined> {
+export function createBashToolDefinition(cwd: string, options: BashToolOptions = {}): ToolDefinition<typeof bashSchema, BashToolDetails | undefined> {
   const ops = options.operations ?? createLocalBashOperations({ shellPath: options.shellPath });
   return {
     name: "bash",
@@ -174,9 +171,7 @@ export function createBashToolDefinition(
       if (exitCode === null) throw new Error(`${shown}\n\nCommand was terminated by a signal before it exited`);
       if (exitCode !== 0) throw new Error(`${shown}\n\nCommand exited with code ${exitCode}`);
 
-      const details: BashToolDetails | undefined = truncation.truncated
-        ? { truncation, fullOutputPath: output.fullOutputPath }
-        : undefined;
+      const details: BashToolDetails | undefined = truncation.truncated ? { truncation, fullOutputPath: output.fullOutputPath } : undefined;
       const result: AgentToolResult<BashToolDetails | undefined> = { content: [{ type: "text", text: shown }], details };
       return result;
     },

@@ -91,10 +91,7 @@ function diffTokens(a: string[], b: string[]): Op[] {
   while (start < a.length && start < b.length && a[start] === b[start]) start++;
   const restA = a.slice(start);
   const restB = b.slice(start);
-  const rest = myers(restA, restB) ?? [
-    ...restA.map((token): Op => ({ kind: "removed", token })),
-    ...restB.map((token): Op => ({ kind: "added", token })),
-  ];
+  const rest = myers(restA, restB) ?? [...restA.map((token): Op => ({ kind: "removed", token })), ...restB.map((token): Op => ({ kind: "added", token }))];
   return [...a.slice(0, start).map((token): Op => ({ kind: "equal", token })), ...rest];
 }
 
@@ -124,11 +121,7 @@ function toParts(ops: Op[]): Part[] {
  * lines carry old line numbers, added lines new ones), with "..." where
  * unchanged lines are skipped.
  */
-export function generateDiffString(
-  oldContent: string,
-  newContent: string,
-  contextLines = 4,
-): { diff: string; firstChangedLine: number | undefined } {
+export function generateDiffString(oldContent: string, newContent: string, contextLines = 4): { diff: string; firstChangedLine: number | undefined } {
   const parts = toParts(diffTokens(tokenize(oldContent), tokenize(newContent)));
   const width = String(Math.max(oldContent.split("\n").length, newContent.split("\n").length)).length;
   const num = (n: number) => String(n).padStart(width);

@@ -10,8 +10,7 @@ import { errorCode, throwIfAborted, toAgentTool } from "./util.js";
 const replacementSchema = Type.Object(
   {
     oldText: Type.String({
-      description:
-        "Exact text to replace. It must occur exactly once in the original file and must not overlap another edit's oldText.",
+      description: "Exact text to replace. It must occur exactly once in the original file and must not overlap another edit's oldText.",
     }),
     newText: Type.String({ description: "Text to put in its place." }),
   },
@@ -68,8 +67,7 @@ export function detectLineEnding(content: string): "\r\n" | "\n" {
 
 export const normalizeToLF = (text: string): string => text.replace(/\r\n/g, "\n");
 
-export const restoreLineEndings = (text: string, ending: "\r\n" | "\n"): string =>
-  ending === "\r\n" ? text.replace(/\n/g, "\r\n") : text;
+export const restoreLineEndings = (text: string, ending: "\r\n" | "\n"): string => (ending === "\r\n" ? text.replace(/\n/g, "\r\n") : text);
 
 export function stripBom(content: string): { bom: string; text: string } {
   return content.startsWith("\uFEFF") ? { bom: "\uFEFF", text: content.slice(1) } : { bom: "", text: content };
@@ -186,10 +184,7 @@ function prepareEditArguments(args: unknown): EditToolInput {
   return input as EditToolInput;
 }
 
-export function createEditToolDefinition(
-  cwd: string,
-  options: EditToolOptions = {},
-): ToolDefinition<typeof editSchema, EditToolDetails | undefined> {
+export function createEditToolDefinition(cwd: string, options: EditToolOptions = {}): ToolDefinition<typeof editSchema, EditToolDetails | undefined> {
   const ops = options.operations ?? localOperations;
   return {
     name: "edit",

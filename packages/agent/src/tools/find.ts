@@ -62,10 +62,7 @@ export function createLocalFindOperations(signal?: AbortSignal): FindOperations 
   };
 }
 
-export function createFindToolDefinition(
-  cwd: string,
-  options: FindToolOptions = {},
-): ToolDefinition<typeof findSchema, FindToolDetails | undefined> {
+export function createFindToolDefinition(cwd: string, options: FindToolOptions = {}): ToolDefinition<typeof findSchema, FindToolDetails | undefined> {
   return {
     name: "find",
     label: "find",

@@ -23,7 +23,7 @@ function translate(glob: string): string {
     } else if (ch === "*") {
       if (glob[i + 1] === "*") {
         const atSegmentStart = i === 0 || glob[i - 1] === "/";
-        let j = i + 2;
+        const j = i + 2;
         if (atSegmentStart && glob[j] === "/") {
           // "**/" — zero or more whole directories
           out += "(?:[^/]*/)*";

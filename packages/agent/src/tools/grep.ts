@@ -65,10 +65,7 @@ function buildRegex(pattern: string, literal: boolean, ignoreCase: boolean): Reg
   }
 }
 
-export function createGrepToolDefinition(
-  cwd: string,
-  options: GrepToolOptions = {},
-): ToolDefinition<typeof grepSchema, GrepToolDetails | undefined> {
+export function createGrepToolDefinition(cwd: string, options: GrepToolOptions = {}): ToolDefinition<typeof grepSchema, GrepToolDetails | undefined> {
   const ops = options.operations ?? localOperations;
   return {
     name: "grep",
@@ -147,9 +144,7 @@ export function createGrepToolDefinition(
       const notices: string[] = [];
       if (matchLimitReached) notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
       const { text: body, truncation } = withNotices(output, notices);
-      const text = linesTruncated
-        ? `${body}\n\n[Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines]`
-        : body;
+      const text = linesTruncated ? `${body}\n\n[Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines]` : body;
       const details: GrepToolDetails = {};
       if (matchLimitReached) details.matchLimitReached = matchLimitReached;
       if (truncation) details.truncation = truncation;

@@ -3,11 +3,7 @@
  * Argument schemas, result shapes and factory names follow pi 0.73.1 so pi
  * extensions that wrap or replace built-in tools work unchanged.
  */
-import {
-  type BashToolOptions,
-  createBashTool,
-  createBashToolDefinition,
-} from "./bash.js";
+import { type BashToolOptions, createBashTool, createBashToolDefinition } from "./bash.js";
 import { createEditTool, createEditToolDefinition, type EditToolOptions } from "./edit.js";
 import { createFindTool, createFindToolDefinition, type FindToolOptions } from "./find.js";
 import { createGrepTool, createGrepToolDefinition, type GrepToolOptions } from "./grep.js";
@@ -168,10 +164,7 @@ export function createReadOnlyToolDefinitions(cwd: string, options?: ToolsOption
 }
 
 export function createAllToolDefinitions(cwd: string, options?: ToolsOptions): Record<ToolName, AnyToolDefinition> {
-  return Object.fromEntries([...allToolNames].map((name) => [name, createToolDefinition(name, cwd, options)])) as Record<
-    ToolName,
-    AnyToolDefinition
-  >;
+  return Object.fromEntries([...allToolNames].map((name) => [name, createToolDefinition(name, cwd, options)])) as Record<ToolName, AnyToolDefinition>;
 }
 
 export function createCodingTools(cwd: string, options?: ToolsOptions): AnyAgentTool[] {

@@ -40,11 +40,7 @@ function exists(p: string): boolean {
 export function resolveReadPath(filePath: string, cwd: string): string {
   const resolved = resolveToCwd(filePath, cwd);
   if (exists(resolved)) return resolved;
-  const variants = [
-    resolved.replace(/ (AM|PM)\./g, "\u202F$1."),
-    resolved.normalize("NFD"),
-    resolved.replace(/'/g, "\u2019"),
-  ];
+  const variants = [resolved.replace(/ (AM|PM)\./g, "\u202F$1."), resolved.normalize("NFD"), resolved.replace(/'/g, "\u2019")];
   for (const v of variants) {
     if (v !== resolved && exists(v)) return v;
   }

@@ -100,10 +100,7 @@ function formatText(text: string, rawPath: string, offset: number | undefined, l
   return { text: truncation.content, details: undefined };
 }
 
-export function createReadToolDefinition(
-  cwd: string,
-  options: ReadToolOptions = {},
-): ToolDefinition<typeof readSchema, ReadToolDetails | undefined> {
+export function createReadToolDefinition(cwd: string, options: ReadToolOptions = {}): ToolDefinition<typeof readSchema, ReadToolDetails | undefined> {
   const ops = options.operations ?? localOperations;
   return {
     name: "read",

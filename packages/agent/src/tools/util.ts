@@ -44,11 +44,7 @@ export function describeFsError(error: unknown, path: string, action: "read" | "
     case "ENOENT":
       return new Error(`File not found: ${path}`);
     case "EISDIR":
-      return new Error(
-        action === "read"
-          ? `${path} is a directory, not a file. Use ls to list its contents.`
-          : `${path} is a directory, not a file.`,
-      );
+      return new Error(action === "read" ? `${path} is a directory, not a file. Use ls to list its contents.` : `${path} is a directory, not a file.`);
     case "ENOTDIR":
       return new Error(`A component of ${path} is a file, not a directory.`);
     case "EACCES":
@@ -63,9 +59,7 @@ export function describeFsError(error: unknown, path: string, action: "read" | "
  * Expose a definition as a runtime tool (no extension context), the way pi's
  * `createXTool` factories relate to `createXToolDefinition`.
  */
-export function toAgentTool<TParams extends TSchema, TDetails>(
-  definition: ToolDefinition<TParams, TDetails, any, unknown>,
-): AgentTool<TParams, TDetails> {
+export function toAgentTool<TParams extends TSchema, TDetails>(definition: ToolDefinition<TParams, TDetails, any, unknown>): AgentTool<TParams, TDetails> {
   return {
     name: definition.name,
     label: definition.label,

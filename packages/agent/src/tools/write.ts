@@ -36,8 +36,7 @@ export function createWriteToolDefinition(cwd: string, options: WriteToolOptions
   return {
     name: "write",
     label: "write",
-    description:
-      "Write a file with the given content, replacing it if it exists. Missing parent directories are created.",
+    description: "Write a file with the given content, replacing it if it exists. Missing parent directories are created.",
     promptSnippet: "Create or overwrite files",
     promptGuidelines: ["Use write only to create new files or to replace a file's entire content."],
     parameters: writeSchema,

@@ -148,10 +148,7 @@ export class OutboundQueue {
     if (entry.notification) {
       this.#notifications.push(entry);
       this.#notificationChars += line.length;
-      while (
-        this.#notifications.length > 1 &&
-        (this.#notifications.length > this.#maxNotifications || this.#notificationChars > this.#maxNotificationChars)
-      ) {
+      while (this.#notifications.length > 1 && (this.#notifications.length > this.#maxNotifications || this.#notificationChars > this.#maxNotificationChars)) {
         this.#unlink(this.#notifications[0] as Entry);
         this.#dropped++;
         this.#onDropped?.(this.#dropped);

@@ -49,7 +49,11 @@ export function writeStderr(text: string): void {
  * A `write` with process.stdout's signature that goes to stderr (for takeOverStdout). Once stderr
  * has failed, writes are dropped; a callback still runs, so a caller waiting on it is not stuck.
  */
-export const writeToStderr = ((chunk: string | Uint8Array, encodingOrCallback?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void): boolean => {
+export const writeToStderr = ((
+  chunk: string | Uint8Array,
+  encodingOrCallback?: BufferEncoding | ((error?: Error | null) => void),
+  callback?: (error?: Error | null) => void,
+): boolean => {
   if (!closed) return stream().write(chunk, encodingOrCallback as BufferEncoding, callback);
   const done = typeof encodingOrCallback === "function" ? encodingOrCallback : callback;
   if (done) process.nextTick(done, null);

@@ -83,7 +83,10 @@ export class StdioTransport implements Transport {
     this.#waiting = new OutboundQueue({
       ...options.waiting,
       onNotificationDropped: (dropped) => {
-        if (dropped === 1) log("parley: the client is not reading its output; the oldest waiting notifications are dropped from now on (statuses, widgets and titles keep their latest value)\n");
+        if (dropped === 1)
+          log(
+            "parley: the client is not reading its output; the oldest waiting notifications are dropped from now on (statuses, widgets and titles keep their latest value)\n",
+          );
       },
     });
   }

@@ -189,9 +189,7 @@ export class DialogRegistry {
   snapshot(): PendingDialogState[] {
     const now = this.#now();
     return [...this.#pending.values()].map((entry) =>
-      entry.deadline === undefined
-        ? { request: entry.request }
-        : { request: entry.request, remainingMs: Math.max(0, entry.deadline - now) },
+      entry.deadline === undefined ? { request: entry.request } : { request: entry.request, remainingMs: Math.max(0, entry.deadline - now) },
     );
   }
 
@@ -307,7 +305,7 @@ function interpret(request: DialogRequest, record: Record<string, unknown>): Dia
   return reject("carries no answer");
 }
 
-const has = (record: Record<string, unknown>, key: string): boolean => Object.prototype.hasOwnProperty.call(record, key);
+const has = (record: Record<string, unknown>, key: string): boolean => Object.hasOwn(record, key);
 
 export function describe(value: unknown): string {
   if (value === undefined) return "nothing";

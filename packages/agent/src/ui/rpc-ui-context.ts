@@ -116,13 +116,21 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
       }
       if (content != null && !Array.isArray(content)) {
         // pi's RPC mode sends only arrays too; anything else is dropped.
-        bridge.warnOnce(extensionPath, "setWidget:content", `ctx.ui.setWidget(): content is ${describe(content)}, not an array of strings; the call is ignored`);
+        bridge.warnOnce(
+          extensionPath,
+          "setWidget:content",
+          `ctx.ui.setWidget(): content is ${describe(content)}, not an array of strings; the call is ignored`,
+        );
         return;
       }
       const placement: unknown = typeof options === "object" && options !== null ? options.placement : undefined;
       const widgetPlacement = PLACEMENTS.find((known) => known === placement);
       if (placement !== undefined && widgetPlacement === undefined) {
-        bridge.warnOnce(extensionPath, "setWidget:placement", `ctx.ui.setWidget(): placement ${describe(placement)} is not "aboveEditor" or "belowEditor"; shown above the editor`);
+        bridge.warnOnce(
+          extensionPath,
+          "setWidget:placement",
+          `ctx.ui.setWidget(): placement ${describe(placement)} is not "aboveEditor" or "belowEditor"; shown above the editor`,
+        );
       }
       bridge.fireAndForget({
         method: "setWidget",

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { UsageError } from "../cli/args.js";
-import { ConnectionHub } from "./connection-hub.js";
+import type { ConnectionHub } from "./connection-hub.js";
 import { isLoopback, startWebServer, type WebServer } from "./http-server.js";
 
 export { ConnectionHub } from "./connection-hub.js";

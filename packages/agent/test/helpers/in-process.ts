@@ -35,7 +35,12 @@ export async function serveScripted(turns: unknown[], factories: Factory[] = [],
     const deadline = Date.now() + scaled(Math.max(ms, AGENT_CEILING_MS));
     while (!condition()) {
       if (Date.now() > deadline) {
-        throw new Error(`timed out; last records:\n${transport.sent.slice(-30).map((r) => JSON.stringify(r)).join("\n")}\nlogs:\n${logs.join("\n")}`);
+        throw new Error(
+          `timed out; last records:\n${transport.sent
+            .slice(-30)
+            .map((r) => JSON.stringify(r))
+            .join("\n")}\nlogs:\n${logs.join("\n")}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 2));
     }

@@ -157,7 +157,14 @@ export function spawnAgent(bin: string, args: string[], options: SpawnOptions = 
       };
       const timer = setTimeout(() => {
         waiters.delete(wake);
-        rej(new Error(`timed out after ${ceiling(ms)} ms waiting for a condition; last records:\n${records.slice(-20).map((r) => JSON.stringify(r)).join("\n")}\nstderr:\n${stderr}`));
+        rej(
+          new Error(
+            `timed out after ${ceiling(ms)} ms waiting for a condition; last records:\n${records
+              .slice(-20)
+              .map((r) => JSON.stringify(r))
+              .join("\n")}\nstderr:\n${stderr}`,
+          ),
+        );
       }, ceiling(ms));
       waiters.add(wake);
       wake();
@@ -194,8 +201,7 @@ export function spawnAgent(bin: string, args: string[], options: SpawnOptions = 
 export const spawnParley = (args: string[], options?: SpawnOptions): AgentProcess =>
   spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", ...args], options);
 
-export const spawnPi = (args: string[], options?: SpawnOptions): AgentProcess =>
-  spawnAgent(PI_BIN, ["--mode", "rpc", "--no-session", ...args], options);
+export const spawnPi = (args: string[], options?: SpawnOptions): AgentProcess => spawnAgent(PI_BIN, ["--mode", "rpc", "--no-session", ...args], options);
 
 /** The dialog request that `prompt /command` opens (waits for it). */
 export async function openDialog(agent: AgentProcess, message: string, method: string): Promise<Rec> {

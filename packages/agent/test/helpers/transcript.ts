@@ -146,7 +146,9 @@ export async function collectStep(
     found.catch(() => {});
     const exitedFirst = agent.exited.then(async () => {
       await sleep(100);
-      throw new Error(`${side} exited (${exit()?.code}) before ${JSON.stringify(until.match)}; records: ${JSON.stringify(agent.records.slice(from))}\nstderr: ${agent.stderr()}`);
+      throw new Error(
+        `${side} exited (${exit()?.code}) before ${JSON.stringify(until.match)}; records: ${JSON.stringify(agent.records.slice(from))}\nstderr: ${agent.stderr()}`,
+      );
     });
     exitedFirst.catch(() => {});
     const record = await Promise.race([found, exitedFirst]);

@@ -60,11 +60,7 @@ export class FakeAgent {
 
   dialog(id: string, method: "select" | "confirm" | "input" | "editor", extra: Record<string, unknown> = {}): void {
     const base =
-      method === "select"
-        ? { title: "Pick", options: ["a", "b", "c"] }
-        : method === "confirm"
-          ? { title: "Sure?", message: "Really?" }
-          : { title: "Text?" };
+      method === "select" ? { title: "Pick", options: ["a", "b", "c"] } : method === "confirm" ? { title: "Sure?", message: "Really?" } : { title: "Text?" };
     this.write({ type: "extension_ui_request", id, method, ...base, ...extra });
   }
 }

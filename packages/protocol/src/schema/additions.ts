@@ -5,13 +5,10 @@
 import { Type, type Static } from "typebox";
 import { DialogRequest, WidgetPlacement, NotifyType } from "./extension-ui.js";
 
-export const DismissReason = Type.Union(
-  [Type.Literal("timeout"), Type.Literal("aborted"), Type.Literal("shutdown"), Type.Literal("answered")],
-  {
-    description:
-      "timeout: the request's `timeout` elapsed; aborted: the extension's AbortSignal fired; shutdown: the agent is exiting (stdin EOF, signal, ctx.shutdown()); answered: another connection answered it first (web mode, sent to the connections that did not answer).",
-  },
-);
+export const DismissReason = Type.Union([Type.Literal("timeout"), Type.Literal("aborted"), Type.Literal("shutdown"), Type.Literal("answered")], {
+  description:
+    "timeout: the request's `timeout` elapsed; aborted: the extension's AbortSignal fired; shutdown: the agent is exiting (stdin EOF, signal, ctx.shutdown()); answered: another connection answered it first (web mode, sent to the connections that did not answer).",
+});
 export type DismissReason = Static<typeof DismissReason>;
 
 /** A dialog ended on the agent side; the client should close it and must not answer it. */
@@ -26,17 +23,10 @@ export const ExtensionUiDismissed = Type.Object(
 );
 export type ExtensionUiDismissed = Static<typeof ExtensionUiDismissed>;
 
-export const ExtensionUiErrorCode = Type.Union(
-  [
-    Type.Literal("unknown_id"),
-    Type.Literal("already_resolved"),
-    Type.Literal("invalid_response"),
-  ],
-  {
-    description:
-      "unknown_id: no dialog was ever issued with this id (or it is not a dialog); already_resolved: the dialog was answered, timed out or aborted before; invalid_response: the shape or value does not fit the dialog (the dialog stays pending).",
-  },
-);
+export const ExtensionUiErrorCode = Type.Union([Type.Literal("unknown_id"), Type.Literal("already_resolved"), Type.Literal("invalid_response")], {
+  description:
+    "unknown_id: no dialog was ever issued with this id (or it is not a dialog); already_resolved: the dialog was answered, timed out or aborted before; invalid_response: the shape or value does not fit the dialog (the dialog stays pending).",
+});
 export type ExtensionUiErrorCode = Static<typeof ExtensionUiErrorCode>;
 
 /** An `extension_ui_response` was refused. */
@@ -73,9 +63,7 @@ export type NotificationState = Static<typeof NotificationState>;
 
 export const PendingDialogState = Type.Object({
   request: DialogRequest,
-  remainingMs: Type.Optional(
-    Type.Number({ description: "Milliseconds until the dialog times out; absent when it has no timeout." }),
-  ),
+  remainingMs: Type.Optional(Type.Number({ description: "Milliseconds until the dialog times out; absent when it has no timeout." })),
 });
 export type PendingDialogState = Static<typeof PendingDialogState>;
 
@@ -91,8 +79,5 @@ export const UiState = Type.Object(
 );
 export type UiState = Static<typeof UiState>;
 
-export const GetUiStateData = Type.Intersect([
-  UiState,
-  Type.Object({ pendingDialogs: Type.Array(PendingDialogState, { description: "Oldest first." }) }),
-]);
+export const GetUiStateData = Type.Intersect([UiState, Type.Object({ pendingDialogs: Type.Array(PendingDialogState, { description: "Oldest first." }) })]);
 export type GetUiStateData = Static<typeof GetUiStateData>;

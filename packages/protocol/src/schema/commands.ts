@@ -16,14 +16,7 @@ export const CommandId = Type.Optional(
 );
 
 export const ThinkingLevel = Type.Union(
-  [
-    Type.Literal("off"),
-    Type.Literal("minimal"),
-    Type.Literal("low"),
-    Type.Literal("medium"),
-    Type.Literal("high"),
-    Type.Literal("xhigh"),
-  ],
+  [Type.Literal("off"), Type.Literal("minimal"), Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("xhigh")],
   { description: "Reasoning effort. Models without reasoning support only off; xhigh only on some models." },
 );
 export type ThinkingLevel = Static<typeof ThinkingLevel>;
@@ -35,8 +28,7 @@ export const QueueMode = Type.Union([Type.Literal("all"), Type.Literal("one-at-a
 export type QueueMode = Static<typeof QueueMode>;
 
 export const StreamingBehavior = Type.Union([Type.Literal("steer"), Type.Literal("followUp")], {
-  description:
-    "Required while the agent is streaming. steer: deliver after the current turn's tool calls; followUp: deliver when the agent stops.",
+  description: "Required while the agent is streaming. steer: deliver after the current turn's tool calls; followUp: deliver when the agent stops.",
 });
 export type StreamingBehavior = Static<typeof StreamingBehavior>;
 
@@ -80,10 +72,7 @@ export const FollowUpCommand = Type.Object(
 );
 export type FollowUpCommand = Static<typeof FollowUpCommand>;
 
-export const AbortCommand = Type.Object(
-  { id: CommandId, type: Type.Literal("abort") },
-  { description: "Abort the current operation." },
-);
+export const AbortCommand = Type.Object({ id: CommandId, type: Type.Literal("abort") }, { description: "Abort the current operation." });
 export type AbortCommand = Static<typeof AbortCommand>;
 
 export const ClearQueueCommand = Type.Object(
@@ -104,10 +93,7 @@ export type NewSessionCommand = Static<typeof NewSessionCommand>;
 
 // ---- state ---------------------------------------------------------------------
 
-export const GetStateCommand = Type.Object(
-  { id: CommandId, type: Type.Literal("get_state") },
-  { description: "Get the current session state." },
-);
+export const GetStateCommand = Type.Object({ id: CommandId, type: Type.Literal("get_state") }, { description: "Get the current session state." });
 export type GetStateCommand = Static<typeof GetStateCommand>;
 
 export const GetMessagesCommand = Type.Object(
@@ -129,10 +115,7 @@ export const SetModelCommand = Type.Object(
 );
 export type SetModelCommand = Static<typeof SetModelCommand>;
 
-export const CycleModelCommand = Type.Object(
-  { id: CommandId, type: Type.Literal("cycle_model") },
-  { description: "Switch to the next available model." },
-);
+export const CycleModelCommand = Type.Object({ id: CommandId, type: Type.Literal("cycle_model") }, { description: "Switch to the next available model." });
 export type CycleModelCommand = Static<typeof CycleModelCommand>;
 
 export const GetAvailableModelsCommand = Type.Object(
@@ -209,10 +192,7 @@ export const SetAutoRetryCommand = Type.Object(
 );
 export type SetAutoRetryCommand = Static<typeof SetAutoRetryCommand>;
 
-export const AbortRetryCommand = Type.Object(
-  { id: CommandId, type: Type.Literal("abort_retry") },
-  { description: "Cancel a pending automatic retry." },
-);
+export const AbortRetryCommand = Type.Object({ id: CommandId, type: Type.Literal("abort_retry") }, { description: "Cancel a pending automatic retry." });
 export type AbortRetryCommand = Static<typeof AbortRetryCommand>;
 
 // ---- bash ----------------------------------------------------------------------
@@ -222,9 +202,7 @@ export const BashCommand = Type.Object(
     id: CommandId,
     type: Type.Literal("bash"),
     command: Type.String({ description: "Shell command line to run." }),
-    excludeFromContext: Type.Optional(
-      Type.Boolean({ description: "true: keep the output in the session but never send it to the model." }),
-    ),
+    excludeFromContext: Type.Optional(Type.Boolean({ description: "true: keep the output in the session but never send it to the model." })),
   },
   {
     description:
@@ -233,10 +211,7 @@ export const BashCommand = Type.Object(
 );
 export type BashCommand = Static<typeof BashCommand>;
 
-export const AbortBashCommand = Type.Object(
-  { id: CommandId, type: Type.Literal("abort_bash") },
-  { description: "Kill the running bash command." },
-);
+export const AbortBashCommand = Type.Object({ id: CommandId, type: Type.Literal("abort_bash") }, { description: "Kill the running bash command." });
 export type AbortBashCommand = Static<typeof AbortBashCommand>;
 
 // ---- session -------------------------------------------------------------------
@@ -300,8 +275,7 @@ export const GetEntriesCommand = Type.Object(
     ),
   },
   {
-    description:
-      "Get session entries in append order, including compacted history and abandoned branches (the header excluded).",
+    description: "Get session entries in append order, including compacted history and abandoned branches (the header excluded).",
   },
 );
 export type GetEntriesCommand = Static<typeof GetEntriesCommand>;
@@ -430,6 +404,4 @@ type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ?
 type Assert<T extends true> = T;
 type SchemaKeys = keyof typeof COMMAND_SCHEMAS;
 type _CommandSchemaKeysMatch = Assert<Equal<SchemaKeys, CommandType>>;
-type _CommandSchemaTypesMatch = Assert<
-  Equal<{ [K in SchemaKeys]: Static<(typeof COMMAND_SCHEMAS)[K]>["type"] }, { [K in SchemaKeys]: K }>
->;
+type _CommandSchemaTypesMatch = Assert<Equal<{ [K in SchemaKeys]: Static<(typeof COMMAND_SCHEMAS)[K]>["type"] }, { [K in SchemaKeys]: K }>>;

@@ -12,10 +12,7 @@ import { ExtensionUiDismissed, ExtensionUiError, GetUiStateCommand } from "./add
 
 // ---- agent lifecycle -------------------------------------------------------------
 
-export const AgentStartEvent = Type.Object(
-  { type: Type.Literal("agent_start") },
-  { description: "The agent started working on a prompt." },
-);
+export const AgentStartEvent = Type.Object({ type: Type.Literal("agent_start") }, { description: "The agent started working on a prompt." });
 export type AgentStartEvent = Static<typeof AgentStartEvent>;
 
 export const AgentEndEvent = Type.Object(
@@ -36,10 +33,7 @@ export type AgentSettledEvent = Static<typeof AgentSettledEvent>;
 
 // ---- turns -------------------------------------------------------------------------
 
-export const TurnStartEvent = Type.Object(
-  { type: Type.Literal("turn_start") },
-  { description: "A turn (one assistant response and its tool calls) began." },
-);
+export const TurnStartEvent = Type.Object({ type: Type.Literal("turn_start") }, { description: "A turn (one assistant response and its tool calls) began." });
 export type TurnStartEvent = Static<typeof TurnStartEvent>;
 
 export const TurnEndEvent = Type.Object(
@@ -66,15 +60,10 @@ export const MessageEndEvent = Type.Object(
 );
 export type MessageEndEvent = Static<typeof MessageEndEvent>;
 
-const NoPartial = Type.Optional(
-  Type.Never({ description: "Never sent: deltas carry no cumulative snapshot, so the stream stays linear." }),
-);
+const NoPartial = Type.Optional(Type.Never({ description: "Never sent: deltas carry no cumulative snapshot, so the stream stays linear." }));
 const ContentIndex = Type.Number({ description: "Index of the content block in the assistant message." });
 
-export const StartDelta = Type.Object(
-  { type: Type.Literal("start"), partial: NoPartial },
-  { description: "Generation started." },
-);
+export const StartDelta = Type.Object({ type: Type.Literal("start"), partial: NoPartial }, { description: "Generation started." });
 export const TextStartDelta = Type.Object(
   { type: Type.Literal("text_start"), contentIndex: ContentIndex, partial: NoPartial },
   { description: "A text block started." },
@@ -171,9 +160,7 @@ export type AssistantMessageDelta = Static<typeof AssistantMessageDelta>;
 export const MessageUpdateEvent = Type.Object(
   {
     type: Type.Literal("message_update"),
-    message: Type.Optional(
-      Type.Never({ description: "Never sent: rebuild the message from message_start and the deltas." }),
-    ),
+    message: Type.Optional(Type.Never({ description: "Never sent: rebuild the message from message_start and the deltas." })),
     usage: Usage,
     assistantMessageEvent: AssistantMessageDelta,
   },
@@ -224,9 +211,7 @@ export type ToolExecutionEndEvent = Static<typeof ToolExecutionEndEvent>;
 export const BashExecutionUpdateEvent = Type.Object(
   {
     type: Type.Literal("bash_execution_update"),
-    id: Type.Optional(
-      Type.Union([Type.String(), Type.Number()], { description: "The id of the bash command, when it had one." }),
-    ),
+    id: Type.Optional(Type.Union([Type.String(), Type.Number()], { description: "The id of the bash command, when it had one." })),
     delta: Type.String({ description: "The next chunk of output (all output streams, even when the result is truncated)." }),
   },
   { description: "Output of a running `bash` command." },
@@ -245,25 +230,19 @@ export const QueueUpdateEvent = Type.Object(
 );
 export type QueueUpdateEvent = Static<typeof QueueUpdateEvent>;
 
-export const CompactionReason = Type.Union(
-  [Type.Literal("manual"), Type.Literal("threshold"), Type.Literal("overflow")],
-  { description: "manual: the compact command; threshold: context nearly full; overflow: the model refused the size." },
-);
+export const CompactionReason = Type.Union([Type.Literal("manual"), Type.Literal("threshold"), Type.Literal("overflow")], {
+  description: "manual: the compact command; threshold: context nearly full; overflow: the model refused the size.",
+});
 export type CompactionReason = Static<typeof CompactionReason>;
 
-export const CompactionStartEvent = Type.Object(
-  { type: Type.Literal("compaction_start"), reason: CompactionReason },
-  { description: "Compaction began." },
-);
+export const CompactionStartEvent = Type.Object({ type: Type.Literal("compaction_start"), reason: CompactionReason }, { description: "Compaction began." });
 export type CompactionStartEvent = Static<typeof CompactionStartEvent>;
 
 export const CompactionEndEvent = Type.Object(
   {
     type: Type.Literal("compaction_end"),
     reason: CompactionReason,
-    result: Type.Optional(
-      Type.Union([CompactionResult, Type.Null()], { description: "null (or absent) when aborted or failed." }),
-    ),
+    result: Type.Optional(Type.Union([CompactionResult, Type.Null()], { description: "null (or absent) when aborted or failed." })),
     aborted: Type.Boolean(),
     willRetry: Type.Boolean({ description: "true when the overflowing prompt is retried automatically." }),
     errorMessage: Type.Optional(Type.String({ description: "Why compaction failed." })),
@@ -322,7 +301,7 @@ export const EntryAppendedEvent = Type.Object(
     type: Type.Literal("entry_appended"),
     entry: Type.Object(
       {
-        type: Type.String({ description: "The entry's kind (\"custom\" for pi.appendEntry)." }),
+        type: Type.String({ description: 'The entry\'s kind ("custom" for pi.appendEntry).' }),
         id: Type.String(),
         parentId: Type.Union([Type.String(), Type.Null()]),
         timestamp: Type.String(),
@@ -434,20 +413,15 @@ export type RpcEvent = Static<typeof RpcEvent>;
 export type EventType = RpcEvent["type"];
 
 /** The records parley adds to pi's protocol. */
-export const ParleyAdditionRecord = Type.Union(
-  [ExtensionUiDismissed, ExtensionUiError, GetUiStateCommand, GetUiStateResponse],
-  {
-    description:
-      "Records parley adds: extension_ui_dismissed and extension_ui_error (agent → client), the get_ui_state command and its response.",
-  },
-);
+export const ParleyAdditionRecord = Type.Union([ExtensionUiDismissed, ExtensionUiError, GetUiStateCommand, GetUiStateResponse], {
+  description: "Records parley adds: extension_ui_dismissed and extension_ui_error (agent → client), the get_ui_state command and its response.",
+});
 export type ParleyAdditionRecord = Static<typeof ParleyAdditionRecord>;
 
 /** Everything the agent may write to stdout. */
-export const OutboundRecord = Type.Union(
-  [RpcResponse, RpcEvent, ExtensionUiRequest, ExtensionUiDismissed, ExtensionUiError],
-  { description: "Any record the agent writes: a response, an event, an extension UI request or a parley addition." },
-);
+export const OutboundRecord = Type.Union([RpcResponse, RpcEvent, ExtensionUiRequest, ExtensionUiDismissed, ExtensionUiError], {
+  description: "Any record the agent writes: a response, an event, an extension UI request or a parley addition.",
+});
 export type OutboundRecord = Static<typeof OutboundRecord>;
 
 /** Everything a client may write to stdin. */

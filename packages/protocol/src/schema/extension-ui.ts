@@ -7,8 +7,7 @@ import { Type, type Static } from "typebox";
 const Id = Type.String({ description: "Unique id of this request; a dialog's response echoes it." });
 const Timeout = Type.Optional(
   Type.Number({
-    description:
-      "Milliseconds until the agent resolves the dialog itself with its default value. The client need not track it.",
+    description: "Milliseconds until the agent resolves the dialog itself with its default value. The client need not track it.",
   }),
 );
 
@@ -139,13 +138,7 @@ export const SetEditorTextRequest = Type.Object(
 );
 export type SetEditorTextRequest = Static<typeof SetEditorTextRequest>;
 
-export const FireAndForgetRequest = Type.Union([
-  NotifyRequest,
-  SetStatusRequest,
-  SetWidgetRequest,
-  SetTitleRequest,
-  SetEditorTextRequest,
-]);
+export const FireAndForgetRequest = Type.Union([NotifyRequest, SetStatusRequest, SetWidgetRequest, SetTitleRequest, SetEditorTextRequest]);
 export type FireAndForgetRequest = Static<typeof FireAndForgetRequest>;
 
 export const ExtensionUiRequest = Type.Union([DialogRequest, FireAndForgetRequest]);

@@ -14,9 +14,7 @@ export const TextContent = Type.Object(
   {
     type: Type.Literal("text"),
     text: Type.String(),
-    textSignature: Type.Optional(
-      Type.String({ description: "Opaque provider signature of this text block, passed back on later turns." }),
-    ),
+    textSignature: Type.Optional(Type.String({ description: "Opaque provider signature of this text block, passed back on later turns." })),
   },
   { description: "A block of plain text." },
 );
@@ -26,9 +24,7 @@ export const ThinkingContent = Type.Object(
   {
     type: Type.Literal("thinking"),
     thinking: Type.String({ description: "The model's reasoning text (may be empty when redacted)." }),
-    thinkingSignature: Type.Optional(
-      Type.String({ description: "Opaque provider signature; holds the encrypted payload when redacted." }),
-    ),
+    thinkingSignature: Type.Optional(Type.String({ description: "Opaque provider signature; holds the encrypted payload when redacted." })),
     redacted: Type.Optional(Type.Boolean({ description: "true when the provider withheld the reasoning text." })),
   },
   { description: "A block of model reasoning." },
@@ -92,13 +88,9 @@ export const Usage = Type.Object(
 );
 export type Usage = Static<typeof Usage>;
 
-export const StopReason = Type.Union(
-  [Type.Literal("stop"), Type.Literal("length"), Type.Literal("toolUse"), Type.Literal("error"), Type.Literal("aborted")],
-  {
-    description:
-      "Why generation ended: stop (natural end), length (token limit), toolUse (wants tool results), error, aborted.",
-  },
-);
+export const StopReason = Type.Union([Type.Literal("stop"), Type.Literal("length"), Type.Literal("toolUse"), Type.Literal("error"), Type.Literal("aborted")], {
+  description: "Why generation ended: stop (natural end), length (token limit), toolUse (wants tool results), error, aborted.",
+});
 export type StopReason = Static<typeof StopReason>;
 
 // ---- pi-ai messages ----------------------------------------------------------
@@ -167,8 +159,7 @@ export const ToolResultMessage = Type.Object(
     timestamp: Timestamp,
   },
   {
-    description:
-      "The result of running one tool call. Newer pi adds `usage` when the tool itself called a model.",
+    description: "The result of running one tool call. Newer pi adds `usage` when the tool itself called a model.",
   },
 );
 export type ToolResultMessage = Static<typeof ToolResultMessage>;
@@ -236,15 +227,7 @@ export type CompactionSummaryMessage = Static<typeof CompactionSummaryMessage>;
 
 /** Every message kind that appears in the agent's transcript and in events. */
 export const AgentMessage = Type.Union(
-  [
-    UserMessage,
-    AssistantMessage,
-    ToolResultMessage,
-    BashExecutionMessage,
-    CustomMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-  ],
+  [UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage, CompactionSummaryMessage],
   { description: "A transcript message; `role` tells the kind." },
 );
 export type AgentMessage = Static<typeof AgentMessage>;
@@ -292,9 +275,7 @@ export const Model = Type.Object(
     contextWindow: Type.Number({ description: "Context window in tokens." }),
     maxTokens: Type.Number({ description: "Maximum output tokens." }),
     headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: "Extra HTTP headers." })),
-    compat: Type.Optional(
-      Type.Object({}, { description: "Provider-specific compatibility overrides (fields depend on `api`)." }),
-    ),
+    compat: Type.Optional(Type.Object({}, { description: "Provider-specific compatibility overrides (fields depend on `api`)." })),
   },
   { description: "A configured model, as returned by the model commands." },
 );

@@ -10,9 +10,7 @@ import { AgentMessage, Model, Usage, UserContentBlock } from "./messages.js";
 import { ThinkingLevel, QueueMode, type CommandType } from "./commands.js";
 import { GetUiStateData } from "./additions.js";
 
-const ResponseId = Type.Optional(
-  Type.Union([Type.String(), Type.Number()], { description: "The id of the command answered, when it had one." }),
-);
+const ResponseId = Type.Optional(Type.Union([Type.String(), Type.Number()], { description: "The id of the command answered, when it had one." }));
 
 // ---- envelope --------------------------------------------------------------------
 
@@ -56,9 +54,7 @@ export type CancelledData = Static<typeof CancelledData>;
 
 export const SessionState = Type.Object(
   {
-    model: Type.Optional(
-      Type.Union([Model, Type.Null()], { description: "Selected model; absent (older pi: null) when none." }),
-    ),
+    model: Type.Optional(Type.Union([Model, Type.Null()], { description: "Selected model; absent (older pi: null) when none." })),
     thinkingLevel: ThinkingLevel,
     isStreaming: Type.Boolean({ description: "true while the agent is running." }),
     isCompacting: Type.Boolean(),
@@ -386,7 +382,9 @@ export const RESPONSE_DATA_SCHEMAS = {
   get_last_assistant_text: Type.Object(
     {
       text: Type.Optional(
-        Type.Union([Type.String(), Type.Null()], { description: "Absent when there is no assistant text, as pi sends it (pi's docs say null, which is accepted too)." }),
+        Type.Union([Type.String(), Type.Null()], {
+          description: "Absent when there is no assistant text, as pi sends it (pi's docs say null, which is accepted too).",
+        }),
       ),
     },
     { description: "Data of get_last_assistant_text." },
@@ -415,9 +413,7 @@ export const COMMANDS_WITHOUT_DATA = [
 ] as const satisfies readonly CommandWithoutData[];
 
 /** The `data` of a successful response to command `K` (undefined when it has none). */
-export type ResponseData<K extends CommandType> = K extends CommandWithData
-  ? Static<(typeof RESPONSE_DATA_SCHEMAS)[K]>
-  : undefined;
+export type ResponseData<K extends CommandType> = K extends CommandWithData ? Static<(typeof RESPONSE_DATA_SCHEMAS)[K]> : undefined;
 
 // ---- per-command success responses -------------------------------------------------------
 

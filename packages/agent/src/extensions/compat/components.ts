@@ -85,7 +85,12 @@ export class BorderedLoader extends Container {
     super();
     this.cancellable = options.cancellable ?? true;
     const border = (s: string) => theme.fg("border", s);
-    this.loader = new Loader(tui, (s) => theme.fg("accent", s), (s) => theme.fg("muted", s), message);
+    this.loader = new Loader(
+      tui,
+      (s) => theme.fg("accent", s),
+      (s) => theme.fg("muted", s),
+      message,
+    );
     this.addChild(new DynamicBorder(border));
     this.addChild(this.loader);
     this.addChild(new DynamicBorder(border));

@@ -10,8 +10,7 @@
  * when used.
  */
 import { agentDir as findAgentDir } from "../../config/agent-dir.js";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { TSchema } from "typebox";
 import type { AgentTool, ToolDefinition } from "../../tools/index.js";
 import type { ExtensionContext } from "../types.js";

@@ -44,7 +44,9 @@ export function unavailableClass(name: string, reason: string = NO_TUI): Unavail
         throw unavailableError(name, reason);
       }
     },
-  }[name] as new (...args: unknown[]) => unknown;
+  }[name] as new (
+    ...args: unknown[]
+  ) => unknown;
   return new Proxy(Stub, {
     get(target, prop, receiver) {
       // Only plausible static method names become throwing stubs; symbols, real

@@ -14,7 +14,8 @@ function isExtensionCommand(server: RpcServer, message: string): boolean {
 /** pi's refusal, word for word: clients may match on it. */
 function refuseExtensionCommand(server: RpcServer, message: string): void {
   const found = server.runtime.findCommand(message);
-  if (found) throw new CommandError(`Extension command "/${found.command.invocationName}" cannot be queued. Use prompt() or execute the command when not streaming.`);
+  if (found)
+    throw new CommandError(`Extension command "/${found.command.invocationName}" cannot be queued. Use prompt() or execute the command when not streaming.`);
 }
 
 async function accept<T>(work: () => Promise<T> | T): Promise<T> {

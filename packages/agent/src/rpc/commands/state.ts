@@ -69,7 +69,13 @@ export const stateCommands: CommandTable<StateCommands> = {
   // As pi: the last assistant message that is not an empty aborted one; no text → no `text`.
   get_last_assistant_text: sync((_c, server) => {
     const last = server.agent.messages.findLast((m) => m.role === "assistant" && !(m.stopReason === "aborted" && m.content.length === 0));
-    const text = last?.role === "assistant" ? last.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("").trim() : "";
+    const text =
+      last?.role === "assistant"
+        ? last.content
+            .flatMap((b) => (b.type === "text" ? [b.text] : []))
+            .join("")
+            .trim()
+        : "";
     return text ? { text } : {};
   }),
 };
