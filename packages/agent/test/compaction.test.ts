@@ -399,6 +399,8 @@ describe("session_before_compact / session_compact", () => {
       {
         type: "session_compact",
         fromExtension: true,
+        reason: "manual",
+        willRetry: false,
         compactionEntry: expect.objectContaining({ type: "compaction", summary: "FROM EXTENSION", fromHook: true }),
       },
     ]);

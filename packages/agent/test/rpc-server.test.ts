@@ -100,15 +100,17 @@ describe("RpcServer in-process", () => {
     expect(transport.of("response").at(-1)).toMatchObject({ id: "p", success: true });
   });
 
-  it("a command registered twice keeps the later one and says so", async () => {
-    const { transport, logs, tick } = await serve(
+  it("a command registered by two extensions is invoked as name:1 and name:2, as in pi", async () => {
+    const { transport, tick } = await serve(
       (pi) => pi.registerCommand("dup", { handler: (_a, ctx) => ctx.ui.notify("first") }),
       (pi) => pi.registerCommand("dup", { handler: (_a, ctx) => ctx.ui.notify("second") }),
     );
-    transport.line({ type: "prompt", message: "/dup", id: "d" });
+    transport.line({ type: "prompt", message: "/dup:2", id: "d2" });
     await tick();
     expect(transport.of("extension_ui_request").at(-1)?.["message"]).toBe("second");
-    expect(logs.some((l) => l.includes("/dup"))).toBe(true);
+    transport.line({ type: "prompt", message: "/dup:1", id: "d1" });
+    await tick();
+    expect(transport.of("extension_ui_request").at(-1)?.["message"]).toBe("first");
   });
 });
 

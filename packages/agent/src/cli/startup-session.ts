@@ -48,7 +48,8 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
   }
   const sessions: SessionFactory = {
     create: ({ parentSession }) => createSession({ cwd, sessionDir, persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
-    open: (path) => openSession(path, { onWarning }),
+    // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
+    open: (path) => openSession(path, { onWarning, createIfMissing: { cwd } }),
   };
   const local = (): SessionFileInfo[] => [sessionDir, ...places.readOnlyDirs].flatMap((dir) => listSessions(dir)).sort((a, b) => b.mtime - a.mtime);
 
