@@ -1,5 +1,5 @@
 /**
- * The packages install anywhere: `npm pack` @parley/protocol, @parley/client and @parley/agent,
+ * The packages install anywhere: `npm pack` @parley/protocol, @parley/client, @parley/web (the page) and @parley/agent,
  * install the tarballs into empty projects outside the repository, offline, type-check and run
  * the README's embedding program (examples/embed.ts) against the installed `parley` binary.
  *
@@ -16,7 +16,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const MINUTE = 60_000;
-const PACKAGES = { "@parley/protocol": "protocol", "@parley/client": "client", "@parley/agent": "agent" } as const;
+const PACKAGES = { "@parley/protocol": "protocol", "@parley/client": "client", "@parley/web": "web", "@parley/agent": "agent" } as const;
 type PackageName = keyof typeof PACKAGES;
 
 interface LockEntry {

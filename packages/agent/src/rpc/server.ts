@@ -244,9 +244,15 @@ export class RpcServer implements TransportSink {
 
   line(text: string): void {
     if (this.#shutdown) return;
-    // Dialog answers are never queued: a start-up handler may be waiting for one.
-    if (this.#backlog && !isUiResponseLine(text)) this.#backlog.push(text);
+    // Answers to a waiting dialog are never queued: a start-up handler may be waiting for one.
+    // Any other dialog answer is refused in line order, like a command.
+    if (this.#backlog && !this.#answersPendingDialog(text)) this.#backlog.push(text);
     else this.#handleLine(text);
+  }
+
+  #answersPendingDialog(text: string): boolean {
+    const value = uiResponseOf(text);
+    return value !== undefined && typeof value["id"] === "string" && this.dialogs.isPending(value["id"]);
   }
 
   overflow(info: { bytes: number; maxLineBytes: number }): void {
@@ -439,14 +445,14 @@ function isBlank(text: string): boolean {
   return true;
 }
 
-/** Only used while start-up handlers run, so the second parse costs nothing later. */
-function isUiResponseLine(text: string): boolean {
-  if (!text.includes("extension_ui_response")) return false;
+/** Only used while lines are held, so the second parse costs nothing later. */
+function uiResponseOf(text: string): Record<string, unknown> | undefined {
+  if (!text.includes("extension_ui_response")) return undefined;
   try {
     const value: unknown = JSON.parse(text);
-    return isUiResponse(value);
+    return isUiResponse(value) ? value : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
