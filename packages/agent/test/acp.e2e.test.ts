@@ -12,6 +12,7 @@ import { agentText, startAcp, untilWithdrawn, type AcpHarness } from "./helpers/
 import { DEMO, ROOT } from "./helpers/spawn.js";
 
 const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
+const OFFLINE_PROVIDER = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
 const STARTUP_DIALOG = join(ROOT, "packages/agent/test/fixtures/startup-dialog.ts");
 const TEST_MS = 120_000;
 
@@ -120,6 +121,19 @@ describe("parley --mode acp", () => {
       await expect(h.agent.request("session/set_mode", { sessionId: session.sessionId, modeId: "high" })).rejects.toThrow(/not a thinking level/);
       expect(await h.close()).toEqual({ code: 0 });
       expectOnlyJsonRpc(h);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "--provider/--model choose an extension provider's model at start-up, as in RPC mode",
+    async () => {
+      const ws = workspace([]);
+      const h = await start(["--no-session", "-e", OFFLINE_PROVIDER, "--provider", "offline", "--model", "echo"], { cwd: ws.dir });
+      const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
+      expect(session.configOptions?.find((o) => o.id === "model")).toMatchObject({ currentValue: "offline/echo" });
+      expect((await prompt(h, session.sessionId, "hello")).stopReason).toBe("end_turn");
+      expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,
   );

@@ -1,4 +1,5 @@
 /** The CLI's ACP mode: what main.ts does for RPC, with the ACP front door on the same stdio. */
+import type { AgentSession } from "../agent/agent-session.js";
 import type { ModelResolution } from "../models/index.js";
 import type { ExtensionSource, SessionFactory } from "../rpc/server.js";
 import type { Session } from "../session/session.js";
@@ -21,6 +22,8 @@ export interface RunAcpOptions {
   log: (message: string) => void;
   version: string;
   reloadExtensions: () => Promise<ExtensionSource[]>;
+  /** Runs once the extensions are loaded and their flags checked (the CLI chooses the start-up model here). */
+  afterExtensions?: (agent: AgentSession) => Promise<void>;
 }
 
 export async function runAcp(run: RunAcpOptions): Promise<void> {
@@ -58,6 +61,13 @@ export async function runAcp(run: RunAcpOptions): Promise<void> {
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     log(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  try {
+    await run.afterExtensions?.(server.agent);
+  } catch (error) {
+    // A model the command line names that does not exist: said once, exit 2, as in RPC mode.
+    log(errorText(error).error);
     process.exit(2);
   }
   process.on("uncaughtException", (thrown: unknown) =>

@@ -75,6 +75,11 @@ export class AcpServer {
   readonly #sdk: AcpSdk;
   readonly #log: (message: string) => void;
   readonly #agent: AgentSession;
+
+  /** The agent this front door drives (the CLI applies the start-up model to it). */
+  get agent(): AgentSession {
+    return this.#agent;
+  }
   readonly #bridge: DialogBridge;
   #mapper: UpdateMapper;
   #connection: AgentConnection | undefined;

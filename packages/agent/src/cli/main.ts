@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AgentConfig } from "../agent/agent-config.js";
+import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import { loadAuthFile } from "../config/auth-file.js";
@@ -121,6 +122,26 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
       none: options.noTools ? "all" : options.noBuiltinTools ? "builtin" : undefined,
     },
   };
+}
+
+/** The start-up model, chosen once extensions have registered their providers (pi's order), applied to the agent. */
+async function chooseStartupModel(
+  agent: AgentSession,
+  options: CliOptions,
+  settings: Settings,
+): Promise<{ warnings: string[]; offlineNotice?: string | undefined }> {
+  const chosen = await agent.models.chooseStartup({
+    provider: options.provider,
+    model: options.model,
+    apiKey: options.apiKey,
+    thinking: wireLevel(options.thinking),
+    scoped: options.models ?? settings.enabledModels,
+    defaultProvider: settings.defaultProvider,
+    defaultModel: settings.defaultModel,
+    defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
+  });
+  agent.applyStartupModel(chosen);
+  return chosen;
 }
 
 /** --export FILE [out.html]: pi's one-shot export. */
@@ -251,6 +272,16 @@ export async function main(argv: string[]): Promise<void> {
       log,
       version: version(),
       reloadExtensions: () => loadAll(options, setup),
+      // As in RPC mode: --provider/--model, settings and extension providers choose the model.
+      ...(options.modelScript === undefined
+        ? {
+            afterExtensions: async (agent: AgentSession) => {
+              for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
+              const chosen = await chooseStartupModel(agent, options, settings);
+              for (const warning of chosen.warnings) log(warning);
+            },
+          }
+        : {}),
     });
     return;
   }
@@ -308,17 +339,7 @@ export async function main(argv: string[]): Promise<void> {
     // Only now are the extensions' flags known, so only now can unknown options be judged.
     server.setExtensionFlags(resolveExtensionFlags(options, server.runtime.flags));
     if (options.modelScript === undefined) {
-      const chosen = await agent.models.chooseStartup({
-        provider: options.provider,
-        model: options.model,
-        apiKey: options.apiKey,
-        thinking: wireLevel(options.thinking),
-        scoped: options.models ?? settings.enabledModels,
-        defaultProvider: settings.defaultProvider,
-        defaultModel: settings.defaultModel,
-        defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
-      });
-      agent.applyStartupModel(chosen);
+      const chosen = await chooseStartupModel(agent, options, settings);
       said.push(...chosen.warnings);
       // A resumed session's own model may have replaced the offline one.
       if (agent.model === models.offlineModel) offlineNotice = chosen.offlineNotice;
