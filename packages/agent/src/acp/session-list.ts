@@ -2,9 +2,9 @@
  * session/list: the session files of a directory, newest first, with what an editor shows in its
  * history (title, last activity). Read-only: listing never writes or repairs a file.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { parseSessionFile } from "../session/format.js";
+import { listSessions } from "../session/store.js";
 import { userText } from "../session/context.js";
 
 export interface ListedSession {
@@ -19,36 +19,17 @@ export interface ListedSession {
 const TITLE_CHARS = 80;
 
 export function listSessionFiles(sessionDir: string): ListedSession[] {
-  let names: string[];
-  try {
-    names = readdirSync(sessionDir);
-  } catch {
-    return [];
-  }
-  const found: (ListedSession & { mtime: number })[] = [];
-  for (const name of names) {
-    if (!name.endsWith(".jsonl")) continue;
-    const file = join(sessionDir, name);
+  // The store finds the session files, newest first; the title needs the whole file.
+  const found: ListedSession[] = [];
+  for (const { path, id, cwd, mtime } of listSessions(sessionDir)) {
     try {
-      const stat = statSync(file);
-      if (!stat.isFile()) continue;
-      const parsed = parseSessionFile(readFileSync(file, "utf8"), file);
-      if (!parsed.header) continue;
-      const title = titleOf(parsed.entries);
-      found.push({
-        sessionId: parsed.header.id,
-        cwd: parsed.header.cwd,
-        file,
-        ...(title !== undefined ? { title } : {}),
-        updatedAt: stat.mtime.toISOString(),
-        mtime: stat.mtimeMs,
-      });
+      const title = titleOf(parseSessionFile(readFileSync(path, "utf8"), path).entries);
+      found.push({ sessionId: id, cwd, file: path, ...(title !== undefined ? { title } : {}), updatedAt: new Date(mtime).toISOString() });
     } catch {
-      // A file that is not a session (or vanished meanwhile) is not listed.
+      // A file that vanished (or changed into a non-session) meanwhile is not listed.
     }
   }
-  found.sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? 1 : -1));
-  return found.map(({ mtime: _mtime, ...session }) => session);
+  return found;
 }
 
 type Entries = ReturnType<typeof parseSessionFile>["entries"];
