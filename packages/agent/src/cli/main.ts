@@ -256,6 +256,9 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
 
+  // However parley ends, in any mode, no child process it started outlives it (synchronous kills only here).
+  process.on("exit", killAllChildren);
+
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { runAcp } = await import("../acp/run.js");
@@ -376,8 +379,6 @@ export async function main(argv: string[]): Promise<void> {
       void server.shutdown();
     });
   }
-  // However parley ends, no child process it started outlives it (synchronous kills only here).
-  process.on("exit", killAllChildren);
 
   void server.closed.then(() => process.exit(exitCode));
   if (!web || !hub) {
