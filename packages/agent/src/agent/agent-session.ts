@@ -9,7 +9,7 @@ import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensi
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
-import type { Session } from "../session/session.js";
+import type { Session, SessionContext } from "../session/session.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction.js";
 import { UserBash, type BashResult } from "./user-bash.js";
@@ -80,13 +80,15 @@ export class AgentSession {
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
+    // Built once: a resumed session's context can be large, and settings come from the same path.
+    const context = options.session.buildSessionContext();
     this.#bash = new UserBash(this, options.cwd);
     this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path));
     this.#local = {
       state: {
         model: options.models.model,
         thinkingLevel: options.models.thinkingLevel,
-        messages: this.#session.buildContext() as AgentMessage[],
+        messages: context.messages as AgentMessage[],
         systemPrompt: "",
       },
       steeringMode: "one-at-a-time",
@@ -95,7 +97,7 @@ export class AgentSession {
       followUp: [],
     };
     // A resumed session continues with its own model, unless the command line chose one.
-    if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session);
+    if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session, context);
   }
 
   /** The loop's state: the Agent's once it exists, the local copy before. */
@@ -152,12 +154,11 @@ export class AgentSession {
   }
 
   /** Takes the model and thinking level a session last used, when parley can still use them. */
-  #restoreSettings(session: Session): void {
-    if (session.entries().length === 0) return;
-    const context = session.buildSessionContext();
+  #restoreSettings(session: Session, context: SessionContext): void {
+    if (session.entryCount === 0) return;
     const recorded = context.model ? this.models.findModel(context.model.provider, context.model.modelId) : undefined;
     if (recorded && this.models.hasAuth(recorded)) this.#state.model = recorded;
-    if (session.entries().some((e) => e.type === "thinking_level_change")) {
+    if (session.hasEntryOfType("thinking_level_change")) {
       this.#state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel as ThinkingLevel);
     }
   }
@@ -214,9 +215,10 @@ export class AgentSession {
   useSession(session: Session): void {
     this.#session = session;
     if (this.#core) this.#core.sessionId = session.id;
-    this.#state.messages = session.buildContext() as AgentMessage[];
+    const context = session.buildSessionContext();
+    this.#state.messages = context.messages as AgentMessage[];
     this.#nextTurn = [];
-    this.#restoreSettings(session);
+    this.#restoreSettings(session, context);
   }
 
   systemPrompt(): string {

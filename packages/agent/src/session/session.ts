@@ -12,7 +12,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -20,7 +20,7 @@ import {
   CURRENT_SESSION_VERSION,
   newEntryId,
   newSessionId,
-  parseSessionFile,
+  readSessionFile,
   sessionFileName,
   type EntryOfType,
   type SessionHeader,
@@ -87,6 +87,8 @@ export class Session implements SessionView {
   /** Every id in the file, including skipped lines', so a new id never collides on reload. */
   readonly #taken = new Set<string>();
   readonly #labels = new Map<string, { label: string; timestamp: string }>();
+  /** Entry types present, so "has the session ever had X" needs no scan. */
+  readonly #types = new Set<SessionEntry["type"]>();
   #leafId: string | null = null;
   #name: string | undefined;
   #file: string | undefined;
@@ -123,7 +125,7 @@ export class Session implements SessionView {
    */
   static open(path: string, options: { onWarning?: SessionWarningHandler; cwd?: string } = {}): Session {
     const file = resolve(path);
-    const parsed = parseSessionFile(readFileSync(file, "utf8"), file);
+    const parsed = readSessionFile(file);
     const session = new Session(options.cwd ?? process.cwd(), { file, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
     for (const warning of parsed.warnings) session.#onWarning(warning);
     if (parsed.header === undefined) {
@@ -230,6 +232,16 @@ export class Session implements SessionView {
 
   entries(): SessionEntry[] {
     return [...this.#entries];
+  }
+
+  /** How many entries the session holds (entries().length without the copy). */
+  get entryCount(): number {
+    return this.#entries.length;
+  }
+
+  /** Whether any entry of this type was ever appended or loaded (any branch). */
+  hasEntryOfType(type: SessionEntry["type"]): boolean {
+    return this.#types.has(type);
   }
 
   entry(id: string): SessionEntry | undefined {
@@ -389,6 +401,7 @@ export class Session implements SessionView {
     this.#entries.push(entry);
     this.#byId.set(entry.id, entry);
     this.#taken.add(entry.id);
+    this.#types.add(entry.type);
     if (entry.type === "message" && entry.message.role === "assistant") this.#hasAssistant = true;
     else if (entry.type === "session_info") this.#name = entry.name?.trim() || undefined;
     else if (entry.type === "label") {
