@@ -9,7 +9,7 @@ import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensi
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
-import type { Session } from "../session/session.js";
+import type { Session, SessionContext } from "../session/session.js";
 import type { AgentConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction.js";
@@ -45,6 +45,8 @@ export class AgentError extends Error {
   override readonly name = "AgentError";
 }
 
+type ResumedSettings = Pick<SessionContext, "model" | "thinkingLevel">;
+
 type UserContent = string | (TextContent | ImageContent)[];
 
 /** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
@@ -61,6 +63,8 @@ export class AgentSession {
   readonly tools: ToolRegistry;
   readonly models: ModelResolution & ExtensionProviders;
   #session: Session;
+  /** The session's recorded model and thinking level, kept so the start-up model choice need not rebuild the context. */
+  #resumed: ResumedSettings;
   readonly #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
   readonly #emit: Emit;
@@ -89,6 +93,9 @@ export class AgentSession {
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
+    // Built once: a resumed session's context can be large, and settings come from the same path.
+    const context = options.session.buildSessionContext();
+    this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
     const config = options.config ?? {};
     this.#bash = new UserBash(this, options.cwd, config.shellPath !== undefined ? { shellPath: config.shellPath } : {});
     this.#retry = new AutoRetry({
@@ -102,7 +109,7 @@ export class AgentSession {
       state: {
         model: options.models.model,
         thinkingLevel: options.models.thinkingLevel,
-        messages: this.#session.buildContext() as AgentMessage[],
+        messages: context.messages as AgentMessage[],
         systemPrompt: "",
       },
       steeringMode: config.steeringMode ?? "one-at-a-time",
@@ -111,7 +118,7 @@ export class AgentSession {
       followUp: [],
     };
     // A resumed session continues with its own model, unless the command line chose one.
-    if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session);
+    if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session, this.#resumed);
   }
 
   /** The loop's state: the Agent's once it exists, the local copy before. */
@@ -176,12 +183,11 @@ export class AgentSession {
   }
 
   /** Takes the model and thinking level a session last used, when parley can still use them. */
-  #restoreSettings(session: Session): void {
-    if (session.entries().length === 0) return;
-    const context = session.buildSessionContext();
+  #restoreSettings(session: Session, context: ResumedSettings): void {
+    if (session.entryCount === 0) return;
     const recorded = context.model ? this.models.findModel(context.model.provider, context.model.modelId) : undefined;
     if (recorded && this.models.hasAuth(recorded)) this.#state.model = recorded;
-    if (session.entries().some((e) => e.type === "thinking_level_change")) {
+    if (session.hasEntryOfType("thinking_level_change")) {
       this.#state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel as ThinkingLevel);
     }
   }
@@ -245,9 +251,11 @@ export class AgentSession {
   useSession(session: Session): void {
     this.#session = session;
     if (this.#core) this.#core.sessionId = session.id;
-    this.#state.messages = session.buildContext() as AgentMessage[];
+    const context = session.buildSessionContext();
+    this.#state.messages = context.messages as AgentMessage[];
     this.#nextTurn = [];
-    this.#restoreSettings(session);
+    this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
+    this.#restoreSettings(session, this.#resumed);
   }
 
   /**
@@ -257,7 +265,7 @@ export class AgentSession {
   applyStartupModel(choice: { model: Model<Api>; thinkingLevel: ThinkingLevel; source: string }): void {
     this.#state.model = choice.model;
     this.#state.thinkingLevel = choice.thinkingLevel;
-    if (choice.source !== "cli" && choice.source !== "script") this.#restoreSettings(this.#session);
+    if (choice.source !== "cli" && choice.source !== "script") this.#restoreSettings(this.#session, this.#resumed);
   }
 
   systemPrompt(): string {

@@ -139,7 +139,7 @@ export class RpcServer implements TransportSink {
     if (!this.#agent) {
       const models = this.#options.models ?? (await resolveModels({}, { cwd: this.cwd }));
       // A resumed session may name a built-in model to continue with.
-      if (this.#initialSession.entries().length > 0) await models.loadCatalog();
+      if (this.#initialSession.entryCount > 0) await models.loadCatalog();
       this.#agent ??= new AgentSession({
         cwd: this.cwd,
         runtime: this.runtime,

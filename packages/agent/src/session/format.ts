@@ -7,6 +7,8 @@
  * A file whose first line is not a session header is refused (SessionFileError): then it is not
  * a session at all, and parley must not write to it. Only a 0-byte file may become a new session.
  */
+import { isAscii } from "node:buffer";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { SessionEntry } from "@parley/protocol";
 import { nodeCrypto } from "../lazy-node.js";
 import { firstLineProblem, headerProblem } from "./sniff.js";
@@ -70,48 +72,108 @@ interface RawRecord {
   value: unknown;
 }
 
-/** Parses a whole session file. Throws SessionFileError unless it is empty or starts with a header. */
+/**
+ * Feeds every LF-terminated line (LF removed, nothing else) with its 1-based number to `onLine`
+ * and returns what follows the last LF (the unterminated tail, "" when the input ends with LF).
+ */
+type LineSource = (onLine: (text: string, line: number) => void) => string;
+
+/** Parses a whole session file held as text. Throws SessionFileError unless it is empty or starts with a header. */
 export function parseSessionFile(text: string, file?: string): ParsedSessionFile {
+  return parseSessionLines((onLine) => {
+    let start = 0;
+    let line = 0;
+    for (let lf = text.indexOf("\n"); lf !== -1; lf = text.indexOf("\n", start)) {
+      onLine(text.slice(start, lf), ++line);
+      start = lf + 1;
+    }
+    return text.slice(start);
+  }, file);
+}
+
+/** Bytes read per system call when loading a file: the whole file is never held at once. */
+const READ_CHUNK = 1 << 20;
+
+/**
+ * Reads and parses a session file chunk by chunk. Lines are cut at LF bytes (never part of a
+ * multi-byte UTF-8 sequence), and a pure-ASCII line is decoded as latin1, which is the same text
+ * at a fraction of UTF-8 decoding's cost. Throws SessionFileError unless it is empty or starts with a header.
+ */
+export function readSessionFile(path: string, file: string = path): ParsedSessionFile {
+  const fd = openSync(path, "r");
+  try {
+    return parseSessionLines((onLine) => {
+      const chunk = Buffer.allocUnsafe(READ_CHUNK);
+      // Bytes of the line in progress from earlier chunks (copied: `chunk` is reused).
+      let pending: Buffer[] = [];
+      let line = 0;
+      for (let read = readSync(fd, chunk, 0, READ_CHUNK, null); read > 0; read = readSync(fd, chunk, 0, READ_CHUNK, null)) {
+        const data = chunk.subarray(0, read);
+        let start = 0;
+        for (let lf = data.indexOf(10); lf !== -1; lf = data.indexOf(10, start)) {
+          const bytes = pending.length === 0 ? data.subarray(start, lf) : Buffer.concat([...pending, data.subarray(start, lf)]);
+          pending = [];
+          onLine(decodeLine(bytes), ++line);
+          start = lf + 1;
+        }
+        if (start < read) pending.push(Buffer.from(data.subarray(start)));
+      }
+      return pending.length === 0 ? "" : decodeLine(Buffer.concat(pending));
+    }, file);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function decodeLine(bytes: Buffer): string {
+  return bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
+}
+
+function parseSessionLines(source: LineSource, file: string | undefined): ParsedSessionFile {
   const warnings: SessionWarning[] = [];
   const warn = (kind: SessionWarning["kind"], line: number, message: string): void => {
     warnings.push({ kind, line, message, ...(file !== undefined ? { file } : {}) });
   };
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
 
   // LF is the only separator (U+2028/U+2029 are legal inside JSON strings); CR before it is dropped.
-  const lines = text.split("\n");
-  const tail = lines.pop() ?? "";
   const records: RawRecord[] = [];
-  lines.forEach((raw, i) => {
+  let lineCount = 0;
+  let firstLine: string | undefined;
+  const tail = source((raw, number) => {
+    lineCount = number;
+    // A byte order mark can only start the first line.
+    if (number === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (number === 1) firstLine = line;
     if (line.trim() === "") return;
     try {
-      records.push({ line: i + 1, value: JSON.parse(line) });
+      records.push({ line: number, value: JSON.parse(line) });
     } catch {
-      warn("invalid_line", i + 1, `line ${i + 1} is not valid JSON; skipped`);
+      warn("invalid_line", number, `line ${number} is not valid JSON; skipped`);
     }
   });
   let endsWithNewline = true;
   if (tail !== "") {
     endsWithNewline = false;
-    const tailLine = lines.length + 1;
-    if (tail.trim() !== "") {
+    const tailLine = lineCount + 1;
+    const text = tailLine === 1 && tail.charCodeAt(0) === 0xfeff ? tail.slice(1) : tail;
+    if (text.trim() !== "") {
       // A JSON object's proper prefix is never valid JSON, so a parsable tail is a complete
       // record that only lacks its LF (e.g. a hand-written file); anything else is torn.
       try {
-        records.push({ line: tailLine, value: JSON.parse(tail) });
+        records.push({ line: tailLine, value: JSON.parse(text) });
       } catch {
-        warn("torn_tail", tailLine, `last line ${tailLine} is incomplete (${tail.length} characters, no LF); ignored`);
+        warn("torn_tail", tailLine, `last line ${tailLine} is incomplete (${text.length} characters, no LF); ignored`);
       }
     }
   }
 
   // Only a truly empty file may become a session; anything else must start with a header, or
   // it is not ours to write to (a notes file, a pretty-printed JSON file, a torn header).
-  if (text === "") return { header: undefined, entries: [], skippedIds: [], endsWithNewline, warnings };
+  const onlyLine = lineCount === 0 ? (tail.charCodeAt(0) === 0xfeff ? tail.slice(1) : tail) : undefined;
+  if (onlyLine === "") return { header: undefined, entries: [], skippedIds: [], endsWithNewline, warnings };
   const first = records[0]?.line === 1 ? records.shift() : undefined;
-  const firstLine = (lines.length > 0 ? lines[0]! : tail).replace(/\r$/, "");
-  const problem = first === undefined ? firstLineProblem(firstLine) : headerProblem(first.value);
+  const problem = first === undefined ? firstLineProblem(firstLine ?? onlyLine?.replace(/\r$/, "") ?? "") : headerProblem(first.value);
   const header = first === undefined ? undefined : asHeader(first.value);
   if (first === undefined || header === undefined || problem !== undefined) {
     throw notASessionFile(file ?? "the file", problem ?? "it has no session header");

@@ -12,7 +12,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -20,8 +20,8 @@ import {
   CURRENT_SESSION_VERSION,
   newEntryId,
   newSessionId,
-  parseSessionFile,
   notASessionFile,
+  readSessionFile,
   SessionFileError,
   sessionFileName,
   type EntryOfType,
@@ -100,6 +100,8 @@ export class Session implements SessionView {
   /** Every id in the file, including skipped lines', so a new id never collides on reload. */
   readonly #taken = new Set<string>();
   readonly #labels = new Map<string, { label: string; timestamp: string }>();
+  /** Entry types present, so "has the session ever had X" needs no scan. */
+  readonly #types = new Set<SessionEntry["type"]>();
   #leafId: string | null = null;
   #name: string | undefined;
   #file: string | undefined;
@@ -138,9 +140,9 @@ export class Session implements SessionView {
   static open(path: string, options: { onWarning?: SessionWarningHandler; cwd?: string } = {}): Session {
     const file = resolve(path);
     const sniffed = sniffFile(file);
-    // A missing file: readFileSync below throws the ENOENT error callers expect.
+    // A missing file: reading it below throws the ENOENT error callers expect.
     if (sniffed.kind === "other") throw notASessionFile(file, sniffed.reason);
-    const parsed = parseSessionFile(readFileSync(file, "utf8"), file);
+    const parsed = readSessionFile(file);
     const session = new Session(options.cwd ?? process.cwd(), { file, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
     for (const warning of parsed.warnings) session.#onWarning(warning);
     if (parsed.header === undefined) {
@@ -249,6 +251,16 @@ export class Session implements SessionView {
 
   entries(): SessionEntry[] {
     return [...this.#entries];
+  }
+
+  /** How many entries the session holds (entries().length without the copy). */
+  get entryCount(): number {
+    return this.#entries.length;
+  }
+
+  /** Whether any entry of this type was ever appended or loaded (any branch). */
+  hasEntryOfType(type: SessionEntry["type"]): boolean {
+    return this.#types.has(type);
   }
 
   entry(id: string): SessionEntry | undefined {
@@ -413,6 +425,7 @@ export class Session implements SessionView {
     this.#entries.push(entry);
     this.#byId.set(entry.id, entry);
     this.#taken.add(entry.id);
+    this.#types.add(entry.type);
     if (entry.type === "message" && entry.message.role === "assistant") this.#hasAssistant = true;
     else if (entry.type === "session_info") this.#name = entry.name?.trim() || undefined;
     else if (entry.type === "label") {

@@ -10,6 +10,7 @@
 import { attachJsonlReader, JsonlLineSplitter, serializeJsonLine } from "@parley/protocol/jsonl";
 import type { Transport, TransportSink } from "../rpc/transport.js";
 import { writeWithoutWaiting } from "./fd-write.js";
+import { jsonLinePieces } from "./json-pieces.js";
 import { writeStderr, writeToStderr } from "./stderr.js";
 import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";
 import { isPipeOrSocket, type ClaimedStdin } from "./claim-stdin.js";
@@ -136,13 +137,18 @@ export class StdioTransport implements Transport {
 
   send(record: object): void {
     if (this.#outputClosed) return;
-    const line = serializeJsonLine(record);
-    if (this.#paused) {
-      this.#waiting.push(line, record);
-      return;
+    // A record with a long array (a big session's messages) goes out in pieces, never as one string.
+    const pieces = jsonLinePieces(record);
+    if (pieces === undefined) this.#queue(serializeJsonLine(record), record);
+    else {
+      for (let i = 0; i < pieces.length - 1 && !this.#outputClosed; i++) {
+        this.#queue(pieces[i]!, record);
+        pieces[i] = "";
+        if (!this.#paused && this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
+      }
+      this.#queue(pieces.at(-1)!, record);
     }
-    this.#batch.push(line);
-    this.#batchLength += line.length;
+    if (this.#paused) return;
     // The first record of a burst leaves at once (a dialog request should not wait a hop);
     // the rest of the burst is gathered until the microtask queue drains and written in one go.
     // A synchronous flood (an extension calling setStatus in a loop) must not pile up as JS
@@ -152,6 +158,16 @@ export class StdioTransport implements Transport {
       void RESOLVED.then(this.#endBurst);
       this.#write();
     } else if (this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
+  }
+
+  /** Text of `record` (all of it or one piece) for the next write, or to wait while output is backed up. */
+  #queue(text: string, record: object): void {
+    if (this.#paused) {
+      this.#waiting.push(text, record);
+      return;
+    }
+    this.#batch.push(text);
+    this.#batchLength += text.length;
   }
 
   async flush(): Promise<void> {
