@@ -3,7 +3,7 @@
  * in line order, and writes every outbound record through one transport. Knows nothing of stdio;
  * what extensions reach through is the host's job (extension-host.ts).
  */
-import type { ExtensionUiError } from "@parley/protocol";
+import type { CommandType, ExtensionUiError, RpcEvent } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
 import type { AgentConfig } from "../agent/agent-config.js";
 import { AgentSession } from "../agent/agent-session.js";
@@ -14,6 +14,7 @@ import { resolveModels, type ModelResolution } from "../models/index.js";
 import { Session } from "../session/session.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { COMMANDS } from "./commands/index.js";
+import type { CommandContext, CommandOf } from "./commands/types.js";
 import { RpcExtensionHost } from "./extension-host.js";
 import { failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
@@ -76,6 +77,32 @@ export interface RpcServerOptions {
   slowExtensionNoticeMs?: number;
 }
 
+/**
+ * Where the server is in its life. Lines are held (answered later, in order) while `starting`
+ * (session_start handlers run) and while `holding` (a line waits for something loading, the model
+ * catalogue); `serving` answers them as they come; `shutting_down` ignores input; `closed` is the end.
+ */
+export type ServerPhase = "starting" | "holding" | "serving" | "shutting_down" | "closed";
+
+/** The phases each phase may move to; #enter() refuses anything else. */
+const PHASE_TRANSITIONS: Record<ServerPhase, readonly ServerPhase[]> = {
+  starting: ["serving", "shutting_down"],
+  holding: ["serving", "shutting_down"],
+  serving: ["holding", "shutting_down"],
+  shutting_down: ["closed"],
+  closed: [],
+};
+
+/** Something ended input or asked to stop before the server could: when to shut down. */
+type StopRequest =
+  | "none"
+  /** stdin ended while lines were held: shut down once they are answered, not before. */
+  | "after-held-lines"
+  /** ctx.shutdown(): shut down once running commands have answered and no line is held. */
+  | "when-idle";
+
+type HeldInput = string | { bytes: number; maxLineBytes: number };
+
 export class RpcServer implements TransportSink {
   readonly cwd: string;
   readonly dialogs: DialogRegistry;
@@ -87,18 +114,19 @@ export class RpcServer implements TransportSink {
   readonly #transport: Transport;
   readonly #options: RpcServerOptions;
   readonly #log: (message: string) => void;
+  #phase: ServerPhase = "starting";
   /**
-   * Lines (and overflow reports) held while start-up handlers run, or while something a line
-   * needs loads (the model catalogue); handled in order right after. Dialog answers never wait.
+   * Lines (and overflow reports) held while starting or holding; handled in order right after.
+   * Dialog answers never wait.
    */
-  #backlog: (string | { bytes: number; maxLineBytes: number })[] | undefined = [];
-  /** stdin ended while lines were held: shut down once they are answered, not before. */
-  #endedWhileHeld = false;
+  #held: HeldInput[] = [];
+  #stopRequest: StopRequest = "none";
   /** The model catalogue failed to load (then commands that need it fail with this). */
   #catalogError: string | undefined;
   readonly #inFlight = new Set<Promise<void>>();
-  #shutdownRequested = false;
   #shutdown: Promise<void> | undefined;
+  /** What command handlers reach (see CommandContext). */
+  readonly #commands: CommandContext;
   #resolveClosed!: () => void;
   /** Resolves when the server has shut down and flushed its output. */
   readonly closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
@@ -126,6 +154,32 @@ export class RpcServer implements TransportSink {
       reload: () => this.reloadExtensions(),
     });
     this.runtime = this.host.runtime;
+    const server = this;
+    this.#commands = {
+      get agent() {
+        return server.agent;
+      },
+      sessions: this.host,
+      runtime: this.runtime,
+      uiState: () => ({ ...this.host.uiState(), pendingDialogs: this.dialogs.snapshot() }),
+      emitEvent: (event) => this.emitEvent(event),
+    };
+  }
+
+  /** Where the server is in its life (see ServerPhase). */
+  get phase(): ServerPhase {
+    return this.#phase;
+  }
+
+  /** Every phase change goes through here, so the transitions above are the only ones. */
+  #enter(next: ServerPhase): void {
+    if (!PHASE_TRANSITIONS[this.#phase].includes(next)) throw new Error(`RpcServer: cannot go from ${this.#phase} to ${next}`);
+    this.#phase = next;
+  }
+
+  /** Lines wait (starting, or holding for something a line needs). */
+  get #holding(): boolean {
+    return this.#phase === "starting" || this.#phase === "holding";
   }
 
   /** The agent; exists once loadExtensions() has begun. */
@@ -214,24 +268,28 @@ export class RpcServer implements TransportSink {
 
   /** Hold input until `ready` settles, starting with `line` (which needs what is loading). */
   #holdUntil(ready: Promise<unknown>, line: string): void {
-    this.#backlog = [line];
+    // A held line handled after shutdown began still waits for what it needs, in the same order.
+    if (this.#phase === "serving") this.#enter("holding");
+    this.#held = [line];
     void ready.finally(() => this.#release());
   }
 
   /** Handle the held lines in order; one of them may start a new hold, which keeps the rest. */
   #release(): void {
-    const backlog = this.#backlog ?? [];
-    this.#backlog = undefined;
-    for (let i = 0; i < backlog.length; i++) {
-      const item = backlog[i]!;
+    const held = this.#held;
+    this.#held = [];
+    // Held lines are still answered when shutdown began meanwhile (a signal during start-up).
+    if (this.#holding) this.#enter("serving");
+    for (let i = 0; i < held.length; i++) {
+      const item = held[i]!;
       if (typeof item === "string") this.#handleLine(item);
       else this.#reportOverflow(item);
-      if (this.#backlog) {
-        (this.#backlog as typeof backlog).push(...backlog.slice(i + 1));
+      if (this.#held.length > 0) {
+        this.#held.push(...held.slice(i + 1));
         return;
       }
     }
-    if (this.#endedWhileHeld) void this.shutdown("quit");
+    if (this.#stopRequest === "after-held-lines") void this.shutdown("quit");
     this.#maybeShutdown();
   }
 
@@ -243,10 +301,10 @@ export class RpcServer implements TransportSink {
   // ---- TransportSink ---------------------------------------------------------
 
   line(text: string): void {
-    if (this.#shutdown) return;
+    if (this.#phase === "shutting_down" || this.#phase === "closed") return;
     // Answers to a waiting dialog are never queued: a start-up handler may be waiting for one.
     // Any other dialog answer is refused in line order, like a command.
-    if (this.#backlog && !this.#answersPendingDialog(text)) this.#backlog.push(text);
+    if (this.#holding && !this.#answersPendingDialog(text)) this.#held.push(text);
     else this.#handleLine(text);
   }
 
@@ -256,7 +314,7 @@ export class RpcServer implements TransportSink {
   }
 
   overflow(info: { bytes: number; maxLineBytes: number }): void {
-    if (this.#backlog) this.#backlog.push(info);
+    if (this.#holding) this.#held.push(info);
     else this.#reportOverflow(info);
   }
 
@@ -272,7 +330,7 @@ export class RpcServer implements TransportSink {
 
   end(): void {
     // Lines read before EOF still get their answers, even when start-up is not over yet.
-    if (this.#backlog) this.#endedWhileHeld = true;
+    if (this.#holding) this.#stopRequest = "after-held-lines";
     else void this.shutdown("quit");
   }
 
@@ -285,7 +343,7 @@ export class RpcServer implements TransportSink {
     try {
       value = JSON.parse(text);
     } catch (error) {
-      this.#answer(failure(undefined, "parse", `Failed to parse command: ${(error as Error).message}`));
+      this.#answer(failure(undefined, "parse", `Failed to parse command: ${errorMessage(error)}`));
       return;
     }
     if (isUiResponse(value)) {
@@ -303,8 +361,13 @@ export class RpcServer implements TransportSink {
       }
       return;
     }
-    const { command } = check;
-    const handler = COMMANDS[command.type];
+    this.#dispatch(check.command.type, check.command, text);
+    this.#maybeShutdown();
+  }
+
+  /** Runs a valid command's handler; generic in the command type, so handler, command and data agree. */
+  #dispatch<K extends CommandType>(type: K, command: CommandOf<K>, text: string): void {
+    const handler = COMMANDS[type];
     const id = command.id;
     if (handler.needsCatalog && !this.agent.models.catalogReady) {
       if (this.#catalogError === undefined) {
@@ -315,35 +378,33 @@ export class RpcServer implements TransportSink {
         );
         return;
       }
-      this.#answer(failure(id, command.type, this.#catalogError));
+      this.#answer(failure(id, type, this.#catalogError));
       return;
     }
     try {
       if (handler.kind === "sync") {
-        this.#answer(success(id, command.type, (handler.run as (c: unknown, s: RpcServer) => unknown)(command, this)));
+        this.#answer(success(id, type, handler.run(command, this.#commands)));
       } else {
         let answered = false;
-        const respond = (data?: unknown): void => {
+        const respond = (data: unknown): void => {
           if (answered) return;
           answered = true;
-          this.#transport.send(success(id, command.type, data));
+          this.#transport.send(success(id, type, data));
         };
-        const run = handler.run as (c: unknown, s: RpcServer, r: (data?: unknown) => void) => Promise<unknown>;
         this.#track(
-          run(command, this, respond).then(respond, (error: unknown) => {
+          handler.run(command, this.#commands, respond).then(respond, (error: unknown) => {
             if (!answered) {
               answered = true;
-              this.#transport.send(failure(id, command.type, errorMessage(error)));
+              this.#transport.send(failure(id, type, errorMessage(error)));
             } else {
-              this.#log(`${command.type} failed after it was accepted: ${errorMessage(error)}`);
+              this.#log(`${type} failed after it was accepted: ${errorMessage(error)}`);
             }
           }),
         );
       }
     } catch (error) {
-      this.#answer(failure(id, command.type, errorMessage(error)));
+      this.#answer(failure(id, type, errorMessage(error)));
     }
-    this.#maybeShutdown();
   }
 
   /** Answers that must keep line order wait behind a pending explanation (rare: bad commands). */
@@ -378,7 +439,7 @@ export class RpcServer implements TransportSink {
   // ---- output outside the line order ------------------------------------------------
 
   /** Writes one event record to the client. */
-  emitEvent(record: Record<string, unknown>): void {
+  emitEvent(record: RpcEvent): void {
     this.#transport.send(record);
   }
 
@@ -391,13 +452,13 @@ export class RpcServer implements TransportSink {
 
   /** ctx.shutdown(), through the host. */
   #requestShutdown(): void {
-    this.#shutdownRequested = true;
+    if (this.#stopRequest === "none") this.#stopRequest = "when-idle";
     // Let the command that asked finish and answer first.
     setImmediate(() => this.#maybeShutdown());
   }
 
   #maybeShutdown(): void {
-    if (this.#shutdownRequested && this.#inFlight.size === 0 && !this.#backlog) void this.shutdown("quit");
+    if (this.#stopRequest !== "none" && this.#inFlight.size === 0 && !this.#holding) void this.shutdown("quit");
   }
 
   /**
@@ -408,6 +469,7 @@ export class RpcServer implements TransportSink {
    */
   shutdown(reason: "quit" = "quit"): Promise<void> {
     this.#shutdown ??= (async () => {
+      this.#enter("shutting_down");
       const grace = this.#options.shutdownGraceMs ?? 3000;
       this.dialogs.dismissAll("shutdown");
       // No child process outlives parley: what runs now is cancelled, as abort/abort_bash do.
@@ -417,6 +479,7 @@ export class RpcServer implements TransportSink {
       this.dialogs.dismissAll("shutdown"); // dialogs opened by shutdown handlers
       // A client that stopped reading must not keep us from exiting.
       await withTimeout(this.#transport.flush(), grace);
+      this.#enter("closed");
       this.#resolveClosed();
     })();
     return this.#shutdown;
@@ -433,7 +496,7 @@ export class RpcServer implements TransportSink {
 
 /** A dialog answer: checked first for every line, so it is one test, with no array check (an array has no "type"). */
 function isUiResponse(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && (value as { type?: unknown }).type === "extension_ui_response";
+  return typeof value === "object" && value !== null && "type" in value && value.type === "extension_ui_response";
 }
 
 /** Only JSON's own whitespace counts; a record starts with "{" at once, so this is one comparison. */

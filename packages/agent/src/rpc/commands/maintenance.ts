@@ -4,20 +4,20 @@ import { async, sync, type CommandTable } from "./types.js";
 
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
   // During a run, pi aborts the run and then compacts (compactSession does the abort).
-  compact: async(async (c, server) => {
-    if (server.agent.isCompacting) throw new CommandError("A compaction is already running");
-    return server.agent.compact(c.customInstructions, "manual");
+  compact: async(async (c, ctx) => {
+    if (ctx.agent.isCompacting) throw new CommandError("A compaction is already running");
+    return ctx.agent.compact(c.customInstructions, "manual");
   }),
-  abort_retry: sync((_c, server) => {
-    server.agent.abortRetry();
+  abort_retry: sync((_c, ctx) => {
+    ctx.agent.abortRetry();
   }),
-  bash: async((c, server) =>
-    server.agent.executeBash(c.command, {
+  bash: async((c, ctx) =>
+    ctx.agent.executeBash(c.command, {
       excludeFromContext: c.excludeFromContext === true,
-      onDelta: (delta) => server.emitEvent({ type: "bash_execution_update", ...(c.id !== undefined ? { id: c.id } : {}), delta }),
+      onDelta: (delta) => ctx.emitEvent({ type: "bash_execution_update", ...(c.id !== undefined ? { id: c.id } : {}), delta }),
     }),
   ),
-  abort_bash: sync((_c, server) => {
-    server.agent.abortBash();
+  abort_bash: sync((_c, ctx) => {
+    ctx.agent.abortBash();
   }),
 };

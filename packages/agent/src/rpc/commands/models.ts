@@ -5,11 +5,11 @@ import { AgentError } from "../../agent/agent-session.js";
 
 export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_available_models"> = {
   set_model: withCatalog(
-    sync((c, server) => {
-      const model = server.agent.models.findModel(c.provider, c.modelId);
+    sync((c, ctx) => {
+      const model = ctx.agent.models.findModel(c.provider, c.modelId);
       if (!model) throw new CommandError(`Model not found: ${c.provider}/${c.modelId} (see get_available_models)`);
       try {
-        server.agent.setModel(model);
+        ctx.agent.setModel(model);
       } catch (error) {
         if (error instanceof AgentError) throw new CommandError(error.message);
         throw error;
@@ -17,6 +17,6 @@ export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_avai
       return model;
     }),
   ),
-  cycle_model: withCatalog(sync((_c, server) => server.agent.cycleModel())),
-  get_available_models: withCatalog(sync((_c, server) => ({ models: server.agent.models.availableModels() }))),
+  cycle_model: withCatalog(sync((_c, ctx) => ctx.agent.cycleModel())),
+  get_available_models: withCatalog(sync((_c, ctx) => ({ models: ctx.agent.models.availableModels() }))),
 };

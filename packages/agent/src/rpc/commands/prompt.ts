@@ -4,16 +4,15 @@
  */
 import { AgentError } from "../../agent/agent-session.js";
 import { CommandError } from "../responses.js";
-import { async, sync, type CommandTable } from "./types.js";
-import type { RpcServer } from "../server.js";
+import { async, sync, type CommandContext, type CommandTable } from "./types.js";
 
-function isExtensionCommand(server: RpcServer, message: string): boolean {
-  return server.runtime.findCommand(message) !== undefined;
+function isExtensionCommand(ctx: CommandContext, message: string): boolean {
+  return ctx.runtime.findCommand(message) !== undefined;
 }
 
 /** pi's refusal, word for word: clients may match on it. */
-function refuseExtensionCommand(server: RpcServer, message: string): void {
-  const found = server.runtime.findCommand(message);
+function refuseExtensionCommand(ctx: CommandContext, message: string): void {
+  const found = ctx.runtime.findCommand(message);
   if (found)
     throw new CommandError(`Extension command "/${found.command.invocationName}" cannot be queued. Use prompt() or execute the command when not streaming.`);
 }
@@ -28,26 +27,24 @@ async function accept<T>(work: () => Promise<T> | T): Promise<T> {
 }
 
 export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "abort" | "clear_queue"> = {
-  prompt: async(async (c, server, respond) => {
-    if (isExtensionCommand(server, c.message)) {
-      await server.runtime.runCommand(c.message);
-      return undefined;
+  prompt: async(async (c, ctx, respond) => {
+    if (isExtensionCommand(ctx, c.message)) {
+      await ctx.runtime.runCommand(c.message);
+      return;
     }
-    await accept(() => server.agent.prompt(c.message, c.images, { streamingBehavior: c.streamingBehavior, source: "rpc", onAccepted: () => respond() }));
-    return undefined;
+    await accept(() => ctx.agent.prompt(c.message, c.images, { streamingBehavior: c.streamingBehavior, source: "rpc", onAccepted: () => respond() }));
   }),
   // Queued, as in pi, even while idle: the message then waits for the next run.
-  steer: sync((c, server) => {
-    refuseExtensionCommand(server, c.message);
-    server.agent.steer(c.message, c.images);
+  steer: sync((c, ctx) => {
+    refuseExtensionCommand(ctx, c.message);
+    ctx.agent.steer(c.message, c.images);
   }),
-  follow_up: sync((c, server) => {
-    refuseExtensionCommand(server, c.message);
-    server.agent.followUp(c.message, c.images);
+  follow_up: sync((c, ctx) => {
+    refuseExtensionCommand(ctx, c.message);
+    ctx.agent.followUp(c.message, c.images);
   }),
-  abort: async(async (_c, server) => {
-    await server.agent.abort();
-    return undefined;
+  abort: async(async (_c, ctx) => {
+    await ctx.agent.abort();
   }),
-  clear_queue: sync((_c, server) => server.agent.clearQueue()),
+  clear_queue: sync((_c, ctx) => ctx.agent.clearQueue()),
 };

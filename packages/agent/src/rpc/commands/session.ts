@@ -18,36 +18,36 @@ type SessionCommands =
   | "export_html";
 
 export const sessionCommands: CommandTable<SessionCommands> = {
-  new_session: async((c, server) => server.host.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
-  switch_session: async(async (c, server) => {
+  new_session: async((c, ctx) => ctx.sessions.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
+  switch_session: async(async (c, ctx) => {
     try {
-      return await server.host.switchSession(c.sessionPath);
+      return await ctx.sessions.switchSession(c.sessionPath);
     } catch (error) {
       throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${errorMessage(error)}`);
     }
   }),
   // session_before_fork runs first; the entry is checked after it (host.forkSession), as in pi.
-  fork: async((c, server) => server.host.forkSession(c.entryId, "before")),
-  clone: async(async (_c, server) => {
-    const current = server.agent.session;
+  fork: async((c, ctx) => ctx.sessions.forkSession(c.entryId, "before")),
+  clone: async(async (_c, ctx) => {
+    const current = ctx.agent.session;
     const leaf = current.leafId;
     if (!leaf) throw new CommandError("Cannot clone session: no current entry selected");
-    return server.host.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+    return ctx.sessions.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
   }),
-  get_fork_messages: sync((_c, server) => ({ messages: server.agent.session.userMessagesForForking() })),
-  get_entries: sync((c, server) => {
-    const session = server.agent.session;
+  get_fork_messages: sync((_c, ctx) => ({ messages: ctx.agent.session.userMessagesForForking() })),
+  get_entries: sync((c, ctx) => {
+    const session = ctx.agent.session;
     try {
       return { entries: session.entriesSince(c.since), leafId: session.leafId };
     } catch (error) {
       throw new CommandError(errorMessage(error));
     }
   }),
-  get_tree: sync((_c, server) => ({ tree: server.agent.session.tree(), leafId: server.agent.session.leafId })),
-  get_session_stats: sync((_c, server) => {
-    const usage = server.agent.contextUsage();
-    return { ...server.agent.session.stats(), ...(usage ? { contextUsage: usage } : {}) };
+  get_tree: sync((_c, ctx) => ({ tree: ctx.agent.session.tree(), leafId: ctx.agent.session.leafId })),
+  get_session_stats: sync((_c, ctx) => {
+    const usage = ctx.agent.contextUsage();
+    return { ...ctx.agent.session.stats(), ...(usage ? { contextUsage: usage } : {}) };
   }),
   // The renderer loads on first use: start-up does not need it.
-  export_html: async(async (c, server) => ({ path: (await import("../../session/export-html.js")).exportHtml(server.agent.session, c.outputPath) })),
+  export_html: async(async (c, ctx) => ({ path: (await import("../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath) })),
 };

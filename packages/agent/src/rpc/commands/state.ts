@@ -18,8 +18,8 @@ type StateCommands =
   | "get_last_assistant_text";
 
 export const stateCommands: CommandTable<StateCommands> = {
-  get_state: sync((_c, server) => {
-    const agent = server.agent;
+  get_state: sync((_c, ctx) => {
+    const agent = ctx.agent;
     const session = agent.session;
     return {
       model: agent.model,
@@ -38,37 +38,37 @@ export const stateCommands: CommandTable<StateCommands> = {
       ...(agent.model.provider === agent.models.offlineModel.provider && agent.model.id === agent.models.offlineModel.id ? { offlineModel: true } : {}),
     };
   }),
-  get_ui_state: sync((_c, server) => ({ ...server.host.uiState(), pendingDialogs: server.dialogs.snapshot() })),
-  get_commands: sync((_c, server) => ({ commands: server.runtime.commandList() })),
-  get_messages: sync((_c, server) => ({ messages: server.agent.messages })),
-  set_thinking_level: sync((c, server) => {
-    server.agent.setThinkingLevel(c.level);
+  get_ui_state: sync((_c, ctx) => ctx.uiState()),
+  get_commands: sync((_c, ctx) => ({ commands: ctx.runtime.commandList() })),
+  get_messages: sync((_c, ctx) => ({ messages: ctx.agent.messages })),
+  set_thinking_level: sync((c, ctx) => {
+    ctx.agent.setThinkingLevel(c.level);
   }),
-  cycle_thinking_level: sync((_c, server) => {
-    const level = server.agent.cycleThinkingLevel();
+  cycle_thinking_level: sync((_c, ctx) => {
+    const level = ctx.agent.cycleThinkingLevel();
     return level === null ? null : { level };
   }),
-  get_available_thinking_levels: sync((_c, server) => ({ levels: server.agent.availableThinkingLevels() })),
-  set_steering_mode: sync((c, server) => {
-    server.agent.steeringMode = c.mode;
+  get_available_thinking_levels: sync((_c, ctx) => ({ levels: ctx.agent.availableThinkingLevels() })),
+  set_steering_mode: sync((c, ctx) => {
+    ctx.agent.steeringMode = c.mode;
   }),
-  set_follow_up_mode: sync((c, server) => {
-    server.agent.followUpMode = c.mode;
+  set_follow_up_mode: sync((c, ctx) => {
+    ctx.agent.followUpMode = c.mode;
   }),
-  set_auto_compaction: sync((c, server) => {
-    server.agent.autoCompactionEnabled = c.enabled;
+  set_auto_compaction: sync((c, ctx) => {
+    ctx.agent.autoCompactionEnabled = c.enabled;
   }),
-  set_auto_retry: sync((c, server) => {
-    server.agent.autoRetryEnabled = c.enabled;
+  set_auto_retry: sync((c, ctx) => {
+    ctx.agent.autoRetryEnabled = c.enabled;
   }),
-  set_session_name: sync((c, server) => {
+  set_session_name: sync((c, ctx) => {
     const name = c.name.trim();
     if (!name) throw new CommandError("Session name cannot be empty");
-    server.host.setSessionName(name);
+    ctx.sessions.setSessionName(name);
   }),
   // As pi: the last assistant message that is not an empty aborted one; no text → no `text`.
-  get_last_assistant_text: sync((_c, server) => {
-    const last = server.agent.messages.findLast((m) => m.role === "assistant" && !(m.stopReason === "aborted" && m.content.length === 0));
+  get_last_assistant_text: sync((_c, ctx) => {
+    const last = ctx.agent.messages.findLast((m) => m.role === "assistant" && !(m.stopReason === "aborted" && m.content.length === 0));
     const text =
       last?.role === "assistant"
         ? last.content

@@ -1,21 +1,49 @@
-import type { CommandType, RpcCommand } from "@parley/protocol";
-import type { RpcServer } from "../server.js";
+import type { CommandType, CommandWithData, PendingDialogState, ResponseData, RpcCommand, RpcEvent, UiState } from "@parley/protocol";
+import type { AgentSession } from "../../agent/agent-session.js";
+import type { ExtensionRuntime } from "../../extensions/runtime.js";
+import type { Session } from "../../session/session.js";
+import type { SessionSwitchEvents } from "../extension-host.js";
 
 export type CommandOf<K extends CommandType> = Extract<RpcCommand, { type: K }>;
+
+/** What a command handler reaches: the agent and the few server parts commands use, not the server. */
+export interface CommandContext {
+  readonly agent: AgentSession;
+  /** Session switches and the other things commands do as an extension would (extension events run). */
+  readonly sessions: CommandSessions;
+  readonly runtime: Pick<ExtensionRuntime, "findCommand" | "runCommand" | "commandList">;
+  /** get_ui_state: the folded fire-and-forget UI and the dialogs still waiting. */
+  uiState(): UiState & { pendingDialogs: PendingDialogState[] };
+  /** Writes one event outside the line order (the bash command's output). */
+  emitEvent(event: RpcEvent): void;
+}
+
+export interface CommandSessions {
+  newSession(options: { parentSession?: string | undefined }): Promise<{ cancelled: boolean }>;
+  switchSession(path: string): Promise<{ cancelled: boolean }>;
+  forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }>;
+  switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }>;
+  setSessionName(name: string): void;
+}
+
+/**
+ * A handler's result: the command's response data as the protocol defines it. A command without
+ * data returns nothing (void, so a block body needs no `return undefined`).
+ */
+export type CommandResult<K extends CommandType> = K extends CommandWithData ? ResponseData<K> : void;
+
+type SyncRun<K extends CommandType> = (command: CommandOf<K>, ctx: CommandContext) => CommandResult<K>;
+/** `respond` answers early (e.g. when a prompt is accepted, before its events); otherwise the result answers. */
+type AsyncRun<K extends CommandType> = (command: CommandOf<K>, ctx: CommandContext, respond: (data: CommandResult<K>) => void) => Promise<CommandResult<K>>;
 
 /**
  * `sync` handlers answer before the next line is read, so their responses leave in arrival order.
  * `async` handlers are long-running by nature (they wait for a model, a shell or an extension's
  * dialog); their response leaves when they finish, and later lines do not wait for them.
+ * Either returns the command's response data as the protocol defines it (`CommandResult<K>`),
+ * so a handler that drifts from the wire format does not compile.
  */
-export type CommandHandler<K extends CommandType> = (
-  | { kind: "sync"; run: (command: CommandOf<K>, server: RpcServer) => unknown }
-  | {
-      kind: "async";
-      /** `respond` answers early (e.g. when a prompt is accepted, before its events); otherwise the result answers. */
-      run: (command: CommandOf<K>, server: RpcServer, respond: (data?: unknown) => void) => Promise<unknown>;
-    }
-) & {
+export type CommandHandler<K extends CommandType> = ({ kind: "sync"; run: SyncRun<K> } | { kind: "async"; run: AsyncRun<K> }) & {
   /**
    * The handler uses the built-in model catalogue, which start-up does not load. Until it is
    * loaded, this line and every later one wait (in order) while it loads.
@@ -25,13 +53,8 @@ export type CommandHandler<K extends CommandType> = (
 
 export type CommandTable<K extends CommandType> = { [P in K]: CommandHandler<P> };
 
-export const sync = <K extends CommandType>(run: (command: CommandOf<K>, server: RpcServer) => unknown): CommandHandler<K> => ({ kind: "sync", run });
-export const async = <K extends CommandType>(
-  run: (command: CommandOf<K>, server: RpcServer, respond: (data?: unknown) => void) => Promise<unknown>,
-): CommandHandler<K> => ({
-  kind: "async",
-  run,
-});
+export const sync = <K extends CommandType>(run: SyncRun<K>): CommandHandler<K> => ({ kind: "sync", run });
+export const async = <K extends CommandType>(run: AsyncRun<K>): CommandHandler<K> => ({ kind: "async", run });
 
 /** Marks a handler as needing the model catalogue (see CommandHandler.needsCatalog). */
 export const withCatalog = <K extends CommandType>(handler: CommandHandler<K>): CommandHandler<K> => ({ ...handler, needsCatalog: true });
