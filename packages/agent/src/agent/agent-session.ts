@@ -2,12 +2,14 @@
  * The agent: pi-agent-core's loop with parley's models, tools, session and extension hooks.
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
-import type { Agent, AgentEvent, AgentMessage, AgentTool } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, ImageContent, Model, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
-import type { QueueMode, ThinkingLevel } from "@parley/protocol";
+import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
+import type { Api, AssistantMessage, ImageContent, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import { THINKING_LEVELS } from "@parley/protocol/constants";
+import type { QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
+import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../extensions/types.js";
+import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session, SessionContext } from "../session/session.js";
 import type { AgentConfig } from "./agent-config.js";
@@ -21,7 +23,8 @@ import { errorMessage, errorText } from "../error-text.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../rpc/transport.js";
 
-export type Emit = (record: Record<string, unknown>) => void;
+/** Writes one event record; events are the protocol's, so one that drifts from the wire does not compile. */
+export type Emit = (event: RpcEvent) => void;
 
 export interface AgentSessionOptions {
   cwd: string;
@@ -109,7 +112,7 @@ export class AgentSession {
       state: {
         model: options.models.model,
         thinkingLevel: options.models.thinkingLevel,
-        messages: context.messages as AgentMessage[],
+        messages: context.messages,
         systemPrompt: "",
       },
       steeringMode: config.steeringMode ?? "one-at-a-time",
@@ -187,8 +190,9 @@ export class AgentSession {
     if (session.entryCount === 0) return;
     const recorded = context.model ? this.models.findModel(context.model.provider, context.model.modelId) : undefined;
     if (recorded && this.models.hasAuth(recorded)) this.#state.model = recorded;
-    if (session.hasEntryOfType("thinking_level_change")) {
-      this.#state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel as ThinkingLevel);
+    // A level this parley does not know (a newer pi's, or a damaged file) leaves the current one.
+    if (session.hasEntryOfType("thinking_level_change") && isThinkingLevel(context.thinkingLevel)) {
+      this.#state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel);
     }
   }
 
@@ -252,7 +256,7 @@ export class AgentSession {
     this.#session = session;
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
-    this.#state.messages = context.messages as AgentMessage[];
+    this.#state.messages = context.messages;
     this.#nextTurn = [];
     this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
     this.#restoreSettings(session, this.#resumed);
@@ -299,10 +303,12 @@ export class AgentSession {
     if (!window) return undefined;
     const messages = this.messages;
     let lastIndex = -1;
+    let last: AssistantMessage | undefined;
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
       if (m?.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
         lastIndex = i;
+        last = m;
         break;
       }
     }
@@ -312,7 +318,6 @@ export class AgentSession {
       (e) => e.type === "message" && e.message.role === "assistant" && e.message.stopReason !== "aborted" && e.message.stopReason !== "error",
     );
     if (compactedAt !== -1 && compactedAt > lastReplyAt) return { tokens: null, contextWindow: window, percent: null };
-    const last = lastIndex === -1 ? undefined : (messages[lastIndex] as AssistantMessage);
     let tokens = last ? calculateContextTokens(last.usage) : 0;
     for (const m of messages.slice(lastIndex + 1)) tokens += estimateTokens(m);
     return { tokens, contextWindow: window, percent: (tokens / window) * 100 };
@@ -345,18 +350,14 @@ export class AgentSession {
       let input = { text, images };
       if (this.#runtime.hasHandlers("input")) {
         let handled = false;
-        input = await this.#runtime.emitChained(
-          { type: "input", text, images, source: options.source } as { type: "input"; text: string; images: ImageContent[] | undefined; source: string },
-          (event, result) => {
-            const r = result as { action?: string; text?: string; images?: ImageContent[] };
-            if (r.action === "handled") {
-              handled = true;
-              return { event, stop: true };
-            }
-            if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
-            return { event };
-          },
-        );
+        input = await this.#runtime.emitChained({ type: "input", text, images, source: options.source }, (event, r) => {
+          if (r.action === "handled") {
+            handled = true;
+            return { event, stop: true };
+          }
+          if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
+          return { event };
+        });
         if (handled) {
           options.onAccepted?.();
           return;
@@ -378,16 +379,8 @@ export class AgentSession {
       const systemPrompt = this.systemPrompt();
       this.#effectivePrompt = systemPrompt;
       const start = await this.#runtime.emitChained(
-        { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } } as {
-          type: "before_agent_start";
-          prompt: string;
-          images: ImageContent[] | undefined;
-          systemPrompt: string;
-          systemPromptOptions: unknown;
-          injected?: AgentMessage[];
-        },
-        (event, result) => {
-          const r = result as { systemPrompt?: unknown; message?: CustomMessageInput };
+        { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } },
+        (event, r) => {
           const next = { ...event };
           if (typeof r.systemPrompt === "string") {
             next.systemPrompt = r.systemPrompt;
@@ -530,7 +523,8 @@ export class AgentSession {
     const models = this.models.availableModels();
     if (models.length < 2) return null;
     const index = models.findIndex((m) => m.provider === this.model.provider && m.id === this.model.id);
-    const next = models[(index + 1) % models.length] as Model<Api>;
+    const next = models[(index + 1) % models.length];
+    if (!next) return null;
     this.setModel(next);
     return { model: next, thinkingLevel: this.thinkingLevel, isScoped: false };
   }
@@ -554,7 +548,8 @@ export class AgentSession {
   cycleThinkingLevel(): ThinkingLevel | null {
     const levels = this.availableThinkingLevels();
     if (levels.length < 2) return null;
-    const next = levels[(levels.indexOf(this.thinkingLevel) + 1) % levels.length] as ThinkingLevel;
+    const next = levels[(levels.indexOf(this.thinkingLevel) + 1) % levels.length];
+    if (!next) return null;
     this.setThinkingLevel(next);
     return next;
   }
@@ -587,8 +582,8 @@ export class AgentSession {
   }
 
   /** Emits one wire record (for the modules that extend the agent: compaction, bash, retry). */
-  emit(record: Record<string, unknown>): void {
-    this.#emit(record);
+  emit(event: RpcEvent): void {
+    this.#emit(event);
   }
 
   get runtime(): ExtensionRuntime {
@@ -606,7 +601,7 @@ export class AgentSession {
 
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
-    if (this.#core) this.#core.state.tools = this.tools.activeTools() as AgentTool<any>[];
+    if (this.#core) this.#core.state.tools = this.tools.activeTools();
   }
 
   #startRun(run: (core: Agent) => Promise<void>): void {
@@ -688,17 +683,16 @@ export class AgentSession {
     } else if (event.type === "turn_end") {
       await this.#runtime.emit({ type: "turn_end", turnIndex: this.#turnIndex++, message: event.message, toolResults: event.toolResults });
     } else if (event.type === "message_end") {
-      const final = await this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => {
-        const replacement = (result as { message?: AgentMessage }).message;
-        return { event: replacement ? { ...e, message: replacement } : e };
-      });
+      const final = await this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => ({
+        event: result.message ? { ...e, message: result.message } : e,
+      }));
       if (final.message !== event.message) {
         // The loop keeps the object it emitted: update it in place so state and session agree.
-        Object.assign(event.message as object, final.message);
+        Object.assign(event.message, final.message);
       }
       wire = { ...event, message: event.message };
     } else {
-      await this.#runtime.emit(event as unknown as { type: string; [key: string]: unknown });
+      await this.#runtime.emit(event);
     }
     this.#emit(toWireEvent(wire));
     if (event.type === "message_end") this.#persist(event.message);
@@ -711,14 +705,13 @@ export class AgentSession {
 
   #persist(message: AgentMessage): void {
     try {
-      if ((message as { role: string }).role === "custom") {
-        const m = message as unknown as CustomMessageInput & { display: boolean };
+      if (message.role === "custom") {
         this.#session.append({
           type: "custom_message",
-          customType: m.customType,
-          content: m.content,
-          display: m.display,
-          ...(m.details !== undefined ? { details: m.details } : {}),
+          customType: message.customType,
+          content: message.content,
+          display: message.display,
+          ...(message.details !== undefined ? { details: message.details } : {}),
         });
       } else {
         this.#session.append({ type: "message", message });
@@ -737,24 +730,23 @@ export class AgentSession {
   }
 
   /** before_provider_headers: handlers edit the headers in place; a null value removes one. */
-  async #beforeProviderHeaders<O extends { headers?: Record<string, string> } | undefined>(
+  async #beforeProviderHeaders(
     modelHeaders: Record<string, string> | undefined,
-    options: O,
-  ): Promise<O> {
+    options: SimpleStreamOptions | undefined,
+  ): Promise<SimpleStreamOptions | undefined> {
     if (!this.#runtime.hasHandlers("before_provider_headers")) return options;
     const headers: Record<string, string | null> = { ...modelHeaders, ...options?.headers };
     await this.#runtime.emit({ type: "before_provider_headers", headers });
     const kept: Record<string, string> = {};
     for (const [name, value] of Object.entries(headers)) if (typeof value === "string") kept[name] = value;
-    return { ...options, headers: kept } as O;
+    return { ...options, headers: kept };
   }
 
   async #transformContext(messages: AgentMessage[]): Promise<AgentMessage[]> {
     if (!this.#runtime.hasHandlers("context")) return messages;
-    const result = await this.#runtime.emitChained({ type: "context", messages }, (event, r) => {
-      const next = (r as { messages?: AgentMessage[] }).messages;
-      return { event: Array.isArray(next) ? { ...event, messages: next } : event };
-    });
+    const result = await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
+      event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
+    }));
     return result.messages;
   }
 
@@ -779,15 +771,10 @@ export class AgentSession {
   #gating: { toolCallId: string; toolName: string; args: unknown } | undefined;
 
   async #toolCallVerdict(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
-    const verdict = await this.#runtime.emitChained(
-      { type: "tool_call", toolCallId, toolName, input: args, block: false as boolean, reason: undefined as string | undefined },
-      (event, r) => {
-        const result = r as { block?: unknown; reason?: unknown };
-        if (result.block === true)
-          return { event: { ...event, block: true, reason: typeof result.reason === "string" ? result.reason : undefined }, stop: true };
-        return { event };
-      },
-    );
+    const verdict = await this.#runtime.emitChained({ type: "tool_call", toolCallId, toolName, input: args, block: false, reason: undefined }, (event, r) => {
+      if (r.block === true) return { event: { ...event, block: true, reason: typeof r.reason === "string" ? r.reason : undefined }, stop: true };
+      return { event };
+    });
     return verdict.block ? { block: true, reason: verdict.reason ?? "Blocked by an extension" } : undefined;
   }
 
@@ -799,9 +786,8 @@ export class AgentSession {
     isError: boolean,
   ): Promise<{ content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined> {
     if (!this.#runtime.hasHandlers("tool_result")) return undefined;
-    const initial = { type: "tool_result" as const, toolCallId, toolName, input: args, content: result.content, details: result.details, isError };
-    const final = await this.#runtime.emitChained(initial, (event, r) => {
-      const change = r as { content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean };
+    const initial: ToolResultEvent = { type: "tool_result", toolCallId, toolName, input: args, content: result.content, details: result.details, isError };
+    const final = await this.#runtime.emitChained(initial, (event, change) => {
       return {
         event: {
           ...event,
@@ -829,7 +815,7 @@ function customMessage(input: CustomMessageInput): AgentMessage {
     display: input.display ?? true,
     ...(input.details !== undefined ? { details: input.details } : {}),
     timestamp: Date.now(),
-  } as unknown as AgentMessage;
+  };
 }
 
 function textOf(message: AgentMessage): string {
@@ -848,4 +834,8 @@ export type { ToolResultMessage };
 /** Compaction loads with the loop (ensureCore) or the first compact: start-up does not need it. */
 function loadCompaction(): Promise<typeof import("./compaction.js")> {
   return import("./compaction.js");
+}
+
+function isThinkingLevel(value: string): value is ThinkingLevel {
+  return THINKING_LEVELS.some((level) => level === value);
 }

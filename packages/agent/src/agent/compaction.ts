@@ -395,7 +395,7 @@ async function runCompaction(
     const preparation = prepareCompaction(path, settings);
 
     if (agent.runtime.hasHandlers("session_before_compact")) {
-      const verdict = await agent.runtime.emit<{ cancel?: boolean; compaction?: ExtensionCompaction }>({
+      const verdict = await agent.runtime.emit({
         type: "session_before_compact",
         preparation,
         branchEntries: path,

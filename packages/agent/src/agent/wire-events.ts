@@ -5,14 +5,13 @@
  */
 import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import type { AssistantMessageEvent, Usage } from "@mariozechner/pi-ai";
+import type { AssistantMessageDelta, RpcEvent } from "@parley/protocol";
 import { emptyUsage } from "../models/reply-stream.js";
 
 const ZERO_USAGE: Usage = emptyUsage();
 
-type DeltaEvent = Record<string, unknown> & { type: AssistantMessageEvent["type"] };
-
 /** The assistant event without its snapshot; toolcall_start also names the call. */
-export function deltaOf(event: AssistantMessageEvent): DeltaEvent {
+export function deltaOf(event: AssistantMessageEvent): AssistantMessageDelta {
   switch (event.type) {
     case "done":
     case "error":
@@ -21,7 +20,8 @@ export function deltaOf(event: AssistantMessageEvent): DeltaEvent {
     case "toolcall_start": {
       const { partial, ...rest } = event;
       const block = partial.content[event.contentIndex];
-      return block?.type === "toolCall" ? { ...rest, id: block.id, toolName: block.name } : rest;
+      // pi-ai adds the block before it announces it; the schema requires both fields regardless.
+      return block?.type === "toolCall" ? { ...rest, id: block.id, toolName: block.name } : { ...rest, id: "", toolName: "" };
     }
     default: {
       const { partial: _partial, ...rest } = event;
@@ -37,9 +37,9 @@ function usageOf(event: AssistantMessageEvent): Usage {
 }
 
 /** The record to write for one agent event. */
-export function toWireEvent(event: AgentEvent): Record<string, unknown> {
+export function toWireEvent(event: AgentEvent): RpcEvent {
   if (event.type === "message_update") {
     return { type: "message_update", usage: usageOf(event.assistantMessageEvent), assistantMessageEvent: deltaOf(event.assistantMessageEvent) };
   }
-  return event as unknown as Record<string, unknown>;
+  return event;
 }

@@ -5,19 +5,20 @@
 import { dirname, resolve } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
-  AgentLoopEvent,
   EventBus,
-  ExtensionEvent,
   ExecOptions,
   ExecResult,
   ExtensionAPI,
   ExtensionCommandContext,
   ExtensionContext,
   ExtensionFactory,
+  ExtensionHandler,
+  HookEvent,
+  HookName,
+  HookResult,
   ReadonlySessionManager,
   RegisteredCommandOptions,
   ReplacedSessionContext,
-  ResourcesDiscoverResult,
   SetupSessionManager,
   SlashCommandInfo,
   SourceInfo,
@@ -111,12 +112,9 @@ export class ExtensionRuntime {
     const skillPaths: string[] = [];
     const promptTemplatePaths: string[] = [];
     for (const extension of this.extensions) {
-      for (const handler of extension.handlers.get("resources_discover") ?? []) {
+      for (const handler of this.#handlers(extension, "resources_discover")) {
         try {
-          const result = (await (handler as (e: unknown, c: ExtensionContext) => unknown)(
-            { type: "resources_discover", cwd, reason },
-            this.context(extension),
-          )) as ResourcesDiscoverResult | undefined;
+          const result = (await handler({ type: "resources_discover", cwd, reason }, this.context(extension))) ?? undefined;
           const base = dirname(extension.path);
           const paths = (list: unknown): string[] =>
             Array.isArray(list) ? list.filter((p): p is string => typeof p === "string").map((p) => resolve(base, p)) : [];
@@ -153,23 +151,30 @@ export class ExtensionRuntime {
     this.#host.reportError(report);
   }
 
-  hasHandlers(event: string): boolean {
+  hasHandlers(event: HookName): boolean {
     return this.extensions.some((e) => (e.handlers.get(event)?.length ?? 0) > 0);
+  }
+
+  /** An extension's handlers for one event, typed by the hook map. */
+  #handlers<K extends HookName>(extension: LoadedExtension, event: K): ExtensionHandler<HookEvent<K>, HookResult<K>>[] {
+    // pi.on(name, handler) files each handler under the name it was given, so the ones under `event`
+    // take that event; what they return is extension code's, and every caller checks it before use.
+    return (extension.handlers.get(event) ?? []) as ExtensionHandler<HookEvent<K>, HookResult<K>>[];
   }
 
   /**
    * Emits to every handler in load order. For cancellable `*_before_*` events the first result
    * with `cancel: true` wins and stops the chain; otherwise the last non-empty result is returned.
    */
-  async emit<R extends object = { cancel?: boolean }>(event: ExtensionEvent | AgentLoopEvent): Promise<R | undefined> {
-    let result: R | undefined;
+  async emit<K extends HookName>(event: HookEvent<K> & { type: K }): Promise<HookResult<K> | undefined> {
+    let result: HookResult<K> | undefined;
     for (const extension of this.extensions) {
-      for (const handler of extension.handlers.get(event.type) ?? []) {
+      for (const handler of this.#handlers(extension, event.type)) {
         try {
-          const value = (await (handler as (e: unknown, c: ExtensionContext) => unknown)(event, this.context(extension))) as R | undefined;
+          const value = await handler(event, this.context(extension));
           if (value && typeof value === "object") {
             result = value;
-            if ((value as { cancel?: unknown }).cancel === true) return result;
+            if ("cancel" in value && value.cancel === true) return result;
           }
         } catch (error) {
           this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
@@ -183,12 +188,15 @@ export class ExtensionRuntime {
    * Emits to every handler in load order, letting each see the event as the previous ones left
    * it: `step` folds a handler's result into the event and says whether to stop.
    */
-  async emitChained<E extends { type: string }>(event: E, step: (event: E, result: unknown) => { event: E; stop?: boolean }): Promise<E> {
-    let current = event;
+  async emitChained<K extends HookName>(
+    event: HookEvent<K> & { type: K },
+    step: (event: HookEvent<K>, result: NonNullable<HookResult<K>>) => { event: HookEvent<K>; stop?: boolean },
+  ): Promise<HookEvent<K>> {
+    let current: HookEvent<K> = event;
     for (const extension of this.extensions) {
-      for (const handler of extension.handlers.get(event.type) ?? []) {
+      for (const handler of this.#handlers(extension, event.type)) {
         try {
-          const value = await (handler as (e: unknown, c: ExtensionContext) => unknown)(current, this.context(extension));
+          const value = await handler(current, this.context(extension));
           if (value === undefined || value === null) continue;
           const next = step(current, value);
           current = next.event;

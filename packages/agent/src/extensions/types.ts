@@ -2,8 +2,9 @@
  * The extension API as pi extensions see it, restricted to what a headless agent can honour.
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
-import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
-import type { NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
+import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
+import type { Api, ImageContent, Model, ProviderResponse, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
 export type { ThinkingLevel };
@@ -223,28 +224,220 @@ export interface NavigateTreeOptions {
   label?: string;
 }
 
-/** Agent-loop events (tool_call, turn_start, …) share this open shape until the loop defines them. */
+/** An event extensions may subscribe to that parley does not emit (or a newer pi's): an open shape. */
 export interface AgentLoopEvent {
   type: string;
   [key: string]: unknown;
 }
 
-export interface ExtensionEventMap {
-  session_start: SessionStartEvent;
-  session_before_switch: SessionBeforeSwitchEvent;
-  session_before_fork: SessionBeforeForkEvent;
-  session_shutdown: SessionShutdownEvent;
-  session_before_tree: SessionBeforeTreeEvent;
-  session_tree: SessionTreeEvent;
-  resources_discover: ResourcesDiscoverEvent;
+// ---- the events of the agent and its loop, as handlers get them ----
+
+/** The loop's own events, passed to handlers as pi-agent-core emits them (turns and message_end have their own entries). */
+type LoopEvent<K extends AgentEvent["type"]> = Extract<AgentEvent, { type: K }>;
+
+export interface TurnStartEvent {
+  type: "turn_start";
+  turnIndex: number;
+  timestamp: number;
 }
-export interface ExtensionResultMap {
-  session_before_switch: { cancel?: boolean };
-  session_before_fork: { cancel?: boolean; skipConversationRestore?: boolean };
-  session_before_tree: SessionBeforeTreeResult;
+export interface TurnEndEvent {
+  type: "turn_end";
+  turnIndex: number;
+  message: AgentMessage;
+  toolResults: ToolResultMessage[];
 }
-export type ExtensionEventName = keyof ExtensionEventMap;
-export type ExtensionEvent = ExtensionEventMap[ExtensionEventName];
+export interface MessageEndEvent {
+  type: "message_end";
+  message: AgentMessage;
+}
+/** A handler may replace the finished message (the loop, the session file and the client get the replacement). */
+export interface MessageEndResult {
+  message?: AgentMessage;
+}
+export interface InputEvent {
+  type: "input";
+  text: string;
+  images: ImageContent[] | undefined;
+  source: "rpc" | "extension";
+}
+export interface InputResult {
+  action?: "continue" | "transform" | "handled";
+  text?: string;
+  images?: ImageContent[];
+}
+export interface BeforeAgentStartEvent {
+  type: "before_agent_start";
+  prompt: string;
+  images: ImageContent[] | undefined;
+  systemPrompt: string;
+  systemPromptOptions: { cwd: string };
+  /** Messages earlier handlers asked to inject (their results' `message`), in order. */
+  injected?: AgentMessage[];
+}
+export interface BeforeAgentStartResult {
+  systemPrompt?: string;
+  message?: CustomMessageInput;
+}
+export interface ContextEvent {
+  type: "context";
+  messages: AgentMessage[];
+}
+export interface ContextResult {
+  messages?: AgentMessage[];
+}
+export interface ToolCallEvent {
+  type: "tool_call";
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** Whether a handler so far blocked the call, and why (the chain stops at the first block). */
+  block: boolean;
+  reason: string | undefined;
+}
+export interface ToolCallResult {
+  block?: boolean;
+  reason?: string;
+}
+export interface ToolResultEvent {
+  type: "tool_result";
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  content: (TextContent | ImageContent)[];
+  details: unknown;
+  isError: boolean;
+}
+export interface ToolResultChange {
+  content?: (TextContent | ImageContent)[];
+  details?: unknown;
+  isError?: boolean;
+}
+export interface BeforeProviderRequestEvent {
+  type: "before_provider_request";
+  payload: unknown;
+}
+/** Handlers edit the headers in place; a null value removes one. */
+export interface BeforeProviderHeadersEvent {
+  type: "before_provider_headers";
+  headers: Record<string, string | null>;
+}
+export interface AfterProviderResponseEvent extends ProviderResponse {
+  type: "after_provider_response";
+}
+export interface ModelSelectEvent {
+  type: "model_select";
+  model: Model<Api>;
+  previousModel: Model<Api>;
+  source: "set";
+}
+export interface ThinkingLevelSelectEvent {
+  type: "thinking_level_select";
+  level: ThinkingLevel;
+  previousLevel: ThinkingLevel;
+}
+export interface AgentSettledEvent {
+  type: "agent_settled";
+}
+export interface SessionInfoChangedEvent {
+  type: "session_info_changed";
+  name: string | undefined;
+}
+export interface UserBashEvent {
+  type: "user_bash";
+  command: string;
+  excludeFromContext: boolean;
+  cwd: string;
+}
+/** Checked by user-bash.ts: a result to use, or operations to run the command with. */
+export interface UserBashResult {
+  result?: unknown;
+  operations?: unknown;
+}
+export interface SessionBeforeCompactEvent {
+  type: "session_before_compact";
+  /** compaction.ts's CompactionPreparation (named there: importing it here would close an import cycle). */
+  preparation: object;
+  branchEntries: SessionEntry[];
+  customInstructions: string | undefined;
+  reason: CompactionReason;
+  willRetry: boolean;
+  signal: AbortSignal;
+}
+/** A compaction an extension supplies instead of the model's; compaction.ts checks each field. */
+export interface ExtensionCompaction {
+  summary?: unknown;
+  firstKeptEntryId?: unknown;
+  tokensBefore?: unknown;
+  details?: unknown;
+}
+export interface SessionBeforeCompactResult {
+  cancel?: boolean;
+  compaction?: ExtensionCompaction;
+}
+export interface SessionCompactEvent {
+  type: "session_compact";
+  compactionEntry: SessionEntry;
+  fromExtension: boolean;
+  reason: CompactionReason;
+  willRetry: boolean;
+}
+export interface SessionCompactFailedEvent {
+  type: "session_compact_failed";
+  reason: CompactionReason;
+  aborted: boolean;
+  willRetry: boolean;
+  fromExtension: boolean;
+  errorMessage?: string;
+}
+
+/**
+ * Every event parley emits to extension handlers: its event and what a handler may return
+ * (`undefined`: the result is ignored). The runtime's emit and emitChained are typed by it, so an
+ * emitter and a handler cannot disagree on an event's shape. To add an event: an entry here.
+ */
+export interface ExtensionHookMap {
+  session_start: { event: SessionStartEvent; result: undefined };
+  session_before_switch: { event: SessionBeforeSwitchEvent; result: { cancel?: boolean } };
+  session_before_fork: { event: SessionBeforeForkEvent; result: { cancel?: boolean; skipConversationRestore?: boolean } };
+  session_shutdown: { event: SessionShutdownEvent; result: undefined };
+  session_before_tree: { event: SessionBeforeTreeEvent; result: SessionBeforeTreeResult };
+  session_tree: { event: SessionTreeEvent; result: undefined };
+  resources_discover: { event: ResourcesDiscoverEvent; result: ResourcesDiscoverResult };
+  session_info_changed: { event: SessionInfoChangedEvent; result: undefined };
+  session_before_compact: { event: SessionBeforeCompactEvent; result: SessionBeforeCompactResult };
+  session_compact: { event: SessionCompactEvent; result: undefined };
+  session_compact_failed: { event: SessionCompactFailedEvent; result: undefined };
+  input: { event: InputEvent; result: InputResult };
+  before_agent_start: { event: BeforeAgentStartEvent; result: BeforeAgentStartResult };
+  context: { event: ContextEvent; result: ContextResult };
+  before_provider_request: { event: BeforeProviderRequestEvent; result: unknown };
+  before_provider_headers: { event: BeforeProviderHeadersEvent; result: undefined };
+  after_provider_response: { event: AfterProviderResponseEvent; result: undefined };
+  agent_start: { event: LoopEvent<"agent_start">; result: undefined };
+  agent_end: { event: LoopEvent<"agent_end">; result: undefined };
+  agent_settled: { event: AgentSettledEvent; result: undefined };
+  turn_start: { event: TurnStartEvent; result: undefined };
+  turn_end: { event: TurnEndEvent; result: undefined };
+  message_start: { event: LoopEvent<"message_start">; result: undefined };
+  message_update: { event: LoopEvent<"message_update">; result: undefined };
+  message_end: { event: MessageEndEvent; result: MessageEndResult };
+  tool_execution_start: { event: LoopEvent<"tool_execution_start">; result: undefined };
+  tool_execution_update: { event: LoopEvent<"tool_execution_update">; result: undefined };
+  tool_execution_end: { event: LoopEvent<"tool_execution_end">; result: undefined };
+  tool_call: { event: ToolCallEvent; result: ToolCallResult };
+  tool_result: { event: ToolResultEvent; result: ToolResultChange };
+  model_select: { event: ModelSelectEvent; result: undefined };
+  thinking_level_select: { event: ThinkingLevelSelectEvent; result: undefined };
+  user_bash: { event: UserBashEvent; result: UserBashResult };
+}
+export type HookName = keyof ExtensionHookMap;
+export type HookEvent<K extends HookName> = ExtensionHookMap[K]["event"];
+export type HookResult<K extends HookName> = ExtensionHookMap[K]["result"];
+
+/** The session events, as pi's ExtensionAPI names them (kept for extensions that import these names). */
+export type ExtensionEventMap = { [K in HookName]: HookEvent<K> };
+export type ExtensionEventName = HookName;
+export type ExtensionEvent = HookEvent<HookName>;
 
 export type ExtensionHandler<E, R = undefined> = (event: E, ctx: ExtensionContext) => Promise<R | void> | R | void;
 
@@ -296,10 +489,7 @@ export interface EventBus {
 }
 
 export interface ExtensionAPI {
-  on<K extends ExtensionEventName>(
-    event: K,
-    handler: ExtensionHandler<ExtensionEventMap[K], K extends keyof ExtensionResultMap ? ExtensionResultMap[K] : undefined>,
-  ): void;
+  on<K extends HookName>(event: K, handler: ExtensionHandler<HookEvent<K>, HookResult<K>>): void;
   on(event: string, handler: ExtensionHandler<AgentLoopEvent, unknown>): void;
   registerTool(tool: { name: string; [key: string]: unknown }): void;
   registerCommand(name: string, options: RegisteredCommandOptions): void;

@@ -17,7 +17,6 @@ import type {
   ExtensionUIContext,
   NavigateTreeOptions,
   ScopedModel,
-  SessionBeforeTreeResult,
   ThinkingLevel,
   TreePreparation,
 } from "../extensions/types.js";
@@ -232,7 +231,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
       ...(label !== undefined ? { label } : {}),
     };
     const controller = new AbortController();
-    const verdict = await this.runtime.emit<SessionBeforeTreeResult>({ type: "session_before_tree", preparation, signal: controller.signal });
+    const verdict = await this.runtime.emit({ type: "session_before_tree", preparation, signal: controller.signal });
     if (verdict?.cancel === true) return { cancelled: true };
     if (verdict?.customInstructions !== undefined) customInstructions = verdict.customInstructions;
     if (verdict?.replaceInstructions !== undefined) replaceInstructions = verdict.replaceInstructions;

@@ -1,0 +1,14 @@
+/**
+ * The coding-agent messages the loop carries besides pi-ai's three (as pi declares them): the
+ * protocol's shapes, registered with pi-agent-core so its AgentMessage is the wire's.
+ */
+import type { BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage } from "@parley/protocol";
+
+declare module "@mariozechner/pi-agent-core" {
+  interface CustomAgentMessages {
+    bashExecution: BashExecutionMessage;
+    custom: CustomMessage;
+    branchSummary: BranchSummaryMessage;
+    compactionSummary: CompactionSummaryMessage;
+  }
+}
