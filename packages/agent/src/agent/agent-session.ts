@@ -62,6 +62,21 @@ interface LocalLoop {
   followUp: AgentMessage[];
 }
 
+/**
+ * Whether the agent works, as one state: `idle`; `preparing` (a prompt that will start a run is
+ * being prepared: input handlers, expansion, before_agent_start; other prompts wait for it);
+ * `running` (the loop owns the context until `run` settles, retry and auto-compaction included).
+ * Compaction outside a run is the compaction module's own state (`isCompacting`).
+ */
+type RunState = { name: "idle" } | { name: "preparing"; prepared: Promise<void> } | { name: "running"; run: Promise<void> };
+
+/** The run states each one may move to; #enterRunState() refuses anything else. */
+const RUN_TRANSITIONS: Record<RunState["name"], readonly RunState["name"][]> = {
+  idle: ["preparing", "running"],
+  preparing: ["running", "idle"],
+  running: ["idle"],
+};
+
 export class AgentSession {
   readonly tools: ToolRegistry;
   readonly models: ModelResolution & ExtensionProviders;
@@ -83,9 +98,7 @@ export class AgentSession {
   #followUp: string[] = [];
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
   #nextTurn: AgentMessage[] = [];
-  #run: Promise<void> | undefined;
-  #claims = 0;
-  #preparing: Promise<void> | undefined;
+  #runState: RunState = { name: "idle" };
   #turnIndex = 0;
   autoCompactionEnabled = true;
   autoRetryEnabled = true;
@@ -216,14 +229,20 @@ export class AgentSession {
 
   /** A run is going, or a prompt is being prepared to start one. */
   get isStreaming(): boolean {
-    return this.#run !== undefined || this.#claims > 0;
+    return this.#runState.name !== "idle";
   }
   /**
    * The loop owns the context: a run has started and not settled. A prompt still being prepared
    * does not count (it adds its messages only when it starts the run).
    */
   get isRunning(): boolean {
-    return this.#run !== undefined;
+    return this.#runState.name === "running";
+  }
+
+  /** Every run-state change goes through here, so RUN_TRANSITIONS are the only ones. */
+  #enterRunState(next: RunState): void {
+    if (!RUN_TRANSITIONS[this.#runState.name].includes(next.name)) throw new Error(`AgentSession: cannot go from ${this.#runState.name} to ${next.name}`);
+    this.#runState = next;
   }
   get steeringMode(): QueueMode {
     return this.#core?.steeringMode ?? this.#local.steeringMode;
@@ -339,13 +358,10 @@ export class AgentSession {
     }
     // Prompts are prepared one at a time: one arriving while another is being prepared waits to
     // see whether that one started a run (then it must queue) or not (then it starts one itself).
-    while (this.#preparing) await this.#preparing;
+    for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
     const starts = !this.isStreaming;
     let prepared!: () => void;
-    if (starts) {
-      this.#claims++;
-      this.#preparing = new Promise<void>((resolve) => (prepared = resolve));
-    }
+    if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
       let input = { text, images };
       if (this.#runtime.hasHandlers("input")) {
@@ -398,8 +414,8 @@ export class AgentSession {
       this.#startRun((core) => core.prompt(messages));
     } finally {
       if (starts) {
-        this.#claims--;
-        this.#preparing = undefined;
+        // Not started (handled, queued or refused): idle again. Started: already running.
+        if (this.#runState.name === "preparing") this.#enterRunState({ name: "idle" });
         prepared();
       }
     }
@@ -456,7 +472,7 @@ export class AgentSession {
   async abort(): Promise<void> {
     this.#retry.abort();
     this.#core?.abort();
-    await this.#run;
+    if (this.#runState.name === "running") await this.#runState.run;
   }
 
   /**
@@ -464,7 +480,7 @@ export class AgentSession {
    * to settle, so a caller looping on `isRunning` always waits for something real.
    */
   async waitForIdle(): Promise<void> {
-    while (this.#run) await this.#run;
+    for (let state = this.#runState; state.name === "running"; state = this.#runState) await state.run;
   }
 
   sendMessage(input: CustomMessageInput, options: { triggerTurn?: boolean; deliverAs?: string } = {}): void {
@@ -616,10 +632,10 @@ export class AgentSession {
     })();
     // Retry and auto-compaction belong to the run: the agent is not idle until they are done.
     const whole = work.then(() => this.#afterRun());
-    this.#run = whole;
+    this.#enterRunState({ name: "running", run: whole });
     void whole.finally(() => {
-      if (this.#run !== whole) return;
-      this.#run = undefined;
+      if (this.#runState.name !== "running" || this.#runState.run !== whole) return;
+      this.#enterRunState({ name: "idle" });
       this.#effectivePrompt = undefined;
       // Nothing runs now and nothing starts by itself: messages still queued (after an abort)
       // wait for the next prompt.

@@ -353,7 +353,7 @@ export class ExtensionRuntime {
       extension.handlers.set(event, list);
     };
     const api: ExtensionAPI = {
-      on: on as ExtensionAPI["on"],
+      on,
       registerCommand: (name, options) => {
         const clean = String(name).replace(/^\//, "");
         if (!/^\S+$/.test(clean)) throw new TypeError(`registerCommand: "${name}" is not a valid command name (no spaces)`);
