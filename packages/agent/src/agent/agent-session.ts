@@ -239,6 +239,11 @@ export class AgentSession {
     return this.#runState.name === "running";
   }
 
+  /** Where the agent is: idle, preparing a prompt's run, or running (see RunState). */
+  get runState(): RunState["name"] {
+    return this.#runState.name;
+  }
+
   /** Every run-state change goes through here, so RUN_TRANSITIONS are the only ones. */
   #enterRunState(next: RunState): void {
     if (!RUN_TRANSITIONS[this.#runState.name].includes(next.name)) throw new Error(`AgentSession: cannot go from ${this.#runState.name} to ${next.name}`);
