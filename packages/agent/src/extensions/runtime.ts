@@ -26,7 +26,7 @@ import type {
 } from "./types.js";
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
-import type { NewSessionEntry, Session } from "../session/session.js";
+import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
 
@@ -403,8 +403,8 @@ export class ExtensionRuntime {
       setThinkingLevel: (level) => host.setThinkingLevel(level),
       // pi's two forms: (name, config), or one provider object named by its `id` (or `name`).
       registerProvider: (nameOrProvider: unknown, config?: unknown) => {
-        const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? (nameOrProvider as { id?: unknown; name?: unknown }) : undefined;
-        const name = provider ? String(provider.id ?? provider.name ?? "") : String(nameOrProvider);
+        const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? nameOrProvider : undefined;
+        const name = provider ? String(field(provider, "id") ?? field(provider, "name") ?? "") : String(nameOrProvider);
         if (!name) throw new TypeError("registerProvider(provider): the provider needs an id");
         host.registerProvider(name, provider ?? config);
         this.#providers.add(name);
@@ -417,6 +417,11 @@ export class ExtensionRuntime {
     };
     return api;
   }
+}
+
+/** A property of an object whose shape is not known (what extension code passed). */
+function field(value: object, key: string): unknown {
+  return key in value ? Reflect.get(value, key) : undefined;
 }
 
 function createEventBus(): EventBus {
@@ -496,7 +501,7 @@ function setupManager(session: Session): SetupSessionManager {
     appendModelChange: (provider, modelId) => session.append({ type: "model_change", provider, modelId }).id,
     appendCustomEntry: (customType, data) => session.append({ type: "custom", customType, ...(data !== undefined ? { data } : {}) }).id,
     appendCustomMessageEntry: (customType, content, display, details) =>
-      session.append({ type: "custom_message", customType, content, display, ...(details !== undefined ? { details } : {}) } as NewSessionEntry).id,
+      session.append({ type: "custom_message", customType, content, display, ...(details !== undefined ? { details } : {}) }).id,
     appendSessionInfo: (name) => session.append({ type: "session_info", name }).id,
     appendLabelChange: (targetId, label) => session.setLabel(targetId, label).id,
   };
