@@ -7,6 +7,7 @@ import type { ExtensionUiError } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
 import type { AgentConfig } from "../agent/agent-config.js";
 import { AgentSession } from "../agent/agent-session.js";
+import type { SessionFactory } from "../agent/session-switching.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ExtensionFactory } from "../extensions/types.js";
@@ -37,10 +38,8 @@ export interface ExtensionSource {
 }
 
 /** How sessions are made and opened (files under --session-dir, or memory with --no-session). */
-export interface SessionFactory {
-  create(options: { parentSession?: string | undefined }): Session;
-  open(path: string): Session;
-}
+/** Where sessions come from (declared with the switching, which uses it). */
+export type { SessionFactory };
 
 export const memorySessions = (cwd: string): SessionFactory => ({
   create: (options) => new Session(cwd, options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),

@@ -18,22 +18,18 @@ type SessionCommands =
   | "export_html";
 
 export const sessionCommands: CommandTable<SessionCommands> = {
-  new_session: async((c, server) => server.host.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
+  // Switching is the agent's (agent/session-switching.ts), shared with extensions and ACP.
+  new_session: async((c, server) => server.host.switching.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
   switch_session: async(async (c, server) => {
     try {
-      return await server.host.switchSession(c.sessionPath);
+      return await server.host.switching.switchSession(c.sessionPath);
     } catch (error) {
       throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${errorMessage(error)}`);
     }
   }),
-  // session_before_fork runs first; the entry is checked after it (host.forkSession), as in pi.
-  fork: async((c, server) => server.host.forkSession(c.entryId, "before")),
-  clone: async(async (_c, server) => {
-    const current = server.agent.session;
-    const leaf = current.leafId;
-    if (!leaf) throw new CommandError("Cannot clone session: no current entry selected");
-    return server.host.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
-  }),
+  // session_before_fork runs first; the entry is checked after it (forkSession), as in pi.
+  fork: async((c, server) => server.host.switching.forkSession(c.entryId, "before")),
+  clone: async((_c, server) => server.host.switching.cloneSession()),
   get_fork_messages: sync((_c, server) => ({ messages: server.agent.session.userMessagesForForking() })),
   get_entries: sync((c, server) => {
     const session = server.agent.session;
