@@ -81,8 +81,8 @@ interface ExtensionCompaction {
 }
 
 /**
- * The whole compaction with its events; `signal` aborts it. Throws on failure or cancellation (compaction_end has
- * been emitted by then).
+ * The whole compaction with its events; `signal` aborts it (the Compactor owns it). Throws on
+ * failure or cancellation (compaction_end has been emitted by then).
  */
 export async function runCompaction(
   agent: CompactionHost,
