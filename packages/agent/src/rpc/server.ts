@@ -37,8 +37,10 @@ export interface ExtensionSource {
   scope?: "temporary" | "user" | "project";
 }
 
-/** How sessions are made and opened (files under --session-dir, or memory with --no-session). */
-/** Where sessions come from (declared with the switching, which uses it). */
+/**
+ * How sessions are made and opened (files under --session-dir, or memory with --no-session);
+ * declared with the session switching (agent/session-switching.ts), which uses it.
+ */
 export type { SessionFactory };
 
 export const memorySessions = (cwd: string): SessionFactory => ({
