@@ -9,7 +9,7 @@ import type { AssistantMessage, Context, Model, Api } from "@mariozechner/pi-ai"
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import type { SessionEntry } from "@parley/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { prepareCompaction } from "../src/agent/compaction.js";
+import { prepareCompaction } from "../src/agent/compaction-cut.js";
 import { Session } from "../src/session/session.js";
 import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";

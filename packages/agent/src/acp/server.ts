@@ -254,7 +254,7 @@ export class AcpServer {
     let made: Session | undefined;
     let announce!: () => void;
     const ready = new Promise<void>((resolve) => (announce = resolve));
-    const switched = this.host.switchTo(
+    const switched = this.host.switching.switchTo(
       () => {
         made = this.#options.sessions.create({});
         announce();
@@ -346,7 +346,7 @@ export class AcpServer {
 
   async #switchTo(sessionId: string): Promise<void> {
     const file = this.#fileOf(sessionId);
-    const result = await this.host.switchSession(file);
+    const result = await this.host.switching.switchSession(file);
     if (result.cancelled) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the switch to this session (session_before_switch)");
     this.#mapper = new UpdateMapper(this.#options.cwd);
     this.#visible.add(sessionId);

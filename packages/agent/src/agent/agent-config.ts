@@ -4,7 +4,7 @@
  * Absent fields keep pi's defaults.
  */
 import type { QueueMode } from "@parley/protocol";
-import type { CompactionSettings } from "./compaction.js";
+import type { CompactionSettings } from "./compaction-cut.js";
 
 export interface ToolPolicy {
   /** --tools: only these start enabled (built-in or extension). */

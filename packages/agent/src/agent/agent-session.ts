@@ -14,7 +14,8 @@ import { registerParleyProviders, withExtensionProviders, type ExtensionProvider
 import type { Session, SessionContext } from "../session/session.js";
 import type { AgentConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
-import type { CompactionReason, CompactionResult } from "./compaction.js";
+import type { CompactionReason, CompactionResult } from "./compaction-host.js";
+import { Compactor, loadCompactionRun } from "./compactor.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -150,7 +151,7 @@ export class AgentSession {
         import("@mariozechner/pi-agent-core"),
         this.tools.load(),
         this.models.loadCatalog(),
-        loadCompaction(),
+        loadCompactionRun(),
         // parley's local models reach the loop through pi-ai's provider registry.
         registerParleyProviders(),
       ]);
@@ -577,11 +578,15 @@ export class AgentSession {
 
   // ---- compaction ----------------------------------------------------------------------------
 
-  isCompacting = false;
+  readonly #compactor = new Compactor(this);
 
-  /** Summarises older context (see compaction.ts); the agent continues from the compacted context. */
+  get isCompacting(): boolean {
+    return this.#compactor.isCompacting;
+  }
+
+  /** Summarises older context (see compactor.ts); the agent continues from the compacted context. */
   compact(customInstructions: string | undefined, reason: CompactionReason): Promise<CompactionResult> {
-    return loadCompaction().then(({ compactSession }) => compactSession(this, { customInstructions, reason }));
+    return this.#compactor.compact({ customInstructions, reason });
   }
 
   // ---- the user's shell commands and retries ---------------------------------------------------
@@ -657,7 +662,7 @@ export class AgentSession {
       if (!last) return;
       // A successful retry ends with a fresh reply, which may itself fill the context.
       if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) last = lastReply();
-      if (last && this.autoCompactionEnabled) await (await loadCompaction()).maybeAutoCompact(this, last, this.#options.config?.compaction);
+      if (last && this.autoCompactionEnabled) await this.#compactor.afterRun(last, this.#options.config?.compaction);
     } catch (error) {
       this.#options.log(`after the run: ${errorMessage(error)}`);
     }
@@ -851,11 +856,6 @@ function textOf(message: AgentMessage): string {
 }
 
 export type { ToolResultMessage };
-
-/** Compaction loads with the loop (ensureCore) or the first compact: start-up does not need it. */
-function loadCompaction(): Promise<typeof import("./compaction.js")> {
-  return import("./compaction.js");
-}
 
 function isThinkingLevel(value: string): value is ThinkingLevel {
   return THINKING_LEVELS.some((level) => level === value);

@@ -9,11 +9,23 @@
  * transient one, or the retry is aborted ("Retry cancelled": `abort_retry`, or `abort` while
  * waiting). A context overflow is not retried here: compaction handles it.
  */
-import type { AgentEvent } from "@mariozechner/pi-agent-core";
+import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
+import type { AutoRetryEndEvent, AutoRetryStartEvent } from "@parley/protocol";
 import { piAiIfLoaded, loadPiAi, type PiAi } from "../models/pi-ai.js";
-import type { AgentSession } from "./agent-session.js";
 import { errorMessage } from "../error-text.js";
+
+/** What a retry needs from the agent (AgentSession is one). */
+export interface RetryHost {
+  readonly model: { readonly contextWindow?: number | undefined };
+  /** The context the next model call sees: a failed reply leaves it before the retry. */
+  messages: AgentMessage[];
+  emit(record: AutoRetryStartEvent | AutoRetryEndEvent): void;
+  /** The loop's events: a retry watches for the next reply. */
+  subscribe(listener: (event: AgentEvent) => void): () => void;
+  /** Continues the run from the current context. */
+  continueRun(): Promise<void>;
+}
 
 export interface AutoRetryOptions {
   /** Retries after the first failure (default 3). */
@@ -50,7 +62,7 @@ export class AutoRetry {
   }
 
   /** Called after each run; true when it retried (so no compaction check follows). */
-  async afterRun(agent: AgentSession, last: AssistantMessage): Promise<boolean> {
+  async afterRun(agent: RetryHost, last: AssistantMessage): Promise<boolean> {
     if (this.#cycle || this.maxAttempts === 0) return false;
     const pi = await loadPiAi();
     if (!isRetryableError(last, agent.model.contextWindow ?? 0, pi)) return false;
@@ -114,7 +126,7 @@ export class AutoRetry {
    * the run's agent_end), like pi does.
    */
   async #attempt(
-    agent: AgentSession,
+    agent: RetryHost,
     attempt: number,
   ): Promise<{ kind: "success" } | { kind: "failed"; message: AssistantMessage } | { kind: "stopped"; error: string }> {
     let succeeded = false;

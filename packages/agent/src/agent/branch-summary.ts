@@ -6,10 +6,11 @@
 import type { SessionEntry } from "@parley/protocol";
 import { DEFAULT_COMPACTION_SETTINGS, convertToLlm, serializeConversation } from "../extensions/compat/messages.js";
 import type { Session } from "../session/session.js";
-import type { AgentSession } from "./agent-session.js";
-import { collectFileOps, completeSummary, createFileOps, entryMessage, fileLists, fileListsText } from "./compaction.js";
+import { entryMessage } from "./compaction-cut.js";
+import { collectFileOps, createFileOps, fileLists, fileListsText } from "./file-operations.js";
+import { completeSummary, type SummaryHost } from "./summary-call.js";
 
-export { CompactionCancelledError } from "./compaction.js";
+export { CompactionCancelledError } from "./summary-call.js";
 
 /**
  * The entries between the old leaf and the deepest entry the old and the new position share
@@ -62,7 +63,7 @@ export interface BranchSummary {
 
 /** Summarise abandoned entries. Throws CompactionCancelledError when `signal` aborts it. */
 export async function generateBranchSummary(
-  agent: AgentSession,
+  agent: SummaryHost,
   entries: readonly SessionEntry[],
   options: { customInstructions?: string | undefined; replaceInstructions?: boolean | undefined; signal: AbortSignal },
 ): Promise<BranchSummary> {

@@ -23,9 +23,21 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { BashExecutionMessage } from "../extensions/compat/messages.js";
 import { createLocalBashOperations, type BashOperations } from "../tools/bash-operations.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
-import type { AgentSession } from "./agent-session.js";
+import type { ExtensionRuntime } from "../extensions/runtime.js";
 import { nodeCrypto } from "../lazy-node.js";
+import type { Session } from "../session/session.js";
 import type { OutputPressure } from "../rpc/transport.js";
+
+/** What the user's shell commands need from the agent (AgentSession is one). */
+export interface UserBashHost {
+  readonly runtime: Pick<ExtensionRuntime, "hasHandlers" | "emitChained">;
+  /** A run owns the context: recording waits until it is over. */
+  readonly isRunning: boolean;
+  waitForIdle(): Promise<void>;
+  /** The context the next model call sees; the command's output joins it. */
+  messages: AgentMessage[];
+  readonly session: Pick<Session, "append">;
+}
 
 export interface BashResult {
   output: string;
@@ -135,7 +147,7 @@ class Collector {
 }
 
 export class UserBash {
-  readonly #agent: AgentSession;
+  readonly #agent: UserBashHost;
   readonly #cwd: string;
   readonly #operations: BashOperations;
   #running: AbortController | undefined;
@@ -143,7 +155,7 @@ export class UserBash {
   #pending: BashExecutionMessage[] = [];
   #flushing = false;
 
-  constructor(agent: AgentSession, cwd: string, options: UserBashOptions = {}) {
+  constructor(agent: UserBashHost, cwd: string, options: UserBashOptions = {}) {
     this.#agent = agent;
     this.#cwd = cwd;
     this.#operations = options.operations ?? createLocalBashOperations(options.shellPath !== undefined ? { shellPath: options.shellPath } : {});

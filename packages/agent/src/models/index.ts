@@ -26,19 +26,9 @@ export {
   type ReplyStreamSettings,
   streamPlannedReply,
 } from "./reply-stream.js";
-export {
-  DEFAULT_MODEL_PER_PROVIDER,
-  DEFAULT_THINKING_LEVEL,
-  type ModelCliOptions,
-  type ModelMatch,
-  type ModelResolution,
-  ModelResolutionError,
-  type ModelSource,
-  type ResolveEnvironment,
-  resolveModels,
-  THINKING_LEVEL_NAMES,
-  type ThinkingLevel,
-} from "./resolve.js";
+export { DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
+export { type ModelMatch, THINKING_LEVEL_NAMES, type ThinkingLevel } from "./model-patterns.js";
+export { DEFAULT_THINKING_LEVEL, type ModelCliOptions, type ModelResolution, type ModelSource, type ResolveEnvironment, resolveModels } from "./resolve.js";
 export {
   createScriptModel,
   loadModelScript,

@@ -1,5 +1,6 @@
 /**
- * Which model parley starts with, and how it gets API keys.
+ * Which model parley starts with: the lookup order, from the command line, settings and the
+ * environment down to the offline demo model.
  *
  * Precedence for the initial model:
  *   1. `--model-script FILE`            → parley/script (other model flags are ignored, with a warning)
@@ -7,21 +8,16 @@
  *   3. an API key in the environment    → that provider's default model (first provider in pi's order)
  *   4. nothing                          → parley/offline, `isOffline: true`, `offlineNotice` set
  *
- * `--model PATTERN` follows pi's rules: `provider/id` or a bare id (case-insensitive, exact), else
- * a substring of the id or name, preferring an alias (`claude-sonnet-4-5`) over a dated id
- * (`claude-sonnet-4-5-20250929`), else the latest dated id; a `:<thinking>` suffix
- * (`sonnet:high`) sets the thinking level; `--provider X --model Y` restricts the search to X and
- * tolerates `--model X/Y`. Differences from pi 0.73.1, on purpose:
+ * `--model PATTERN` follows pi's rules (model-patterns.ts) over the catalogue (catalog.ts). Differences
+ * from pi 0.73.1, on purpose:
  *   - an unknown model fails (with close matches listed) instead of becoming a custom id on the
  *     provider, so a typo is reported at start-up rather than as an HTTP error on the first prompt;
  *   - `--provider X` alone selects X's default model (pi ignores it);
  *   - when a fuzzy `--model` pattern matches models of several providers, providers with
- *     credentials are preferred (pi takes the highest id across all providers, which for
- *     "opus-4-7" is a Bedrock inference profile even when only ANTHROPIC_API_KEY is set);
- *   - step 3 counts only real API-key variables (pi-ai's `findEnvKeys`, minus the generic
- *     GH_TOKEN/GITHUB_TOKEN that CI systems set): an AWS profile or a GitHub token in the
- *     environment does not silently replace the offline model. Such ambient credentials still count
- *     for `availableModels()` and `getApiKey()`, as in pi.
+ *     credentials are preferred;
+ *   - step 3 counts only real API-key variables (api-keys.ts): an AWS profile or a GitHub token in
+ *     the environment does not silently replace the offline model. Such ambient credentials still
+ *     count for `availableModels()` and `getApiKey()`, as in pi.
  * Thinking level: `--thinking` beats the pattern suffix, which beats pi's default "medium"; the
  * result is clamped to what the model supports (pi-ai's `clampThinkingLevel`), "off" for
  * non-reasoning models, with a warning when an explicitly requested level had to change.
@@ -29,57 +25,16 @@
  * without one, and so do we); other providers read their keys from the environment.
  * `PARLEY_STREAM_DELAY_MS` (environment) slows the local models' deltas, for demos and tests.
  */
-import type { Api, KnownProvider, Model, ModelThinkingLevel } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { KeyLookup } from "./api-keys.js";
+import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
+import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patterns.js";
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
-import { loadPiAiCatalog, loadPiAiForResolution, piAiCatalogLoaded, type PiAiResolution } from "./pi-ai.js";
+import { loadPiAiCatalog, loadPiAiForResolution, piAiCatalogLoaded } from "./pi-ai.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
-export type ThinkingLevel = ModelThinkingLevel;
-export const THINKING_LEVEL_NAMES: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 /** pi's default thinking level, before clamping to the model. */
 export const DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium";
-
-/**
- * Default model per provider, and the order in which providers with a key in the environment are
- * tried. Facts from pi 0.73.1 (`defaultModelPerProvider`); a default missing from pi-ai's registry
- * falls back to the provider's first model.
- */
-export const DEFAULT_MODEL_PER_PROVIDER: Readonly<Record<string, string>> = {
-  "amazon-bedrock": "us.anthropic.claude-opus-4-6-v1",
-  anthropic: "claude-opus-4-7",
-  openai: "gpt-5.4",
-  "azure-openai-responses": "gpt-5.4",
-  "openai-codex": "gpt-5.5",
-  deepseek: "deepseek-v4-pro",
-  google: "gemini-3.1-pro-preview",
-  "google-vertex": "gemini-3.1-pro-preview",
-  "github-copilot": "gpt-5.4",
-  openrouter: "moonshotai/kimi-k2.6",
-  "vercel-ai-gateway": "zai/glm-5.1",
-  xai: "grok-4.20-0309-reasoning",
-  groq: "openai/gpt-oss-120b",
-  cerebras: "zai-glm-4.7",
-  zai: "glm-5.1",
-  mistral: "devstral-medium-latest",
-  minimax: "MiniMax-M2.7",
-  "minimax-cn": "MiniMax-M2.7",
-  moonshotai: "kimi-k2.6",
-  "moonshotai-cn": "kimi-k2.6",
-  huggingface: "moonshotai/Kimi-K2.6",
-  fireworks: "accounts/fireworks/models/kimi-k2p6",
-  opencode: "kimi-k2.6",
-  "opencode-go": "kimi-k2.6",
-  "kimi-coding": "kimi-for-coding",
-  "cloudflare-workers-ai": "@cf/moonshotai/kimi-k2.6",
-  "cloudflare-ai-gateway": "workers-ai/@cf/moonshotai/kimi-k2.6",
-  xiaomi: "mimo-v2.5-pro",
-  "xiaomi-token-plan-cn": "mimo-v2.5-pro",
-  "xiaomi-token-plan-ams": "mimo-v2.5-pro",
-  "xiaomi-token-plan-sgp": "mimo-v2.5-pro",
-};
-
-/** Generic tokens that are not evidence the user wants a provider picked automatically. */
-const NOT_AUTO_SELECTING = new Set(["GH_TOKEN", "GITHUB_TOKEN"]);
 
 export interface ModelCliOptions {
   provider?: string;
@@ -98,12 +53,6 @@ export interface ResolveEnvironment {
   cwd?: string;
   /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
   authKey?: (provider: string) => string | undefined;
-}
-
-/** Models that join the catalogue after start-up: extension providers, models.json. */
-export interface ExtraModels {
-  models(): Model<Api>[];
-  hasAuth(model: Model<Api>): boolean;
 }
 
 /** What decides the model a session starts with (pi's order, see chooseStartup). */
@@ -129,25 +78,6 @@ export interface StartupModel {
 }
 
 export type ModelSource = "script" | "cli" | "scoped" | "settings" | "env" | "offline";
-
-/** `--provider`/`--model`/`--api-key` that cannot be honoured. The message lists close matches. */
-export class ModelResolutionError extends Error {
-  override readonly name = "ModelResolutionError";
-  constructor(
-    message: string,
-    readonly suggestions: string[] = [],
-  ) {
-    super(message);
-  }
-}
-
-export interface ModelMatch {
-  model: Model<Api>;
-  /** From a `:<level>` suffix in the pattern, if any. */
-  thinkingLevel?: ThinkingLevel;
-  /** Set when the id is not in the catalogue and is used as a custom id of its provider. */
-  warning?: string;
-}
 
 export interface ModelResolution {
   /** The initial model. */
@@ -434,30 +364,6 @@ const OFFLINE_NOTICE =
   "parley: no model configured and no API key found; answering with the built-in offline demo model (parley/offline). " +
   "For a real model use --provider/--model/--api-key, set a key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, or add one to auth.json in the agent directory.";
 
-/**
- * A `--models`/`enabledModels` pattern, matched as pi matches it: against the models that can be
- * used now (with credentials), as a glob over `provider/id` (and id) or as --model takes a pattern.
- */
-function scopedMatch(pattern: string, c: Catalog): ModelMatch | undefined {
-  const text = pattern.trim();
-  if (text === "") return undefined;
-  const usable = c.usableModels();
-  const colon = text.lastIndexOf(":");
-  const suffix = colon > 0 ? text.slice(colon + 1) : undefined;
-  const level = suffix !== undefined && isThinkingLevel(suffix) ? suffix : undefined;
-  const bare = level !== undefined ? text.slice(0, colon) : text;
-  if (/[*?]/.test(bare)) {
-    const source = bare
-      .replace(/[.+^$()|[\]\\{}]/g, "\\$&")
-      .replace(/\*/g, ".*")
-      .replace(/\?/g, ".");
-    const regex = new RegExp(`^${source}$`, "i");
-    const model = usable.find((m) => regex.test(`${m.provider}/${m.id}`) || regex.test(m.id));
-    return model ? { model, ...(level !== undefined ? { thinkingLevel: level } : {}) } : undefined;
-  }
-  return matchWithThinking(text, usable, c.usable);
-}
-
 function parseDelay(raw: string | undefined, warnings: string[]): number {
   if (raw === undefined || raw.trim() === "") return 0;
   const n = Number(raw);
@@ -466,306 +372,4 @@ function parseDelay(raw: string | undefined, warnings: string[]): number {
     return 0;
   }
   return n;
-}
-
-// ---- keys ----------------------------------------------------------------------------------------
-
-class KeyLookup {
-  cliKey: { provider: string; key: string } | undefined;
-
-  constructor(
-    private readonly pi: PiAiResolution,
-    private readonly env: Record<string, string | undefined>,
-    private readonly authKey: ((provider: string) => string | undefined) | undefined,
-  ) {}
-
-  get(provider: string): string | undefined {
-    if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
-    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider));
-  }
-
-  /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token), or auth.json holds a key. */
-  autoSelects(provider: string): boolean {
-    if (this.authKey?.(provider) !== undefined) return true;
-    const vars = this.withEnv(() => this.pi.findEnvKeys(provider)) ?? [];
-    return vars.some((v) => !NOT_AUTO_SELECTING.has(v));
-  }
-
-  /**
-   * pi-ai reads process.env directly. To evaluate it against another environment (tests, an
-   * embedding host), swap process.env for the duration of the synchronous call.
-   */
-  private withEnv<T>(fn: () => T): T {
-    if (this.env === process.env) return fn();
-    const saved = process.env;
-    process.env = this.env as NodeJS.ProcessEnv;
-    try {
-      return fn();
-    } finally {
-      process.env = saved;
-    }
-  }
-}
-
-// ---- catalog and pattern matching ----------------------------------------------------------------
-
-class Catalog {
-  readonly builtIn: Model<Api>[];
-  readonly #builtInProviders: string[];
-  readonly #local: Model<Api>[];
-  /** Set once extension providers or models.json can add models. */
-  extra: ExtraModels | undefined;
-
-  constructor(
-    pi: PiAiResolution,
-    local: Model<Api>[],
-    /** Whether a provider has credentials; fuzzy matches across providers prefer those. */
-    private readonly usableProvider: (provider: string) => boolean,
-  ) {
-    this.#builtInProviders = pi.getProviders() as string[];
-    this.builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
-    this.#local = local;
-  }
-
-  private get all(): Model<Api>[] {
-    const extra = this.extra?.models() ?? [];
-    return extra.length === 0
-      ? [...this.#local, ...this.builtIn]
-      : [...this.#local, ...extra, ...this.builtIn.filter((m) => !extra.some((e) => e.provider === m.provider && e.id === m.id))];
-  }
-
-  private get providers(): string[] {
-    const extra = (this.extra?.models() ?? []).map((m) => m.provider);
-    return [...new Set([PARLEY_PROVIDER, ...extra, ...this.#builtInProviders])];
-  }
-
-  /** Credentials for a model: its provider's key, or what its extension provider says. */
-  usable = (model: Model<Api>): boolean => {
-    const extra = this.extra;
-    if (extra && extra.models().some((m) => m.provider === model.provider)) return extra.hasAuth(model);
-    return this.usableProvider(model.provider);
-  };
-
-  /** Every model that can be used now, in pi's order: built-in providers first, then the rest. */
-  usableModels(): Model<Api>[] {
-    const extra = this.extra?.models() ?? [];
-    return [...this.builtIn.filter((m) => this.usableProvider(m.provider)), ...extra.filter((m) => this.usable(m))];
-  }
-
-  /** Providers in the order their environment keys are tried: pi's order, then the rest. */
-  providerOrder(): string[] {
-    const known = Object.keys(DEFAULT_MODEL_PER_PROVIDER);
-    const builtIn = this.providers.filter((p) => p !== PARLEY_PROVIDER);
-    return [...known.filter((p) => builtIn.includes(p)), ...builtIn.filter((p) => !known.includes(p))];
-  }
-
-  modelsOf(provider: string): Model<Api>[] {
-    return this.all.filter((m) => m.provider === provider);
-  }
-
-  defaultModel(provider: string): Model<Api> | undefined {
-    const models = this.modelsOf(provider);
-    const id = provider === PARLEY_PROVIDER ? undefined : DEFAULT_MODEL_PER_PROVIDER[provider];
-    return models.find((m) => m.id === id) ?? models[0];
-  }
-
-  find(provider: string, modelId: string): Model<Api> | undefined {
-    return this.all.find((m) => m.provider === provider && m.id === modelId);
-  }
-
-  private canonicalProvider(name: string): string | undefined {
-    const lower = name.trim().toLowerCase();
-    return this.providers.find((p) => p.toLowerCase() === lower);
-  }
-
-  resolveCli(providerOption: string | undefined, modelOption: string | undefined): ModelMatch {
-    let provider: string | undefined;
-    if (providerOption !== undefined) {
-      provider = this.canonicalProvider(providerOption);
-      if (!provider) {
-        const close = closest(providerOption, this.providers, 3);
-        throw new ModelResolutionError(
-          `Unknown provider "${providerOption}".${close.length > 0 ? ` Did you mean ${close.map((c) => `"${c}"`).join(" or ")}?` : ""} ` +
-            `Known providers: ${this.providers.join(", ")}.`,
-          close,
-        );
-      }
-    }
-    const modelText = modelOption?.trim();
-    if (modelText === undefined || modelText === "") {
-      const model = provider ? this.defaultModel(provider) : undefined;
-      if (!model) throw new ModelResolutionError(`No models are known for provider "${provider ?? ""}".`);
-      return { model };
-    }
-
-    let pattern = modelText;
-    let inferred = false;
-    if (!provider) {
-      // "zai/glm-5" means provider zai, model glm-5, when "zai" is a provider
-      const slash = modelText.indexOf("/");
-      const maybe = slash > 0 ? this.canonicalProvider(modelText.slice(0, slash)) : undefined;
-      if (maybe) {
-        provider = maybe;
-        pattern = modelText.slice(slash + 1);
-        inferred = true;
-      } else {
-        const exact = exactReference(modelText, this.all, this.usable);
-        if (exact) return { model: exact };
-      }
-    } else if (modelText.toLowerCase().startsWith(`${provider.toLowerCase()}/`)) {
-      pattern = modelText.slice(provider.length + 1);
-    }
-
-    const candidates = provider ? this.modelsOf(provider) : this.all;
-    const found = matchWithThinking(pattern, candidates, this.usable);
-    if (found) return found;
-    if (inferred) {
-      // an id that itself contains a slash, e.g. OpenRouter's "openai/gpt-4o" under openrouter
-      const whole = matchWithThinking(modelText, this.all, this.usable);
-      if (whole) return whole;
-    }
-
-    const display = provider ? `${provider}/${pattern}` : modelText;
-    const pool = provider && !inferred ? candidates : this.all;
-    const bare = stripThinkingSuffix(pattern);
-    const suggestions = suggestModels(bare, pool, 5);
-    // As pi does: a provider's new model may predate the catalogue, so an unknown id for a known
-    // provider is taken as a custom id on the provider's default model (with a warning).
-    const base = provider && provider !== PARLEY_PROVIDER ? this.defaultModel(provider) : undefined;
-    if (base && bare !== "") {
-      const level = pattern.length > bare.length ? pattern.slice(bare.length + 1) : undefined;
-      return {
-        model: { ...base, id: bare, name: bare },
-        ...(level !== undefined && isThinkingLevel(level) ? { thinkingLevel: level } : {}),
-        warning: `Model "${provider}/${bare}" is not in the catalogue; using it as a custom model id of ${provider}${suggestions.length > 0 ? ` (did you mean: ${suggestions.join(", ")}?)` : ""}`,
-      };
-    }
-    const hint =
-      suggestions.length > 0
-        ? ` Did you mean: ${suggestions.join(", ")}?`
-        : provider
-          ? ` Models for ${provider} include: ${candidates
-              .slice(0, 8)
-              .map((m) => m.id)
-              .join(", ")}.`
-          : " Use --provider NAME --model ID, or get_available_models once running.";
-    throw new ModelResolutionError(`Model "${display}" not found.${hint}`, suggestions);
-  }
-}
-
-function isThinkingLevel(s: string): s is ThinkingLevel {
-  return (THINKING_LEVEL_NAMES as readonly string[]).includes(s);
-}
-
-function stripThinkingSuffix(pattern: string): string {
-  const colon = pattern.lastIndexOf(":");
-  return colon > 0 && isThinkingLevel(pattern.slice(colon + 1)) ? pattern.slice(0, colon) : pattern;
-}
-
-/**
- * `provider/id` or a bare id, case-insensitive. An id several providers share (`gpt-5`) is an
- * exact match all the same, as in pi: the first provider with credentials, else the first in
- * catalogue order. Never a longer id (`gpt-5.5-pro`): that would bill the user for another model.
- */
-function exactReference(reference: string, models: Model<Api>[], usable: (model: Model<Api>) => boolean): Model<Api> | undefined {
-  const ref = reference.trim().toLowerCase();
-  if (ref === "") return undefined;
-  const canonical = models.filter((m) => `${m.provider}/${m.id}`.toLowerCase() === ref);
-  if (canonical.length > 0) return canonical.find(usable) ?? canonical[0];
-  const byId = models.filter((m) => m.id.toLowerCase() === ref);
-  return byId.find(usable) ?? byId[0];
-}
-
-/** An id without a date suffix ("-20250929") is an alias; "-latest" is one too. */
-function isAlias(id: string): boolean {
-  return id.endsWith("-latest") || !/-\d{8}$/.test(id);
-}
-
-function matchPattern(pattern: string, models: Model<Api>[], usable: (model: Model<Api>) => boolean): Model<Api> | undefined {
-  const exact = exactReference(pattern, models, usable);
-  if (exact) return exact;
-  const needle = pattern.trim().toLowerCase();
-  if (needle === "") return undefined;
-  const allHits = models.filter((m) => m.id.toLowerCase().includes(needle) || m.name.toLowerCase().includes(needle));
-  // Deviation from pi: when the hits span several providers, those with credentials win
-  // ("opus-4-7" with ANTHROPIC_API_KEY set is anthropic's model, not a Bedrock inference profile).
-  const withAuth = allHits.filter((m) => usable(m));
-  const hits = withAuth.length > 0 ? withAuth : allHits;
-  const aliases = hits.filter((m) => isAlias(m.id));
-  const pool = aliases.length > 0 ? aliases : hits;
-  return [...pool].sort((a, b) => b.id.localeCompare(a.id))[0];
-}
-
-/** The whole pattern first; failing that, a trailing `:<thinking level>` is peeled off (strictly). */
-function matchWithThinking(pattern: string, models: Model<Api>[], usable: (model: Model<Api>) => boolean): ModelMatch | undefined {
-  const model = matchPattern(pattern, models, usable);
-  if (model) return { model };
-  const colon = pattern.lastIndexOf(":");
-  if (colon <= 0) return undefined;
-  const suffix = pattern.slice(colon + 1);
-  if (!isThinkingLevel(suffix)) return undefined;
-  const inner = matchWithThinking(pattern.slice(0, colon), models, usable);
-  return inner ? { model: inner.model, thinkingLevel: suffix } : undefined;
-}
-
-// ---- suggestions ---------------------------------------------------------------------------------
-
-function levenshtein(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a.length === 0) return b.length;
-  if (b.length === 0) return a.length;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
-
-/** Smallest edit distance between `needle` and any same-length window of `hay` (fuzzy substring). */
-function windowDistance(needle: string, hay: string): number {
-  if (hay.length <= needle.length) return levenshtein(needle, hay);
-  let best = Number.POSITIVE_INFINITY;
-  for (let i = 0; i + needle.length <= hay.length; i++) {
-    best = Math.min(best, levenshtein(needle, hay.slice(i, i + needle.length)));
-    if (best === 0) break;
-  }
-  return best;
-}
-
-/** Names within a small edit distance of `input`, closest first. */
-function closest(input: string, names: string[], max: number): string[] {
-  const needle = input.toLowerCase();
-  const limit = Math.max(2, Math.floor(needle.length * 0.4));
-  return names
-    .map((name) => ({ name, d: Math.min(levenshtein(needle, name.toLowerCase()), windowDistance(needle, name.toLowerCase()) + 1) }))
-    .filter((x) => x.d <= limit)
-    .sort((a, b) => a.d - b.d || a.name.localeCompare(b.name))
-    .slice(0, max)
-    .map((x) => x.name);
-}
-
-/** `provider/id` references close to a pattern: typos of a whole id, or of a part of one. */
-function suggestModels(pattern: string, models: Model<Api>[], max: number): string[] {
-  const needle = pattern.trim().toLowerCase();
-  if (needle === "") return [];
-  const wholeLimit = Math.max(2, Math.floor(needle.length * 0.4));
-  const partLimit = Math.max(1, Math.floor(needle.length * 0.25));
-  const scored: { ref: string; score: number; alias: boolean }[] = [];
-  for (const m of models) {
-    const id = m.id.toLowerCase();
-    const ref = `${m.provider}/${m.id}`;
-    const whole = Math.min(levenshtein(needle, id), levenshtein(needle, ref.toLowerCase()));
-    const part = needle.length >= 3 ? windowDistance(needle, id) : Number.POSITIVE_INFINITY;
-    let score = Number.POSITIVE_INFINITY;
-    if (whole <= wholeLimit) score = whole;
-    if (part <= partLimit) score = Math.min(score, part + 0.5);
-    if (Number.isFinite(score)) scored.push({ ref, score, alias: isAlias(m.id) });
-  }
-  scored.sort((a, b) => a.score - b.score || Number(b.alias) - Number(a.alias) || a.ref.localeCompare(b.ref));
-  return [...new Set(scored.map((s) => s.ref))].slice(0, max);
 }

@@ -1,13 +1,15 @@
 /**
  * What extensions reach through in RPC mode: the ExtensionHost their runtime calls back into, and
- * the UiBridge behind each ctx.ui. Session switches live here too, so that the RPC commands that
- * switch sessions run the same extension events as an extension that switches.
+ * the UiBridge behind each ctx.ui. Session moves are the agent's (agent/session-switching.ts,
+ * agent/tree-navigation.ts); the host holds the SessionSwitching that its front door shares.
  */
 import { extensionStack } from "../extensions/extension-stack.js";
 import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
 import type { FireAndForgetRequest, UiState } from "@parley/protocol";
 import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
 import type { AgentSession } from "../agent/agent-session.js";
+import { SessionSwitching, type SessionFactory } from "../agent/session-switching.js";
+import { navigateTree, type TreeNavigationResult } from "../agent/tree-navigation.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
 import type {
@@ -18,14 +20,11 @@ import type {
   NavigateTreeOptions,
   ScopedModel,
   ThinkingLevel,
-  TreePreparation,
 } from "../extensions/types.js";
 import type { ProviderConfig } from "../models/index.js";
-import { userText } from "../session/context.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
-import type { SessionFactory } from "./server.js";
 import type { Transport } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 
@@ -45,22 +44,14 @@ export interface RpcExtensionHostOptions {
   reload: () => Promise<void>;
 }
 
-export type SessionSwitchEvents = {
-  before:
-    | { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string }
-    | { type: "session_before_fork"; entryId: string; position: "before" | "at" };
-  reason: "new" | "resume" | "fork";
-  /** Throws when the target is not valid; runs after the before-event, before anything changes. */
-  check?: () => void;
-};
-
 export class RpcExtensionHost implements ExtensionHost, UiBridge {
   readonly cwd: string;
   readonly dialogs: DialogRegistry;
   /** Made here because it calls back into this host. */
   readonly runtime: ExtensionRuntime;
+  /** New, stored, forked and cloned sessions: the RPC commands and ACP switch through it too. */
+  readonly switching: SessionSwitching;
   readonly #getAgent: () => AgentSession;
-  readonly #sessions: SessionFactory;
   readonly #send: Transport["send"];
   readonly #log: (message: string) => void;
   readonly #requestShutdown: () => void;
@@ -74,12 +65,12 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.cwd = options.cwd;
     this.dialogs = options.dialogs;
     this.#getAgent = options.agent;
-    this.#sessions = options.sessions;
     this.#send = options.send;
     this.#log = options.log;
     this.#requestShutdown = options.requestShutdown;
     this.#reload = options.reload;
     this.runtime = new ExtensionRuntime(this);
+    this.switching = new SessionSwitching({ cwd: options.cwd, agent: options.agent, runtime: this.runtime, sessions: options.sessions });
   }
 
   get #agent(): AgentSession {
@@ -141,156 +132,35 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     void this.runtime.emit({ type: "session_info_changed", name: name || undefined });
   }
 
-  /**
-   * Leaves the current session for another (new, opened or forked), unless a
-   * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
-   */
-  async switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
-    const verdict = await this.runtime.emit(events.before);
-    if (verdict?.cancel === true) return { cancelled: true };
-    // As in pi, the target is checked only once the extensions have let the switch go ahead.
-    events.check?.();
-    // The old session's run and queued messages end with it.
-    await this.#agent.abort();
-    if (this.#agent.hasPendingMessages()) this.#agent.clearQueue();
-    // The session may name a built-in model to continue with.
-    await this.#agent.models.loadCatalog();
-    const next = make();
-    const previous = this.#agent.session.file;
-    await this.runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
-    this.#agent.useSession(next);
-    await this.runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
-    // pi builds a new runtime for the new session, which discovers resources as at start-up.
-    await this.runtime.emitResourcesDiscover(this.cwd, "startup");
-    return { cancelled: false };
-  }
-
   waitForIdle(): Promise<void> {
     return this.#agent.waitForIdle();
   }
 
-  /** Continues in a new session holding the branch up to (or at) an entry; `text` is the forked user message. */
-  async forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
-    const current = this.#agent.session;
-    // pi's words: a client may match on them.
-    const check = (): void => {
-      const entry = current.entry(entryId);
-      if (!entry || (position === "before" && (entry.type !== "message" || entry.message.role !== "user"))) throw new Error("Invalid entry ID for forking");
-    };
-    let text: string | undefined;
-    const result = await this.switchTo(
-      () => {
-        const forked = current.fork(entryId, position);
-        text = forked.selectedText;
-        return forked.session;
-      },
-      { before: { type: "session_before_fork", entryId, position }, reason: "fork", check },
-    );
-    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
+  // Session moves are the agent's (agent/session-switching.ts, agent/tree-navigation.ts): the
+  // same for every front door.
+
+  forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
+    return this.switching.forkSession(entryId, position);
   }
 
-  /** pi's order: session_before_switch names the path as given, then the file is opened. */
-  async switchSession(path: string): Promise<{ cancelled: boolean }> {
-    let next: Session | undefined;
-    return this.switchTo(() => next ?? this.#sessions.open(path), {
-      before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
-      reason: "resume",
-      check: () => {
-        next = this.#sessions.open(path);
-      },
-    });
+  cloneSession(): Promise<{ cancelled: boolean }> {
+    return this.switching.cloneSession();
   }
 
-  /**
-   * Moves the active branch to another entry of the same session, as pi does: a user message as
-   * target puts the leaf on its parent and hands its text back as `editorText`; with `summarize`
-   * the branch left behind is summarised (by a session_before_tree handler's `summary`, or by the
-   * model) into a branch_summary entry at the new position; `label` names that entry, or the
-   * target when there is no summary.
-   */
-  async navigateTree(targetId: string, options: NavigateTreeOptions = {}): Promise<{ cancelled: boolean; aborted?: boolean; editorText?: string }> {
-    const agent = this.#agent;
-    const session = agent.session;
-    const oldLeafId = session.leafId;
-    if (targetId === oldLeafId) return { cancelled: false };
-    const target = session.entry(targetId);
-    if (!target) throw new Error(`No entry with id ${targetId}`);
-    // Loaded here: the summariser shares compaction's model call, which start-up does not need.
-    const { collectBranchEntries, generateBranchSummary, CompactionCancelledError } = await import("../agent/branch-summary.js");
-    const { entries, commonAncestorId } = collectBranchEntries(session, oldLeafId, targetId);
-    const wantsSummary = options.summarize === true;
-    let { customInstructions, replaceInstructions, label } = options;
-    const preparation: TreePreparation = {
-      targetId,
-      oldLeafId,
-      commonAncestorId,
-      entriesToSummarize: entries,
-      userWantsSummary: wantsSummary,
-      ...(customInstructions !== undefined ? { customInstructions } : {}),
-      ...(replaceInstructions !== undefined ? { replaceInstructions } : {}),
-      ...(label !== undefined ? { label } : {}),
-    };
-    const controller = new AbortController();
-    const verdict = await this.runtime.emit({ type: "session_before_tree", preparation, signal: controller.signal });
-    if (verdict?.cancel === true) return { cancelled: true };
-    if (verdict?.customInstructions !== undefined) customInstructions = verdict.customInstructions;
-    if (verdict?.replaceInstructions !== undefined) replaceInstructions = verdict.replaceInstructions;
-    if (verdict?.label !== undefined) label = verdict.label;
+  switchSession(path: string): Promise<{ cancelled: boolean }> {
+    return this.switching.switchSession(path);
+  }
 
-    let summary: { text: string; details: unknown; fromExtension: boolean } | undefined;
-    if (wantsSummary && verdict?.summary && typeof verdict.summary.summary === "string") {
-      summary = { text: verdict.summary.summary, details: verdict.summary.details, fromExtension: true };
-    } else if (wantsSummary && entries.length > 0) {
-      try {
-        const written = await generateBranchSummary(agent, entries, { customInstructions, replaceInstructions, signal: controller.signal });
-        summary = { text: written.summary, details: { readFiles: written.readFiles, modifiedFiles: written.modifiedFiles }, fromExtension: false };
-      } catch (error) {
-        if (error instanceof CompactionCancelledError) return { cancelled: true, aborted: true };
-        throw error;
-      }
-    }
-
-    // A user (or injected) message is re-typed rather than kept: the leaf goes to its parent.
-    let newLeafId: string | null = targetId;
-    let editorText: string | undefined;
-    if (target.type === "message" && target.message.role === "user") {
-      newLeafId = target.parentId;
-      editorText = userText(target.message.content);
-    } else if (target.type === "custom_message") {
-      newLeafId = target.parentId;
-      editorText = userText(target.content);
-    }
-
-    let summaryEntry: SessionEntry | undefined;
-    if (summary) {
-      summaryEntry = session.branchWithSummary(newLeafId, summary.text, {
-        ...(summary.details !== undefined ? { details: summary.details } : {}),
-        ...(summary.fromExtension ? { fromHook: true } : {}),
-      });
-      if (label) session.setLabel(summaryEntry.id, label);
-    } else {
-      session.moveLeaf(newLeafId);
-      if (label) session.setLabel(targetId, label);
-    }
-    agent.useSession(session);
-    await this.runtime.emit({
-      type: "session_tree",
-      newLeafId: session.leafId,
-      oldLeafId,
-      ...(summaryEntry ? { summaryEntry, fromExtension: summary?.fromExtension ?? false } : {}),
-    });
-    return { cancelled: false, ...(editorText !== undefined ? { editorText } : {}) };
+  navigateTree(targetId: string, options: NavigateTreeOptions = {}): Promise<TreeNavigationResult> {
+    return navigateTree(this.#agent, this.runtime, targetId, options);
   }
 
   resyncSession(): void {
-    this.#agent.useSession(this.#agent.session);
+    this.switching.resync();
   }
 
   newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
-    return this.switchTo(() => this.#sessions.create({ parentSession: options.parentSession }), {
-      before: { type: "session_before_switch", reason: "new" },
-      reason: "new",
-    });
+    return this.switching.newSession(options);
   }
 
   // ---- ExtensionHost ------------------------------------------------------------

@@ -7,6 +7,7 @@ import type { CommandType, ExtensionUiError, RpcEvent } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
 import type { AgentConfig } from "../agent/agent-config.js";
 import { AgentSession } from "../agent/agent-session.js";
+import type { SessionFactory } from "../agent/session-switching.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ExtensionFactory } from "../extensions/types.js";
@@ -37,11 +38,11 @@ export interface ExtensionSource {
   scope?: "temporary" | "user" | "project";
 }
 
-/** How sessions are made and opened (files under --session-dir, or memory with --no-session). */
-export interface SessionFactory {
-  create(options: { parentSession?: string | undefined }): Session;
-  open(path: string): Session;
-}
+/**
+ * How sessions are made and opened (files under --session-dir, or memory with --no-session);
+ * declared with the session switching (agent/session-switching.ts), which uses it.
+ */
+export type { SessionFactory };
 
 export const memorySessions = (cwd: string): SessionFactory => ({
   create: (options) => new Session(cwd, options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),

@@ -18,6 +18,7 @@ type SessionCommands =
   | "export_html";
 
 export const sessionCommands: CommandTable<SessionCommands> = {
+  // Switching is the agent\'s (agent/session-switching.ts), shared with extensions and ACP.
   new_session: async((c, ctx) => ctx.sessions.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
   switch_session: async(async (c, ctx) => {
     try {
@@ -26,14 +27,9 @@ export const sessionCommands: CommandTable<SessionCommands> = {
       throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${errorMessage(error)}`);
     }
   }),
-  // session_before_fork runs first; the entry is checked after it (host.forkSession), as in pi.
+  // session_before_fork runs first; the entry is checked after it (forkSession), as in pi.
   fork: async((c, ctx) => ctx.sessions.forkSession(c.entryId, "before")),
-  clone: async(async (_c, ctx) => {
-    const current = ctx.agent.session;
-    const leaf = current.leafId;
-    if (!leaf) throw new CommandError("Cannot clone session: no current entry selected");
-    return ctx.sessions.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
-  }),
+  clone: async((_c, ctx) => ctx.sessions.cloneSession()),
   get_fork_messages: sync((_c, ctx) => ({ messages: ctx.agent.session.userMessagesForForking() })),
   get_entries: sync((c, ctx) => {
     const session = ctx.agent.session;

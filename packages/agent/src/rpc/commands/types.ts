@@ -1,8 +1,6 @@
 import type { CommandType, CommandWithData, PendingDialogState, ResponseData, RpcCommand, RpcEvent, UiState } from "@parley/protocol";
 import type { AgentSession } from "../../agent/agent-session.js";
 import type { ExtensionRuntime } from "../../extensions/runtime.js";
-import type { Session } from "../../session/session.js";
-import type { SessionSwitchEvents } from "../extension-host.js";
 
 export type CommandOf<K extends CommandType> = Extract<RpcCommand, { type: K }>;
 
@@ -22,7 +20,7 @@ export interface CommandSessions {
   newSession(options: { parentSession?: string | undefined }): Promise<{ cancelled: boolean }>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
   forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }>;
-  switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }>;
+  cloneSession(): Promise<{ cancelled: boolean }>;
   setSessionName(name: string): void;
 }
 

@@ -1,0 +1,136 @@
+/**
+ * Leaving the current session for another: a new one, a stored one, a fork or a clone. Every
+ * front door (the RPC commands, ctx.newSession/fork/switchSession, ACP's session/new and
+ * session/load, web mode through RPC) switches here, so extensions see the same events whoever
+ * asked: session_before_switch or session_before_fork (a handler may cancel), then
+ * session_shutdown, the swap, session_start and resources_discover, once each.
+ */
+import type { ExtensionRuntime } from "../extensions/runtime.js";
+import type { Session } from "../session/session.js";
+
+/** Where sessions come from: new ones, and stored ones by path. */
+export interface SessionFactory {
+  create(options: { parentSession?: string | undefined }): Session;
+  open(path: string): Session;
+}
+
+export type SessionSwitchEvents = {
+  before:
+    | { type: "session_before_switch"; reason: "new" | "resume"; targetSessionFile?: string }
+    | { type: "session_before_fork"; entryId: string; position: "before" | "at" };
+  reason: "new" | "resume" | "fork";
+  /** Throws when the target is not valid; runs after the before-event, before anything changes. */
+  check?: () => void;
+};
+
+/** What a switch needs from the agent (AgentSession is one). */
+export interface SwitchingAgent {
+  readonly session: Session;
+  /** Ends the running turn (and waits for it). */
+  abort(): Promise<void>;
+  hasPendingMessages(): boolean;
+  clearQueue(): unknown;
+  readonly models: { loadCatalog(): Promise<void> };
+  /** Continues from another session's context (or the same session's, changed in place). */
+  useSession(session: Session): void;
+}
+
+export interface SessionSwitchingOptions {
+  cwd: string;
+  /** The agent is made after the extension runtime, so it is reached lazily. */
+  agent: () => SwitchingAgent;
+  runtime: Pick<ExtensionRuntime, "emit" | "emitResourcesDiscover">;
+  sessions: SessionFactory;
+}
+
+export class SessionSwitching {
+  readonly #cwd: string;
+  readonly #agent: () => SwitchingAgent;
+  readonly #runtime: SessionSwitchingOptions["runtime"];
+  readonly #sessions: SessionFactory;
+
+  constructor(options: SessionSwitchingOptions) {
+    this.#cwd = options.cwd;
+    this.#agent = options.agent;
+    this.#runtime = options.runtime;
+    this.#sessions = options.sessions;
+  }
+
+  /**
+   * Leaves the current session for another (new, opened or forked), unless a
+   * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
+   */
+  async switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
+    const agent = this.#agent();
+    const verdict = await this.#runtime.emit(events.before);
+    if (verdict?.cancel === true) return { cancelled: true };
+    // As in pi, the target is checked only once the extensions have let the switch go ahead.
+    events.check?.();
+    // The old session's run and queued messages end with it.
+    await agent.abort();
+    if (agent.hasPendingMessages()) agent.clearQueue();
+    // The session may name a built-in model to continue with.
+    await agent.models.loadCatalog();
+    const next = make();
+    const previous = agent.session.file;
+    await this.#runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
+    agent.useSession(next);
+    await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
+    // pi builds a new runtime for the new session, which discovers resources as at start-up.
+    await this.#runtime.emitResourcesDiscover(this.#cwd, "startup");
+    return { cancelled: false };
+  }
+
+  newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
+    return this.switchTo(() => this.#sessions.create({ parentSession: options.parentSession }), {
+      before: { type: "session_before_switch", reason: "new" },
+      reason: "new",
+    });
+  }
+
+  /** pi's order: session_before_switch names the path as given, then the file is opened. */
+  switchSession(path: string): Promise<{ cancelled: boolean }> {
+    let next: Session | undefined;
+    return this.switchTo(() => next ?? this.#sessions.open(path), {
+      before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
+      reason: "resume",
+      check: () => {
+        next = this.#sessions.open(path);
+      },
+    });
+  }
+
+  /** Continues in a new session holding the branch up to (or at) an entry; `text` is the forked user message. */
+  async forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean; text?: string }> {
+    const current = this.#agent().session;
+    // pi's words: a client may match on them.
+    const check = (): void => {
+      const entry = current.entry(entryId);
+      if (!entry || (position === "before" && (entry.type !== "message" || entry.message.role !== "user"))) throw new Error("Invalid entry ID for forking");
+    };
+    let text: string | undefined;
+    const result = await this.switchTo(
+      () => {
+        const forked = current.fork(entryId, position);
+        text = forked.selectedText;
+        return forked.session;
+      },
+      { before: { type: "session_before_fork", entryId, position }, reason: "fork", check },
+    );
+    return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
+  }
+
+  /** Continues in a copy of the current session's active branch (a fork at its leaf). */
+  async cloneSession(): Promise<{ cancelled: boolean }> {
+    const current = this.#agent().session;
+    const leaf = current.leafId;
+    if (!leaf) throw new Error("Cannot clone session: no current entry selected");
+    return this.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+  }
+
+  /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */
+  resync(): void {
+    const agent = this.#agent();
+    agent.useSession(agent.session);
+  }
+}

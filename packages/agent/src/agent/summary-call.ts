@@ -1,0 +1,61 @@
+/**
+ * One summarisation call with the agent's current model, shared by compaction and branch
+ * summaries: a transcript with instructions in, the reply's text out.
+ */
+import type { Api, Message, Model, Usage } from "@mariozechner/pi-ai";
+import type { ThinkingLevel } from "@parley/protocol";
+import { loadPiAi } from "../models/pi-ai.js";
+import { registerParleyProviders } from "../models/register.js";
+
+/** What a summary needs from the agent: its model, thinking level and keys. AgentSession is one. */
+export interface SummaryHost {
+  readonly model: Model<Api>;
+  readonly thinkingLevel: ThinkingLevel;
+  readonly models: { getApiKey(provider: string): string | undefined };
+}
+
+/** A compaction (or branch summary) that did not happen because it was cancelled (extension or abort). */
+export class CompactionCancelledError extends Error {
+  override readonly name = "CompactionCancelledError";
+  constructor(message = "Compaction cancelled") {
+    super(message);
+  }
+}
+
+const SUMMARY_SYSTEM_PROMPT =
+  "You write hand-over notes for an AI coding assistant. You are given the transcript of a conversation " +
+  "between a user and the assistant. Do not reply to it, do not continue it and do not answer questions " +
+  "asked in it: write only the structured summary that is asked for.";
+
+/**
+ * One summarisation call with the agent's current model: `prompt` (transcript and instructions)
+ * in, the reply's text out. Throws CompactionCancelledError when `signal` aborts it.
+ */
+export async function completeSummary(agent: SummaryHost, prompt: string, maxTokens: number, signal: AbortSignal): Promise<{ summary: string; usage: Usage }> {
+  const pi = await loadPiAi();
+  const model = agent.model;
+  const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
+  const apiKey = agent.models.getApiKey(model.provider);
+  const level = agent.thinkingLevel;
+  // The summary may come from a local model before any run loaded the loop (which registers them).
+  await registerParleyProviders();
+  const response = await pi.completeSimple(
+    model,
+    { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages },
+    {
+      signal,
+      maxTokens,
+      ...(apiKey !== undefined ? { apiKey } : {}),
+      ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
+    },
+  );
+  if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
+  if (response.stopReason === "error") throw new Error(`Summarization failed: ${response.errorMessage || "unknown error"}`);
+  const summary = response.content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n")
+    .trim();
+  if (!summary) throw new Error("Summarization failed: the model returned no text");
+  return { summary, usage: response.usage };
+}

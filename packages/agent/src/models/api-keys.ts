@@ -1,0 +1,46 @@
+/**
+ * API keys by provider: `--api-key` for the provider of the model chosen on the command line, then
+ * pi's auth.json, then the environment (pi-ai's lookup, which also counts ambient credentials such
+ * as an AWS profile). Choosing a provider automatically counts only real API-key variables.
+ */
+import type { PiAiResolution } from "./pi-ai.js";
+
+/** Generic tokens that are not evidence the user wants a provider picked automatically. */
+const NOT_AUTO_SELECTING = new Set(["GH_TOKEN", "GITHUB_TOKEN"]);
+
+export class KeyLookup {
+  cliKey: { provider: string; key: string } | undefined;
+
+  constructor(
+    private readonly pi: PiAiResolution,
+    private readonly env: Record<string, string | undefined>,
+    private readonly authKey: ((provider: string) => string | undefined) | undefined,
+  ) {}
+
+  get(provider: string): string | undefined {
+    if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
+    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider));
+  }
+
+  /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token), or auth.json holds a key. */
+  autoSelects(provider: string): boolean {
+    if (this.authKey?.(provider) !== undefined) return true;
+    const vars = this.withEnv(() => this.pi.findEnvKeys(provider)) ?? [];
+    return vars.some((v) => !NOT_AUTO_SELECTING.has(v));
+  }
+
+  /**
+   * pi-ai reads process.env directly. To evaluate it against another environment (tests, an
+   * embedding host), swap process.env for the duration of the synchronous call.
+   */
+  private withEnv<T>(fn: () => T): T {
+    if (this.env === process.env) return fn();
+    const saved = process.env;
+    process.env = this.env as NodeJS.ProcessEnv;
+    try {
+      return fn();
+    } finally {
+      process.env = saved;
+    }
+  }
+}
