@@ -26,7 +26,7 @@ import { userText } from "../session/context.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
-import type { SessionFactory } from "./server.js";
+import type { SessionFactory } from "../session/session-factory.js";
 import type { Transport } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 
