@@ -8,10 +8,13 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { attachJsonlReader } from "@parley/protocol";
+import { startAcp, type AcpHarness } from "./helpers/acp-client.js";
 import { PARLEY_BIN, type AgentProcess } from "./helpers/spawn.js";
 import { call, processRegistry, tempDir, writeScript } from "./fixtures/agent/harness.js";
+
+const SIGNAL_IN_SHUTDOWN = join(import.meta.dirname, "fixtures/signal-in-shutdown.ts");
 
 const procs = processRegistry();
 const CEILING_MS = 60_000;
@@ -105,6 +108,21 @@ describe("no child process outlives parley", () => {
   }
 
   it(
+    "a second SIGTERM while session_shutdown handlers run exits at once with 143, and the marker dies",
+    async () => {
+      const dir = tempDir();
+      const marker = markerCommand(dir);
+      const agent = procs.parley(["--no-extensions", "-e", SIGNAL_IN_SHUTDOWN], { cwd: dir });
+      agent.send({ type: "bash", command: marker.command, id: "b" });
+      const pid = await marker.pid();
+      agent.child.kill("SIGTERM");
+      expect(await agent.exited, agent.stderr()).toMatchObject({ code: 143 });
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+    },
+    2 * CEILING_MS,
+  );
+
+  it(
     "a bash command in flight answers cancelled on stdin EOF",
     async () => {
       const { agent } = await startWithMarker("command");
@@ -185,6 +203,82 @@ describe("a closed stdout is noticed while nothing is written", () => {
       } finally {
         shell.kill("SIGKILL");
       }
+    },
+    2 * CEILING_MS,
+  );
+});
+
+describe("ACP mode ends as RPC mode does (one process lifetime for every mode)", () => {
+  const running: AcpHarness[] = [];
+  afterEach(() => {
+    for (const h of running.splice(0)) if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill("SIGKILL");
+  });
+
+  for (const [signal, code] of [
+    ["SIGTERM", 143],
+    ["SIGINT", 130],
+  ] as const) {
+    it(
+      `${signal} while a bash tool call runs: the marker dies and parley exits ${code}`,
+      async () => {
+        const dir = tempDir();
+        const marker = markerCommand(dir);
+        const script = writeScript([call("bash", { command: marker.command }), "done"]);
+        const h = await startAcp(["--model-script", script, "--no-extensions", "--no-session"], { cwd: dir });
+        running.push(h);
+        const exited = new Promise<number | null>((resolve) => h.child.once("exit", (status) => resolve(status)));
+        const session = await h.agent.request("session/new", { cwd: dir, mcpServers: [] });
+        // The turn runs until the signal; its answer (if any) does not matter here.
+        void h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text: "run it" }] }).catch(() => undefined);
+        const pid = await marker.pid();
+        expect(alive(pid)).toBe(true);
+        h.child.kill(signal);
+        expect(await exited, h.stderr()).toBe(code);
+        await poll(() => !alive(pid), `the marker ${pid} to end`);
+      },
+      2 * CEILING_MS,
+    );
+  }
+
+  it(
+    "a second SIGTERM while session_shutdown handlers run exits at once with 143 (not killed by the signal), and the marker dies",
+    async () => {
+      const dir = tempDir();
+      const marker = markerCommand(dir);
+      const script = writeScript([call("bash", { command: marker.command }), "done"]);
+      const h = await startAcp(["--model-script", script, "--no-extensions", "--no-session", "-e", SIGNAL_IN_SHUTDOWN], { cwd: dir });
+      running.push(h);
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        h.child.once("exit", (code, signal) => resolve({ code, signal })),
+      );
+      const session = await h.agent.request("session/new", { cwd: dir, mcpServers: [] });
+      void h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text: "run it" }] }).catch(() => undefined);
+      const pid = await marker.pid();
+      h.child.kill("SIGTERM");
+      expect(await exited, h.stderr()).toEqual({ code: 143, signal: null });
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+    },
+    2 * CEILING_MS,
+  );
+
+  it(
+    "the stdout reader going away while nothing is written: parley exits 0 and the marker dies",
+    async () => {
+      const dir = tempDir();
+      const marker = markerCommand(dir);
+      const script = writeScript([call("bash", { command: marker.command }), "done"]);
+      const h = await startAcp(["--model-script", script, "--no-extensions", "--no-session"], { cwd: dir });
+      running.push(h);
+      const exited = new Promise<number | null>((resolve) => h.child.once("exit", (status) => resolve(status)));
+      const session = await h.agent.request("session/new", { cwd: dir, mcpServers: [] });
+      void h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text: "run it" }] }).catch(() => undefined);
+      const pid = await marker.pid();
+      const t0 = Date.now();
+      h.child.stdout.destroy(); // stdin stays open: only the reader went away
+      expect(await exited, h.stderr()).toBe(0);
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+      // Far below the command's 29.5 s, after which a write would show the closed pipe anyway.
+      expect(Date.now() - t0).toBeLessThan(20_000);
     },
     2 * CEILING_MS,
   );
