@@ -23,6 +23,7 @@ import type {
 import type { ImageContent } from "@mariozechner/pi-ai";
 import type { FireAndForgetRequest, ThinkingLevel } from "@parley/protocol";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
+import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { AgentError, type AgentSession } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
@@ -34,6 +35,7 @@ import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
+import { withTimeout } from "../with-timeout.js";
 import { DialogBridge } from "./dialog-bridge.js";
 import { listSessionFiles } from "./session-list.js";
 import { transportStream } from "./stdio-stream.js";
@@ -54,13 +56,6 @@ export interface AcpServerOptions extends AgentCoreSettings {
   sessionDir: string | undefined;
   log: (message: string) => void;
   shutdownGraceMs?: number;
-}
-
-/** setStatus, setWidget and setEditorText, which ACP has no update for. */
-interface UiExtras {
-  statuses: Record<string, string>;
-  widgets: Record<string, { lines: string[]; placement: string }>;
-  editorText?: string;
 }
 
 const MODEL_OPTION = "model";
@@ -98,8 +93,6 @@ export class AcpServer implements FrontDoor {
   #sessionStart: Promise<void> = Promise.resolve();
   /** Requests run one after another where they touch the active session (switches, prompts' start). */
   #serial: Promise<unknown> = Promise.resolve();
-  /** UI state that ACP has no update for, sent in session_info_update's _meta. */
-  readonly #ui: UiExtras = { statuses: {}, widgets: {} };
   #shutdown: Promise<void> | undefined;
   #resolveClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
@@ -494,19 +487,14 @@ export class AcpServer implements FrontDoor {
       case "setTitle":
         this.#update(sessionId, { sessionUpdate: "session_info_update", title: request.title });
         return;
-      case "setStatus":
-        if (request.statusText === undefined) delete this.#ui.statuses[request.statusKey];
-        else this.#ui.statuses[request.statusKey] = request.statusText;
-        break;
-      case "setWidget":
-        if (request.widgetLines === undefined) delete this.#ui.widgets[request.widgetKey];
-        else this.#ui.widgets[request.widgetKey] = { lines: request.widgetLines, placement: request.widgetPlacement ?? "aboveEditor" };
-        break;
-      case "set_editor_text":
-        this.#ui.editorText = request.text;
+      default:
         break;
     }
-    this.#update(sessionId, { sessionUpdate: "session_info_update", _meta: { parley: { ui: structuredClone(this.#ui) } } });
+    // Status, widgets and editor text, which ACP has no update for: the host's UI state (the
+    // protocol's reducer) already holds them.
+    const { statuses, widgets, editorText } = this.host.uiState();
+    const ui = { statuses, widgets, ...(editorText !== undefined ? { editorText } : {}) };
+    this.#update(sessionId, { sessionUpdate: "session_info_update", _meta: { parley: { ui } } });
   }
 
   /** A notice where the client shows them (session.notices), else an agent message. */
@@ -596,11 +584,9 @@ function promptInput(blocks: ContentBlock[]): { text: string; images: ImageConte
   return { text: parts.join(""), images };
 }
 
-const FIRE_AND_FORGET = new Set(["notify", "setStatus", "setWidget", "setTitle", "set_editor_text"]);
-
 /** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */
 function isFireAndForget(record: object): record is FireAndForgetRequest {
-  return isRecord(record, "extension_ui_request") && FIRE_AND_FORGET.has(String(record["method"]));
+  return isRecord(record, "extension_ui_request") && isFireAndForgetMethod(record["method"]);
 }
 
 function isRecord(record: object, type: string): record is Record<string, unknown> {
@@ -609,10 +595,4 @@ function isRecord(record: object, type: string): record is Record<string, unknow
 
 function isThinkingLevel(value: string): value is ThinkingLevel {
   return (THINKING_LEVELS as readonly string[]).includes(value);
-}
-
-async function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  if (timer) clearTimeout(timer);
 }

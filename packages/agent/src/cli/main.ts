@@ -41,6 +41,16 @@ function usageExit(error: UsageError): never {
   process.exit(2);
 }
 
+/** A flag error, or a model script or model the command line names that cannot be used: said once, exit 2. Anything else is thrown on. */
+function exitOnStartupError(error: unknown): never {
+  if (error instanceof UsageError) usageExit(error);
+  if (error instanceof ModelScriptError || error instanceof ModelResolutionError) {
+    log(error.message);
+    process.exit(2);
+  }
+  throw error;
+}
+
 /** The agent package's version: its package.json is the first one above this file (dist/cli, or dist/bundle in the bundle). */
 function version(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
@@ -186,8 +196,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     options = parseArgs(argv);
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    usageExit(error);
+    exitOnStartupError(error);
   }
   if (options.help) {
     process.stdout.write(USAGE);
@@ -208,8 +217,7 @@ export async function main(argv: string[]): Promise<void> {
     try {
       webToken = web.webToken(options.web);
     } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      usageExit(error);
+      exitOnStartupError(error);
     }
   }
 
@@ -243,12 +251,7 @@ export async function main(argv: string[]): Promise<void> {
       warn,
     );
   } catch (error) {
-    if (error instanceof UsageError) usageExit(error);
-    if (error instanceof ModelScriptError) {
-      log(error.message);
-      process.exit(2);
-    }
-    throw error;
+    exitOnStartupError(error);
   }
   // As in pi, an extension named with -e that cannot be loaded stops parley (once, exit 1).
   const failed = extensionSources.flatMap((ext) => (ext.scope === "temporary" && ext.error !== undefined ? [ext.error] : []));
@@ -362,12 +365,7 @@ async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, 
       if (agent.model === models.offlineModel) offlineNotice = chosen.offlineNotice;
     }
   } catch (error) {
-    if (error instanceof UsageError) usageExit(error);
-    if (error instanceof ModelResolutionError) {
-      log(error.message);
-      process.exit(2);
-    }
-    throw error;
+    exitOnStartupError(error);
   }
   // Everything is known to be valid: now the notes, warnings and the offline banner.
   for (const warning of said) log(warning);

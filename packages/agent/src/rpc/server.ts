@@ -16,6 +16,7 @@ import type { RpcExtensionHost } from "./extension-host.js";
 import { failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
+import { withTimeout } from "../with-timeout.js";
 
 // Their homes are the modules named; re-exported for those who import them from here.
 export type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
@@ -344,10 +345,4 @@ function uiResponseOf(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  if (timer) clearTimeout(timer);
 }
