@@ -2,10 +2,11 @@
  * `parley --mode web` ends as RPC mode does (one process lifetime for every mode): a signal while
  * the model's bash tool runs a marker `sleep` kills the marker and exits with 128+n.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { alive, markerCommand, poll, SIGNAL_EXITS } from "../../agent/test/helpers/marker.js";
 import { connectRaw, START_MS, startWeb, type RawClient, type WebAgent } from "./helpers/web-server.js";
 
 const running: { agent: WebAgent; client?: RawClient }[] = [];
@@ -16,45 +17,22 @@ afterEach(async () => {
   }
 });
 
-/** Alive: exists and is not a zombie. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-async function poll(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + START_MS;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe("parley --mode web: signals", () => {
-  for (const [signal, code] of [
-    ["SIGTERM", 143],
-    ["SIGINT", 130],
-  ] as const) {
+  for (const [signal, code] of SIGNAL_EXITS) {
     it(
       `${signal} while a bash tool call runs: the marker dies and parley exits ${code}`,
       async () => {
         const dir = mkdtempSync(join(tmpdir(), "parley-web-life-"));
-        const pidFile = join(dir, "marker.pid");
-        const command = `sleep 29.5 & echo $! > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile}; wait`;
+        const marker = markerCommand(dir);
         const script = join(dir, "script.json");
-        writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "bash", arguments: { command } }] }, "done"]));
+        writeFileSync(script, JSON.stringify([{ toolCalls: [{ name: "bash", arguments: { command: marker.command } }] }, "done"]));
         const agent = await startWeb(["--model-script", script, "--no-extensions"], { cwd: dir });
         const entry: { agent: WebAgent; client?: RawClient } = { agent };
         running.push(entry);
         const client = await connectRaw(agent.wsUrl);
         entry.client = client;
         expect((await client.request({ type: "prompt", message: "run it" }))["success"]).toBe(true);
-        await poll(() => existsSync(pidFile), "the marker's pid file");
-        const pid = Number(readFileSync(pidFile, "utf8").trim());
+        const pid = await marker.pid();
         expect(alive(pid)).toBe(true);
         agent.child.kill(signal);
         expect((await agent.exited).code, agent.stderr()).toBe(code);
