@@ -21,8 +21,8 @@ import type {
   StopReason,
 } from "@agentclientprotocol/sdk";
 import type { ImageContent } from "@mariozechner/pi-ai";
-import type { FireAndForgetRequest, ThinkingLevel } from "@parley/protocol";
-import { THINKING_LEVELS } from "@parley/protocol/constants";
+import type { FireAndForgetRequest } from "@parley/protocol";
+import { isThinkingLevel } from "@parley/protocol/constants";
 import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { AgentError, type AgentSession } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure } from "../extensions/extension-source.js";
@@ -591,8 +591,4 @@ function isFireAndForget(record: object): record is FireAndForgetRequest {
 
 function isRecord(record: object, type: string): record is Record<string, unknown> {
   return (record as { type?: unknown }).type === type;
-}
-
-function isThinkingLevel(value: string): value is ThinkingLevel {
-  return (THINKING_LEVELS as readonly string[]).includes(value);
 }

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isThinkingLevel } from "@parley/protocol/constants";
 import type { AgentConfig } from "../agent/agent-config.js";
 import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
@@ -15,7 +16,7 @@ import { loadModelsFile } from "../config/models-file.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import { ModelResolutionError, ModelScriptError, resolveModels, THINKING_LEVEL_NAMES, type ModelResolution, type ThinkingLevel } from "../models/index.js";
+import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ThinkingLevel } from "../models/index.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
 import type { AgentCoreSettings, FrontDoor } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
@@ -83,7 +84,7 @@ function readSetup(options: CliOptions): Setup {
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
 function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel | undefined {
   if (level === "max") return "xhigh";
-  return THINKING_LEVEL_NAMES.find((l) => l === level);
+  return isThinkingLevel(level) ? level : undefined;
 }
 
 async function loadAll(options: CliOptions, setup: Setup): Promise<ExtensionSource[]> {
