@@ -8,31 +8,17 @@
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { attachJsonlReader } from "@parley/protocol";
+import { startAcp, type AcpHarness } from "./helpers/acp-client.js";
+import { alive, markerCommand, poll, SIGNAL_EXITS } from "./helpers/marker.js";
 import { PARLEY_BIN, type AgentProcess } from "./helpers/spawn.js";
 import { call, processRegistry, tempDir, writeScript } from "./fixtures/agent/harness.js";
 
+const SIGNAL_IN_SHUTDOWN = join(import.meta.dirname, "fixtures/signal-in-shutdown.ts");
+
 const procs = processRegistry();
 const CEILING_MS = 60_000;
-
-/** Alive: exists and is not a zombie (an orphan killed in a container may wait for a reaper). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
-async function poll(condition: () => boolean, what: string, ms = CEILING_MS): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** The pid of the `tail` that watches parley `pid`'s stdout pipe, if one runs. */
 function watcherOf(pid: number): number | undefined {
@@ -46,18 +32,6 @@ function watcherOf(pid: number): number | undefined {
     }
   }
   return undefined;
-}
-
-/** A command that backgrounds a marker sleep in its group, records its pid and waits for it. */
-function markerCommand(dir: string): { command: string; pid: () => Promise<number> } {
-  const file = join(dir, "marker.pid");
-  return {
-    command: `sleep 29.5 & echo $! > ${file}.tmp && mv ${file}.tmp ${file}; wait`,
-    pid: async () => {
-      await poll(() => existsSync(file), "the marker's pid file");
-      return Number(readFileSync(file, "utf8").trim());
-    },
-  };
 }
 
 type Runner = "tool" | "command";
@@ -103,6 +77,21 @@ describe("no child process outlives parley", () => {
       );
     }
   }
+
+  it(
+    "a second SIGTERM while session_shutdown handlers run exits at once with 143, and the marker dies",
+    async () => {
+      const dir = tempDir();
+      const marker = markerCommand(dir);
+      const agent = procs.parley(["--no-extensions", "-e", SIGNAL_IN_SHUTDOWN], { cwd: dir });
+      agent.send({ type: "bash", command: marker.command, id: "b" });
+      const pid = await marker.pid();
+      agent.child.kill("SIGTERM");
+      expect(await agent.exited, agent.stderr()).toMatchObject({ code: 143 });
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+    },
+    2 * CEILING_MS,
+  );
 
   it(
     "a bash command in flight answers cancelled on stdin EOF",
@@ -185,6 +174,71 @@ describe("a closed stdout is noticed while nothing is written", () => {
       } finally {
         shell.kill("SIGKILL");
       }
+    },
+    2 * CEILING_MS,
+  );
+});
+
+describe("ACP mode ends as RPC mode does (one process lifetime for every mode)", () => {
+  const running: AcpHarness[] = [];
+  afterEach(() => {
+    for (const h of running.splice(0)) if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill("SIGKILL");
+  });
+
+  /** `parley --mode acp` in a session whose prompt's bash tool call runs the marker (the turn runs on). */
+  async function acpWithMarker(
+    args: string[] = [],
+  ): Promise<{ h: AcpHarness; pid: number; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }> {
+    const dir = tempDir();
+    const marker = markerCommand(dir);
+    const script = writeScript([call("bash", { command: marker.command }), "done"]);
+    const h = await startAcp(["--model-script", script, "--no-extensions", "--no-session", ...args], { cwd: dir });
+    running.push(h);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      h.child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
+    const session = await h.agent.request("session/new", { cwd: dir, mcpServers: [] });
+    // The turn runs until parley ends; its answer (if any) does not matter here.
+    void h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "text", text: "run it" }] }).catch(() => undefined);
+    const pid = await marker.pid();
+    expect(alive(pid)).toBe(true);
+    return { h, pid, exited };
+  }
+
+  for (const [signal, code] of SIGNAL_EXITS) {
+    it(
+      `${signal} while a bash tool call runs: the marker dies and parley exits ${code}`,
+      async () => {
+        const { h, pid, exited } = await acpWithMarker();
+        h.child.kill(signal);
+        expect(await exited, h.stderr()).toEqual({ code, signal: null });
+        await poll(() => !alive(pid), `the marker ${pid} to end`);
+      },
+      2 * CEILING_MS,
+    );
+  }
+
+  it(
+    "a second SIGTERM while session_shutdown handlers run exits at once with 143 (not killed by the signal), and the marker dies",
+    async () => {
+      const { h, pid, exited } = await acpWithMarker(["-e", SIGNAL_IN_SHUTDOWN]);
+      h.child.kill("SIGTERM");
+      expect(await exited, h.stderr()).toEqual({ code: 143, signal: null });
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+    },
+    2 * CEILING_MS,
+  );
+
+  it(
+    "the stdout reader going away while nothing is written: parley exits 0 and the marker dies",
+    async () => {
+      const { h, pid, exited } = await acpWithMarker();
+      const t0 = Date.now();
+      h.child.stdout.destroy(); // stdin stays open: only the reader went away
+      expect(await exited, h.stderr()).toEqual({ code: 0, signal: null });
+      await poll(() => !alive(pid), `the marker ${pid} to end`);
+      // Far below the command's 29.5 s, after which a write would show the closed pipe anyway.
+      expect(Date.now() - t0).toBeLessThan(20_000);
     },
     2 * CEILING_MS,
   );

@@ -21,17 +21,21 @@ import type {
   StopReason,
 } from "@agentclientprotocol/sdk";
 import type { ImageContent } from "@mariozechner/pi-ai";
-import type { FireAndForgetRequest, ThinkingLevel } from "@parley/protocol";
-import { THINKING_LEVELS } from "@parley/protocol/constants";
-import { AgentError, AgentSession } from "../agent/agent-session.js";
+import type { FireAndForgetRequest } from "@parley/protocol";
+import { isThinkingLevel } from "@parley/protocol/constants";
+import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
+import { AgentError, type AgentSession } from "../agent/agent-session.js";
+import type { ExtensionLoadFailure } from "../extensions/extension-source.js";
+import type { ExtensionErrorReport } from "../extensions/host.js";
+import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
 import type { ModelResolution } from "../models/index.js";
-import { RpcExtensionHost } from "../rpc/extension-host.js";
-import type { ExtensionSource, SessionFactory } from "../rpc/server.js";
+import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
+import type { SessionFactory } from "../session/session-factory.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
-import { whileSayingSlow } from "../slow-notice.js";
+import { withTimeout } from "../with-timeout.js";
 import { DialogBridge } from "./dialog-bridge.js";
 import { listSessionFiles } from "./session-list.js";
 import { transportStream } from "./stdio-stream.js";
@@ -39,46 +43,36 @@ import { replayUpdates, UpdateMapper } from "./updates.js";
 
 export type AcpSdk = typeof import("@agentclientprotocol/sdk");
 
-export interface AcpServerOptions {
+/** What every mode takes (agent-core.ts), and what is ACP's own. */
+export interface AcpServerOptions extends AgentCoreSettings {
   sdk: AcpSdk;
   transport: Transport;
-  cwd: string;
   version: string;
-  extensions: ExtensionSource[];
   models: ModelResolution;
   /** The session the command line opened (new, --session, -c); the first session/new or session/load takes it up. */
   session: Session;
   sessions: SessionFactory;
   /** Where session files live; undefined with --no-session (nothing to list or load). */
   sessionDir: string | undefined;
-  systemPrompt?: string;
-  sessionName?: string;
   log: (message: string) => void;
-  reloadExtensions?: () => Promise<ExtensionSource[]>;
   shutdownGraceMs?: number;
-}
-
-/** setStatus, setWidget and setEditorText, which ACP has no update for. */
-interface UiExtras {
-  statuses: Record<string, string>;
-  widgets: Record<string, { lines: string[]; placement: string }>;
-  editorText?: string;
 }
 
 const MODEL_OPTION = "model";
 const THINKING_OPTION = "thinking";
 
-export class AcpServer {
+export class AcpServer implements FrontDoor {
   readonly dialogs: DialogRegistry;
   readonly host: RpcExtensionHost;
   readonly #options: AcpServerOptions;
   readonly #sdk: AcpSdk;
   readonly #log: (message: string) => void;
-  readonly #agent: AgentSession;
+  /** The host, the agent and extension loading, as every mode has them. */
+  readonly #core: AgentCore;
 
-  /** The agent this front door drives (the CLI applies the start-up model to it). */
+  /** The agent this front door drives (exists once loadExtensions() has begun). */
   get agent(): AgentSession {
-    return this.#agent;
+    return this.#core.agent;
   }
   readonly #bridge: DialogBridge;
   #mapper: UpdateMapper;
@@ -99,8 +93,6 @@ export class AcpServer {
   #sessionStart: Promise<void> = Promise.resolve();
   /** Requests run one after another where they touch the active session (switches, prompts' start). */
   #serial: Promise<unknown> = Promise.resolve();
-  /** UI state that ACP has no update for, sent in session_info_update's _meta. */
-  readonly #ui: UiExtras = { statuses: {}, widgets: {} };
   #shutdown: Promise<void> | undefined;
   #resolveClosed!: () => void;
   readonly closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
@@ -109,29 +101,18 @@ export class AcpServer {
     this.#options = options;
     this.#sdk = options.sdk;
     this.#log = options.log;
-    if (options.sessionName) options.session.setName(options.sessionName);
     // The registry and the bridge refer to each other: the registry's output is read lazily.
     this.dialogs = new DialogRegistry({ send: (record) => this.#bridge.receive(record) });
     this.#bridge = new DialogBridge(this.#bridgeOptions());
-    this.host = new RpcExtensionHost({
-      cwd: options.cwd,
-      agent: () => this.#agent,
-      sessions: options.sessions,
+    this.#core = new AgentCore(options, {
       dialogs: this.dialogs,
       send: (record) => this.#onHostRecord(record),
-      log: this.#log,
-      requestShutdown: () => setImmediate(() => void this.shutdown()),
-      reload: () => this.#reloadExtensions(),
-    });
-    this.#agent = new AgentSession({
-      cwd: options.cwd,
-      runtime: this.host.runtime,
-      models: options.models,
-      session: options.session,
       emit: (record) => this.#onAgentRecord(record),
-      customSystemPrompt: options.systemPrompt,
-      log: this.#log,
+      output: options.transport,
+      requestShutdown: () => setImmediate(() => void this.shutdown()),
+      afterReload: () => this.#sendCommands(this.agent.session.id),
     });
+    this.host = this.#core.host;
     this.#mapper = new UpdateMapper(options.cwd);
   }
 
@@ -140,8 +121,8 @@ export class AcpServer {
       dialogs: this.dialogs,
       client: () => this.#connection?.client,
       elicitation: () => this.#clientCapabilities.elicitation?.form != null,
-      sessionId: () => this.#agent.session.id,
-      gatingToolCall: () => this.#agent.gatingToolCall,
+      sessionId: () => this.agent.session.id,
+      gatingToolCall: () => this.agent.gatingToolCall,
       whenVisible: (sessionId, send) => this.#whenVisible(sessionId, send),
       update: (sessionId, update) => this.#update(sessionId, update),
       notice: (sessionId, severity, title, description) => this.#notice(sessionId, severity, title, description),
@@ -153,31 +134,13 @@ export class AcpServer {
     return this.host.runtime;
   }
 
-  /** Runs the extension factories (they register commands, handlers and flags). */
-  async loadExtensions(): Promise<void> {
-    if (this.#options.session.entries().length > 0) await this.#options.models.loadCatalog();
-    await this.#addExtensions(this.#options.extensions);
+  /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
+  loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
+    return this.#core.loadExtensions(options);
   }
 
-  async #addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
-    if (sources.some((ext) => ext.factory)) await this.#agent.ensureCore();
-    for (const ext of sources) {
-      if (ext.error !== undefined || !ext.factory) {
-        this.host.reportError({ extensionPath: ext.path, event: "load", error: ext.error ?? "no factory" });
-        continue;
-      }
-      await whileSayingSlow(this.runtime.add(ext.path, ext.factory, ext.scope), `extension ${ext.path} (its factory)`, this.#log);
-    }
-  }
-
-  async #reloadExtensions(): Promise<void> {
-    await this.runtime.emit({ type: "session_shutdown", reason: "reload" });
-    this.runtime.reset();
-    const sources = this.#options.reloadExtensions ? await this.#options.reloadExtensions() : this.#options.extensions;
-    await this.#addExtensions(sources);
-    await this.runtime.emit({ type: "session_start", reason: "reload" });
-    await this.runtime.emitResourcesDiscover(this.#options.cwd, "reload");
-    this.#sendCommands(this.#agent.session.id);
+  reportError(report: ExtensionErrorReport): void {
+    this.host.reportError(report);
   }
 
   setExtensionFlags(flags: Map<string, string | boolean>): void {
@@ -247,8 +210,8 @@ export class AcpServer {
     const initial = this.#options.session;
     if (!this.#begun) {
       // The session the command line opened, unless it already holds a conversation.
-      const session = this.#agent.messages.length === 0 ? initial : this.#options.sessions.create({});
-      if (session !== initial) this.#agent.useSession(session);
+      const session = this.agent.messages.length === 0 ? initial : this.#options.sessions.create({});
+      if (session !== initial) this.agent.useSession(session);
       return this.#begin(session, []);
     }
     let made: Session | undefined;
@@ -287,10 +250,10 @@ export class AcpServer {
     if (!this.#begun) {
       const session = this.#options.session.id === sessionId ? this.#options.session : this.#openStored(sessionId);
       await this.#options.models.loadCatalog();
-      if (session !== this.#options.session) this.#agent.useSession(session);
-      return this.#begin(session, replayUpdates(this.#agent.messages, this.#options.cwd));
+      if (session !== this.#options.session) this.agent.useSession(session);
+      return this.#begin(session, replayUpdates(this.agent.messages, this.#options.cwd));
     }
-    if (this.#agent.session.id !== sessionId) await this.#switchTo(sessionId);
+    if (this.agent.session.id !== sessionId) await this.#switchTo(sessionId);
     this.#replay(sessionId);
     this.#sendName(sessionId);
     this.#sendCommands(sessionId);
@@ -314,8 +277,7 @@ export class AcpServer {
         this.#markVisible(session.id);
         this.#sendName(session.id);
         void (async () => {
-          await this.runtime.emit({ type: "session_start", reason: "startup" });
-          await this.runtime.emitResourcesDiscover(this.#options.cwd, "startup");
+          await this.#core.startSession();
           this.#sendCommands(session.id);
         })()
           .catch((error: unknown) => this.#log(`session start: ${errorMessage(error)}`))
@@ -326,7 +288,7 @@ export class AcpServer {
   }
 
   #replay(sessionId: string): void {
-    for (const update of replayUpdates(this.#agent.messages, this.#options.cwd)) this.#update(sessionId, update);
+    for (const update of replayUpdates(this.agent.messages, this.#options.cwd)) this.#update(sessionId, update);
   }
 
   async #listSessions(cwd: string | undefined): Promise<{ sessions: { sessionId: string; cwd: string; title?: string | null; updatedAt?: string | null }[] }> {
@@ -340,7 +302,7 @@ export class AcpServer {
   /** Makes `sessionId` the active session (a stored one is switched to, with extension events). */
   async #activate(sessionId: string): Promise<void> {
     if (!this.#begun) throw this.#sdk.RequestError.invalidRequest(undefined, "No session yet: call session/new or session/load first");
-    if (this.#agent.session.id === sessionId) return;
+    if (this.agent.session.id === sessionId) return;
     await this.#switchTo(sessionId);
   }
 
@@ -383,7 +345,7 @@ export class AcpServer {
       await this.#activate(sessionId);
       await this.#sessionStart;
       this.#turn = turn;
-      return this.#agent.messages.length;
+      return this.agent.messages.length;
     });
     try {
       const { text, images } = promptInput(prompt);
@@ -391,12 +353,12 @@ export class AcpServer {
         await this.runtime.runCommand(text);
       } else {
         try {
-          await this.#agent.prompt(text, images.length > 0 ? images : undefined, { source: "rpc" });
+          await this.agent.prompt(text, images.length > 0 ? images : undefined, { source: "rpc" });
         } catch (error) {
           if (error instanceof AgentError) throw this.#sdk.RequestError.internalError(undefined, error.message);
           throw error;
         }
-        await this.#agent.waitForIdle();
+        await this.agent.waitForIdle();
       }
       return { stopReason: turn.cancelled ? "cancelled" : this.#stopReason(before) };
     } finally {
@@ -405,7 +367,7 @@ export class AcpServer {
   }
 
   #stopReason(messagesBefore: number): StopReason {
-    const last = this.#agent.messages.slice(messagesBefore).findLast((m) => m.role === "assistant");
+    const last = this.agent.messages.slice(messagesBefore).findLast((m) => m.role === "assistant");
     if (!last || last.role !== "assistant") return "end_turn";
     if (last.stopReason === "aborted") return "cancelled";
     if (last.stopReason === "length") return "max_tokens";
@@ -413,10 +375,10 @@ export class AcpServer {
   }
 
   #cancel(sessionId: string): void {
-    if (this.#agent.session.id !== sessionId) return;
+    if (this.agent.session.id !== sessionId) return;
     if (this.#turn) this.#turn.cancelled = true;
     this.#bridge.cancelSession(sessionId);
-    void this.#agent.abort();
+    void this.agent.abort();
   }
 
   // ---- modes and config options --------------------------------------------------------
@@ -427,38 +389,38 @@ export class AcpServer {
 
   #modes(): SessionModeState {
     return {
-      currentModeId: this.#agent.thinkingLevel,
-      availableModes: this.#agent
+      currentModeId: this.agent.thinkingLevel,
+      availableModes: this.agent
         .availableThinkingLevels()
         .map((level) => ({ id: level, name: `Thinking: ${level}`, description: `Reasoning effort ${level}` })),
     };
   }
 
   #setThinking(level: string): void {
-    const available = this.#agent.availableThinkingLevels();
+    const available = this.agent.availableThinkingLevels();
     if (!isThinkingLevel(level) || !available.includes(level)) {
       throw this.#sdk.RequestError.invalidParams(undefined, `${JSON.stringify(level)} is not a thinking level of this model (${available.join(", ")})`);
     }
     // thinking_level_changed follows, which tells the client (#onAgentRecord).
-    this.#agent.setThinkingLevel(level);
+    this.agent.setThinkingLevel(level);
   }
 
   async #setModel(value: string): Promise<void> {
-    await this.#agent.models.loadCatalog();
+    await this.agent.models.loadCatalog();
     const slash = value.indexOf("/");
-    const found = slash > 0 ? this.#agent.models.findModel(value.slice(0, slash), value.slice(slash + 1)) : undefined;
+    const found = slash > 0 ? this.agent.models.findModel(value.slice(0, slash), value.slice(slash + 1)) : undefined;
     if (!found) throw this.#sdk.RequestError.invalidParams(undefined, `no model ${JSON.stringify(value)} (values are provider/id, see the model option)`);
-    this.#agent.setModel(found);
+    this.agent.setModel(found);
   }
 
   async #configOptions(): Promise<SessionConfigOption[]> {
-    await this.#agent.models.loadCatalog().catch((error: unknown) => this.#log(`the model catalogue failed to load: ${errorMessage(error)}`));
+    await this.agent.models.loadCatalog().catch((error: unknown) => this.#log(`the model catalogue failed to load: ${errorMessage(error)}`));
     return this.#configOptionsNow();
   }
 
   /** The model (every model with a key, once the catalogue is loaded) and the thinking level. */
   #configOptionsNow(): SessionConfigOption[] {
-    const agent = this.#agent;
+    const agent = this.agent;
     const current = agent.model;
     const models = agent.models.catalogReady ? agent.models.availableModels() : [current];
     if (!models.some((m) => m.provider === current.provider && m.id === current.id)) models.unshift(current);
@@ -484,7 +446,7 @@ export class AcpServer {
 
   /** The session's name, as its title (setTitle later replaces it, as a window title would). */
   #sendName(sessionId: string): void {
-    const name = this.#agent.session.name;
+    const name = this.agent.session.name;
     if (name !== undefined) this.#update(sessionId, { sessionUpdate: "session_info_update", title: name });
   }
 
@@ -496,9 +458,9 @@ export class AcpServer {
   // ---- what the agent and the extensions report -------------------------------------------------
 
   #onAgentRecord(record: Record<string, unknown>): void {
-    const sessionId = this.#agent.session.id;
+    const sessionId = this.agent.session.id;
     if (record["type"] === "thinking_level_changed") {
-      this.#update(sessionId, { sessionUpdate: "current_mode_update", currentModeId: this.#agent.thinkingLevel });
+      this.#update(sessionId, { sessionUpdate: "current_mode_update", currentModeId: this.agent.thinkingLevel });
       this.#update(sessionId, { sessionUpdate: "config_option_update", configOptions: this.#configOptionsNow() });
       return;
     }
@@ -507,7 +469,7 @@ export class AcpServer {
 
   /** The host's records (RPC records, as it writes them in RPC mode): fire-and-forget UI, the session's name, extension errors. */
   #onHostRecord(record: object): void {
-    const sessionId = this.#agent.session.id;
+    const sessionId = this.agent.session.id;
     if (isFireAndForget(record)) this.#fireAndForget(sessionId, record);
     else if (isRecord(record, "session_info_changed")) {
       this.#update(sessionId, { sessionUpdate: "session_info_update", title: typeof record["name"] === "string" ? record["name"] : null });
@@ -525,19 +487,14 @@ export class AcpServer {
       case "setTitle":
         this.#update(sessionId, { sessionUpdate: "session_info_update", title: request.title });
         return;
-      case "setStatus":
-        if (request.statusText === undefined) delete this.#ui.statuses[request.statusKey];
-        else this.#ui.statuses[request.statusKey] = request.statusText;
-        break;
-      case "setWidget":
-        if (request.widgetLines === undefined) delete this.#ui.widgets[request.widgetKey];
-        else this.#ui.widgets[request.widgetKey] = { lines: request.widgetLines, placement: request.widgetPlacement ?? "aboveEditor" };
-        break;
-      case "set_editor_text":
-        this.#ui.editorText = request.text;
+      default:
         break;
     }
-    this.#update(sessionId, { sessionUpdate: "session_info_update", _meta: { parley: { ui: structuredClone(this.#ui) } } });
+    // Status, widgets and editor text, which ACP has no update for: the host's UI state (the
+    // protocol's reducer) already holds them.
+    const { statuses, widgets, editorText } = this.host.uiState();
+    const ui = { statuses, widgets, ...(editorText !== undefined ? { editorText } : {}) };
+    this.#update(sessionId, { sessionUpdate: "session_info_update", _meta: { parley: { ui } } });
   }
 
   /** A notice where the client shows them (session.notices), else an agent message. */
@@ -589,7 +546,7 @@ export class AcpServer {
     this.#shutdown ??= (async () => {
       const grace = this.#options.shutdownGraceMs ?? 3000;
       this.dialogs.dismissAll("shutdown");
-      await withTimeout(this.#agent.abort(), grace);
+      if (this.#core.hasAgent) await withTimeout(this.agent.abort(), grace);
       if (this.#begun) await withTimeout(this.runtime.emit({ type: "session_shutdown", reason: "quit" }), grace);
       this.dialogs.dismissAll("shutdown");
       await withTimeout(this.#options.transport.flush(), grace);
@@ -627,23 +584,11 @@ function promptInput(blocks: ContentBlock[]): { text: string; images: ImageConte
   return { text: parts.join(""), images };
 }
 
-const FIRE_AND_FORGET = new Set(["notify", "setStatus", "setWidget", "setTitle", "set_editor_text"]);
-
 /** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */
 function isFireAndForget(record: object): record is FireAndForgetRequest {
-  return isRecord(record, "extension_ui_request") && FIRE_AND_FORGET.has(String(record["method"]));
+  return isRecord(record, "extension_ui_request") && isFireAndForgetMethod(record["method"]);
 }
 
 function isRecord(record: object, type: string): record is Record<string, unknown> {
   return (record as { type?: unknown }).type === type;
-}
-
-function isThinkingLevel(value: string): value is ThinkingLevel {
-  return (THINKING_LEVELS as readonly string[]).includes(value);
-}
-
-async function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  if (timer) clearTimeout(timer);
 }

@@ -8,11 +8,9 @@
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
 
-/** Where sessions come from: new ones, and stored ones by path. */
-export interface SessionFactory {
-  create(options: { parentSession?: string | undefined }): Session;
-  open(path: string): Session;
-}
+import type { SessionFactory } from "../session/session-factory.js";
+
+export type { SessionFactory };
 
 export type SessionSwitchEvents = {
   before:

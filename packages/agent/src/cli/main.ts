@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isThinkingLevel } from "@parley/protocol/constants";
 import type { AgentConfig } from "../agent/agent-config.js";
 import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
@@ -15,16 +16,17 @@ import { loadModelsFile } from "../config/models-file.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import { ModelResolutionError, ModelScriptError, resolveModels, THINKING_LEVEL_NAMES, type ModelResolution, type ThinkingLevel } from "../models/index.js";
-import { RpcServer, type ExtensionSource } from "../rpc/server.js";
+import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ThinkingLevel } from "../models/index.js";
+import type { ExtensionSource } from "../extensions/extension-source.js";
+import type { AgentCoreSettings, FrontDoor } from "../modes/agent-core.js";
+import { RpcServer } from "../rpc/server.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
-import { watchOutputClosed } from "../transport/output-watch.js";
-import { killAllChildren } from "../child-processes.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
+import { ProcessLifetime } from "./process-lifetime.js";
 import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
@@ -38,6 +40,16 @@ const log = (message: string): void => {
 function usageExit(error: UsageError): never {
   log(`${error.message}\nRun \`parley --help\` for the options.`);
   process.exit(2);
+}
+
+/** A flag error, or a model script or model the command line names that cannot be used: said once, exit 2. Anything else is thrown on. */
+function exitOnStartupError(error: unknown): never {
+  if (error instanceof UsageError) usageExit(error);
+  if (error instanceof ModelScriptError || error instanceof ModelResolutionError) {
+    log(error.message);
+    process.exit(2);
+  }
+  throw error;
 }
 
 /** The agent package's version: its package.json is the first one above this file (dist/cli, or dist/bundle in the bundle). */
@@ -72,7 +84,7 @@ function readSetup(options: CliOptions): Setup {
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
 function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel | undefined {
   if (level === "max") return "xhigh";
-  return THINKING_LEVEL_NAMES.find((l) => l === level);
+  return isThinkingLevel(level) ? level : undefined;
 }
 
 async function loadAll(options: CliOptions, setup: Setup): Promise<ExtensionSource[]> {
@@ -185,8 +197,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     options = parseArgs(argv);
   } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    usageExit(error);
+    exitOnStartupError(error);
   }
   if (options.help) {
     process.stdout.write(USAGE);
@@ -207,8 +218,7 @@ export async function main(argv: string[]): Promise<void> {
     try {
       webToken = web.webToken(options.web);
     } catch (error) {
-      if (!(error instanceof UsageError)) throw error;
-      usageExit(error);
+      exitOnStartupError(error);
     }
   }
 
@@ -242,12 +252,7 @@ export async function main(argv: string[]): Promise<void> {
       warn,
     );
   } catch (error) {
-    if (error instanceof UsageError) usageExit(error);
-    if (error instanceof ModelScriptError) {
-      log(error.message);
-      process.exit(2);
-    }
-    throw error;
+    exitOnStartupError(error);
   }
   // As in pi, an extension named with -e that cannot be loaded stops parley (once, exit 1).
   const failed = extensionSources.flatMap((ext) => (ext.scope === "temporary" && ext.error !== undefined ? [ext.error] : []));
@@ -256,66 +261,79 @@ export async function main(argv: string[]): Promise<void> {
     process.exit(1);
   }
 
-  // However parley ends, in any mode, no child process it started outlives it (synchronous kills only here).
-  process.on("exit", killAllChildren);
+  // However parley ends, in any mode, no child process it started outlives it; signals and the
+  // exit status are handled alike in every mode (process-lifetime.ts).
+  const lifetime = new ProcessLifetime();
+
+  // What every mode's agent starts from (modes/agent-core.ts).
+  const core = {
+    cwd,
+    extensions: extensionSources,
+    models,
+    session: startup.session,
+    sessions: startup.sessions,
+    agentConfig: agentConfig(options, setup),
+    ...(options.name !== undefined ? { sessionName: options.name } : {}),
+    log,
+    // ctx.reload(): discovery and -e files again, each loaded fresh.
+    reloadExtensions: () => loadAll(options, setup),
+  } satisfies AgentCoreSettings;
+  const stdio = {
+    stdin,
+    ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
+    // The client closed our stdout: nobody can hear us, so finish quietly.
+    onOutputClosed: lifetime.outputClosed,
+  };
 
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
-    const { runAcp } = await import("../acp/run.js");
-    for (const note of [...options.warnings, ...setup.warnings, ...startup.notes, ...models.warnings]) log(note);
-    await runAcp({
-      options,
-      stdin,
-      cwd,
-      models,
-      extensions: extensionSources,
-      session: startup.session,
-      sessions: startup.sessions,
-      sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
-      log,
-      version: version(),
-      reloadExtensions: () => loadAll(options, setup),
-      // As in RPC mode: --provider/--model, settings and extension providers choose the model.
-      ...(options.modelScript === undefined
-        ? {
-            afterExtensions: async (agent: AgentSession) => {
-              for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
-              const chosen = await chooseStartupModel(agent, options, settings);
-              for (const warning of chosen.warnings) log(warning);
-            },
-          }
-        : {}),
-    });
+    const { acpServer } = await import("../acp/run.js");
+    const server = await acpServer({ ...core, version: version(), sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir) }, stdio);
+    await startAgent(server, options, setup, [...startup.notes, ...models.warnings], models);
+    lifetime.serve(server);
+    server.start();
+    lifetime.watchStdout();
     return;
   }
 
   // Web mode: stdout carries one line, the URL to open; anything else written there goes to stderr.
   const writeStdout = process.stdout.write.bind(process.stdout);
   const hub = web ? new web.ConnectionHub({ log }) : undefined;
-  const transport =
-    hub ??
-    new StdioTransport({
-      stdin,
-      ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
-      // The client closed our stdout: nobody can hear us, so finish quietly.
-      onOutputClosed: () => outputClosed(),
-    });
-  const outputClosed = (): void => void server.shutdown().then(() => process.exit(0));
+  const transport = hub ?? new StdioTransport(stdio);
   takeOverStdout();
-  const server = new RpcServer({
-    transport,
-    cwd,
-    extensions: extensionSources,
-    log,
-    models,
-    session: startup.session,
-    sessions: startup.sessions,
-    agentConfig: agentConfig(options, setup),
-    ...(options.name !== undefined ? { sessionName: options.name } : {}),
-    // ctx.reload(): discovery and -e files again, each loaded fresh.
-    reloadExtensions: () => loadAll(options, setup),
-  });
+  const server = new RpcServer({ ...core, transport });
+  await startAgent(server, options, setup, [...startup.notes, ...models.warnings], models);
+  lifetime.serve(server);
+  if (!web || !hub) {
+    await server.begin();
+    lifetime.watchStdout();
+    return;
+  }
+  hub.setDialogs(server.dialogs);
+  const begun = server.begin();
+  try {
+    const { url } = await web.serveWeb(hub, {
+      ...options.web,
+      token: webToken,
+      maxMessageBytes: options.maxLineBytes ?? 128 * 1024 * 1024,
+      log,
+    });
+    log(`web UI: ${url}`);
+    writeStdout(`${url}\n`);
+  } catch (error) {
+    log(`--mode web could not listen on ${options.web.host}:${options.web.port}: ${errorMessage(error)}`);
+    lifetime.fail(1);
+  }
+  await begun;
+}
 
+/**
+ * Start-up after the front door exists, the same for every mode: skills and prompt templates, the
+ * extension factories (an -e file that fails stops parley), models.json's providers, the
+ * extensions' flags, the start-up model; then, all being valid, the notes and warnings.
+ */
+async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, notes: string[], models: ModelResolution): Promise<void> {
+  const { cwd, agentDir, settings } = setup;
   // Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt).
   const resources = loadResources({
     cwd,
@@ -336,7 +354,7 @@ export async function main(argv: string[]): Promise<void> {
   }
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
-  const said = [...options.warnings, ...setup.warnings, ...startup.notes, ...models.warnings];
+  const said = [...options.warnings, ...setup.warnings, ...notes];
   let offlineNotice = options.modelScript === undefined ? undefined : models.offlineNotice;
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.
@@ -348,60 +366,9 @@ export async function main(argv: string[]): Promise<void> {
       if (agent.model === models.offlineModel) offlineNotice = chosen.offlineNotice;
     }
   } catch (error) {
-    if (error instanceof UsageError) usageExit(error);
-    if (error instanceof ModelResolutionError) {
-      log(error.message);
-      process.exit(2);
-    }
-    throw error;
+    exitOnStartupError(error);
   }
   // Everything is known to be valid: now the notes, warnings and the offline banner.
   for (const warning of said) log(warning);
   if (offlineNotice) log(offlineNotice);
-
-  // Third-party code must not take the agent down: report what escapes it, keep serving.
-  // Anything can be thrown (null, a string): errorText describes it without throwing again.
-  process.on("uncaughtException", (thrown: unknown) => server.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }));
-  process.on("unhandledRejection", (reason) => server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", ...errorText(reason) }));
-  // The conventional 128+n status says which signal ended us; stdin EOF and ctx.shutdown() exit 0.
-  // A second signal while shutting down exits at once (children still die, below).
-  let exitCode = 0;
-  let signalled = false;
-  for (const [signal, code] of [
-    ["SIGTERM", 143],
-    ["SIGINT", 130],
-    ["SIGHUP", 129],
-  ] as const) {
-    process.on(signal, () => {
-      if (signalled) process.exit(code);
-      signalled = true;
-      exitCode = code;
-      void server.shutdown();
-    });
-  }
-
-  void server.closed.then(() => process.exit(exitCode));
-  if (!web || !hub) {
-    await server.begin();
-    // A reader that goes away is noticed at once, even while nothing is written (a silent command).
-    watchOutputClosed(1, outputClosed);
-    return;
-  }
-  hub.setDialogs(server.dialogs);
-  const begun = server.begin();
-  try {
-    const { url } = await web.serveWeb(hub, {
-      ...options.web,
-      token: webToken,
-      maxMessageBytes: options.maxLineBytes ?? 128 * 1024 * 1024,
-      log,
-    });
-    log(`web UI: ${url}`);
-    writeStdout(`${url}\n`);
-  } catch (error) {
-    log(`--mode web could not listen on ${options.web.host}:${options.web.port}: ${errorMessage(error)}`);
-    exitCode = 1;
-    void server.shutdown();
-  }
-  await begun;
 }

@@ -6,7 +6,7 @@
  * versions wrote under `~/.parley/sessions/` are found too (they are in pi's format).
  */
 import { join, resolve } from "node:path";
-import { memorySessions, type SessionFactory } from "../rpc/server.js";
+import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { SessionWarning } from "../session/format.js";
 import type { Session } from "../session/session.js";
 import { createSession, listAllSessions, listSessions, openSession, type SessionFileInfo } from "../session/store.js";

@@ -15,22 +15,16 @@ export const PARLEY_SOURCE_ID = "parley";
  * again, one that is present is left alone.
  */
 export function registerParleyProvidersWith(pi: PiAiCore): void {
-  if (!pi.getApiProvider(SCRIPT_API)) {
+  for (const [api, streamModel] of [
+    [SCRIPT_API, streamScriptModel],
+    [OFFLINE_API, streamOfflineModel],
+  ] as const) {
+    if (pi.getApiProvider(api)) continue;
     pi.registerApiProvider(
       {
-        api: SCRIPT_API,
-        stream: (model, context, options) => streamScriptModel(pi, model, context, options),
-        streamSimple: (model, context, options) => streamScriptModel(pi, model, context, options),
-      },
-      PARLEY_SOURCE_ID,
-    );
-  }
-  if (!pi.getApiProvider(OFFLINE_API)) {
-    pi.registerApiProvider(
-      {
-        api: OFFLINE_API,
-        stream: (model, context, options) => streamOfflineModel(pi, model, context, options),
-        streamSimple: (model, context, options) => streamOfflineModel(pi, model, context, options),
+        api,
+        stream: (model, context, options) => streamModel(pi, model, context, options),
+        streamSimple: (model, context, options) => streamModel(pi, model, context, options),
       },
       PARLEY_SOURCE_ID,
     );

@@ -8,7 +8,8 @@ import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai"
 import type { FireAndForgetRequest, UiState } from "@parley/protocol";
 import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
 import type { AgentSession } from "../agent/agent-session.js";
-import { SessionSwitching, type SessionFactory } from "../agent/session-switching.js";
+import { SessionSwitching } from "../agent/session-switching.js";
+import type { SessionFactory } from "../session/session-factory.js";
 import { navigateTree, type TreeNavigationResult } from "../agent/tree-navigation.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";

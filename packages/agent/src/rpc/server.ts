@@ -5,77 +5,29 @@
  */
 import type { CommandType, ExtensionUiError, RpcEvent } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
-import type { AgentConfig } from "../agent/agent-config.js";
-import { AgentSession } from "../agent/agent-session.js";
-import type { SessionFactory } from "../agent/session-switching.js";
+import type { AgentSession } from "../agent/agent-session.js";
+import type { ExtensionLoadFailure } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ExtensionFactory } from "../extensions/types.js";
-import { resolveModels, type ModelResolution } from "../models/index.js";
-import { Session } from "../session/session.js";
+import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { COMMANDS } from "./commands/index.js";
 import type { CommandContext, CommandOf } from "./commands/types.js";
-import { RpcExtensionHost } from "./extension-host.js";
+import type { RpcExtensionHost } from "./extension-host.js";
 import { failure, success, type ResponseRecord } from "./responses.js";
 import type { Transport, TransportSink } from "./transport.js";
 import { errorMessage } from "../error-text.js";
-import { whileSayingSlow } from "../slow-notice.js";
+import { withTimeout } from "../with-timeout.js";
 
-/** An extension given with -e that could not be loaded or whose factory threw. */
-export interface ExtensionLoadFailure {
-  path: string;
-  error: string;
-  stack?: string;
-}
+// Their homes are the modules named; re-exported for those who import them from here.
+export type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
+export { memorySessions, type SessionFactory } from "../session/session-factory.js";
 
-export interface ExtensionSource {
-  path: string;
-  factory?: ExtensionFactory;
-  /** Set when the file could not be loaded; reported as an extension_error. */
-  error?: string;
-  /** Where it was found: -e (temporary), ~/.parley (user) or ./.parley (project). */
-  scope?: "temporary" | "user" | "project";
-}
-
-/**
- * How sessions are made and opened (files under --session-dir, or memory with --no-session);
- * declared with the session switching (agent/session-switching.ts), which uses it.
- */
-export type { SessionFactory };
-
-export const memorySessions = (cwd: string): SessionFactory => ({
-  create: (options) => new Session(cwd, options.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
-  open: () => {
-    throw new Error("--no-session keeps sessions in memory: there are no session files to open");
-  },
-});
-
-export interface RpcServerOptions {
+/** What every mode takes (agent-core.ts), and what is the RPC server's own. */
+export interface RpcServerOptions extends AgentCoreSettings {
   transport: Transport;
-  cwd: string;
-  extensions?: ExtensionSource[];
-  sessionName?: string;
-  /** The session to start with; a new in-memory one when absent. */
-  session?: Session;
-  sessions?: SessionFactory;
-  /** Resolved models; the offline default when absent. */
-  models?: ModelResolution;
-  /** --system-prompt */
-  systemPrompt?: string;
-  /** pi's settings and start-up flags for the agent (see agent-config.ts). */
-  agentConfig?: AgentConfig;
-  /** Diagnostics for humans (stderr in the CLI); never the protocol stream. */
-  log?: (message: string) => void;
   /** How long shutdown waits for running commands and session_shutdown handlers. */
   shutdownGraceMs?: number;
-  /** The extensions again, loaded fresh, for ctx.reload(); without it the same factories run again. */
-  reloadExtensions?: () => Promise<ExtensionSource[]>;
-  /**
-   * How often to say on the log that an extension's factory has still not finished (default 10 s).
-   * parley waits for it however long it takes, as pi does; commands wait with it.
-   */
-  slowExtensionNoticeMs?: number;
 }
 
 /**
@@ -104,14 +56,14 @@ type StopRequest =
 
 type HeldInput = string | { bytes: number; maxLineBytes: number };
 
-export class RpcServer implements TransportSink {
+export class RpcServer implements TransportSink, FrontDoor {
   readonly cwd: string;
   readonly dialogs: DialogRegistry;
   /** What extensions (and the commands that do what they can do) reach through. */
   readonly host: RpcExtensionHost;
   readonly runtime: ExtensionRuntime;
-  #agent: AgentSession | undefined;
-  #initialSession: Session;
+  /** The host, the agent and extension loading, as every mode has them. */
+  readonly #core: AgentCore;
   readonly #transport: Transport;
   readonly #options: RpcServerOptions;
   readonly #log: (message: string) => void;
@@ -137,24 +89,19 @@ export class RpcServer implements TransportSink {
     this.#transport = options.transport;
     this.cwd = options.cwd;
     this.#log = options.log ?? (() => {});
-    const sessions = options.sessions ?? memorySessions(this.cwd);
-    this.#initialSession = options.session ?? sessions.create({});
-    if (options.sessionName) this.#initialSession.setName(options.sessionName);
     // A refused answer is a reply to its line, so it keeps line order like a command's response.
     this.dialogs = new DialogRegistry({
       send: (record) => (record.type === "extension_ui_error" ? this.#answer(record) : this.#transport.send(record)),
     });
-    this.host = new RpcExtensionHost({
-      cwd: this.cwd,
-      agent: () => this.agent,
-      sessions,
+    this.#core = new AgentCore(options, {
       dialogs: this.dialogs,
       send: (record) => this.#transport.send(record),
-      log: this.#log,
+      emit: (record) => this.#transport.send(record),
+      output: this.#transport,
       requestShutdown: () => this.#requestShutdown(),
-      reload: () => this.reloadExtensions(),
     });
-    this.runtime = this.host.runtime;
+    this.host = this.#core.host;
+    this.runtime = this.#core.runtime;
     const server = this;
     this.#commands = {
       get agent() {
@@ -185,73 +132,17 @@ export class RpcServer implements TransportSink {
 
   /** The agent; exists once loadExtensions() has begun. */
   get agent(): AgentSession {
-    if (!this.#agent) throw new Error("RpcServer: call loadExtensions() or start() first");
-    return this.#agent;
+    return this.#core.agent;
   }
 
   /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
-  async loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
-    if (!this.#agent) {
-      const models = this.#options.models ?? (await resolveModels({}, { cwd: this.cwd }));
-      // A resumed session may name a built-in model to continue with.
-      if (this.#initialSession.entryCount > 0) await models.loadCatalog();
-      this.#agent ??= new AgentSession({
-        cwd: this.cwd,
-        runtime: this.runtime,
-        models,
-        session: this.#initialSession,
-        emit: (record) => this.#transport.send(record),
-        output: this.#transport,
-        customSystemPrompt: this.#options.systemPrompt,
-        config: this.#options.agentConfig,
-        log: this.#log,
-      });
-    }
-    // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
-    // any extension present the tools' schemas (TypeBox) load now. The loop (pi-agent-core, pi-ai)
-    // loads with the first prompt, with or without extensions.
-    return this.#addExtensions(this.#options.extensions ?? [], options.explicitFailuresFatal ?? false);
+  loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
+    return this.#core.loadExtensions(options);
   }
 
-  /**
-   * Runs the factories. With `explicitFailuresFatal`, a -e file that fails is not reported but
-   * returned (the CLI stops on it, as pi does); discovered ones are reported and skipped.
-   */
-  async #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
-    const failures: ExtensionLoadFailure[] = [];
-    if (sources.some((ext) => ext.factory)) await this.agent.tools.load();
-    for (const ext of sources) {
-      const fatal = explicitFailuresFatal && ext.scope === "temporary";
-      if (ext.error !== undefined || !ext.factory) {
-        const error = ext.error ?? "no factory";
-        if (fatal) failures.push({ path: ext.path, error });
-        else this.reportError({ extensionPath: ext.path, event: "load", error });
-        continue;
-      }
-      const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
-      await whileSayingSlow(
-        this.runtime.add(ext.path, ext.factory, ext.scope, onError),
-        `extension ${ext.path} (its factory)`,
-        this.#log,
-        this.#options.slowExtensionNoticeMs,
-      );
-      if (failures.length > 0) break;
-    }
-    return failures;
-  }
-
-  /**
-   * ctx.reload(), as pi does it: session_shutdown (reason "reload") to the extensions as they are,
-   * then everything they registered is dropped, they load again and get session_start (reason
-   * "reload"). Flag values given on the command line still apply.
-   */
-  async reloadExtensions(): Promise<void> {
-    await this.runtime.emit({ type: "session_shutdown", reason: "reload" });
-    this.runtime.reset();
-    const sources = this.#options.reloadExtensions ? await this.#options.reloadExtensions() : (this.#options.extensions ?? []);
-    await this.#addExtensions(sources);
-    await this.runtime.emit({ type: "session_start", reason: "reload" });
-    await this.runtime.emitResourcesDiscover(this.cwd, "reload");
+  /** ctx.reload() (agent-core.ts). */
+  reloadExtensions(): Promise<void> {
+    return this.#core.reloadExtensions();
   }
 
   /** Values given on the command line for the flags extensions registered. */
@@ -262,8 +153,7 @@ export class RpcServer implements TransportSink {
   /** Starts reading input and runs session_start; lines that arrive meanwhile wait their turn. */
   async begin(): Promise<void> {
     this.#transport.start(this);
-    await this.runtime.emit({ type: "session_start", reason: "startup" });
-    await this.runtime.emitResourcesDiscover(this.cwd, "startup");
+    await this.#core.startSession();
     this.#release();
   }
 
@@ -488,8 +378,8 @@ export class RpcServer implements TransportSink {
 
   /** Cancels the user's shell command and the agent's run; resolves when the run has settled. */
   async #stopRunning(): Promise<void> {
-    const agent = this.#agent;
-    if (!agent) return;
+    if (!this.#core.hasAgent) return;
+    const agent = this.#core.agent;
     agent.abortBash();
     if (agent.isStreaming) await agent.abort();
   }
@@ -518,10 +408,4 @@ function uiResponseOf(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function withTimeout(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  if (timer) clearTimeout(timer);
 }

@@ -1,0 +1,18 @@
+/** An extension as the CLI hands it to a mode: its loaded factory, or why it could not be loaded. */
+import type { ExtensionFactory } from "./types.js";
+
+export interface ExtensionSource {
+  path: string;
+  factory?: ExtensionFactory;
+  /** Set when the file could not be loaded; reported as an extension_error. */
+  error?: string;
+  /** Where it was found: -e (temporary), ~/.parley (user) or ./.parley (project). */
+  scope?: "temporary" | "user" | "project";
+}
+
+/** An extension given with -e that could not be loaded or whose factory threw. */
+export interface ExtensionLoadFailure {
+  path: string;
+  error: string;
+  stack?: string;
+}

@@ -1,0 +1,185 @@
+/**
+ * What every mode (RPC, web, ACP) runs: the extension host with its runtime, the agent, and the
+ * loading and reloading of extensions. A mode adds only its front door: where the host's records,
+ * the agent's events and its dialogs go, and how requests come in.
+ */
+import type { AgentConfig } from "../agent/agent-config.js";
+import { AgentSession, type Emit } from "../agent/agent-session.js";
+import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
+import type { ExtensionErrorReport } from "../extensions/host.js";
+import type { ExtensionRuntime } from "../extensions/runtime.js";
+import { resolveModels, type ModelResolution } from "../models/index.js";
+import { RpcExtensionHost } from "../rpc/extension-host.js";
+import type { OutputPressure, Transport } from "../rpc/transport.js";
+import type { Session } from "../session/session.js";
+import { memorySessions, type SessionFactory } from "../session/session-factory.js";
+import type { DialogRegistry } from "../ui/dialog-registry.js";
+import { whileSayingSlow } from "../slow-notice.js";
+
+/** What the CLI's start-up (cli/start-agent.ts) and process lifetime need of a mode's server. */
+export interface FrontDoor {
+  readonly agent: AgentSession;
+  readonly runtime: ExtensionRuntime;
+  loadExtensions(options?: { explicitFailuresFatal?: boolean }): Promise<ExtensionLoadFailure[]>;
+  setExtensionFlags(flags: Map<string, string | boolean>): void;
+  /** An extension_error; the CLI also reports here what escapes third-party code. */
+  reportError(report: ExtensionErrorReport): void;
+  /** Idempotent; `closed` resolves once it is done and output is flushed. */
+  shutdown(): Promise<void>;
+  readonly closed: Promise<void>;
+}
+
+/** What a mode hands on from the command line (the same for every mode). */
+export interface AgentCoreSettings {
+  cwd: string;
+  extensions?: readonly ExtensionSource[] | undefined;
+  /** The extensions again, loaded fresh, for ctx.reload(); without it the same factories run again. */
+  reloadExtensions?: (() => Promise<ExtensionSource[]>) | undefined;
+  /** The session to start with; a new in-memory one when absent. */
+  session?: Session | undefined;
+  sessions?: SessionFactory | undefined;
+  sessionName?: string | undefined;
+  /** Resolved models; the offline default when absent. */
+  models?: ModelResolution | undefined;
+  /** --system-prompt */
+  systemPrompt?: string | undefined;
+  /** pi's settings and start-up flags for the agent (see agent-config.ts). */
+  agentConfig?: AgentConfig | undefined;
+  /** Diagnostics for humans (stderr in the CLI); never the protocol stream. */
+  log?: ((message: string) => void) | undefined;
+  /**
+   * How often to say on the log that an extension's factory has still not finished (default 10 s).
+   * parley waits for it however long it takes, as pi does; requests wait with it.
+   */
+  slowExtensionNoticeMs?: number | undefined;
+}
+
+/** What the mode's front door supplies: where records go and what it does on the host's requests. */
+export interface AgentCoreWiring {
+  dialogs: DialogRegistry;
+  /** The host's records: fire-and-forget UI, extension errors, session info. */
+  send: Transport["send"];
+  /** The agent's events. */
+  emit: Emit;
+  /** Whether the client keeps up (the loop waits while it does not). */
+  output?: OutputPressure | undefined;
+  /** ctx.shutdown(): the mode decides when stopping is safe. */
+  requestShutdown: () => void;
+  /** After ctx.reload() has run session_start again (ACP sends the new command list). */
+  afterReload?: (() => void) | undefined;
+}
+
+export class AgentCore {
+  readonly cwd: string;
+  readonly host: RpcExtensionHost;
+  readonly runtime: ExtensionRuntime;
+  readonly initialSession: Session;
+  readonly #settings: AgentCoreSettings;
+  readonly #wiring: AgentCoreWiring;
+  readonly #log: (message: string) => void;
+  #agent: AgentSession | undefined;
+
+  constructor(settings: AgentCoreSettings, wiring: AgentCoreWiring) {
+    this.#settings = settings;
+    this.#wiring = wiring;
+    this.cwd = settings.cwd;
+    this.#log = settings.log ?? (() => {});
+    const sessions = settings.sessions ?? memorySessions(this.cwd);
+    this.initialSession = settings.session ?? sessions.create({});
+    if (settings.sessionName) this.initialSession.setName(settings.sessionName);
+    this.host = new RpcExtensionHost({
+      cwd: this.cwd,
+      agent: () => this.agent,
+      sessions,
+      dialogs: wiring.dialogs,
+      send: wiring.send,
+      log: this.#log,
+      requestShutdown: wiring.requestShutdown,
+      reload: () => this.reloadExtensions(),
+    });
+    this.runtime = this.host.runtime;
+  }
+
+  /** The agent; exists once loadExtensions() has begun. */
+  get agent(): AgentSession {
+    if (!this.#agent) throw new Error("the agent exists once loadExtensions() has begun");
+    return this.#agent;
+  }
+
+  /** Whether the agent exists yet (shutdown before start-up has nothing to stop). */
+  get hasAgent(): boolean {
+    return this.#agent !== undefined;
+  }
+
+  /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
+  async loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
+    if (!this.#agent) {
+      const models = this.#settings.models ?? (await resolveModels({}, { cwd: this.cwd }));
+      // A resumed session may name a built-in model to continue with.
+      if (this.initialSession.entryCount > 0) await models.loadCatalog();
+      this.#agent ??= new AgentSession({
+        cwd: this.cwd,
+        runtime: this.runtime,
+        models,
+        session: this.initialSession,
+        emit: this.#wiring.emit,
+        ...(this.#wiring.output !== undefined ? { output: this.#wiring.output } : {}),
+        customSystemPrompt: this.#settings.systemPrompt,
+        config: this.#settings.agentConfig,
+        log: this.#log,
+      });
+    }
+    // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
+    // any extension present the tools' schemas (TypeBox) load now. The loop (pi-agent-core, pi-ai)
+    // loads with the first prompt, with or without extensions.
+    return this.#addExtensions(this.#settings.extensions ?? [], options.explicitFailuresFatal ?? false);
+  }
+
+  /**
+   * Runs the factories. With `explicitFailuresFatal`, a -e file that fails is not reported but
+   * returned (the CLI stops on it, as pi does); discovered ones are reported and skipped.
+   */
+  async #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
+    const failures: ExtensionLoadFailure[] = [];
+    if (sources.some((ext) => ext.factory)) await this.agent.tools.load();
+    for (const ext of sources) {
+      const fatal = explicitFailuresFatal && ext.scope === "temporary";
+      if (ext.error !== undefined || !ext.factory) {
+        const error = ext.error ?? "no factory";
+        if (fatal) failures.push({ path: ext.path, error });
+        else this.host.reportError({ extensionPath: ext.path, event: "load", error });
+        continue;
+      }
+      const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
+      await whileSayingSlow(
+        this.runtime.add(ext.path, ext.factory, ext.scope, onError),
+        `extension ${ext.path} (its factory)`,
+        this.#log,
+        this.#settings.slowExtensionNoticeMs,
+      );
+      if (failures.length > 0) break;
+    }
+    return failures;
+  }
+
+  /**
+   * ctx.reload(), as pi does it: session_shutdown (reason "reload") to the extensions as they are,
+   * then everything they registered is dropped, they load again and get session_start (reason
+   * "reload"). Flag values given on the command line still apply.
+   */
+  async reloadExtensions(): Promise<void> {
+    await this.runtime.emit({ type: "session_shutdown", reason: "reload" });
+    this.runtime.reset();
+    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions() : (this.#settings.extensions ?? []);
+    await this.#addExtensions(sources);
+    await this.runtime.emit({ type: "session_start", reason: "reload" });
+    await this.runtime.emitResourcesDiscover(this.cwd, "reload");
+    this.#wiring.afterReload?.();
+  }
+
+  /** session_start "startup" and resources_discover, once the client can hear what they show. */
+  async startSession(): Promise<void> {
+    await this.runtime.emit({ type: "session_start", reason: "startup" });
+    await this.runtime.emitResourcesDiscover(this.cwd, "startup");
+  }
+}
