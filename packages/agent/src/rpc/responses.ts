@@ -1,18 +1,13 @@
-/** The response envelope pi's clients expect: `id` first, echoed when the command had one. */
-export interface ResponseRecord {
-  id?: string | number;
-  type: "response";
-  command: string;
-  success: boolean;
-  data?: unknown;
-  error?: string;
-}
+import type { ErrorResponse, ResponseEnvelope, SuccessResponse } from "@parley/protocol";
 
-export function success(id: string | number | undefined, command: string, data?: unknown): ResponseRecord {
+/** The response envelope, as the protocol defines it: `id` first, echoed when the command had one. */
+export type ResponseRecord = ResponseEnvelope;
+
+export function success(id: string | number | undefined, command: string, data?: unknown): SuccessResponse {
   return data === undefined ? { id, type: "response", command, success: true } : { id, type: "response", command, success: true, data };
 }
 
-export function failure(id: string | number | undefined, command: string, error: string): ResponseRecord {
+export function failure(id: string | number | undefined, command: string, error: string): ErrorResponse {
   return { id, type: "response", command, success: false, error };
 }
 
