@@ -35,8 +35,7 @@ function run(shell: string | undefined): Record<string, unknown> {
   writeFileSync(join(dir, "in"), INPUT);
   writeFileSync(join(dir, "claim.mjs"), SCRIPT);
   const options = { cwd: dir, encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: 60_000 } as const;
-  const result =
-    shell === undefined ? spawnSync(process.execPath, ["claim.mjs"], { ...options, input: INPUT }) : spawnSync("sh", ["-c", shell], options);
+  const result = shell === undefined ? spawnSync(process.execPath, ["claim.mjs"], { ...options, input: INPUT }) : spawnSync("sh", ["-c", shell], options);
   expect(result.status, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as Record<string, unknown>;
 }

@@ -3,7 +3,15 @@
  * `type`. Records are not validated against the schemas (pi 0.73 writes fields parley's schemas
  * exclude, and newer agents may add record types); only what routing relies on is checked.
  */
-import type { DialogRequest, ExtensionUiDismissed, ExtensionUiError, ExtensionUiRequest, FireAndForgetRequest, ResponseEnvelope, RpcEvent } from "@parley/protocol";
+import type {
+  DialogRequest,
+  ExtensionUiDismissed,
+  ExtensionUiError,
+  ExtensionUiRequest,
+  FireAndForgetRequest,
+  ResponseEnvelope,
+  RpcEvent,
+} from "@parley/protocol";
 import { isDialogMethod, isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { ProtocolError } from "./errors.js";
 

@@ -7,7 +7,7 @@ import type { ClaimedStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { resolveExtensionFlags, USAGE, UsageError, type CliOptions } from "../cli/args.js";
 import { errorText } from "../error-text.js";
-import { importModule } from "../module-loader.js";
+import { importModule } from "../startup/module-loader.js";
 import { AcpServer, type AcpSdk } from "./server.js";
 
 export interface RunAcpOptions {

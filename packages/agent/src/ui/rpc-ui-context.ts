@@ -46,12 +46,7 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
   // returned promise: the dialog methods are async functions.
 
   /** input and editor: a title and one optional text (the placeholder, the prefill). */
-  async function textDialog(
-    method: "input" | "editor",
-    title: unknown,
-    text: unknown,
-    opts: DialogOptions | undefined,
-  ): Promise<string | undefined> {
+  async function textDialog(method: "input" | "editor", title: unknown, text: unknown, opts: DialogOptions | undefined): Promise<string | undefined> {
     const spec: DialogSpec =
       method === "input"
         ? { method, title: String(title), ...(text != null ? { placeholder: String(text) } : {}) }
