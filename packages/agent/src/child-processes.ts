@@ -4,6 +4,7 @@
  * process group of their own (the bash tool, the `bash` command), which is killed as a whole so
  * their children (pipelines, sleeps, background jobs) go too; other children are killed alone.
  */
+import type { Disposable } from "@parley/protocol/disposable";
 
 interface Tracked {
   pid: number;
@@ -31,18 +32,22 @@ export function killProcessTree(pid: number | undefined, group = true): void {
 }
 
 /**
- * Tracks a child until the returned function is called. For a group, call it when the leader is
- * done: a group some of whose members live on (`cmd &`) stays tracked, and dies with parley.
+ * Tracks a child until the result is disposed. For a group, dispose it when the leader is done: a
+ * group some of whose members live on (`cmd &`) stays tracked, and dies with parley.
  */
-export function trackChild(pid: number | undefined, options: { group: boolean }): () => void {
-  if (pid === undefined) return () => {};
+export function trackChild(pid: number | undefined, options: { group: boolean }): Disposable {
+  if (pid === undefined) return NOTHING_TRACKED;
   const entry: Tracked = { pid, group: options.group };
   live.add(entry);
-  return () => {
-    if (entry.group && groupAlive(pid)) return;
-    live.delete(entry);
+  return {
+    dispose() {
+      if (entry.group && groupAlive(pid)) return;
+      live.delete(entry);
+    },
   };
 }
+
+const NOTHING_TRACKED: Disposable = { dispose() {} };
 
 function groupAlive(pgid: number): boolean {
   try {

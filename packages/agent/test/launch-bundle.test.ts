@@ -1,5 +1,5 @@
 /**
- * The CLI launcher's code cache (src/cli/launch-bundle.ts), on a small wrapped CommonJS module in
+ * The CLI launcher's code cache (src/startup/launch-bundle.ts), on a small wrapped CommonJS module in
  * a temp folder. Each load runs in a fresh Node process: the cache is written at exit.
  */
 import { spawnSync } from "node:child_process";
@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 
-const LAUNCHER = pathToFileURL(join(import.meta.dirname, "../dist/cli/launch-bundle.js")).href;
+const LAUNCHER = pathToFileURL(join(import.meta.dirname, "../dist/startup/launch-bundle.js")).href;
 
 interface Load {
   cache: string;
@@ -129,7 +129,7 @@ describe("the launcher's module loader", () => {
   // and resolve packages as ES modules do (pi-ai exports only an "import" condition).
   const copies = {
     "dist/bundle/launch.cjs": `const { launcherModuleLoader } = (await import("node:module")).createRequire(import.meta.url)(${JSON.stringify(join(import.meta.dirname, "../dist/bundle/launch.cjs"))});`,
-    "dist/cli/launch-bundle.js": `const { launcherModuleLoader } = await import(${JSON.stringify(LAUNCHER)});`,
+    "dist/startup/launch-bundle.js": `const { launcherModuleLoader } = await import(${JSON.stringify(LAUNCHER)});`,
   };
   it.each(Object.entries(copies))("%s resolves and imports an ES-only package", (_copy, load) => {
     const script = `${load}

@@ -1,12 +1,13 @@
 /**
  * stdin and stdout of every kind a client can hand parley: a socket pair (what Node's spawn
- * makes), a pipe (a shell pipeline), a regular file, /dev/null. A pipe or socket is read and
- * written past Node's streams (claim-stdin.ts, stdio.ts); the records must be the same whatever
- * the kind, and process.stdin must never reach the protocol's input.
+ * makes), a pipe (a shell pipeline), a regular file, /dev/null, one socket as both. The records
+ * must be the same whatever the kind, and process.stdin must never reach the protocol's input.
  */
 import { expectOutbound } from "./helpers/outbound-schema.js";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { createConnection, createServer, type Socket } from "node:net";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -134,6 +135,36 @@ describe("stdin and stdout of every kind", () => {
       expect(status).toBe(0);
       expect(outline(records)).toEqual(reference);
     }
+  });
+
+  it("one socket as stdin and stdout (inetd, socat): the end of input does not end output", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "parley-kinds-"));
+    // Paused: this process must not read what is meant for the child.
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true });
+    server.listen(join(dir, "s.sock"));
+    await once(server, "listening");
+    const accepted = once(server, "connection") as Promise<[Socket]>;
+    const client = createConnection({ path: join(dir, "s.sock"), allowHalfOpen: true });
+    const [socket] = await accepted;
+    const child = spawn(process.execPath, [PARLEY_BIN, "--mode", "rpc", "--no-session", "-e", EXT], {
+      cwd: dir,
+      env: { ...process.env, HOME: dir },
+      stdio: [socket, socket, "ignore"],
+    });
+    socket.destroy(); // the child has its own copy of the descriptor
+    server.close();
+    const chunks: Buffer[] = [];
+    client.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const ended = once(client, "end");
+    const exited = once(child, "exit") as Promise<[number | null]>;
+    // Everything at once, then the input half closed: every answer must still arrive.
+    client.end(FIRST + LAST);
+    const [code] = await exited;
+    await ended;
+    expect(code).toBe(0);
+    const records = parseLines(Buffer.concat(chunks).toString("utf8"));
+    checkRecords(records);
+    expect(outline(records)).toEqual(reference);
   });
 
   it("/dev/null as stdin: exits 0 at once, with nothing on stdout", () => {

@@ -1,9 +1,7 @@
-import type { Socket } from "node:net";
 import { PassThrough, Writable } from "node:stream";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ClaimedStdin } from "../src/transport/claim-stdin.js";
 import { StdioTransport } from "../src/transport/stdio.js";
-import { openFifo, type Fifo } from "./helpers/fifo.js";
 
 /** An output stream that records each chunk it is handed; `hold` delays completion of writes. */
 function recorder(options: { highWaterMark?: number; hold?: boolean } = {}) {
@@ -111,126 +109,29 @@ describe("StdioTransport", () => {
   });
 });
 
-describe("StdioTransport on descriptors (the CLI on a pipe or socket)", () => {
-  let fifo: Fifo | undefined;
-  afterEach(() => fifo?.close());
+describe("StdioTransport on the claimed stdin", () => {
   const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-  it("writes to the output descriptor directly; what a full pipe cannot take, and all after it, goes through the stream until the stream has drained", async () => {
-    fifo = openFifo();
-    // The stream keeps raw bytes: the tail of a record cut by the pipe starts inside a character.
-    const streamed: Buffer[] = [];
-    const held: (() => void)[] = [];
-    const output = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        streamed.push(chunk);
-        held.push(() => callback());
-      },
-    });
-    const transport = new StdioTransport({ input: new PassThrough(), output, outputFd: fifo.writer });
-    transport.send({ n: 1 });
-    await tick();
-    const first = fifo.drain();
-    expect(first.toString()).toBe('{"n":1}\n');
-    expect(streamed).toEqual([]);
-    // Larger than the pipe: the head goes to the pipe, the tail to the stream.
-    const big = { n: 2, text: "✓".repeat(100_000) };
-    transport.send(big);
-    await tick();
-    expect(streamed).toHaveLength(1);
-    // The stream still holds the tail: the next record queues behind it there, not in the pipe.
-    transport.send({ n: 3 });
-    await tick();
-    const head = fifo.drain();
-    expect(head.length).toBeGreaterThan(0);
-    while (held.length > 0 || streamed.length < 2) {
-      held.shift()?.();
-      await tick();
-    }
-    expect(streamed).toHaveLength(2);
-    // Drained: direct again.
-    transport.send({ n: 4 });
-    await tick();
-    const tail = fifo.drain();
-    expect(tail.toString()).toBe('{"n":4}\n');
-    expect(streamed).toHaveLength(2);
-    const text = Buffer.concat([first, head, ...streamed, tail]).toString("utf8");
-    const records = text
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { n: number });
-    expect(records.map((r) => r.n)).toEqual([1, 2, 3, 4]);
-    expect(records[1]).toEqual(big);
-  });
-
-  it("a failing output descriptor (EPIPE) closes output once: onOutputClosed runs, flush() settles, later records are dropped", async () => {
-    fifo = openFifo();
-    const stream = recorder();
-    const onOutputClosed = vi.fn();
-    const transport = new StdioTransport({ input: new PassThrough(), output: stream.output, outputFd: fifo.writer, onOutputClosed });
-    fifo.closeReader();
-    transport.send({ n: 1 });
-    transport.send({ n: 2 });
-    await tick();
-    transport.send({ n: 3 });
-    await transport.flush();
-    expect(onOutputClosed).toHaveBeenCalledTimes(1);
-    expect((onOutputClosed.mock.calls[0]![0] as NodeJS.ErrnoException).code).toBe("EPIPE");
-    expect(stream.chunks).toEqual([]);
-  });
-
-  it("a claimed stdin socket: chunks become lines (the buffer may be reused), back-pressure pauses it, EOF ends the input once", async () => {
-    // Stands in for the socket on fd 0: a stream for pause/resume/end, chunks through onChunk.
-    const socket = new PassThrough();
-    const claimed: ClaimedStdin = { kind: "socket", stream: socket as unknown as Socket, onChunk: () => {} };
-    const lines: string[] = [];
-    const end = vi.fn();
+  it("output backed up before start() (an extension writing as it loads): the input stays paused through the drain and loses nothing", async () => {
+    const input = new PassThrough();
+    const claimed: ClaimedStdin = { stream: input };
     const slow = recorder({ hold: true, highWaterMark: 16 });
     const transport = new StdioTransport({ stdin: claimed, output: slow.output });
-    socket.pause();
-    transport.start({ line: (text) => lines.push(text), overflow: () => {}, end });
-    expect(socket.isPaused()).toBe(false);
-    const buffer = Buffer.from('{"a":1}\n{"b"');
-    claimed.onChunk(buffer);
-    buffer.fill(0x20); // the reader's buffer is reused for the next read
-    claimed.onChunk(Buffer.from(':2}\r\n{"c":"\u2028"}'));
-    expect(lines).toEqual(['{"a":1}', '{"b":2}']);
     transport.send({ n: "a record longer than the high-water mark" });
-    expect(socket.isPaused()).toBe(true);
     slow.release();
     await tick();
-    expect(socket.isPaused()).toBe(false);
-    socket.emit("end");
-    socket.emit("error", new Error("read ECONNRESET"));
-    // The unterminated last line is delivered at EOF, as from any stream.
-    expect(lines).toEqual(['{"a":1}', '{"b":2}', '{"c":"\u2028"}']);
-    expect(end).toHaveBeenCalledTimes(1);
+    input.write('{"early":1}\n');
+    await tick();
+    const lines: string[] = [];
+    transport.start({ line: (text) => lines.push(text), overflow: () => {}, end: () => {} });
+    await tick();
+    expect(lines).toEqual(['{"early":1}']);
   });
-
-  for (const kind of ["stream", "socket"] as const) {
-    it(`output backed up before start() (an extension writing as it loads): the ${kind} input stays paused through the drain and loses nothing`, async () => {
-      const input = new PassThrough();
-      const claimed: ClaimedStdin = { kind: "socket", stream: input as unknown as Socket, onChunk: () => {} };
-      const slow = recorder({ hold: true, highWaterMark: 16 });
-      const transport = new StdioTransport(kind === "socket" ? { stdin: claimed, output: slow.output } : { input, output: slow.output });
-      if (kind === "socket") input.pause(); // claimStdin() hands the socket over paused
-      transport.send({ n: "a record longer than the high-water mark" });
-      slow.release();
-      await tick();
-      input.write('{"early":1}\n');
-      await tick();
-      const lines: string[] = [];
-      if (kind === "socket") input.on("data", (chunk: Buffer) => claimed.onChunk(chunk)); // what onread does
-      transport.start({ line: (text) => lines.push(text), overflow: () => {}, end: () => {} });
-      await tick();
-      expect(lines).toEqual(['{"early":1}']);
-    });
-  }
 
   it("an input stream that fails (a reset socket) ends the input once, like EOF", () => {
     const input = new PassThrough();
     const end = vi.fn();
-    const transport = new StdioTransport({ input, output: recorder().output });
+    const transport = new StdioTransport({ stdin: { stream: input }, output: recorder().output });
     transport.start({ line: () => {}, overflow: () => {}, end });
     input.emit("error", new Error("read ECONNRESET"));
     input.emit("end");

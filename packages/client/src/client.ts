@@ -7,7 +7,7 @@
 import type { CommandType, GetUiStateData } from "@parley/protocol";
 import { CommandMethods } from "./commands.js";
 import { DialogDispatcher } from "./dialogs.js";
-import { Emitter, reportUncaught, type Disposable } from "./disposable.js";
+import { Emitter, reportUncaught, type Disposable } from "@parley/protocol/disposable";
 import { ConnectionClosedError, ListenerError, type ClientErrorEvent, type CloseInfo } from "./errors.js";
 import { asDialogRequest, asDismissed, isResponse, type AgentEventMap, type AgentRecord } from "./records.js";
 import { RequestTracker, type CommandInput, type IssuedRequest, type RequestOptions } from "./requests.js";

@@ -25,7 +25,7 @@ import type {
   StreamingBehavior,
   ThinkingLevel,
 } from "@parley/protocol";
-import type { Disposable } from "./disposable.js";
+import type { Disposable } from "@parley/protocol/disposable";
 import type { AgentEventMap } from "./records.js";
 import type { CommandInput, IssuedRequest, RequestOptions } from "./requests.js";
 

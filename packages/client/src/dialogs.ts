@@ -10,8 +10,9 @@
  * listeners (they get the PendingDialog and answer it when they like); with neither, the
  * dialog is answered `cancelled: true` at once, so no extension waits on a client that cannot ask.
  */
-import type { DialogRequest, ExtensionUiDismissed } from "@parley/protocol";
-import { Emitter, toDisposable, type Disposable } from "./disposable.js";
+import type { DialogRequest, ExtensionUiDismissed, ExtensionUiResponse } from "@parley/protocol";
+import { dialogResponseBody, type DialogResponseBody } from "@parley/protocol/dialog-answers";
+import { Emitter, toDisposable, type Disposable } from "@parley/protocol/disposable";
 import { DialogEndedError, DialogHandlerError, type DialogEndReason } from "./errors.js";
 
 export type DialogMethod = DialogRequest["method"];
@@ -50,8 +51,6 @@ export interface DialogEnd {
   dialog: AnyPendingDialog;
   reason: DialogEndReason;
 }
-
-type ResponseBody = { value: string } | { confirmed: boolean } | { cancelled: true };
 
 /** Remembers ids of ended dialogs, so a repeated request or a late state snapshot cannot reopen them. */
 const MAX_REMEMBERED_ENDED = 10_000;
@@ -94,7 +93,8 @@ class DialogEntry implements PendingDialog {
   }
 
   answer(result: string | boolean | undefined): boolean {
-    const body = toResponseBody(this.request, result);
+    // The protocol's answer rules (dialog-answers.ts), the same the agent checks answers by.
+    const body = dialogResponseBody(this.request, result);
     if (body instanceof Error) {
       if (!this.isOpen) return false;
       this.owner.reportHandlerError(this, body);
@@ -115,18 +115,6 @@ class DialogEntry implements PendingDialog {
     this.#controller.abort(new DialogEndedError(this.id, reason, dismissReason));
     return true;
   }
-}
-
-function toResponseBody(request: DialogRequest, result: unknown): ResponseBody | Error {
-  if (result === undefined) return { cancelled: true };
-  if (request.method === "confirm") {
-    return typeof result === "boolean" ? { confirmed: result } : new TypeError(`a confirm answer must be a boolean, got ${typeof result}`);
-  }
-  if (typeof result !== "string") return new TypeError(`a ${request.method} answer must be a string, got ${typeof result}`);
-  if (request.method === "select" && !request.options.includes(result)) {
-    return new RangeError(`${JSON.stringify(result)} is not one of the select's options`);
-  }
-  return { value: result };
 }
 
 export interface DialogDispatcherHooks {
@@ -239,10 +227,11 @@ export class DialogDispatcher {
   }
 
   /** @internal Writes the one response of an open dialog. */
-  respond(entry: DialogEntry, body: ResponseBody): boolean {
+  respond(entry: DialogEntry, body: DialogResponseBody): boolean {
     if (!entry.isOpen) return false;
     try {
-      this.#hooks.write({ type: "extension_ui_response", id: entry.id, ...body });
+      const response: ExtensionUiResponse = { type: "extension_ui_response", id: entry.id, ...body };
+      this.#hooks.write(response);
     } catch {
       this.end(entry, "closed");
       return false;

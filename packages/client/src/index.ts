@@ -25,7 +25,7 @@ export { TransportBase, StreamTransport, type StreamTransportOptions, type Trans
 export { ProcessTransport, spawnTransport, type ProcessCloseOptions, type SpawnTransportOptions } from "./spawn.js";
 export { WebSocketTransport, webSocketTransport, type WebSocketConstructor, type WebSocketLike, type WebSocketTransportOptions } from "./websocket.js";
 export { InMemoryTransport, createInMemoryTransportPair } from "./memory-transport.js";
-export { DisposableStore, Emitter, toDisposable, type Disposable } from "./disposable.js";
+export { DisposableStore, Emitter, toDisposable, type Disposable } from "@parley/protocol/disposable";
 export type { AgentEventMap, AgentEventType, AgentRecord, ResponseRecord } from "./records.js";
 export {
   ConnectionClosedError,

@@ -3,7 +3,15 @@
  * `type`. Records are not validated against the schemas (pi 0.73 writes fields parley's schemas
  * exclude, and newer agents may add record types); only what routing relies on is checked.
  */
-import type { DialogRequest, ExtensionUiDismissed, ExtensionUiError, ExtensionUiRequest, FireAndForgetRequest, RpcEvent } from "@parley/protocol";
+import type {
+  DialogRequest,
+  ExtensionUiDismissed,
+  ExtensionUiError,
+  ExtensionUiRequest,
+  FireAndForgetRequest,
+  ResponseEnvelope,
+  RpcEvent,
+} from "@parley/protocol";
 import { isDialogMethod, isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { ProtocolError } from "./errors.js";
 
@@ -13,15 +21,11 @@ export interface AgentRecord {
   readonly [key: string]: unknown;
 }
 
-/** A response record as routing sees it (`data` is typed per command by the request that sent it). */
-export interface ResponseRecord extends AgentRecord {
-  readonly type: "response";
-  readonly id?: string | number;
-  readonly command: string;
-  readonly success: boolean;
-  readonly data?: unknown;
-  readonly error?: unknown;
-}
+/**
+ * A response record: the protocol's envelope (`data` is typed per command by the request that
+ * sent it). Routing checks `command` and `success` only, so a failure's `error` is read defensively.
+ */
+export type ResponseRecord = ResponseEnvelope & AgentRecord;
 
 /** Events by type, plus the extension UI records, for `client.on(type, listener)`. */
 export type AgentEventMap = { [E in RpcEvent as E["type"]]: E } & {

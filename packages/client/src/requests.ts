@@ -102,6 +102,7 @@ export class RequestTracker {
     const pending = this.#match(response);
     if (pending === undefined) return false;
     if (response.success) pending.resolve(response.data);
+    // The type says a string; an agent that writes something else still gets its failure through.
     else pending.reject(new RpcError(response.command, errorText(response.error), pending.id));
     return true;
   }

@@ -7,7 +7,7 @@
  * `auto_retry_start` follows and after which `get_state` reports the agent idle.
  */
 import type { AgentMessage, AssistantMessage, ImageContent, StreamingBehavior } from "@parley/protocol";
-import type { Disposable } from "./disposable.js";
+import type { Disposable } from "@parley/protocol/disposable";
 import { ConnectionClosedError, RequestAbortedError, type CloseInfo } from "./errors.js";
 import type { AgentEventMap, AgentEventType, AgentRecord } from "./records.js";
 import type { RequestOptions } from "./requests.js";

@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { attachJsonlReader } from "@parley/protocol/jsonl";
-import { Emitter, type Disposable } from "./disposable.js";
+import { Emitter, type Disposable } from "@parley/protocol/disposable";
 import { ConnectionClosedError, ProtocolError, type CloseInfo } from "./errors.js";
 import { TransportBase } from "./transport.js";
 

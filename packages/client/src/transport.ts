@@ -4,7 +4,7 @@
  * `spawn.ts` for a child process and `memory-transport.ts` for an in-process pair.
  */
 import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
-import { Emitter, type Disposable } from "./disposable.js";
+import { Emitter, type Disposable } from "@parley/protocol/disposable";
 import { ConnectionClosedError, ProtocolError, type CloseInfo } from "./errors.js";
 import { parseRecord, type AgentRecord } from "./records.js";
 

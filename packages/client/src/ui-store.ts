@@ -14,7 +14,7 @@ import type { FireAndForgetRequest, GetUiStateData, UiState } from "@parley/prot
 import { emptyUiState, reduceUiState } from "@parley/protocol/ui-state";
 import type { RpcClient } from "./client.js";
 import type { AnyPendingDialog, DialogEnd } from "./dialogs.js";
-import { DisposableStore, Emitter, type Disposable } from "./disposable.js";
+import { DisposableStore, Emitter, type Disposable } from "@parley/protocol/disposable";
 import { RpcError } from "./errors.js";
 import { asFireAndForget, isResponse, type AgentRecord } from "./records.js";
 import type { RequestOptions } from "./requests.js";

@@ -49,7 +49,14 @@ describe("importing @parley/client", () => {
     expect(urls.filter(isTypebox)).toEqual([]);
     // Only the protocol's light modules, none of its schemas, validators or root index.
     const protocol = urls.filter((url) => url.includes("/packages/protocol/")).map((url) => url.replace(/^.*\/packages\/protocol\//, ""));
-    expect(protocol.sort()).toEqual(["dist/jsonl.js", "dist/ui-methods.js", "dist/ui-state.js"]);
+    expect(protocol.sort()).toEqual([
+      "dist/command-envelope.js",
+      "dist/dialog-answers.js",
+      "dist/disposable.js",
+      "dist/jsonl.js",
+      "dist/ui-methods.js",
+      "dist/ui-state.js",
+    ]);
   });
 
   it("(control) the hook does see TypeBox when the protocol's root is imported", () => {

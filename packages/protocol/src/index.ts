@@ -3,3 +3,6 @@ export * from "./validate.js";
 export * from "./ui-state.js";
 export * from "./jsonl.js";
 export * from "./quick-check.js";
+export * from "./ui-methods.js";
+export * from "./dialog-answers.js";
+export * from "./disposable.js";

@@ -8,9 +8,11 @@
  * Keys: arrows and Enter in a select, Esc cancels, Enter submits an input, Ctrl+Enter the editor.
  */
 import type { DialogRequest } from "@parley/protocol";
+import type { DialogResponseBody } from "@parley/protocol/dialog-answers";
 import { h, uid } from "./dom.js";
 
-export type DialogAnswer = { value: string } | { confirmed: boolean } | { cancelled: true };
+/** The protocol's answer shapes (`@parley/protocol/dialog-answers`). */
+export type DialogAnswer = DialogResponseBody;
 
 interface OpenDialog {
   request: DialogRequest;

@@ -20,6 +20,7 @@ import type {
   SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import type { DialogRequest } from "@parley/protocol";
+import type { DialogResponseBody } from "@parley/protocol/dialog-answers";
 import type { DialogOutput, DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
 
@@ -27,7 +28,7 @@ import { errorMessage } from "../error-text.js";
 const FIELD = { select: "choice", confirm: "confirmed", input: "value", editor: "text" } as const;
 
 /** Answer shapes the registry takes (the same as an RPC client's extension_ui_response). */
-type Answer = { value: string } | { confirmed: boolean } | { cancelled: true };
+type Answer = DialogResponseBody;
 
 export interface DialogBridgeOptions {
   dialogs: DialogRegistry;

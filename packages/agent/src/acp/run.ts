@@ -4,7 +4,7 @@
  */
 import type { ClaimedStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
-import { importModule } from "../module-loader.js";
+import { importModule } from "../startup/module-loader.js";
 import { AcpServer, type AcpServerOptions, type AcpSdk } from "./server.js";
 
 export interface AcpStdio {

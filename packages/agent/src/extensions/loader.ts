@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionFactory } from "./types.js";
 import { errorMessage } from "../error-text.js";
-import { loadCreateJiti } from "../module-loader.js";
+import { loadCreateJiti } from "../startup/module-loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 

@@ -449,8 +449,8 @@ function exec(command: string, args: string[], options: ExecOptions, cwd: string
   return new Promise((resolve) => {
     const child = nodeChildProcess().spawn(command, args, { cwd: options.cwd ?? cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
     // pi.exec() children end with parley too.
-    const untrack = trackChild(child.pid, { group: false });
-    child.once("close", untrack);
+    const tracked = trackChild(child.pid, { group: false });
+    child.once("close", () => tracked.dispose());
     let stdout = "";
     let stderr = "";
     let killed = false;

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { resolveModule } from "../module-loader.js";
+import { resolveModule } from "../startup/module-loader.js";
 
 let piAiRoot: Promise<string> | undefined;
 

@@ -1,9 +1,8 @@
 import type { ErrorResponse, ResponseEnvelope, SuccessResponse } from "@parley/protocol";
 
-/** A response as the protocol defines its envelope (the per-command `data` is typed by the handlers). */
+/** The response envelope, as the protocol defines it: `id` first, echoed when the command had one. */
 export type ResponseRecord = ResponseEnvelope;
 
-/** pi's clients expect `id` first, echoed when the command had one (an undefined id is not written). */
 export function success(id: string | number | undefined, command: string, data?: unknown): SuccessResponse {
   return data === undefined ? { id, type: "response", command, success: true } : { id, type: "response", command, success: true, data };
 }

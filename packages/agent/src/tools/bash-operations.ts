@@ -97,7 +97,7 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
           stdio: ["ignore", "pipe", "pipe"],
         });
         // Until it is done, shutdown kills the group (no child outlives parley).
-        const untrack = trackChild(child.pid, { group: true });
+        const tracked = trackChild(child.pid, { group: true });
         let settled = false;
         let timedOut = false;
         let exitCode: number | null = null;
@@ -115,7 +115,7 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
         const finish = (error?: Error) => {
           if (settled) return;
           settled = true;
-          untrack();
+          tracked.dispose();
           if (timeoutTimer) clearTimeout(timeoutTimer);
           if (exitTimer) clearTimeout(exitTimer);
           signal?.removeEventListener("abort", onAbort);

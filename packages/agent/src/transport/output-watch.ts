@@ -12,19 +12,20 @@
  * - A file or terminal has no reader to lose.
  */
 import { fstatSync, writeSync } from "node:fs";
+import { toDisposable, type Disposable } from "@parley/protocol/disposable";
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
 
 const SOCKET_PROBE_MS = 200;
 
-/** Calls `onClosed` once when nobody reads `fd` any more; returns a function that stops watching. */
-export function watchOutputClosed(fd: number, onClosed: () => void): () => void {
+/** Calls `onClosed` once when nobody reads `fd` any more; disposing the result stops watching. */
+export function watchOutputClosed(fd: number, onClosed: () => void): Disposable {
   let kind: "socket" | "pipe" | undefined;
   try {
     const stat = fstatSync(fd);
     kind = stat.isSocket() ? "socket" : stat.isFIFO() ? "pipe" : undefined;
   } catch {
-    return () => {};
+    return toDisposable(() => {});
   }
   let done = false;
   const closed = (): void => {
@@ -53,22 +54,22 @@ export function watchOutputClosed(fd: number, onClosed: () => void): () => void 
       // holds the pipe open after us (the reader would wait for an EOF that does not come).
       child = nodeChildProcess().spawn("tail", ["-f", "-s", "0.1", `--pid=${process.pid}`, "/dev/null"], { stdio: ["ignore", fd, "ignore"] });
     } catch {
-      return () => {};
+      return toDisposable(() => {});
     }
-    const untrack = trackChild(child.pid, { group: false });
-    child.on("error", () => untrack()); // no tail here: nothing to watch with
+    const tracked = trackChild(child.pid, { group: false });
+    child.on("error", () => tracked.dispose()); // no tail here: nothing to watch with
     child.on("exit", (_code, signal) => {
-      untrack();
+      tracked.dispose();
       if (signal === "SIGPIPE") closed();
     });
     child.unref();
     stop = () => {
-      untrack();
+      tracked.dispose();
       child.kill("SIGKILL");
     };
   }
-  return () => {
+  return toDisposable(() => {
     done = true;
     stop();
-  };
+  });
 }

@@ -1,19 +1,15 @@
 /**
  * stdin/stdout as a transport: strict JSONL in, one record per line out. The first record of a
  * burst is written at once and the rest of the burst in one batch after it; a reader that went
- * away (EPIPE) ends output quietly.
- *
- * On a pipe or socket both directions skip Node's stream machinery while they can: input comes
- * from a claimed fd 0 (claim-stdin.ts), and output is written to fd 1 directly whenever the
- * stream holds nothing, so the stream only queues what the pipe cannot take yet.
+ * away (EPIPE) ends output quietly. While the client does not read, input is paused and what is
+ * sent waits in a bounded queue (back-pressure, see OutboundQueue).
  */
-import { attachJsonlReader, JsonlLineSplitter, serializeJsonLine } from "@parley/protocol/jsonl";
+import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
 import type { Transport, TransportSink } from "../rpc/transport.js";
-import { writeWithoutWaiting } from "./fd-write.js";
 import { jsonLinePieces } from "./json-pieces.js";
 import { writeStderr, writeToStderr } from "./stderr.js";
 import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";
-import { isPipeOrSocket, type ClaimedStdin } from "./claim-stdin.js";
+import type { ClaimedStdin } from "./claim-stdin.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
 const BATCH_FLUSH_CHARS = 64 * 1024;
@@ -21,16 +17,10 @@ const BATCH_FLUSH_CHARS = 64 * 1024;
 export interface StdioTransportOptions {
   /** Default: the claimed fd 0 if `stdin` is given, else process.stdin. */
   input?: NodeJS.ReadableStream;
-  /** fd 0 taken with claimStdin() (a pipe or socket is then read without a Readable). */
+  /** fd 0 taken with claimStdin(). */
   stdin?: ClaimedStdin;
-  /** Default: process.stdout, written to directly while it is a pipe or socket with nothing queued. */
+  /** Default: process.stdout. */
   output?: NodeJS.WritableStream;
-  /**
-   * The descriptor under `output`, to write to directly while `output` holds nothing queued. It
-   * must not block: a file, or a pipe or socket that Node opened as a stream (which makes it
-   * non-blocking). Default: fd 1 when `output` is the default and fd 1 is a pipe or socket.
-   */
-  outputFd?: number;
   maxLineBytes?: number;
   /** Called once if the output stream fails (e.g. the client closed its end of the pipe). */
   onOutputClosed?: (error: Error) => void;
@@ -44,8 +34,6 @@ export class StdioTransport implements Transport {
   readonly #input: NodeJS.ReadableStream;
   readonly #output: NodeJS.WritableStream & { writableLength?: number };
   readonly #options: StdioTransportOptions;
-  /** fd 1 when writes may go to it directly (see #write); undefined: always through the stream. */
-  readonly #outputFd: number | undefined;
   #batch: string[] = [];
   #batchLength = 0;
   #inBurst = false;
@@ -63,8 +51,6 @@ export class StdioTransport implements Transport {
   readonly #rawWrite: RawWrite;
   /** flush() callers still waiting; released early if the output fails. */
   #flushWaiters: (() => void)[] = [];
-  // Bound once: the hot path allocates no closure per record. The end of a burst is scheduled
-  // with a plain promise job rather than queueMicrotask, which wraps every call in an async resource.
   readonly #endBurst = (): void => {
     this.#inBurst = false;
     this.#write();
@@ -74,9 +60,6 @@ export class StdioTransport implements Transport {
     this.#options = options;
     this.#input = options.input ?? options.stdin?.stream ?? process.stdin;
     this.#output = options.output ?? process.stdout;
-    // Creating process.stdout on a pipe or socket made fd 1 non-blocking (libuv opens it so), which
-    // is what lets #write try it directly without ever stalling the agent on a full pipe.
-    this.#outputFd = options.outputFd ?? (options.output === undefined && isPipeOrSocket(1) ? 1 : undefined);
     // Captured before takeOverStdout() reroutes everyone else's writes.
     this.#rawWrite = this.#output.write.bind(this.#output) as RawWrite;
     this.#output.on("error", (error: Error) => this.#outputFailed(error));
@@ -118,17 +101,7 @@ export class StdioTransport implements Transport {
       writeStderr(`parley: reading stdin failed (${error.message}); treating it as the end of input\n`);
       end();
     });
-    const claimed = this.#options.stdin;
-    if (claimed?.kind === "socket" && this.#input === claimed.stream) {
-      const splitter = new JsonlLineSplitter(sink.line.bind(sink), options);
-      claimed.onChunk = (chunk) => splitter.push(chunk);
-      claimed.stream.once("end", () => {
-        splitter.end();
-        end();
-      });
-    } else {
-      attachJsonlReader(this.#input, sink.line.bind(sink), { ...options, onEnd: end });
-    }
+    attachJsonlReader(this.#input, sink.line.bind(sink), { ...options, onEnd: end });
     this.#started = true;
     // Output sent before start (an extension's, while it loaded) may have backed up already:
     // then the input waits for the drain like any other.
@@ -155,7 +128,7 @@ export class StdioTransport implements Transport {
     // strings meanwhile: full batches are handed to the stream right away.
     if (!this.#inBurst) {
       this.#inBurst = true;
-      void RESOLVED.then(this.#endBurst);
+      queueMicrotask(this.#endBurst);
       this.#write();
     } else if (this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
   }
@@ -192,25 +165,9 @@ export class StdioTransport implements Transport {
     const text = this.#batch.length === 1 ? (this.#batch[0] as string) : this.#batch.join("");
     this.#batch = [];
     this.#batchLength = 0;
-    const queued = (this.#output.writableLength ?? 0) > 0;
-    let chunk: string | Uint8Array = text;
-    if (this.#outputFd !== undefined && !queued) {
-      // Nothing is queued, so writing to the descriptor now keeps the order; only what the pipe
-      // cannot take goes to the stream, and later records queue behind it there.
-      let rest: Uint8Array | undefined;
-      try {
-        rest = writeWithoutWaiting(this.#outputFd, text);
-      } catch (error) {
-        this.#outputFailed(error as Error);
-        return;
-      }
-      if (rest === undefined) return;
-      chunk = rest;
-    } else if (queued) {
-      // Output the stream holds (the client reads slowly) is kept as bytes, which sit outside the
-      // JS heap and never take two bytes per character.
-      chunk = Buffer.from(text, "utf8");
-    }
+    // Output the stream already holds (the client reads slowly) is kept as bytes, which sit
+    // outside the JS heap and never take two bytes per character.
+    const chunk = (this.#output.writableLength ?? 0) > 0 ? Buffer.from(text, "utf8") : text;
     const ok = this.#rawWrite(chunk);
     // The client is not reading: stop taking new commands until it catches up, so output that
     // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
@@ -258,6 +215,5 @@ type RawWrite = (chunk: string | Uint8Array, callback?: (error?: Error | null) =
  * Call after creating the transport, which keeps the real write for itself.
  */
 export function takeOverStdout(): void {
-  // process.stderr is created on the first such write: at start-up it would cost ~1.5 ms for nothing.
   process.stdout.write = writeToStderr;
 }

@@ -43,23 +43,15 @@ const isConfirmed = (answer: DialogAnswer): boolean => answer.kind === "confirme
 export function createRpcUiContext(bridge: UiBridge, extensionPath: string): ExtensionUIContext {
   const { dialogs } = bridge;
   // A bad argument (a title whose toString throws, options that are not an array) rejects the
-  // returned promise, as it would from an async function. Written out with try/catch rather than
-  // through a wrapper: no closure or options copy per call on the dialog hot path.
+  // returned promise: the dialog methods are async functions.
 
   /** input and editor: a title and one optional text (the placeholder, the prefill). */
-  function textDialog(
-    method: "input" | "editor",
-    title: unknown,
-    key: "placeholder" | "prefill",
-    text: unknown,
-    opts: DialogOptions | undefined,
-  ): Promise<string | undefined> {
-    try {
-      const spec = text != null ? { method, title: String(title), [key]: String(text) } : { method, title: String(title) };
-      return dialogs.open(spec as DialogSpec, opts, valueOf);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async function textDialog(method: "input" | "editor", title: unknown, text: unknown, opts: DialogOptions | undefined): Promise<string | undefined> {
+    const spec: DialogSpec =
+      method === "input"
+        ? { method, title: String(title), ...(text != null ? { placeholder: String(text) } : {}) }
+        : { method, title: String(title), ...(text != null ? { prefill: String(text) } : {}) };
+    return valueOf(await dialogs.open(spec, opts));
   }
 
   /** A string as is; anything else through String(), reported once per method and field. */
@@ -75,23 +67,15 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
   }
 
   const ui: Omit<ExtensionUIContext, (typeof DEGRADED_METHOD_NAMES)[number]> = {
-    select(title, options, opts) {
-      try {
-        if (!Array.isArray(options)) throw new TypeError(`ctx.ui.select(): options must be an array of strings, not ${describe(options)}`);
-        return dialogs.open({ method: "select", title: String(title), options: lines("select", "options", options) }, opts, valueOf);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    async select(title, options, opts) {
+      if (!Array.isArray(options)) throw new TypeError(`ctx.ui.select(): options must be an array of strings, not ${describe(options)}`);
+      return valueOf(await dialogs.open({ method: "select", title: String(title), options: lines("select", "options", options) }, opts));
     },
-    confirm(title, message, opts) {
-      try {
-        return dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, opts, isConfirmed);
-      } catch (error) {
-        return Promise.reject(error);
-      }
+    async confirm(title, message, opts) {
+      return isConfirmed(await dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, opts));
     },
-    input: (title, placeholder, opts) => textDialog("input", title, "placeholder", placeholder, opts),
-    editor: (title, prefill, opts) => textDialog("editor", title, "prefill", prefill, opts),
+    input: (title, placeholder, opts) => textDialog("input", title, placeholder, opts),
+    editor: (title, prefill, opts) => textDialog("editor", title, prefill, opts),
     notify: (message, type) => {
       let notifyType: NotifyType | undefined;
       if (type !== undefined) {

@@ -25,7 +25,7 @@ export type ExtensionUiDismissed = Static<typeof ExtensionUiDismissed>;
 
 export const ExtensionUiErrorCode = Type.Union([Type.Literal("unknown_id"), Type.Literal("already_resolved"), Type.Literal("invalid_response")], {
   description:
-    "unknown_id: no dialog was ever issued with this id (or it is not a dialog); already_resolved: the dialog was answered, timed out or aborted before; invalid_response: the shape or value does not fit the dialog (the dialog stays pending).",
+    "unknown_id: no pending or recently ended dialog has this id (parley remembers the last 10,000 that ended), or it is not a dialog; already_resolved: the dialog was answered, timed out or aborted before; invalid_response: the shape or value does not fit the dialog (the dialog stays pending).",
 });
 export type ExtensionUiErrorCode = Static<typeof ExtensionUiErrorCode>;
 

@@ -12,7 +12,7 @@ import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync
 import { createRequire, Module } from "node:module";
 import { dirname } from "node:path";
 import { Script } from "node:vm";
-import type { ModuleLoader } from "../module-loader.js";
+import type { ModuleLoader } from "./module-loader.js";
 
 /** What happened to the code cache: consumed, refused by V8 (another Node version or flags), or absent. */
 export type CodeCacheUse = "used" | "rejected" | "missing";
@@ -86,7 +86,7 @@ function writeCache(script: Script, cacheFile: string): void {
   }
 }
 
-/** What the CLI bundle exports (scripts/cli-bundle-entry.cjs). */
+/** What the CLI bundle exports (cli-bundle-entry.cjs). */
 export interface CliBundle {
   main(argv: string[]): Promise<void>;
   setModuleLoader(loader: ModuleLoader): void;
@@ -96,9 +96,10 @@ export interface CliBundle {
 export function launcherModuleLoader(): ModuleLoader {
   return {
     import: (specifier) => import(specifier),
-    // Used only as a fallback (see models/pi-ai-files.ts). dist/module-loader.js, an ES module one
-    // folder up from both copies of this file, resolves with its own import.meta.resolve.
-    resolve: async (specifier) => ((await import("../module-loader.js")) as typeof import("../module-loader.js")).resolveModule(specifier),
+    // Used only as a fallback (see models/pi-ai-files.ts). dist/startup/module-loader.js, an ES
+    // module that "../startup/" reaches from both copies of this file (dist/startup/ and
+    // dist/bundle/), resolves with its own import.meta.resolve.
+    resolve: async (specifier) => ((await import("../startup/module-loader.js")) as typeof import("./module-loader.js")).resolveModule(specifier),
   };
 }
 

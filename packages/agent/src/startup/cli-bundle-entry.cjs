@@ -4,8 +4,8 @@
 // import (TypeBox, pi-ai, pi-agent-core, pi-tui), which live in a second code-cached bundle
 // (dist/bundle/parley-libraries.js). Everything is required on first use: a session without
 // extensions never evaluates them.
-const cli = require("../packages/agent/dist/cli/main.js");
-const moduleLoader = require("../packages/agent/dist/module-loader.js");
+const cli = require("../../dist/cli/main.js");
+const moduleLoader = require("../../dist/startup/module-loader.js");
 
 // jiti from its code-cached copy (dist/bundle/lib-jiti.js): its own entry file holds an import(),
 // which code run from a code cache cannot use, so parley gives it the launcher's import() and
@@ -43,13 +43,13 @@ module.exports = {
   main: cli.main,
   setModuleLoader: moduleLoader.setModuleLoader,
   get library() {
-    return require("../packages/agent/dist/index.js");
+    return require("../../dist/index.js");
   },
   get compat() {
-    return require("../packages/agent/dist/extensions/compat/pi-coding-agent.js");
+    return require("../../dist/extensions/compat/pi-coding-agent.js");
   },
   // A bundled library's module by specifier ("typebox", "@mariozechner/pi-ai"): the re-export
   // modules extensions import (dist/bundle/libraries/) use it. __parley_library is the bundle's
-  // own loader of the library bundle (scripts/build-bundle.mjs).
+  // own loader of the library bundle (startup/build-bundle.mjs).
   libraryModule: (specifier) => __parley_library(specifier),
 };

@@ -1,7 +1,7 @@
 /**
  * `import()` and `import.meta.resolve` for code outside parley's own modules (pi-ai, pi-agent-core,
  * jiti). They go through here because the CLI runs as a CommonJS bundle compiled from a V8 code
- * cache (see cli/launch-bundle.ts), and in Node 20 a script consumed from a code cache loses its
+ * cache (see launch-bundle.ts), and in Node 20 a script consumed from a code cache loses its
  * dynamic-import callback. The launcher, a CommonJS file Node loads itself, supplies its own.
  */
 import { createRequire } from "node:module";
