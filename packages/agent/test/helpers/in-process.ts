@@ -16,6 +16,8 @@ import { inProcessTransportPair } from "../../src/transport/in-process.js";
 import { MemoryTransport } from "./memory-transport.js";
 
 type Rec = Record<string, unknown>;
+/** The real timer, taken before any test fakes timers: waits for records still poll on vitest's fake clock. */
+const pollTimer = globalThis.setTimeout;
 export type Factory = (pi: ExtensionAPI) => void;
 
 type ServerOptions = Omit<RpcServerOptions, "transport" | "cwd" | "models" | "extensions">;
@@ -57,7 +59,11 @@ export async function serveToClient(turns: unknown[], factories: Factory[] = [],
   return { dir, server, client, transport: pair.client, logs, close };
 }
 
-export async function serveScripted(turns: unknown[], factories: Factory[] = [], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
+export async function serveScripted(
+  turns: unknown[],
+  factories: Factory[] = [],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; agentConfig?: RpcServerOptions["agentConfig"] } = {},
+) {
   const { dir, models } = await scripted(turns, options.env ?? {});
   const transport = new MemoryTransport();
   const logs: string[] = [];
@@ -68,6 +74,7 @@ export async function serveScripted(turns: unknown[], factories: Factory[] = [],
     extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
     log: (m) => logs.push(m),
     shutdownGraceMs: 200,
+    ...(options.agentConfig === undefined ? {} : { agentConfig: options.agentConfig }),
   });
   await server.start();
   let counter = 0;
@@ -83,7 +90,7 @@ export async function serveScripted(turns: unknown[], factories: Factory[] = [],
             .join("\n")}\nlogs:\n${logs.join("\n")}`,
         );
       }
-      await new Promise((r) => setTimeout(r, 2));
+      await new Promise((r) => pollTimer(r, 2));
     }
   };
   const response = async (id: string): Promise<Rec> => {
