@@ -18,6 +18,7 @@ import { Readable, Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type * as Acp from "../../../node_modules/pi-acp/node_modules/@agentclientprotocol/sdk/dist/acp.js";
 import { ROOT } from "./helpers/spawn.js";
+import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const acp = (await import(join(ROOT, "node_modules/pi-acp/node_modules/@agentclientprotocol/sdk/dist/acp.js"))) as typeof Acp;
 const PI_ACP = join(ROOT, "node_modules/pi-acp/dist/index.js");
@@ -77,7 +78,7 @@ async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
   const connection = new acp.ClientSideConnection(() => client, stream);
   const untilUpdate = (match: (u: Acp.SessionNotification) => boolean, from: number): Promise<void> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching session update; stderr: ${stderr.slice(-2000)}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`no matching session update; stderr: ${stderr.slice(-2000)}`)), deadline(AGENT_CEILING_MS));
       const check = (): void => {
         if (updates.slice(from).some(match)) {
           clearTimeout(timer);
