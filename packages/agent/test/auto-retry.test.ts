@@ -12,27 +12,13 @@ import { AutoRetry, isRetryableError } from "../src/agent/auto-retry.js";
 import { loadPiAi } from "../src/models/index.js";
 import type { MemoryTransport } from "./helpers/memory-transport.js";
 import { FakeClock } from "./helpers/fake-clock.js";
+import { assistantReply, type Outcome } from "./helpers/replies.js";
 import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
-type Outcome = { text: string } | { error: string };
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-retry-"));
-
-function message(model: Pick<Model<Api>, "api" | "provider" | "id">, outcome: Outcome): AssistantMessage {
-  return {
-    role: "assistant",
-    content: "text" in outcome ? [{ type: "text", text: outcome.text }] : [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: "text" in outcome ? "stop" : "error",
-    ...("error" in outcome ? { errorMessage: outcome.error } : {}),
-    timestamp: Date.now(),
-  };
-}
 
 /** An extension provider ("flaky/m") that plays `outcomes` in order, one per model call. */
 function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
@@ -44,7 +30,7 @@ function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
         calls.push({ ...context, messages: [...context.messages] });
         const next = outcomes.shift() ?? { text: "(no more outcomes)" };
         const stream = createAssistantMessageEventStream();
-        const final = message(model, next);
+        const final = assistantReply(model, next);
         queueMicrotask(() => {
           if ("error" in next) stream.push({ type: "error", reason: "error", error: final });
           else stream.push({ type: "done", reason: "stop", message: final });
@@ -74,7 +60,7 @@ describe("isRetryableError", () => {
   it("retries overloads, rate limits, 5xx and network failures, not the rest", async () => {
     const pi = await loadPiAi();
     const model = { api: "x", provider: "x", id: "x" };
-    const failed = (error: string) => message(model, { error });
+    const failed = (error: string) => assistantReply(model, { error });
     for (const error of [
       '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
       "429 Too Many Requests",
@@ -98,7 +84,7 @@ describe("isRetryableError", () => {
     ]) {
       expect(isRetryableError(failed(error), 200_000, pi), error).toBe(false);
     }
-    expect(isRetryableError(message(model, { text: "fine" }), 200_000, pi)).toBe(false);
+    expect(isRetryableError(assistantReply(model, { text: "fine" }), 200_000, pi)).toBe(false);
   });
 });
 
