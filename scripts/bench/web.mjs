@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_EXT, PARLEY_SCRIPT, ROOT, percentile, progress } from "./lib.mjs";
+import { launchChromium } from "../headless-chromium.mjs";
 
 const require = createRequire(join(ROOT, "package.json"));
 
@@ -46,19 +47,7 @@ async function stream(deltas) {
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify([Array.from({ length: deltas }, (_, i) => `w${i}`).join(" ")]));
   const server = startWeb(["--model-script", script]);
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launchChromium(chromium);
   try {
     const url = await server.url;
     const page = await browser.newPage();

@@ -2,6 +2,13 @@
 export type * from "./extensions/types.js";
 export { RpcServer, type RpcServerOptions, type ExtensionSource } from "./rpc/server.js";
 export type { Transport, TransportSink } from "./rpc/transport.js";
+export {
+  inProcessTransportPair,
+  InProcessAgentTransport,
+  InProcessClientTransport,
+  type InProcessTransportOptions,
+  type InProcessTransportPair,
+} from "./transport/in-process.js";
 export { StdioTransport, type StdioTransportOptions } from "./transport/stdio.js";
 export { claimStdin, type ClaimedStdin } from "./transport/claim-stdin.js";
 export { loadExtension, discoverExtensions } from "./extensions/loader.js";

@@ -316,8 +316,8 @@ describe("prompting while the agent streams", () => {
     const from = agent.records.length;
     agent.sendRaw('{"type":"prompt","id":"race-1","message":"one"}\n{"type":"prompt","id":"race-2","message":"two"}\n');
     const [r1, r2] = [await agent.response("race-1"), await agent.response("race-2")];
-    await agent.until(() => agent.records.slice(from).filter((r) => r.type === "agent_end").length >= 1);
-    await new Promise((r) => setTimeout(r, 300));
+    // Settled: every run the two prompts started has ended.
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
     const texts = (await messages(agent)).filter((m) => m.role === "user").map((m) => textOf(m));
     expect(r1["success"]).toBe(true);
     // Either refused with a clear error, or accepted and delivered.
@@ -351,19 +351,18 @@ describe("abort", () => {
     expect(textOf(msg(next.filter((r) => r.type === "message_end").at(-1) as Rec))).toBe("after abort");
   });
 
-  it("during a bash tool call running sleep 30: returns promptly, the tool result is an aborted error, the shell is gone", async () => {
+  it("during a bash tool call running an hour's sleep: settles, the tool result is an aborted error, the shell is gone", async () => {
+    // Only the abort can end an hour's sleep within the test's ceiling: no clock needed.
     const cwd = tempDir();
-    const script = writeScript([call("bash", { command: "sleep 30; touch after-sleep" }), "never"]);
+    const script = writeScript([call("bash", { command: "sleep 3600; touch after-sleep" }), "never"]);
     const agent = procs.parley(["--model-script", script], { cwd });
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "sleep" });
     await agent.waitFor((r) => r.type === "tool_execution_start", 10_000, from);
-    await agent.until(() => descendants(agent.child.pid as number).some((p) => /sleep 30/.test(p.args)), 5000);
-    const t0 = Date.now();
+    await agent.until(() => descendants(agent.child.pid as number).some((p) => /sleep 3600/.test(p.args)));
     const res = await agent.request({ type: "abort" });
     expect(res["success"]).toBe(true);
     await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
-    expect(Date.now() - t0).toBeLessThan(20_000); // well below the 30 s sleep: the abort ended it
     const run = agent.records.slice(from);
     const end = run.find((r) => r.type === "tool_execution_end") as Rec;
     expect(end["isError"]).toBe(true);

@@ -2,36 +2,23 @@
  * Automatic retry after transient provider errors: classification, the retry cycle and its
  * events, abort_retry, and the whole thing over real pipes with a flaky extension provider.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
 import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AutoRetry, isRetryableError } from "../src/agent/auto-retry.js";
 import { loadPiAi } from "../src/models/index.js";
 import type { MemoryTransport } from "./helpers/memory-transport.js";
+import { FakeClock } from "./helpers/fake-clock.js";
+import { assistantReply, type Outcome } from "./helpers/replies.js";
 import { serveScripted, type Factory } from "./helpers/in-process.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
-type Outcome = { text: string } | { error: string };
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-retry-"));
-
-function message(model: Pick<Model<Api>, "api" | "provider" | "id">, outcome: Outcome): AssistantMessage {
-  return {
-    role: "assistant",
-    content: "text" in outcome ? [{ type: "text", text: outcome.text }] : [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: { input: 10, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: "text" in outcome ? "stop" : "error",
-    ...("error" in outcome ? { errorMessage: outcome.error } : {}),
-    timestamp: Date.now(),
-  };
-}
 
 /** An extension provider ("flaky/m") that plays `outcomes` in order, one per model call. */
 function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
@@ -43,7 +30,7 @@ function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
         calls.push({ ...context, messages: [...context.messages] });
         const next = outcomes.shift() ?? { text: "(no more outcomes)" };
         const stream = createAssistantMessageEventStream();
-        const final = message(model, next);
+        const final = assistantReply(model, next);
         queueMicrotask(() => {
           if ("error" in next) stream.push({ type: "error", reason: "error", error: final });
           else stream.push({ type: "done", reason: "stop", message: final });
@@ -54,8 +41,14 @@ function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
   };
 }
 
-async function serve(factories: Factory[]) {
-  const { server, transport, logs, request, until } = await serveScripted([], factories);
+/**
+ * The server's own retry waits `baseDelayMs` (default 2 s); `{ baseDelayMs: HOUR }` makes any wait
+ * a test sees end only by being cancelled: a retry that waited it out would hang the test.
+ */
+const HOUR = 3_600_000;
+
+async function serve(factories: Factory[], retry: { baseDelayMs?: number } = {}) {
+  const { server, transport, logs, request, until } = await serveScripted([], factories, { agentConfig: { retry } });
   expect((await request({ type: "set_model", provider: "flaky", modelId: "m" }))["success"]).toBe(true);
   const lastAssistant = (): AssistantMessage => [...server.agent.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant")!;
   return { server, transport, logs, request, until, lastAssistant };
@@ -67,7 +60,7 @@ describe("isRetryableError", () => {
   it("retries overloads, rate limits, 5xx and network failures, not the rest", async () => {
     const pi = await loadPiAi();
     const model = { api: "x", provider: "x", id: "x" };
-    const failed = (error: string) => message(model, { error });
+    const failed = (error: string) => assistantReply(model, { error });
     for (const error of [
       '529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
       "429 Too Many Requests",
@@ -91,7 +84,7 @@ describe("isRetryableError", () => {
     ]) {
       expect(isRetryableError(failed(error), 200_000, pi), error).toBe(false);
     }
-    expect(isRetryableError(message(model, { text: "fine" }), 200_000, pi)).toBe(false);
+    expect(isRetryableError(assistantReply(model, { text: "fine" }), 200_000, pi)).toBe(false);
   });
 });
 
@@ -106,14 +99,15 @@ describe("AutoRetry.afterRun", () => {
     await until(() => transport.of("agent_settled").length === 1);
     expect(retryEvents(transport)).toEqual([]);
 
-    const retry = new AutoRetry({ baseDelayMs: 5 });
-    const t0 = Date.now();
+    // The default delays, on a clock that lets each wait end at once: 2 s, 4 s, 8 s.
+    const clock = new FakeClock({ fireAtOnce: true });
+    const retry = new AutoRetry({ setTimer: clock.setTimer });
     expect(await retry.afterRun(server.agent, lastAssistant())).toBe(true);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(5 + 10);
+    expect(clock.delays).toEqual([2000, 4000, 8000]);
     expect(retryEvents(transport)).toEqual([
-      { type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 5, errorMessage: "503 Service Unavailable" },
-      { type: "auto_retry_start", attempt: 2, maxAttempts: 3, delayMs: 10, errorMessage: "529 overloaded_error: Overloaded" },
-      { type: "auto_retry_start", attempt: 3, maxAttempts: 3, delayMs: 20, errorMessage: "503 again" },
+      { type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "503 Service Unavailable" },
+      { type: "auto_retry_start", attempt: 2, maxAttempts: 3, delayMs: 4000, errorMessage: "529 overloaded_error: Overloaded" },
+      { type: "auto_retry_start", attempt: 3, maxAttempts: 3, delayMs: 8000, errorMessage: "503 again" },
       { type: "auto_retry_end", success: true, attempt: 3 },
     ]);
     // Success is announced right after the good reply's message_end, before its agent_end.
@@ -174,11 +168,16 @@ describe("AutoRetry.afterRun", () => {
     server.agent.autoRetryEnabled = false;
     await request({ type: "prompt", message: "hello" });
     await until(() => transport.of("agent_settled").length === 1);
-    const retry = new AutoRetry({ baseDelayMs: 10_000 });
+    const clock = new FakeClock();
+    const retry = new AutoRetry({ setTimer: clock.setTimer });
     const done = retry.afterRun(server.agent, lastAssistant());
-    await until(() => retryEvents(transport).length === 1);
+    await clock.whenPending();
+    expect(retryEvents(transport)).toHaveLength(1);
     expect(retry.isRetrying).toBe(true);
+    clock.advance(1999);
+    expect(calls).toHaveLength(1);
     retry.abort();
+    expect(clock.pending).toBe(0); // the wait was cancelled, not left to run out
     expect(await done).toBe(true);
     expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
     expect(calls).toHaveLength(1);
@@ -187,19 +186,20 @@ describe("AutoRetry.afterRun", () => {
 });
 
 describe("auto-retry through the RPC server", () => {
+  afterEach(() => void vi.useRealTimers());
+
   it("abort_retry cancels the wait; the run then settles", async () => {
     const calls: Context[] = [];
-    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "never" }], calls)]);
+    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "never" }], calls)], { baseDelayMs: HOUR });
     await request({ type: "prompt", message: "hello" });
     await until(() => retryEvents(transport).length === 1);
-    expect(retryEvents(transport)[0]).toEqual({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "503 Service Unavailable" });
+    expect(retryEvents(transport)[0]).toEqual({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: HOUR, errorMessage: "503 Service Unavailable" });
     // Still part of the run: not settled, still streaming.
     expect(transport.of("agent_settled")).toEqual([]);
     expect(((await request({ type: "get_state" }))["data"] as Rec)["isStreaming"]).toBe(true);
-    const t0 = Date.now();
     expect((await request({ type: "abort_retry" }))["success"]).toBe(true);
+    // Settles although the hour-long wait has not ended: the abort cancelled it.
     await until(() => transport.of("agent_settled").length === 1);
-    expect(Date.now() - t0).toBeLessThan(2000); // before the 2 s retry delay would have ended
     expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
     expect(calls).toHaveLength(1);
   });
@@ -211,12 +211,18 @@ describe("auto-retry through the RPC server", () => {
     const { transport, request, until } = await serve([
       flakyProvider([{ error: "503 Service Unavailable" }, { text: "retried" }, { text: "follow-up answer" }], calls),
     ]);
+    // The retry's 2 s wait runs on vitest's clock: it ends when the test says, not on a busy machine's whim.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     await request({ type: "prompt", message: "hello" });
     await until(() => retryEvents(transport).length === 1);
     const refused = await request({ type: "prompt", message: "meanwhile" });
     expect(refused).toMatchObject({ success: false, error: expect.stringContaining("streamingBehavior") });
     expect((await request({ type: "prompt", message: "meanwhile", streamingBehavior: "followUp" }))["success"]).toBe(true);
-    await until(() => transport.of("agent_settled").length === 1, 10_000);
+    expect(calls).toHaveLength(1);
+    vi.advanceTimersByTime(1999);
+    expect(calls).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    await until(() => transport.of("agent_settled").length === 1);
     // One run: the retried reply, then the follow-up turn, then one settle.
     expect(calls).toHaveLength(3);
     const lastUser = (c: Context) => c.messages.filter((m) => m.role === "user").at(-1);
@@ -227,12 +233,11 @@ describe("auto-retry through the RPC server", () => {
   });
 
   it("abort during the wait cancels the retry too", async () => {
-    const { transport, request, until } = await serve([flakyProvider([{ error: "overloaded" }, { text: "never" }])]);
+    const { transport, request, until } = await serve([flakyProvider([{ error: "overloaded" }, { text: "never" }])], { baseDelayMs: HOUR });
     await request({ type: "prompt", message: "hello" });
     await until(() => retryEvents(transport).length === 1);
-    const t0 = Date.now();
+    // Answers although the hour-long wait has not ended: the abort cancelled it.
     expect((await request({ type: "abort" }))["success"]).toBe(true);
-    expect(Date.now() - t0).toBeLessThan(2000); // before the 2 s retry delay would have ended
     expect(retryEvents(transport).at(-1)).toMatchObject({ type: "auto_retry_end", success: false, finalError: "Retry cancelled" });
   });
 
@@ -282,9 +287,13 @@ export default function (pi: any) {
 }
 `;
 
-function startFlaky(failures: number): AgentProcess {
+function startFlaky(failures: number, settings?: object): AgentProcess {
   const dir = tempDir();
   writeFileSync(join(dir, "flaky.ts"), FLAKY_EXTENSION);
+  if (settings !== undefined) {
+    mkdirSync(join(dir, ".pi"));
+    writeFileSync(join(dir, ".pi", "settings.json"), JSON.stringify(settings));
+  }
   const agent = spawnParley(["-e", join(dir, "flaky.ts")], { cwd: dir, env: { FLAKY_FAILURES: String(failures) } });
   agents.push(agent);
   return agent;
@@ -311,14 +320,13 @@ describe("auto-retry (spawned CLI)", () => {
   });
 
   it("abort_retry ends the retry at once", async () => {
-    const agent = startFlaky(5);
+    // An hour's wait (project settings): the retry can only end this test by being cancelled.
+    const agent = startFlaky(5, { retry: { baseDelayMs: HOUR } });
     await agent.request({ type: "set_model", provider: "flaky", modelId: "m" });
     await agent.request({ type: "prompt", message: "hi" });
-    await agent.waitFor((r) => r.type === "auto_retry_start");
-    const t0 = Date.now();
+    expect(await agent.waitFor((r) => r.type === "auto_retry_start")).toMatchObject({ delayMs: HOUR });
     expect((await agent.request({ type: "abort_retry" }))["success"]).toBe(true);
     const end = await agent.waitFor((r) => r.type === "auto_retry_end");
-    expect(Date.now() - t0).toBeLessThan(2000); // before the 2 s retry delay would have ended
     expect(end).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "Retry cancelled" });
     await agent.waitFor((r) => r.type === "agent_settled");
     expect(agent.records.filter((r) => r.type === "auto_retry_start")).toHaveLength(1);

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
+import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const MODULE = pathToFileURL(join(import.meta.dirname, "../dist/transport/claim-stdin.js")).href;
 
@@ -34,7 +35,7 @@ function run(shell: string | undefined): Record<string, unknown> {
   const dir = mkdtempSync(join(tmpdir(), "parley-claim-"));
   writeFileSync(join(dir, "in"), INPUT);
   writeFileSync(join(dir, "claim.mjs"), SCRIPT);
-  const options = { cwd: dir, encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: 60_000 } as const;
+  const options = { cwd: dir, encoding: "utf8", env: { ...process.env, NODE: process.execPath }, timeout: deadline(AGENT_CEILING_MS) } as const;
   const result = shell === undefined ? spawnSync(process.execPath, ["claim.mjs"], { ...options, input: INPUT }) : spawnSync("sh", ["-c", shell], options);
   expect(result.status, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as Record<string, unknown>;

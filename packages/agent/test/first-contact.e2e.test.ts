@@ -10,9 +10,11 @@ import { join } from "node:path";
 import { RpcClient, spawnTransport } from "@parley/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnParley, type AgentProcess } from "./helpers/spawn.js";
+import { deadline } from "./helpers/deadline.js";
 
 const FIX = join(import.meta.dirname, "fixtures");
-const MINUTE = 60_000;
+/** Per-test ceilings, scaled by PARLEY_TEST_DEADLINE_SCALE like every wait. */
+const MINUTE = deadline(60_000);
 const agents: AgentProcess[] = [];
 afterEach(() => {
   for (const a of agents.splice(0)) a.kill();

@@ -11,22 +11,17 @@
  * default session folder is pi's (another change).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import type * as Acp from "../../../node_modules/pi-acp/node_modules/@agentclientprotocol/sdk/dist/acp.js";
+import { agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
+import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const acp = (await import(join(ROOT, "node_modules/pi-acp/node_modules/@agentclientprotocol/sdk/dist/acp.js"))) as typeof Acp;
 const PI_ACP = join(ROOT, "node_modules/pi-acp/dist/index.js");
-const FIXTURE = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
-const CLI = {
-  pi: join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
-  parley: join(ROOT, "packages/agent/bin/parley.js"),
-} as const;
-type AgentName = keyof typeof CLI;
 
 const children: ChildProcessWithoutNullStreams[] = [];
 const dirs: string[] = [];
@@ -40,21 +35,18 @@ const sessionFolder = (cwd: string): string => `--${cwd.replace(/^[/\\]/, "").re
 
 /** Runs the whole flow through pi-acp against one agent; returns what the ACP client was told. */
 async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
-  const base = mkdtempSync(join(tmpdir(), `piacp-${agent}-`));
+  const { base, agentDir, cwd, env } = agentWorld(`piacp-${agent}-`);
   dirs.push(base);
-  const home = join(base, "home");
-  const agentDir = join(home, ".pi", "agent");
-  const cwd = join(base, "proj");
   const bin = join(base, "bin");
-  for (const dir of [agentDir, cwd, bin]) mkdirSync(dir, { recursive: true });
+  mkdirSync(bin);
   const sessionDir = agent === "parley" ? ` --session-dir '${join(agentDir, "sessions", sessionFolder(cwd))}'` : "";
   const shim = join(bin, "pi");
-  writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' '${CLI[agent]}' "$@" -e '${FIXTURE}'${sessionDir}\n`);
+  writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' '${CLI[agent]}' "$@" -e '${OFFLINE_PROVIDER}'${sessionDir}\n`);
   chmodSync(shim, 0o755);
 
   const child = spawn(process.execPath, [PI_ACP], {
     cwd,
-    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: agentDir, PATH: `${bin}:${process.env["PATH"] ?? ""}`, PI_ACP_PI_COMMAND: shim },
+    env: { ...process.env, ...env, PATH: `${bin}:${process.env["PATH"] ?? ""}`, PI_ACP_PI_COMMAND: shim },
     stdio: ["pipe", "pipe", "pipe"],
   });
   children.push(child);
@@ -77,7 +69,7 @@ async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
   const connection = new acp.ClientSideConnection(() => client, stream);
   const untilUpdate = (match: (u: Acp.SessionNotification) => boolean, from: number): Promise<void> =>
     new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no matching session update; stderr: ${stderr.slice(-2000)}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`no matching session update; stderr: ${stderr.slice(-2000)}`)), deadline(AGENT_CEILING_MS));
       const check = (): void => {
         if (updates.slice(from).some(match)) {
           clearTimeout(timer);

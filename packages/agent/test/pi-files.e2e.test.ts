@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cwdSlug } from "../src/session/store.js";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const SHOW = resolve(import.meta.dirname, "fixtures/pi-dropin/show-setup.ts");
 const PROVIDER = resolve(import.meta.dirname, "fixtures/pi-dropin/offline-provider.ts");
@@ -45,7 +46,7 @@ const running: AgentProcess[] = [];
 afterEach(async () => {
   for (const agent of running.splice(0)) {
     agent.closeInput();
-    const timer = setTimeout(() => agent.kill(), 30_000);
+    const timer = setTimeout(() => agent.kill(), deadline(AGENT_CEILING_MS));
     await agent.exited;
     clearTimeout(timer);
   }

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cwdSlug } from "../src/session/store.js";
 import { PARLEY_BIN, PI_BIN, spawnAgent } from "./helpers/spawn.js";
+import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/pi-dropin/offline-provider.ts");
 const SESSION_ID = "0199f0aa-1111-7222-8333-444455556666";
@@ -117,7 +118,7 @@ async function run(bin: string, line: string[]): Promise<Outcome> {
     model = data.model ? `${data.model.provider}/${data.model.id}` : undefined;
   }
   agent.closeInput();
-  const timer = setTimeout(() => agent.kill(), 30_000);
+  const timer = setTimeout(() => agent.kill(), deadline(AGENT_CEILING_MS));
   const { code } = await agent.exited;
   clearTimeout(timer);
   return { started: outcome?.["success"] === true, ...(model !== undefined ? { model } : {}), code, stderr: agent.stderr() };

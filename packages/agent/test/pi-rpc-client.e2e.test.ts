@@ -19,20 +19,12 @@
  *   from its settings are another change's); the model is chosen with set_model on both: `--provider offline --model echo` at start-up
  *   needs parley to resolve extension providers' models after loading them (another change).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
+import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
-
-const FIXTURE = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
-const CLI = {
-  pi: join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
-  parley: join(ROOT, "packages/agent/bin/parley.js"),
-} as const;
-type AgentName = keyof typeof CLI;
-const AGENTS: AgentName[] = ["pi", "parley"];
 
 // The class as the package ships it (its package exports only the root, which loads far more).
 const { RpcClient } = (await import(join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js"))) as {
@@ -53,18 +45,15 @@ afterAll(async () => {
 
 /** A started client for one agent: private HOME, a project with a prompt template, the offline model selected. */
 async function start(agent: AgentName): Promise<Setup> {
-  const base = mkdtempSync(join(tmpdir(), `rpcclient-${agent}-`));
-  const home = join(base, "home");
-  const cwd = join(base, "proj");
+  const { base, cwd, env } = agentWorld(`rpcclient-${agent}-`);
   const sessions = join(base, "sessions");
   mkdirSync(join(cwd, ".pi", "prompts"), { recursive: true });
-  mkdirSync(home);
   writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
   const client = new RpcClient({
     cliPath: CLI[agent],
     cwd,
-    env: { HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") },
-    args: ["--session-dir", sessions, "-e", FIXTURE],
+    env,
+    args: ["--session-dir", sessions, "-e", OFFLINE_PROVIDER],
   });
   cleanups.push(async () => {
     await client.stop();

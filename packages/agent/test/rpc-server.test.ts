@@ -1,7 +1,9 @@
 /**
- * The RPC server in-process, over a memory transport: no pipes, extensions as inline factories.
+ * The RPC server in-process, over a bare memory transport: no pipes, extensions as inline
+ * factories, records read as written. Behaviour a client sees is tested with a real RpcClient
+ * in in-process-client.test.ts; this file keeps what needs the raw records (line order, logs).
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ExtensionAPI } from "../src/index.js";
 import { RpcServer } from "../src/rpc/server.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";
@@ -22,22 +24,6 @@ async function serve(...factories: ((pi: ExtensionAPI) => void)[]) {
 }
 
 describe("RpcServer in-process", () => {
-  it("session_before_switch can cancel new_session after asking the user", async () => {
-    const { transport, tick } = await serve((pi) => {
-      pi.on("session_before_switch", async (event, ctx) => {
-        const ok = await ctx.ui.confirm("Clear session?", `reason=${event.reason}`);
-        return ok ? undefined : { cancel: true };
-      });
-    });
-    transport.line({ type: "new_session", id: "n1" });
-    await tick();
-    const confirm = transport.of("extension_ui_request").find((r) => r["method"] === "confirm");
-    expect(confirm).toMatchObject({ title: "Clear session?", message: "reason=new" });
-    transport.line({ type: "extension_ui_response", id: confirm?.["id"], confirmed: false });
-    await tick();
-    expect(transport.of("response").at(-1)).toEqual({ id: "n1", type: "response", command: "new_session", success: true, data: { cancelled: true } });
-  });
-
   it("sync commands answer in order even when a long-running command is still waiting", async () => {
     const { transport, tick } = await serve((pi) => {
       pi.registerCommand("ask", { handler: async (_a, ctx) => void (await ctx.ui.input("q")) });
@@ -98,19 +84,6 @@ describe("RpcServer in-process", () => {
     expect(seen).toEqual(["undefined", "shutdown"]);
     expect(transport.of("extension_ui_dismissed")).toHaveLength(1);
     expect(transport.of("response").at(-1)).toMatchObject({ id: "p", success: true });
-  });
-
-  it("a command registered by two extensions is invoked as name:1 and name:2, as in pi", async () => {
-    const { transport, tick } = await serve(
-      (pi) => pi.registerCommand("dup", { handler: (_a, ctx) => ctx.ui.notify("first") }),
-      (pi) => pi.registerCommand("dup", { handler: (_a, ctx) => ctx.ui.notify("second") }),
-    );
-    transport.line({ type: "prompt", message: "/dup:2", id: "d2" });
-    await tick();
-    expect(transport.of("extension_ui_request").at(-1)?.["message"]).toBe("second");
-    transport.line({ type: "prompt", message: "/dup:1", id: "d1" });
-    await tick();
-    expect(transport.of("extension_ui_request").at(-1)?.["message"]).toBe("first");
   });
 });
 
@@ -175,29 +148,40 @@ describe("degraded ctx.ui methods", () => {
 
 describe("a slow extension factory", () => {
   it("is waited for, with a notice on the log every interval until it finishes", async () => {
-    const transport = new MemoryTransport();
-    const logs: string[] = [];
-    let finish = (): void => {};
-    const server = new RpcServer({
-      transport,
-      cwd: process.cwd(),
-      extensions: [{ path: "/ext/slow.ts", factory: () => new Promise<void>((resolve) => (finish = resolve)) }],
-      log: (m) => logs.push(m),
-      slowExtensionNoticeMs: 40,
-    });
-    const started = server.start();
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    while (logs.filter((m) => m.includes("/ext/slow.ts")).length < 2) await sleep(5);
-    expect(logs.filter((m) => m.includes("/ext/slow.ts"))[0]).toMatch(
-      /^extension \/ext\/slow\.ts \(its factory\) has not finished after \d+ s; commands wait until it does$/,
-    );
-    finish();
-    await started;
-    const notices = logs.filter((m) => m.includes("/ext/slow.ts")).length;
-    transport.line({ type: "get_state", id: "after" });
-    while (!transport.sent.some((r) => r["id"] === "after")) await sleep(5);
-    await sleep(150);
-    expect(logs.filter((m) => m.includes("/ext/slow.ts")).length).toBe(notices);
-    await server.shutdown();
+    // The notice's interval runs on vitest's clock: the test moves time, it never waits for it.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    try {
+      const transport = new MemoryTransport();
+      const logs: string[] = [];
+      let finish = (): void => {};
+      const server = new RpcServer({
+        transport,
+        cwd: process.cwd(),
+        extensions: [{ path: "/ext/slow.ts", factory: () => new Promise<void>((resolve) => (finish = resolve)) }],
+        log: (m) => logs.push(m),
+        slowExtensionNoticeMs: 40_000,
+      });
+      const notices = (): string[] => logs.filter((m) => m.includes("/ext/slow.ts"));
+      const started = server.start();
+      while (vi.getTimerCount() === 0) await new Promise((resolve) => setImmediate(resolve));
+      vi.advanceTimersByTime(39_999);
+      expect(notices()).toEqual([]);
+      vi.advanceTimersByTime(1);
+      vi.advanceTimersByTime(40_000);
+      expect(notices()).toEqual([
+        "extension /ext/slow.ts (its factory) has not finished after 40 s; commands wait until it does",
+        "extension /ext/slow.ts (its factory) has not finished after 80 s; commands wait until it does",
+      ]);
+      finish();
+      await started;
+      transport.line({ type: "get_state", id: "after" });
+      while (!transport.sent.some((r) => r["id"] === "after")) await new Promise((resolve) => setImmediate(resolve));
+      // Finished: the notice's timer is gone, however long time runs on.
+      vi.advanceTimersByTime(400_000);
+      expect(notices()).toHaveLength(2);
+      await server.shutdown();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -174,7 +174,7 @@ describe("stdin and stdout of every kind", () => {
       env: { ...process.env, HOME: dir },
       stdio: ["ignore", "pipe", "pipe"],
       encoding: "utf8",
-      timeout: 30_000,
+      timeout: deadline(AGENT_CEILING_MS),
     });
     expect(run.status).toBe(0);
     expect(run.stdout).toBe("");

@@ -5,10 +5,13 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Api, Model } from "@mariozechner/pi-ai";
+import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { sanitizeOutput } from "../src/agent/user-bash.js";
 import { convertToLlm } from "../src/extensions/compat/messages.js";
 import { serveScripted, type Factory } from "./helpers/in-process.js";
+import { assistantReply } from "./helpers/replies.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
@@ -36,13 +39,18 @@ const llmText = (messages: Rec[]): string[] =>
 describe("bash (in-process)", () => {
   it("streams output as bash_execution_update with the command's id and answers with the result", async () => {
     const { dir, transport, request } = await serve([]);
-    const res = await request({ type: "bash", command: "echo one; sleep 0.05; echo two >&2; pwd" });
-    expect(res).toMatchObject({ command: "bash", success: true, data: { output: `one\ntwo\n${dir}\n`, exitCode: 0, cancelled: false, truncated: false } });
+    // stdout and stderr are two pipes: their lines interleave as they arrive, so only stdout's own order is fixed.
+    const res = await request({ type: "bash", command: "echo one; echo two >&2; pwd" });
+    expect(res).toMatchObject({ command: "bash", success: true, data: { exitCode: 0, cancelled: false, truncated: false } });
+    const output = (res["data"] as { output: string }).output;
+    expect(output.split("\n").sort()).toEqual(["", dir, "one", "two"].sort());
+    expect(output.indexOf("one\n")).toBeLessThan(output.indexOf(`${dir}\n`));
     expect(res["data"]).not.toHaveProperty("fullOutputPath");
+    // How many updates depends on how the output arrived; together they are the output.
     const updates = transport.of("bash_execution_update");
-    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.length).toBeGreaterThanOrEqual(1);
     expect(updates.every((u) => u["id"] === res["id"])).toBe(true);
-    expect(updates.map((u) => u["delta"]).join("")).toBe(`one\ntwo\n${dir}\n`);
+    expect(updates.map((u) => u["delta"]).join("")).toBe(output);
     // The updates come before the response.
     expect(transport.sent.indexOf(updates.at(-1)!)).toBeLessThan(transport.sent.indexOf(res));
   });
@@ -107,13 +115,12 @@ describe("bash (in-process)", () => {
   it("abort_bash kills the whole process group promptly", async () => {
     const { dir, send, response, request, transport, until } = await serve([]);
     const pidFile = join(dir, "pid");
-    const id = send({ type: "bash", command: `sleep 30 & echo $! > ${pidFile}; echo started; wait` });
+    // An hour's sleep: only the abort can end the command within the test's ceiling.
+    const id = send({ type: "bash", command: `sleep 3600 & echo $! > ${pidFile}; echo started; wait` });
     await until(() => transport.of("bash_execution_update").some((u) => u["id"] === id));
     const sleeper = Number(readFileSync(pidFile, "utf8"));
-    const t0 = Date.now();
     expect((await request({ type: "abort_bash" }))["success"]).toBe(true);
     const res = await response(id);
-    expect(Date.now() - t0).toBeLessThan(20_000); // well below the 30 s sleep: the abort ended it
     expect(res["data"]).toEqual({ output: "started\n", cancelled: true, truncated: false });
     // The shell's background child died with it (a zombie awaiting its reaper counts as dead).
     const alive = (): boolean => {
@@ -133,7 +140,7 @@ describe("bash (in-process)", () => {
 
   it("runs one command at a time", async () => {
     const { send, response, request, transport, until } = await serve([]);
-    const first = send({ type: "bash", command: "echo go; sleep 30" });
+    const first = send({ type: "bash", command: "echo go; sleep 3600" });
     await until(() => transport.of("bash_execution_update").length > 0);
     const second = await request({ type: "bash", command: "echo again" });
     expect(second).toMatchObject({ success: false, error: expect.stringMatching(/already running/) });
@@ -178,15 +185,31 @@ describe("bash (in-process)", () => {
   });
 
   it("a run that ends while the agent streams joins the context after the run", async () => {
-    const { request, send, response, messages, until, transport } = await serve(["a slow reply with quite a few words in it"], [], {
-      PARLEY_STREAM_DELAY_MS: "20",
-    });
+    // The model's reply is held until the test lets it go: the bash run surely ends mid-stream.
+    let release: (() => void) | undefined;
+    const held: Factory = (pi) => {
+      pi.registerProvider("held", {
+        api: "held-api",
+        models: [{ id: "m", contextWindow: 100_000 }],
+        streamSimple: (model: Model<Api>) => {
+          const stream = createAssistantMessageEventStream();
+          release = () => stream.push({ type: "done", reason: "stop", message: assistantReply(model, { text: "the reply" }) });
+          return stream;
+        },
+      } as never);
+    };
+    const { server, request, send, response, messages, until, transport } = await serve([], [held]);
+    expect((await request({ type: "set_model", provider: "held", modelId: "m" }))["success"]).toBe(true);
     await request({ type: "prompt", message: "go" });
     const id = send({ type: "bash", command: "echo during" });
     await response(id);
     expect(((await request({ type: "get_state" }))["data"] as Rec)["isStreaming"]).toBe(true);
+    expect((await messages()).map((m) => m["role"])).toEqual(["user"]);
+    await until(() => release !== undefined);
+    release?.();
     await until(() => transport.of("agent_settled").length > 0);
-    await new Promise((r) => setTimeout(r, 10));
+    // It joins once the run is idle: wait for that, not for time.
+    await until(() => server.agent.messages.length === 3);
     expect((await messages()).map((m) => m["role"])).toEqual(["user", "assistant", "bashExecution"]);
   });
 
@@ -266,16 +289,17 @@ describe("bash (spawned CLI)", () => {
     agent.send({ type: "bash", id: "b1", command: "for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4" });
     const done = await agent.response("b1");
     expect(done).toMatchObject({ success: true, data: { output: "line1\nline2\nline3\n", exitCode: 4, cancelled: false, truncated: false } });
+    // How many updates depends on how fast the lines came (updates are throttled); together they are the output.
     const updates = agent.records.filter((r) => r.type === "bash_execution_update");
-    expect(updates.length).toBeGreaterThanOrEqual(3);
+    expect(updates.length).toBeGreaterThanOrEqual(1);
     expect(updates.every((u) => u["id"] === "b1")).toBe(true);
+    expect(updates.map((u) => u["delta"]).join("")).toBe("line1\nline2\nline3\n");
 
-    agent.send({ type: "bash", id: "b2", command: "echo sleeping; sleep 30" });
+    // An hour's sleep: only the abort can end it within the test's ceiling.
+    agent.send({ type: "bash", id: "b2", command: "echo sleeping; sleep 3600" });
     await agent.waitFor((r) => r.type === "bash_execution_update" && r["id"] === "b2");
-    const t0 = Date.now();
     await agent.request({ type: "abort_bash" });
     const aborted = await agent.response("b2");
-    expect(Date.now() - t0).toBeLessThan(20_000); // well below the 30 s sleep: the abort ended it
     expect(aborted).toMatchObject({ success: true, data: { output: "sleeping\n", cancelled: true } });
     expect(aborted["data"]).not.toHaveProperty("exitCode");
 
@@ -285,7 +309,7 @@ describe("bash (spawned CLI)", () => {
     await agent.waitFor((r) => r.type === "agent_settled", 10_000, from);
     const note = agent.records.slice(from).find((r) => r["method"] === "notify");
     expect(note?.["message"]).toBe(
-      `bash:${JSON.stringify(["for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4=line1\nline2\nline3", "echo sleeping; sleep 30=sleeping", "echo hidden=hidden"])}`,
+      `bash:${JSON.stringify(["for i in 1 2 3; do echo line$i; sleep 0.05; done; exit 4=line1\nline2\nline3", "echo sleeping; sleep 3600=sleeping", "echo hidden=hidden"])}`,
     );
     const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages.map((m) => m["role"])).toEqual(["bashExecution", "bashExecution", "bashExecution", "user", "assistant"]);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DialogEndedError, DialogHandlerError, type AnyPendingDialog, type ClientErrorEvent, type DialogEndReason } from "../src/index.js";
 import { connectFake, settle, sleep } from "./helpers/fake-agent.js";
+import { AGENT_CEILING_MS, deadline } from "../../agent/test/helpers/deadline.js";
 
 describe("dialog handlers", () => {
   it("map their results: value, confirmed, and undefined → cancelled", async () => {
@@ -256,7 +257,12 @@ describe("many dialogs", () => {
     for (let i = 0; i < N; i++) {
       if (i % 11 === 0 && i % 7 !== 0) agent.write({ type: "extension_ui_dismissed", id: `q${i}`, method: "input", reason: "aborted" });
     }
-    await sleep(150);
+    // Wait for every dialog to end (answered, timed out or dismissed) and every answer to arrive,
+    // not for a time: a ceiling only against a hang.
+    const answered = Array.from({ length: N }, (_, i) => i).filter((i) => i % 7 !== 0 && i % 11 !== 0).length;
+    const ceiling = Date.now() + deadline(AGENT_CEILING_MS);
+    while ((client.ui.pending().length > 0 || agent.responses().length < answered) && Date.now() < ceiling) await sleep(10);
+    await settle();
     const counts = new Map<string, number>();
     for (const r of agent.responses()) counts.set(String(r["id"]), (counts.get(String(r["id"])) ?? 0) + 1);
     for (let i = 0; i < N; i++) {

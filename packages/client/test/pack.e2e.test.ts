@@ -13,9 +13,10 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFi
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { deadline } from "../../agent/test/helpers/deadline.js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
-const MINUTE = 60_000;
+const MINUTE = deadline(60_000);
 const PACKAGES = { "@parley/protocol": "protocol", "@parley/client": "client", "@parley/web": "web", "@parley/agent": "agent" } as const;
 type PackageName = keyof typeof PACKAGES;
 

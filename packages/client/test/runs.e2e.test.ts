@@ -8,11 +8,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RequestAbortedError, RpcClient, spawnTransport, type AgentRecord, type ProcessTransport, type RunEvent } from "../src/index.js";
+import { deadline } from "../../agent/test/helpers/deadline.js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const PARLEY = join(ROOT, "node_modules/.bin/parley");
 const HELPERS = join(ROOT, "packages/client/test/fixtures/run-helpers.ts");
-const MINUTE = 60_000;
+const MINUTE = deadline(60_000);
 
 const running: ProcessTransport[] = [];
 afterEach(async () => {

@@ -5,14 +5,14 @@
  * (two "tabs" with separate storage) on one `parley --mode web` with the demo extension and a
  * scripted model. Screenshots of the main states go to packages/web/screenshots/.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { launchChromium } from "../../../scripts/headless-chromium.mjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO, ROOT, startWeb, START_MS, type WebAgent } from "./helpers/web-server.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = join(ROOT, "packages/web/screenshots");
 const XSS_EXTENSION = join(import.meta.dirname, "fixtures/xss-extension.ts");
 const WAIT = { timeout: START_MS };
@@ -77,7 +77,6 @@ const dialog = (page: Page, name: string) => page.getByRole("dialog", { name, ex
 const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does it)`);
   mkdirSync(SCREENSHOTS, { recursive: true });
   const cwd = mkdtempSync(join(tmpdir(), "parley-web-cwd-"));
   writeFileSync(join(cwd, "notes.txt"), "the notes file says hello\n");
@@ -92,19 +91,7 @@ beforeAll(async () => {
     ]),
   );
   agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium(chromium);
   contexts = [await browser.newContext({ viewport: { width: 1100, height: 800 } }), await browser.newContext({ viewport: { width: 1100, height: 800 } })];
   a = await openPage(contexts[0]!);
   b = await openPage(contexts[1]!);

@@ -14,6 +14,7 @@ import type { AssistantMessage } from "@mariozechner/pi-ai";
 import type { AutoRetryEndEvent, AutoRetryStartEvent } from "@parley/protocol";
 import { piAiIfLoaded, loadPiAi, type PiAi } from "../models/pi-ai.js";
 import { errorMessage } from "../error-text.js";
+import { realTimer, type SetTimer } from "../timers.js";
 
 /** What a retry needs from the agent (AgentSession is one). */
 export interface RetryHost {
@@ -32,6 +33,8 @@ export interface AutoRetryOptions {
   maxAttempts?: number;
   /** Wait before the first retry; doubles for each further one (default 2000 ms). */
   baseDelayMs?: number;
+  /** Starts the wait before a retry; returns its cancel. Default: setTimeout. Tests pass a fake clock's. */
+  setTimer?: SetTimer;
 }
 
 const TRANSIENT =
@@ -49,12 +52,14 @@ export function isRetryableError(message: AssistantMessage, contextWindow: numbe
 export class AutoRetry {
   readonly maxAttempts: number;
   readonly baseDelayMs: number;
+  readonly #setTimer: SetTimer;
   /** The retry cycle in progress (from the first auto_retry_start to auto_retry_end). */
   #cycle: AbortController | undefined;
 
   constructor(options: AutoRetryOptions = {}) {
     this.maxAttempts = Math.max(0, options.maxAttempts ?? 3);
     this.baseDelayMs = Math.max(0, options.baseDelayMs ?? 2000);
+    this.#setTimer = options.setTimer ?? realTimer;
   }
 
   get isRetrying(): boolean {
@@ -80,7 +85,7 @@ export class AutoRetry {
         const messages = agent.messages;
         if (messages.at(-1) === failed || messages.at(-1)?.role === "assistant") agent.messages = messages.slice(0, -1);
 
-        if (!(await sleep(delayMs, cycle.signal))) {
+        if (!(await sleep(delayMs, cycle.signal, this.#setTimer))) {
           agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: RETRY_CANCELLED });
           return true;
         }
@@ -154,15 +159,15 @@ export class AutoRetry {
 }
 
 /** Resolves true after `ms`, or false as soon as the signal aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+function sleep(ms: number, signal: AbortSignal, setTimer: SetTimer): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
-    const timer = setTimeout(() => {
+    const cancel = setTimer(() => {
       signal.removeEventListener("abort", onAbort);
       resolve(true);
     }, ms);
     const onAbort = (): void => {
-      clearTimeout(timer);
+      cancel();
       resolve(false);
     };
     signal.addEventListener("abort", onAbort, { once: true });

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { PARLEY_BIN } from "./spawn.js";
+import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
 export type Handler<P, R> = (params: P, signal: AbortSignal) => Promise<R> | R;
 
@@ -29,7 +30,8 @@ export interface AcpHarness {
   close(): Promise<{ code: number | null }>;
 }
 
-export const WAIT_MS = 60_000;
+/** The ceiling of every wait: a minute, scaled by PARLEY_TEST_DEADLINE_SCALE. */
+export const WAIT_MS = deadline(AGENT_CEILING_MS);
 
 export async function startAcp(args: string[], options: { cwd?: string; home?: string; capabilities?: acp.ClientCapabilities } = {}): Promise<AcpHarness> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "parley-acp-home-"));

@@ -9,11 +9,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Compile } from "typebox/schema";
 import WebSocket from "ws";
+import { deadline } from "../../../agent/test/helpers/deadline.js";
 
 export const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
 export const DEMO = join(ROOT, "examples/extensions/rpc-demo.ts");
-export const START_MS = 60_000;
+/** The ceiling of every wait here (start-up included): a minute, scaled by PARLEY_TEST_DEADLINE_SCALE. */
+export const START_MS = deadline(60_000);
 
 export interface WebAgent {
   child: ChildProcessWithoutNullStreams;
