@@ -16,7 +16,9 @@ import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, THINKING_LEVEL_NAMES, type ModelResolution, type ThinkingLevel } from "../models/index.js";
+import { resolveModelScope } from "../models/model-scope.js";
 import { RpcServer, type ExtensionSource } from "../rpc/server.js";
+import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
@@ -54,6 +56,8 @@ interface Setup {
   cwd: string;
   agentDir: string;
   settings: Settings;
+  /** settings.json `skills` / `prompts` entries (pi's order and path resolution). */
+  resourcePaths: ReturnType<typeof loadSettings>["resourcePaths"];
   warnings: string[];
   auth: ReturnType<typeof loadAuthFile>;
   modelsFile: ReturnType<typeof loadModelsFile>;
@@ -66,7 +70,15 @@ function readSetup(options: CliOptions): Setup {
   const loaded = loadSettings({ cwd: options.projectTrust === false ? join(agentDir, "\0none") : cwd, agentDir });
   const auth = loadAuthFile(agentDir);
   const modelsFile = loadModelsFile(agentDir);
-  return { cwd, agentDir, settings: loaded.settings, warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings], auth, modelsFile };
+  return {
+    cwd,
+    agentDir,
+    settings: loaded.settings,
+    resourcePaths: loaded.resourcePaths,
+    warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings],
+    auth,
+    modelsFile,
+  };
 }
 
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
@@ -115,6 +127,7 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     compaction: settings.compaction,
     retry: settings.retry,
     shellPath: settings.shellPath,
+    shellCommandPrefix: settings.shellCommandPrefix,
     prompt: promptSources(options, setup),
     tools: {
       allow: options.tools,
@@ -130,18 +143,38 @@ async function chooseStartupModel(
   options: CliOptions,
   settings: Settings,
 ): Promise<{ warnings: string[]; offlineNotice?: string | undefined }> {
+  const scope = await startupScope(agent, options.models ?? settings.enabledModels, settings);
   const chosen = await agent.models.chooseStartup({
     provider: options.provider,
     model: options.model,
     apiKey: options.apiKey,
     thinking: wireLevel(options.thinking),
-    scoped: options.models ?? settings.enabledModels,
+    scoped: scope.first,
     defaultProvider: settings.defaultProvider,
     defaultModel: settings.defaultModel,
     defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
   });
   agent.applyStartupModel(chosen);
-  return chosen;
+  return { ...chosen, warnings: [...scope.warnings, ...chosen.warnings] };
+}
+
+/**
+ * --models / enabledModels, resolved as pi does once the extensions' providers are known: the
+ * agent's scope (cycle_model, ctx.scopedModels), and the start-up model it implies (settings'
+ * default model when it is in the scope, else the scope's first), as an exact reference.
+ */
+async function startupScope(
+  agent: AgentSession,
+  patterns: string[] | undefined,
+  settings: Settings,
+): Promise<{ first: string[] | undefined; warnings: string[] }> {
+  if (!patterns || patterns.length === 0) return { first: undefined, warnings: [] };
+  await agent.models.loadCatalog();
+  const scope = resolveModelScope(patterns, agent.models);
+  agent.scopedModels = scope.models;
+  const preferred = scope.models.find((s) => s.model.provider === settings.defaultProvider && s.model.id === settings.defaultModel) ?? scope.models[0];
+  const first = preferred ? [`${preferred.model.provider}/${preferred.model.id}${preferred.thinkingLevel ? `:${preferred.thinkingLevel}` : ""}`] : undefined;
+  return { first, warnings: scope.warnings };
 }
 
 /** --export FILE [out.html]: pi's one-shot export. */
@@ -157,11 +190,27 @@ async function exportAndExit(file: string, output: string | undefined): Promise<
   }
 }
 
-/** --list-models [search]: the models this setup can use, as a table, then exit. */
+/** Takes records and drops them: --list-models runs extension factories with no client to hear them. */
+const silentTransport: Transport = {
+  backedUp: false,
+  whenWritable: () => Promise.resolve(),
+  start: () => {},
+  send: () => {},
+  flush: () => Promise.resolve(),
+};
+
+/**
+ * --list-models [search]: the models this setup can use, as a table, then exit. As pi does, the
+ * extensions load first, so the models of the providers they register are listed too.
+ */
 async function listModelsAndExit(options: CliOptions, setup: Setup): Promise<never> {
-  const models = await resolveModels({ loadCatalog: true }, { cwd: setup.cwd, authKey: setup.auth.apiKey });
+  const [models, sources] = await Promise.all([resolveModels({ loadCatalog: true }, { cwd: setup.cwd, authKey: setup.auth.apiKey }), loadAll(options, setup)]);
+  const server = new RpcServer({ transport: silentTransport, cwd: setup.cwd, extensions: sources, log, models });
+  for (const failure of await server.loadExtensions({ explicitFailuresFatal: true })) log(`Failed to load extension ${failure.path}: ${failure.error}`);
+  const agent = server.agent;
+  for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
   const search = typeof options.listModels === "string" ? options.listModels.toLowerCase() : undefined;
-  const rows = models
+  const rows = agent.models
     .availableModels()
     .filter((m) => search === undefined || `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(search))
     .map((m) => [m.provider, m.id, String(m.contextWindow), String(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]);
@@ -322,6 +371,8 @@ export async function main(argv: string[]): Promise<void> {
     agentDir,
     skillPaths: options.skills,
     promptTemplatePaths: options.promptTemplates,
+    settingsSkillPaths: setup.resourcePaths.skills,
+    settingsPromptPaths: setup.resourcePaths.prompts,
     noSkills: options.noSkills,
     noPromptTemplates: options.noPromptTemplates,
   });

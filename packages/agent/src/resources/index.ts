@@ -27,6 +27,10 @@ export interface ResourceOptions {
   skillPaths?: readonly string[];
   /** --prompt-template paths (files or folders), in order. */
   promptTemplatePaths?: readonly string[];
+  /** settings.json `skills` entries (project's first, then global), already resolved; skipped with --no-skills, as in pi. */
+  settingsSkillPaths?: readonly SettingsPath[];
+  /** settings.json `prompts` entries, likewise. */
+  settingsPromptPaths?: readonly SettingsPath[];
   /** --no-skills: no discovery; explicit paths still load. */
   noSkills?: boolean;
   /** --no-prompt-templates: no discovery; explicit paths still load. */
@@ -34,6 +38,15 @@ export interface ResourceOptions {
   /** For `~` and `~/.agents/skills`; the user's home by default. */
   home?: string;
 }
+
+/** A path from a settings file and the scope of that file. */
+export interface SettingsPath {
+  path: string;
+  scope: "user" | "project";
+}
+
+/** pi reports settings entries as "local" resources of the file's scope. */
+const settingsSource = (path: string, scope: SettingsPath["scope"]): SourceInfo => ({ path, source: "local", scope, origin: "top-level" });
 
 export interface Resources {
   skills: Skill[];
@@ -80,6 +93,11 @@ function loadSkills(options: ResourceOptions, cwd: string, home: string, warning
     }
   };
   if (!options.noSkills) {
+    for (const { path, scope } of options.settingsSkillPaths ?? []) {
+      if (isDirectory(path)) add(findSkillFiles(path, true), (f) => settingsSource(f, scope));
+      else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
+      else if (!existsSync(path)) warnings.push({ path, message: "skill path (settings.json) does not exist" });
+    }
     const projectBase = join(cwd, ".pi");
     const userAgents = join(home, ".agents", "skills");
     add(findSkillFiles(join(projectBase, "skills"), true), (f) => discoveredSource(f, "project", projectBase));
@@ -107,6 +125,10 @@ function loadPrompts(options: ResourceOptions, cwd: string, home: string, warnin
     }
   };
   if (!options.noPromptTemplates) {
+    for (const { path, scope } of options.settingsPromptPaths ?? []) {
+      if (isDirectory(path)) add(findTemplateFiles(path), (f) => settingsSource(f, scope));
+      else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
+    }
     const projectBase = join(cwd, ".pi");
     add(findTemplateFiles(join(projectBase, "prompts")), (f) => discoveredSource(f, "project", projectBase));
     add(findTemplateFiles(join(options.agentDir, "prompts")), (f) => discoveredSource(f, "user", options.agentDir));

@@ -1,0 +1,217 @@
+/**
+ * The last gaps between pi's files and parley, through the spawned CLI with HOME and
+ * PI_CODING_AGENT_DIR in temporary folders: settings' shellCommandPrefix and shellPath (bash tool
+ * and `bash` command), the model scope of --models / enabledModels (cycle_model, ctx.scopedModels),
+ * settings' skills and prompts arrays, --list-models with extension providers, and a session whose
+ * model came from an extension provider.
+ */
+import { execFile } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+
+const TRIO = resolve(import.meta.dirname, "fixtures/pi-dropin/three-models.ts");
+const MINUTE = 60_000;
+const NO_KEYS: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.keys(process.env)
+    .filter((k) => /_API_KEY$|_TOKEN$|^AWS_|^AZURE_|^GOOGLE_|^CLOUDFLARE_/.test(k))
+    .map((k) => [k, ""]),
+);
+
+interface Place {
+  home: string;
+  agentDir: string;
+  cwd: string;
+}
+
+function place(): Place {
+  const home = mkdtempSync(join(tmpdir(), "parley-gaps-"));
+  const agentDir = join(home, ".pi", "agent");
+  const cwd = join(home, "work", "project");
+  mkdirSync(agentDir, { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  return { home, agentDir, cwd };
+}
+
+function write(path: string, content: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+}
+
+const env = (p: Place, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, ...extra });
+
+const running: AgentProcess[] = [];
+afterEach(async () => {
+  for (const agent of running.splice(0)) {
+    agent.closeInput();
+    const timer = setTimeout(() => agent.kill(), 30_000);
+    await agent.exited;
+    clearTimeout(timer);
+  }
+});
+
+function start(p: Place, args: string[], extra: NodeJS.ProcessEnv = {}): AgentProcess {
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...args], { cwd: p.cwd, env: env(p, extra) });
+  running.push(agent);
+  return agent;
+}
+
+async function ok(agent: AgentProcess, command: object): Promise<Rec> {
+  const r = await agent.request(command, MINUTE);
+  expect(r["success"], `${JSON.stringify(r)}\n${agent.stderr()}`).toBe(true);
+  return r;
+}
+
+const modelOf = (data: unknown): string => {
+  const m = (data as { model: { provider: string; id: string } }).model;
+  return `${m.provider}/${m.id}`;
+};
+
+async function notified(agent: AgentProcess, command: string): Promise<string> {
+  const from = agent.records.length;
+  agent.send({ type: "prompt", message: `/${command}`, id: command });
+  const r = await agent.waitFor((x) => x.type === "extension_ui_request" && x["method"] === "notify", MINUTE, from);
+  return String(r["message"]);
+}
+
+describe("pi's settings and models, the remaining gaps", () => {
+  it(
+    "shellCommandPrefix and shellPath reach the bash tool and the bash command, as in pi",
+    async () => {
+      const p = place();
+      const shell = join(p.home, "my-shell");
+      // A shell that marks its environment, then is bash: proves shellPath chose it.
+      write(shell, '#!/bin/sh\nexport VIA_SETTINGS_SHELL=yes\nexec /bin/bash "$@"\n');
+      chmodSync(shell, 0o755);
+      write(join(p.agentDir, "settings.json"), { shellPath: shell, shellCommandPrefix: "export PREFIX_MARK=from-prefix" });
+      const command = 'echo "mark=$PREFIX_MARK shell=$VIA_SETTINGS_SHELL"';
+      const script = join(p.home, "turns.json");
+      write(script, [{ toolCalls: [{ name: "bash", arguments: { command } }] }, "done"]);
+      const agent = start(p, ["--no-session", "--model-script", script]);
+
+      const bash = await ok(agent, { type: "bash", command });
+      expect((bash["data"] as { output: string }).output).toContain("mark=from-prefix shell=yes");
+
+      const from = agent.records.length;
+      await ok(agent, { type: "prompt", message: "run it" });
+      const end = await agent.waitFor((r) => r.type === "tool_execution_end", MINUTE, from);
+      const text = JSON.stringify(end["result"]);
+      expect(text).toContain("mark=from-prefix shell=yes");
+      expect(end["isError"]).toBe(false);
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "--models limits cycle_model to the scope (with each pattern's thinking level), ctx.scopedModels reflects it",
+    async () => {
+      const p = place();
+      const agent = start(p, ["--no-session", "-e", TRIO, "--models", "trio/alpha,trio/beta:high"]);
+      expect(modelOf((await ok(agent, { type: "get_state" }))["data"])).toBe("trio/alpha");
+      expect(await notified(agent, "show-scope")).toBe("trio/alpha\ntrio/beta:high");
+
+      const first = (await ok(agent, { type: "cycle_model" }))["data"] as { model: { id: string }; thinkingLevel: string; isScoped: boolean };
+      expect([first.model.id, first.thinkingLevel, first.isScoped]).toEqual(["beta", "high", true]);
+      const second = (await ok(agent, { type: "cycle_model" }))["data"] as { model: { id: string }; isScoped: boolean };
+      expect([second.model.id, second.isScoped]).toEqual(["alpha", true]);
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "settings.json enabledModels (a glob) is the scope; the settings' default model wins when it is in it",
+    async () => {
+      const p = place();
+      write(join(p.agentDir, "settings.json"), { enabledModels: ["trio/*a"], defaultProvider: "trio", defaultModel: "gamma" });
+      const agent = start(p, ["--no-session", "-e", TRIO]);
+      expect(modelOf((await ok(agent, { type: "get_state" }))["data"])).toBe("trio/gamma");
+      expect(await notified(agent, "show-scope")).toBe("trio/alpha\ntrio/beta\ntrio/gamma");
+      const cycled = (await ok(agent, { type: "cycle_model" }))["data"] as { model: { id: string }; isScoped: boolean };
+      expect([cycled.model.id, cycled.isScoped]).toEqual(["alpha", true]);
+
+      // One model in scope: nothing to cycle to (pi answers null); unscoped, ctx.scopedModels is empty.
+      const single = start(p, ["--no-session", "-e", TRIO, "--models", "trio/beta"]);
+      expect((await ok(single, { type: "cycle_model" }))["data"]).toBeNull();
+      const unscoped = start(p, ["--no-session", "-e", TRIO, "--models", ""]);
+      expect(await notified(unscoped, "show-scope")).toBe("(none)");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "settings.json skills and prompts arrays: global paths from the agent directory, project paths from .pi/",
+    async () => {
+      const p = place();
+      write(join(p.agentDir, "my-skills/listed/SKILL.md"), "---\ndescription: Listed in the global settings\n---\nListed.\n");
+      write(join(p.home, "shared-prompts/shared.md"), "---\ndescription: Shared prompt\n---\nShared $1\n");
+      write(join(p.agentDir, "settings.json"), { skills: ["my-skills"], prompts: ["~/shared-prompts"] });
+      write(join(p.cwd, ".pi/more-prompts/local.md"), "---\ndescription: Project-listed prompt\n---\nLocal\n");
+      write(join(p.cwd, ".pi/settings.json"), { prompts: ["more-prompts"] });
+      const agent = start(p, ["--no-session", "--approve"]);
+      const commands = ((await ok(agent, { type: "get_commands" }))["data"] as { commands: Rec[] }).commands;
+      const byName = new Map(commands.map((c) => [String(c["name"]), c]));
+      expect(byName.get("skill:listed")?.["sourceInfo"]).toMatchObject({ source: "local", scope: "user" });
+      expect(byName.get("shared")?.["sourceInfo"]).toMatchObject({ source: "local", scope: "user" });
+      expect(byName.get("local")?.["sourceInfo"]).toMatchObject({ source: "local", scope: "project" });
+      // --no-skills turns them off with discovery, as in pi.
+      const none = start(p, ["--no-session", "--approve", "--no-skills"]);
+      const names = ((await ok(none, { type: "get_commands" }))["data"] as { commands: Rec[] }).commands.map((c) => c["name"]);
+      expect(names).not.toContain("skill:listed");
+      expect(names).toContain("shared");
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "--list-models loads the extensions, so their providers' models are listed",
+    async () => {
+      const p = place();
+      const { stdout } = await promisify(execFile)(PARLEY_BIN, ["--list-models", "-e", TRIO], {
+        cwd: p.cwd,
+        env: { ...process.env, ...env(p) },
+        timeout: 2 * MINUTE,
+      });
+      const rows = stdout.split("\n").filter((l) => l.startsWith("trio "));
+      expect(rows.map((r) => r.split(/\s+/)[1])).toEqual(["alpha", "beta", "gamma"]);
+      const { stdout: searched } = await promisify(execFile)(PARLEY_BIN, ["--list-models", "gam", "-e", TRIO], {
+        cwd: p.cwd,
+        env: { ...process.env, ...env(p) },
+        timeout: 2 * MINUTE,
+      });
+      expect(searched).toMatch(/trio\s+gamma/);
+      expect(searched).not.toMatch(/trio\s+alpha/);
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "a session whose model came from an extension provider continues with it (-c, --session, switch_session)",
+    async () => {
+      const p = place();
+      const first = start(p, ["-e", TRIO]);
+      // The default is the provider's first model; the session records another.
+      expect(modelOf((await ok(first, { type: "get_state" }))["data"])).toBe("trio/alpha");
+      await ok(first, { type: "set_model", provider: "trio", modelId: "gamma" });
+      const from = first.records.length;
+      await ok(first, { type: "prompt", message: "hello" });
+      await first.waitFor((r) => r.type === "agent_settled", MINUTE, from);
+      const sessionFile = String(((await ok(first, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile);
+      first.closeInput();
+      await first.exited;
+      expect(readdirSync(dirname(sessionFile))).toHaveLength(1);
+
+      expect(modelOf((await ok(start(p, ["-e", TRIO, "-c"]), { type: "get_state" }))["data"])).toBe("trio/gamma");
+      expect(modelOf((await ok(start(p, ["-e", TRIO, "--session", sessionFile]), { type: "get_state" }))["data"])).toBe("trio/gamma");
+      const other = start(p, ["-e", TRIO, "--no-session"]);
+      expect(modelOf((await ok(other, { type: "get_state" }))["data"])).toBe("trio/alpha");
+      const switcher = start(p, ["-e", TRIO]);
+      expect(modelOf((await ok(switcher, { type: "get_state" }))["data"])).toBe("trio/alpha");
+      await ok(switcher, { type: "switch_session", sessionPath: sessionFile });
+      expect(modelOf((await ok(switcher, { type: "get_state" }))["data"])).toBe("trio/gamma");
+    },
+    3 * MINUTE,
+  );
+});
