@@ -2,10 +2,13 @@
  * The last gaps between pi's files and parley, through the spawned CLI with HOME and
  * PI_CODING_AGENT_DIR in temporary folders: settings' shellCommandPrefix and shellPath (bash tool
  * and `bash` command), the model scope of --models / enabledModels (cycle_model, ctx.scopedModels),
- * settings' skills and prompts arrays, --list-models with extension providers, and a session whose
- * model came from an extension provider.
+ * settings' skills and prompts arrays, --list-models with extension providers, a session whose
+ * model came from an extension provider, models.json entries that adjust built-in providers, and
+ * auth.json OAuth logins (requests go to a local server standing in for the provider).
  */
 import { execFile } from "node:child_process";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -211,6 +214,67 @@ describe("pi's settings and models, the remaining gaps", () => {
       expect(modelOf((await ok(switcher, { type: "get_state" }))["data"])).toBe("trio/alpha");
       await ok(switcher, { type: "switch_session", sessionPath: sessionFile });
       expect(modelOf((await ok(switcher, { type: "get_state" }))["data"])).toBe("trio/gamma");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "models.json adjusts a built-in provider (baseUrl, apiKey, headers, modelOverrides); an auth.json OAuth login is its key",
+    async () => {
+      const seen: IncomingHttpHeaders[] = [];
+      const server = createServer((req, res) => {
+        seen.push(req.headers);
+        req.resume();
+        req.on("end", () => {
+          res.writeHead(400, { "content-type": "application/json" });
+          res.end(JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "stand-in provider" } }));
+        });
+      });
+      await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      try {
+        const p = place();
+        write(join(p.agentDir, "models.json"), {
+          providers: {
+            anthropic: {
+              baseUrl,
+              apiKey: "sk-from-models-json",
+              headers: { "x-proxy": "from-models-json" },
+              modelOverrides: { "claude-sonnet-4-5": { name: "Sonnet via proxy", contextWindow: 12_345 } },
+            },
+          },
+        });
+        // The provider's key in models.json counts as credentials: the default model is anthropic's.
+        const agent = start(p, ["--no-session"]);
+        const initial = (await ok(agent, { type: "get_state" }))["data"] as { model: { provider: string; baseUrl: string } };
+        expect([initial.model.provider, initial.model.baseUrl]).toEqual(["anthropic", baseUrl]);
+        const set = (await ok(agent, { type: "set_model", provider: "anthropic", modelId: "claude-sonnet-4-5" }))["data"] as Record<string, unknown>;
+        expect([set["name"], set["contextWindow"], set["baseUrl"]]).toEqual(["Sonnet via proxy", 12_345, baseUrl]);
+        const from = agent.records.length;
+        await ok(agent, { type: "prompt", message: "hello" });
+        await agent.waitFor((r) => r.type === "agent_settled", MINUTE, from);
+        const first = seen.at(-1);
+        expect(first?.["x-api-key"] ?? first?.["authorization"]).toContain("sk-from-models-json");
+        expect(first?.["x-proxy"]).toBe("from-models-json");
+
+        // An OAuth login in auth.json comes before models.json's key: its access token is sent.
+        write(join(p.agentDir, "auth.json"), { anthropic: { type: "oauth", access: "sk-ant-oat01-stand-in", refresh: "r", expires: Date.now() + 3_600_000 } });
+        const oauth = start(p, ["--no-session", "--model", "anthropic/claude-sonnet-4-5"]);
+        const count = seen.length;
+        const mark = oauth.records.length;
+        await ok(oauth, { type: "prompt", message: "hello" });
+        await oauth.waitFor((r) => r.type === "agent_settled", MINUTE, mark);
+        expect(seen.length).toBeGreaterThan(count);
+        expect(`${seen.at(-1)?.["authorization"] ?? ""} ${seen.at(-1)?.["x-api-key"] ?? ""}`).toContain("sk-ant-oat01-stand-in");
+
+        // An expired login is said on stderr, and is no key (parley never rewrites pi's auth.json to refresh it).
+        write(join(p.agentDir, "auth.json"), { openai: { type: "oauth", access: "old", refresh: "r", expires: Date.now() - 1000 } });
+        const expired = start(p, ["--no-session"]);
+        await ok(expired, { type: "get_state" });
+        await expired.until(() => /OAuth login of "openai" expired/.test(expired.stderr()), MINUTE);
+      } finally {
+        server.close();
+      }
     },
     3 * MINUTE,
   );

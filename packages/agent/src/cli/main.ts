@@ -11,11 +11,20 @@ import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import { loadAuthFile } from "../config/auth-file.js";
-import { loadModelsFile } from "../config/models-file.js";
+import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
+import { oauthModelAdjuster } from "../config/oauth-models.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import { ModelResolutionError, ModelScriptError, resolveModels, THINKING_LEVEL_NAMES, type ModelResolution, type ThinkingLevel } from "../models/index.js";
+import {
+  ModelResolutionError,
+  ModelScriptError,
+  resolveModels,
+  THINKING_LEVEL_NAMES,
+  type ModelResolution,
+  type ResolveEnvironment,
+  type ThinkingLevel,
+} from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import { RpcServer, type ExtensionSource } from "../rpc/server.js";
 import type { Transport } from "../rpc/transport.js";
@@ -78,6 +87,22 @@ function readSetup(options: CliOptions): Setup {
     warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings],
     auth,
     modelsFile,
+  };
+}
+
+/**
+ * Where the models' keys and adjustments come from: auth.json (API keys and OAuth logins), then
+ * the environment, then models.json's keys; models.json's overrides and OAuth logins adjust the
+ * built-in models.
+ */
+async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
+  const oauth = setup.auth.oauth.size > 0 ? await oauthModelAdjuster(setup.auth.oauth) : undefined;
+  const file = setup.modelsFile;
+  return {
+    cwd: setup.cwd,
+    authKey: setup.auth.apiKey,
+    fallbackKey: (provider) => providerKey(file, provider),
+    ...(file.overrides.size > 0 || oauth ? { adjustBuiltIn: (model) => adjustBuiltIn(file, oauth ? oauth(model) : model) } : {}),
   };
 }
 
@@ -204,7 +229,10 @@ const silentTransport: Transport = {
  * extensions load first, so the models of the providers they register are listed too.
  */
 async function listModelsAndExit(options: CliOptions, setup: Setup): Promise<never> {
-  const [models, sources] = await Promise.all([resolveModels({ loadCatalog: true }, { cwd: setup.cwd, authKey: setup.auth.apiKey }), loadAll(options, setup)]);
+  const [models, sources] = await Promise.all([
+    modelEnvironment(setup).then((environment) => resolveModels({ loadCatalog: true }, environment)),
+    loadAll(options, setup),
+  ]);
   const server = new RpcServer({ transport: silentTransport, cwd: setup.cwd, extensions: sources, log, models });
   for (const failure of await server.loadExtensions({ explicitFailuresFatal: true })) log(`Failed to load extension ${failure.path}: ${failure.error}`);
   const agent = server.agent;
@@ -275,7 +303,7 @@ export async function main(argv: string[]): Promise<void> {
     // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them. The
     // start-up model is chosen once the extensions have registered their providers.
     [models, extensionSources] = await Promise.all([
-      resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, { cwd, authKey: setup.auth.apiKey }),
+      modelEnvironment(setup).then((environment) => resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, environment)),
       loadAll(options, setup),
     ]);
     startup = openStartupSession(

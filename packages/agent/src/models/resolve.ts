@@ -98,6 +98,10 @@ export interface ResolveEnvironment {
   cwd?: string;
   /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
   authKey?: (provider: string) => string | undefined;
+  /** A key models.json gives a provider: after auth.json and the environment, as in pi. */
+  fallbackKey?: (provider: string) => string | undefined;
+  /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
+  adjustBuiltIn?: (model: Model<Api>) => Model<Api>;
 }
 
 /** Models that join the catalogue after start-up: extension providers, models.json. */
@@ -221,12 +225,12 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const offlineModel = createOfflineModel({ cwd, delayMs });
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
   const localModels = scriptModel ? [scriptModel, offlineModel] : [offlineModel];
-  const keys = new KeyLookup(pi, env, environment.authKey);
+  const keys = new KeyLookup(pi, env, environment.authKey, environment.fallbackKey);
   // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
   let built: Catalog | undefined;
   let extra: ExtraModels | undefined;
   const newCatalog = (): Catalog => {
-    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined);
+    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined, environment.adjustBuiltIn);
     c.extra = extra;
     return c;
   };
@@ -477,16 +481,17 @@ class KeyLookup {
     private readonly pi: PiAiResolution,
     private readonly env: Record<string, string | undefined>,
     private readonly authKey: ((provider: string) => string | undefined) | undefined,
+    private readonly fallbackKey: ((provider: string) => string | undefined) | undefined = undefined,
   ) {}
 
   get(provider: string): string | undefined {
     if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
-    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider));
+    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider)) ?? this.fallbackKey?.(provider);
   }
 
   /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token), or auth.json holds a key. */
   autoSelects(provider: string): boolean {
-    if (this.authKey?.(provider) !== undefined) return true;
+    if (this.authKey?.(provider) !== undefined || this.fallbackKey?.(provider) !== undefined) return true;
     const vars = this.withEnv(() => this.pi.findEnvKeys(provider)) ?? [];
     return vars.some((v) => !NOT_AUTO_SELECTING.has(v));
   }
@@ -521,9 +526,11 @@ class Catalog {
     local: Model<Api>[],
     /** Whether a provider has credentials; fuzzy matches across providers prefer those. */
     private readonly usableProvider: (provider: string) => boolean,
+    adjust: ((model: Model<Api>) => Model<Api>) | undefined = undefined,
   ) {
     this.#builtInProviders = pi.getProviders() as string[];
-    this.builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
+    const builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
+    this.builtIn = adjust ? builtIn.map(adjust) : builtIn;
     this.#local = local;
   }
 
