@@ -4,7 +4,8 @@
  * and `bash` command), the model scope of --models / enabledModels (cycle_model, ctx.scopedModels),
  * settings' skills and prompts arrays, --list-models with extension providers, a session whose
  * model came from an extension provider, models.json entries that adjust built-in providers, and
- * auth.json OAuth logins (requests go to a local server standing in for the provider).
+ * auth.json OAuth logins (requests go to a local server standing in for the provider), and project
+ * trust as the newest pi decides it in RPC mode.
  */
 import { execFile } from "node:child_process";
 import { createServer, type IncomingHttpHeaders } from "node:http";
@@ -17,6 +18,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const TRIO = resolve(import.meta.dirname, "fixtures/pi-dropin/three-models.ts");
+const VOTER = resolve(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
 const MINUTE = 60_000;
 const NO_KEYS: NodeJS.ProcessEnv = Object.fromEntries(
   Object.keys(process.env)
@@ -277,5 +279,48 @@ describe("pi's settings and models, the remaining gaps", () => {
       }
     },
     3 * MINUTE,
+  );
+
+  it(
+    "project trust: a project with .pi/ resources is used only when trusted (project_trust handlers, trust.json, defaultProjectTrust, --approve)",
+    async () => {
+      const p = place();
+      write(join(p.cwd, ".pi/settings.json"), { followUpMode: "all" });
+      write(join(p.cwd, ".pi/prompts/from-project.md"), "---\ndescription: Project prompt\n---\nHi\n");
+      const look = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
+        const agent = start(p, ["--no-session", "-e", VOTER, ...args], extra);
+        const s = (await ok(agent, { type: "get_state" }))["data"] as { followUpMode: string };
+        const names = ((await ok(agent, { type: "get_commands" }))["data"] as { commands: Rec[] }).commands.map((c) => c["name"]);
+        const info = JSON.parse(await notified(agent, "trust-info")) as { asked: { cwd: string; mode: string; hasUI: boolean } | null; trusted: boolean };
+        return { followUpMode: s.followUpMode, prompt: names.includes("from-project"), ...info };
+      };
+
+      // Nothing decides and RPC mode cannot ask: not trusted, so nothing of .pi/ is used.
+      expect(await look([])).toMatchObject({ followUpMode: "one-at-a-time", prompt: false, trusted: false, asked: null });
+      // An extension's project_trust handler decides, asked as pi asks it in RPC mode.
+      const yes = await look([], { TRUST_VOTE: "yes" });
+      expect(yes).toMatchObject({ followUpMode: "all", prompt: true, trusted: true });
+      expect(yes.asked).toEqual({ cwd: p.cwd, mode: "rpc", hasUI: false });
+      expect(await look([], { TRUST_VOTE: "no" })).toMatchObject({ prompt: false, trusted: false });
+      // "undecided" falls through to pi's trust.json (the folder or an ancestor)...
+      write(join(p.agentDir, "trust.json"), { [dirname(p.cwd)]: true });
+      expect(await look([], { TRUST_VOTE: "undecided" })).toMatchObject({ followUpMode: "all", prompt: true, trusted: true });
+      write(join(p.agentDir, "trust.json"), { [p.cwd]: false, [dirname(p.cwd)]: true });
+      expect(await look([])).toMatchObject({ prompt: false, trusted: false });
+      // ...then to the global defaultProjectTrust.
+      write(join(p.agentDir, "trust.json"), {});
+      write(join(p.agentDir, "settings.json"), { defaultProjectTrust: "always" });
+      expect(await look([])).toMatchObject({ prompt: true, trusted: true });
+      // --no-approve / --approve decide without asking.
+      expect(await look(["--no-approve"], { TRUST_VOTE: "yes" })).toMatchObject({ prompt: false, trusted: false, asked: null });
+      write(join(p.agentDir, "settings.json"), {});
+      expect(await look(["--approve"], { TRUST_VOTE: "no" })).toMatchObject({ prompt: true, trusted: true, asked: null });
+
+      // A project without such resources is trusted and no one is asked.
+      const plain = place();
+      const agent = start(plain, ["--no-session", "-e", VOTER], { TRUST_VOTE: "no" });
+      expect(JSON.parse(await notified(agent, "trust-info"))).toEqual({ asked: null, trusted: true });
+    },
+    4 * MINUTE,
   );
 });

@@ -23,8 +23,25 @@ function sessionText(count: number, textChars = 50, id = (i: number) => `e${i.to
     const message =
       i % 2 === 0
         ? { role: "user", content: [{ type: "text", text: `q${i} ${"é".repeat(i % 3)}${"x".repeat(textChars)}` }], timestamp: i }
-        : { role: "assistant", content: [{ type: "text", text: `a${i} ${"y".repeat(textChars)}` }], provider: "p", model: "m", api: "a", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: i };
-    lines.push(JSON.stringify({ type: "message", id: id(i), parentId: i === 0 ? null : id(i - 1), timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), message }));
+        : {
+            role: "assistant",
+            content: [{ type: "text", text: `a${i} ${"y".repeat(textChars)}` }],
+            provider: "p",
+            model: "m",
+            api: "a",
+            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+            stopReason: "stop",
+            timestamp: i,
+          };
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: id(i),
+        parentId: i === 0 ? null : id(i - 1),
+        timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+        message,
+      }),
+    );
   }
   return lines;
 }

@@ -13,6 +13,7 @@ import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAM
 import { loadAuthFile } from "../config/auth-file.js";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
 import { oauthModelAdjuster } from "../config/oauth-models.js";
+import { decideProjectTrust } from "../config/project-trust.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
@@ -106,13 +107,29 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
   };
 }
 
+/** Whether the project's `.pi/` resources are used: decided before anything of the project loads (see project-trust.ts). */
+async function projectTrust(options: CliOptions): Promise<boolean> {
+  const cwd = process.cwd();
+  const agentDir = findAgentDir();
+  const global = loadSettings({ cwd: join(agentDir, "\0none"), agentDir }).settings;
+  return decideProjectTrust({
+    cwd,
+    agentDir,
+    override: options.projectTrust,
+    defaultProjectTrust: global.defaultProjectTrust,
+    // The user's and -e extensions only: the project's load once it is trusted.
+    extensions: () => loadAll({ ...options, projectTrust: false }, { cwd, agentDir }),
+    log,
+  });
+}
+
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
 function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel | undefined {
   if (level === "max") return "xhigh";
   return THINKING_LEVEL_NAMES.find((l) => l === level);
 }
 
-async function loadAll(options: CliOptions, setup: Setup): Promise<ExtensionSource[]> {
+async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir">): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
   const discovered = options.noExtensions ? [] : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false });
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
@@ -274,6 +291,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
+  options = { ...options, projectTrust: await projectTrust(options) };
   const setup = readSetup(options);
   if (options.listModels !== undefined) await listModelsAndExit(options, setup);
 
@@ -401,11 +419,13 @@ export async function main(argv: string[]): Promise<void> {
     promptTemplatePaths: options.promptTemplates,
     settingsSkillPaths: setup.resourcePaths.skills,
     settingsPromptPaths: setup.resourcePaths.prompts,
+    projectTrusted: options.projectTrust !== false,
     noSkills: options.noSkills,
     noPromptTemplates: options.noPromptTemplates,
   });
   for (const w of resources.warnings) log(`${w.path}: ${w.message}`);
   server.runtime.resources = resources;
+  server.runtime.projectTrusted = options.projectTrust !== false;
 
   // An -e file whose factory throws stops parley too, with the extension's own stack.
   const fatal = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];

@@ -21,6 +21,8 @@ export interface Settings {
   shellCommandPrefix?: string;
   sessionDir?: string;
   enabledModels?: string[];
+  /** "always" | "never" | "ask": what a project with `.pi/` resources gets when nothing else decides (global file only). */
+  defaultProjectTrust?: string;
   /** Skill and prompt-template paths (loaded by the skills/templates module). */
   skills?: string[];
   prompts?: string[];
@@ -144,6 +146,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   const sessionDir = pick(raw, "sessionDir", isString, warnings, "");
   if (sessionDir) settings.sessionDir = expandTilde(sessionDir, options.home);
   set("enabledModels", pick(raw, "enabledModels", isStrings, warnings, ""));
+  set("defaultProjectTrust", pick(raw, "defaultProjectTrust", isString, warnings, ""));
   set("skills", pick(raw, "skills", isStrings, warnings, ""));
   set("prompts", pick(raw, "prompts", isStrings, warnings, ""));
   const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);

@@ -31,6 +31,8 @@ export interface ResourceOptions {
   settingsSkillPaths?: readonly SettingsPath[];
   /** settings.json `prompts` entries, likewise. */
   settingsPromptPaths?: readonly SettingsPath[];
+  /** false: the project's `.pi/skills`, `.pi/prompts` and `.agents/skills` are not used (an untrusted project, as in pi). */
+  projectTrusted?: boolean;
   /** --no-skills: no discovery; explicit paths still load. */
   noSkills?: boolean;
   /** --no-prompt-templates: no discovery; explicit paths still load. */
@@ -100,9 +102,11 @@ function loadSkills(options: ResourceOptions, cwd: string, home: string, warning
     }
     const projectBase = join(cwd, ".pi");
     const userAgents = join(home, ".agents", "skills");
-    add(findSkillFiles(join(projectBase, "skills"), true), (f) => discoveredSource(f, "project", projectBase));
-    for (const dir of ancestorAgentsSkillDirs(cwd)) {
-      if (dir !== userAgents) add(findSkillFiles(dir, false), (f) => discoveredSource(f, "project", projectBase));
+    if (options.projectTrusted !== false) {
+      add(findSkillFiles(join(projectBase, "skills"), true), (f) => discoveredSource(f, "project", projectBase));
+      for (const dir of ancestorAgentsSkillDirs(cwd)) {
+        if (dir !== userAgents) add(findSkillFiles(dir, false), (f) => discoveredSource(f, "project", projectBase));
+      }
     }
     add(findSkillFiles(join(options.agentDir, "skills"), true), (f) => discoveredSource(f, "user", options.agentDir));
     add(findSkillFiles(userAgents, false), (f) => discoveredSource(f, "user", options.agentDir));
@@ -130,7 +134,7 @@ function loadPrompts(options: ResourceOptions, cwd: string, home: string, warnin
       else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
     }
     const projectBase = join(cwd, ".pi");
-    add(findTemplateFiles(join(projectBase, "prompts")), (f) => discoveredSource(f, "project", projectBase));
+    if (options.projectTrusted !== false) add(findTemplateFiles(join(projectBase, "prompts")), (f) => discoveredSource(f, "project", projectBase));
     add(findTemplateFiles(join(options.agentDir, "prompts")), (f) => discoveredSource(f, "user", options.agentDir));
   }
   for (const raw of options.promptTemplatePaths ?? []) {
