@@ -19,7 +19,7 @@
  *   from its settings are another change's); the model is chosen with set_model on both: `--provider offline --model echo` at start-up
  *   needs parley to resolve extension providers' models after loading them (another change).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
@@ -60,6 +60,9 @@ async function start(agent: AgentName): Promise<Setup> {
   mkdirSync(join(cwd, ".pi", "prompts"), { recursive: true });
   mkdirSync(home);
   writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
+  // The newest pi uses a project's .pi/ only once trusted; its trust.json says so (pi 0.73.1 reads no trust).
+  mkdirSync(join(home, ".pi", "agent"), { recursive: true });
+  writeFileSync(join(home, ".pi", "agent", "trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
   const client = new RpcClient({
     cliPath: CLI[agent],
     cwd,
