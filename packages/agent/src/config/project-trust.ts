@@ -87,16 +87,20 @@ type TrustHandler = (event: { type: "project_trust"; cwd: string }, ctx: unknown
  * that does nothing and returns undefined, and has such members itself (`pi.events.on(…)`).
  */
 function recordingApi(handlers: TrustHandler[]): unknown {
-  const inert: unknown = new Proxy(() => undefined, { get: () => inert, apply: () => undefined });
+  // Never a thenable: awaiting a member must not wait forever.
+  const member = (key: string | symbol): unknown => (key === "then" ? undefined : inert);
+  const inert: unknown = new Proxy(() => undefined, { get: (_target, key) => member(key), apply: () => undefined });
   return new Proxy(
     {},
     {
       get: (_target, key) =>
-        key === "on"
-          ? (event: unknown, handler: unknown) => {
-              if (event === "project_trust" && typeof handler === "function") handlers.push(handler as TrustHandler);
-            }
-          : inert,
+        key === "then"
+          ? undefined
+          : key === "on"
+            ? (event: unknown, handler: unknown) => {
+                if (event === "project_trust" && typeof handler === "function") handlers.push(handler as TrustHandler);
+              }
+            : inert,
     },
   );
 }
