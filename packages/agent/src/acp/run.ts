@@ -55,6 +55,8 @@ export async function runAcp(run: RunAcpOptions): Promise<void> {
       return sources;
     },
   });
+  // ctx.isProjectTrusted(): the start-up decision (cli/main.ts), as in RPC mode.
+  server.runtime.projectTrusted = options.projectTrust !== false;
   await server.loadExtensions();
   try {
     server.setExtensionFlags(resolveExtensionFlags(options, server.runtime.flags));
