@@ -117,8 +117,12 @@ async function projectTrust(options: CliOptions): Promise<boolean> {
     agentDir,
     override: options.projectTrust,
     defaultProjectTrust: global.defaultProjectTrust,
-    // The user's and -e extensions only: the project's load once it is trusted.
-    extensions: () => loadAll({ ...options, projectTrust: false }, { cwd, agentDir }),
+    // The user's and -e extensions only: the project's load once it is trusted. Their code runs
+    // here, so fd 0 is the protocol's from now on (claimStdin hands the same claim out later).
+    extensions: () => {
+      claimStdin();
+      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir });
+    },
     log,
   });
 }
