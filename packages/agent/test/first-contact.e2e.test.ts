@@ -70,7 +70,8 @@ describe("-e files that cannot be loaded stop parley", () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, ".parley", "extensions"), { recursive: true });
     writeFileSync(join(cwd, ".parley", "extensions", "broken.ts"), "export default function () {\n  throw new Error('broken on purpose');\n}\n");
-    const agent = spawnParley([], { cwd });
+    // --approve: a project's own extensions load only in a trusted project, as in pi.
+    const agent = spawnParley(["--approve"], { cwd });
     agents.push(agent);
     expect((await agent.request({ type: "get_state" }))["success"]).toBe(true);
     expect(agent.records.filter((r) => r.type === "extension_error")).toHaveLength(1);

@@ -89,6 +89,8 @@ describe("pi's files", () => {
         defaultModel: "claude-sonnet-4-5",
       });
       write(join(p.cwd, ".pi", "settings.json"), { followUpMode: "one-at-a-time" });
+      // The project's .pi/ counts once the project is trusted (pi's trust.json; see the trust test in pi-dropin-gaps).
+      write(join(p.agentDir, "trust.json"), { [p.cwd]: true });
       const s = await state(start(p, ["--no-session"]));
       expect(s["steeringMode"]).toBe("all");
       expect(s["followUpMode"]).toBe("one-at-a-time");
@@ -207,6 +209,7 @@ describe("pi's files", () => {
       write(join(dirname(p.cwd), "CLAUDE.md"), "PARENT-RULES");
       write(join(p.cwd, "AGENTS.md"), "PROJECT-RULES");
       write(join(p.cwd, ".pi", "SYSTEM.md"), "CUSTOM-SYSTEM");
+      write(join(p.agentDir, "trust.json"), { [p.cwd]: true });
       write(join(p.agentDir, "APPEND_SYSTEM.md"), "APPENDED-GLOBAL");
       const prompt = await notified(start(p, ["--no-session", "-e", SHOW]), "show-prompt");
       expect(prompt.startsWith("CUSTOM-SYSTEM")).toBe(true);

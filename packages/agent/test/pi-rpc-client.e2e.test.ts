@@ -19,7 +19,7 @@
  *   from its settings are another change's); the model is chosen with set_model on both: `--provider offline --model echo` at start-up
  *   needs parley to resolve extension providers' models after loading them (another change).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
@@ -45,10 +45,12 @@ afterAll(async () => {
 
 /** A started client for one agent: private HOME, a project with a prompt template, the offline model selected. */
 async function start(agent: AgentName): Promise<Setup> {
-  const { base, cwd, env } = agentWorld(`rpcclient-${agent}-`);
+  const { base, cwd, env, agentDir } = agentWorld(`rpcclient-${agent}-`);
   const sessions = join(base, "sessions");
   mkdirSync(join(cwd, ".pi", "prompts"), { recursive: true });
   writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
+  // The newest pi uses a project's .pi/ only once trusted; its trust.json says so (pi 0.73.1 reads no trust).
+  writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
   const client = new RpcClient({
     cliPath: CLI[agent],
     cwd,

@@ -138,7 +138,8 @@ describe("extension failures are reported, not fatal", () => {
     const cwd = mkdtempSync(join(tmpdir(), "parley-discovered-"));
     mkdirSync(join(cwd, ".parley", "extensions"), { recursive: true });
     for (const name of ["throws-on-load.ts", "not-a-function.ts", "syntax-error.ts"]) copyFileSync(join(FIX, name), join(cwd, ".parley", "extensions", name));
-    const agent = spawnParley(["-e", join(FIX, "throws-in-handler.ts"), "-e", join(FIX, "lifecycle.ts")], { cwd });
+    // --approve: a project's own extensions load only in a trusted project, as in pi.
+    const agent = spawnParley(["--approve", "-e", join(FIX, "throws-in-handler.ts"), "-e", join(FIX, "lifecycle.ts")], { cwd });
     agents.push(agent);
     await agent.request({ type: "get_state" });
     const errors = agent.records.filter((r) => r.type === "extension_error");
@@ -327,7 +328,7 @@ describe("CLI", () => {
 });
 
 describe("extension discovery", () => {
-  it("loads ~/.parley/extensions and ./.parley/extensions (files and folders), unless --no-extensions", async () => {
+  it("loads ~/.parley/extensions and, in a trusted project, ./.parley/extensions (files and folders), unless --no-extensions", async () => {
     const { mkdirSync, writeFileSync } = await import("node:fs");
     const home = mkdtempSync(join(tmpdir(), "parley-home-"));
     const project = mkdtempSync(join(tmpdir(), "parley-project-"));
@@ -345,7 +346,9 @@ describe("extension discovery", () => {
       const data = (await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] };
       return data.commands.map((c) => c.name).sort();
     };
-    expect(await names([])).toEqual(["from-folder", "from-project", "from-user"]);
+    // The project's own extensions load once the project is trusted (here --approve), as in pi.
+    expect(await names([])).toEqual(["from-folder", "from-user"]);
+    expect(await names(["--approve"])).toEqual(["from-folder", "from-project", "from-user"]);
     expect(await names(["--no-extensions", "-e", join(FIX, "lifecycle.ts")])).toEqual(["boom", "bye", "ctx", "exec", "late-timer"]);
   });
 });

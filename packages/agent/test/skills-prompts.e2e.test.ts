@@ -5,7 +5,7 @@
  * and parley and compare what a client sees. The skills section is compared up to its end: what
  * follows it in the system prompt (date, working folder, context files) is ordered differently.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -33,6 +33,8 @@ function tree(): { base: string; home: string; cwd: string; extra: string } {
   const cwd = join(base, "proj");
   const extra = join(base, "extra");
   mkdirSync(join(cwd, ".git"), { recursive: true }); // the ancestor walk stops here
+  // The newest pi uses a project's .pi/ and .agents/ only once trusted; trust.json says so (pi 0.73.1 reads no trust).
+  write(join(home, ".pi/agent/trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
   write(join(home, ".pi/agent/skills/user-skill/SKILL.md"), "---\nname: user-skill\ndescription: A user skill\n---\n# User\nDo user things.\n");
   write(join(home, ".agents/skills/home-agents/SKILL.md"), "---\ndescription: From ~/.agents\n---\nHome agents.\n");
   write(join(home, ".pi/agent/prompts/uprompt.md"), "First line used as the description, which is longer than sixty characters\nbody $ARGUMENTS\n");

@@ -30,6 +30,8 @@ export interface AgentConfig {
   compaction?: Partial<CompactionSettings> | undefined;
   retry?: { enabled?: boolean | undefined; maxRetries?: number | undefined; baseDelayMs?: number | undefined } | undefined;
   shellPath?: string | undefined;
+  /** settings.json `shellCommandPrefix`: put on its own line before every command (bash tool and `bash` command), as in pi. */
+  shellCommandPrefix?: string | undefined;
   prompt?: PromptSources | undefined;
   tools?: ToolPolicy | undefined;
 }

@@ -16,6 +16,7 @@ import type { AgentConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
+import type { ScopedModelChoice } from "../models/model-scope.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -114,14 +115,18 @@ export class AgentSession {
     const context = options.session.buildSessionContext();
     this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
     const config = options.config ?? {};
-    this.#bash = new UserBash(this, options.cwd, config.shellPath !== undefined ? { shellPath: config.shellPath } : {});
+    const shell = {
+      ...(config.shellPath ? { shellPath: config.shellPath } : {}),
+      ...(config.shellCommandPrefix ? { commandPrefix: config.shellCommandPrefix } : {}),
+    };
+    this.#bash = new UserBash(this, options.cwd, shell);
     this.#retry = new AutoRetry({
       ...(config.retry?.maxRetries !== undefined ? { maxAttempts: config.retry.maxRetries } : {}),
       ...(config.retry?.baseDelayMs !== undefined ? { baseDelayMs: config.retry.baseDelayMs } : {}),
     });
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
-    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools);
+    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, { bash: shell });
     this.#local = {
       state: {
         model: options.models.model,
@@ -540,8 +545,15 @@ export class AgentSession {
     }
   }
 
-  /** Next available model; null when there is only one. */
+  /**
+   * The models `--models` / `enabledModels` limit cycle_model to (pi's scope; ctx.scopedModels);
+   * empty when not scoped. A model's level, when its pattern gave one, applies on switching to it.
+   */
+  scopedModels: ScopedModelChoice[] = [];
+
+  /** Next model: of the scope (those with credentials) when there is one, else of every available model; null when there is only one. */
   cycleModel(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
+    if (this.scopedModels.length > 0) return this.#cycleScoped();
     const models = this.models.availableModels();
     if (models.length < 2) return null;
     const index = models.findIndex((m) => m.provider === this.model.provider && m.id === this.model.id);
@@ -549,6 +561,17 @@ export class AgentSession {
     if (!next) return null;
     this.setModel(next);
     return { model: next, thinkingLevel: this.thinkingLevel, isScoped: false };
+  }
+
+  #cycleScoped(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
+    const scope = this.scopedModels.filter((s) => this.models.hasAuth(s.model));
+    if (scope.length < 2) return null;
+    const index = scope.findIndex((s) => s.model.provider === this.model.provider && s.model.id === this.model.id);
+    const next = scope[(Math.max(index, 0) + 1) % scope.length] as ScopedModelChoice;
+    const level = next.thinkingLevel ?? this.thinkingLevel;
+    this.setModel(next.model);
+    this.setThinkingLevel(level);
+    return { model: next.model, thinkingLevel: this.thinkingLevel, isScoped: true };
   }
 
   availableThinkingLevels(): ThinkingLevel[] {

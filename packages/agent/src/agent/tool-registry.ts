@@ -3,7 +3,7 @@
  * tool with a built-in's name replaces it). New extension tools start active, as in pi.
  */
 import type { AgentTool } from "@mariozechner/pi-agent-core";
-import type { ToolDefinition, ToolName } from "../tools/index.js";
+import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
 import { allToolNames, codingToolNames } from "../tools/names.js";
 import type { ExtensionContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
@@ -23,10 +23,13 @@ export class ToolRegistry {
   #active: string[];
   readonly #context: (extensionPath: string | undefined) => ExtensionContext;
   readonly #policy: ToolPolicy;
+  /** Options for the built-ins (settings' shellPath and shellCommandPrefix reach the bash tool). */
+  readonly #toolOptions: ToolsOptions;
 
   /** `policy`: pi's --tools / --exclude-tools / --no-tools / --no-builtin-tools, applied to tools as they appear. */
-  constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext, policy: ToolPolicy = {}) {
+  constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext, policy: ToolPolicy = {}, toolOptions: ToolsOptions = {}) {
     this.#cwd = cwd;
+    this.#toolOptions = toolOptions;
     this.#context = context;
     this.#policy = policy;
     const builtIns = policy.allow ? [...allToolNames].filter((n) => policy.allow?.includes(n)) : policy.none ? [] : codingToolNames;
@@ -48,7 +51,7 @@ export class ToolRegistry {
   async load(): Promise<void> {
     if (this.#builtIns.size > 0) return;
     const { createToolDefinition } = await import("../tools/index.js");
-    for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd));
+    for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd, this.#toolOptions));
   }
 
   /** Takes the runtime's current extension tools; ones not seen before become active. */

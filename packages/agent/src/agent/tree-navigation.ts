@@ -5,7 +5,7 @@
  * summary) and session_tree. Not tied to a front door: every mode's extension host calls it.
  */
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { NavigateTreeOptions, SessionBeforeTreeResult, TreePreparation } from "../extensions/types.js";
+import type { NavigateTreeOptions, TreePreparation } from "../extensions/types.js";
 import { userText } from "../session/context.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { SummaryHost } from "./summary-call.js";

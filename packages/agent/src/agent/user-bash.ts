@@ -51,6 +51,8 @@ export interface UserBashOptions {
   /** Default: the local shell (bash, else sh), as the bash tool uses it. */
   operations?: BashOperations;
   shellPath?: string;
+  /** settings.json `shellCommandPrefix`: runs on its own line before the command (the recorded command stays the user's). */
+  commandPrefix?: string;
 }
 
 // CSI (colours, cursor movement), OSC (titles, hyperlinks; ended by BEL or ST) and two-character escapes.
@@ -150,6 +152,7 @@ export class UserBash {
   readonly #agent: UserBashHost;
   readonly #cwd: string;
   readonly #operations: BashOperations;
+  readonly #prefix: string | undefined;
   #running: AbortController | undefined;
   /** Runs finished while the agent was streaming; recorded once it is idle. */
   #pending: BashExecutionMessage[] = [];
@@ -159,6 +162,7 @@ export class UserBash {
     this.#agent = agent;
     this.#cwd = cwd;
     this.#operations = options.operations ?? createLocalBashOperations(options.shellPath !== undefined ? { shellPath: options.shellPath } : {});
+    this.#prefix = options.commandPrefix;
   }
 
   get isRunning(): boolean {
@@ -177,7 +181,8 @@ export class UserBash {
         result = intercepted.result;
         if (result.output) options.onDelta(result.output);
       } else {
-        result = await this.#execute(command, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta, options.output);
+        const run = this.#prefix ? `${this.#prefix}\n${command}` : command;
+        result = await this.#execute(run, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta, options.output);
       }
       this.#record(command, result, excludeFromContext);
       return result;

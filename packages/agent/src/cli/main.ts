@@ -12,14 +12,25 @@ import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import { loadAuthFile } from "../config/auth-file.js";
-import { loadModelsFile } from "../config/models-file.js";
+import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
+import { oauthModelAdjuster } from "../config/oauth-models.js";
+import { decideProjectTrust } from "../config/project-trust.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ThinkingLevel } from "../models/index.js";
+import {
+  ModelResolutionError,
+  ModelScriptError,
+  resolveModels,
+  type ModelResolution,
+  type ResolveEnvironment,
+  type ThinkingLevel,
+} from "../models/index.js";
+import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
 import type { AgentCoreSettings, FrontDoor } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
+import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
@@ -66,6 +77,8 @@ interface Setup {
   cwd: string;
   agentDir: string;
   settings: Settings;
+  /** settings.json `skills` / `prompts` entries (pi's order and path resolution). */
+  resourcePaths: ReturnType<typeof loadSettings>["resourcePaths"];
   warnings: string[];
   auth: ReturnType<typeof loadAuthFile>;
   modelsFile: ReturnType<typeof loadModelsFile>;
@@ -78,7 +91,51 @@ function readSetup(options: CliOptions): Setup {
   const loaded = loadSettings({ cwd: options.projectTrust === false ? join(agentDir, "\0none") : cwd, agentDir });
   const auth = loadAuthFile(agentDir);
   const modelsFile = loadModelsFile(agentDir);
-  return { cwd, agentDir, settings: loaded.settings, warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings], auth, modelsFile };
+  return {
+    cwd,
+    agentDir,
+    settings: loaded.settings,
+    resourcePaths: loaded.resourcePaths,
+    warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings],
+    auth,
+    modelsFile,
+  };
+}
+
+/**
+ * Where the models' keys and adjustments come from: auth.json (API keys and OAuth logins), then
+ * the environment, then models.json's keys; models.json's overrides and OAuth logins adjust the
+ * built-in models.
+ */
+async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
+  const oauth = setup.auth.oauth.size > 0 ? await oauthModelAdjuster(setup.auth.oauth) : undefined;
+  const file = setup.modelsFile;
+  return {
+    cwd: setup.cwd,
+    authKey: setup.auth.apiKey,
+    fallbackKey: (provider) => providerKey(file, provider),
+    ...(file.overrides.size > 0 || oauth ? { adjustBuiltIn: (model) => adjustBuiltIn(file, oauth ? oauth(model) : model) } : {}),
+  };
+}
+
+/** Whether the project's `.pi/` resources are used: decided before anything of the project loads (see project-trust.ts). */
+async function projectTrust(options: CliOptions): Promise<boolean> {
+  const cwd = process.cwd();
+  const agentDir = findAgentDir();
+  const global = loadSettings({ cwd: join(agentDir, "\0none"), agentDir }).settings;
+  return decideProjectTrust({
+    cwd,
+    agentDir,
+    override: options.projectTrust,
+    defaultProjectTrust: global.defaultProjectTrust,
+    // The user's and -e extensions only: the project's load once it is trusted. Their code runs
+    // here, so fd 0 is the protocol's from now on (claimStdin hands the same claim out later).
+    extensions: () => {
+      claimStdin();
+      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir });
+    },
+    log,
+  });
 }
 
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
@@ -87,7 +144,7 @@ function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel 
   return isThinkingLevel(level) ? level : undefined;
 }
 
-async function loadAll(options: CliOptions, setup: Setup): Promise<ExtensionSource[]> {
+async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir">): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
   const discovered = options.noExtensions ? [] : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false });
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
@@ -127,6 +184,7 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     compaction: settings.compaction,
     retry: settings.retry,
     shellPath: settings.shellPath,
+    shellCommandPrefix: settings.shellCommandPrefix,
     prompt: promptSources(options, setup),
     tools: {
       allow: options.tools,
@@ -142,18 +200,38 @@ async function chooseStartupModel(
   options: CliOptions,
   settings: Settings,
 ): Promise<{ warnings: string[]; offlineNotice?: string | undefined }> {
+  const scope = await startupScope(agent, options.models ?? settings.enabledModels, settings);
   const chosen = await agent.models.chooseStartup({
     provider: options.provider,
     model: options.model,
     apiKey: options.apiKey,
     thinking: wireLevel(options.thinking),
-    scoped: options.models ?? settings.enabledModels,
+    scoped: scope.first,
     defaultProvider: settings.defaultProvider,
     defaultModel: settings.defaultModel,
     defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
   });
   agent.applyStartupModel(chosen);
-  return chosen;
+  return { ...chosen, warnings: [...scope.warnings, ...chosen.warnings] };
+}
+
+/**
+ * --models / enabledModels, resolved as pi does once the extensions' providers are known: the
+ * agent's scope (cycle_model, ctx.scopedModels), and the start-up model it implies (settings'
+ * default model when it is in the scope, else the scope's first), as an exact reference.
+ */
+async function startupScope(
+  agent: AgentSession,
+  patterns: string[] | undefined,
+  settings: Settings,
+): Promise<{ first: string[] | undefined; warnings: string[] }> {
+  if (!patterns || patterns.length === 0) return { first: undefined, warnings: [] };
+  await agent.models.loadCatalog();
+  const scope = resolveModelScope(patterns, agent.models);
+  agent.scopedModels = scope.models;
+  const preferred = scope.models.find((s) => s.model.provider === settings.defaultProvider && s.model.id === settings.defaultModel) ?? scope.models[0];
+  const first = preferred ? [`${preferred.model.provider}/${preferred.model.id}${preferred.thinkingLevel ? `:${preferred.thinkingLevel}` : ""}`] : undefined;
+  return { first, warnings: scope.warnings };
 }
 
 /** --export FILE [out.html]: pi's one-shot export. */
@@ -169,11 +247,30 @@ async function exportAndExit(file: string, output: string | undefined): Promise<
   }
 }
 
-/** --list-models [search]: the models this setup can use, as a table, then exit. */
+/** Takes records and drops them: --list-models runs extension factories with no client to hear them. */
+const silentTransport: Transport = {
+  backedUp: false,
+  whenWritable: () => Promise.resolve(),
+  start: () => {},
+  send: () => {},
+  flush: () => Promise.resolve(),
+};
+
+/**
+ * --list-models [search]: the models this setup can use, as a table, then exit. As pi does, the
+ * extensions load first, so the models of the providers they register are listed too.
+ */
 async function listModelsAndExit(options: CliOptions, setup: Setup): Promise<never> {
-  const models = await resolveModels({ loadCatalog: true }, { cwd: setup.cwd, authKey: setup.auth.apiKey });
+  const [models, sources] = await Promise.all([
+    modelEnvironment(setup).then((environment) => resolveModels({ loadCatalog: true }, environment)),
+    loadAll(options, setup),
+  ]);
+  const server = new RpcServer({ transport: silentTransport, cwd: setup.cwd, extensions: sources, log, models });
+  for (const failure of await server.loadExtensions({ explicitFailuresFatal: true })) log(`Failed to load extension ${failure.path}: ${failure.error}`);
+  const agent = server.agent;
+  for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
   const search = typeof options.listModels === "string" ? options.listModels.toLowerCase() : undefined;
-  const rows = models
+  const rows = agent.models
     .availableModels()
     .filter((m) => search === undefined || `${m.provider}/${m.id} ${m.name}`.toLowerCase().includes(search))
     .map((m) => [m.provider, m.id, String(m.contextWindow), String(m.maxTokens), m.reasoning ? "yes" : "no", m.input.includes("image") ? "yes" : "no"]);
@@ -208,6 +305,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
+  options = { ...options, projectTrust: await projectTrust(options) };
   const setup = readSetup(options);
   if (options.listModels !== undefined) await listModelsAndExit(options, setup);
 
@@ -236,7 +334,7 @@ export async function main(argv: string[]): Promise<void> {
     // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them. The
     // start-up model is chosen once the extensions have registered their providers.
     [models, extensionSources] = await Promise.all([
-      resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, { cwd, authKey: setup.auth.apiKey }),
+      modelEnvironment(setup).then((environment) => resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, environment)),
       loadAll(options, setup),
     ]);
     startup = openStartupSession(
@@ -340,11 +438,15 @@ async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, 
     agentDir,
     skillPaths: options.skills,
     promptTemplatePaths: options.promptTemplates,
+    settingsSkillPaths: setup.resourcePaths.skills,
+    settingsPromptPaths: setup.resourcePaths.prompts,
+    projectTrusted: options.projectTrust !== false,
     noSkills: options.noSkills,
     noPromptTemplates: options.noPromptTemplates,
   });
   for (const w of resources.warnings) log(`${w.path}: ${w.message}`);
   server.runtime.resources = resources;
+  server.runtime.projectTrusted = options.projectTrust !== false;
 
   // An -e file whose factory throws stops parley too, with the extension's own stack.
   const fatal = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];

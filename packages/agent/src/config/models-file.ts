@@ -1,17 +1,97 @@
 /**
  * pi's `<agent dir>/models.json`: custom providers and their models,
- * `{ "providers": { "<name>": { baseUrl, api, apiKey, headers, models: [{ id, … }] } } }`.
- * Each provider with models joins the catalogue as an extension provider would; entries that only
- * adjust a built-in provider (no models) are not supported and are reported.
+ * `{ "providers": { "<name>": { baseUrl, api, apiKey, headers, compat, models: [{ id, … }], modelOverrides } } }`.
+ * Each provider with models joins the catalogue as an extension provider would (a model with a
+ * built-in's id replaces it, others are added). What an entry says about a built-in provider
+ * (`baseUrl`, `headers`, `compat`, `apiKey`, `modelOverrides`) adjusts its built-in models, with
+ * pi's merge rules: see `adjustBuiltIn` and `providerKey`.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Api, Model } from "@mariozechner/pi-ai";
 import type { ProviderConfig, ProviderModelConfig } from "../models/extension-providers.js";
 import { resolveConfigValue } from "./config-value.js";
 
+/** A per-model override of a built-in model (pi's `modelOverrides` fields). */
+interface ModelOverride {
+  name?: string;
+  reasoning?: boolean;
+  input?: ("text" | "image")[];
+  cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>>;
+  contextWindow?: number;
+  maxTokens?: number;
+  headers?: Record<string, string>;
+  compat?: Record<string, unknown>;
+}
+
+interface ProviderOverride {
+  baseUrl?: string;
+  headers?: Record<string, string>;
+  compat?: Record<string, unknown>;
+  apiKey?: string;
+  models: Map<string, ModelOverride>;
+}
+
 export interface ModelsFile {
   providers: { name: string; config: ProviderConfig }[];
+  /** What the file says about each provider it names, for built-in models. */
+  overrides: Map<string, ProviderOverride>;
   warnings: string[];
+}
+
+const mergeCompat = (base: unknown, over: Record<string, unknown> | undefined): Record<string, unknown> | undefined =>
+  over === undefined ? (isObject(base) ? base : undefined) : { ...(isObject(base) ? base : {}), ...over };
+
+/**
+ * A built-in model as pi's registry adjusts it: the provider's `baseUrl` and `compat`, its headers
+ * (provider's, then the model override's, over the model's own), then the per-model override.
+ */
+export function adjustBuiltIn(file: ModelsFile, model: Model<Api>): Model<Api> {
+  const o = file.overrides.get(model.provider);
+  if (!o) return model;
+  const m = o.models.get(model.id);
+  const out: Model<Api> = { ...model };
+  if (o.baseUrl !== undefined) out.baseUrl = o.baseUrl;
+  const compat = mergeCompat(mergeCompat(model.compat, o.compat), m?.compat);
+  if (compat !== undefined) (out as { compat?: unknown }).compat = compat;
+  if (o.headers || m?.headers) out.headers = { ...model.headers, ...o.headers, ...m?.headers };
+  if (m) {
+    if (m.name !== undefined) out.name = m.name;
+    if (m.reasoning !== undefined) out.reasoning = m.reasoning;
+    if (m.input !== undefined) out.input = m.input;
+    if (m.contextWindow !== undefined) out.contextWindow = m.contextWindow;
+    if (m.maxTokens !== undefined) out.maxTokens = m.maxTokens;
+    if (m.cost) out.cost = { ...model.cost, ...m.cost };
+  }
+  return out;
+}
+
+/** The key models.json gives a provider (pi uses it after auth.json and the environment). */
+export function providerKey(file: ModelsFile, provider: string): string | undefined {
+  return file.overrides.get(provider)?.apiKey;
+}
+
+function modelOverride(raw: Record<string, unknown>): ModelOverride {
+  const out: ModelOverride = {};
+  if (typeof raw["name"] === "string") out.name = raw["name"];
+  if (typeof raw["reasoning"] === "boolean") out.reasoning = raw["reasoning"];
+  if (Array.isArray(raw["input"])) out.input = raw["input"].filter((i): i is "text" | "image" => i === "text" || i === "image");
+  const contextWindow = num(raw["contextWindow"]);
+  if (contextWindow !== undefined) out.contextWindow = contextWindow;
+  const maxTokens = num(raw["maxTokens"]);
+  if (maxTokens !== undefined) out.maxTokens = maxTokens;
+  if (isObject(raw["cost"])) {
+    const cost: ModelOverride["cost"] = {};
+    for (const k of ["input", "output", "cacheRead", "cacheWrite"] as const) {
+      const v = num(raw["cost"][k]);
+      if (v !== undefined) cost[k] = v;
+    }
+    out.cost = cost;
+  }
+  const headers = stringRecord(raw["headers"]);
+  if (headers) out.headers = headers;
+  if (isObject(raw["compat"])) out.compat = raw["compat"];
+  return out;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -47,12 +127,13 @@ function modelConfig(m: Record<string, unknown>): ProviderModelConfig {
       cacheWrite: num(cost["cacheWrite"]) ?? 0,
     };
   if (headers) out.headers = headers;
+  if (isObject(m["compat"])) out.compat = m["compat"];
   return out;
 }
 
 export function loadModelsFile(agentDir: string): ModelsFile {
   const file = join(agentDir, "models.json");
-  const out: ModelsFile = { providers: [], warnings: [] };
+  const out: ModelsFile = { providers: [], overrides: new Map(), warnings: [] };
   if (!existsSync(file)) return out;
   let data: unknown;
   try {
@@ -69,12 +150,21 @@ export function loadModelsFile(agentDir: string): ModelsFile {
   for (const [name, raw] of Object.entries(providers)) {
     if (!isObject(raw)) continue;
     const models = Array.isArray(raw["models"]) ? raw["models"].filter((m): m is Record<string, unknown> => isObject(m) && typeof m["id"] === "string") : [];
-    if (models.length === 0) {
-      out.warnings.push(`${file}: provider "${name}" lists no models; parley supports custom providers with models only`);
-      continue;
-    }
     const headers = stringRecord(raw["headers"]);
     const apiKey = typeof raw["apiKey"] === "string" ? resolveConfigValue(raw["apiKey"]) : undefined;
+    const perModel = new Map<string, ModelOverride>();
+    if (isObject(raw["modelOverrides"])) {
+      for (const [id, o] of Object.entries(raw["modelOverrides"])) if (isObject(o)) perModel.set(id, modelOverride(o));
+    }
+    out.overrides.set(name, {
+      ...(typeof raw["baseUrl"] === "string" ? { baseUrl: raw["baseUrl"] } : {}),
+      ...(headers ? { headers } : {}),
+      ...(isObject(raw["compat"]) ? { compat: raw["compat"] } : {}),
+      ...(apiKey !== undefined ? { apiKey } : {}),
+      models: perModel,
+    });
+    // Only adjusting a built-in provider: its models stay the built-in ones.
+    if (models.length === 0) continue;
     out.providers.push({
       name,
       config: {
@@ -82,6 +172,7 @@ export function loadModelsFile(agentDir: string): ModelsFile {
         ...(typeof raw["api"] === "string" ? { api: raw["api"] } : {}),
         ...(apiKey !== undefined ? { apiKey } : {}),
         ...(headers ? { headers } : {}),
+        ...(isObject(raw["compat"]) ? { compat: raw["compat"] } : {}),
         models: models.map(modelConfig),
       },
     });

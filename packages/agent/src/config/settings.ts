@@ -4,7 +4,7 @@
  * read; a value of the wrong type is ignored with a warning, and parley never writes these files.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { expandTilde, PROJECT_DIR_NAME } from "./agent-dir.js";
 
 export type QueueModeSetting = "all" | "one-at-a-time";
@@ -21,13 +21,27 @@ export interface Settings {
   shellCommandPrefix?: string;
   sessionDir?: string;
   enabledModels?: string[];
+  /** "always" | "never" | "ask": what a project with `.pi/` resources gets when nothing else decides (global file only). */
+  defaultProjectTrust?: string;
   /** Skill and prompt-template paths (loaded by the skills/templates module). */
   skills?: string[];
   prompts?: string[];
 }
 
+/** A `skills`/`prompts` entry of one settings file, resolved against that file's folder as pi does. */
+export interface SettingsResourcePath {
+  path: string;
+  scope: "user" | "project";
+}
+
 export interface LoadedSettings {
   settings: Settings;
+  /**
+   * The `skills` and `prompts` entries, project file first, then global (pi's order; the two
+   * lists do not merge like other keys): global paths are relative to the agent directory,
+   * project ones to the project's `.pi/`. Glob and `!`/`+`/`-` pattern entries are not read.
+   */
+  resourcePaths: { skills: SettingsResourcePath[]; prompts: SettingsResourcePath[] };
   warnings: string[];
   /** The files read, global first. */
   files: string[];
@@ -98,11 +112,25 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   const warnings: string[] = [];
   const files: string[] = [];
   let raw: Raw = {};
-  for (const file of [join(options.agentDir, "settings.json"), join(options.cwd, PROJECT_DIR_NAME, "settings.json")]) {
+  const resourcePaths: LoadedSettings["resourcePaths"] = { skills: [], prompts: [] };
+  const places = [
+    { file: join(options.agentDir, "settings.json"), base: options.agentDir, scope: "user" as const },
+    { file: join(options.cwd, PROJECT_DIR_NAME, "settings.json"), base: join(options.cwd, PROJECT_DIR_NAME), scope: "project" as const },
+  ];
+  for (const { file, base, scope } of places) {
     const data = readJson(file, warnings);
     if (data === undefined) continue;
     files.push(file);
     raw = merge(raw, data);
+    for (const key of ["skills", "prompts"] as const) {
+      const entries = data[key];
+      if (!isStrings(entries)) continue;
+      const paths = entries
+        .filter((e) => e.trim() !== "" && !/^[!+-]|[*?]/.test(e.trim()))
+        .map((e) => ({ path: resolve(base, expandTilde(e.trim(), options.home)), scope }));
+      // The project's entries come first (pi resolves them first, so their names win).
+      resourcePaths[key] = scope === "project" ? [...paths, ...resourcePaths[key]] : [...resourcePaths[key], ...paths];
+    }
   }
   const settings: Settings = {};
   const set = <K extends keyof Settings>(key: K, value: Settings[K] | undefined): void => {
@@ -118,11 +146,12 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   const sessionDir = pick(raw, "sessionDir", isString, warnings, "");
   if (sessionDir) settings.sessionDir = expandTilde(sessionDir, options.home);
   set("enabledModels", pick(raw, "enabledModels", isStrings, warnings, ""));
+  set("defaultProjectTrust", pick(raw, "defaultProjectTrust", isString, warnings, ""));
   set("skills", pick(raw, "skills", isStrings, warnings, ""));
   set("prompts", pick(raw, "prompts", isStrings, warnings, ""));
   const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);
   if (compaction) settings.compaction = compaction as Settings["compaction"];
   const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount }, warnings);
   if (retry) settings.retry = retry as Settings["retry"];
-  return { settings, warnings, files };
+  return { settings, resourcePaths, warnings, files };
 }

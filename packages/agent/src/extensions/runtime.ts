@@ -63,6 +63,8 @@ export class ExtensionRuntime {
   readonly extensions: LoadedExtension[] = [];
   /** Skills and prompt templates (the CLI loads them; get_commands and prompts use them). */
   resources: Resources = NO_RESOURCES;
+  /** Whether the project's `.pi/` resources are used (the start-up trust decision); ctx.isProjectTrusted(). */
+  projectTrusted = true;
   /** What the command line found, before extensions added theirs (a reload starts again from it). */
   #baseResources: Resources | undefined;
   readonly tools = new Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>();
@@ -285,8 +287,7 @@ export class ExtensionRuntime {
       cwd: host.cwd,
       thinkingLevel: host.thinkingLevel(),
       scopedModels: host.scopedModels(),
-      // parley loads project-local resources, so it treats the project as trusted.
-      isProjectTrusted: () => true,
+      isProjectTrusted: () => this.projectTrusted,
       sessionManager: readonlyManager(session),
       modelRegistry: host.modelRegistry(),
       model: host.model(),

@@ -15,16 +15,17 @@ export class KeyLookup {
     private readonly pi: PiAiResolution,
     private readonly env: Record<string, string | undefined>,
     private readonly authKey: ((provider: string) => string | undefined) | undefined,
+    private readonly fallbackKey: ((provider: string) => string | undefined) | undefined = undefined,
   ) {}
 
   get(provider: string): string | undefined {
     if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
-    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider));
+    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider)) ?? this.fallbackKey?.(provider);
   }
 
   /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token), or auth.json holds a key. */
   autoSelects(provider: string): boolean {
-    if (this.authKey?.(provider) !== undefined) return true;
+    if (this.authKey?.(provider) !== undefined || this.fallbackKey?.(provider) !== undefined) return true;
     const vars = this.withEnv(() => this.pi.findEnvKeys(provider)) ?? [];
     return vars.some((v) => !NOT_AUTO_SELECTING.has(v));
   }

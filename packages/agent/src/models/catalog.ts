@@ -79,9 +79,12 @@ export class Catalog {
     local: Model<Api>[],
     /** Whether a provider has credentials; fuzzy matches across providers prefer those. */
     private readonly usableProvider: (provider: string) => boolean,
+    /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL). */
+    adjust: ((model: Model<Api>) => Model<Api>) | undefined = undefined,
   ) {
     this.#builtInProviders = pi.getProviders() as string[];
-    this.builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
+    const builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
+    this.builtIn = adjust ? builtIn.map(adjust) : builtIn;
     this.#local = local;
   }
 

@@ -17,6 +17,8 @@ export interface ProviderModelConfig {
   contextWindow?: number;
   maxTokens?: number;
   headers?: Record<string, string>;
+  /** pi-ai's compatibility switches (models.json `compat`, merged over the provider's). */
+  compat?: Record<string, unknown>;
 }
 
 export interface ProviderConfig {
@@ -27,6 +29,7 @@ export interface ProviderConfig {
   api?: string;
   streamSimple?: (...args: never[]) => unknown;
   headers?: Record<string, string>;
+  compat?: Record<string, unknown>;
   models?: ProviderModelConfig[];
 }
 
@@ -47,9 +50,10 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     return process.env[entry.apiKey] ?? entry.apiKey;
   };
 
+  // As pi's registry: auth.json and the environment first, then the key the provider was given.
   const hasOwnAuth = (model: Model<Api>): boolean => {
     const entry = providers.get(model.provider);
-    return entry !== undefined && (entry.ownStream || keyOf(model.provider) !== undefined);
+    return entry !== undefined && (entry.ownStream || keyOf(model.provider) !== undefined || base.hasAuth(model));
   };
   // Pattern matching (--model, set_model) and the start-up default see these models too.
   base.setExtraModels({ models: extensionModels, hasAuth: hasOwnAuth });
@@ -60,13 +64,14 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     get catalogReady() {
       return base.catalogReady;
     },
-    availableModels: () => [...base.availableModels(), ...extensionModels()],
-    findModel: (provider, id) => providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
-    getApiKey: (provider) => (providers.has(provider) ? keyOf(provider) : base.getApiKey(provider)),
-    hasAuth: (model) => {
-      const entry = providers.get(model.provider);
-      return entry ? entry.ownStream || keyOf(model.provider) !== undefined : base.hasAuth(model);
+    // A registered model with a built-in's id replaces it (models.json merges this way).
+    availableModels: () => {
+      const own = extensionModels();
+      return [...base.availableModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...own];
     },
+    findModel: (provider, id) => providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
+    getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),
+    hasAuth: (model) => (providers.has(model.provider) ? hasOwnAuth(model) : base.hasAuth(model)),
     register(name, config) {
       const api = config.api ?? `${SOURCE_PREFIX}${name}`;
       const models = (config.models ?? []).map(
@@ -82,6 +87,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
           contextWindow: m.contextWindow ?? 128_000,
           maxTokens: m.maxTokens ?? 16_384,
           ...((m.headers ?? config.headers) ? { headers: { ...config.headers, ...m.headers } } : {}),
+          ...((m.compat ?? config.compat) ? { compat: { ...config.compat, ...m.compat } } : {}),
         }),
       );
       providers.set(name, { models, apiKey: config.apiKey, ownStream: typeof config.streamSimple === "function" });

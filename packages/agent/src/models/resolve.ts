@@ -53,6 +53,10 @@ export interface ResolveEnvironment {
   cwd?: string;
   /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
   authKey?: (provider: string) => string | undefined;
+  /** A key models.json gives a provider: after auth.json and the environment, as in pi. */
+  fallbackKey?: (provider: string) => string | undefined;
+  /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
+  adjustBuiltIn?: (model: Model<Api>) => Model<Api>;
 }
 
 /** What decides the model a session starts with (pi's order, see chooseStartup). */
@@ -151,12 +155,12 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const offlineModel = createOfflineModel({ cwd, delayMs });
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
   const localModels = scriptModel ? [scriptModel, offlineModel] : [offlineModel];
-  const keys = new KeyLookup(pi, env, environment.authKey);
+  const keys = new KeyLookup(pi, env, environment.authKey, environment.fallbackKey);
   // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
   let built: Catalog | undefined;
   let extra: ExtraModels | undefined;
   const newCatalog = (): Catalog => {
-    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined);
+    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined, environment.adjustBuiltIn);
     c.extra = extra;
     return c;
   };

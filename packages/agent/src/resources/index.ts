@@ -27,6 +27,12 @@ export interface ResourceOptions {
   skillPaths?: readonly string[];
   /** --prompt-template paths (files or folders), in order. */
   promptTemplatePaths?: readonly string[];
+  /** settings.json `skills` entries (project's first, then global), already resolved; skipped with --no-skills, as in pi. */
+  settingsSkillPaths?: readonly SettingsPath[];
+  /** settings.json `prompts` entries, likewise. */
+  settingsPromptPaths?: readonly SettingsPath[];
+  /** false: the project's `.pi/skills`, `.pi/prompts` and `.agents/skills` are not used (an untrusted project, as in pi). */
+  projectTrusted?: boolean;
   /** --no-skills: no discovery; explicit paths still load. */
   noSkills?: boolean;
   /** --no-prompt-templates: no discovery; explicit paths still load. */
@@ -34,6 +40,15 @@ export interface ResourceOptions {
   /** For `~` and `~/.agents/skills`; the user's home by default. */
   home?: string;
 }
+
+/** A path from a settings file and the scope of that file. */
+export interface SettingsPath {
+  path: string;
+  scope: "user" | "project";
+}
+
+/** pi reports settings entries as "local" resources of the file's scope. */
+const settingsSource = (path: string, scope: SettingsPath["scope"]): SourceInfo => ({ path, source: "local", scope, origin: "top-level" });
 
 export interface Resources {
   skills: Skill[];
@@ -80,11 +95,18 @@ function loadSkills(options: ResourceOptions, cwd: string, home: string, warning
     }
   };
   if (!options.noSkills) {
+    for (const { path, scope } of options.settingsSkillPaths ?? []) {
+      if (isDirectory(path)) add(findSkillFiles(path, true), (f) => settingsSource(f, scope));
+      else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
+      else if (!existsSync(path)) warnings.push({ path, message: "skill path (settings.json) does not exist" });
+    }
     const projectBase = join(cwd, ".pi");
     const userAgents = join(home, ".agents", "skills");
-    add(findSkillFiles(join(projectBase, "skills"), true), (f) => discoveredSource(f, "project", projectBase));
-    for (const dir of ancestorAgentsSkillDirs(cwd)) {
-      if (dir !== userAgents) add(findSkillFiles(dir, false), (f) => discoveredSource(f, "project", projectBase));
+    if (options.projectTrusted !== false) {
+      add(findSkillFiles(join(projectBase, "skills"), true), (f) => discoveredSource(f, "project", projectBase));
+      for (const dir of ancestorAgentsSkillDirs(cwd)) {
+        if (dir !== userAgents) add(findSkillFiles(dir, false), (f) => discoveredSource(f, "project", projectBase));
+      }
     }
     add(findSkillFiles(join(options.agentDir, "skills"), true), (f) => discoveredSource(f, "user", options.agentDir));
     add(findSkillFiles(userAgents, false), (f) => discoveredSource(f, "user", options.agentDir));
@@ -107,8 +129,12 @@ function loadPrompts(options: ResourceOptions, cwd: string, home: string, warnin
     }
   };
   if (!options.noPromptTemplates) {
+    for (const { path, scope } of options.settingsPromptPaths ?? []) {
+      if (isDirectory(path)) add(findTemplateFiles(path), (f) => settingsSource(f, scope));
+      else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
+    }
     const projectBase = join(cwd, ".pi");
-    add(findTemplateFiles(join(projectBase, "prompts")), (f) => discoveredSource(f, "project", projectBase));
+    if (options.projectTrusted !== false) add(findTemplateFiles(join(projectBase, "prompts")), (f) => discoveredSource(f, "project", projectBase));
     add(findTemplateFiles(join(options.agentDir, "prompts")), (f) => discoveredSource(f, "user", options.agentDir));
   }
   for (const raw of options.promptTemplatePaths ?? []) {

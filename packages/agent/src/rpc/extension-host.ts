@@ -107,8 +107,8 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   }
 
   scopedModels(): readonly ScopedModel[] {
-    // --models / enabledModels scoping is resolved with the models; none here means "not scoped".
-    return [];
+    // --models / enabledModels, resolved at start-up; empty means "not scoped".
+    return this.#agent.scopedModels.map((s) => ({ ...s }));
   }
 
   emitEntryAppended(entry: SessionEntry): void {
