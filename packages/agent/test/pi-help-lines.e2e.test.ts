@@ -3,13 +3,18 @@
  * pi's), run against pi (the devDependency) and parley in RPC mode: wherever pi starts and answers
  * get_state, parley must too, and both must run the same model. Both load the same offline
  * provider extension; the agent directory and HOME are temporary, and no API key is set.
+ * The one-shot lines (`--export`, `--list-models`, `--help`, `--version`) run without a mode and
+ * must end as pi's do. A last test reads pi 0.73.1's `--help` and the newest pi's option list
+ * (npm @earendil-works/pi-coding-agent 1.6.0, which needs Node >= 22.19 and so cannot run here)
+ * and fails when an option of either is in no line.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cwdSlug } from "../src/session/store.js";
-import { PARLEY_BIN, PI_BIN, spawnAgent } from "./helpers/spawn.js";
+import { PARLEY_BIN, PI_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/pi-dropin/offline-provider.ts");
@@ -49,6 +54,84 @@ const LINES_NEWEST: string[][] = [
   ["-a", "--thinking", "max"],
   ["--no-approve"],
   ["-na"],
+  // npm 1.6.0's additions (built-in MCP and codemode, which parley does not have: see the README).
+  ["auth", "print-bearer-token", "--provider", "openai-codex"],
+  ["--tools", "+codemode"],
+  ["--tools", "read,bash,codemode,mcp__radius__*"],
+  ["--no-mcp", "--extension", "{FIXTURE}"],
+];
+/** The newest pi's options (npm 1.6.0's `--help`), short forms included: facts, for the coverage check. */
+const NEWEST_OPTIONS = [
+  "--provider",
+  "--model",
+  "--api-key",
+  "--system-prompt",
+  "--append-system-prompt",
+  "--mode",
+  "--print",
+  "-p",
+  "--continue",
+  "-c",
+  "--resume",
+  "-r",
+  "--session",
+  "--session-id",
+  "--fork",
+  "--session-dir",
+  "--no-session",
+  "--name",
+  "-n",
+  "--models",
+  "--no-tools",
+  "-nt",
+  "--no-builtin-tools",
+  "-nbt",
+  "--tools",
+  "-t",
+  "--exclude-tools",
+  "-xt",
+  "--thinking",
+  "--extension",
+  "-e",
+  "--no-extensions",
+  "-ne",
+  "--no-mcp",
+  "--skill",
+  "--no-skills",
+  "-ns",
+  "--prompt-template",
+  "--no-prompt-templates",
+  "-np",
+  "--theme",
+  "--use-theme",
+  "--no-themes",
+  "--no-context-files",
+  "-nc",
+  "--export",
+  "--list-models",
+  "--verbose",
+  "--tui-mode",
+  "--approve",
+  "-a",
+  "--no-approve",
+  "-na",
+  "--offline",
+  "--",
+  "--help",
+  "-h",
+  "--version",
+  "-v",
+];
+/** Lines that do one thing and exit (run without --mode): the exit status must be pi's. */
+const ONE_SHOT_LINES: string[][] = [
+  ["--export", "{SESSION}", "{DIR}/out.html"],
+  ["--export", "{SESSION}"],
+  ["--list-models"],
+  ["--list-models", "echo"],
+  ["--help"],
+  ["-h"],
+  ["--version"],
+  ["-v"],
 ];
 /**
  * Every option of pi 0.73.1's help, short forms included, a few per line (each line is a start of
@@ -99,10 +182,34 @@ function prepare(): { cwd: string; agentDir: string; dir: string; session: strin
   return { cwd, agentDir, dir, session };
 }
 
+const expand = (line: string[], place: { session: string; dir: string }): string[] =>
+  line.map((a) => a.replace("{SESSION}", place.session).replace("{DIR}", place.dir).replace("{ID}", SESSION_ID).replace("{FIXTURE}", FIXTURE));
+
+/**
+ * Runs a one-shot line to its end: exit status, whether it said something, and the HTML files it
+ * wrote (in the project or {DIR}). Where it says it is not compared: with stdin not a terminal,
+ * pi 0.73.1 sends even `--help` and `--version` to stderr; the newest pi and parley use stdout.
+ */
+function runOneShot(bin: string, line: string[]): { code: number | null; said: boolean; html: string[] } {
+  const place = prepare();
+  const result = spawnSync(bin, [...expand(line, place), "-e", FIXTURE], {
+    cwd: place.cwd,
+    env: { ...process.env, ...NO_KEYS, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
+    encoding: "utf8",
+    timeout: 120_000,
+  });
+  const html = [place.cwd, place.dir].flatMap((d) =>
+    readdirSync(d)
+      .filter((f) => f.endsWith(".html"))
+      .map((f) => (d === place.dir ? `{DIR}/${f}` : f)),
+  );
+  return { code: result.status, said: `${result.stdout}${result.stderr}`.trim() !== "", html };
+}
+
 /** Starts the agent with `line` (plus --mode rpc and the fixture), asks get_state, closes stdin. */
 async function run(bin: string, line: string[]): Promise<Outcome> {
   const place = prepare();
-  const args = line.map((a) => a.replace("{SESSION}", place.session).replace("{DIR}", place.dir).replace("{ID}", SESSION_ID));
+  const args = expand(line, place);
   const agent = spawnAgent(bin, ["--mode", "rpc", "-e", FIXTURE, ...args], {
     cwd: place.cwd,
     env: { ...NO_KEYS, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
@@ -183,4 +290,31 @@ describe("every command line of pi --help, against pi and parley", () => {
     expect(parley.code).not.toBe(0);
     expect(parley.stderr.split("\n")[0]).toContain("@file arguments are not supported in RPC mode");
   }, 180_000);
+
+  it("the one-shot lines end as they end with pi", () => {
+    const differing: string[] = [];
+    for (const line of ONE_SHOT_LINES) {
+      const pi = runOneShot(PI_BIN, line);
+      const parley = runOneShot(PARLEY_BIN, line);
+      if (!pi.said || JSON.stringify(pi) !== JSON.stringify(parley))
+        differing.push(`${JSON.stringify(line)}: pi ${JSON.stringify(pi)}, parley ${JSON.stringify(parley)}`);
+    }
+    expect(differing).toEqual([]);
+  }, 600_000);
+
+  it("every option of pi 0.73.1's --help and of the newest pi's is in one of the lines above", () => {
+    const help = spawnSync(process.execPath, [join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"), "--help"], { encoding: "utf8" });
+    // pi 0.73.1 prints it on stderr when stdin is not a terminal.
+    const options =
+      `${help.stdout}${help.stderr}`
+        .replace(/\u001b\[[0-9;]*m/g, "")
+        .split(/\n(?=\S)/)
+        .find((section) => section.startsWith("Options:")) ?? "";
+    // Each option line starts with its names: "  --print, -p   ..." or "  --tools, -t <tools>  ...".
+    const documented = options.split("\n").flatMap((l) => /^ {2}(-[-\w]*(?:, -[-\w]+)*)/.exec(l)?.[1]?.split(", ") ?? []);
+    expect(documented).toEqual(expect.arrayContaining(["--provider", "--print", "-p", "--no-themes", "--version"]));
+    // Every line runs with --mode rpc and -e (the fixture) besides its own flags.
+    const used = new Set(["--mode", "-e", ...[...LINES_0731, ...LINES_NEWEST, ...OPTION_LINES, ...ONE_SHOT_LINES].flat()]);
+    expect([...new Set([...documented, ...NEWEST_OPTIONS])].filter((option) => !used.has(option))).toEqual([]);
+  }, 120_000);
 });

@@ -5,19 +5,22 @@
  * `-e`). Every public method is called in the same order on both, and each result is compared
  * after normalising what differs from run to run (ids, timestamps, temp paths).
  *
+ * The public methods are read from the shipped class's prototype (less what its .d.ts marks
+ * private), and a test fails when one was not called on both agents.
+ *
  * Then the scenarios of pi's own RPC test file (packages/coding-agent/test/rpc.test.ts in pi's
- * repository), written here in our own words, run against both agents.
+ * repository), written here in our own words, run against both agents, with the model chosen at
+ * start-up with `--provider offline --model echo` as pi's file does (nothing is fetched).
  *
  * Differences that remain, each normalised by name below and listed in the README:
  * - `offlineModel: true` in get_state (a parley addition) is dropped;
  * - parley's offline demo model (provider "parley") is listed by get_available_models and is a
- *   cycle_model target; until the default-model work lands, it is filtered out and cycle_model is
- *   compared only when both agents list the same models;
+ *   cycle_model target: it is filtered out of the lists, and cycle_model must go to it in parley
+ *   where pi answers null (one model);
  * - token counts depend on each agent's own system prompt and tool texts: numbers → "<n>";
  * - compact's result carries `estimatedTokensAfter` and `usage` in parley (newer than 0.73.1): dropped.
- * - Both are put on the offline model and thinking level "medium" after start-up (pi's defaults
- *   from its settings are another change's); the model is chosen with set_model on both: `--provider offline --model echo` at start-up
- *   needs parley to resolve extension providers' models after loading them (another change).
+ * - For the methods, both are put on the offline model with set_model and on thinking level
+ *   "medium" after start-up, so that every method starts from the same state.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -27,9 +30,32 @@ import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./hel
 import { ROOT } from "./helpers/spawn.js";
 
 // The class as the package ships it (its package exports only the root, which loads far more).
-const { RpcClient } = (await import(join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js"))) as {
-  RpcClient: typeof PiRpcClient;
-};
+const RPC_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
+const { RpcClient } = (await import(RPC_CLIENT_JS)) as { RpcClient: typeof PiRpcClient };
+
+/**
+ * The public methods of the shipped class: its prototype, less the constructor and what its
+ * declaration file marks `private` (handleLine, send, getData in 0.73.1).
+ */
+const PRIVATE = new Set([...readFileSync(RPC_CLIENT_JS.replace(/\.js$/, ".d.ts"), "utf8").matchAll(/^\s*private (\w+)/gm)].map((m) => m[1]));
+const PUBLIC_METHODS = Object.getOwnPropertyNames(RpcClient.prototype).filter((name) => name !== "constructor" && !PRIVATE.has(name));
+
+/** Public methods called on a client of each agent, through the clients' proxies. */
+const called: Record<AgentName, Set<string>> = { pi: new Set(), parley: new Set() };
+
+/** The client, with each call of a prototype method recorded for the coverage check. */
+function recorded(client: PiRpcClient, agent: AgentName): PiRpcClient {
+  return new Proxy(client, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof key !== "string" || typeof value !== "function" || !PUBLIC_METHODS.includes(key)) return value;
+      return (...args: unknown[]) => {
+        called[agent].add(key);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
 
 interface Setup {
   client: PiRpcClient;
@@ -43,20 +69,28 @@ afterAll(async () => {
   for (const clean of cleanups.splice(0)) await clean();
 });
 
-/** A started client for one agent: private HOME, a project with a prompt template, the offline model selected. */
-async function start(agent: AgentName): Promise<Setup> {
+/**
+ * A started client for one agent: private HOME, a project with a prompt template, the offline model selected.
+ * `how`: "set_model" puts the client on the offline model with set_model and thinking "medium"
+ * after start-up; "flags" chooses it at start-up with `--provider offline --model echo`, as pi's own
+ * RPC tests choose their model, and leaves the thinking level to each agent's default.
+ */
+async function start(agent: AgentName, how: "set_model" | "flags" = "set_model"): Promise<Setup> {
   const { base, cwd, env, agentDir } = agentWorld(`rpcclient-${agent}-`);
   const sessions = join(base, "sessions");
   mkdirSync(join(cwd, ".pi", "prompts"), { recursive: true });
   writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
   // The newest pi uses a project's .pi/ only once trusted; its trust.json says so (pi 0.73.1 reads no trust).
   writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
-  const client = new RpcClient({
-    cliPath: CLI[agent],
-    cwd,
-    env,
-    args: ["--session-dir", sessions, "-e", OFFLINE_PROVIDER],
-  });
+  const client = recorded(
+    new RpcClient({
+      cliPath: CLI[agent],
+      cwd,
+      env,
+      args: ["--session-dir", sessions, "-e", OFFLINE_PROVIDER, ...(how === "flags" ? ["--provider", "offline", "--model", "echo"] : [])],
+    }),
+    agent,
+  );
   cleanups.push(async () => {
     await client.stop();
     rmSync(base, { recursive: true, force: true });
@@ -72,6 +106,7 @@ async function start(agent: AgentName): Promise<Setup> {
       if (attempt >= 4) throw error;
     }
   }
+  if (how === "flags") return { client, base, cwd, sessions };
   await client.setModel("offline", "echo");
   // pi starts at its default thinking level (settings); both are put on the same footing here.
   await client.setThinkingLevel("medium");
@@ -200,6 +235,7 @@ const STEPS: Step[] = [
   ],
   ["getLastAssistantText", ({ client }) => client.getLastAssistantText()],
   ["getStderr", async ({ client }) => typeof client.getStderr()],
+  ["stop", ({ client }) => client.stop()],
 ];
 
 async function settle(run: () => Promise<unknown>): Promise<unknown> {
@@ -238,9 +274,20 @@ describe("pi's RpcClient drives parley as it drives pi", () => {
     const piModels = await (pi as Setup).client.getAvailableModels();
     const parleyModels = await (parley as Setup).client.getAvailableModels();
     expect(await (pi as Setup).client.cycleModel()).toBeNull();
-    if (parleyModels.length === piModels.length) expect(await (parley as Setup).client.cycleModel()).toBeNull();
-    else expect(parleyModels.filter((m) => m.provider !== "parley")).toEqual(piModels);
+    const parleyCycle = await (parley as Setup).client.cycleModel();
+    if (parleyModels.length === piModels.length) expect(parleyCycle).toBeNull();
+    else {
+      // The documented addition: parley's demo model is a second available model, so it cycles there.
+      expect(parleyModels.filter((m) => m.provider !== "parley")).toEqual(piModels);
+      expect(parleyCycle?.model.provider).toBe("parley");
+    }
   }, 120_000);
+
+  // Runs after the two tests above (a file's tests run in order): they call every method between them.
+  it("the two tests above called every public method of pi's RpcClient on both agents", () => {
+    expect(PUBLIC_METHODS.length).toBeGreaterThanOrEqual(35);
+    for (const agent of AGENTS) expect({ agent, notCalled: PUBLIC_METHODS.filter((m) => !called[agent].has(m)) }).toEqual({ agent, notCalled: [] });
+  });
 });
 
 // ---- the scenarios of pi's own RPC test file, against both agents ------------------------------
@@ -428,7 +475,7 @@ describe("the scenarios of pi's RPC test file, against pi and parley", () => {
     it(name, async () => {
       const outcomes = await Promise.all(
         AGENTS.map(async (agent) => {
-          const setup = await start(agent);
+          const setup = await start(agent, "flags");
           return normalise(await run(setup), setup.base);
         }),
       );

@@ -122,17 +122,17 @@ describe("exportHtml", () => {
     expect(html).toContain('class="msg assistant"');
   });
 
-  it("defaults to parley-session-<file basename>.html in the session's cwd", () => {
+  it("defaults to pi-session-<file basename>.html (pi's name) in the session's cwd", () => {
     const dir = tempDir();
     const session = createSession({ cwd: dir, sessionDir: path.join(dir, "s"), persist: true });
     session.append({ type: "message", message: { role: "user", content: "hello & welcome", timestamp: 1 } });
     const out = exportHtml(session);
-    expect(out).toBe(path.join(dir, `parley-session-${path.basename(session.file!, ".jsonl")}.html`));
+    expect(out).toBe(path.join(dir, `pi-session-${path.basename(session.file!, ".jsonl")}.html`));
     expect(readFileSync(out, "utf8")).toContain("hello &amp; welcome");
 
     const memory = createSession({ cwd: dir, persist: false });
     const memoryOut = exportHtml(memory);
-    expect(memoryOut).toBe(path.join(dir, `parley-session-${memory.id}.html`));
+    expect(memoryOut).toBe(path.join(dir, `pi-session-${memory.id}.html`));
     expect(readFileSync(memoryOut, "utf8")).toContain("This session has no entries yet.");
 
     const relative = exportHtml(memory, "rel/out.html");

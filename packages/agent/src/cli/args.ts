@@ -155,6 +155,8 @@ const FLAG_TABLE: [names: string[], flag: Flag][] = [
   [["--tui-mode"], { kind: "value", apply: parseTuiMode }],
   [["--verbose"], { kind: "on", key: "verbose" }],
   [["--offline"], { kind: "on", key: "offline" }],
+  // The newest pi's "no MCP servers, no MCP tools": parley has no MCP support, so it holds already.
+  [["--no-mcp"], { kind: "special", apply: () => false }],
   [["--approve", "-a"], { kind: "special", apply: (_next, o) => ((o.projectTrust = true), false) }],
   [["--no-approve", "-na"], { kind: "special", apply: (_next, o) => ((o.projectTrust = false), false) }],
   // pi's print mode: `-p "message"` takes the next token as a message when it is one.
@@ -452,7 +454,7 @@ Options (pi's, with pi's meaning):
   --help, -h / --version, -v
   Accepted and without effect, as in pi's RPC mode (they concern pi's terminal UI):
   --theme <path>, --use-theme <name>, --no-themes, --tui-mode <mode>, --verbose, --offline,
-  --print, -p. Extensions may register more flags (pi.registerFlag).
+  --print, -p; --no-mcp (parley has no MCP support). Extensions may register more flags (pi.registerFlag).
 
 parley's own:
   --model-script <file>          offline scripted model for tests and demos (JSON array of turns)

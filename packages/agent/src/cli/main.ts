@@ -18,14 +18,7 @@ import { decideProjectTrust } from "../config/project-trust.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import {
-  ModelResolutionError,
-  ModelScriptError,
-  resolveModels,
-  type ModelResolution,
-  type ResolveEnvironment,
-  type ThinkingLevel,
-} from "../models/index.js";
+import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
 import type { AgentCoreSettings, FrontDoor } from "../modes/agent-core.js";

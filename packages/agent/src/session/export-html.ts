@@ -5,8 +5,9 @@
  * archived or mailed: inline CSS, no scripts, images as data: URLs, and a Content-Security-Policy
  * that forbids scripts should anything slip through. Every string from the session is escaped.
  *
- * Default path (like pi's `pi-session-<file basename>.html`): `parley-session-<file basename>.html`
- * in the session's cwd; for an in-memory session, `parley-session-<session id>.html` there
+ * Default path, pi's name for it so that a script written for pi finds the page:
+ * `pi-session-<file basename>.html` in the session's cwd; for an in-memory session,
+ * `pi-session-<session id>.html` there
  * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
  * relative to the session's cwd too, since that is the agent's working directory.
  */
@@ -28,7 +29,7 @@ export class ExportTargetError extends Error {
  */
 export function exportHtml(session: Session, outputPath?: string): string {
   const name = session.file !== undefined ? basename(session.file, ".jsonl") : session.id;
-  const path = resolve(session.cwd || process.cwd(), outputPath ?? `parley-session-${name}.html`);
+  const path = resolve(session.cwd || process.cwd(), outputPath ?? `pi-session-${name}.html`);
   const content = renderSessionHtml(session);
   if (session.file !== undefined && sameFile(path, session.file)) {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);
