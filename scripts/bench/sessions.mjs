@@ -66,9 +66,16 @@ async function resumeOnce(agent, file) {
     try {
       await request(proc, { type: "get_state" }, 300_000);
       const stateMs = performance.now() - proc.spawnedAt;
-      const messages = await request(proc, { type: "get_messages" }, 300_000);
+      // The response (~100 MB) is timed when its line is complete; the client parses it after
+      // that (twice over, as request() would, it took seconds of the client's own time per run).
+      const line = proc.waitLine((l) => l.slice(0, 200).includes('"id":"resume-messages"'), 300_000, "the get_messages response");
+      proc.send({ type: "get_messages", id: "resume-messages" });
+      const text = await line;
       const ms = performance.now() - proc.spawnedAt;
-      return { stateMs, ms, messages: messages.data.messages.length, peakRssMiB: kibToMiB(proc.status()?.VmHWM) };
+      const peakRssMiB = kibToMiB(proc.status()?.VmHWM);
+      const messages = JSON.parse(text);
+      if (messages.success !== true) throw new Error(`${agent.name}: get_messages failed: ${messages.error}`);
+      return { stateMs, ms, messages: messages.data.messages.length, peakRssMiB };
     } finally {
       await proc.stop(30_000);
     }

@@ -23,8 +23,25 @@ function sessionText(count: number, textChars = 50, id = (i: number) => `e${i.to
     const message =
       i % 2 === 0
         ? { role: "user", content: [{ type: "text", text: `q${i} ${"é".repeat(i % 3)}${"x".repeat(textChars)}` }], timestamp: i }
-        : { role: "assistant", content: [{ type: "text", text: `a${i} ${"y".repeat(textChars)}` }], provider: "p", model: "m", api: "a", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: i };
-    lines.push(JSON.stringify({ type: "message", id: id(i), parentId: i === 0 ? null : id(i - 1), timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(), message }));
+        : {
+            role: "assistant",
+            content: [{ type: "text", text: `a${i} ${"y".repeat(textChars)}` }],
+            provider: "p",
+            model: "m",
+            api: "a",
+            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+            stopReason: "stop",
+            timestamp: i,
+          };
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: id(i),
+        parentId: i === 0 ? null : id(i - 1),
+        timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+        message,
+      }),
+    );
   }
   return lines;
 }
@@ -120,17 +137,37 @@ describe("serialising a record with a long array", () => {
     },
   };
 
+  const all = (iterator: Iterator<string> | undefined): string[] => {
+    const pieces: string[] = [];
+    for (let next = iterator!.next(); !next.done; next = iterator!.next()) pieces.push(next.value);
+    return pieces;
+  };
+
   it("yields exactly serializeJsonLine's text, in pieces of bounded size", () => {
-    const pieces = jsonLinePieces(record);
-    expect(pieces).toBeDefined();
-    expect(pieces!.length).toBeGreaterThan(1);
-    expect(pieces!.join("")).toBe(serializeJsonLine(record));
-    expect(Math.max(...pieces!.map((p) => p.length))).toBeLessThan(2 << 20);
+    const pieces = all(jsonLinePieces(record));
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join("")).toBe(serializeJsonLine(record));
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(2 << 20);
   });
 
   it("leaves small records to serializeJsonLine, and throws before yielding anything for a value JSON cannot hold", () => {
     expect(jsonLinePieces({ type: "response", data: { messages: [1, 2, 3] } })).toBeUndefined();
     const bad = { type: "response", data: { messages: Array.from({ length: 2000 }, (_, i) => (i === 1500 ? { n: 1n } : { n: i })) } };
-    expect(() => jsonLinePieces(bad)).toThrow(/BigInt/);
+    const pieces = jsonLinePieces(bad);
+    expect(() => pieces!.next()).toThrow(/BigInt/);
+  });
+
+  it("closes a line as valid JSON, the array cut short, when a value JSON cannot hold comes after a piece went out", () => {
+    const big = "x".repeat(4096);
+    const messages = Array.from({ length: 2000 }, (_, i) => (i === 1500 ? { n: 1n } : { i, big }));
+    const cuts: unknown[] = [];
+    const pieces = all(jsonLinePieces({ type: "response", data: { messages }, after: 1 }, (error) => cuts.push(error)));
+    expect(pieces.length).toBeGreaterThan(1);
+    const line = pieces.join("");
+    expect(line.endsWith("}\n")).toBe(true);
+    const parsed = JSON.parse(line) as { data: { messages: { i: number }[] } };
+    // Every element before the one that failed, none after it.
+    expect(parsed.data.messages.map((m) => m.i)).toEqual(Array.from({ length: 1500 }, (_, i) => i));
+    expect(String(cuts[0])).toMatch(/BigInt/);
   });
 });

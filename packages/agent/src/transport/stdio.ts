@@ -47,6 +47,8 @@ export class StdioTransport implements Transport {
   /** fd 1 when writes may go to it directly (see #write); undefined: always through the stream. */
   readonly #outputFd: number | undefined;
   #batch: string[] = [];
+  /** A long record whose pieces are still being made and written (see #pump). */
+  #producer: { pieces: Iterator<string>; record: object } | undefined;
   #batchLength = 0;
   #inBurst = false;
   #outputClosed = false;
@@ -138,15 +140,16 @@ export class StdioTransport implements Transport {
   send(record: object): void {
     if (this.#outputClosed) return;
     // A record with a long array (a big session's messages) goes out in pieces, never as one string.
-    const pieces = jsonLinePieces(record);
+    const pieces = jsonLinePieces(record, (error) => writeStderr(`parley: a ${describe(record)} was cut short: ${String(error)}\n`));
     if (pieces === undefined) this.#queue(serializeJsonLine(record), record);
-    else {
-      for (let i = 0; i < pieces.length - 1 && !this.#outputClosed; i++) {
-        this.#queue(pieces[i]!, record);
-        pieces[i] = "";
-        if (!this.#paused && this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
-      }
-      this.#queue(pieces.at(-1)!, record);
+    else if (!this.#paused) {
+      // Made one piece at a time, each when the pipe has taken the last (see #pump).
+      this.#producer = { pieces, record };
+      this.#pump();
+      return;
+    } else {
+      // Behind records that already wait: made now, and waiting with them.
+      for (let next = pieces.next(); !next.done && !this.#outputClosed; next = pieces.next()) this.#queue(next.value, record);
     }
     if (this.#paused) return;
     // The first record of a burst leaves at once (a dialog request should not wait a hop);
@@ -221,9 +224,38 @@ export class StdioTransport implements Transport {
     }
   }
 
+  /**
+   * Writes the long record's pieces while the pipe takes them; when it is full, the rest waits for
+   * the drain (output counts as backed up meanwhile, so later records wait behind it). Returns
+   * whether the record is all written. The first piece may throw (a value JSON cannot hold),
+   * before anything of the record is written.
+   */
+  #pump(): boolean {
+    const producer = this.#producer;
+    if (producer === undefined) return true;
+    try {
+      for (let next = producer.pieces.next(); !next.done; next = producer.pieces.next()) {
+        this.#batch.push(next.value);
+        this.#batchLength += next.value.length;
+        this.#write();
+        if (this.#outputClosed) break;
+        if (this.#paused) return false;
+      }
+    } finally {
+      if (this.#producer === producer && !this.#paused) this.#producer = undefined;
+    }
+    return true;
+  }
+
   /** The stream wants more: hand it what waited, until it is full again or nothing is left. */
   readonly #drained = (): void => {
     if (this.#outputClosed) return;
+    if (this.#producer !== undefined) {
+      // The long record's next pieces go first: records sent meanwhile wait behind it.
+      this.#paused = false;
+      if (!this.#pump()) return;
+      this.#paused = true;
+    }
     for (let text = this.#waiting.take(BATCH_FLUSH_CHARS); text !== undefined; text = this.#waiting.take(BATCH_FLUSH_CHARS)) {
       if (!this.#rawWrite(text)) {
         this.#output.once("drain", this.#drained);
@@ -241,6 +273,7 @@ export class StdioTransport implements Transport {
     if (this.#outputClosed) return;
     this.#outputClosed = true;
     this.#batch = [];
+    this.#producer = undefined;
     this.#waiting.clear();
     // Nobody will read what is still queued: flush() and whenWritable() callers stop waiting for it.
     for (const resolve of this.#flushWaiters.splice(0)) resolve();
@@ -260,4 +293,10 @@ type RawWrite = (chunk: string | Uint8Array, callback?: (error?: Error | null) =
 export function takeOverStdout(): void {
   // process.stderr is created on the first such write: at start-up it would cost ~1.5 ms for nothing.
   process.stdout.write = writeToStderr;
+}
+
+/** What a record is, for a log line. */
+function describe(record: object): string {
+  const r = record as Record<string, unknown>;
+  return [r["type"], r["command"]].filter((part) => typeof part === "string").join(" ") || "record";
 }
