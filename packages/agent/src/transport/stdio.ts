@@ -17,6 +17,8 @@ import { isPipeOrSocket, type ClaimedStdin } from "./claim-stdin.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
 const BATCH_FLUSH_CHARS = 64 * 1024;
+/** Bytes of a long record (see #pump) made ahead of what the pipe has taken. */
+const PUMP_AHEAD_BYTES = 4 * 1024 * 1024;
 
 export interface StdioTransportOptions {
   /** Default: the claimed fd 0 if `stdin` is given, else process.stdin. */
@@ -225,26 +227,35 @@ export class StdioTransport implements Transport {
   }
 
   /**
-   * Writes the long record's pieces while the pipe takes them; when it is full, the rest waits for
-   * the drain (output counts as backed up meanwhile, so later records wait behind it). Returns
-   * whether the record is all written. The first piece may throw (a value JSON cannot hold),
-   * before anything of the record is written.
+   * Writes the long record's pieces while the pipe takes them, and makes more while the stream
+   * holds less than PUMP_AHEAD_BYTES: the pipe always has the next bytes ready, and a slow
+   * reader never makes the agent hold more than that. Output counts as backed up meanwhile, so
+   * later records wait behind the record. Returns false while output is backed up. The first
+   * piece may throw (a value JSON cannot hold), before anything of the record is written.
    */
   #pump(): boolean {
     const producer = this.#producer;
-    if (producer === undefined) return true;
+    if (producer === undefined) return !this.#paused;
+    let done = false;
     try {
-      for (let next = producer.pieces.next(); !next.done; next = producer.pieces.next()) {
+      for (;;) {
+        const next = producer.pieces.next();
+        if (next.done === true || this.#outputClosed) {
+          done = true;
+          break;
+        }
         this.#batch.push(next.value);
         this.#batchLength += next.value.length;
         this.#write();
-        if (this.#outputClosed) break;
-        if (this.#paused) return false;
+        if (this.#paused && (this.#output.writableLength ?? 0) >= PUMP_AHEAD_BYTES) return false;
       }
+    } catch (error) {
+      done = true;
+      throw error;
     } finally {
-      if (this.#producer === producer && !this.#paused) this.#producer = undefined;
+      if (done && this.#producer === producer) this.#producer = undefined;
     }
-    return true;
+    return !this.#paused;
   }
 
   /** The stream wants more: hand it what waited, until it is full again or nothing is left. */
