@@ -130,7 +130,11 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
   const exports = evaluate(groupFile(group));
   for (const specifier of librarySpecifiers.filter((s) => groupOf(s) === group)) {
     if (exports[specifier] === undefined) throw new Error(`build-bundle: ${groupFile(group)} lacks ${specifier}`);
-    writeReexport(join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`), `libraryModule(${JSON.stringify(specifier)})`);
+    writeReexport(
+      join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`),
+      `libraryModule(${JSON.stringify(specifier)})`,
+      Object.keys(exports[specifier]),
+    );
   }
 }
 
@@ -313,7 +317,13 @@ function evaluate(file) {
   return module.exports;
 }
 
-function writeReexport(file, part) {
+/**
+ * `names`: the module's export names, for a library: the module then exports a getter for each,
+ * and the library loads when an extension first reads one, not when it imports it (an extension
+ * that imports pi-tui for its renderers does not load it at start-up, ~3.5 MiB; jiti's
+ * transpiled imports read a binding where it is used).
+ */
+function writeReexport(file, part, names) {
   const fromShim = relative(dirname(file), bundleFile);
   const bundlePath = fromShim.startsWith(".") ? fromShim : `./${fromShim}`;
   // CommonJS, so loading it starts no ES module loader (an extension's imports of it are
@@ -326,7 +336,14 @@ function writeReexport(file, part) {
     "if (bundle === undefined) {",
     `  throw new Error("parley: ${relative(outdir, file)} re-exports the running CLI's modules and loads only inside bin/parley.js; import @parley/agent instead");`,
     "}",
-    `module.exports = bundle.exports.${part};`,
+    ...(names === undefined
+      ? [`module.exports = bundle.exports.${part};`]
+      : [
+          "let loaded;",
+          `const load = () => (loaded ??= bundle.exports.${part});`,
+          'Object.defineProperty(module.exports, "__esModule", { value: true });',
+          `for (const name of ${JSON.stringify(names)}) Object.defineProperty(module.exports, name, { enumerable: true, get: () => load()[name] });`,
+        ]),
     "",
   ].join("\n");
   mkdirSync(dirname(file), { recursive: true });
@@ -351,7 +368,8 @@ async function writeCodeCache() {
       [
         ...BUNDLED_LIBRARIES.map((name, i) => `import * as l${i} from ${JSON.stringify(name)};`),
         "export default function (pi: any) {",
-        `  void [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}];`,
+        // Every export read: a library loads when one of its exports is first read.
+        `  for (const l of [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}] as any[]) for (const k of Object.keys(l)) void l[k];`,
         // A provider of the extension's own, as custom-provider extensions register them: pi-ai's faux provider.
         `  const ai: any = l${BUNDLED_LIBRARIES.indexOf("@mariozechner/pi-ai")};`,
         '  const faux = ai.registerFauxProvider({ api: "warm-api", provider: "warm", models: [{ id: "warm-1" }] });',
