@@ -52,7 +52,9 @@ function parseArgs(argv) {
     else if (a === "--out" || a.startsWith("--out=")) opts.out = resolve(value());
     else if (a === "--render" || a.startsWith("--render=")) opts.render = resolve(value());
     else if (a === "--help" || a === "-h") {
-      process.stdout.write(`usage: node scripts/bench/index.mjs [--quick] [--only ${Object.keys(FIGURES).join(",")}] [--runs N] [--out FILE] [--render RESULTS.json]\n`);
+      process.stdout.write(
+        `usage: node scripts/bench/index.mjs [--quick] [--only ${Object.keys(FIGURES).join(",")}] [--runs N] [--out FILE] [--render RESULTS.json]\n`,
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
