@@ -12,6 +12,7 @@ import { Session } from "../src/session/session.js";
 import { parseSessionFile, readSessionFile, type SessionWarning } from "../src/session/format.js";
 import { jsonLinePieces } from "../src/transport/json-pieces.js";
 import { serializeJsonLine } from "@parley/protocol/jsonl";
+import { PARLEY_BIN, spawnAgent } from "./helpers/spawn.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "parley-session-scale-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -169,5 +170,31 @@ describe("serialising a record with a long array", () => {
     // Every element before the one that failed, none after it.
     expect(parsed.data.messages.map((m) => m.i)).toEqual(Array.from({ length: 1500 }, (_, i) => i));
     expect(String(cuts[0])).toMatch(/BigInt/);
+  });
+});
+
+describe("get_messages of a big session through the CLI", () => {
+  it("answers with every message, exactly as in the file, made piece by piece; a command sent right after is answered after it", async () => {
+    // ~13 MB of messages: a dozen pieces, several waits for the pipe.
+    const lines = sessionText(8000, 1500);
+    const file = path.join(dir, "wire.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session", file], { cwd: dir });
+    try {
+      await agent.request({ type: "get_state" });
+      agent.send({ type: "get_messages", id: "all" });
+      agent.send({ type: "get_state", id: "after" });
+      const after = await agent.response("after");
+      const all = await agent.response("all");
+      expect(agent.records.indexOf(all)).toBeLessThan(agent.records.indexOf(after));
+      const fromFile = lines.slice(1).map((line) => (JSON.parse(line) as { message: unknown }).message);
+      expect((all["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
+      expect(agent.garbage).toEqual([]);
+      // Appends only: the file is as it was.
+      expect(readFileSync(file, "utf8")).toBe(`${lines.join("\n")}\n`);
+    } finally {
+      agent.closeInput();
+      await agent.exited;
+    }
   });
 });

@@ -26,7 +26,7 @@ const MAX_DEPTH = 3;
  * already: the line is then closed as valid JSON with that array cut short there, and
  * `onCut` hears why.
  */
-export function jsonLinePieces(record: object, onCut?: (error: unknown) => void): Iterator<string> | undefined {
+export function jsonLinePieces(record: object, onCut?: (error: unknown, record: object) => void): Iterator<string> | undefined {
   if (!hasLongArray(record, 0)) return undefined;
   return pieces(record, onCut);
 }
@@ -38,7 +38,7 @@ interface Out {
   closers: string[];
 }
 
-function* pieces(record: object, onCut: ((error: unknown) => void) | undefined): Generator<string, void, undefined> {
+function* pieces(record: object, onCut: ((error: unknown, record: object) => void) | undefined): Generator<string, void, undefined> {
   const out: Out = { parts: [], chars: 0, closers: [] };
   let produced = false;
   try {
@@ -52,7 +52,7 @@ function* pieces(record: object, onCut: ((error: unknown) => void) | undefined):
       serializeJsonLine(record);
       throw error;
     }
-    onCut?.(error);
+    onCut?.(error, record);
     yield `${out.parts.join("")}${out.closers.reverse().join("")}\n`;
     return;
   }

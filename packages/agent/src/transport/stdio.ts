@@ -142,7 +142,7 @@ export class StdioTransport implements Transport {
   send(record: object): void {
     if (this.#outputClosed) return;
     // A record with a long array (a big session's messages) goes out in pieces, never as one string.
-    const pieces = jsonLinePieces(record, (error) => writeStderr(`parley: a ${describe(record)} was cut short: ${String(error)}\n`));
+    const pieces = jsonLinePieces(record, reportCut);
     if (pieces === undefined) this.#queue(serializeJsonLine(record), record);
     else if (!this.#paused) {
       // Made one piece at a time, each when the pipe has taken the last (see #pump).
@@ -306,8 +306,9 @@ export function takeOverStdout(): void {
   process.stdout.write = writeToStderr;
 }
 
-/** What a record is, for a log line. */
-function describe(record: object): string {
+/** A long record that had to be cut short (see json-pieces.ts), said on stderr. */
+function reportCut(error: unknown, record: object): void {
   const r = record as Record<string, unknown>;
-  return [r["type"], r["command"]].filter((part) => typeof part === "string").join(" ") || "record";
+  const what = [r["type"], r["command"]].filter((part) => typeof part === "string").join(" ") || "record";
+  writeStderr(`parley: a ${what} was cut short: ${String(error)}\n`);
 }
