@@ -42,8 +42,8 @@ async function firstPromptOnce(agent, files) {
   }
 }
 
-export async function runExtensions({ quick }) {
-  const runs = quick ? 1 : 5;
+export async function runExtensions({ quick, runs: runsOverride }) {
+  const runs = runsOverride ?? (quick ? 1 : 5);
   const names = ["parley", "pi"];
   const out = { runs, startup: {}, firstPrompt: {} };
   for (const [set, files] of Object.entries(EXTENSION_SETS)) {

@@ -42,6 +42,8 @@ function parseArgs(argv) {
       return argv[++i];
     };
     if (a === "--quick") opts.quick = true;
+    // Runs per agent for the extensions and sessions figures (a loaded machine: fewer, longer runs).
+    else if (a === "--runs" || a.startsWith("--runs=")) opts.runs = Number(value());
     else if (a === "--only" || a.startsWith("--only="))
       opts.only = value()
         .split(",")
@@ -50,7 +52,9 @@ function parseArgs(argv) {
     else if (a === "--out" || a.startsWith("--out=")) opts.out = resolve(value());
     else if (a === "--render" || a.startsWith("--render=")) opts.render = resolve(value());
     else if (a === "--help" || a === "-h") {
-      process.stdout.write(`usage: node scripts/bench/index.mjs [--quick] [--only ${Object.keys(FIGURES).join(",")}] [--out FILE] [--render RESULTS.json]\n`);
+      process.stdout.write(
+        `usage: node scripts/bench/index.mjs [--quick] [--only ${Object.keys(FIGURES).join(",")}] [--runs N] [--out FILE] [--render RESULTS.json]\n`,
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -126,7 +130,7 @@ async function main() {
     const fig = FIGURES[name];
     progress(`== ${name}`);
     try {
-      results[fig.key] = await fig.run({ quick: opts.quick });
+      results[fig.key] = await fig.run({ quick: opts.quick, ...(opts.runs ? { runs: opts.runs } : {}) });
     } catch (err) {
       errors[name] = err instanceof Error ? err.message : String(err);
       progress(`${name} failed: ${errors[name]}`);

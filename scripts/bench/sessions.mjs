@@ -9,17 +9,37 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENTS, kibToMiB, median, progress, request, roundOrder, startAgent } from "./lib.mjs";
 
-const id = () => randomBytes(4).toString("hex");
+/**
+ * Entry ids: 8 hex characters like pi's, unique within the file. Random ones collide (~0.65
+ * pairs expected among 75,000), and a duplicate id re-parents everything after it, which cut the
+ * resumed branch short (63,906 of 75,000 messages in one run).
+ */
+function uniqueIds() {
+  const taken = new Set();
+  return () => {
+    for (;;) {
+      const id = randomBytes(4).toString("hex");
+      if (!taken.has(id)) {
+        taken.add(id);
+        return id;
+      }
+    }
+  };
+}
 
 /**
  * A linear conversation of `entries` message entries, alternating user and assistant, each with
  * ~`textBytes` of text. Returns the file's path and the last entry's id.
  */
+/** pi resumes 100 MB in ~7 s on a quiet machine, but several minutes on a loaded one. */
+const RESUME_TIMEOUT_MS = 900_000;
+
 export function writeSession(dir, entries, textBytes) {
   const file = join(dir, `session-${entries}.jsonl`);
   const start = Date.parse("2026-01-01T00:00:00Z");
   const lines = [JSON.stringify({ type: "session", version: 3, id: `bench-${entries}`, timestamp: new Date(start).toISOString(), cwd: dir })];
   const filler = "lorem ipsum dolor sit amet ".repeat(Math.ceil(textBytes / 27)).slice(0, textBytes);
+  const id = uniqueIds();
   let parentId = null;
   const ids = [];
   for (let i = 0; i < entries; i++) {
@@ -64,11 +84,18 @@ async function resumeOnce(agent, file) {
   try {
     const proc = startAgent(agent, ["--session", ownCopy(file, dir)], { sessionFile: true });
     try {
-      await request(proc, { type: "get_state" }, 300_000);
+      await request(proc, { type: "get_state" }, RESUME_TIMEOUT_MS);
       const stateMs = performance.now() - proc.spawnedAt;
-      const messages = await request(proc, { type: "get_messages" }, 300_000);
+      // The response (~100 MB) is timed when its line is complete; the client parses it after
+      // that (twice over, as request() would, it took seconds of the client's own time per run).
+      const line = proc.waitLine((l) => l.slice(0, 200).includes('"id":"resume-messages"'), RESUME_TIMEOUT_MS, "the get_messages response");
+      proc.send({ type: "get_messages", id: "resume-messages" });
+      const text = await line;
       const ms = performance.now() - proc.spawnedAt;
-      return { stateMs, ms, messages: messages.data.messages.length, peakRssMiB: kibToMiB(proc.status()?.VmHWM) };
+      const peakRssMiB = kibToMiB(proc.status()?.VmHWM);
+      const messages = JSON.parse(text);
+      if (messages.success !== true) throw new Error(`${agent.name}: get_messages failed: ${messages.error}`);
+      return { stateMs, ms, messages: messages.data.messages.length, peakRssMiB };
     } finally {
       await proc.stop(30_000);
     }
@@ -118,8 +145,8 @@ async function appendAndCursorOnce(agent, big, appends) {
   }
 }
 
-export async function runSessions({ quick }) {
-  const runs = quick ? 1 : 3;
+export async function runSessions({ quick, runs: runsOverride }) {
+  const runs = runsOverride ?? (quick ? 1 : 3);
   // ~100 MB: 75,000 entries of ~1.3 KB (quick: 5,000 entries, ~6 MB).
   const resumeEntries = quick ? 5_000 : 75_000;
   const appendEntries = quick ? 5_000 : 50_000;

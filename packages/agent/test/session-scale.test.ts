@@ -12,6 +12,7 @@ import { Session } from "../src/session/session.js";
 import { parseSessionFile, readSessionFile, type SessionWarning } from "../src/session/format.js";
 import { jsonLinePieces } from "../src/transport/json-pieces.js";
 import { serializeJsonLine } from "@parley/protocol/jsonl";
+import { PARLEY_BIN, spawnAgent } from "./helpers/spawn.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "parley-session-scale-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -137,17 +138,63 @@ describe("serialising a record with a long array", () => {
     },
   };
 
+  const all = (iterator: Iterator<string> | undefined): string[] => {
+    const pieces: string[] = [];
+    for (let next = iterator!.next(); !next.done; next = iterator!.next()) pieces.push(next.value);
+    return pieces;
+  };
+
   it("yields exactly serializeJsonLine's text, in pieces of bounded size", () => {
-    const pieces = jsonLinePieces(record);
-    expect(pieces).toBeDefined();
-    expect(pieces!.length).toBeGreaterThan(1);
-    expect(pieces!.join("")).toBe(serializeJsonLine(record));
-    expect(Math.max(...pieces!.map((p) => p.length))).toBeLessThan(2 << 20);
+    const pieces = all(jsonLinePieces(record));
+    expect(pieces.length).toBeGreaterThan(1);
+    expect(pieces.join("")).toBe(serializeJsonLine(record));
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(2 << 20);
   });
 
   it("leaves small records to serializeJsonLine, and throws before yielding anything for a value JSON cannot hold", () => {
     expect(jsonLinePieces({ type: "response", data: { messages: [1, 2, 3] } })).toBeUndefined();
     const bad = { type: "response", data: { messages: Array.from({ length: 2000 }, (_, i) => (i === 1500 ? { n: 1n } : { n: i })) } };
-    expect(() => jsonLinePieces(bad)).toThrow(/BigInt/);
+    const pieces = jsonLinePieces(bad);
+    expect(() => pieces!.next()).toThrow(/BigInt/);
+  });
+
+  it("closes a line as valid JSON, the array cut short, when a value JSON cannot hold comes after a piece went out", () => {
+    const big = "x".repeat(4096);
+    const messages = Array.from({ length: 2000 }, (_, i) => (i === 1500 ? { n: 1n } : { i, big }));
+    const cuts: unknown[] = [];
+    const pieces = all(jsonLinePieces({ type: "response", data: { messages }, after: 1 }, (error) => cuts.push(error)));
+    expect(pieces.length).toBeGreaterThan(1);
+    const line = pieces.join("");
+    expect(line.endsWith("}\n")).toBe(true);
+    const parsed = JSON.parse(line) as { data: { messages: { i: number }[] } };
+    // Every element before the one that failed, none after it.
+    expect(parsed.data.messages.map((m) => m.i)).toEqual(Array.from({ length: 1500 }, (_, i) => i));
+    expect(String(cuts[0])).toMatch(/BigInt/);
+  });
+});
+
+describe("get_messages of a big session through the CLI", () => {
+  it("answers with every message, exactly as in the file, made piece by piece; a command sent right after is answered after it", async () => {
+    // ~13 MB of messages: a dozen pieces, several waits for the pipe.
+    const lines = sessionText(8000, 1500);
+    const file = path.join(dir, "wire.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session", file], { cwd: dir });
+    try {
+      await agent.request({ type: "get_state" });
+      agent.send({ type: "get_messages", id: "all" });
+      agent.send({ type: "get_state", id: "after" });
+      const after = await agent.response("after");
+      const all = await agent.response("all");
+      expect(agent.records.indexOf(all)).toBeLessThan(agent.records.indexOf(after));
+      const fromFile = lines.slice(1).map((line) => (JSON.parse(line) as { message: unknown }).message);
+      expect((all["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
+      expect(agent.garbage).toEqual([]);
+      // Appends only: the file is as it was.
+      expect(readFileSync(file, "utf8")).toBe(`${lines.join("\n")}\n`);
+    } finally {
+      agent.closeInput();
+      await agent.exited;
+    }
   });
 });

@@ -109,6 +109,36 @@ describe("StdioTransport", () => {
   });
 });
 
+describe("StdioTransport and a record with a long array (get_messages of a big session)", () => {
+  it("makes its pieces as the reader takes them: later records follow it, the reader gets the whole line, and what waits stays small", async () => {
+    const slow = recorder({ hold: true });
+    const input = new PassThrough();
+    const transport = new StdioTransport({ input, output: slow.output });
+    transport.start(sink);
+    const messages = Array.from({ length: 3000 }, (_, i) => ({ i, text: "y".repeat(2000) }));
+    transport.send({ n: 1, messages });
+    transport.send({ n: 2 });
+    // ~6 MB of text: a few pieces (~1 MiB each) are made ahead of the reader, not all of it.
+    expect(slow.chunks[0]!.length).toBeLessThan(2 << 20);
+    expect(slow.output.writableLength).toBeGreaterThan(0);
+    expect(slow.output.writableLength).toBeLessThan(5.5 * 2 ** 20);
+    expect(transport.backedUp).toBe(true);
+    expect(input.isPaused()).toBe(true);
+    const writable = transport.whenWritable();
+    let rounds = 0;
+    while (transport.backedUp && rounds++ < 100) {
+      slow.release();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(Math.max(...slow.chunks.map((c) => c.length))).toBeLessThan(2 << 20);
+    }
+    await writable;
+    expect(input.isPaused()).toBe(false);
+    const lines = slow.lines() as unknown as { n: number; messages?: { i: number; text: string }[] }[];
+    expect(lines.map((l) => l.n)).toEqual([1, 2]);
+    expect(lines[0]!.messages).toEqual(messages);
+  });
+});
+
 describe("StdioTransport on the claimed stdin", () => {
   const tick = () => new Promise((resolve) => setImmediate(resolve));
 

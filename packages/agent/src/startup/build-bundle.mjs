@@ -18,9 +18,9 @@
 // "@mariozechner/pi-coding-agent") are small ES modules here that re-export the bundle's own
 // instance, so an extension and the agent share one instance of every parley module.
 //
-// Last, the CLI runs once (get_state, then end of input) to write the code cache.
+// Last, the CLI runs once through a first prompt (see writeCodeCache) to write the code caches.
 import { build } from "esbuild";
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -130,11 +130,15 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
   const exports = evaluate(groupFile(group));
   for (const specifier of librarySpecifiers.filter((s) => groupOf(s) === group)) {
     if (exports[specifier] === undefined) throw new Error(`build-bundle: ${groupFile(group)} lacks ${specifier}`);
-    writeReexport(join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`), `libraryModule(${JSON.stringify(specifier)})`);
+    writeReexport(
+      join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`),
+      `libraryModule(${JSON.stringify(specifier)})`,
+      Object.keys(exports[specifier]),
+    );
   }
 }
 
-const cache = writeCodeCache();
+const cache = await writeCodeCache();
 const kib = (n) => `${(n / 1024).toFixed(0)} KB`;
 const described = (file, size) =>
   `${relative(outdir, file)} (${kib(size)}${cache[relative(outdir, file)] ? `, code cache ${kib(cache[relative(outdir, file)])}` : ""})`;
@@ -315,7 +319,13 @@ function evaluate(file) {
   return module.exports;
 }
 
-function writeReexport(file, part) {
+/**
+ * `names`: the module's export names, for a library: the module then exports a getter for each,
+ * and the library loads when an extension first reads one, not when it imports it (an extension
+ * that imports pi-tui for its renderers does not load it at start-up, ~3.5 MiB; jiti's
+ * transpiled imports read a binding where it is used).
+ */
+function writeReexport(file, part, names) {
   const fromShim = relative(dirname(file), bundleFile);
   const bundlePath = fromShim.startsWith(".") ? fromShim : `./${fromShim}`;
   // CommonJS, so loading it starts no ES module loader (an extension's imports of it are
@@ -328,7 +338,14 @@ function writeReexport(file, part) {
     "if (bundle === undefined) {",
     `  throw new Error("parley: ${relative(outdir, file)} re-exports the running CLI's modules and loads only inside bin/parley.js; import @parley/agent instead");`,
     "}",
-    `module.exports = bundle.exports.${part};`,
+    ...(names === undefined
+      ? [`module.exports = bundle.exports.${part};`]
+      : [
+          "let loaded;",
+          `const load = () => (loaded ??= bundle.exports.${part});`,
+          'Object.defineProperty(module.exports, "__esModule", { value: true });',
+          `for (const name of ${JSON.stringify(names)}) Object.defineProperty(module.exports, name, { enumerable: true, get: () => load()[name] });`,
+        ]),
     "",
   ].join("\n");
   mkdirSync(dirname(file), { recursive: true });
@@ -336,33 +353,119 @@ function writeReexport(file, part) {
 }
 
 /**
- * Runs the CLI so that its launcher writes the code caches at exit: once plain (parley's bundle),
- * once with an extension that imports every library and a prompt to the offline model (the
- * library bundle, with the functions a first prompt compiles).
+ * Runs the CLI once so that its launcher writes every code cache at exit. V8's cache holds the
+ * functions compiled by the time it is written, so the run goes through what users do first: an
+ * extension that imports every library and registers a command, get_state, a prompt to a scripted
+ * model that calls tools and replies, the command, get_messages, all into a session file. A first
+ * prompt then runs from cached code instead of compiling pi-agent-core's loop, parley's event
+ * path and the tools on the spot (~10 ms). A plain start deserialises the larger cache in about
+ * the same time (measured in CPU time; see scripts/bench/README.md).
  */
-function writeCodeCache() {
-  const run = (args, input) =>
-    spawnSync(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", "--no-session", ...args], { input, encoding: "utf8", timeout: 60_000 });
-  const plain = run(["--no-extensions"], '{"type":"get_state","id":"build"}\n');
+async function writeCodeCache() {
   const warmDir = mkdtempSync(join(tmpdir(), "parley-build-"));
-  const warm = join(warmDir, "warm.ts");
-  writeFileSync(
-    warm,
-    `${BUNDLED_LIBRARIES.map((name, i) => `import * as l${i} from ${JSON.stringify(name)};`).join("\n")}\nexport default function () { void [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}]; }\n`,
-  );
-  const warmed = run(["--no-extensions", "-e", warm], '{"type":"get_state","id":"built"}\n');
-  rmSync(warmDir, { recursive: true, force: true });
-  const sizes = {};
-  for (const name of readdirSync(outdir).filter((n) => n.endsWith(".cache"))) sizes[name.replace(/\.js\..*$/, ".js")] = statSync(join(outdir, name)).size;
-  const missing = [bundleFile, ...[...Object.keys(LIBRARY_GROUPS), "jiti"].map(groupFile)]
-    .map((f) => relative(outdir, f))
-    .filter((f) => sizes[f] === undefined);
-  if (plain.status !== 0 || warmed.status !== 0 || missing.length > 0) {
-    process.stderr.write(
-      `build-bundle: warning: no code cache for ${missing.join(", ") || "-"} (exits ${plain.status}, ${warmed.status}); parley writes it on its first run.\n${plain.stderr}${warmed.stderr}\n`,
+  try {
+    const warm = join(warmDir, "warm.ts");
+    writeFileSync(
+      warm,
+      [
+        ...BUNDLED_LIBRARIES.map((name, i) => `import * as l${i} from ${JSON.stringify(name)};`),
+        "export default function (pi: any) {",
+        // Every export read: a library loads when one of its exports is first read.
+        `  for (const l of [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}] as any[]) for (const k of Object.keys(l)) void l[k];`,
+        // A provider of the extension's own, as custom-provider extensions register them: pi-ai's faux provider.
+        `  const ai: any = l${BUNDLED_LIBRARIES.indexOf("@mariozechner/pi-ai")};`,
+        '  const faux = ai.registerFauxProvider({ api: "warm-api", provider: "warm", models: [{ id: "warm-1" }] });',
+        '  faux.setResponses([ai.fauxAssistantMessage("warm reply")]);',
+        '  pi.registerProvider("warm", { baseUrl: "http://localhost:0", apiKey: "none", api: faux.api, streamSimple: ai.getApiProvider(faux.api).streamSimple,',
+        '    models: [{ id: "warm-1", name: "warm", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 100000, maxTokens: 1000 }] });',
+        '  pi.registerCommand("warm", { description: "build", handler: async (_args: string, ctx: any) => ctx.ui.notify("warm", "info") });',
+        '  pi.on("tool_call", () => undefined);',
+        "}",
+        "",
+      ].join("\n"),
     );
+    const script = join(warmDir, "script.json");
+    writeFileSync(
+      script,
+      JSON.stringify([
+        {
+          text: "looking",
+          toolCalls: [
+            { name: "ls", arguments: {} },
+            { name: "read", arguments: { path: "warm.ts" } },
+          ],
+        },
+        "done",
+      ]),
+    );
+    const commands = [
+      { type: "get_state" },
+      { type: "prompt", message: "warm up" },
+      { type: "prompt", message: "/warm" },
+      { type: "set_model", provider: "warm", modelId: "warm-1" },
+      { type: "prompt", message: "warm up again" },
+      { type: "get_messages" },
+    ];
+    const result = await driveCli(["--session", join(warmDir, "session.jsonl"), "--model-script", script, "-e", warm], warmDir, commands);
+    const sizes = {};
+    for (const name of readdirSync(outdir).filter((n) => n.endsWith(".cache"))) sizes[name.replace(/\.js\..*$/, ".js")] = statSync(join(outdir, name)).size;
+    const missing = [bundleFile, ...[...Object.keys(LIBRARY_GROUPS), "jiti"].map(groupFile)]
+      .map((f) => relative(outdir, f))
+      .filter((f) => sizes[f] === undefined);
+    if (result.status !== 0 || missing.length > 0) {
+      process.stderr.write(
+        `build-bundle: warning: no code cache for ${missing.join(", ") || "-"} (exit ${result.status}${result.error ? `, ${result.error}` : ""}); parley writes it on its first run.\n${result.stderr}\n`,
+      );
+    }
+    return sizes;
+  } finally {
+    rmSync(warmDir, { recursive: true, force: true });
   }
-  return sizes;
+}
+
+/**
+ * Runs parley in RPC mode in `cwd`, sends each command once the previous one is done (its
+ * response, and for a prompt the agent's settling), then ends its input and waits for its exit.
+ */
+function driveCli(args, cwd, commands) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(agent, "bin/parley.js"), "--mode", "rpc", ...args], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stderr = "";
+    let error;
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      error = "timed out";
+      child.kill("SIGKILL");
+    }, 120_000);
+    let next = 0;
+    let waitingFor;
+    const sendNext = () => {
+      if (next === commands.length) {
+        child.stdin.end();
+        return;
+      }
+      const command = { ...commands[next], id: `build-${next}` };
+      next++;
+      // A prompt is done when the agent has settled; anything else with its response.
+      waitingFor = command.type === "prompt" && !command.message.startsWith("/") ? "agent_settled" : command.id;
+      child.stdin.write(`${JSON.stringify(command)}\n`);
+    };
+    let pending = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop();
+      for (const line of lines) {
+        const record = JSON.parse(line);
+        if (record.type === "response" && record.success === false) error = `${record.command}: ${record.error}`;
+        if ((record.type === "response" && record.id === waitingFor) || record.type === waitingFor) sendNext();
+      }
+    });
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status: error === undefined ? status : 1, error, stderr });
+    });
+    sendNext();
+  });
 }
 
 /**

@@ -1,7 +1,9 @@
 /**
- * A record's JSON line as a list of pieces instead of one string, for records that carry a long
- * array (get_messages or get_entries on a resumed session of 100 MB). One string of that size
- * costs its own copy, then another as bytes for the write; pieces are written one by one.
+ * A record's JSON line as pieces produced one at a time, for records that carry a long array
+ * (get_messages or get_entries on a resumed session of 100 MB). The transport takes the next
+ * piece only when the pipe has taken the last one, so the whole text never exists at once: not
+ * as one string, not as a list of pieces, not as bytes waiting in the stream (holding ~100 MB
+ * of it made V8 collect the session's whole heap again and again).
  *
  * The text is exactly serializeJsonLine's: long arrays and the plain objects around them are
  * assembled here the way JSON.stringify would, everything else is JSON.stringify's own output.
@@ -16,30 +18,59 @@ const PIECE_CHARS = 1 << 20;
 const MAX_DEPTH = 3;
 
 /**
- * The JSON line of `record` in pieces (the last ends with LF), or undefined when it holds no long
- * array near its top (then serializeJsonLine is the way). Throws as serializeJsonLine does, before
- * anything is returned, so a value that cannot be serialised never leaves half a line.
+ * The JSON line of `record` as an iterator of pieces (the last ends with LF), or undefined when
+ * it holds no long array near its top (then serializeJsonLine is the way).
+ *
+ * A value JSON cannot hold (a BigInt, a cycle) throws from the first `next()` when no piece has
+ * been produced yet, with serializeJsonLine's message. Found later, half the line is gone
+ * already: the line is then closed as valid JSON with that array cut short there, and
+ * `onCut` hears why.
  */
-export function jsonLinePieces(record: object): string[] | undefined {
+export function jsonLinePieces(record: object, onCut?: (error: unknown, record: object) => void): Iterator<string> | undefined {
   if (!hasLongArray(record, 0)) return undefined;
-  const pieces: string[] = [];
-  let current = "";
-  const add = (text: string): void => {
-    current += text;
-    if (current.length >= PIECE_CHARS) {
-      pieces.push(current);
-      current = "";
-    }
-  };
+  return pieces(record, onCut);
+}
+
+/** Text gathered for the next piece, and the brackets still open (to close a cut line). */
+interface Out {
+  parts: string[];
+  chars: number;
+  closers: string[];
+}
+
+function* pieces(record: object, onCut: ((error: unknown, record: object) => void) | undefined): Generator<string, void, undefined> {
+  const out: Out = { parts: [], chars: 0, closers: [] };
+  let produced = false;
   try {
-    write(record, 0, add);
+    for (const piece of write(record, 0, out)) {
+      produced = true;
+      yield piece;
+    }
   } catch (error) {
-    // The same message serializeJsonLine gives for the same value.
-    serializeJsonLine(record);
-    throw error;
+    if (!produced) {
+      // The same message serializeJsonLine gives for the same value.
+      serializeJsonLine(record);
+      throw error;
+    }
+    onCut?.(error, record);
+    yield `${out.parts.join("")}${out.closers.reverse().join("")}\n`;
+    return;
   }
-  pieces.push(`${current}\n`);
-  return pieces;
+  yield `${out.parts.join("")}\n`;
+}
+
+function add(out: Out, text: string): void {
+  out.parts.push(text);
+  out.chars += text.length;
+}
+
+/** The gathered text as one piece, when there is enough of it. */
+function take(out: Out): string | undefined {
+  if (out.chars < PIECE_CHARS) return undefined;
+  const piece = out.parts.join("");
+  out.parts = [];
+  out.chars = 0;
+  return piece;
 }
 
 function isPlainContainer(value: unknown): value is object {
@@ -55,40 +86,51 @@ function hasLongArray(value: unknown, depth: number): boolean {
   return false;
 }
 
-/** Writes `value` as JSON.stringify would; returns false when it has no JSON (undefined, a function). */
-function write(value: unknown, depth: number, add: (text: string) => void): boolean {
-  if (!isPlainContainer(value) || !hasLongArray(value, depth)) {
-    const json = JSON.stringify(value);
-    if (json === undefined) return false;
-    add(json);
-    return true;
-  }
+/**
+ * Writes `value` (a container holding a long array) as JSON.stringify would, yielding a piece
+ * whenever enough text is gathered.
+ */
+function* write(value: object, depth: number, out: Out): Generator<string, void, undefined> {
   if (Array.isArray(value)) {
-    add("[");
-    value.forEach((element: unknown, i) => {
-      if (i > 0) add(",");
-      // JSON.stringify writes null for an element that has no JSON.
-      if (!write(element, depth + 1, add)) add("null");
-    });
-    add("]");
-    return true;
+    add(out, "[");
+    out.closers.push("]");
+    for (let i = 0; i < value.length; i++) {
+      const element: unknown = value[i];
+      if (isPlainContainer(element) && hasLongArray(element, depth + 1)) {
+        if (i > 0) add(out, ",");
+        yield* write(element, depth + 1, out);
+      } else {
+        // JSON.stringify writes null for an element that has no JSON. The comma goes with the
+        // element, so a line cut at an element that cannot be serialised stays valid JSON.
+        const json = JSON.stringify(element) ?? "null";
+        add(out, i > 0 ? `,${json}` : json);
+      }
+      const piece = take(out);
+      if (piece !== undefined) yield piece;
+    }
+    out.closers.pop();
+    add(out, "]");
+    return;
   }
-  add("{");
+  add(out, "{");
+  out.closers.push("}");
   let first = true;
   for (const key of Object.keys(value)) {
     const prefix = `${first ? "" : ","}${JSON.stringify(key)}:`;
     const field = (value as Record<string, unknown>)[key];
-    // A field without JSON is left out, comma and all.
-    const json = isPlainContainer(field) && hasLongArray(field, depth + 1) ? undefined : JSON.stringify(field);
-    if (json !== undefined) {
-      add(prefix + json);
+    if (isPlainContainer(field) && hasLongArray(field, depth + 1)) {
+      add(out, prefix);
       first = false;
-    } else if (isPlainContainer(field)) {
-      add(prefix);
-      write(field, depth + 1, add);
+      yield* write(field, depth + 1, out);
+      continue;
+    }
+    // A field without JSON is left out, comma and all.
+    const json = JSON.stringify(field);
+    if (json !== undefined) {
+      add(out, prefix + json);
       first = false;
     }
   }
-  add("}");
-  return true;
+  out.closers.pop();
+  add(out, "}");
 }

@@ -13,6 +13,8 @@ import type { ClaimedStdin } from "./claim-stdin.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
 const BATCH_FLUSH_CHARS = 64 * 1024;
+/** Bytes of a long record (see #pump) made ahead of what the pipe has taken. */
+const PUMP_AHEAD_BYTES = 4 * 1024 * 1024;
 
 export interface StdioTransportOptions {
   /** Default: the claimed fd 0 if `stdin` is given, else process.stdin. */
@@ -35,6 +37,8 @@ export class StdioTransport implements Transport {
   readonly #output: NodeJS.WritableStream & { writableLength?: number };
   readonly #options: StdioTransportOptions;
   #batch: string[] = [];
+  /** A long record whose pieces are still being made and written (see #pump). */
+  #producer: { pieces: Iterator<string>; record: object } | undefined;
   #batchLength = 0;
   #inBurst = false;
   #outputClosed = false;
@@ -111,15 +115,16 @@ export class StdioTransport implements Transport {
   send(record: object): void {
     if (this.#outputClosed) return;
     // A record with a long array (a big session's messages) goes out in pieces, never as one string.
-    const pieces = jsonLinePieces(record);
+    const pieces = jsonLinePieces(record, reportCut);
     if (pieces === undefined) this.#queue(serializeJsonLine(record), record);
-    else {
-      for (let i = 0; i < pieces.length - 1 && !this.#outputClosed; i++) {
-        this.#queue(pieces[i]!, record);
-        pieces[i] = "";
-        if (!this.#paused && this.#batchLength >= BATCH_FLUSH_CHARS) this.#write();
-      }
-      this.#queue(pieces.at(-1)!, record);
+    else if (!this.#paused) {
+      // Made one piece at a time, each when the pipe has taken the last (see #pump).
+      this.#producer = { pieces, record };
+      this.#pump();
+      return;
+    } else {
+      // Behind records that already wait: made now, and waiting with them.
+      for (let next = pieces.next(); !next.done && !this.#outputClosed; next = pieces.next()) this.#queue(next.value, record);
     }
     if (this.#paused) return;
     // The first record of a burst leaves at once (a dialog request should not wait a hop);
@@ -178,9 +183,47 @@ export class StdioTransport implements Transport {
     }
   }
 
+  /**
+   * Writes the long record's pieces while the pipe takes them, and makes more while the stream
+   * holds less than PUMP_AHEAD_BYTES: the pipe always has the next bytes ready, and a slow
+   * reader never makes the agent hold more than that. Output counts as backed up meanwhile, so
+   * later records wait behind the record. Returns false while output is backed up. The first
+   * piece may throw (a value JSON cannot hold), before anything of the record is written.
+   */
+  #pump(): boolean {
+    const producer = this.#producer;
+    if (producer === undefined) return !this.#paused;
+    let done = false;
+    try {
+      for (;;) {
+        const next = producer.pieces.next();
+        if (next.done === true || this.#outputClosed) {
+          done = true;
+          break;
+        }
+        this.#batch.push(next.value);
+        this.#batchLength += next.value.length;
+        this.#write();
+        if (this.#paused && (this.#output.writableLength ?? 0) >= PUMP_AHEAD_BYTES) return false;
+      }
+    } catch (error) {
+      done = true;
+      throw error;
+    } finally {
+      if (done && this.#producer === producer) this.#producer = undefined;
+    }
+    return !this.#paused;
+  }
+
   /** The stream wants more: hand it what waited, until it is full again or nothing is left. */
   readonly #drained = (): void => {
     if (this.#outputClosed) return;
+    if (this.#producer !== undefined) {
+      // The long record's next pieces go first: records sent meanwhile wait behind it.
+      this.#paused = false;
+      if (!this.#pump()) return;
+      this.#paused = true;
+    }
     for (let text = this.#waiting.take(BATCH_FLUSH_CHARS); text !== undefined; text = this.#waiting.take(BATCH_FLUSH_CHARS)) {
       if (!this.#rawWrite(text)) {
         this.#output.once("drain", this.#drained);
@@ -198,6 +241,7 @@ export class StdioTransport implements Transport {
     if (this.#outputClosed) return;
     this.#outputClosed = true;
     this.#batch = [];
+    this.#producer = undefined;
     this.#waiting.clear();
     // Nobody will read what is still queued: flush() and whenWritable() callers stop waiting for it.
     for (const resolve of this.#flushWaiters.splice(0)) resolve();
@@ -216,4 +260,11 @@ type RawWrite = (chunk: string | Uint8Array, callback?: (error?: Error | null) =
  */
 export function takeOverStdout(): void {
   process.stdout.write = writeToStderr;
+}
+
+/** A long record that had to be cut short (see json-pieces.ts), said on stderr. */
+function reportCut(error: unknown, record: object): void {
+  const r = record as Record<string, unknown>;
+  const what = [r["type"], r["command"]].filter((part) => typeof part === "string").join(" ") || "record";
+  writeStderr(`parley: a ${what} was cut short: ${String(error)}\n`);
 }
