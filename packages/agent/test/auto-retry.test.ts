@@ -294,7 +294,11 @@ function startFlaky(failures: number, settings?: object): AgentProcess {
     mkdirSync(join(dir, ".pi"));
     writeFileSync(join(dir, ".pi", "settings.json"), JSON.stringify(settings));
   }
-  const agent = spawnParley(["-e", join(dir, "flaky.ts")], { cwd: dir, env: { FLAKY_FAILURES: String(failures) } });
+  // A project's .pi/settings.json applies only to a trusted project, as in the newest pi.
+  const agent = spawnParley(["-e", join(dir, "flaky.ts"), ...(settings !== undefined ? ["--approve"] : [])], {
+    cwd: dir,
+    env: { FLAKY_FAILURES: String(failures) },
+  });
   agents.push(agent);
   return agent;
 }

@@ -10,41 +10,15 @@
 import { execFile } from "node:child_process";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 
 const TRIO = resolve(import.meta.dirname, "fixtures/pi-dropin/three-models.ts");
 const VOTER = resolve(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
-const MINUTE = 60_000;
-const NO_KEYS: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.keys(process.env)
-    .filter((k) => /_API_KEY$|_TOKEN$|^AWS_|^AZURE_|^GOOGLE_|^CLOUDFLARE_/.test(k))
-    .map((k) => [k, ""]),
-);
-
-interface Place {
-  home: string;
-  agentDir: string;
-  cwd: string;
-}
-
-function place(): Place {
-  const home = mkdtempSync(join(tmpdir(), "parley-gaps-"));
-  const agentDir = join(home, ".pi", "agent");
-  const cwd = join(home, "work", "project");
-  mkdirSync(agentDir, { recursive: true });
-  mkdirSync(cwd, { recursive: true });
-  return { home, agentDir, cwd };
-}
-
-function write(path: string, content: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
-}
 
 const env = (p: Place, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, ...extra });
 
@@ -86,7 +60,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "shellCommandPrefix and shellPath reach the bash tool and the bash command, as in pi",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       const shell = join(p.home, "my-shell");
       // A shell that marks its environment, then is bash: proves shellPath chose it.
       write(shell, '#!/bin/sh\nexport VIA_SETTINGS_SHELL=yes\nexec /bin/bash "$@"\n');
@@ -113,7 +87,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "--models limits cycle_model to the scope (with each pattern's thinking level), ctx.scopedModels reflects it",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       const agent = start(p, ["--no-session", "-e", TRIO, "--models", "trio/alpha,trio/beta:high"]);
       expect(modelOf((await ok(agent, { type: "get_state" }))["data"])).toBe("trio/alpha");
       expect(await notified(agent, "show-scope")).toBe("trio/alpha\ntrio/beta:high");
@@ -129,7 +103,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "settings.json enabledModels (a glob) is the scope; the settings' default model wins when it is in it",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       write(join(p.agentDir, "settings.json"), { enabledModels: ["trio/*a"], defaultProvider: "trio", defaultModel: "gamma" });
       const agent = start(p, ["--no-session", "-e", TRIO]);
       expect(modelOf((await ok(agent, { type: "get_state" }))["data"])).toBe("trio/gamma");
@@ -149,7 +123,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "settings.json skills and prompts arrays: global paths from the agent directory, project paths from .pi/",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       write(join(p.agentDir, "my-skills/listed/SKILL.md"), "---\ndescription: Listed in the global settings\n---\nListed.\n");
       write(join(p.home, "shared-prompts/shared.md"), "---\ndescription: Shared prompt\n---\nShared $1\n");
       write(join(p.agentDir, "settings.json"), { skills: ["my-skills"], prompts: ["~/shared-prompts"] });
@@ -173,7 +147,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "--list-models loads the extensions, so their providers' models are listed",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       const { stdout } = await promisify(execFile)(PARLEY_BIN, ["--list-models", "-e", TRIO], {
         cwd: p.cwd,
         env: { ...process.env, ...env(p) },
@@ -195,7 +169,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "a session whose model came from an extension provider continues with it (-c, --session, switch_session)",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       const first = start(p, ["-e", TRIO]);
       // The default is the provider's first model; the session records another.
       expect(modelOf((await ok(first, { type: "get_state" }))["data"])).toBe("trio/alpha");
@@ -235,7 +209,7 @@ describe("pi's settings and models, the remaining gaps", () => {
       await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
       const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       try {
-        const p = place();
+        const p = place("parley-gaps-");
         write(join(p.agentDir, "models.json"), {
           providers: {
             anthropic: {
@@ -284,7 +258,7 @@ describe("pi's settings and models, the remaining gaps", () => {
   it(
     "project trust: a project with .pi/ resources is used only when trusted (project_trust handlers, trust.json, defaultProjectTrust, --approve)",
     async () => {
-      const p = place();
+      const p = place("parley-gaps-");
       write(join(p.cwd, ".pi/settings.json"), { followUpMode: "all" });
       write(join(p.cwd, ".pi/prompts/from-project.md"), "---\ndescription: Project prompt\n---\nHi\n");
       const look = async (args: string[], extra: NodeJS.ProcessEnv = {}) => {
@@ -317,7 +291,7 @@ describe("pi's settings and models, the remaining gaps", () => {
       expect(await look(["--approve"], { TRUST_VOTE: "no" })).toMatchObject({ prompt: true, trusted: true, asked: null });
 
       // A project without such resources is trusted and no one is asked.
-      const plain = place();
+      const plain = place("parley-gaps-");
       const agent = start(plain, ["--no-session", "-e", VOTER], { TRUST_VOTE: "no" });
       expect(JSON.parse(await notified(agent, "trust-info"))).toEqual({ asked: null, trusted: true });
     },

@@ -5,42 +5,16 @@
  * flags, session ids, and the sessions earlier parley versions wrote under ~/.parley.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { utimesSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cwdSlug } from "../src/session/store.js";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const SHOW = resolve(import.meta.dirname, "fixtures/pi-dropin/show-setup.ts");
 const PROVIDER = resolve(import.meta.dirname, "fixtures/pi-dropin/offline-provider.ts");
-const MINUTE = 60_000;
-const NO_KEYS: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.keys(process.env)
-    .filter((k) => /_API_KEY$|_TOKEN$|^AWS_|^AZURE_|^GOOGLE_|^CLOUDFLARE_/.test(k))
-    .map((k) => [k, ""]),
-);
-
-interface Place {
-  home: string;
-  agentDir: string;
-  cwd: string;
-}
-
-function place(): Place {
-  const home = mkdtempSync(join(tmpdir(), "parley-pi-files-"));
-  const agentDir = join(home, ".pi", "agent");
-  const cwd = join(home, "work", "project");
-  mkdirSync(agentDir, { recursive: true });
-  mkdirSync(cwd, { recursive: true });
-  return { home, agentDir, cwd };
-}
-
-function write(path: string, content: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
-}
 
 const running: AgentProcess[] = [];
 afterEach(async () => {
@@ -80,7 +54,7 @@ describe("pi's files", () => {
   it(
     "settings.json: global keys, overridden by the project's .pi/settings.json",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       write(join(p.agentDir, "settings.json"), {
         steeringMode: "all",
         followUpMode: "all",
@@ -105,7 +79,7 @@ describe("pi's files", () => {
   it(
     "auth.json keys choose the default model and authorise its provider",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       write(join(p.agentDir, "auth.json"), { openai: { type: "api_key", key: "sk-test-from-auth-json" } });
       const agent = start(p, ["--no-session"]);
       const s = await state(agent);
@@ -123,7 +97,7 @@ describe("pi's files", () => {
   it(
     "models.json: a custom provider's model is chosen with --model provider/id",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       write(join(p.agentDir, "models.json"), {
         providers: {
           local: {
@@ -144,7 +118,7 @@ describe("pi's files", () => {
   it(
     "an extension provider's model: chosen with --provider/--model, and the default when nothing else has a key",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       expect(modelOf(await state(start(p, ["--no-session", "-e", PROVIDER, "--provider", "fixture", "--model", "echo-1"])))).toBe("fixture/echo-1");
       expect(modelOf(await state(start(p, ["--no-session", "-e", PROVIDER, "--model", "fixture/echo-1"])))).toBe("fixture/echo-1");
       const byDefault = start(p, ["--no-session", "-e", PROVIDER]);
@@ -157,7 +131,7 @@ describe("pi's files", () => {
   it(
     "sessions go where pi puts them, named like pi's; PI_CODING_AGENT_SESSION_DIR and --session-dir move them",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const s = await state(start(p, []));
       const file = String(s["sessionFile"]);
       expect(dirname(file)).toBe(join(p.agentDir, "sessions", cwdSlug(p.cwd)));
@@ -173,7 +147,7 @@ describe("pi's files", () => {
   it(
     "--session by partial id, --session-id, --fork, and -c over the sessions ~/.parley holds",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const t = "2026-01-01T00:00:00.000Z";
       const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: t, cwd: p.cwd });
       const user = JSON.stringify({ type: "message", id: "a0000001", parentId: null, timestamp: t, message: { role: "user", content: "hello", timestamp: 1 } });
@@ -204,7 +178,7 @@ describe("pi's files", () => {
   it(
     "context files (global, then from the outermost folder in), SYSTEM.md, APPEND_SYSTEM.md and the prompt flags",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       write(join(p.agentDir, "AGENTS.md"), "GLOBAL-RULES");
       write(join(dirname(p.cwd), "CLAUDE.md"), "PARENT-RULES");
       write(join(p.cwd, "AGENTS.md"), "PROJECT-RULES");
@@ -245,7 +219,7 @@ describe("pi's files", () => {
   it(
     "tool flags: --tools, --exclude-tools, --no-tools, --no-builtin-tools",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const tools = async (args: string[]) => (await notified(start(p, ["--no-session", "-e", SHOW, ...args]), "show-tools")).split(",").filter(Boolean);
       expect(await tools([])).toEqual(["read", "bash", "edit", "write"]);
       expect(await tools(["-t", "read,grep"])).toEqual(["read", "grep"]);
@@ -261,7 +235,7 @@ describe("first contact on the command line", () => {
   it(
     "a flag error comes first and alone: no banner, exit 2",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const agent = start(p, ["--bogus"]);
       const { code } = await agent.exited;
       expect(code).toBe(2);
@@ -275,7 +249,7 @@ describe("first contact on the command line", () => {
   it(
     "bare parley says what to run, once",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const agent = spawnAgent(PARLEY_BIN, [], { cwd: p.cwd, env: { HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
       const { code } = await agent.exited;
       expect(code).toBe(2);
@@ -289,7 +263,7 @@ describe("first contact on the command line", () => {
   it(
     "--help lists the API-key variables, the offline default and pi's flags",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const help = execFileSync(PARLEY_BIN, ["--help"], { encoding: "utf8", env: { ...process.env, HOME: p.home } });
       for (const text of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "PI_CODING_AGENT_DIR", "offline demo model", "--no-themes", "-nbt", "--session-id", "--fork"])
         expect(help).toContain(text);
@@ -300,7 +274,7 @@ describe("first contact on the command line", () => {
   it(
     "a missing -e file stops parley with exit 1 and one message",
     async () => {
-      const p = place();
+      const p = place("parley-pi-files-");
       const agent = start(p, ["-e", join(p.home, "missing.ts")]);
       const { code } = await agent.exited;
       expect(code).toBe(1);

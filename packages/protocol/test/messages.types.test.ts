@@ -26,6 +26,7 @@ import type * as R from "../src/schema/responses.js";
 import type * as E from "../src/schema/events.js";
 
 /** Compiles only when From is assignable to To. */
+// biome-ignore lint/correctness/noUnusedVariables: the constraint on From is the whole check.
 function assignable<From extends To, To>(): void {}
 /** Compiles only when A and B are assignable to each other. */
 function mutual<A extends B, B extends C, C = A>(): void {}

@@ -6,10 +6,9 @@
  * never starts (~13 ms of start-up). Keep the export's name and shape: the swap provides it.
  */
 import { importModule } from "../startup/module-loader.js";
-import type { PiAi } from "./pi-ai.js";
 import { piAiFile } from "./pi-ai-files.js";
 
-export type PiAiEnvKeys = Pick<PiAi, "getEnvApiKey" | "findEnvKeys">;
+export type PiAiEnvKeys = Pick<typeof import("@mariozechner/pi-ai"), "getEnvApiKey" | "findEnvKeys">;
 
 export async function loadPiAiEnvKeys(): Promise<PiAiEnvKeys> {
   return importModule<PiAiEnvKeys>(await piAiFile("env-api-keys.js"));

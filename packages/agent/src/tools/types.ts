@@ -34,6 +34,7 @@ export type ToolRenderer = (...args: any[]) => unknown;
  * with its `ExtensionContext`. Built-in tools ignore it, hence the `unknown` default.
  * `TState` is pi's per-row render state; kept only so pi's type arity type-checks.
  */
+// biome-ignore lint/correctness/noUnusedVariables: TState keeps pi's type arity, so pi extensions that name it type-check.
 export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown, TState = any, TCtx = unknown> {
   /** Tool name used in LLM tool calls. */
   name: string;
