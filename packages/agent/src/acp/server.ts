@@ -25,7 +25,7 @@ import type { FireAndForgetRequest } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
 import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
 import { AgentError, type AgentSession } from "../agent/agent-session.js";
-import type { ExtensionLoadFailure } from "../extensions/extension-source.js";
+import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
 import type { ModelResolution } from "../models/index.js";
@@ -137,6 +137,10 @@ export class AcpServer implements FrontDoor {
   /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
   loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
     return this.#core.loadExtensions(options);
+  }
+
+  addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
+    return this.#core.addExtensions(sources);
   }
 
   reportError(report: ExtensionErrorReport): void {

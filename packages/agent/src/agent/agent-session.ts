@@ -79,13 +79,28 @@ const RUN_TRANSITIONS: Record<RunState["name"], readonly RunState["name"][]> = {
   running: ["idle"],
 };
 
+/** settings' shellPath and shellCommandPrefix, for the `bash` command and the bash tool. */
+function shellOptions(config: AgentConfig): { shellPath?: string; commandPrefix?: string } {
+  return {
+    ...(config.shellPath ? { shellPath: config.shellPath } : {}),
+    ...(config.shellCommandPrefix ? { commandPrefix: config.shellCommandPrefix } : {}),
+  };
+}
+
+function retryOptions(config: AgentConfig): { maxAttempts?: number; baseDelayMs?: number } {
+  return {
+    ...(config.retry?.maxRetries !== undefined ? { maxAttempts: config.retry.maxRetries } : {}),
+    ...(config.retry?.baseDelayMs !== undefined ? { baseDelayMs: config.retry.baseDelayMs } : {}),
+  };
+}
+
 export class AgentSession {
   readonly tools: ToolRegistry;
   readonly models: ModelResolution & ExtensionProviders;
   #session: Session;
   /** The session's recorded model and thinking level, kept so the start-up model choice need not rebuild the context. */
   #resumed: ResumedSettings;
-  readonly #options: AgentSessionOptions;
+  #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
   readonly #emit: Emit;
   /**
@@ -115,15 +130,9 @@ export class AgentSession {
     const context = options.session.buildSessionContext();
     this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
     const config = options.config ?? {};
-    const shell = {
-      ...(config.shellPath ? { shellPath: config.shellPath } : {}),
-      ...(config.shellCommandPrefix ? { commandPrefix: config.shellCommandPrefix } : {}),
-    };
+    const shell = shellOptions(config);
     this.#bash = new UserBash(this, options.cwd, shell);
-    this.#retry = new AutoRetry({
-      ...(config.retry?.maxRetries !== undefined ? { maxAttempts: config.retry.maxRetries } : {}),
-      ...(config.retry?.baseDelayMs !== undefined ? { baseDelayMs: config.retry.baseDelayMs } : {}),
-    });
+    this.#retry = new AutoRetry(retryOptions(config));
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
     this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, { bash: shell });
@@ -141,6 +150,22 @@ export class AgentSession {
     };
     // A resumed session continues with its own model, unless the command line chose one.
     if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session, this.#resumed);
+  }
+
+  /**
+   * Settings known only after the agent was made: a project trusted by an extension's
+   * project_trust handler, whose settings and SYSTEM.md apply from then on (before any prompt).
+   */
+  async configure(config: AgentConfig): Promise<void> {
+    this.#options = { ...this.#options, config };
+    const shell = shellOptions(config);
+    this.#bash = new UserBash(this, this.#options.cwd, shell);
+    this.#retry = new AutoRetry(retryOptions(config));
+    this.autoRetryEnabled = config.retry?.enabled ?? true;
+    this.autoCompactionEnabled = config.compaction?.enabled ?? true;
+    await this.tools.setBuiltInOptions({ bash: shell });
+    this.steeringMode = config.steeringMode ?? "one-at-a-time";
+    this.followUpMode = config.followUpMode ?? "one-at-a-time";
   }
 
   /** The loop's state: the Agent's once it exists, the local copy before. */
@@ -614,8 +639,8 @@ export class AgentSession {
 
   // ---- the user's shell commands and retries ---------------------------------------------------
 
-  readonly #bash: UserBash;
-  readonly #retry: AutoRetry;
+  #bash: UserBash;
+  #retry: AutoRetry;
 
   /** Runs a command for the user (the `bash` RPC command); its output joins the next prompt's context. */
   executeBash(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean }): Promise<BashResult> {

@@ -24,7 +24,7 @@ export class ToolRegistry {
   readonly #context: (extensionPath: string | undefined) => ExtensionContext;
   readonly #policy: ToolPolicy;
   /** Options for the built-ins (settings' shellPath and shellCommandPrefix reach the bash tool). */
-  readonly #toolOptions: ToolsOptions;
+  #toolOptions: ToolsOptions;
 
   /** `policy`: pi's --tools / --exclude-tools / --no-tools / --no-builtin-tools, applied to tools as they appear. */
   constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext, policy: ToolPolicy = {}, toolOptions: ToolsOptions = {}) {
@@ -52,6 +52,14 @@ export class ToolRegistry {
     if (this.#builtIns.size > 0) return;
     const { createToolDefinition } = await import("../tools/index.js");
     for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd, this.#toolOptions));
+  }
+
+  /** New options for the built-ins (settings that apply once the project is trusted); made again if they exist. */
+  async setBuiltInOptions(options: ToolsOptions): Promise<void> {
+    this.#toolOptions = options;
+    if (this.#builtIns.size === 0) return;
+    this.#builtIns.clear();
+    await this.load();
   }
 
   /** Takes the runtime's current extension tools; ones not seen before become active. */

@@ -14,7 +14,7 @@ import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAM
 import { loadAuthFile } from "../config/auth-file.js";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
 import { oauthModelAdjuster } from "../config/oauth-models.js";
-import { decideProjectTrust } from "../config/project-trust.js";
+import { askProjectTrust, trustWithoutAsking } from "../config/project-trust.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
@@ -111,24 +111,41 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
   };
 }
 
-/** Whether the project's `.pi/` resources are used: decided before anything of the project loads (see project-trust.ts). */
-async function projectTrust(options: CliOptions): Promise<boolean> {
-  const cwd = process.cwd();
-  const agentDir = findAgentDir();
-  const global = loadSettings({ cwd: join(agentDir, "\0none"), agentDir }).settings;
-  return decideProjectTrust({
-    cwd,
-    agentDir,
-    override: options.projectTrust,
-    defaultProjectTrust: global.defaultProjectTrust,
-    // The user's and -e extensions only: the project's load once it is trusted. Their code runs
-    // here, so fd 0 is the protocol's from now on (claimStdin hands the same claim out later).
-    extensions: () => {
-      claimStdin();
-      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir });
-    },
-    log,
-  });
+/**
+ * The flags and pi's files as start-up sees them. While project trust is pending (the project has
+ * `.pi/` resources and neither a flag nor the lack of them decides), `options.projectTrust` is
+ * false: only the user's files and extensions and the -e files are used, until the loaded
+ * extensions' project_trust handlers, trust.json or defaultProjectTrust decide (settleTrust).
+ */
+interface Startup {
+  options: CliOptions;
+  setup: Setup;
+  trustPending: boolean;
+}
+
+function readStartup(options: CliOptions): Startup {
+  const decided = trustWithoutAsking(options.projectTrust, process.cwd());
+  const settled = { ...options, projectTrust: decided ?? false };
+  return { options: settled, setup: readSetup(settled), trustPending: decided === undefined };
+}
+
+/**
+ * Asks the loaded extensions (the user's and -e ones, each factory having run once) about the
+ * project, as pi does between loading those and the project's; when trusted, the project's
+ * settings, SYSTEM.md / APPEND_SYSTEM.md and extensions join the same agent and runtime.
+ */
+async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
+  if (!start.trustPending) return;
+  const { cwd, agentDir, settings } = start.setup;
+  const trusted = await askProjectTrust({ cwd, agentDir, defaultProjectTrust: settings.defaultProjectTrust, handlers: server.runtime.projectTrustHandlers(), log });
+  start.trustPending = false;
+  if (trusted) {
+    start.options = { ...start.options, projectTrust: true };
+    start.setup = readSetup(start.options);
+    await server.agent.configure(agentConfig(start.options, start.setup));
+  }
+  useResources(server, start);
+  if (trusted) await server.addExtensions(await loadAll(start.options, start.setup, "project"));
 }
 
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
@@ -137,12 +154,15 @@ function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel 
   return isThinkingLevel(level) ? level : undefined;
 }
 
-async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir">): Promise<ExtensionSource[]> {
+/** The extensions to load: discovered ones (the project's only when trusted) and -e files; `only: "project"`: the project's alone. */
+async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir">, only?: "project"): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
-  const discovered = options.noExtensions ? [] : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false });
+  const discovered = options.noExtensions
+    ? []
+    : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false }).filter((d) => only === undefined || d.scope === only);
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
   for (const { path, scope } of discovered) sources.push({ ...(await load(path)), scope });
-  for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });
+  if (only === undefined) for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });
   return sources;
 }
 
@@ -253,13 +273,15 @@ const silentTransport: Transport = {
  * --list-models [search]: the models this setup can use, as a table, then exit. As pi does, the
  * extensions load first, so the models of the providers they register are listed too.
  */
-async function listModelsAndExit(options: CliOptions, setup: Setup): Promise<never> {
+async function listModelsAndExit(start: Startup): Promise<never> {
   const [models, sources] = await Promise.all([
-    modelEnvironment(setup).then((environment) => resolveModels({ loadCatalog: true }, environment)),
-    loadAll(options, setup),
+    modelEnvironment(start.setup).then((environment) => resolveModels({ loadCatalog: true }, environment)),
+    loadAll(start.options, start.setup),
   ]);
-  const server = new RpcServer({ transport: silentTransport, cwd: setup.cwd, extensions: sources, log, models });
+  const server = new RpcServer({ transport: silentTransport, cwd: start.setup.cwd, extensions: sources, log, models });
   for (const failure of await server.loadExtensions({ explicitFailuresFatal: true })) log(`Failed to load extension ${failure.path}: ${failure.error}`);
+  await settleTrust(server, start);
+  const { options, setup } = start;
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
   const search = typeof options.listModels === "string" ? options.listModels.toLowerCase() : undefined;
@@ -298,9 +320,10 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
-  options = { ...options, projectTrust: await projectTrust(options) };
-  const setup = readSetup(options);
-  if (options.listModels !== undefined) await listModelsAndExit(options, setup);
+  const start = readStartup(options);
+  options = start.options;
+  const setup = start.setup;
+  if (options.listModels !== undefined) await listModelsAndExit(start);
 
   // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
   const web = options.mode === "web" ? await import("../web/web-mode.js") : undefined;
@@ -366,8 +389,8 @@ export async function main(argv: string[]): Promise<void> {
     agentConfig: agentConfig(options, setup),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
-    // ctx.reload(): discovery and -e files again, each loaded fresh.
-    reloadExtensions: () => loadAll(options, setup),
+    // ctx.reload(): discovery and -e files again, each loaded fresh, with the trust decided at start-up.
+    reloadExtensions: () => loadAll(start.options, start.setup),
   } satisfies AgentCoreSettings;
   const stdio = {
     stdin,
@@ -380,7 +403,7 @@ export async function main(argv: string[]): Promise<void> {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { acpServer } = await import("../acp/run.js");
     const server = await acpServer({ ...core, version: version(), sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir) }, stdio);
-    await startAgent(server, options, setup, [...startup.notes, ...models.warnings], models);
+    await startAgent(server, start, [...startup.notes, ...models.warnings], models);
     lifetime.serve(server);
     server.start();
     lifetime.watchStdout();
@@ -393,7 +416,7 @@ export async function main(argv: string[]): Promise<void> {
   const transport = hub ?? new StdioTransport(stdio);
   takeOverStdout();
   const server = new RpcServer({ ...core, transport });
-  await startAgent(server, options, setup, [...startup.notes, ...models.warnings], models);
+  await startAgent(server, start, [...startup.notes, ...models.warnings], models);
   lifetime.serve(server);
   if (!web || !hub) {
     await server.begin();
@@ -418,14 +441,10 @@ export async function main(argv: string[]): Promise<void> {
   await begun;
 }
 
-/**
- * Start-up after the front door exists, the same for every mode: skills and prompt templates, the
- * extension factories (an -e file that fails stops parley), models.json's providers, the
- * extensions' flags, the start-up model; then, all being valid, the notes and warnings.
- */
-async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, notes: string[], models: ModelResolution): Promise<void> {
-  const { cwd, agentDir, settings } = setup;
-  // Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt).
+/** Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt). */
+function useResources(server: FrontDoor, start: Startup): void {
+  const { options, setup } = start;
+  const { cwd, agentDir } = setup;
   const resources = loadResources({
     cwd,
     agentDir,
@@ -440,13 +459,25 @@ async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, 
   for (const w of resources.warnings) log(`${w.path}: ${w.message}`);
   server.runtime.resources = resources;
   server.runtime.projectTrusted = options.projectTrust !== false;
+}
 
+/**
+ * Start-up after the front door exists, the same for every mode: skills and prompt templates, the
+ * extension factories (an -e file that fails stops parley) with project trust settled between the
+ * user's and the project's, models.json's providers, the extensions' flags, the start-up model;
+ * then, all being valid, the notes and warnings.
+ */
+async function startAgent(server: FrontDoor, start: Startup, notes: string[], models: ModelResolution): Promise<void> {
+  if (!start.trustPending) useResources(server, start);
   // An -e file whose factory throws stops parley too, with the extension's own stack.
   const fatal = (await server.loadExtensions({ explicitFailuresFatal: true }))[0];
   if (fatal !== undefined) {
     log(`Failed to load extension ${fatal.path}: ${fatal.stack !== undefined ? extensionStack(fatal.stack) : fatal.error}`);
     process.exit(1);
   }
+  await settleTrust(server, start);
+  const { options, setup } = start;
+  const { settings } = setup;
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
   const said = [...options.warnings, ...setup.warnings, ...notes];

@@ -3,26 +3,24 @@
  * (settings, extensions, skills, prompts, SYSTEM.md, APPEND_SYSTEM.md) and `.agents/skills` load:
  *   1. `--approve` / `--no-approve` decide;
  *   2. a project without such resources is trusted (nothing to decide);
- *   3. else the `project_trust` handlers of the user's and `-e` extensions are asked in load order
- *      (`{ type: "project_trust", cwd }`, with a context that has no UI: RPC mode cannot prompt);
- *      the first "yes" or "no" wins, "undecided" asks the next;
- *   4. else pi's `trust.json` in the agent directory (the entry for the folder or its nearest
- *      ancestor);
+ *   3. else the `project_trust` handlers of the user's and -e extensions, already loaded (once: the
+ *      project's extensions join the same runtime afterwards), are asked in load order with
+ *      `{ type: "project_trust", cwd }` and a context that has no UI (RPC mode cannot prompt);
+ *      the first answer other than "undecided" wins ("yes" trusts, anything else does not), and
+ *      with `remember: true` it is saved to pi's trust.json (trust-store.ts);
+ *   4. else pi's trust.json (the entry for the folder or its nearest ancestor);
  *   5. else the global `defaultProjectTrust` setting: "always" trusts, "never" and "ask" do not
  *      (there is no one to ask).
- * A handler's `remember: true` is not saved: pi would write trust.json, and parley never writes
- * over pi's files.
- *
- * The extensions' handlers are found by running their factories against an API that only records
- * `project_trust` handlers (every other call does nothing); the real load comes after the
- * decision, as in pi, which loads the project's own extensions only once it is trusted.
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { errorMessage } from "../error-text.js";
-import type { ExtensionFactory } from "../extensions/types.js";
+import type { ProjectTrustContext, ProjectTrustHandler } from "../extensions/types.js";
 import { PROJECT_DIR_NAME } from "./agent-dir.js";
+import { rememberTrust, storedTrust } from "./trust-store.js";
+
+export { storedTrust } from "./trust-store.js";
 
 /** What pi's `.pi/` holds that needs trust; parley's old `.parley/extensions` runs code too. */
 const TRUST_REQUIRING = ["settings.json", "mcp.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md"];
@@ -48,65 +46,24 @@ export function hasTrustRequiringResources(cwd: string, home: string = homedir()
   }
 }
 
-/** pi's trust.json: `{ "<folder>": true | false | null }`; the folder's own entry or its nearest ancestor's. */
-export function storedTrust(agentDir: string, cwd: string): { decision: boolean | undefined; warning?: string } {
-  const file = join(agentDir, "trust.json");
-  if (!existsSync(file)) return { decision: undefined };
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
-  } catch (error) {
-    return { decision: undefined, warning: `${file}: ${errorMessage(error)}; ignored` };
-  }
-  if (data === null || typeof data !== "object" || Array.isArray(data)) return { decision: undefined, warning: `${file}: expected an object; ignored` };
-  const entries = data as Record<string, unknown>;
-  for (let dir = canonical(cwd); ; dir = dirname(dir)) {
-    const value = entries[dir];
-    if (value === true || value === false) return { decision: value };
-    if (dirname(dir) === dir) return { decision: undefined };
-  }
+/** Steps 1 and 2: the decision when no one needs to be asked, else undefined. */
+export function trustWithoutAsking(override: boolean | undefined, cwd: string, home?: string): boolean | undefined {
+  if (override !== undefined) return override;
+  return hasTrustRequiringResources(cwd, home) ? undefined : true;
 }
 
-export interface ProjectTrustInput {
+export interface AskTrustInput {
   cwd: string;
   agentDir: string;
-  home?: string;
-  /** --approve (true) / --no-approve (false). */
-  override: boolean | undefined;
   /** The global settings' defaultProjectTrust. */
   defaultProjectTrust: unknown;
-  /** The user's and -e extensions, loaded (not the project's). */
-  extensions: () => Promise<{ path: string; factory?: ExtensionFactory | undefined }[]>;
+  /** The loaded extensions' project_trust handlers, in load order. */
+  handlers: { extensionPath: string; handler: ProjectTrustHandler }[];
   log: (message: string) => void;
 }
 
-type TrustHandler = (event: { type: "project_trust"; cwd: string }, ctx: unknown) => unknown;
-
-/**
- * An ExtensionAPI stand-in: `on("project_trust", h)` is recorded; any other member is a function
- * that does nothing and returns undefined, and has such members itself (`pi.events.on(…)`).
- */
-function recordingApi(handlers: TrustHandler[]): unknown {
-  // Never a thenable: awaiting a member must not wait forever.
-  const member = (key: string | symbol): unknown => (key === "then" ? undefined : inert);
-  const inert: unknown = new Proxy(() => undefined, { get: (_target, key) => member(key), apply: () => undefined });
-  return new Proxy(
-    {},
-    {
-      get: (_target, key) =>
-        key === "then"
-          ? undefined
-          : key === "on"
-            ? (event: unknown, handler: unknown) => {
-                if (event === "project_trust" && typeof handler === "function") handlers.push(handler as TrustHandler);
-              }
-            : inert,
-    },
-  );
-}
-
 /** The context pi gives project_trust handlers in RPC mode: no UI (prompts answer nothing), notices to stderr. */
-function trustContext(cwd: string, log: (message: string) => void): unknown {
+function trustContext(cwd: string, log: (message: string) => void): ProjectTrustContext {
   return {
     cwd,
     mode: "rpc",
@@ -120,29 +77,27 @@ function trustContext(cwd: string, log: (message: string) => void): unknown {
   };
 }
 
-export async function decideProjectTrust(input: ProjectTrustInput): Promise<boolean> {
-  if (input.override !== undefined) return input.override;
-  if (!hasTrustRequiringResources(input.cwd, input.home)) return true;
-
+/** Steps 3 to 5, for a project whose resources need trust. */
+export async function askProjectTrust(input: AskTrustInput): Promise<boolean> {
   const event = { type: "project_trust" as const, cwd: input.cwd };
   const ctx = trustContext(input.cwd, input.log);
-  for (const ext of await input.extensions()) {
-    if (!ext.factory) continue;
-    const handlers: TrustHandler[] = [];
+  for (const { extensionPath, handler } of input.handlers) {
+    let trusted: unknown;
+    let remember: unknown;
     try {
-      await ext.factory(recordingApi(handlers) as Parameters<ExtensionFactory>[0]);
-    } catch {
-      // Said when the extension really loads; here it only has no say.
+      // As in pi, a handler that returns nothing is an error of that handler.
+      ({ trusted, remember } = await handler(event, ctx));
+    } catch (error) {
+      input.log(`Extension "${extensionPath}" project_trust error: ${errorMessage(error)}`);
+      continue;
     }
-    for (const handler of handlers) {
-      try {
-        const result = (await handler(event, ctx)) as { trusted?: unknown } | undefined;
-        if (result?.trusted === "yes") return true;
-        if (result?.trusted === "no") return false;
-      } catch (error) {
-        input.log(`Extension "${ext.path}" project_trust error: ${errorMessage(error)}`);
-      }
+    if (trusted === "undecided") continue;
+    const decision = trusted === "yes";
+    if (remember === true) {
+      const warning = await rememberTrust(input.agentDir, input.cwd, decision);
+      if (warning) input.log(warning);
     }
+    return decision;
   }
 
   const stored = storedTrust(input.agentDir, input.cwd);

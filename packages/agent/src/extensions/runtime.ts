@@ -16,6 +16,7 @@ import type {
   HookEvent,
   HookName,
   HookResult,
+  ProjectTrustHandler,
   ReadonlySessionManager,
   RegisteredCommandOptions,
   ReplacedSessionContext,
@@ -151,6 +152,22 @@ export class ExtensionRuntime {
   /** An extension_error for something an extension's resource caused (a skill that cannot be read). */
   reportError(report: Parameters<ExtensionHost["reportError"]>[0]): void {
     this.#host.reportError(report);
+  }
+
+  /** The project_trust handlers in load order, each with its extension (project-trust.ts asks them). */
+  projectTrustHandlers(): { extensionPath: string; handler: ProjectTrustHandler }[] {
+    // pi.on("project_trust", h) files h under that name, and its overload types h as a ProjectTrustHandler.
+    return this.extensions.flatMap((e) => (e.handlers.get("project_trust") ?? []).map((h) => ({ extensionPath: e.path, handler: h as unknown as ProjectTrustHandler })));
+  }
+
+  /**
+   * The extensions in the order they are discovered in (the user's, the project's, then -e files),
+   * whatever order they were loaded in: the project's load after project_trust, last.
+   */
+  orderByScope(): void {
+    const rank = { user: 0, project: 1, temporary: 2 } as const;
+    const ordered = [...this.extensions].sort((a, b) => rank[a.sourceInfo.scope] - rank[b.sourceInfo.scope]);
+    this.extensions.splice(0, this.extensions.length, ...ordered);
   }
 
   hasHandlers(event: HookName): boolean {

@@ -391,6 +391,29 @@ export interface SessionCompactFailedEvent {
 }
 
 /**
+ * The newest pi's project_trust: asked once at start-up, before the project's resources load,
+ * of the user's and -e extensions only. Its context is not ExtensionContext: nothing is loaded yet.
+ */
+export interface ProjectTrustEvent {
+  type: "project_trust";
+  cwd: string;
+}
+export interface ProjectTrustEventResult {
+  /** The first "yes" or "no" decides; "undecided" asks the next handler. */
+  trusted: "yes" | "no" | "undecided";
+  /** Save the decision to pi's trust.json in the agent directory. */
+  remember?: boolean;
+}
+export interface ProjectTrustContext {
+  cwd: string;
+  mode: "rpc";
+  /** RPC mode cannot prompt before the session exists: the dialogs answer nothing. */
+  hasUI: boolean;
+  ui: Pick<ExtensionUIContext, "select" | "confirm" | "input" | "notify">;
+}
+export type ProjectTrustHandler = (event: ProjectTrustEvent, ctx: ProjectTrustContext) => Promise<ProjectTrustEventResult> | ProjectTrustEventResult;
+
+/**
  * Every event parley emits to extension handlers: its event and what a handler may return
  * (`undefined`: the result is ignored). The runtime's emit and emitChained are typed by it, so an
  * emitter and a handler cannot disagree on an event's shape. To add an event: an entry here.
@@ -489,6 +512,7 @@ export interface EventBus {
 }
 
 export interface ExtensionAPI {
+  on(event: "project_trust", handler: ProjectTrustHandler): void;
   on<K extends HookName>(event: K, handler: ExtensionHandler<HookEvent<K>, HookResult<K>>): void;
   on(event: string, handler: ExtensionHandler<AgentLoopEvent, unknown>): void;
   registerTool(tool: { name: string; [key: string]: unknown }): void;

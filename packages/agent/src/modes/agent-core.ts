@@ -21,6 +21,8 @@ export interface FrontDoor {
   readonly agent: AgentSession;
   readonly runtime: ExtensionRuntime;
   loadExtensions(options?: { explicitFailuresFatal?: boolean }): Promise<ExtensionLoadFailure[]>;
+  /** More extensions into the same runtime (the project's, once project_trust trusts it). */
+  addExtensions(sources: readonly ExtensionSource[]): Promise<void>;
   setExtensionFlags(flags: Map<string, string | boolean>): void;
   /** An extension_error; the CLI also reports here what escapes third-party code. */
   reportError(report: ExtensionErrorReport): void;
@@ -133,6 +135,16 @@ export class AgentCore {
     // any extension present the tools' schemas (TypeBox) load now. The loop (pi-agent-core, pi-ai)
     // loads with the first prompt, with or without extensions.
     return this.#addExtensions(this.#settings.extensions ?? [], options.explicitFailuresFatal ?? false);
+  }
+
+  /**
+   * Runs more factories into the same runtime after loadExtensions() (the project's extensions,
+   * loaded once project_trust has trusted it): each factory runs once, and the extensions keep the
+   * order they are discovered in. Failures are reported, as for any discovered extension.
+   */
+  async addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
+    await this.#addExtensions(sources);
+    this.runtime.orderByScope();
   }
 
   /**

@@ -6,7 +6,7 @@
 import type { CommandType, ExtensionUiError, RpcEvent } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
 import type { AgentSession } from "../agent/agent-session.js";
-import type { ExtensionLoadFailure } from "../extensions/extension-source.js";
+import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
@@ -138,6 +138,10 @@ export class RpcServer implements TransportSink, FrontDoor {
   /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
   loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
     return this.#core.loadExtensions(options);
+  }
+
+  addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
+    return this.#core.addExtensions(sources);
   }
 
   /** ctx.reload() (agent-core.ts). */
