@@ -10,7 +10,8 @@
 import { execFile } from "node:child_process";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chmodSync, readdirSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,6 +20,20 @@ import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js"
 
 const TRIO = resolve(import.meta.dirname, "fixtures/pi-dropin/three-models.ts");
 const VOTER = resolve(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
+
+/** pi's own lock library (proper-lockfile, which pi's trust.json store uses), from pi's dependencies. */
+const properLockfile = createRequire(import.meta.url)("proper-lockfile") as {
+  lockSync(file: string, options: { realpath: boolean; lockfilePath: string }): () => void;
+};
+
+/** An extension that appends `<name>:factory` and `<name>:session_start` to $TRUST_LOG. */
+const logger = (name: string): string => `import { appendFileSync } from "node:fs";
+export default function (pi) {
+  const note = (what) => appendFileSync(process.env.TRUST_LOG, "${name}:" + what + "\\n");
+  note("factory");
+  pi.on("session_start", () => note("session_start"));
+}
+`;
 
 const env = (p: Place, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, ...extra });
 
@@ -296,5 +311,123 @@ describe("pi's settings and models, the remaining gaps", () => {
       expect(JSON.parse(await notified(agent, "trust-info"))).toEqual({ asked: null, trusted: true });
     },
     4 * MINUTE,
+  );
+
+  it(
+    "project trust: each factory runs once, project_trust between the user's and the project's; remember: true saves to pi's trust.json (other entries kept) and the next start honours it",
+    async () => {
+      const p = place("parley-trust-");
+      const log = join(p.home, "events.log");
+      const trustFile = join(p.agentDir, "trust.json");
+      write(join(p.cwd, ".pi/settings.json"), { followUpMode: "all" });
+      write(join(p.cwd, ".pi/extensions/project-ext.ts"), logger("project"));
+      write(join(p.agentDir, "extensions/user-ext.ts"), logger("user"));
+      // Other folders' entries as pi (or the user) left them, null included: kept as they are.
+      write(trustFile, '{"/elsewhere/b":false,\n   "/elsewhere/a": true, "/elsewhere/c": null}');
+      const others = { "/elsewhere/a": true, "/elsewhere/b": false, "/elsewhere/c": null };
+      const key = realpathSync(p.cwd);
+      const run = async (extra: NodeJS.ProcessEnv, args: string[] = []) => {
+        writeFileSync(log, "");
+        const agent = start(p, ["--no-session", "-e", VOTER, ...args], { TRUST_LOG: log, ...extra });
+        const s = (await ok(agent, { type: "get_state" }))["data"] as { followUpMode: string };
+        const info = JSON.parse(await notified(agent, "trust-info")) as { trusted: boolean };
+        agent.closeInput();
+        await agent.exited;
+        return { followUpMode: s.followUpMode, trusted: info.trusted, events: readFileSync(log, "utf8").trim().split("\n") };
+      };
+
+      // The user's and -e factories run, their handlers are asked, then the project's factory
+      // runs: each once; session_start follows, to the extensions in their discovered order.
+      const first = await run({ TRUST_VOTE: "yes", TRUST_REMEMBER: "1" });
+      expect(first.events).toEqual([
+        "user:factory",
+        "voter:factory",
+        "voter:project_trust",
+        "project:factory",
+        "user:session_start",
+        "project:session_start",
+        "voter:session_start",
+      ]);
+      // The project's settings apply although the agent was made before the decision.
+      expect(first).toMatchObject({ followUpMode: "all", trusted: true });
+      // pi's format: the folder's real path as key, keys sorted, two-space JSON, final newline.
+      const saved = { ...others, [key]: true };
+      const sorted = Object.fromEntries(Object.entries(saved).sort(([a], [b]) => (a < b ? -1 : 1)));
+      expect(readFileSync(trustFile, "utf8")).toBe(`${JSON.stringify(sorted, null, 2)}\n`);
+
+      // Next start, no handler: trust.json decides, and every factory still runs once.
+      const second = await run({});
+      expect(second.events).toEqual(["user:factory", "voter:factory", "project:factory", "user:session_start", "project:session_start", "voter:session_start"]);
+      expect(second).toMatchObject({ followUpMode: "all", trusted: true });
+
+      // "no" remembered replaces the entry; then the project stays out without anyone asked.
+      const third = await run({ TRUST_VOTE: "no", TRUST_REMEMBER: "1" });
+      expect(third.events).toEqual(["user:factory", "voter:factory", "voter:project_trust", "user:session_start", "voter:session_start"]);
+      expect(JSON.parse(readFileSync(trustFile, "utf8"))).toEqual({ ...others, [key]: false });
+      const fourth = await run({});
+      expect(fourth).toMatchObject({ followUpMode: "one-at-a-time", trusted: false });
+      expect(fourth.events).toEqual(["user:factory", "voter:factory", "user:session_start", "voter:session_start"]);
+
+      // --approve decides at once: everything loads in one pass, each factory once.
+      const fifth = await run({ TRUST_VOTE: "no" }, ["--approve"]);
+      expect(fifth).toMatchObject({ followUpMode: "all", trusted: true });
+      expect(fifth.events).toEqual(["user:factory", "project:factory", "voter:factory", "user:session_start", "project:session_start", "voter:session_start"]);
+      // Nothing but pi's files is left in the agent directory (no temporary file, no lock).
+      expect(readdirSync(p.agentDir).sort()).toEqual(["extensions", "trust.json"]);
+    },
+    6 * MINUTE,
+  );
+
+  it(
+    "project trust: remember: true never writes over a trust.json it cannot read or while pi holds its lock (said on stderr), takes over a stale lock, and creates the file and its folder when absent",
+    async () => {
+      const p = place("parley-trust-");
+      const trustFile = join(p.agentDir, "trust.json");
+      write(join(p.cwd, ".pi/settings.json"), { followUpMode: "all" });
+      const key = realpathSync(p.cwd);
+      const remembered = async (extra: NodeJS.ProcessEnv = {}) => {
+        const agent = start(p, ["--no-session", "-e", VOTER], { TRUST_VOTE: "yes", TRUST_REMEMBER: "1", ...extra });
+        const info = JSON.parse(await notified(agent, "trust-info")) as { trusted: boolean };
+        agent.closeInput();
+        await agent.exited;
+        return { trusted: info.trusted, stderr: agent.stderr() };
+      };
+
+      // Not JSON, or a value pi would refuse: the decision holds for this run, the file is left
+      // byte for byte, and stderr says why nothing was saved.
+      for (const unreadable of ['{ "/x": true, oops', '{"/x": "yes"}']) {
+        write(trustFile, unreadable);
+        const run = await remembered();
+        expect(run.trusted).toBe(true);
+        expect(run.stderr).toMatch(/trust\.json.*was not saved, and the file was left as it is/);
+        expect(readFileSync(trustFile, "utf8")).toBe(unreadable);
+      }
+
+      // While pi holds its lock (proper-lockfile, as pi takes it), parley waits, then gives up
+      // without writing and says so.
+      write(trustFile, { "/x": true });
+      const release = properLockfile.lockSync(p.agentDir, { realpath: false, lockfilePath: `${trustFile}.lock` });
+      try {
+        const run = await remembered();
+        expect(run.trusted).toBe(true);
+        expect(run.stderr).toMatch(/trust\.json.*not saved/);
+        expect(JSON.parse(readFileSync(trustFile, "utf8"))).toEqual({ "/x": true });
+      } finally {
+        release();
+      }
+      // A lock left by a process that died (untouched for longer than proper-lockfile's 10 s) is taken over.
+      mkdirSync(`${trustFile}.lock`);
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(`${trustFile}.lock`, old, old);
+      expect((await remembered()).trusted).toBe(true);
+      expect(JSON.parse(readFileSync(trustFile, "utf8"))).toEqual({ "/x": true, [key]: true });
+      expect(readdirSync(p.agentDir).sort()).toEqual(["trust.json"]);
+
+      // An agent directory that does not exist yet: the folder and the file are made.
+      const fresh = join(p.home, "new-place", "agent");
+      expect((await remembered({ PI_CODING_AGENT_DIR: fresh })).trusted).toBe(true);
+      expect(JSON.parse(readFileSync(join(fresh, "trust.json"), "utf8"))).toEqual({ [key]: true });
+    },
+    6 * MINUTE,
   );
 });

@@ -86,7 +86,8 @@ async function lock(file: string): Promise<() => void> {
         }
       };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= LOCK_ATTEMPTS) throw error;
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (attempt >= LOCK_ATTEMPTS) throw new Error(`another process (pi?) holds its lock ${path}`);
       try {
         if (Date.now() - statSync(path).mtimeMs > STALE_MS) rmdirSync(path);
       } catch {
