@@ -2,13 +2,14 @@
  * The pieces behind pi's files, in-process: the model scope's patterns, models.json's adjustments
  * of built-in models, and where project trust looks (resources that need it, trust.json).
  */
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../src/config/models-file.js";
 import { hasTrustRequiringResources, storedTrust } from "../src/config/project-trust.js";
+import { rememberTrust } from "../src/config/trust-store.js";
 import { resolveModelScope } from "../src/models/model-scope.js";
 
 const model = (provider: string, id: string, extra: Partial<Model<Api>> = {}): Model<Api> => ({
@@ -113,5 +114,18 @@ describe("project trust: where pi looks", () => {
     expect(storedTrust(base, cwd)).toEqual({ decision: false });
     write(join(base, "trust.json"), "{oops");
     expect(storedTrust(base, cwd).warning).toContain("trust.json");
+  });
+
+  it("trust.json: decisions saved at the same time each read-merge-write under the lock, so none is lost", async () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), "trust-store-")));
+    write(join(base, "trust.json"), JSON.stringify({ "/kept": null }));
+    const folders = ["a", "b", "c", "d", "e"].map((name) => join(base, name));
+    const warnings = await Promise.all(folders.map((folder, i) => rememberTrust(base, folder, i % 2 === 0)));
+    expect(warnings).toEqual(folders.map(() => undefined));
+    expect(JSON.parse(readFileSync(join(base, "trust.json"), "utf8"))).toEqual({
+      "/kept": null,
+      ...Object.fromEntries(folders.map((folder, i) => [folder, i % 2 === 0])),
+    });
+    expect(readdirSync(base)).toEqual(["trust.json"]);
   });
 });

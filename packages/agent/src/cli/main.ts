@@ -137,7 +137,13 @@ function readStartup(options: CliOptions): Startup {
 async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   if (!start.trustPending) return;
   const { cwd, agentDir, settings } = start.setup;
-  const trusted = await askProjectTrust({ cwd, agentDir, defaultProjectTrust: settings.defaultProjectTrust, handlers: server.runtime.projectTrustHandlers(), log });
+  const trusted = await askProjectTrust({
+    cwd,
+    agentDir,
+    defaultProjectTrust: settings.defaultProjectTrust,
+    handlers: server.runtime.projectTrustHandlers(),
+    log,
+  });
   start.trustPending = false;
   if (trusted) {
     start.options = { ...start.options, projectTrust: true };
@@ -159,7 +165,9 @@ async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir
   const sources: ExtensionSource[] = [];
   const discovered = options.noExtensions
     ? []
-    : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false }).filter((d) => only === undefined || d.scope === only);
+    : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false }).filter(
+        (d) => only === undefined || d.scope === only,
+      );
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
   for (const { path, scope } of discovered) sources.push({ ...(await load(path)), scope });
   if (only === undefined) for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });

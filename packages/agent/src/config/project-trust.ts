@@ -86,7 +86,9 @@ export async function askProjectTrust(input: AskTrustInput): Promise<boolean> {
     let remember: unknown;
     try {
       // As in pi, a handler that returns nothing is an error of that handler.
-      ({ trusted, remember } = await handler(event, ctx));
+      const result = await handler(event, ctx);
+      trusted = result.trusted;
+      remember = result.remember;
     } catch (error) {
       input.log(`Extension "${extensionPath}" project_trust error: ${errorMessage(error)}`);
       continue;

@@ -9,7 +9,20 @@
  * file in the same folder that is then renamed over the old one, and a file that cannot be read
  * as pi's format is never written (the caller is told why instead).
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { errorMessage } from "../error-text.js";
 
@@ -129,7 +142,8 @@ export async function rememberTrust(agentDir: string, cwd: string, trusted: bool
     const release = await lock(file);
     try {
       const current = read(file);
-      if ("error" in current) return `${current.error}; the decision to ${trusted ? "trust" : "not trust"} ${trustKey(cwd)} was not saved, and the file was left as it is`;
+      if ("error" in current)
+        return `${current.error}; the decision to ${trusted ? "trust" : "not trust"} ${trustKey(cwd)} was not saved, and the file was left as it is`;
       const entries: Record<string, Decision> = { ...current.entries, [trustKey(cwd)]: trusted };
       const sorted: Record<string, Decision> = {};
       for (const key of Object.keys(entries).sort()) sorted[key] = entries[key] ?? null;

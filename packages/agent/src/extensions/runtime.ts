@@ -157,7 +157,9 @@ export class ExtensionRuntime {
   /** The project_trust handlers in load order, each with its extension (project-trust.ts asks them). */
   projectTrustHandlers(): { extensionPath: string; handler: ProjectTrustHandler }[] {
     // pi.on("project_trust", h) files h under that name, and its overload types h as a ProjectTrustHandler.
-    return this.extensions.flatMap((e) => (e.handlers.get("project_trust") ?? []).map((h) => ({ extensionPath: e.path, handler: h as unknown as ProjectTrustHandler })));
+    return this.extensions.flatMap((e) =>
+      (e.handlers.get("project_trust") ?? []).map((h) => ({ extensionPath: e.path, handler: h as unknown as ProjectTrustHandler })),
+    );
   }
 
   /**
