@@ -319,8 +319,12 @@ describe("pi's settings and models, the remaining gaps", () => {
       const p = place("parley-trust-");
       const log = join(p.home, "events.log");
       const trustFile = join(p.agentDir, "trust.json");
-      write(join(p.cwd, ".pi/settings.json"), { followUpMode: "all" });
+      // The project's settings, including the shell ones the bash tool was made with.
+      write(join(p.cwd, ".pi/settings.json"), { followUpMode: "all", shellCommandPrefix: "export FROM_PROJECT=yes" });
       write(join(p.cwd, ".pi/extensions/project-ext.ts"), logger("project"));
+      const command = 'echo "mark=$FROM_PROJECT"';
+      const script = join(p.home, "turns.json");
+      write(script, [{ toolCalls: [{ name: "bash", arguments: { command } }] }, "done"]);
       write(join(p.agentDir, "extensions/user-ext.ts"), logger("user"));
       // Other folders' entries as pi (or the user) left them, null included: kept as they are.
       write(trustFile, '{"/elsewhere/b":false,\n   "/elsewhere/a": true, "/elsewhere/c": null}');
@@ -328,12 +332,18 @@ describe("pi's settings and models, the remaining gaps", () => {
       const key = realpathSync(p.cwd);
       const run = async (extra: NodeJS.ProcessEnv, args: string[] = []) => {
         writeFileSync(log, "");
-        const agent = start(p, ["--no-session", "-e", VOTER, ...args], { TRUST_LOG: log, ...extra });
+        const agent = start(p, ["--no-session", "-e", VOTER, "--model-script", script, ...args], { TRUST_LOG: log, ...extra });
         const s = (await ok(agent, { type: "get_state" }))["data"] as { followUpMode: string };
         const info = JSON.parse(await notified(agent, "trust-info")) as { trusted: boolean };
+        // The `bash` command and the bash tool, both with the shell settings in force.
+        const bash = ((await ok(agent, { type: "bash", command }))["data"] as { output: string }).output.trim();
+        const from = agent.records.length;
+        await ok(agent, { type: "prompt", message: "run it" });
+        const end = await agent.waitFor((r) => r.type === "tool_execution_end", MINUTE, from);
+        const tool = /mark=\w*/.exec(JSON.stringify(end["result"]))?.[0];
         agent.closeInput();
         await agent.exited;
-        return { followUpMode: s.followUpMode, trusted: info.trusted, events: readFileSync(log, "utf8").trim().split("\n") };
+        return { followUpMode: s.followUpMode, trusted: info.trusted, bash, tool, events: readFileSync(log, "utf8").trim().split("\n") };
       };
 
       // The user's and -e factories run, their handlers are asked, then the project's factory
@@ -349,7 +359,7 @@ describe("pi's settings and models, the remaining gaps", () => {
         "voter:session_start",
       ]);
       // The project's settings apply although the agent was made before the decision.
-      expect(first).toMatchObject({ followUpMode: "all", trusted: true });
+      expect(first).toMatchObject({ followUpMode: "all", trusted: true, bash: "mark=yes", tool: "mark=yes" });
       // pi's format: the folder's real path as key, keys sorted, two-space JSON, final newline.
       const saved = { ...others, [key]: true };
       const sorted = Object.fromEntries(Object.entries(saved).sort(([a], [b]) => (a < b ? -1 : 1)));
@@ -365,7 +375,7 @@ describe("pi's settings and models, the remaining gaps", () => {
       expect(third.events).toEqual(["user:factory", "voter:factory", "voter:project_trust", "user:session_start", "voter:session_start"]);
       expect(JSON.parse(readFileSync(trustFile, "utf8"))).toEqual({ ...others, [key]: false });
       const fourth = await run({});
-      expect(fourth).toMatchObject({ followUpMode: "one-at-a-time", trusted: false });
+      expect(fourth).toMatchObject({ followUpMode: "one-at-a-time", trusted: false, bash: "mark=", tool: "mark=" });
       expect(fourth.events).toEqual(["user:factory", "voter:factory", "user:session_start", "voter:session_start"]);
 
       // --approve decides at once: everything loads in one pass, each factory once.
