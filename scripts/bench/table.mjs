@@ -131,7 +131,9 @@ export function buildRows(results) {
         rows.push(makeRow({ section, figure: label, unit: "ms", ...extensions.firstPrompt[set], target: { op: "<=", value: 0.3 } }));
       // For scale, no target: main-thread CPU does not grow with the machine's load as wall time does.
       if (extensions.firstPromptCpuMs?.[set])
-        rows.push(makeRow({ section, figure: `${label.replace(/ \(.*\)$/, "")}: main-thread CPU to agent_end`, unit: "ms", ...extensions.firstPromptCpuMs[set] }));
+        rows.push(
+          makeRow({ section, figure: `${label.replace(/ \(.*\)$/, "")}: main-thread CPU to agent_end`, unit: "ms", ...extensions.firstPromptCpuMs[set] }),
+        );
     }
   }
   if (sessions) {

@@ -33,7 +33,12 @@ describe("bench table ratios", () => {
   it("judge the dialog round trip as issue 20 states it: p50 at pi's, p99 within noise of the floor", () => {
     const dialog = (p50: number, p99: number): Row[] =>
       buildRows({
-        dialog: { n: 2000, p50Us: { parley: p50, pi: 80, floor: 70 }, p99Us: { parley: p99, pi: 5000, floor: 2000 }, peakRssMiB: { parley: 70, pi: 140, floor: 50 } },
+        dialog: {
+          n: 2000,
+          p50Us: { parley: p50, pi: 80, floor: 70 },
+          p99Us: { parley: p99, pi: 5000, floor: 2000 },
+          peakRssMiB: { parley: 70, pi: 140, floor: 50 },
+        },
       }) as Row[];
     const [p50Row, p99Row, p99VsFloor] = dialog(88, 3900);
     expect(p50Row).toMatchObject({ ratio: "1.10", status: "met" });
