@@ -3,7 +3,7 @@
 // and, on a fresh process, prompt sent → first message_update (the first prompt pays for loading
 // the agent loop). The model is the bench extension's faux provider, the same code in both agents.
 import { join } from "node:path";
-import { AGENTS, BENCH_EXT, PI_PKG, kibToMiB, median, progress, request, roundOrder } from "./lib.mjs";
+import { AGENTS, BENCH_EXT, PI_PKG, kibToMiB, mainThreadCpuMs, median, progress, request, roundOrder } from "./lib.mjs";
 import { startAgent } from "./lib.mjs";
 
 const EXAMPLES = join(PI_PKG, "examples/extensions");
@@ -27,16 +27,27 @@ async function startOnce(agent, files) {
 }
 
 const isMessageUpdate = (line) => line.startsWith('{"type":"message_update"');
+const isAgentEnd = (line) => line.startsWith('{"type":"agent_end"');
 
+/**
+ * Wall time from sending the prompt to reading the first message_update, and the agent's
+ * main-thread CPU over the whole prompt (sent → agent_end read). CPU to the first update cannot be
+ * read from outside: the agent goes on streaming while the client reads it.
+ */
 async function firstPromptOnce(agent, files) {
   const proc = startAgent(agent, [...extensionArgs(files), "-e", BENCH_EXT]);
   try {
     await request(proc, { type: "set_model", provider: "bench-faux", modelId: "faux-1" }, 60_000);
     const update = proc.waitLine(isMessageUpdate, 60_000, "the first message_update");
+    const end = proc.waitLine(isAgentEnd, 60_000, "agent_end");
+    const cpuAtStart = mainThreadCpuMs(proc.pid);
     const sentAt = performance.now();
     proc.send({ type: "prompt", message: "deltas:10", id: "first" });
     await update;
-    return performance.now() - sentAt;
+    const ms = performance.now() - sentAt;
+    await end;
+    const cpuAtEnd = mainThreadCpuMs(proc.pid);
+    return { ms, cpuMs: cpuAtStart == null || cpuAtEnd == null ? null : cpuAtEnd - cpuAtStart };
   } finally {
     await proc.stop();
   }
@@ -45,7 +56,7 @@ async function firstPromptOnce(agent, files) {
 export async function runExtensions({ quick, runs: runsOverride }) {
   const runs = runsOverride ?? (quick ? 1 : 5);
   const names = ["parley", "pi"];
-  const out = { runs, startup: {}, firstPrompt: {} };
+  const out = { runs, startup: {}, firstPrompt: {}, firstPromptCpuMs: {} };
   for (const [set, files] of Object.entries(EXTENSION_SETS)) {
     const samples = { parley: [], pi: [] };
     for (let r = 0; r < runs; r++) {
@@ -67,12 +78,13 @@ export async function runExtensions({ quick, runs: runsOverride }) {
     const samples = { parley: [], pi: [] };
     for (let r = 0; r < runs; r++) {
       for (const name of roundOrder(names, r)) {
-        const ms = await firstPromptOnce(AGENTS[name], files);
-        samples[name].push(ms);
-        progress(`first prompt (${set}) ${r + 1}/${runs} ${name}: ${ms.toFixed(0)} ms`);
+        const s = await firstPromptOnce(AGENTS[name], files);
+        samples[name].push(s);
+        progress(`first prompt (${set}) ${r + 1}/${runs} ${name}: ${s.ms.toFixed(1)} ms, main-thread CPU to agent_end ${s.cpuMs?.toFixed(1)} ms`);
       }
     }
-    out.firstPrompt[set] = Object.fromEntries(names.map((n) => [n, median(samples[n])]));
+    out.firstPrompt[set] = Object.fromEntries(names.map((n) => [n, median(samples[n].map((s) => s.ms))]));
+    out.firstPromptCpuMs[set] = Object.fromEntries(names.map((n) => [n, median(samples[n].map((s) => s.cpuMs))]));
   }
   return out;
 }

@@ -71,6 +71,19 @@ export function procStatus(pid) {
 
 export const kibToMiB = (kib) => (kib == null ? null : kib / 1024);
 
+/**
+ * CPU time of a process's main thread so far, in ms (the first field of
+ * /proc/PID/task/PID/schedstat: time on a CPU, in ns), or null if the process is gone. Unlike wall
+ * time it does not grow with the machine's load: the figure for a busy, shared machine.
+ */
+export function mainThreadCpuMs(pid) {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
 // ------------------------------------------------------------------------------------------------
 // client-side line splitting: linear, LF only (same contract as the agents' readers)
 

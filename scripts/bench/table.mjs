@@ -129,6 +129,11 @@ export function buildRows(results) {
     ]) {
       if (extensions.firstPrompt[set])
         rows.push(makeRow({ section, figure: label, unit: "ms", ...extensions.firstPrompt[set], target: { op: "<=", value: 0.3 } }));
+      // For scale, no target: main-thread CPU does not grow with the machine's load as wall time does.
+      if (extensions.firstPromptCpuMs?.[set])
+        rows.push(
+          makeRow({ section, figure: `${label.replace(/ \(.*\)$/, "")}: main-thread CPU to agent_end`, unit: "ms", ...extensions.firstPromptCpuMs[set] }),
+        );
     }
   }
   if (sessions) {
@@ -177,8 +182,23 @@ export function buildRows(results) {
   }
   if (dialog) {
     const n = dialog.n.toLocaleString("en-US");
-    rows.push(makeRow({ section: "dialog", figure: `dialog round trip p50 (${n} confirms)`, unit: "µs", ...dialog.p50Us, target: { op: "<=", value: 1.0 } }));
-    rows.push(makeRow({ section: "dialog", figure: `dialog round trip p99 (${n} confirms)`, unit: "µs", ...dialog.p99Us, target: { op: "<=", value: 0.75 } }));
+    // Issue 20: the round trip is done, "p50 at pi's, p99 within noise of the floor". At pi's: within
+    // the 10% the issue counts as unnoticeable. Within noise: a fresh process's p99 moves 1.5–5×
+    // between runs on this machine (scripts/bench/README.md), so a factor of 2 over the floor.
+    rows.push(makeRow({ section: "dialog", figure: `dialog round trip p50 (${n} confirms)`, unit: "µs", ...dialog.p50Us, target: { op: "<=", value: 1.1 } }));
+    rows.push(makeRow({ section: "dialog", figure: `dialog round trip p99 (${n} confirms)`, unit: "µs", ...dialog.p99Us }));
+    rows.push(
+      makeRow({
+        section: "dialog",
+        figure: "dialog round trip p99: parley vs floor",
+        unit: "µs",
+        parley: dialog.p99Us.parley,
+        floor: dialog.p99Us.floor,
+        ratio: ratioOf(cell(dialog.p99Us.parley, "µs"), cell(dialog.p99Us.floor, "µs")),
+        ratioKind: "parley/floor",
+        target: { op: "<=", value: 2 },
+      }),
+    );
     rows.push(makeRow({ section: "dialog", figure: "peak RSS, dialog load", unit: "MiB", ...dialog.peakRssMiB }));
   }
   if (fireAndForget) {

@@ -29,4 +29,24 @@ describe("bench table ratios", () => {
     }) as (Row & { floor: string; target: string })[];
     expect(withExtension).toMatchObject({ figure: expect.stringMatching(/with one extension/), ratio: "0.37", floor: "–", target: "", status: "" });
   });
+
+  it("judge the dialog round trip as issue 20 states it: p50 at pi's, p99 within noise of the floor", () => {
+    const dialog = (p50: number, p99: number): Row[] =>
+      buildRows({
+        dialog: {
+          n: 2000,
+          p50Us: { parley: p50, pi: 80, floor: 70 },
+          p99Us: { parley: p99, pi: 5000, floor: 2000 },
+          peakRssMiB: { parley: 70, pi: 140, floor: 50 },
+        },
+      }) as Row[];
+    const [p50Row, p99Row, p99VsFloor] = dialog(88, 3900);
+    expect(p50Row).toMatchObject({ ratio: "1.10", status: "met" });
+    // Against pi, p99 is shown for scale only: pi's own p99 moves several-fold between runs.
+    expect(p99Row).toMatchObject({ figure: expect.stringMatching(/p99 \(2,000 confirms\)/), ratio: "0.78", status: "" });
+    expect(p99VsFloor).toMatchObject({ figure: expect.stringMatching(/parley vs floor/), ratio: "1.95", status: "met" });
+    const [slowerP50, , slowerP99] = dialog(90, 4100);
+    expect(slowerP50).toMatchObject({ ratio: "1.13", status: "MISSED" });
+    expect(slowerP99).toMatchObject({ ratio: "2.05", status: "MISSED" });
+  });
 });
