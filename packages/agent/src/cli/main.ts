@@ -4,6 +4,7 @@
  * stderr, and every flag error comes before anything else is said.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isThinkingLevel } from "@parley/protocol/constants";
@@ -16,7 +17,7 @@ import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-fil
 import { oauthModelAdjuster } from "../config/oauth-models.js";
 import { decideProjectTrust } from "../config/project-trust.js";
 import { loadSettings, type Settings } from "../config/settings.js";
-import { discoverExtensions, loadExtension } from "../extensions/loader.js";
+import { loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
@@ -34,7 +35,7 @@ import { ProcessLifetime } from "./process-lifetime.js";
 import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
-import { loadResources } from "../resources/index.js";
+import { loadResources, resolveCliSources, resolveResources, type ResolvedResources } from "../resources/index.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -70,8 +71,8 @@ interface Setup {
   cwd: string;
   agentDir: string;
   settings: Settings;
-  /** settings.json `skills` / `prompts` entries (pi's order and path resolution). */
-  resourcePaths: ReturnType<typeof loadSettings>["resourcePaths"];
+  /** Each settings file's `extensions`, `skills`, `prompts` and `packages` (resources/resource-resolver.ts). */
+  resources: ReturnType<typeof loadSettings>["resources"];
   warnings: string[];
   auth: ReturnType<typeof loadAuthFile>;
   modelsFile: ReturnType<typeof loadModelsFile>;
@@ -80,15 +81,15 @@ interface Setup {
 function readSetup(options: CliOptions): Setup {
   const cwd = process.cwd();
   const agentDir = findAgentDir();
-  // --no-approve: the project's .pi/ files are not used (pi's project trust).
-  const loaded = loadSettings({ cwd: options.projectTrust === false ? join(agentDir, "\0none") : cwd, agentDir });
+  // An untrusted project's .pi/ files are not used (pi's project trust, decided before this).
+  const loaded = loadSettings({ cwd, agentDir, projectTrusted: options.projectTrust !== false });
   const auth = loadAuthFile(agentDir);
   const modelsFile = loadModelsFile(agentDir);
   return {
     cwd,
     agentDir,
     settings: loaded.settings,
-    resourcePaths: loaded.resourcePaths,
+    resources: loaded.resources,
     warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings],
     auth,
     modelsFile,
@@ -115,7 +116,8 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
 async function projectTrust(options: CliOptions): Promise<boolean> {
   const cwd = process.cwd();
   const agentDir = findAgentDir();
-  const global = loadSettings({ cwd: join(agentDir, "\0none"), agentDir }).settings;
+  const globalFile = loadSettings({ cwd, agentDir, projectTrusted: false });
+  const global = globalFile.settings;
   return decideProjectTrust({
     cwd,
     agentDir,
@@ -125,7 +127,7 @@ async function projectTrust(options: CliOptions): Promise<boolean> {
     // here, so fd 0 is the protocol's from now on (claimStdin hands the same claim out later).
     extensions: () => {
       claimStdin();
-      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir });
+      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir, resources: globalFile.resources }, () => {});
     },
     log,
   });
@@ -137,12 +139,47 @@ function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel 
   return isThinkingLevel(level) ? level : undefined;
 }
 
-async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir">): Promise<ExtensionSource[]> {
+/**
+ * Where this run's extensions, skills and prompt templates come from (pi's package manager rules):
+ * settings lists, discovery and installed packages; and the `-e` sources.
+ */
+function resolveSetupResources(
+  options: CliOptions,
+  setup: Pick<Setup, "cwd" | "agentDir" | "resources">,
+): { resolved: ResolvedResources; cli: ReturnType<typeof resolveCliSources> } {
+  const places = { cwd: setup.cwd, agentDir: setup.agentDir, home: homedir() };
+  const resolved = resolveResources({
+    ...places,
+    user: setup.resources.user,
+    project: options.projectTrust === false ? undefined : setup.resources.project,
+    legacyExtensionDirs: true,
+  });
+  return { resolved, cli: resolveCliSources(options.extensions, places) };
+}
+
+/**
+ * The extension modules, in pi's order: `-e` ones first, then (unless --no-extensions) the enabled
+ * ones of settings, discovery and packages. `warn` hears what is not installed.
+ */
+async function loadAll(
+  options: CliOptions,
+  setup: Pick<Setup, "cwd" | "agentDir" | "resources">,
+  warn: (message: string) => void = log,
+): Promise<ExtensionSource[]> {
+  const { resolved, cli } = resolveSetupResources(options, setup);
   const sources: ExtensionSource[] = [];
-  const discovered = options.noExtensions ? [] : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false });
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
-  for (const { path, scope } of discovered) sources.push({ ...(await load(path)), scope });
-  for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });
+  // An -e source parley cannot load (a package pi would install) stops it, as an -e file that fails does.
+  for (const { source, error } of cli.unavailable) sources.push({ path: source, error, scope: "temporary" });
+  for (const r of cli.extensions) if (r.enabled) sources.push({ ...(await load(r.path)), scope: "temporary", sourceInfo: r.sourceInfo });
+  if (!options.noExtensions) {
+    for (const warning of resolved.warnings) warn(warning);
+    for (const r of resolved.extensions) {
+      if (!r.enabled) continue;
+      const scope = r.sourceInfo.scope === "project" ? "project" : "user";
+      sources.push({ ...(await load(r.path)), scope, sourceInfo: r.sourceInfo });
+    }
+  }
   return sources;
 }
 
@@ -367,7 +404,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
     // ctx.reload(): discovery and -e files again, each loaded fresh.
-    reloadExtensions: () => loadAll(options, setup),
+    reloadExtensions: () => loadAll(options, setup, () => {}),
   } satisfies AgentCoreSettings;
   const stdio = {
     stdin,
@@ -426,13 +463,16 @@ export async function main(argv: string[]): Promise<void> {
 async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, notes: string[], models: ModelResolution): Promise<void> {
   const { cwd, agentDir, settings } = setup;
   // Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt).
+  const { resolved, cli } = resolveSetupResources(options, setup);
+  // Packages that are not installed were said when the extensions loaded, unless they did not.
+  if (options.noExtensions) for (const warning of resolved.warnings) log(warning);
   const resources = loadResources({
     cwd,
     agentDir,
     skillPaths: options.skills,
     promptTemplatePaths: options.promptTemplates,
-    settingsSkillPaths: setup.resourcePaths.skills,
-    settingsPromptPaths: setup.resourcePaths.prompts,
+    resolved,
+    cli,
     projectTrusted: options.projectTrust !== false,
     noSkills: options.noSkills,
     noPromptTemplates: options.noPromptTemplates,

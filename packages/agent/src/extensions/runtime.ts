@@ -87,12 +87,15 @@ export class ExtensionRuntime {
     factory: ExtensionFactory,
     scope: SourceInfo["scope"] = "temporary",
     onError?: (error: { error: string; stack?: string }) => void,
+    source?: SourceInfo,
   ): Promise<boolean> {
-    // As pi reports it: -e files come from the CLI, discovered ones are local to the user or project.
+    // Where it was found, as pi reports it (the CLI's resolution says); without it: -e files
+    // come from the CLI, others are local to the user or project.
     const sourceInfo: SourceInfo =
-      scope === "temporary"
+      source ??
+      (scope === "temporary"
         ? { path, source: "cli", scope, origin: "top-level" }
-        : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
+        : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) });
     const extension: LoadedExtension = { path, sourceInfo, handlers: new Map(), commands: new Map() };
     this.extensions.push(extension);
     try {

@@ -152,7 +152,7 @@ export class AgentCore {
       }
       const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
       await whileSayingSlow(
-        this.runtime.add(ext.path, ext.factory, ext.scope, onError),
+        this.runtime.add(ext.path, ext.factory, ext.scope, onError, ext.sourceInfo),
         `extension ${ext.path} (its factory)`,
         this.#log,
         this.#settings.slowExtensionNoticeMs,

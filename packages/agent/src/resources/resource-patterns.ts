@@ -24,6 +24,11 @@ function glob(path: string, pattern: string): boolean {
 
 const toPosix = (path: string): string => path.split(sep).join("/");
 
+/** Whether a posix path matches a glob (minimatch, as pi's `glob` and pattern entries use it). */
+export function matchesGlob(path: string, pattern: string): boolean {
+  return glob(path, toPosix(pattern));
+}
+
 /** `!`, `+` or `-` first: an override of what is otherwise loaded. */
 export function isOverridePattern(entry: string): boolean {
   return entry.startsWith("!") || entry.startsWith("+") || entry.startsWith("-");
