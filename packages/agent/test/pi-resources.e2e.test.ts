@@ -163,9 +163,7 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
       const extra = join(p.home, "extra-prompt.md");
       write(extra, prompt("Given with --prompt-template"));
       const flags = ["--no-extensions", "--no-skills", "--no-prompt-templates", "--prompt-template", extra];
-      const [pi, parley] = await Promise.all(
-        (["pi", "parley"] as const).map(async (kind) => normalise(await commands(start(kind, p, flags)), p)),
-      );
+      const [pi, parley] = await Promise.all((["pi", "parley"] as const).map(async (kind) => normalise(await commands(start(kind, p, flags)), p)));
       expect((pi as Rec[]).map((c) => c["name"])).toEqual(["dup", "extra-prompt", "skill:cli-skill"]);
       expect(parley).toEqual(pi);
     },
@@ -200,6 +198,22 @@ describe("pi's resource settings, where parley reads the newest pi's places", ()
         baseDir: managed,
       });
       expect(agent.stderr()).not.toContain("evil");
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "-e npm:… (pi installs it for the run) stops parley with the pi install command, as an -e that cannot load does",
+    async () => {
+      const p = place("parley-resources-");
+      const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", "npm:some-pkg"], {
+        cwd: p.cwd,
+        env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir },
+      });
+      running.push(agent);
+      expect((await agent.exited).code).toBe(1);
+      expect(agent.stderr()).toContain("pi install npm:some-pkg");
+      expect(agent.records).toEqual([]);
     },
     2 * MINUTE,
   );

@@ -84,7 +84,11 @@ describe("pattern entries, properties", () => {
       fc.property(fileSet, fc.array(relPath, { maxLength: 4 }), (all, excluded) => {
         const plain = applyPatterns(all, [], BASE);
         expect([...plain]).toEqual(all);
-        const fewer = applyPatterns(all, excluded.map((p) => `!${p}`), BASE);
+        const fewer = applyPatterns(
+          all,
+          excluded.map((p) => `!${p}`),
+          BASE,
+        );
         for (const f of fewer) expect(plain.has(f)).toBe(true);
         for (const f of all) expect(enabledByOverrides(f, [], BASE)).toBe(true);
       }),

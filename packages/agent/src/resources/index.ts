@@ -116,7 +116,13 @@ function loadSkills(found: readonly ResolvedResource[], explicit: readonly strin
   return firstByName(skills, "skill", warnings);
 }
 
-function loadPrompts(found: readonly ResolvedResource[], explicit: readonly string[], cwd: string, home: string, warnings: ResourceWarning[]): PromptTemplate[] {
+function loadPrompts(
+  found: readonly ResolvedResource[],
+  explicit: readonly string[],
+  cwd: string,
+  home: string,
+  warnings: ResourceWarning[],
+): PromptTemplate[] {
   const prompts: PromptTemplate[] = [];
   const add = (files: string[], source: (file: string) => SourceInfo): void => {
     for (const file of files) {

@@ -233,7 +233,9 @@ function addPackage(
   }
   const dir = installedPath(parsed, where.scope, places);
   if (dir === undefined) {
-    warnings.push(`package ${where.entry.source} (${where.scope} settings) is not installed; parley does not install packages: run \`${installCommand(where.entry.source, where.scope)}\``);
+    warnings.push(
+      `package ${where.entry.source} (${where.scope} settings) is not installed; parley does not install packages: run \`${installCommand(where.entry.source, where.scope)}\``,
+    );
     return;
   }
   if (parsed.type === "npm" && parsed.version !== undefined && /^\d+\.\d+\.\d+/.test(parsed.version)) {
