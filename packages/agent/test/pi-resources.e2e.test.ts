@@ -64,7 +64,11 @@ function setup(): Place & { prefix: string } {
   write(join(globPkg, "prompts/pkg-prompt.md"), prompt("From the npm package"));
   // A git clone without a manifest: conventional folders, narrowed by the entry's filter.
   const tools = join(agentDir, "git/github.com/acme/tools");
-  write(join(tools, "extensions/tool.ts"), ext("git-tool", "git package"));
+  write(
+    join(tools, "extensions/tool.ts"),
+    'export default (pi: any) => {\n  pi.registerCommand("git-tool", { description: "git package", handler: async () => {} });\n' +
+      '  pi.registerCommand("sys", { handler: async (_a: string, ctx: any) => ctx.ui.notify(String(ctx.getSystemPrompt().includes("<name>auto-on</name>")), "info") });\n};\n',
+  );
   write(join(tools, "skills/git-skill/SKILL.md"), skill("Filtered out by []"));
   write(join(tools, "prompts/keep.md"), prompt("Kept by the filter"));
   write(join(tools, "prompts/drop.md"), prompt("Dropped by the filter"));
@@ -124,7 +128,10 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
         const list = await commands(agent);
         // enableSkillCommands: false changes nothing in RPC mode: pi lists and expands skills anyway.
         const expanded = await userText(agent, "/skill:auto-on go");
-        return { list: normalise(list, p), expanded: normalise(expanded, p), stderr: agent.stderr() };
+        const from = agent.records.length;
+        await agent.request({ type: "prompt", message: "/sys" }, MINUTE);
+        const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        return { list: normalise(list, p), expanded: normalise(expanded, p), skillsInPrompt: note["message"], stderr: agent.stderr() };
       };
       const [pi, parley] = await Promise.all([run("pi"), run("parley")]);
       const names = (pi.list as Rec[]).map((c) => c["name"]);
@@ -135,6 +142,7 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
         "pp",
         "dup:4",
         "git-tool",
+        "sys",
         "team",
         "deep",
         "top",
@@ -149,6 +157,8 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
       expect(pi.expanded).toContain('<skill name="auto-on"');
       expect(parley.list).toEqual(pi.list);
       expect(parley.expanded).toEqual(pi.expanded);
+      // ... and offers them in the system prompt.
+      expect([pi.skillsInPrompt, parley.skillsInPrompt]).toEqual(["true", "true"]);
       // pi (offline) skips the package it would install; parley says how to install it.
       expect(parley.stderr).toContain("package npm:missing-pkg (project settings) is not installed");
       expect(parley.stderr).toContain("pi install -l npm:missing-pkg");
