@@ -127,7 +127,7 @@ async function projectTrust(options: CliOptions): Promise<boolean> {
     // here, so fd 0 is the protocol's from now on (claimStdin hands the same claim out later).
     extensions: () => {
       claimStdin();
-      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir, resources: globalFile.resources }, () => {});
+      return loadAll({ ...options, projectTrust: false }, { cwd, agentDir, resources: globalFile.resources });
     },
     log,
   });
@@ -159,13 +159,9 @@ function resolveSetupResources(
 
 /**
  * The extension modules, in pi's order: `-e` ones first, then (unless --no-extensions) the enabled
- * ones of settings, discovery and packages. `warn` hears what is not installed.
+ * ones of settings, discovery and packages. Packages that are not installed are said by startAgent.
  */
-async function loadAll(
-  options: CliOptions,
-  setup: Pick<Setup, "cwd" | "agentDir" | "resources">,
-  warn: (message: string) => void = log,
-): Promise<ExtensionSource[]> {
+async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources">): Promise<ExtensionSource[]> {
   const { resolved, cli } = resolveSetupResources(options, setup);
   const sources: ExtensionSource[] = [];
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
@@ -173,7 +169,6 @@ async function loadAll(
   for (const { source, error } of cli.unavailable) sources.push({ path: source, error, scope: "temporary" });
   for (const r of cli.extensions) if (r.enabled) sources.push({ ...(await load(r.path)), scope: "temporary", sourceInfo: r.sourceInfo });
   if (!options.noExtensions) {
-    for (const warning of resolved.warnings) warn(warning);
     for (const r of resolved.extensions) {
       if (!r.enabled) continue;
       const scope = r.sourceInfo.scope === "project" ? "project" : "user";
@@ -404,7 +399,7 @@ export async function main(argv: string[]): Promise<void> {
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
     // ctx.reload(): discovery and -e files again, each loaded fresh.
-    reloadExtensions: () => loadAll(options, setup, () => {}),
+    reloadExtensions: () => loadAll(options, setup),
   } satisfies AgentCoreSettings;
   const stdio = {
     stdin,
@@ -464,8 +459,6 @@ async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, 
   const { cwd, agentDir, settings } = setup;
   // Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt).
   const { resolved, cli } = resolveSetupResources(options, setup);
-  // Packages that are not installed were said when the extensions loaded, unless they did not.
-  if (options.noExtensions) for (const warning of resolved.warnings) log(warning);
   const resources = loadResources({
     cwd,
     agentDir,
@@ -489,7 +482,8 @@ async function startAgent(server: FrontDoor, options: CliOptions, setup: Setup, 
   }
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
-  const said = [...options.warnings, ...setup.warnings, ...notes];
+  // Packages pi has not installed are said with the other warnings.
+  const said = [...options.warnings, ...setup.warnings, ...resolved.warnings, ...notes];
   let offlineNotice = options.modelScript === undefined ? undefined : models.offlineNotice;
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.
