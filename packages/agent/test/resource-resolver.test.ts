@@ -8,6 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { loadSettings } from "../src/config/settings.js";
 import { npmGlobalRoot, parseSource } from "../src/resources/package-sources.js";
 import { resolveCliSources, resolveResources, type ResolvedResources } from "../src/resources/resource-resolver.js";
 import { write } from "./helpers/pi-home.js";
@@ -106,5 +107,30 @@ describe("packages", () => {
     const r = resolveCliSources(["npm:x", "git:github.com/a/b"], p);
     expect(r.unavailable.map((u) => u.source)).toEqual(["npm:x", "git:github.com/a/b"]);
     expect(r.unavailable[0]?.error).toContain("pi install npm:x");
+  });
+});
+
+describe("settings.json's resource keys", () => {
+  it("each file's lists apart, packages in both forms, pi's older skills object, enableSkillCommands; bad values warned", () => {
+    const p = places();
+    write(join(p.agentDir, "settings.json"), {
+      skills: { enableSkillCommands: false, customDirectories: ["old-skills"] },
+      packages: ["npm:a", { source: "git:github.com/u/r", skills: [], autoload: false }, 42],
+      extensions: "not-a-list",
+    });
+    write(join(p.cwd, ".pi/settings.json"), { prompts: ["p"], packages: ["npm:b"] });
+    const loaded = loadSettings({ cwd: p.cwd, agentDir: p.agentDir });
+    expect(loaded.settings.enableSkillCommands).toBe(false);
+    expect(loaded.resources.user).toEqual({
+      skills: ["old-skills"],
+      packages: [{ source: "npm:a" }, { source: "git:github.com/u/r", filter: { skills: [], autoload: false } }],
+    });
+    expect(loaded.resources.project).toEqual({ prompts: ["p"], packages: [{ source: "npm:b" }] });
+    expect(loaded.warnings).toEqual([
+      expect.stringContaining('settings.json: "extensions" must be an array of strings'),
+      expect.stringContaining('"packages" entry must be a source'),
+    ]);
+    // An untrusted project's file is not read.
+    expect(loadSettings({ cwd: p.cwd, agentDir: p.agentDir, projectTrusted: false }).resources.project).toBeUndefined();
   });
 });

@@ -119,7 +119,7 @@ function filterList(raw: Raw, key: string, where: string, warnings: string[]): s
   const value = raw[key];
   if (value === undefined) return undefined;
   if (isStrings(value)) return value;
-  warnings.push(`settings: "${where}${key}" must be an array of strings; ignored`);
+  warnings.push(`${where}"${key}" must be an array of strings; ignored`);
   return undefined;
 }
 
@@ -140,7 +140,7 @@ function packageEntries(value: unknown, file: string, warnings: string[]): Packa
       const object = item as Raw;
       const filter: PackageFilter = {};
       for (const key of ["extensions", "skills", "prompts"] as const) {
-        const list = filterList(object, key, "packages[].", warnings);
+        const list = filterList(object, key, `${file}: "packages" entry ${String(object["source"])}: `, warnings);
         if (list !== undefined) filter[key] = list;
       }
       if (typeof object["autoload"] === "boolean") filter.autoload = object["autoload"];
@@ -155,7 +155,7 @@ function packageEntries(value: unknown, file: string, warnings: string[]): Packa
 function resourceLists(data: Raw, file: string, warnings: string[]): ResourceLists {
   const lists: ResourceLists = {};
   for (const key of ["extensions", "skills", "prompts"] as const) {
-    const list = filterList(data, key, "", warnings);
+    const list = filterList(data, key, `${file}: `, warnings);
     if (list !== undefined) lists[key] = list;
   }
   const packages = packageEntries(data["packages"], file, warnings);
