@@ -167,7 +167,8 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
   const userAgents = join(options.home, ".agents", "skills");
   if (project) {
     found("extensions", collectExtensionFiles(join(projectBase, "extensions")), "project", projectBase, project.extensions ?? []);
-    if (options.legacyExtensionDirs) {
+    // The same folder as the user's when the project is the home folder: counted once, as the user's.
+    if (options.legacyExtensionDirs && resolve(options.cwd) !== resolve(options.home)) {
       const legacy = join(options.cwd, ".parley");
       found("extensions", collectExtensionFiles(join(legacy, "extensions"), true), "project", legacy, []);
     }
