@@ -346,17 +346,17 @@ describe("pi's settings and models, the remaining gaps", () => {
         return { followUpMode: s.followUpMode, trusted: info.trusted, bash, tool, events: readFileSync(log, "utf8").trim().split("\n") };
       };
 
-      // The user's and -e factories run, their handlers are asked, then the project's factory
-      // runs: each once; session_start follows, to the extensions in their discovered order.
+      // The -e and user's factories run (pi's order: -e first), their handlers are asked, then the
+      // project's factory runs: each once; session_start follows, in pi's load order (-e, project, user).
       const first = await run({ TRUST_VOTE: "yes", TRUST_REMEMBER: "1" });
       expect(first.events).toEqual([
-        "user:factory",
         "voter:factory",
+        "user:factory",
         "voter:project_trust",
         "project:factory",
-        "user:session_start",
-        "project:session_start",
         "voter:session_start",
+        "project:session_start",
+        "user:session_start",
       ]);
       // The project's settings apply although the agent was made before the decision.
       expect(first).toMatchObject({ followUpMode: "all", trusted: true, bash: "mark=yes", tool: "mark=yes" });
@@ -367,21 +367,21 @@ describe("pi's settings and models, the remaining gaps", () => {
 
       // Next start, no handler: trust.json decides, and every factory still runs once.
       const second = await run({});
-      expect(second.events).toEqual(["user:factory", "voter:factory", "project:factory", "user:session_start", "project:session_start", "voter:session_start"]);
+      expect(second.events).toEqual(["voter:factory", "user:factory", "project:factory", "voter:session_start", "project:session_start", "user:session_start"]);
       expect(second).toMatchObject({ followUpMode: "all", trusted: true });
 
       // "no" remembered replaces the entry; then the project stays out without anyone asked.
       const third = await run({ TRUST_VOTE: "no", TRUST_REMEMBER: "1" });
-      expect(third.events).toEqual(["user:factory", "voter:factory", "voter:project_trust", "user:session_start", "voter:session_start"]);
+      expect(third.events).toEqual(["voter:factory", "user:factory", "voter:project_trust", "voter:session_start", "user:session_start"]);
       expect(JSON.parse(readFileSync(trustFile, "utf8"))).toEqual({ ...others, [key]: false });
       const fourth = await run({});
       expect(fourth).toMatchObject({ followUpMode: "one-at-a-time", trusted: false, bash: "mark=", tool: "mark=" });
-      expect(fourth.events).toEqual(["user:factory", "voter:factory", "user:session_start", "voter:session_start"]);
+      expect(fourth.events).toEqual(["voter:factory", "user:factory", "voter:session_start", "user:session_start"]);
 
       // --approve decides at once: everything loads in one pass, each factory once.
       const fifth = await run({ TRUST_VOTE: "no" }, ["--approve"]);
       expect(fifth).toMatchObject({ followUpMode: "all", trusted: true });
-      expect(fifth.events).toEqual(["user:factory", "project:factory", "voter:factory", "user:session_start", "project:session_start", "voter:session_start"]);
+      expect(fifth.events).toEqual(["voter:factory", "project:factory", "user:factory", "voter:session_start", "project:session_start", "user:session_start"]);
       // Nothing but pi's files is left in the agent directory (no temporary file, no lock).
       expect(readdirSync(p.agentDir).sort()).toEqual(["extensions", "trust.json"]);
     },

@@ -139,8 +139,8 @@ export class AcpServer implements FrontDoor {
     return this.#core.loadExtensions(options);
   }
 
-  addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
-    return this.#core.addExtensions(sources);
+  addExtensions(sources: readonly ExtensionSource[], order: readonly string[]): Promise<void> {
+    return this.#core.addExtensions(sources, order);
   }
 
   reportError(report: ExtensionErrorReport): void {

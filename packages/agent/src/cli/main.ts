@@ -4,7 +4,8 @@
  * stderr, and every flag error comes before anything else is said.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isThinkingLevel } from "@parley/protocol/constants";
 import type { AgentConfig } from "../agent/agent-config.js";
@@ -16,7 +17,7 @@ import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-fil
 import { oauthModelAdjuster } from "../config/oauth-models.js";
 import { askProjectTrust, trustWithoutAsking } from "../config/project-trust.js";
 import { loadSettings, type Settings } from "../config/settings.js";
-import { discoverExtensions, loadExtension } from "../extensions/loader.js";
+import { loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
@@ -34,7 +35,7 @@ import { ProcessLifetime } from "./process-lifetime.js";
 import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
-import { loadResources } from "../resources/index.js";
+import { loadResources, resolveCliSources, resolveResources, type ResolvedResources } from "../resources/index.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -70,8 +71,8 @@ interface Setup {
   cwd: string;
   agentDir: string;
   settings: Settings;
-  /** settings.json `skills` / `prompts` entries (pi's order and path resolution). */
-  resourcePaths: ReturnType<typeof loadSettings>["resourcePaths"];
+  /** Each settings file's `extensions`, `skills`, `prompts` and `packages` (resources/resource-resolver.ts). */
+  resources: ReturnType<typeof loadSettings>["resources"];
   warnings: string[];
   auth: ReturnType<typeof loadAuthFile>;
   modelsFile: ReturnType<typeof loadModelsFile>;
@@ -80,15 +81,15 @@ interface Setup {
 function readSetup(options: CliOptions): Setup {
   const cwd = process.cwd();
   const agentDir = findAgentDir();
-  // --no-approve: the project's .pi/ files are not used (pi's project trust).
-  const loaded = loadSettings({ cwd: options.projectTrust === false ? join(agentDir, "\0none") : cwd, agentDir });
+  // An untrusted project's .pi/ files are not used (pi's project trust, decided before this).
+  const loaded = loadSettings({ cwd, agentDir, projectTrusted: options.projectTrust !== false });
   const auth = loadAuthFile(agentDir);
   const modelsFile = loadModelsFile(agentDir);
   return {
     cwd,
     agentDir,
     settings: loaded.settings,
-    resourcePaths: loaded.resourcePaths,
+    resources: loaded.resources,
     warnings: [...loaded.warnings, ...auth.warnings, ...modelsFile.warnings],
     auth,
     modelsFile,
@@ -151,7 +152,7 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
     await server.agent.configure(agentConfig(start.options, start.setup));
   }
   useResources(server, start);
-  if (trusted) await server.addExtensions(await loadAll(start.options, start.setup, "project"));
+  if (trusted) await server.addExtensions(await loadAll(start.options, start.setup, "project"), extensionOrder(start.options, start.setup));
 }
 
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
@@ -160,17 +161,53 @@ function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel 
   return isThinkingLevel(level) ? level : undefined;
 }
 
-/** The extensions to load: discovered ones (the project's only when trusted) and -e files; `only: "project"`: the project's alone. */
-async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir">, only?: "project"): Promise<ExtensionSource[]> {
+/**
+ * Where this run's extensions, skills and prompt templates come from (pi's package manager rules):
+ * settings lists, discovery and installed packages; and the `-e` sources.
+ */
+function resolveSetupResources(
+  options: CliOptions,
+  setup: Pick<Setup, "cwd" | "agentDir" | "resources">,
+): { resolved: ResolvedResources; cli: ReturnType<typeof resolveCliSources> } {
+  const places = { cwd: setup.cwd, agentDir: setup.agentDir, home: homedir() };
+  const resolved = resolveResources({
+    ...places,
+    user: setup.resources.user,
+    project: options.projectTrust === false ? undefined : setup.resources.project,
+    legacyExtensionDirs: true,
+  });
+  return { resolved, cli: resolveCliSources(options.extensions, places) };
+}
+
+/** The enabled extension files in pi's load order: `-e` ones first, then (unless --no-extensions) settings, discovery and packages. */
+function extensionOrder(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources">): string[] {
+  const { resolved, cli } = resolveSetupResources(options, setup);
+  const listed = [...cli.extensions, ...(options.noExtensions ? [] : resolved.extensions)];
+  return listed.filter((r) => r.enabled).map((r) => resolve(r.path));
+}
+
+/**
+ * The extension modules, in pi's order: `-e` ones first, then (unless --no-extensions) the enabled
+ * ones of settings, discovery and packages. Packages that are not installed are said by startAgent.
+ * `only: "project"`: the project's alone (they join once project_trust has trusted it).
+ */
+async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources">, only?: "project"): Promise<ExtensionSource[]> {
+  const { resolved, cli } = resolveSetupResources(options, setup);
   const sources: ExtensionSource[] = [];
-  const discovered = options.noExtensions
-    ? []
-    : discoverExtensions(setup.cwd, { agentDir: setup.agentDir, project: options.projectTrust !== false }).filter(
-        (d) => only === undefined || d.scope === only,
-      );
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
-  for (const { path, scope } of discovered) sources.push({ ...(await load(path)), scope });
-  if (only === undefined) for (const path of options.extensions) sources.push({ ...(await load(path)), scope: "temporary" });
+  if (only === undefined) {
+    // An -e source parley cannot load (a package pi would install) stops it, as an -e file that fails does.
+    for (const { source, error } of cli.unavailable) sources.push({ path: source, error, scope: "temporary" });
+    for (const r of cli.extensions) if (r.enabled) sources.push({ ...(await load(r.path)), scope: "temporary", sourceInfo: r.sourceInfo });
+  }
+  if (!options.noExtensions) {
+    for (const r of resolved.extensions) {
+      if (!r.enabled) continue;
+      const scope = r.sourceInfo.scope === "project" ? "project" : "user";
+      if (only !== undefined && scope !== only) continue;
+      sources.push({ ...(await load(r.path)), scope, sourceInfo: r.sourceInfo });
+    }
+  }
   return sources;
 }
 
@@ -458,8 +495,7 @@ function useResources(server: FrontDoor, start: Startup): void {
     agentDir,
     skillPaths: options.skills,
     promptTemplatePaths: options.promptTemplates,
-    settingsSkillPaths: setup.resourcePaths.skills,
-    settingsPromptPaths: setup.resourcePaths.prompts,
+    ...resolveSetupResources(options, setup),
     projectTrusted: options.projectTrust !== false,
     noSkills: options.noSkills,
     noPromptTemplates: options.noPromptTemplates,
@@ -488,7 +524,8 @@ async function startAgent(server: FrontDoor, start: Startup, notes: string[], mo
   const { settings } = setup;
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
-  const said = [...options.warnings, ...setup.warnings, ...notes];
+  // Packages pi has not installed are said with the other warnings.
+  const said = [...options.warnings, ...setup.warnings, ...resolveSetupResources(options, setup).resolved.warnings, ...notes];
   let offlineNotice = options.modelScript === undefined ? undefined : models.offlineNotice;
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.

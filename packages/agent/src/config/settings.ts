@@ -4,8 +4,10 @@
  * read; a value of the wrong type is ignored with a warning, and parley never writes these files.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { expandTilde, PROJECT_DIR_NAME } from "./agent-dir.js";
+import type { PackageEntry, PackageFilter } from "../resources/package-sources.js";
+import type { ResourceLists } from "../resources/resource-resolver.js";
 
 export type QueueModeSetting = "all" | "one-at-a-time";
 
@@ -23,25 +25,18 @@ export interface Settings {
   enabledModels?: string[];
   /** "always" | "never" | "ask": what a project with `.pi/` resources gets when nothing else decides (global file only). */
   defaultProjectTrust?: string;
-  /** Skill and prompt-template paths (loaded by the skills/templates module). */
-  skills?: string[];
-  prompts?: string[];
-}
-
-/** A `skills`/`prompts` entry of one settings file, resolved against that file's folder as pi does. */
-export interface SettingsResourcePath {
-  path: string;
-  scope: "user" | "project";
+  /** false: `/skill:name` is not offered in pi's terminal UI (RPC mode lists and expands skills anyway, as pi does). */
+  enableSkillCommands?: boolean;
 }
 
 export interface LoadedSettings {
   settings: Settings;
   /**
-   * The `skills` and `prompts` entries, project file first, then global (pi's order; the two
-   * lists do not merge like other keys): global paths are relative to the agent directory,
-   * project ones to the project's `.pi/`. Glob and `!`/`+`/`-` pattern entries are not read.
+   * Each file's `extensions`, `skills`, `prompts` and `packages`, as written (they do not merge
+   * like other keys: resources/resource-resolver.ts reads both). `project` is undefined when the
+   * project's file was not read (an untrusted project).
    */
-  resourcePaths: { skills: SettingsResourcePath[]; prompts: SettingsResourcePath[] };
+  resources: { user: ResourceLists; project: ResourceLists | undefined };
   warnings: string[];
   /** The files read, global first. */
   files: string[];
@@ -108,29 +103,83 @@ function section<K extends string>(
   return out;
 }
 
-export function loadSettings(options: { cwd: string; agentDir: string; home?: string }): LoadedSettings {
+/** pi's older `skills: { enableSkillCommands, customDirectories }` form, read as pi migrates it. */
+function migrate(data: Raw): Raw {
+  const skills = data["skills"];
+  if (skills === null || typeof skills !== "object" || Array.isArray(skills)) return data;
+  const old = skills as Raw;
+  const out: Raw = { ...data };
+  if (old["enableSkillCommands"] !== undefined && out["enableSkillCommands"] === undefined) out["enableSkillCommands"] = old["enableSkillCommands"];
+  if (Array.isArray(old["customDirectories"]) && old["customDirectories"].length > 0) out["skills"] = old["customDirectories"];
+  else delete out["skills"];
+  return out;
+}
+
+function filterList(raw: Raw, key: string, where: string, warnings: string[]): string[] | undefined {
+  const value = raw[key];
+  if (value === undefined) return undefined;
+  if (isStrings(value)) return value;
+  warnings.push(`${where}"${key}" must be an array of strings; ignored`);
+  return undefined;
+}
+
+/** `packages`: sources, or `{ source, extensions?, skills?, prompts?, themes?, autoload? }`. */
+function packageEntries(value: unknown, file: string, warnings: string[]): PackageEntry[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    warnings.push(`${file}: "packages" must be an array; ignored`);
+    return undefined;
+  }
+  const entries: PackageEntry[] = [];
+  for (const item of value) {
+    if (typeof item === "string") {
+      entries.push({ source: item });
+      continue;
+    }
+    if (item !== null && typeof item === "object" && !Array.isArray(item) && typeof (item as Raw)["source"] === "string") {
+      const object = item as Raw;
+      const filter: PackageFilter = {};
+      for (const key of ["extensions", "skills", "prompts"] as const) {
+        const list = filterList(object, key, `${file}: "packages" entry ${String(object["source"])}: `, warnings);
+        if (list !== undefined) filter[key] = list;
+      }
+      if (typeof object["autoload"] === "boolean") filter.autoload = object["autoload"];
+      entries.push({ source: String(object["source"]), filter });
+      continue;
+    }
+    warnings.push(`${file}: a "packages" entry must be a source or an object with a "source"; ignored (${JSON.stringify(item)})`);
+  }
+  return entries;
+}
+
+function resourceLists(data: Raw, file: string, warnings: string[]): ResourceLists {
+  const lists: ResourceLists = {};
+  for (const key of ["extensions", "skills", "prompts"] as const) {
+    const list = filterList(data, key, `${file}: `, warnings);
+    if (list !== undefined) lists[key] = list;
+  }
+  const packages = packageEntries(data["packages"], file, warnings);
+  if (packages !== undefined) lists.packages = packages;
+  return lists;
+}
+
+export function loadSettings(options: { cwd: string; agentDir: string; home?: string; projectTrusted?: boolean }): LoadedSettings {
   const warnings: string[] = [];
   const files: string[] = [];
   let raw: Raw = {};
-  const resourcePaths: LoadedSettings["resourcePaths"] = { skills: [], prompts: [] };
+  const resources: LoadedSettings["resources"] = { user: {}, project: undefined };
   const places = [
-    { file: join(options.agentDir, "settings.json"), base: options.agentDir, scope: "user" as const },
-    { file: join(options.cwd, PROJECT_DIR_NAME, "settings.json"), base: join(options.cwd, PROJECT_DIR_NAME), scope: "project" as const },
+    { file: join(options.agentDir, "settings.json"), scope: "user" as const },
+    ...(options.projectTrusted === false ? [] : [{ file: join(options.cwd, PROJECT_DIR_NAME, "settings.json"), scope: "project" as const }]),
   ];
-  for (const { file, base, scope } of places) {
-    const data = readJson(file, warnings);
-    if (data === undefined) continue;
+  if (options.projectTrusted !== false) resources.project = {};
+  for (const { file, scope } of places) {
+    const read = readJson(file, warnings);
+    if (read === undefined) continue;
+    const data = migrate(read);
     files.push(file);
     raw = merge(raw, data);
-    for (const key of ["skills", "prompts"] as const) {
-      const entries = data[key];
-      if (!isStrings(entries)) continue;
-      const paths = entries
-        .filter((e) => e.trim() !== "" && !/^[!+-]|[*?]/.test(e.trim()))
-        .map((e) => ({ path: resolve(base, expandTilde(e.trim(), options.home)), scope }));
-      // The project's entries come first (pi resolves them first, so their names win).
-      resourcePaths[key] = scope === "project" ? [...paths, ...resourcePaths[key]] : [...resourcePaths[key], ...paths];
-    }
+    resources[scope] = resourceLists(data, file, warnings);
   }
   const settings: Settings = {};
   const set = <K extends keyof Settings>(key: K, value: Settings[K] | undefined): void => {
@@ -147,11 +196,10 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   if (sessionDir) settings.sessionDir = expandTilde(sessionDir, options.home);
   set("enabledModels", pick(raw, "enabledModels", isStrings, warnings, ""));
   set("defaultProjectTrust", pick(raw, "defaultProjectTrust", isString, warnings, ""));
-  set("skills", pick(raw, "skills", isStrings, warnings, ""));
-  set("prompts", pick(raw, "prompts", isStrings, warnings, ""));
+  set("enableSkillCommands", pick(raw, "enableSkillCommands", isBool, warnings, ""));
   const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);
   if (compaction) settings.compaction = compaction as Settings["compaction"];
   const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount }, warnings);
   if (retry) settings.retry = retry as Settings["retry"];
-  return { settings, resourcePaths, warnings, files };
+  return { settings, resources, warnings, files };
 }

@@ -88,12 +88,15 @@ export class ExtensionRuntime {
     factory: ExtensionFactory,
     scope: SourceInfo["scope"] = "temporary",
     onError?: (error: { error: string; stack?: string }) => void,
+    source?: SourceInfo,
   ): Promise<boolean> {
-    // As pi reports it: -e files come from the CLI, discovered ones are local to the user or project.
+    // Where it was found, as pi reports it (the CLI's resolution says); without it: -e files
+    // come from the CLI, others are local to the user or project.
     const sourceInfo: SourceInfo =
-      scope === "temporary"
+      source ??
+      (scope === "temporary"
         ? { path, source: "cli", scope, origin: "top-level" }
-        : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) };
+        : { path, source: "local", scope, origin: "top-level", baseDir: dirname(path) });
     const extension: LoadedExtension = { path, sourceInfo, handlers: new Map(), commands: new Map() };
     this.extensions.push(extension);
     try {
@@ -163,12 +166,13 @@ export class ExtensionRuntime {
   }
 
   /**
-   * The extensions in the order they are discovered in (the user's, the project's, then -e files),
-   * whatever order they were loaded in: the project's load after project_trust, last.
+   * The extensions in pi's load order (`order`: their paths), whatever order they were loaded in:
+   * the project's load after project_trust, last. Unknown paths keep their place at the end.
    */
-  orderByScope(): void {
-    const rank = { user: 0, project: 1, temporary: 2 } as const;
-    const ordered = [...this.extensions].sort((a, b) => rank[a.sourceInfo.scope] - rank[b.sourceInfo.scope]);
+  orderByPaths(order: readonly string[]): void {
+    const rank = new Map(order.map((path, i) => [path, i]));
+    const at = (e: LoadedExtension) => rank.get(e.path) ?? order.length;
+    const ordered = [...this.extensions].sort((a, b) => at(a) - at(b));
     this.extensions.splice(0, this.extensions.length, ...ordered);
   }
 

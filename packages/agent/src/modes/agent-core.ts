@@ -22,7 +22,7 @@ export interface FrontDoor {
   readonly runtime: ExtensionRuntime;
   loadExtensions(options?: { explicitFailuresFatal?: boolean }): Promise<ExtensionLoadFailure[]>;
   /** More extensions into the same runtime (the project's, once project_trust trusts it). */
-  addExtensions(sources: readonly ExtensionSource[]): Promise<void>;
+  addExtensions(sources: readonly ExtensionSource[], order: readonly string[]): Promise<void>;
   setExtensionFlags(flags: Map<string, string | boolean>): void;
   /** An extension_error; the CLI also reports here what escapes third-party code. */
   reportError(report: ExtensionErrorReport): void;
@@ -139,12 +139,13 @@ export class AgentCore {
 
   /**
    * Runs more factories into the same runtime after loadExtensions() (the project's extensions,
-   * loaded once project_trust has trusted it): each factory runs once, and the extensions keep the
-   * order they are discovered in. Failures are reported, as for any discovered extension.
+   * loaded once project_trust has trusted it): each factory runs once, and the extensions are then
+   * put in `order` (their paths in pi's load order), as if all had loaded together. Failures are
+   * reported, as for any discovered extension.
    */
-  async addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
+  async addExtensions(sources: readonly ExtensionSource[], order: readonly string[]): Promise<void> {
     await this.#addExtensions(sources);
-    this.runtime.orderByScope();
+    this.runtime.orderByPaths(order);
   }
 
   /**
@@ -164,7 +165,7 @@ export class AgentCore {
       }
       const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
       await whileSayingSlow(
-        this.runtime.add(ext.path, ext.factory, ext.scope, onError),
+        this.runtime.add(ext.path, ext.factory, ext.scope, onError, ext.sourceInfo),
         `extension ${ext.path} (its factory)`,
         this.#log,
         this.#settings.slowExtensionNoticeMs,

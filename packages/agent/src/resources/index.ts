@@ -1,23 +1,26 @@
 /**
- * Skills and prompt templates, found where pi finds them: the project's `.pi/skills` and
- * `.pi/prompts`, `.agents/skills` in the working folder and its parents (up to the git root),
- * the agent folder's `skills/` and `prompts/`, `~/.agents/skills`, then the paths given with
- * --skill / --prompt-template (loaded even with --no-skills / --no-prompt-templates). The first
- * of two with the same name wins; the other is reported.
+ * Skills and prompt templates, in pi's order: those of `-e` packages, then what settings and
+ * discovery give (resource-resolver.ts: the project's settings lists and `.pi/` folders,
+ * `.agents/skills` up to the git root, the user's settings lists and agent folder,
+ * `~/.agents/skills`, installed pi packages), then the paths given with --skill /
+ * --prompt-template (loaded even with --no-skills / --no-prompt-templates, which turn off the
+ * rest). The first of two with the same name wins; the other is reported.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { SourceInfo } from "../extensions/types.js";
 import { isDirectory, isFile } from "./fs-entries.js";
 import { userPath } from "./paths.js";
 import { findTemplateFiles, readTemplate, type PromptTemplate } from "./prompt-templates.js";
+import { resolveResources, type ResolvedResource, type ResolvedResources, type ResourceLists } from "./resource-resolver.js";
 import { findSkillFiles, readSkill, type ResourceWarning, type Skill } from "./skills.js";
-import { discoveredSource, explicitSource } from "./source-info.js";
+import { explicitSource } from "./source-info.js";
 
 export { expandPromptTemplate, parseCommandArgs, substituteArgs, type PromptTemplate } from "./prompt-templates.js";
 export { expandSkillCommand, formatSkillsForPrompt, type ResourceWarning, type Skill } from "./skills.js";
 export { piAgentDir } from "./paths.js";
+export { resolveCliSources, resolveResources, type ResolvedResource, type ResolvedResources, type ResourceLists } from "./resource-resolver.js";
 
 export interface ResourceOptions {
   cwd: string;
@@ -27,28 +30,21 @@ export interface ResourceOptions {
   skillPaths?: readonly string[];
   /** --prompt-template paths (files or folders), in order. */
   promptTemplatePaths?: readonly string[];
-  /** settings.json `skills` entries (project's first, then global), already resolved; skipped with --no-skills, as in pi. */
-  settingsSkillPaths?: readonly SettingsPath[];
-  /** settings.json `prompts` entries, likewise. */
-  settingsPromptPaths?: readonly SettingsPath[];
-  /** false: the project's `.pi/skills`, `.pi/prompts` and `.agents/skills` are not used (an untrusted project, as in pi). */
+  /** The settings files' resource lists (`project` undefined: an untrusted project). */
+  settings?: { user: ResourceLists; project: ResourceLists | undefined };
+  /** false: the project's settings and `.pi/`, `.agents/skills` folders are not used (an untrusted project, as in pi). */
   projectTrusted?: boolean;
-  /** --no-skills: no discovery; explicit paths still load. */
+  /** What settings and discovery give, when the caller has it already (else resolved here). */
+  resolved?: ResolvedResources;
+  /** What `-e` folders (pi packages given on the command line) hold. */
+  cli?: ResolvedResources;
+  /** --no-skills: only -e packages' skills and --skill paths. */
   noSkills?: boolean;
-  /** --no-prompt-templates: no discovery; explicit paths still load. */
+  /** --no-prompt-templates: only -e packages' templates and --prompt-template paths. */
   noPromptTemplates?: boolean;
   /** For `~` and `~/.agents/skills`; the user's home by default. */
   home?: string;
 }
-
-/** A path from a settings file and the scope of that file. */
-export interface SettingsPath {
-  path: string;
-  scope: "user" | "project";
-}
-
-/** pi reports settings entries as "local" resources of the file's scope. */
-const settingsSource = (path: string, scope: SettingsPath["scope"]): SourceInfo => ({ path, source: "local", scope, origin: "top-level" });
 
 export interface Resources {
   skills: Skill[];
@@ -62,9 +58,25 @@ export function loadResources(options: ResourceOptions): Resources {
   const home = options.home ?? homedir();
   const cwd = resolve(options.cwd);
   const warnings: ResourceWarning[] = [];
+  const trusted = options.projectTrusted !== false;
+  const needed = !(options.noSkills && options.noPromptTemplates);
+  const resolved =
+    options.resolved ??
+    (needed
+      ? resolveResources({
+          cwd,
+          agentDir: options.agentDir,
+          home,
+          user: options.settings?.user ?? {},
+          project: trusted ? (options.settings?.project ?? {}) : undefined,
+        })
+      : undefined);
+  const enabled = (list: readonly ResolvedResource[] | undefined): ResolvedResource[] => (list ?? []).filter((r) => r.enabled);
+  const skills = [...enabled(options.cli?.skills), ...(options.noSkills ? [] : enabled(resolved?.skills))];
+  const prompts = [...enabled(options.cli?.prompts), ...(options.noPromptTemplates ? [] : enabled(resolved?.prompts))];
   return {
-    skills: loadSkills(options, cwd, home, warnings),
-    prompts: loadPrompts(options, cwd, home, warnings),
+    skills: loadSkills(skills, options.skillPaths ?? [], cwd, home, warnings),
+    prompts: loadPrompts(prompts, options.promptTemplatePaths ?? [], cwd, home, warnings),
     warnings,
   };
 }
@@ -86,80 +98,45 @@ function firstByName<T extends { name: string; filePath: string }>(items: Iterab
   return [...byName.values()];
 }
 
-function loadSkills(options: ResourceOptions, cwd: string, home: string, warnings: ResourceWarning[]): Skill[] {
-  const found: Skill[] = [];
+function loadSkills(found: readonly ResolvedResource[], explicit: readonly string[], cwd: string, home: string, warnings: ResourceWarning[]): Skill[] {
+  const skills: Skill[] = [];
   const add = (files: string[], source: (file: string) => SourceInfo): void => {
     for (const file of files) {
       const skill = readSkill(file, source(file), warnings);
-      if (skill) found.push(skill);
+      if (skill) skills.push(skill);
     }
   };
-  if (!options.noSkills) {
-    for (const { path, scope } of options.settingsSkillPaths ?? []) {
-      if (isDirectory(path)) add(findSkillFiles(path, true), (f) => settingsSource(f, scope));
-      else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
-      else if (!existsSync(path)) warnings.push({ path, message: "skill path (settings.json) does not exist" });
-    }
-    const projectBase = join(cwd, ".pi");
-    const userAgents = join(home, ".agents", "skills");
-    if (options.projectTrusted !== false) {
-      add(findSkillFiles(join(projectBase, "skills"), true), (f) => discoveredSource(f, "project", projectBase));
-      for (const dir of ancestorAgentsSkillDirs(cwd)) {
-        if (dir !== userAgents) add(findSkillFiles(dir, false), (f) => discoveredSource(f, "project", projectBase));
-      }
-    }
-    add(findSkillFiles(join(options.agentDir, "skills"), true), (f) => discoveredSource(f, "user", options.agentDir));
-    add(findSkillFiles(userAgents, false), (f) => discoveredSource(f, "user", options.agentDir));
-  }
-  for (const raw of options.skillPaths ?? []) {
+  for (const r of found) add(isDirectory(r.path) ? findSkillFiles(r.path, true) : [r.path], (f) => ({ ...r.sourceInfo, path: f }));
+  for (const raw of explicit) {
     const path = userPath(raw, cwd, home);
     if (isDirectory(path)) add(findSkillFiles(path, true), (f) => explicitSource(f, path));
     else if (isFile(path) && path.endsWith(".md")) add([path], (f) => explicitSource(f));
     else warnings.push({ path, message: existsSync(path) ? "skill path is not a markdown file" : "skill path does not exist" });
   }
-  return firstByName(found, "skill", warnings);
+  return firstByName(skills, "skill", warnings);
 }
 
-function loadPrompts(options: ResourceOptions, cwd: string, home: string, warnings: ResourceWarning[]): PromptTemplate[] {
-  const found: PromptTemplate[] = [];
+function loadPrompts(
+  found: readonly ResolvedResource[],
+  explicit: readonly string[],
+  cwd: string,
+  home: string,
+  warnings: ResourceWarning[],
+): PromptTemplate[] {
+  const prompts: PromptTemplate[] = [];
   const add = (files: string[], source: (file: string) => SourceInfo): void => {
     for (const file of files) {
       const template = readTemplate(file, source(file));
-      if (template) found.push(template);
+      if (template) prompts.push(template);
     }
   };
-  if (!options.noPromptTemplates) {
-    for (const { path, scope } of options.settingsPromptPaths ?? []) {
-      if (isDirectory(path)) add(findTemplateFiles(path), (f) => settingsSource(f, scope));
-      else if (isFile(path) && path.endsWith(".md")) add([path], (f) => settingsSource(f, scope));
-    }
-    const projectBase = join(cwd, ".pi");
-    if (options.projectTrusted !== false) add(findTemplateFiles(join(projectBase, "prompts")), (f) => discoveredSource(f, "project", projectBase));
-    add(findTemplateFiles(join(options.agentDir, "prompts")), (f) => discoveredSource(f, "user", options.agentDir));
-  }
-  for (const raw of options.promptTemplatePaths ?? []) {
+  for (const r of found) if (r.path.endsWith(".md")) add([r.path], () => r.sourceInfo);
+  for (const raw of explicit) {
     const path = userPath(raw, cwd, home);
     if (isDirectory(path)) add(findTemplateFiles(path), (f) => explicitSource(f, path));
     else if (isFile(path) && path.endsWith(".md")) add([path], (f) => explicitSource(f));
   }
-  return firstByName(found, "prompt template", warnings);
-}
-
-/** `.agents/skills` in `cwd` and each parent, up to the git repository's root (or the filesystem's). */
-function ancestorAgentsSkillDirs(cwd: string): string[] {
-  const dirs: string[] = [];
-  const gitRoot = findGitRoot(cwd);
-  for (let dir = cwd; ; dir = dirname(dir)) {
-    dirs.push(join(dir, ".agents", "skills"));
-    if (dir === gitRoot || dirname(dir) === dir) return dirs;
-  }
-}
-
-function findGitRoot(start: string): string | undefined {
-  for (let dir = start; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, ".git"))) return dir;
-    if (dirname(dir) === dir) return undefined;
-  }
+  return firstByName(prompts, "prompt template", warnings);
 }
 
 /**

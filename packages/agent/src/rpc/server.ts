@@ -140,8 +140,8 @@ export class RpcServer implements TransportSink, FrontDoor {
     return this.#core.loadExtensions(options);
   }
 
-  addExtensions(sources: readonly ExtensionSource[]): Promise<void> {
-    return this.#core.addExtensions(sources);
+  addExtensions(sources: readonly ExtensionSource[], order: readonly string[]): Promise<void> {
+    return this.#core.addExtensions(sources, order);
   }
 
   /** ctx.reload() (agent-core.ts). */

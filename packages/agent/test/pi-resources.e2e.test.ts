@@ -1,0 +1,230 @@
+/**
+ * pi's resource settings through the spawned CLI, side by side with pi 0.73.1: settings.json's
+ * `extensions`, `skills` and `prompts` lists (plain paths, `~`, globs, `!pattern`, `+path`,
+ * `-path`, the project's relative to `.pi/`), installed pi packages (npm in npm's global folder
+ * and in the project's `.pi/npm`, git clones in the agent directory; manifests with globs,
+ * conventional folders, the object form's filters), an `-e` folder read as a package, the order
+ * of extensions (their commands' `:1`/`:2` names), `enableSkillCommands`, and the flags that turn
+ * each kind off. pi runs with PI_OFFLINE=1 so that it installs nothing (the missing package is
+ * then skipped, as parley skips it, with a warning, without trying).
+ */
+import { realpathSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+
+const OFFLINE = join(import.meta.dirname, "fixtures/offline-provider.ts");
+
+const running: AgentProcess[] = [];
+afterEach(async () => {
+  for (const agent of running.splice(0)) {
+    agent.closeInput();
+    const timer = setTimeout(() => agent.kill(), 30_000);
+    await agent.exited;
+    clearTimeout(timer);
+  }
+});
+
+/** An extension registering one command whose handler says where it came from. */
+const ext = (command: string, from: string): string =>
+  `export default (pi: any) => pi.registerCommand(${JSON.stringify(command)}, { description: ${JSON.stringify(from)}, handler: async (_a: string, ctx: any) => ctx.ui.notify(${JSON.stringify(from)}, "info") });\n`;
+const skill = (description: string): string => `---\ndescription: ${description}\n---\n${description}: the body.\n`;
+const prompt = (description: string): string => `---\ndescription: ${description}\n---\n${description} $1\n`;
+
+/** A pi user's setup using every kind of resource entry. */
+function setup(): Place & { prefix: string } {
+  const p = place("parley-resources-");
+  const prefix = join(p.home, "npm-prefix");
+  const { agentDir, cwd, home } = p;
+  write(join(agentDir, "trust.json"), { [realpathSync(cwd)]: true });
+  // The user's settings: lists relative to the agent directory.
+  write(join(agentDir, "settings.json"), {
+    extensions: ["my-exts", "!my-exts/off.ts"],
+    skills: ["more-skills", "!**/skip-me", "-skills/auto-off"],
+    prompts: ["~/shared-prompts", "!**/draft-*"],
+    packages: ["npm:glob-pkg", { source: "git:github.com/acme/tools@v1", skills: [], prompts: ["prompts/keep.md"] }],
+    enableSkillCommands: false,
+  });
+  write(join(agentDir, "my-exts/on.ts"), ext("dup", "user settings list"));
+  write(join(agentDir, "my-exts/off.ts"), ext("never", "excluded by !"));
+  write(join(agentDir, "more-skills/listed/SKILL.md"), skill("Listed by the user"));
+  write(join(agentDir, "more-skills/skip-me/SKILL.md"), skill("Excluded by a glob"));
+  write(join(agentDir, "skills/auto-on/SKILL.md"), skill("Discovered"));
+  write(join(agentDir, "skills/auto-off/SKILL.md"), skill("Excluded by -path"));
+  write(join(agentDir, "prompts/auto.md"), prompt("Discovered prompt"));
+  write(join(home, "shared-prompts/top.md"), prompt("Shared"));
+  write(join(home, "shared-prompts/nested/deep.md"), prompt("Nested, listed folders are read recursively"));
+  write(join(home, "shared-prompts/draft-one.md"), prompt("A draft"));
+  // An npm package in npm's global folder (where pi 0.73.1 installs): a manifest with a glob and an exclusion.
+  const globPkg = join(prefix, "lib/node_modules/glob-pkg");
+  write(join(globPkg, "package.json"), { name: "glob-pkg", version: "1.0.0", pi: { extensions: ["./ext/*.ts", "!ext/skip.ts"], prompts: ["prompts"] } });
+  write(join(globPkg, "ext/a.ts"), ext("dup", "npm package"));
+  write(join(globPkg, "ext/skip.ts"), ext("never2", "excluded by the manifest"));
+  write(join(globPkg, "prompts/pkg-prompt.md"), prompt("From the npm package"));
+  // A git clone without a manifest: conventional folders, narrowed by the entry's filter.
+  const tools = join(agentDir, "git/github.com/acme/tools");
+  write(
+    join(tools, "extensions/tool.ts"),
+    'export default (pi: any) => {\n  pi.registerCommand("git-tool", { description: "git package", handler: async () => {} });\n' +
+      '  pi.registerCommand("sys", { handler: async (_a: string, ctx: any) => ctx.ui.notify(String(ctx.getSystemPrompt().includes("<name>auto-on</name>")), "info") });\n};\n',
+  );
+  write(join(tools, "skills/git-skill/SKILL.md"), skill("Filtered out by []"));
+  write(join(tools, "prompts/keep.md"), prompt("Kept by the filter"));
+  write(join(tools, "prompts/drop.md"), prompt("Dropped by the filter"));
+  // The project's settings: relative to .pi/, its packages in .pi/npm.
+  write(join(cwd, ".pi/settings.json"), {
+    extensions: ["-extensions/off-proj.ts"],
+    prompts: ["../team-prompts"],
+    packages: ["npm:proj-pkg", "npm:missing-pkg"],
+  });
+  write(join(cwd, ".pi/extensions/on-proj.ts"), ext("dup", "project discovery"));
+  write(join(cwd, ".pi/extensions/off-proj.ts"), ext("never3", "excluded by -path"));
+  write(join(cwd, "team-prompts/team.md"), prompt("Team prompt"));
+  const projPkg = join(cwd, ".pi/npm/node_modules/proj-pkg");
+  write(join(projPkg, "package.json"), { name: "proj-pkg", version: "2.0.0" });
+  write(join(projPkg, "skills/proj-pkg-skill/SKILL.md"), skill("From the project's package"));
+  write(join(projPkg, "extensions/pp.ts"), ext("pp", "project package"));
+  // A folder given with -e: a package of its own.
+  write(join(home, "cli-pkg/package.json"), { name: "cli-pkg", pi: { extensions: ["cli.ts"], skills: ["skills"] } });
+  write(join(home, "cli-pkg/cli.ts"), ext("dup", "-e folder"));
+  write(join(home, "cli-pkg/skills/cli-skill/SKILL.md"), skill("From the -e folder"));
+  return { ...p, prefix };
+}
+
+function start(kind: "pi" | "parley", p: Place & { prefix: string }, extra: string[] = []): AgentProcess {
+  const args = ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", join(p.home, "cli-pkg"), ...extra];
+  const env = { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, npm_config_prefix: p.prefix, PI_OFFLINE: "1" };
+  const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, args, { cwd: p.cwd, env });
+  running.push(agent);
+  return agent;
+}
+
+async function commands(agent: AgentProcess): Promise<Rec[]> {
+  const r = await agent.request({ type: "get_commands" }, MINUTE);
+  expect(r["success"], agent.stderr()).toBe(true);
+  return (r["data"] as { commands: Rec[] }).commands;
+}
+
+/** The text of the user message a prompt became (templates and skills expanded). */
+async function userText(agent: AgentProcess, message: string): Promise<string> {
+  const from = agent.records.length;
+  await agent.request({ type: "prompt", message }, MINUTE);
+  const end = await agent.waitFor((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "user", MINUTE, from);
+  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+  return ((end["message"] as Rec)["content"] as { text: string }[])[0]?.text ?? "";
+}
+
+const normalise = (value: unknown, p: Place): unknown => JSON.parse(JSON.stringify(value).replaceAll(p.home, "<home>")) as unknown;
+
+describe("pi's resource settings and packages, against pi 0.73.1", () => {
+  it(
+    "lists, patterns, packages and -e folders give the same commands, in the same order, as pi",
+    async () => {
+      const p = setup();
+      const run = async (kind: "pi" | "parley") => {
+        const agent = start(kind, p);
+        expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, MINUTE))["success"]).toBe(true);
+        const list = await commands(agent);
+        // enableSkillCommands: false changes nothing in RPC mode: pi lists and expands skills anyway.
+        const expanded = await userText(agent, "/skill:auto-on go");
+        const from = agent.records.length;
+        await agent.request({ type: "prompt", message: "/sys" }, MINUTE);
+        const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        return { list: normalise(list, p), expanded: normalise(expanded, p), skillsInPrompt: note["message"], stderr: agent.stderr() };
+      };
+      const [pi, parley] = await Promise.all([run("pi"), run("parley")]);
+      const names = (pi.list as Rec[]).map((c) => c["name"]);
+      expect(names).toEqual([
+        "dup:1",
+        "dup:2",
+        "dup:3",
+        "pp",
+        "dup:4",
+        "git-tool",
+        "sys",
+        "team",
+        "deep",
+        "top",
+        "auto",
+        "pkg-prompt",
+        "keep",
+        "skill:cli-skill",
+        "skill:listed",
+        "skill:auto-on",
+        "skill:proj-pkg-skill",
+      ]);
+      expect(pi.expanded).toContain('<skill name="auto-on"');
+      expect(parley.list).toEqual(pi.list);
+      expect(parley.expanded).toEqual(pi.expanded);
+      // ... and offers them in the system prompt.
+      expect([pi.skillsInPrompt, parley.skillsInPrompt]).toEqual(["true", "true"]);
+      // pi (offline) skips the package it would install; parley says how to install it.
+      expect(parley.stderr).toContain("package npm:missing-pkg (project settings) is not installed");
+      expect(parley.stderr).toContain("pi install -l npm:missing-pkg");
+    },
+    4 * MINUTE,
+  );
+
+  it(
+    "--no-extensions keeps -e ones; --no-skills and --no-prompt-templates keep the -e folder's and the flags' own, as pi",
+    async () => {
+      const p = setup();
+      const extra = join(p.home, "extra-prompt.md");
+      write(extra, prompt("Given with --prompt-template"));
+      const flags = ["--no-extensions", "--no-skills", "--no-prompt-templates", "--prompt-template", extra];
+      const [pi, parley] = await Promise.all((["pi", "parley"] as const).map(async (kind) => normalise(await commands(start(kind, p, flags)), p)));
+      expect((pi as Rec[]).map((c) => c["name"])).toEqual(["dup", "extra-prompt", "skill:cli-skill"]);
+      expect(parley).toEqual(pi);
+    },
+    3 * MINUTE,
+  );
+});
+
+describe("pi's resource settings, where parley reads the newest pi's places", () => {
+  it(
+    "npm packages in the agent directory's npm folder (the newest pi's), an untrusted project's settings unused",
+    async () => {
+      const p = place("parley-resources-");
+      write(join(p.agentDir, "settings.json"), { packages: ["npm:@scope/managed"] });
+      const managed = join(p.agentDir, "npm/node_modules/@scope/managed");
+      write(join(managed, "package.json"), { name: "@scope/managed", version: "1.0.0", pi: { prompts: ["p"] } });
+      write(join(managed, "p/managed.md"), prompt("Managed"));
+      // The project's settings name a package and an extension list: untrusted (--no-approve), neither is used.
+      write(join(p.cwd, ".pi/settings.json"), { packages: ["npm:evil"], prompts: ["../project-prompts"] });
+      write(join(p.cwd, "project-prompts/proj.md"), prompt("Project"));
+      const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "--no-approve"], {
+        cwd: p.cwd,
+        env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir },
+      });
+      running.push(agent);
+      const list = await commands(agent);
+      expect(list.map((c) => c["name"])).toEqual(["managed"]);
+      expect(list[0]?.["sourceInfo"]).toEqual({
+        path: join(managed, "p/managed.md"),
+        source: "npm:@scope/managed",
+        scope: "user",
+        origin: "package",
+        baseDir: managed,
+      });
+      expect(agent.stderr()).not.toContain("evil");
+    },
+    2 * MINUTE,
+  );
+
+  it(
+    "-e npm:… (pi installs it for the run) stops parley with the pi install command, as an -e that cannot load does",
+    async () => {
+      const p = place("parley-resources-");
+      const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", "npm:some-pkg"], {
+        cwd: p.cwd,
+        env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir },
+      });
+      running.push(agent);
+      expect((await agent.exited).code).toBe(1);
+      expect(agent.stderr()).toContain("pi install npm:some-pkg");
+      expect(agent.records).toEqual([]);
+    },
+    2 * MINUTE,
+  );
+});
