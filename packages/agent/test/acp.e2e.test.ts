@@ -10,6 +10,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentText, startAcp, untilWithdrawn, type AcpHarness } from "./helpers/acp-client.js";
 import { DEMO, ROOT } from "./helpers/spawn.js";
+import { quietFor } from "./helpers/waits.js";
 
 const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
 const OFFLINE_PROVIDER = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
@@ -388,7 +389,8 @@ describe("parley --mode acp", () => {
       });
       const titles = (): string[] =>
         h.updates.flatMap((n) => (n.update.sessionUpdate === "session_info_update" && typeof n.update.title === "string" ? [n.update.title] : []));
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Nothing may happen while the question waits: watch a while, then check nothing did.
+      await quietFor(1000);
       expect(prompted).toBe(false);
       expect(h.requests[0]?.withdrawn).toBe(false);
       expect(titles()).toEqual(["my session"]);

@@ -24,6 +24,7 @@ import {
   writeScript,
   type Msg,
 } from "./fixtures/agent/harness.js";
+import { quietFor } from "./helpers/waits.js";
 
 const procs = processRegistry();
 const ex = (name: string) => join(PI_EXAMPLES, name);
@@ -472,8 +473,9 @@ describe("observers: rpc-demo.ts, status-line.ts, titlebar-spinner.ts, model-sta
     const lastTitle = titles.at(-1) as Rec;
     expect(lastTitle["title"]).toBe(base);
     expect(run.indexOf(lastTitle)).toBeLessThan(run.findIndex((r) => r.type === "agent_settled"));
-    // No animation frame after agent_end.
-    await new Promise((r) => setTimeout(r, 250));
+    // No animation frame after agent_end: nothing announces "no more frames", so watch for
+    // several of the spinner's intervals (80 ms) and check that none came.
+    await quietFor(1000);
     const afterEnd = agent.records.slice(from + run.findIndex((r) => r.type === "agent_end")).filter((r) => r["method"] === "setTitle");
     expect(afterEnd.every((r) => r["title"] === base)).toBe(true);
     noErrors(agent);

@@ -2,7 +2,7 @@
  * Session persistence through the real CLI: --session-dir, -c, --session PATH, a crash mid-turn,
  * and --no-session leaving no trace.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent } from "./helpers/spawn.js";
@@ -74,9 +74,13 @@ describe("--session-dir, exit, -c", () => {
     const cwd = tempDir();
     const a = procs.raw(["--mode", "rpc", "--session-dir", dir, "--model-script", writeScript(["old reply"])], { cwd });
     await runPrompt(a, "old session");
+    const oldest = String((await state(a))["sessionFile"]);
     a.closeInput();
     await a.exited;
-    await new Promise((r) => setTimeout(r, 20));
+    // -c goes by modification time: the older session is made clearly older instead of waiting
+    // for the clock to move between the two runs.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(oldest, hourAgo, hourAgo);
     const b = procs.raw(["--mode", "rpc", "--session-dir", dir, "--model-script", writeScript(["new reply"])], { cwd });
     await runPrompt(b, "new session");
     const newest = (await state(b))["sessionFile"];

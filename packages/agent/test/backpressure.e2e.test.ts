@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { chunkText } from "../src/models/reply-stream.js";
 import { replacementKey } from "../src/transport/outbound-queue.js";
 import { PARLEY_BIN, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { poll } from "./helpers/waits.js";
 
 /** How far above its idle RSS parley may go while the client does not read. */
 const MAX_GROWTH_KB = 100 * 1024;
@@ -34,7 +35,11 @@ function cpuTicks(pid: number): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** Resolves once the process has used no CPU for a while (blocked, or finished): polled, with a generous ceiling. */
+/**
+ * Resolves once the process has used no CPU for `quietPolls` polls in a row (blocked on the full
+ * pipe, or finished): no event says "parley is blocked", so its CPU time is polled. A ceiling,
+ * not a failure: the memory checks that follow hold either way.
+ */
 async function untilIdle(pid: number, quietPolls = 10, ceilingMs = 3 * MINUTE): Promise<void> {
   const end = Date.now() + ceilingMs;
   let last = cpuTicks(pid);
@@ -140,7 +145,7 @@ describe("a client that stops reading", () => {
       agent.child.stdout.pause();
       agent.send({ type: "prompt", message: "second", id: "p2" });
       // Output has started (some of it waits in our own stream buffer), then parley goes quiet.
-      while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await poll(() => agent.child.stdout.readableLength > 0, "the first output", 3 * MINUTE);
       await untilIdle(pid);
       const unread = memoryKb(pid);
       expect(unread.hwm - idle, `idle ${idle} kB, peak while unread ${unread.hwm} kB`).toBeLessThan(MAX_GROWTH_KB);
@@ -186,7 +191,7 @@ describe("a client that stops reading", () => {
       };
       agent.child.stdout.pause();
       agent.send({ type: "bash", command: `yes ${LINE.trim()} | head -c ${TOTAL}`, id: "big" });
-      while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await poll(() => agent.child.stdout.readableLength > 0, "the first output", 3 * MINUTE);
       await untilIdle(pid);
       const unread = memoryKb(pid);
       expect(unread.hwm - idle, `idle ${idle} kB, peak while unread ${unread.hwm} kB`).toBeLessThan(MAX_GROWTH_KB);
@@ -223,7 +228,7 @@ describe("a client that stops reading", () => {
         const from = agent.records.length;
         agent.child.stdout.pause();
         agent.send({ type: "prompt", message: `/flood ${n}`, id });
-        while (agent.child.stdout.readableLength === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        await poll(() => agent.child.stdout.readableLength > 0, "the first output", 3 * MINUTE);
         await untilIdle(pid);
         const peak = memoryKb(pid).hwm;
         agent.child.stdout.resume();

@@ -142,6 +142,8 @@ describe(`1,000 dialogs pending at once (seed ${SEED})`, () => {
         }
         sent.set(id, entry);
       }
+      // Pacing, not a wait: the bursts spread out so answers meet dialogs at every stage; the
+      // checks below hold for any spacing.
       await new Promise((r) => setTimeout(r, 75));
     }
 

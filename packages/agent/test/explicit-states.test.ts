@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../src/agent/agent-session.js";
 import type { ExtensionAPI } from "../src/index.js";
 import type { CommandTable } from "../src/rpc/commands/types.js";
-import { sync } from "../src/rpc/commands/types.js";
+import { async, sync } from "../src/rpc/commands/types.js";
 import type { ExtensionRuntime } from "../src/extensions/runtime.js";
 import { RpcServer } from "../src/rpc/server.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";
@@ -113,6 +113,23 @@ export function driftDoesNotCompile(agent: AgentSession, runtime: ExtensionRunti
   // A handler's data is the protocol's ResponseData for its command.
   // @ts-expect-error get_state's data is a SessionState, not a string
   const table: CommandTable<"get_state"> = { get_state: sync(() => "state") };
+  // A command without data sends none: its handler returns `undefined`, never a value.
+  const silent: CommandTable<"set_auto_retry" | "abort" | "abort_bash"> = {
+    // @ts-expect-error set_auto_retry's response carries no data
+    set_auto_retry: sync(() => ({ enabled: true })),
+    // @ts-expect-error abort's response carries no data, even from an async handler
+    abort: async(async () => "aborted"),
+    // @ts-expect-error a block body without `return undefined` is void, which could hide a value
+    abort_bash: sync(() => {}),
+  };
+  // An async handler's early answer carries no data either.
+  const early: CommandTable<"prompt"> = {
+    prompt: async(async (_c, _ctx, respond) => {
+      // @ts-expect-error prompt is answered without data
+      respond({ accepted: true });
+      return undefined;
+    }),
+  };
   // Events are the protocol's union.
   // @ts-expect-error queue_update carries steering and followUp arrays
   agent.emit({ type: "queue_update", steering: "one" });
@@ -126,5 +143,5 @@ export function driftDoesNotCompile(agent: AgentSession, runtime: ExtensionRunti
     void result.text;
     return { event: e };
   });
-  void [table, event];
+  void [table, silent, early, event];
 }

@@ -13,6 +13,7 @@ import { attachJsonlReader } from "@parley/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, PARLEY_BIN, deadline, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { outboundViolation } from "./helpers/outbound-schema.js";
+import { poll, quietFor } from "./helpers/waits.js";
 
 const FIX = join(import.meta.dirname, "fixtures/faults");
 const FLOOD = join(FIX, "flood.ts");
@@ -140,6 +141,7 @@ async function floodWhilePaused(command: "flood-status" | "flood-notify", n: num
 
   child.stdin.write('{"type":"get_state","id":"ready"}\n');
   await until(() => run.responses.some((r) => r["id"] === "ready"), deadline(AGENT_CEILING_MS), "start-up");
+  // A sampling pause, not a wait: start-up's garbage settles before the baseline is taken.
   await sleep(300);
   run.baselineMb = rssMb(child.pid!);
 
@@ -233,6 +235,7 @@ describe("(a) back-pressure: the client stops reading stdout while an extension 
     const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", FLOOD]);
     agents.push(agent);
     await agent.request({ type: "get_state" });
+    // A sampling pause, not a wait: start-up's garbage settles before the baseline is taken.
     await sleep(300);
     const baseline = rssMb(agent.child.pid!);
     agent.child.stdout.pause();
@@ -333,7 +336,8 @@ describe("(b) the client closes its end of stderr", () => {
     // was written to stderr again: an endless stream of extension_error records.
     expect((await agent.request({ type: "prompt", message: "/chatty 200" }))["success"]).toBe(true);
     await agent.waitFor((r) => r.type === "extension_error");
-    await sleep(300);
+    // No second report may follow: watch a while for one.
+    await quietFor(1000);
     const state = await agent.request({ type: "get_state" });
     expect(state["success"]).toBe(true);
     const errors = agent.records.filter((r) => r.type === "extension_error");
@@ -381,7 +385,8 @@ describe("(b) an extension that never finishes loading", () => {
       const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", fixture]);
       agents.push(agent);
       agent.send({ type: "get_state", id: "waits" });
-      const exited = await Promise.race([agent.exited.then(() => true), sleep(1500).then(() => false)]);
+      // Held, not exited: watch a while for an exit that must not come.
+      const exited = await Promise.race([agent.exited.then(() => true), quietFor(1500).then(() => false)]);
       expect(exited, agent.stderr()).toBe(false);
       expect(agent.records).toEqual([]);
       agent.child.kill("SIGTERM");
@@ -491,7 +496,7 @@ describe("(c) SIGTERM and SIGINT", () => {
     await agent.request({ type: "get_state" });
     agent.child.stdout.pause();
     agent.send({ type: "prompt", message: "/flood-status 20000", id: "flood" }); // ~4.6 MB: far more than a pipe holds
-    for (let t = 0; t < deadline(AGENT_CEILING_MS) / 50 && !(existsSync(log) && readFileSync(log, "utf8").includes("flood-status-done")); t++) await sleep(50);
+    await poll(() => existsSync(log) && readFileSync(log, "utf8").includes("flood-status-done"), "the flood to finish");
     const t0 = Date.now();
     agent.child.kill("SIGTERM");
     const result = await Promise.race([agent.exited, sleep(deadline(AGENT_CEILING_MS)).then(() => "still running" as const)]);

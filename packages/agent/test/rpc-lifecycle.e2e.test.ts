@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEMO, PARLEY_BIN, openDialog, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { quietFor } from "./helpers/waits.js";
 
 const FIX = join(import.meta.dirname, "fixtures");
 const agents: AgentProcess[] = [];
@@ -171,10 +172,12 @@ describe("start-up", () => {
     const agent = start(["-e", join(FIX, "startup-dialog.ts")]);
     const confirm = await agent.waitFor((r) => r["method"] === "confirm");
     agent.send({ type: "get_ui_state", id: "early" });
-    await new Promise((r) => setTimeout(r, 100));
+    // The command must wait for the answer: watch a while for a premature response.
+    await quietFor(1000);
     expect(agent.records.some((r) => r["id"] === "early")).toBe(false);
     agent.send({ type: "extension_ui_response", id: confirm["id"], confirmed: true });
     const early = await agent.response("early");
+    // It ran after session_start's handler went on: the status set after the answer is in it.
     expect((early["data"] as { statuses: Record<string, string> }).statuses).toEqual({ trust: "trusted" });
   });
 

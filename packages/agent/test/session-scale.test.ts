@@ -12,44 +12,14 @@ import { Session } from "../src/session/session.js";
 import { parseSessionFile, readSessionFile, type SessionWarning } from "../src/session/format.js";
 import { jsonLinePieces } from "../src/transport/json-pieces.js";
 import { serializeJsonLine } from "@parley/protocol/jsonl";
-import { PARLEY_BIN, spawnAgent } from "./helpers/spawn.js";
+import { sessionText } from "./helpers/session-text.js";
 
 const dir = mkdtempSync(path.join(tmpdir(), "parley-session-scale-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A linear pi v3 session: header, then alternating user/assistant messages. */
-function sessionText(count: number, textChars = 50, id = (i: number) => `e${i.toString(16).padStart(7, "0")}`): string[] {
-  const lines = [JSON.stringify({ type: "session", version: 3, id: "scale", timestamp: "2026-01-01T00:00:00.000Z", cwd: dir })];
-  for (let i = 0; i < count; i++) {
-    const message =
-      i % 2 === 0
-        ? { role: "user", content: [{ type: "text", text: `q${i} ${"é".repeat(i % 3)}${"x".repeat(textChars)}` }], timestamp: i }
-        : {
-            role: "assistant",
-            content: [{ type: "text", text: `a${i} ${"y".repeat(textChars)}` }],
-            provider: "p",
-            model: "m",
-            api: "a",
-            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-            stopReason: "stop",
-            timestamp: i,
-          };
-    lines.push(
-      JSON.stringify({
-        type: "message",
-        id: id(i),
-        parentId: i === 0 ? null : id(i - 1),
-        timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
-        message,
-      }),
-    );
-  }
-  return lines;
-}
-
 describe("loading a big session", () => {
   it("reads across chunk boundaries (lines longer than a chunk, multi-byte text) exactly as the text parser does", () => {
-    const lines = sessionText(40, 300_000);
+    const lines = sessionText(dir, 40, 300_000);
     const file = path.join(dir, "long-lines.jsonl");
     writeFileSync(file, `\uFEFF${lines.join("\n")}\n`);
     const fromFile = readSessionFile(file);
@@ -62,7 +32,7 @@ describe("loading a big session", () => {
   });
 
   it("still checks every line: a corrupt middle line and a torn tail are reported, the rest loads, the file is untouched", () => {
-    const lines = sessionText(3000);
+    const lines = sessionText(dir, 3000);
     lines[1500] = `${lines[1500]!.slice(0, 40)}#corrupt`;
     const file = path.join(dir, "corrupt-middle.jsonl");
     const text = `${lines.join("\n")}\n{"type":"message","id":"torn`;
@@ -84,7 +54,7 @@ describe("loading a big session", () => {
 describe("appending to a big session", () => {
   it("writes only its own line at the end of the file, leaving every earlier byte as it was", () => {
     const file = path.join(dir, "append.jsonl");
-    const before = `${sessionText(20_000).join("\n")}\n`;
+    const before = `${sessionText(dir, 20_000).join("\n")}\n`;
     writeFileSync(file, before);
     const session = Session.open(file);
     const size = statSync(file).size;
@@ -103,7 +73,7 @@ describe("appending to a big session", () => {
 describe("get_entries cursors on a big session", () => {
   it("returns exactly the entries after the cursor, in append order, without copying the rest", () => {
     const file = path.join(dir, "cursor.jsonl");
-    writeFileSync(file, `${sessionText(20_000).join("\n")}\n`);
+    writeFileSync(file, `${sessionText(dir, 20_000).join("\n")}\n`);
     const session = Session.open(file);
     const all = session.entries();
     const cursor = all[19_990]!.id;
@@ -170,31 +140,5 @@ describe("serialising a record with a long array", () => {
     // Every element before the one that failed, none after it.
     expect(parsed.data.messages.map((m) => m.i)).toEqual(Array.from({ length: 1500 }, (_, i) => i));
     expect(String(cuts[0])).toMatch(/BigInt/);
-  });
-});
-
-describe("get_messages of a big session through the CLI", () => {
-  it("answers with every message, exactly as in the file, made piece by piece; a command sent right after is answered after it", async () => {
-    // ~13 MB of messages: a dozen pieces, several waits for the pipe.
-    const lines = sessionText(8000, 1500);
-    const file = path.join(dir, "wire.jsonl");
-    writeFileSync(file, `${lines.join("\n")}\n`);
-    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session", file], { cwd: dir });
-    try {
-      await agent.request({ type: "get_state" });
-      agent.send({ type: "get_messages", id: "all" });
-      agent.send({ type: "get_state", id: "after" });
-      const after = await agent.response("after");
-      const all = await agent.response("all");
-      expect(agent.records.indexOf(all)).toBeLessThan(agent.records.indexOf(after));
-      const fromFile = lines.slice(1).map((line) => (JSON.parse(line) as { message: unknown }).message);
-      expect((all["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
-      expect(agent.garbage).toEqual([]);
-      // Appends only: the file is as it was.
-      expect(readFileSync(file, "utf8")).toBe(`${lines.join("\n")}\n`);
-    } finally {
-      agent.closeInput();
-      await agent.exited;
-    }
   });
 });

@@ -22,6 +22,7 @@ import {
   type ProcessTransport,
 } from "../src/index.js";
 import { RecordingTransport } from "./helpers/recording-transport.js";
+import { quietFor } from "../../agent/test/helpers/waits.js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const TIMED = join(ROOT, "packages/client/test/fixtures/timed-dialog.ts");
@@ -236,7 +237,8 @@ describe.each(AGENTS)("against $name", (agent) => {
     // pi: the client's own deadline. parley: its extension_ui_dismissed (reason timeout) usually comes first.
     expect(agent.name === "pi" ? ["timeout"] : ["timeout", "dismissed"]).toContain(reason.reason);
     expect(afterMs).toBeGreaterThanOrEqual(reason.reason === "timeout" ? timeout - 1 : timeout - 100);
-    await new Promise((r) => setTimeout(r, 100));
+    // No answer may follow the dialog's end: watch a while for one.
+    await quietFor(1000);
     expect(recorder.uiResponses()).toEqual([]);
     expect(errors).toEqual([]);
     expect(records.filter((r) => r.type === "extension_ui_error")).toEqual([]);
@@ -296,7 +298,8 @@ describe("parley additions", () => {
     await client.prompt("/demo-abort 200");
     expect((await note)["message"]).toBe("abort: withdrawn by the extension");
     expect(reason).toMatchObject({ reason: "dismissed", dismissReason: "aborted" });
-    await new Promise((r) => setTimeout(r, 100));
+    // No answer may follow the dialog's end: watch a while for one.
+    await quietFor(1000);
     expect(recorder.uiResponses()).toEqual([]);
     expect(records.filter((r) => r.type === "extension_ui_error")).toEqual([]);
   });

@@ -15,7 +15,8 @@ import {
   type ClientErrorEvent,
   type ConnectionState,
 } from "../src/index.js";
-import { connectFake, settle, sleep } from "./helpers/fake-agent.js";
+import { connectFake, settle, } from "./helpers/fake-agent.js";
+import { quietFor } from "../../agent/test/helpers/waits.js";
 
 const STATE = {
   thinkingLevel: "off",
@@ -115,7 +116,8 @@ describe("requests", () => {
     const { client, agent } = connectFake();
     const result = client.getState();
     const command = await agent.command("get_state");
-    await sleep(100);
+    // Nothing may end the request on its own: watch a while, then check it is still pending.
+    await quietFor(1000);
     expect(client.pendingRequests).toBe(1);
     agent.reply(command, STATE);
     await expect(result).resolves.toEqual(STATE);

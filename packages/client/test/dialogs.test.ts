@@ -126,23 +126,33 @@ describe("deadlines and dismissal", () => {
   it("at the deadline (timeout from receipt) the signal fires and nothing is written, even when the handler answers later", async () => {
     const { client, agent } = connectFake();
     let signal: AbortSignal | undefined;
+    let handlerDone!: () => void;
+    const handlerFinished = new Promise<void>((resolve) => (handlerDone = resolve));
     client.ui.handle("confirm", async (_req, s) => {
       signal = s;
+      // Answers after the deadline.
       await sleep(150);
+      handlerDone();
       return true;
     });
     const ended: [string, DialogEndReason][] = [];
-    client.ui.onEnd(({ dialog, reason }) => ended.push([dialog.id, reason]));
+    const endedOnce = new Promise<void>((resolve) =>
+      client.ui.onEnd(({ dialog, reason }) => {
+        ended.push([dialog.id, reason]);
+        resolve();
+      }),
+    );
     agent.dialog("t", "confirm", { timeout: 40 });
     await settle();
     const dialog = client.ui.get("t");
     expect(dialog?.deadline).toBe((dialog?.receivedAt ?? 0) + 40);
-    await sleep(80);
+    await endedOnce;
     expect(signal?.aborted).toBe(true);
     expect(signal?.reason).toBeInstanceOf(DialogEndedError);
     expect((signal?.reason as DialogEndedError).reason).toBe("timeout");
     expect(ended).toEqual([["t", "timeout"]]);
-    await sleep(120); // the handler has now resolved
+    await handlerFinished;
+    await settle();
     expect(agent.responses()).toEqual([]);
   });
 
@@ -180,9 +190,21 @@ describe("deadlines and dismissal", () => {
     const { client, agent } = connectFake();
     const errors: ClientErrorEvent[] = [];
     client.onError((e) => errors.push(e));
-    client.ui.handle("input", (_req, signal) => new Promise<string>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))));
+    let rejected!: () => void;
+    const handlerRejected = new Promise<void>((resolve) => (rejected = resolve));
+    client.ui.handle(
+      "input",
+      (_req, signal) =>
+        new Promise<string>((_, reject) =>
+          signal.addEventListener("abort", () => {
+            reject(signal.reason);
+            rejected();
+          }),
+        ),
+    );
     agent.dialog("d", "input", { timeout: 20 });
-    await sleep(60);
+    await handlerRejected;
+    await settle();
     expect(errors).toEqual([]);
     expect(agent.responses()).toEqual([]);
   });

@@ -3,14 +3,15 @@
  * Argument schemas, result shapes and factory names follow pi 0.73.1 so pi
  * extensions that wrap or replace built-in tools work unchanged.
  */
-import { type BashToolOptions, createBashTool, createBashToolDefinition } from "./bash.js";
-import { createEditTool, createEditToolDefinition, type EditToolOptions } from "./edit.js";
-import { createFindTool, createFindToolDefinition, type FindToolOptions } from "./find.js";
-import { createGrepTool, createGrepToolDefinition, type GrepToolOptions } from "./grep.js";
-import { createLsTool, createLsToolDefinition, type LsToolOptions } from "./ls.js";
-import { createReadTool, createReadToolDefinition, type ReadToolOptions } from "./read.js";
+import { type BashToolOptions, createBashToolDefinition } from "./bash.js";
+import { createEditToolDefinition, type EditToolOptions } from "./edit.js";
+import { createFindToolDefinition, type FindToolOptions } from "./find.js";
+import { createGrepToolDefinition, type GrepToolOptions } from "./grep.js";
+import { createLsToolDefinition, type LsToolOptions } from "./ls.js";
+import { createReadToolDefinition, type ReadToolOptions } from "./read.js";
 import type { AgentTool, ToolDefinition, ToolName } from "./types.js";
-import { createWriteTool, createWriteToolDefinition, type WriteToolOptions } from "./write.js";
+import { createWriteToolDefinition, type WriteToolOptions } from "./write.js";
+import { toAgentTool } from "./util.js";
 
 export type {
   AgentTool,
@@ -136,23 +137,9 @@ export function createToolDefinition(name: ToolName, cwd: string, options: Tools
   }
 }
 
+/** Each built-in tool is its definition run through toAgentTool, so one switch serves both. */
 export function createTool(name: ToolName, cwd: string, options: ToolsOptions = {}): AnyAgentTool {
-  switch (name) {
-    case "read":
-      return createReadTool(cwd, options.read);
-    case "bash":
-      return createBashTool(cwd, options.bash);
-    case "edit":
-      return createEditTool(cwd, options.edit);
-    case "write":
-      return createWriteTool(cwd, options.write);
-    case "grep":
-      return createGrepTool(cwd, options.grep);
-    case "find":
-      return createFindTool(cwd, options.find);
-    case "ls":
-      return createLsTool(cwd, options.ls);
-  }
+  return toAgentTool(createToolDefinition(name, cwd, options));
 }
 
 export function createCodingToolDefinitions(cwd: string, options?: ToolsOptions): AnyToolDefinition[] {

@@ -5,7 +5,10 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { AGENT_CEILING_MS, deadline } from "./deadline.js";
+import { poll } from "./waits.js";
+
+/** Re-exported for the lifetime tests, which poll for the marker's end. */
+export { poll };
 
 /** Alive: exists and is not a zombie (an orphan killed in a container may wait for a reaper). */
 export function alive(pid: number): boolean {
@@ -14,15 +17,6 @@ export function alive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
   } catch {
     return false;
-  }
-}
-
-/** Resolves once `condition()` holds (checked every 50 ms); rejects after the agent ceiling. */
-export async function poll(condition: () => boolean, what: string, ms = AGENT_CEILING_MS): Promise<void> {
-  const end = Date.now() + deadline(ms);
-  while (!condition()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -10,6 +10,7 @@ export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash
   }),
   abort_retry: sync((_c, ctx) => {
     ctx.agent.abortRetry();
+    return undefined;
   }),
   bash: async((c, ctx) =>
     ctx.agent.executeBash(c.command, {
@@ -19,5 +20,6 @@ export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash
   ),
   abort_bash: sync((_c, ctx) => {
     ctx.agent.abortBash();
+    return undefined;
   }),
 };

@@ -32,19 +32,23 @@ export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "ab
       await ctx.runtime.runCommand(c.message);
       return;
     }
-    await accept(() => ctx.agent.prompt(c.message, c.images, { streamingBehavior: c.streamingBehavior, source: "rpc", onAccepted: () => respond() }));
+    await accept(() => ctx.agent.prompt(c.message, c.images, { streamingBehavior: c.streamingBehavior, source: "rpc", onAccepted: () => respond(undefined) }));
+    return undefined;
   }),
   // Queued, as in pi, even while idle: the message then waits for the next run.
   steer: sync((c, ctx) => {
     refuseExtensionCommand(ctx, c.message);
     ctx.agent.steer(c.message, c.images);
+    return undefined;
   }),
   follow_up: sync((c, ctx) => {
     refuseExtensionCommand(ctx, c.message);
     ctx.agent.followUp(c.message, c.images);
+    return undefined;
   }),
   abort: async(async (_c, ctx) => {
     await ctx.agent.abort();
+    return undefined;
   }),
   clear_queue: sync((_c, ctx) => ctx.agent.clearQueue()),
 };

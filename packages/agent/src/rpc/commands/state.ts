@@ -43,6 +43,7 @@ export const stateCommands: CommandTable<StateCommands> = {
   get_messages: sync((_c, ctx) => ({ messages: ctx.agent.messages })),
   set_thinking_level: sync((c, ctx) => {
     ctx.agent.setThinkingLevel(c.level);
+    return undefined;
   }),
   cycle_thinking_level: sync((_c, ctx) => {
     const level = ctx.agent.cycleThinkingLevel();
@@ -51,20 +52,25 @@ export const stateCommands: CommandTable<StateCommands> = {
   get_available_thinking_levels: sync((_c, ctx) => ({ levels: ctx.agent.availableThinkingLevels() })),
   set_steering_mode: sync((c, ctx) => {
     ctx.agent.steeringMode = c.mode;
+    return undefined;
   }),
   set_follow_up_mode: sync((c, ctx) => {
     ctx.agent.followUpMode = c.mode;
+    return undefined;
   }),
   set_auto_compaction: sync((c, ctx) => {
     ctx.agent.autoCompactionEnabled = c.enabled;
+    return undefined;
   }),
   set_auto_retry: sync((c, ctx) => {
     ctx.agent.autoRetryEnabled = c.enabled;
+    return undefined;
   }),
   set_session_name: sync((c, ctx) => {
     const name = c.name.trim();
     if (!name) throw new CommandError("Session name cannot be empty");
     ctx.sessions.setSessionName(name);
+    return undefined;
   }),
   // As pi: the last assistant message that is not an empty aborted one; no text → no `text`.
   get_last_assistant_text: sync((_c, ctx) => {

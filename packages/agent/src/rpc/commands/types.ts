@@ -26,9 +26,10 @@ export interface CommandSessions {
 
 /**
  * A handler's result: the command's response data as the protocol defines it. A command without
- * data returns nothing (void, so a block body needs no `return undefined`).
+ * data returns `undefined`, and says so (`return undefined`): with `void` here, TypeScript would
+ * accept a handler returning any value, which the server would then send.
  */
-export type CommandResult<K extends CommandType> = K extends CommandWithData ? ResponseData<K> : void;
+export type CommandResult<K extends CommandType> = K extends CommandWithData ? ResponseData<K> : undefined;
 
 type SyncRun<K extends CommandType> = (command: CommandOf<K>, ctx: CommandContext) => CommandResult<K>;
 /** `respond` answers early (e.g. when a prompt is accepted, before its events); otherwise the result answers. */

@@ -1,0 +1,75 @@
+/**
+ * Compaction through the spawned CLI (the cut points and the run are tested in process in
+ * compaction.test.ts).
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
+
+type Rec = Record<string, unknown>;
+
+const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-compaction-"));
+
+const agents: AgentProcess[] = [];
+afterEach(() => {
+  for (const a of agents.splice(0)) {
+    expect(a.garbage).toEqual([]);
+    a.kill();
+  }
+});
+
+describe("compact (spawned CLI)", () => {
+  it("compacts with the scripted summary; the next prompt sees the compacted context", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["one", "two", "CLI SUMMARY", "three"]));
+    writeFileSync(
+      join(dir, "context.ts"),
+      `export default function (pi: any) {
+  pi.on("context", (event: any, ctx: any) => {
+    ctx.ui.notify("context:" + JSON.stringify(event.messages.map((m: any) => m.role)));
+  });
+}
+`,
+    );
+    const agent = spawnParley(["--model-script", join(dir, "script.json"), "-e", join(dir, "context.ts")], { cwd: dir });
+    agents.push(agent);
+    const settle = async (message: string) => {
+      const from = agent.records.length;
+      expect((await agent.request({ type: "prompt", message }))["success"]).toBe(true);
+      await agent.waitFor((r) => r.type === "agent_settled", 10_000, from);
+    };
+    await settle("first");
+    await settle("second");
+    const response = await agent.request({ type: "compact" });
+    expect(response).toMatchObject({ success: true, data: { summary: "CLI SUMMARY" } });
+    expect(agent.records.filter((r) => r.type === "compaction_start")).toEqual([{ type: "compaction_start", reason: "manual" }]);
+    expect(agent.records.find((r) => r.type === "compaction_end")).toMatchObject({
+      reason: "manual",
+      aborted: false,
+      willRetry: false,
+      result: { summary: "CLI SUMMARY" },
+    });
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "CLI SUMMARY" });
+    const entries = ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
+    expect(entries.filter((e) => e["type"] === "compaction")).toHaveLength(1);
+    await settle("third");
+    const notes = agent.records.filter((r) => r["method"] === "notify").map((r) => String(r["message"]));
+    expect(notes.at(-1)).toBe(`context:${JSON.stringify(["compactionSummary", "user", "assistant", "user"])}`);
+  });
+
+  it("compact while streaming aborts the run, then compacts", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["a reply long enough to take a while to stream out", "The summary."]));
+    const agent = spawnParley(["--model-script", join(dir, "script.json")], { cwd: dir, env: { PARLEY_STREAM_DELAY_MS: "40" } });
+    agents.push(agent);
+    await agent.request({ type: "prompt", message: "go" });
+    await agent.waitFor((r) => r.type === "message_update", 60_000);
+    const response = await agent.request({ type: "compact" }, 60_000);
+    expect(response).toMatchObject({ success: true, data: { summary: expect.stringContaining("The summary.") } });
+    const types = agent.records.map((r) => r.type);
+    expect(types.indexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
+  });
+});

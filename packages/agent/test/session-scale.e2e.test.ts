@@ -1,0 +1,39 @@
+/**
+ * A big session read through the spawned CLI (loading, appending and cursors are tested in
+ * process in session-scale.test.ts).
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { sessionText } from "./helpers/session-text.js";
+import { PARLEY_BIN, spawnAgent } from "./helpers/spawn.js";
+
+const dir = mkdtempSync(path.join(tmpdir(), "parley-session-scale-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("get_messages of a big session through the CLI", () => {
+  it("answers with every message, exactly as in the file, made piece by piece; a command sent right after is answered after it", async () => {
+    // ~13 MB of messages: a dozen pieces, several waits for the pipe.
+    const lines = sessionText(dir, 8000, 1500);
+    const file = path.join(dir, "wire.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session", file], { cwd: dir });
+    try {
+      await agent.request({ type: "get_state" });
+      agent.send({ type: "get_messages", id: "all" });
+      agent.send({ type: "get_state", id: "after" });
+      const after = await agent.response("after");
+      const all = await agent.response("all");
+      expect(agent.records.indexOf(all)).toBeLessThan(agent.records.indexOf(after));
+      const fromFile = lines.slice(1).map((line) => (JSON.parse(line) as { message: unknown }).message);
+      expect((all["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
+      expect(agent.garbage).toEqual([]);
+      // Appends only: the file is as it was.
+      expect(readFileSync(file, "utf8")).toBe(`${lines.join("\n")}\n`);
+    } finally {
+      agent.closeInput();
+      await agent.exited;
+    }
+  });
+});
