@@ -15,7 +15,7 @@ import {
   type ClientErrorEvent,
   type ConnectionState,
 } from "../src/index.js";
-import { connectFake, settle, } from "./helpers/fake-agent.js";
+import { connectFake, settle } from "./helpers/fake-agent.js";
 import { quietFor } from "../../agent/test/helpers/waits.js";
 
 const STATE = {
