@@ -18,11 +18,12 @@
  * `npm run fuzz -- --interleave` (many longer ones): see scripts/fuzz.mjs.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { Compile } from "typebox/schema";
 import { attachJsonlReader } from "@parley/protocol";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,6 +31,8 @@ const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
 export const DIALOG_FIXTURE = join(ROOT, "packages/agent/test/fixtures/interleave-dialogs.ts");
 
 export const GET_STATE_CEILING_MS = 20_000;
+/** How long a settled parley is watched for CPU use (a busy loop burns most of it). */
+const IDLE_WAIT_MS = 1000;
 /** For everything else: start-up, all answers, settling, exit (each). */
 const CEILING_MS = 90_000;
 
@@ -54,6 +57,34 @@ export const commandArb = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ type: "switch_session", sessionPath: "/nonexistent/parley-interleave.jsonl" }) },
   { weight: 3, arbitrary: fc.constant({ type: "get_state" }) },
   { weight: 1, arbitrary: fc.constant({ type: "ui_answer" }) },
+  // The rest of the protocol: state reads and changes, model and thinking cycles, the session
+  // switches onto the scenario's own files ($notes: a user's file parley must leave byte for byte;
+  // $other: a session file; $out: a page parley may create), exports.
+  { weight: 1, arbitrary: fc.constant({ type: "clone" }) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "switch_session", sessionPath: "$notes" }, { type: "switch_session", sessionPath: "$other" }) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "export_html", outputPath: "$out" }, { type: "export_html", outputPath: "$notes" }, { type: "export_html" }) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "set_model", provider: "parley", modelId: "script" }, { type: "set_model", provider: "nope", modelId: "nope" }) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "cycle_model" }, { type: "cycle_thinking_level" }, { type: "set_thinking_level", level: "high" }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      ...[
+        "get_messages",
+        "get_commands",
+        "get_ui_state",
+        "get_session_stats",
+        "get_fork_messages",
+        "get_entries",
+        "get_tree",
+        "get_last_assistant_text",
+        "get_available_thinking_levels",
+        "get_available_models",
+        "clear_queue",
+        "abort_retry",
+      ].map((type) => ({ type })),
+    ),
+  },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "set_session_name", name: "named" }, { type: "set_steering_mode", mode: "all" }, { type: "set_follow_up_mode", mode: "one-at-a-time" }) },
 );
 
 export const chunkingArb = fc.oneof(
@@ -73,14 +104,72 @@ export function scenarioArb({ maxCommands = 12 } = {}) {
     // Without extensions the loop loads lazily, with the first prompt (I/O in the middle of
     // preparing it); with the dialog extension it is loaded at start-up.
     extension: fc.boolean(),
+    // Session files on disk (every switch, fork and clone writes one) or in memory only.
+    session: fc.boolean(),
   });
 }
 
-function lineFor(command, id) {
+function lineFor(command, id, files) {
   if (command.type === "ui_answer") return JSON.stringify({ type: "extension_ui_response", id: `unknown-${id}`, cancelled: true });
   const record = { id };
-  for (const [key, value] of Object.entries(command)) if (value !== undefined) record[key] = value;
+  for (const [key, value] of Object.entries(command)) {
+    if (value !== undefined) record[key] = typeof value === "string" && value.startsWith("$") ? files[value.slice(1)] : value;
+  }
   return JSON.stringify(record);
+}
+
+/** User CPU + system CPU of a process so far, in ms (from /proc/PID/stat; undefined once gone). */
+export function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 (1-based), in clock ticks (100 per second on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live descendant of `pid` (children, their children, …), from /proc. */
+export function descendantsOf(pid) {
+  const children = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (after[0] === "Z") continue;
+      const ppid = Number(after[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = [];
+  const queue = [pid];
+  while (queue.length) for (const child of children.get(queue.shift()) ?? []) out.push(child), queue.push(child);
+  return out;
+}
+
+const alive = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+};
+
+/** The files a scenario's commands point at: a user's notes (never to be written), a session, a page. */
+const NOTES = "Remember the milk\n";
+function scenarioFiles(dir) {
+  const files = { notes: join(dir, "notes.txt"), other: join(dir, "other.jsonl"), out: join(dir, "out.html") };
+  writeFileSync(files.notes, NOTES);
+  const header = { type: "session", version: 3, id: "0190f0e0-0000-7000-8000-000000000001", timestamp: new Date(0).toISOString(), cwd: dir };
+  const entry = { type: "message", id: "e0000001", parentId: null, timestamp: new Date(0).toISOString(), message: { role: "user", content: "earlier", timestamp: 0 } };
+  writeFileSync(files.other, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
+  return files;
 }
 
 /** The bytes to write, cut as the scenario says, each with the pause before it. */
@@ -103,6 +192,13 @@ function chunksFor(text, chunking) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+let outbound;
+/** undefined when `record` fits packages/protocol/json-schema/outbound.json, else why not (compiled once). */
+export function outboundViolation(record) {
+  outbound ??= Compile(JSON.parse(readFileSync(join(ROOT, "packages/protocol/json-schema/outbound.json"), "utf8")));
+  return outbound.Check(record) ? undefined : `record does not fit outbound.json: ${JSON.stringify(record).slice(0, 500)}`;
+}
+
 /** Runs one scenario against a fresh parley; resolves with the failures found (empty: all held). */
 export async function runScenario(scenario, options = {}) {
   const bin = options.bin ?? PARLEY_BIN;
@@ -110,7 +206,15 @@ export async function runScenario(scenario, options = {}) {
   const failures = [];
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify(SCRIPT));
-  const args = ["--mode", "rpc", "--no-session", "--model-script", script, ...(scenario.extension === false ? ["--no-extensions"] : ["-e", DIALOG_FIXTURE])];
+  const files = scenarioFiles(dir);
+  const args = [
+    "--mode",
+    "rpc",
+    ...(scenario.session ? ["--session-dir", join(dir, "sessions")] : ["--no-session"]),
+    "--model-script",
+    script,
+    ...(scenario.extension === false ? ["--no-extensions"] : ["-e", DIALOG_FIXTURE]),
+  ];
   const child = spawn(bin, args, {
     cwd: dir,
     env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent"), PARLEY_STREAM_DELAY_MS: String(scenario.streamDelayMs) },
@@ -143,6 +247,8 @@ export async function runScenario(scenario, options = {}) {
       return;
     }
     records.push(r);
+    const violation = (options.schemaViolation ?? outboundViolation)(r);
+    if (violation !== undefined && failures.length < 20) failures.push(violation);
     if (r.type === "response" && r.id !== undefined) {
       const times = answeredAt.get(r.id) ?? [];
       times.push(Date.now());
@@ -200,7 +306,7 @@ export async function runScenario(scenario, options = {}) {
   const getStateIds = new Set(scenario.commands.flatMap((c, i) => (c.type === "get_state" ? [`c${i}`] : [])));
   const expectedIds = scenario.commands.flatMap((c, i) => (c.type === "ui_answer" ? [] : [`c${i}`]));
   const expectedUiErrors = scenario.commands.filter((c) => c.type === "ui_answer").length;
-  const text = scenario.commands.map((c, i) => `${lineFor(c, ids[i])}\n`).join("");
+  const text = scenario.commands.map((c, i) => `${lineFor(c, ids[i], files)}\n`).join("");
   const sentAt = new Map();
   try {
     const all = Buffer.from(text, "utf8");
@@ -253,6 +359,15 @@ export async function runScenario(scenario, options = {}) {
       }
       await sleep(100);
     }
+    // Settled and idle: no busy loop. The CPU parley burns over an idle wait must stay a small
+    // part of that wait (measured against the wait itself, not a speed).
+    const idleFrom = cpuMs(child.pid);
+    const idleStart = Date.now();
+    await sleep(IDLE_WAIT_MS);
+    const idleCpu = (cpuMs(child.pid) ?? 0) - (idleFrom ?? 0);
+    const idleWall = Date.now() - idleStart;
+    if (idleFrom !== undefined && idleCpu > idleWall * 0.3) failures.push(`busy while idle: ${idleCpu} ms of CPU in ${idleWall} ms`);
+    const children = descendantsOf(child.pid);
     child.stdin.end();
     const timer = setTimeout(() => {
       failures.push(`no exit ${CEILING_MS} ms after stdin EOF`);
@@ -262,6 +377,10 @@ export async function runScenario(scenario, options = {}) {
     clearTimeout(timer);
     if (exit.code !== 0) failures.push(`exit after EOF: ${JSON.stringify(exit)}`);
     if (garbage) failures.push(`${garbage} stdout lines are not JSON objects`);
+    const survivors = children.filter(alive);
+    if (survivors.length) failures.push(`children outlived parley: ${survivors.join(", ")}`);
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+    if (readFileSync(files.notes, "utf8") !== NOTES) failures.push(`${files.notes} (a user's file) was written`);
   } catch (error) {
     failures.push(`runner: ${error?.stack ?? error}`);
   } finally {
@@ -281,6 +400,7 @@ export const REGRESSIONS = [
     dialogs: ["answer"],
     streamDelayMs: 0,
     extension: false,
+    session: false,
   },
 ];
 

@@ -11,11 +11,12 @@
  * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
  * relative to the session's cwd too, since that is the agent's working directory.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
 import { sniffFile } from "./sniff.js";
+import { makeDirsSync } from "../make-dirs.js";
 
 /** An export refused because of what is at the target path; the message says why. */
 export class ExportTargetError extends Error {
@@ -37,7 +38,7 @@ export function exportHtml(session: Session, outputPath?: string): string {
   const target = sniffFile(path);
   if (target.kind === "session")
     throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirsSync(dirname(path));
   if (target.kind === "missing") {
     // wx: a file that appeared meanwhile is not overwritten either.
     writeFileSync(path, content, { encoding: "utf8", flag: "wx" });
