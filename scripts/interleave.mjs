@@ -62,8 +62,14 @@ export const commandArb = fc.oneof(
   // $other: a session file; $out: a page parley may create), exports.
   { weight: 1, arbitrary: fc.constant({ type: "clone" }) },
   { weight: 1, arbitrary: fc.constantFrom({ type: "switch_session", sessionPath: "$notes" }, { type: "switch_session", sessionPath: "$other" }) },
-  { weight: 1, arbitrary: fc.constantFrom({ type: "export_html", outputPath: "$out" }, { type: "export_html", outputPath: "$notes" }, { type: "export_html" }) },
-  { weight: 1, arbitrary: fc.constantFrom({ type: "set_model", provider: "parley", modelId: "script" }, { type: "set_model", provider: "nope", modelId: "nope" }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom({ type: "export_html", outputPath: "$out" }, { type: "export_html", outputPath: "$notes" }, { type: "export_html" }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom({ type: "set_model", provider: "parley", modelId: "script" }, { type: "set_model", provider: "nope", modelId: "nope" }),
+  },
   { weight: 1, arbitrary: fc.constantFrom({ type: "cycle_model" }, { type: "cycle_thinking_level" }, { type: "set_thinking_level", level: "high" }) },
   {
     weight: 2,
@@ -84,7 +90,14 @@ export const commandArb = fc.oneof(
       ].map((type) => ({ type })),
     ),
   },
-  { weight: 1, arbitrary: fc.constantFrom({ type: "set_session_name", name: "named" }, { type: "set_steering_mode", mode: "all" }, { type: "set_follow_up_mode", mode: "one-at-a-time" }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      { type: "set_session_name", name: "named" },
+      { type: "set_steering_mode", mode: "all" },
+      { type: "set_follow_up_mode", mode: "one-at-a-time" },
+    ),
+  },
 );
 
 export const chunkingArb = fc.oneof(
@@ -167,7 +180,13 @@ function scenarioFiles(dir) {
   const files = { notes: join(dir, "notes.txt"), other: join(dir, "other.jsonl"), out: join(dir, "out.html") };
   writeFileSync(files.notes, NOTES);
   const header = { type: "session", version: 3, id: "0190f0e0-0000-7000-8000-000000000001", timestamp: new Date(0).toISOString(), cwd: dir };
-  const entry = { type: "message", id: "e0000001", parentId: null, timestamp: new Date(0).toISOString(), message: { role: "user", content: "earlier", timestamp: 0 } };
+  const entry = {
+    type: "message",
+    id: "e0000001",
+    parentId: null,
+    timestamp: new Date(0).toISOString(),
+    message: { role: "user", content: "earlier", timestamp: 0 },
+  };
   writeFileSync(files.other, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
   return files;
 }

@@ -28,9 +28,11 @@ export class ExportTargetError extends Error {
  * earlier export wrote (parley's generator tag in its head): parley never writes over a file it
  * did not create, and above all never over a session (the current one or any other).
  */
-export function exportHtml(session: Session, outputPath?: string): string {
+export function exportHtml(session: Session, outputPath?: string, baseDir: string = session.cwd || process.cwd()): string {
   const name = session.file !== undefined ? basename(session.file, ".jsonl") : session.id;
-  const path = resolve(session.cwd || process.cwd(), outputPath ?? `pi-session-${name}.html`);
+  // A relative path is the user's, as in pi: front doors pass their working directory, never the
+  // folder a loaded session was recorded in (another project, or one that no longer exists).
+  const path = resolve(baseDir, outputPath ?? `pi-session-${name}.html`);
   const content = renderSessionHtml(session);
   if (session.file !== undefined && sameFile(path, session.file)) {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);
