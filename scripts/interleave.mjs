@@ -36,10 +36,13 @@ const IDLE_WAIT_MS = 1000;
 /** For everything else: start-up, all answers, settling, exit (each). */
 const CEILING_MS = 90_000;
 
+// A shell command that leaves a process behind in its group, which must not outlive parley. (One
+// that also leaves the group, `setsid`, is out of reach once its parent has exited: init adopts it.)
+const BACKGROUND = "sleep 30 > /dev/null 2>&1 & echo started";
 const SCRIPT = [];
 for (let i = 0; i < 6; i++) {
   SCRIPT.push(`reply ${i}`);
-  SCRIPT.push({ text: `tool ${i}`, toolCalls: [{ name: "bash", arguments: { command: i % 2 ? "sleep 0.2; echo slow" : "echo tool" } }] });
+  SCRIPT.push({ text: `tool ${i}`, toolCalls: [{ name: "bash", arguments: { command: [BACKGROUND, "sleep 0.2; echo slow", "echo tool"][i % 3] } }] });
 }
 
 const message = fc.constantFrom("hi", "/ask", "please run bash", "héllo ✓ \u2028 more");
@@ -49,7 +52,7 @@ export const commandArb = fc.oneof(
   { weight: 2, arbitrary: fc.record({ type: fc.constant("steer"), message }) },
   { weight: 2, arbitrary: fc.record({ type: fc.constant("follow_up"), message }) },
   { weight: 2, arbitrary: fc.constant({ type: "abort" }) },
-  { weight: 3, arbitrary: fc.record({ type: fc.constant("bash"), command: fc.constantFrom("true", "echo out", "sleep 0.3", "printf 'a\\nb'") }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant("bash"), command: fc.constantFrom("true", "echo out", "sleep 0.3", "printf 'a\\nb'", BACKGROUND) }) },
   { weight: 2, arbitrary: fc.constant({ type: "abort_bash" }) },
   { weight: 1, arbitrary: fc.constant({ type: "compact" }) },
   { weight: 1, arbitrary: fc.constant({ type: "new_session" }) },
@@ -119,6 +122,8 @@ export function scenarioArb({ maxCommands = 12 } = {}) {
     extension: fc.boolean(),
     // Session files on disk (every switch, fork and clone writes one) or in memory only.
     session: fc.boolean(),
+    // Close stdin right after the last command, while everything is still in flight.
+    eofEarly: fc.boolean(),
   });
 }
 
@@ -163,6 +168,16 @@ export function descendantsOf(pid) {
   const queue = [pid];
   while (queue.length) for (const child of children.get(queue.shift()) ?? []) out.push(child), queue.push(child);
   return out;
+}
+
+/** When `pid` started (clock ticks since boot), or undefined once it is gone. */
+function startTime(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
 }
 
 const alive = (pid) => {
@@ -315,6 +330,13 @@ export async function runScenario(scenario, options = {}) {
   // the scenario has only half written, so answers wait while a line is open.
   const pendingAnswers = [];
   let lineOpen = false;
+  // Every process parley starts (shell commands, their children), seen while it runs.
+  // pid -> start time: a pid the system reuses meanwhile is not mistaken for a survivor.
+  const children = new Map();
+  const sampleChildren = () => {
+    if (child.exitCode === null) for (const pid of descendantsOf(child.pid)) if (!children.has(pid)) children.set(pid, startTime(pid));
+  };
+  const sampler = setInterval(sampleChildren, 100);
   const write = (bytes) => new Promise((res) => child.stdin.write(bytes, () => res()));
   async function flushAnswers() {
     if (lineOpen) return;
@@ -346,6 +368,11 @@ export async function runScenario(scenario, options = {}) {
     }
     lineOpen = false;
     await flushAnswers();
+    if (scenario.eofEarly) {
+      // Input ends with everything in flight: each command is still answered once, then exit 0.
+      sampleChildren();
+      child.stdin.end();
+    }
     await until(() => expectedIds.every((id) => answeredAt.has(id)) || child.exitCode !== null, CEILING_MS, "every id answered").catch((error) => {
       failures.push(`${error.message}; missing: ${expectedIds.filter((id) => !answeredAt.has(id)).join(", ")}`);
     });
@@ -363,7 +390,7 @@ export async function runScenario(scenario, options = {}) {
     if (uiErrors !== expectedUiErrors) failures.push(`${uiErrors} extension_ui_error records for ${expectedUiErrors} unknown answers`);
     // The run settles: nothing streaming or compacting any more.
     const deadline = Date.now() + CEILING_MS;
-    for (let n = 0; ; n++) {
+    for (let n = 0; !scenario.eofEarly; n++) {
       const id = `settle-${n}`;
       lineOpen = false;
       await write(`${JSON.stringify({ type: "get_state", id })}\n`);
@@ -380,13 +407,15 @@ export async function runScenario(scenario, options = {}) {
     }
     // Settled and idle: no busy loop. The CPU parley burns over an idle wait must stay a small
     // part of that wait (measured against the wait itself, not a speed).
-    const idleFrom = cpuMs(child.pid);
-    const idleStart = Date.now();
-    await sleep(IDLE_WAIT_MS);
-    const idleCpu = (cpuMs(child.pid) ?? 0) - (idleFrom ?? 0);
-    const idleWall = Date.now() - idleStart;
-    if (idleFrom !== undefined && idleCpu > idleWall * 0.3) failures.push(`busy while idle: ${idleCpu} ms of CPU in ${idleWall} ms`);
-    const children = descendantsOf(child.pid);
+    if (!scenario.eofEarly) {
+      const idleFrom = cpuMs(child.pid);
+      const idleStart = Date.now();
+      await sleep(IDLE_WAIT_MS);
+      const idleCpu = (cpuMs(child.pid) ?? 0) - (idleFrom ?? 0);
+      const idleWall = Date.now() - idleStart;
+      if (idleFrom !== undefined && idleCpu > idleWall * 0.3) failures.push(`busy while idle: ${idleCpu} ms of CPU in ${idleWall} ms`);
+    }
+    sampleChildren();
     child.stdin.end();
     const timer = setTimeout(() => {
       failures.push(`no exit ${CEILING_MS} ms after stdin EOF`);
@@ -396,17 +425,19 @@ export async function runScenario(scenario, options = {}) {
     clearTimeout(timer);
     if (exit.code !== 0) failures.push(`exit after EOF: ${JSON.stringify(exit)}`);
     if (garbage) failures.push(`${garbage} stdout lines are not JSON objects`);
-    const survivors = children.filter(alive);
+    clearInterval(sampler);
+    const survivors = [...children].filter(([pid, start]) => alive(pid) && startTime(pid) === start).map(([pid]) => pid);
     if (survivors.length) failures.push(`children outlived parley: ${survivors.join(", ")}`);
     for (const pid of survivors) process.kill(pid, "SIGKILL");
     if (readFileSync(files.notes, "utf8") !== NOTES) failures.push(`${files.notes} (a user's file) was written`);
   } catch (error) {
     failures.push(`runner: ${error?.stack ?? error}`);
   } finally {
+    clearInterval(sampler);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
-  return { failures, records: records.length, stderr: failures.length ? stderr.slice(-4000) : "" };
+  return { failures, records: records.length, children: children.size, stderr: failures.length ? stderr.slice(-4000) : "" };
 }
 
 /** Scenarios that once failed: checked first in every run (fast-check `examples`). */
@@ -420,6 +451,7 @@ export const REGRESSIONS = [
     streamDelayMs: 0,
     extension: false,
     session: false,
+    eofEarly: false,
   },
 ];
 
@@ -430,7 +462,7 @@ export async function checkInterleavings({ runs, seed, maxCommands, log = () => 
     fc.asyncProperty(scenarioArb({ maxCommands }), async (scenario) => {
       const result = await runScenario(scenario);
       log(
-        `${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}, ${result.records} records`,
+        `${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}${scenario.session ? ", session files" : ""}${scenario.eofEarly ? ", early EOF" : ""}, ${result.records} records, ${result.children} child processes seen`,
       );
       if (result.failures.length) {
         report = { scenario, ...result };
