@@ -4,8 +4,8 @@
  * session file (the live one included) or on a file parley did not write.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
 import { PARLEY_BIN } from "./helpers/spawn.js";
 import { describe, expect, it } from "vitest";
 import { idleShare } from "./helpers/cpu.js";
@@ -198,5 +198,47 @@ describe("a relative export path is the user's: against the working directory, n
     });
     expect(await agent.request({ type: "export_html" })).toMatchObject({ success: true, data: { path: join(cwd, "pi-session-recorded.html") } });
     expect(existsSync(elsewhere)).toBe(false);
+  });
+});
+
+// A FIFO opened plainly blocks until someone writes to it: parley hung, never answering, never
+// exiting. Looked at without waiting, it is refused like any file that is not a session.
+describe("a FIFO where a file is expected is refused at once, never waited on", () => {
+  const fifo = (dir: string, name: string): string => {
+    const path = join(dir, name);
+    execFileSync("mkfifo", [path]);
+    return path;
+  };
+
+  it("--session and --export: exit with the reason", () => {
+    const cwd = tempDir();
+    const pipe = fifo(cwd, "pipe.jsonl");
+    for (const args of [
+      ["--mode", "rpc", "--session", pipe],
+      ["--export", pipe, "out.html"],
+    ]) {
+      const result = spawnSync(PARLEY_BIN, args, { cwd, encoding: "utf8", input: "", timeout: 60_000 });
+      expect(result.signal, args.join(" ")).toBeNull();
+      expect(result.status, args.join(" ")).not.toBe(0);
+      expect(result.stderr).toContain(`${pipe} is not a session file (it is not a regular file)`);
+    }
+  });
+
+  it("switch_session and export_html: an error response each; --continue passes over one among the sessions", async () => {
+    const cwd = tempDir();
+    const pipe = fifo(cwd, "pipe.jsonl");
+    const page = fifo(cwd, "page.html");
+    const sessions = join(cwd, "sessions");
+    const agent = procs.raw(["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["one", "two"])], { cwd });
+    await runPrompt(agent, "first");
+    expect((await agent.request({ type: "switch_session", sessionPath: pipe }))["error"]).toContain("is not a session file (it is not a regular file)");
+    expect((await agent.request({ type: "export_html", outputPath: page }))["error"]).toContain("already exists (it is not a regular file)");
+    const sessionFile = (await state(agent))["sessionFile"] as string;
+    agent.closeInput();
+    expect((await agent.exited).code).toBe(0);
+    // A FIFO named like a newer session file beside the real one.
+    fifo(dirname(sessionFile), "9999-12-31T00-00-00-000Z_fifo.jsonl");
+    const again = procs.raw(["--mode", "rpc", "--session-dir", sessions, "--continue", "--model-script", writeScript(["again"])], { cwd });
+    expect((await state(again))["sessionFile"]).toBe(sessionFile);
   });
 });

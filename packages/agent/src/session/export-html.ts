@@ -15,7 +15,7 @@ import { closeSync, fstatSync, openSync, readSync, realpathSync, renameSync, rmS
 import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
-import { sniffFile } from "./sniff.js";
+import { READ_NO_WAIT, sniffFile } from "./sniff.js";
 import { makeDirsSync } from "../make-dirs.js";
 
 /** An export refused because of what is at the target path; the message says why. */
@@ -71,7 +71,7 @@ const GENERATOR_TAG = '<meta name="generator" content="parley">';
 function isParleyExport(path: string): boolean {
   let fd: number | undefined;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, READ_NO_WAIT);
     if (!fstatSync(fd).isFile()) return false;
     const head = Buffer.alloc(4096);
     const read = readSync(fd, head, 0, head.length, 0);

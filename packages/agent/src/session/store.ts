@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { agentDir as defaultAgentDir, legacyParleyDir } from "../config/agent-dir.js";
 import type { SessionWarningHandler } from "./format.js";
 import { Session } from "./session.js";
-import { sniffFile } from "./sniff.js";
+import { READ_NO_WAIT, sniffFile } from "./sniff.js";
 
 /** pi's directory name for a cwd: drop one leading separator, turn / \ : into -, wrap in --. */
 export function cwdSlug(cwd: string): string {
@@ -155,7 +155,7 @@ export function listAllSessions(root: string): SessionFileInfo[] {
 export function readSessionHeader(path: string): { id: string; cwd: string } | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, READ_NO_WAIT);
     const buffer = Buffer.alloc(64 * 1024);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     const text = buffer.toString("utf8", 0, read);
