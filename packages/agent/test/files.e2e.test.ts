@@ -3,7 +3,7 @@
  * session (exit 2 / an error response) and leave it as it was; export_html refuses to land on a
  * session file (the live one included) or on a file parley did not write.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { PARLEY_BIN } from "./helpers/spawn.js";
@@ -45,6 +45,25 @@ describe("--session with a file that is not a session", () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: "session", id: (await state(agent))["sessionId"] });
     expect(lines.filter((l) => l["type"] === "message")).toHaveLength(2);
+  });
+});
+
+// A symlink to a file that does not exist yet: the link cannot be created exclusively (EEXIST),
+// so every save failed while prompts succeeded, and the conversation was lost.
+describe("--session through a symlink whose target does not exist yet", () => {
+  it("the conversation is saved at the target, readable through the link", async () => {
+    const cwd = tempDir();
+    const target = join(cwd, "sub", "target.jsonl");
+    const link = join(cwd, "link.jsonl");
+    symlinkSync("sub/target.jsonl", link);
+    const agent = procs.raw(["--mode", "rpc", "--session", link, "--model-script", writeScript(["reply"])], { cwd });
+    await runPrompt(agent, "hello");
+    agent.closeInput();
+    expect((await agent.exited).code).toBe(0);
+    expect(agent.stderr()).not.toContain("could not save");
+    const lines = readFileSync(link, "utf8").trim().split("\n");
+    expect(lines).toHaveLength(3);
+    expect(readFileSync(target, "utf8")).toBe(readFileSync(link, "utf8"));
   });
 });
 
