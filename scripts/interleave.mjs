@@ -12,7 +12,14 @@
  *   bound that holds on a loaded 2-core machine: a hang is what it catches, not slowness);
  * - stdout is strict JSONL, and no `extension_error` (an exception nobody caught) appears;
  * - the run settles (`get_state` reports neither streaming nor compacting);
- * - stdin EOF then ends parley with status 0.
+ * - every stdout record fits packages/protocol/json-schema/outbound.json;
+ * - settled, parley uses under 30% of one core over an idle second (no busy loop; measured
+ *   against the wait itself, from /proc/PID/stat);
+ * - stdin EOF then ends parley with status 0 (also when it comes right after the last command,
+ *   with everything in flight: every command is still answered once);
+ * - no process parley started outlives it (sampled from /proc through the run; shell commands
+ *   leave a background `sleep 30` behind);
+ * - a user's file the commands point at (switch_session, export_html) is byte for byte as it was.
  *
  * Used by packages/agent/test/interleave.e2e.test.ts (a few short scenarios) and by
  * `npm run fuzz -- --interleave` (many longer ones): see scripts/fuzz.mjs.
