@@ -12,17 +12,25 @@
  *   bound that holds on a loaded 2-core machine: a hang is what it catches, not slowness);
  * - stdout is strict JSONL, and no `extension_error` (an exception nobody caught) appears;
  * - the run settles (`get_state` reports neither streaming nor compacting);
- * - stdin EOF then ends parley with status 0.
+ * - every stdout record fits packages/protocol/json-schema/outbound.json;
+ * - settled, parley uses under 30% of one core over an idle second (no busy loop; measured
+ *   against the wait itself, from /proc/PID/stat);
+ * - stdin EOF then ends parley with status 0 (also when it comes right after the last command,
+ *   with everything in flight: every command is still answered once);
+ * - no process parley started outlives it (sampled from /proc through the run; shell commands
+ *   leave a background `sleep 30` behind);
+ * - a user's file the commands point at (switch_session, export_html) is byte for byte as it was.
  *
  * Used by packages/agent/test/interleave.e2e.test.ts (a few short scenarios) and by
  * `npm run fuzz -- --interleave` (many longer ones): see scripts/fuzz.mjs.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { Compile } from "typebox/schema";
 import { attachJsonlReader } from "@parley/protocol";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,13 +38,18 @@ const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
 export const DIALOG_FIXTURE = join(ROOT, "packages/agent/test/fixtures/interleave-dialogs.ts");
 
 export const GET_STATE_CEILING_MS = 20_000;
+/** How long a settled parley is watched for CPU use (a busy loop burns most of it). */
+const IDLE_WAIT_MS = 1000;
 /** For everything else: start-up, all answers, settling, exit (each). */
 const CEILING_MS = 90_000;
 
+// A shell command that leaves a process behind in its group, which must not outlive parley. (One
+// that also leaves the group, `setsid`, is out of reach once its parent has exited: init adopts it.)
+const BACKGROUND = "sleep 30 > /dev/null 2>&1 & echo started";
 const SCRIPT = [];
 for (let i = 0; i < 6; i++) {
   SCRIPT.push(`reply ${i}`);
-  SCRIPT.push({ text: `tool ${i}`, toolCalls: [{ name: "bash", arguments: { command: i % 2 ? "sleep 0.2; echo slow" : "echo tool" } }] });
+  SCRIPT.push({ text: `tool ${i}`, toolCalls: [{ name: "bash", arguments: { command: [BACKGROUND, "sleep 0.2; echo slow", "echo tool"][i % 3] } }] });
 }
 
 const message = fc.constantFrom("hi", "/ask", "please run bash", "héllo ✓ \u2028 more");
@@ -46,7 +59,7 @@ export const commandArb = fc.oneof(
   { weight: 2, arbitrary: fc.record({ type: fc.constant("steer"), message }) },
   { weight: 2, arbitrary: fc.record({ type: fc.constant("follow_up"), message }) },
   { weight: 2, arbitrary: fc.constant({ type: "abort" }) },
-  { weight: 3, arbitrary: fc.record({ type: fc.constant("bash"), command: fc.constantFrom("true", "echo out", "sleep 0.3", "printf 'a\\nb'") }) },
+  { weight: 3, arbitrary: fc.record({ type: fc.constant("bash"), command: fc.constantFrom("true", "echo out", "sleep 0.3", "printf 'a\\nb'", BACKGROUND) }) },
   { weight: 2, arbitrary: fc.constant({ type: "abort_bash" }) },
   { weight: 1, arbitrary: fc.constant({ type: "compact" }) },
   { weight: 1, arbitrary: fc.constant({ type: "new_session" }) },
@@ -54,6 +67,47 @@ export const commandArb = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ type: "switch_session", sessionPath: "/nonexistent/parley-interleave.jsonl" }) },
   { weight: 3, arbitrary: fc.constant({ type: "get_state" }) },
   { weight: 1, arbitrary: fc.constant({ type: "ui_answer" }) },
+  // The rest of the protocol: state reads and changes, model and thinking cycles, the session
+  // switches onto the scenario's own files ($notes: a user's file parley must leave byte for byte;
+  // $other: a session file; $out: a page parley may create), exports.
+  { weight: 1, arbitrary: fc.constant({ type: "clone" }) },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "switch_session", sessionPath: "$notes" }, { type: "switch_session", sessionPath: "$other" }) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom({ type: "export_html", outputPath: "$out" }, { type: "export_html", outputPath: "$notes" }, { type: "export_html" }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom({ type: "set_model", provider: "parley", modelId: "script" }, { type: "set_model", provider: "nope", modelId: "nope" }),
+  },
+  { weight: 1, arbitrary: fc.constantFrom({ type: "cycle_model" }, { type: "cycle_thinking_level" }, { type: "set_thinking_level", level: "high" }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      ...[
+        "get_messages",
+        "get_commands",
+        "get_ui_state",
+        "get_session_stats",
+        "get_fork_messages",
+        "get_entries",
+        "get_tree",
+        "get_last_assistant_text",
+        "get_available_thinking_levels",
+        "get_available_models",
+        "clear_queue",
+        "abort_retry",
+      ].map((type) => ({ type })),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      { type: "set_session_name", name: "named" },
+      { type: "set_steering_mode", mode: "all" },
+      { type: "set_follow_up_mode", mode: "one-at-a-time" },
+    ),
+  },
 );
 
 export const chunkingArb = fc.oneof(
@@ -73,14 +127,90 @@ export function scenarioArb({ maxCommands = 12 } = {}) {
     // Without extensions the loop loads lazily, with the first prompt (I/O in the middle of
     // preparing it); with the dialog extension it is loaded at start-up.
     extension: fc.boolean(),
+    // Session files on disk (every switch, fork and clone writes one) or in memory only.
+    session: fc.boolean(),
+    // Close stdin right after the last command, while everything is still in flight.
+    eofEarly: fc.boolean(),
   });
 }
 
-function lineFor(command, id) {
+function lineFor(command, id, files) {
   if (command.type === "ui_answer") return JSON.stringify({ type: "extension_ui_response", id: `unknown-${id}`, cancelled: true });
   const record = { id };
-  for (const [key, value] of Object.entries(command)) if (value !== undefined) record[key] = value;
+  for (const [key, value] of Object.entries(command)) {
+    if (value !== undefined) record[key] = typeof value === "string" && value.startsWith("$") ? files[value.slice(1)] : value;
+  }
   return JSON.stringify(record);
+}
+
+/** User CPU + system CPU of a process so far, in ms (from /proc/PID/stat; undefined once gone). */
+export function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 (1-based), in clock ticks (100 per second on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live descendant of `pid` (children, their children, …), from /proc. */
+export function descendantsOf(pid) {
+  const children = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (after[0] === "Z") continue;
+      const ppid = Number(after[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = [];
+  const queue = [pid];
+  while (queue.length) for (const child of children.get(queue.shift()) ?? []) out.push(child), queue.push(child);
+  return out;
+}
+
+/** When `pid` started (clock ticks since boot), or undefined once it is gone. */
+function startTime(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+const alive = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+};
+
+/** The files a scenario's commands point at: a user's notes (never to be written), a session, a page. */
+const NOTES = "Remember the milk\n";
+function scenarioFiles(dir) {
+  const files = { notes: join(dir, "notes.txt"), other: join(dir, "other.jsonl"), out: join(dir, "out.html") };
+  writeFileSync(files.notes, NOTES);
+  const header = { type: "session", version: 3, id: "0190f0e0-0000-7000-8000-000000000001", timestamp: new Date(0).toISOString(), cwd: dir };
+  const entry = {
+    type: "message",
+    id: "e0000001",
+    parentId: null,
+    timestamp: new Date(0).toISOString(),
+    message: { role: "user", content: "earlier", timestamp: 0 },
+  };
+  writeFileSync(files.other, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
+  return files;
 }
 
 /** The bytes to write, cut as the scenario says, each with the pause before it. */
@@ -103,6 +233,13 @@ function chunksFor(text, chunking) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+let outbound;
+/** undefined when `record` fits packages/protocol/json-schema/outbound.json, else why not (compiled once). */
+export function outboundViolation(record) {
+  outbound ??= Compile(JSON.parse(readFileSync(join(ROOT, "packages/protocol/json-schema/outbound.json"), "utf8")));
+  return outbound.Check(record) ? undefined : `record does not fit outbound.json: ${JSON.stringify(record).slice(0, 500)}`;
+}
+
 /** Runs one scenario against a fresh parley; resolves with the failures found (empty: all held). */
 export async function runScenario(scenario, options = {}) {
   const bin = options.bin ?? PARLEY_BIN;
@@ -110,7 +247,15 @@ export async function runScenario(scenario, options = {}) {
   const failures = [];
   const script = join(dir, "script.json");
   writeFileSync(script, JSON.stringify(SCRIPT));
-  const args = ["--mode", "rpc", "--no-session", "--model-script", script, ...(scenario.extension === false ? ["--no-extensions"] : ["-e", DIALOG_FIXTURE])];
+  const files = scenarioFiles(dir);
+  const args = [
+    "--mode",
+    "rpc",
+    ...(scenario.session ? ["--session-dir", join(dir, "sessions")] : ["--no-session"]),
+    "--model-script",
+    script,
+    ...(scenario.extension === false ? ["--no-extensions"] : ["-e", DIALOG_FIXTURE]),
+  ];
   const child = spawn(bin, args, {
     cwd: dir,
     env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent"), PARLEY_STREAM_DELAY_MS: String(scenario.streamDelayMs) },
@@ -143,6 +288,8 @@ export async function runScenario(scenario, options = {}) {
       return;
     }
     records.push(r);
+    const violation = (options.schemaViolation ?? outboundViolation)(r);
+    if (violation !== undefined && failures.length < 20) failures.push(violation);
     if (r.type === "response" && r.id !== undefined) {
       const times = answeredAt.get(r.id) ?? [];
       times.push(Date.now());
@@ -190,6 +337,13 @@ export async function runScenario(scenario, options = {}) {
   // the scenario has only half written, so answers wait while a line is open.
   const pendingAnswers = [];
   let lineOpen = false;
+  // Every process parley starts (shell commands, their children), seen while it runs.
+  // pid -> start time: a pid the system reuses meanwhile is not mistaken for a survivor.
+  const children = new Map();
+  const sampleChildren = () => {
+    if (child.exitCode === null) for (const pid of descendantsOf(child.pid)) if (!children.has(pid)) children.set(pid, startTime(pid));
+  };
+  const sampler = setInterval(sampleChildren, 100);
   const write = (bytes) => new Promise((res) => child.stdin.write(bytes, () => res()));
   async function flushAnswers() {
     if (lineOpen) return;
@@ -200,7 +354,7 @@ export async function runScenario(scenario, options = {}) {
   const getStateIds = new Set(scenario.commands.flatMap((c, i) => (c.type === "get_state" ? [`c${i}`] : [])));
   const expectedIds = scenario.commands.flatMap((c, i) => (c.type === "ui_answer" ? [] : [`c${i}`]));
   const expectedUiErrors = scenario.commands.filter((c) => c.type === "ui_answer").length;
-  const text = scenario.commands.map((c, i) => `${lineFor(c, ids[i])}\n`).join("");
+  const text = scenario.commands.map((c, i) => `${lineFor(c, ids[i], files)}\n`).join("");
   const sentAt = new Map();
   try {
     const all = Buffer.from(text, "utf8");
@@ -221,6 +375,11 @@ export async function runScenario(scenario, options = {}) {
     }
     lineOpen = false;
     await flushAnswers();
+    if (scenario.eofEarly) {
+      // Input ends with everything in flight: each command is still answered once, then exit 0.
+      sampleChildren();
+      child.stdin.end();
+    }
     await until(() => expectedIds.every((id) => answeredAt.has(id)) || child.exitCode !== null, CEILING_MS, "every id answered").catch((error) => {
       failures.push(`${error.message}; missing: ${expectedIds.filter((id) => !answeredAt.has(id)).join(", ")}`);
     });
@@ -238,7 +397,7 @@ export async function runScenario(scenario, options = {}) {
     if (uiErrors !== expectedUiErrors) failures.push(`${uiErrors} extension_ui_error records for ${expectedUiErrors} unknown answers`);
     // The run settles: nothing streaming or compacting any more.
     const deadline = Date.now() + CEILING_MS;
-    for (let n = 0; ; n++) {
+    for (let n = 0; !scenario.eofEarly; n++) {
       const id = `settle-${n}`;
       lineOpen = false;
       await write(`${JSON.stringify({ type: "get_state", id })}\n`);
@@ -253,6 +412,17 @@ export async function runScenario(scenario, options = {}) {
       }
       await sleep(100);
     }
+    // Settled and idle: no busy loop. The CPU parley burns over an idle wait must stay a small
+    // part of that wait (measured against the wait itself, not a speed).
+    if (!scenario.eofEarly) {
+      const idleFrom = cpuMs(child.pid);
+      const idleStart = Date.now();
+      await sleep(IDLE_WAIT_MS);
+      const idleCpu = (cpuMs(child.pid) ?? 0) - (idleFrom ?? 0);
+      const idleWall = Date.now() - idleStart;
+      if (idleFrom !== undefined && idleCpu > idleWall * 0.3) failures.push(`busy while idle: ${idleCpu} ms of CPU in ${idleWall} ms`);
+    }
+    sampleChildren();
     child.stdin.end();
     const timer = setTimeout(() => {
       failures.push(`no exit ${CEILING_MS} ms after stdin EOF`);
@@ -262,13 +432,19 @@ export async function runScenario(scenario, options = {}) {
     clearTimeout(timer);
     if (exit.code !== 0) failures.push(`exit after EOF: ${JSON.stringify(exit)}`);
     if (garbage) failures.push(`${garbage} stdout lines are not JSON objects`);
+    clearInterval(sampler);
+    const survivors = [...children].filter(([pid, start]) => alive(pid) && startTime(pid) === start).map(([pid]) => pid);
+    if (survivors.length) failures.push(`children outlived parley: ${survivors.join(", ")}`);
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+    if (readFileSync(files.notes, "utf8") !== NOTES) failures.push(`${files.notes} (a user's file) was written`);
   } catch (error) {
     failures.push(`runner: ${error?.stack ?? error}`);
   } finally {
+    clearInterval(sampler);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   }
-  return { failures, records: records.length, stderr: failures.length ? stderr.slice(-4000) : "" };
+  return { failures, records: records.length, children: children.size, stderr: failures.length ? stderr.slice(-4000) : "" };
 }
 
 /** Scenarios that once failed: checked first in every run (fast-check `examples`). */
@@ -281,6 +457,8 @@ export const REGRESSIONS = [
     dialogs: ["answer"],
     streamDelayMs: 0,
     extension: false,
+    session: false,
+    eofEarly: false,
   },
 ];
 
@@ -291,7 +469,7 @@ export async function checkInterleavings({ runs, seed, maxCommands, log = () => 
     fc.asyncProperty(scenarioArb({ maxCommands }), async (scenario) => {
       const result = await runScenario(scenario);
       log(
-        `${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}, ${result.records} records`,
+        `${result.failures.length ? "FAIL" : "ok"}: ${scenario.commands.length} commands, ${scenario.chunking.kind}, ${scenario.extension ? "dialogs" : "no extension"}${scenario.session ? ", session files" : ""}${scenario.eofEarly ? ", early EOF" : ""}, ${result.records} records, ${result.children} child processes seen`,
       );
       if (result.failures.length) {
         report = { scenario, ...result };

@@ -58,8 +58,10 @@ const paths = {
   "stdout reader gone": (agent: AgentProcess) => agent.child.stdout.destroy(),
   sigterm: (agent: AgentProcess) => agent.child.kill("SIGTERM"),
   sigint: (agent: AgentProcess) => agent.child.kill("SIGINT"),
+  sighup: (agent: AgentProcess) => agent.child.kill("SIGHUP"),
+  sigquit: (agent: AgentProcess) => agent.child.kill("SIGQUIT"),
 } as const;
-const expectedExit = { eof: 0, "stdout reader gone": 0, sigterm: 143, sigint: 130 } as const;
+const expectedExit = { eof: 0, "stdout reader gone": 0, sigterm: 143, sigint: 130, sighup: 129, sigquit: 131 } as const;
 
 describe("no child process outlives parley", () => {
   for (const runner of ["tool", "command"] as const) {
@@ -103,6 +105,35 @@ describe("no child process outlives parley", () => {
     },
     2 * CEILING_MS,
   );
+});
+
+// A process group misses what made a session of its own (`setsid cmd &`, daemons): parley
+// follows the parent links too, on every path that kills a shell command.
+describe("a descendant that left the shell's process group dies too", () => {
+  const ends = {
+    abort_bash: (agent: AgentProcess) => agent.send({ type: "abort_bash", id: "ab" }),
+    eof: (agent: AgentProcess) => agent.closeInput(),
+    sigterm: (agent: AgentProcess) => agent.child.kill("SIGTERM"),
+  } as const;
+  for (const [name, end] of Object.entries(ends)) {
+    it(
+      `setsid sleep, ${name}`,
+      async () => {
+        const dir = tempDir();
+        const file = join(dir, "escaped.pid");
+        const agent = procs.parley(["--no-extensions"], { cwd: dir });
+        agent.send({ type: "bash", command: `setsid sleep 29.5 & echo $! > ${file}.tmp && mv ${file}.tmp ${file}; wait`, id: "b" });
+        await poll(() => existsSync(file), "the escaped sleep's pid file");
+        const pid = Number(readFileSync(file, "utf8").trim());
+        expect(alive(pid)).toBe(true);
+        end(agent);
+        if (name === "abort_bash") expect(await agent.response("b", CEILING_MS)).toMatchObject({ success: true, data: { cancelled: true } });
+        await poll(() => !alive(pid), `the escaped sleep ${pid} to end`);
+        if (name !== "abort_bash") await agent.exited;
+      },
+      2 * CEILING_MS,
+    );
+  }
 });
 
 describe("a closed stdout is noticed while nothing is written", () => {

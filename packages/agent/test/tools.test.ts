@@ -158,6 +158,16 @@ describe("read", () => {
     await expect(tool.execute("id", { path: "sub" }, ac.signal)).rejects.toThrow("Operation aborted");
   });
 
+  // A FIFO blocked the read for ever (and parley's exit with it: Node joins its I/O threads);
+  // /dev/zero never ends. Neither is waited on: an error at once, for read and edit alike.
+  it("refuses a FIFO and a device at once, for read and edit", async () => {
+    execFileSync("mkfifo", [join(dir, "pipe")]);
+    for (const path of ["pipe", "/dev/zero"]) {
+      await expect(createReadTool(dir).execute("id", { path }), path).rejects.toThrow(/is not a regular file \(a FIFO, a device or a socket\)/);
+      await expect(createEditTool(dir).execute("id", { path, edits: [{ oldText: "a", newText: "b" }] }), path).rejects.toThrow(/is not a regular file/);
+    }
+  });
+
   it("uses pluggable operations", async () => {
     const tool = createReadTool(dir, {
       operations: { readFile: async () => Buffer.from("remote"), access: async () => {} },

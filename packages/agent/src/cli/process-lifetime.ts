@@ -13,6 +13,8 @@ const EXIT_SIGNALS = [
   ["SIGTERM", 143],
   ["SIGINT", 130],
   ["SIGHUP", 129],
+  // Not handled by Node: it would dump core and leave the shell commands running.
+  ["SIGQUIT", 131],
 ] as const;
 
 export class ProcessLifetime {

@@ -11,11 +11,12 @@
  * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
  * relative to the session's cwd too, since that is the agent's working directory.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
-import { sniffFile } from "./sniff.js";
+import { READ_NO_WAIT, sniffFile } from "./sniff.js";
+import { makeDirsSync } from "../make-dirs.js";
 
 /** An export refused because of what is at the target path; the message says why. */
 export class ExportTargetError extends Error {
@@ -27,9 +28,11 @@ export class ExportTargetError extends Error {
  * earlier export wrote (parley's generator tag in its head): parley never writes over a file it
  * did not create, and above all never over a session (the current one or any other).
  */
-export function exportHtml(session: Session, outputPath?: string): string {
+export function exportHtml(session: Session, outputPath?: string, baseDir: string = session.cwd || process.cwd()): string {
   const name = session.file !== undefined ? basename(session.file, ".jsonl") : session.id;
-  const path = resolve(session.cwd || process.cwd(), outputPath ?? `pi-session-${name}.html`);
+  // A relative path is the user's, as in pi: front doors pass their working directory, never the
+  // folder a loaded session was recorded in (another project, or one that no longer exists).
+  const path = resolve(baseDir, outputPath ?? `pi-session-${name}.html`);
   const content = renderSessionHtml(session);
   if (session.file !== undefined && sameFile(path, session.file)) {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);
@@ -37,7 +40,7 @@ export function exportHtml(session: Session, outputPath?: string): string {
   const target = sniffFile(path);
   if (target.kind === "session")
     throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
-  mkdirSync(dirname(path), { recursive: true });
+  makeDirsSync(dirname(path));
   if (target.kind === "missing") {
     // wx: a file that appeared meanwhile is not overwritten either.
     writeFileSync(path, content, { encoding: "utf8", flag: "wx" });
@@ -68,7 +71,7 @@ const GENERATOR_TAG = '<meta name="generator" content="parley">';
 function isParleyExport(path: string): boolean {
   let fd: number | undefined;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, READ_NO_WAIT);
     if (!fstatSync(fd).isFile()) return false;
     const head = Buffer.alloc(4096);
     const read = readSync(fd, head, 0, head.length, 0);

@@ -11,7 +11,7 @@ import { isAscii } from "node:buffer";
 import { closeSync, openSync, readSync } from "node:fs";
 import type { SessionEntry } from "@parley/protocol";
 import { nodeCrypto } from "../lazy-node.js";
-import { firstLineProblem, headerProblem } from "./sniff.js";
+import { firstLineProblem, headerProblem, READ_NO_WAIT } from "./sniff.js";
 
 export const CURRENT_SESSION_VERSION = 3;
 
@@ -100,7 +100,7 @@ const READ_CHUNK = 1 << 20;
  * at a fraction of UTF-8 decoding's cost. Throws SessionFileError unless it is empty or starts with a header.
  */
 export function readSessionFile(path: string, file: string = path): ParsedSessionFile {
-  const fd = openSync(path, "r");
+  const fd = openSync(path, READ_NO_WAIT);
   try {
     return parseSessionLines((onLine) => {
       const chunk = Buffer.allocUnsafe(READ_CHUNK);

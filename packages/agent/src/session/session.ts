@@ -12,7 +12,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, openSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -33,6 +33,7 @@ import { sniffFile } from "./sniff.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
 import { errorMessage } from "../error-text.js";
+import { makeDirsSync } from "../make-dirs.js";
 
 export type { SessionEntry, SessionTreeNode, SessionHeader, SessionWarning, SessionWarningHandler, SessionContext };
 export type MessageEntry = EntryOfType<"message">;
@@ -467,7 +468,7 @@ export class Session implements SessionView {
     if (extra !== undefined) lines.push(extra);
     const content = `${lines.join("\n")}\n`;
     if (mode === "create") {
-      mkdirSync(dirname(file), { recursive: true });
+      makeDirsSync(dirname(file));
       writeFileSync(file, content, { flag: "wx" });
     } else {
       const fd = openSync(file, "a");

@@ -4,7 +4,7 @@
  * else. parley writes session lines only into a new, an empty or a session file, and never writes
  * an export over a session (see export-html.ts).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 export type FileKind =
   | { kind: "missing" }
@@ -12,6 +12,13 @@ export type FileKind =
   | { kind: "session" }
   /** Not a regular file, or not a session: `reason` says why, in words for the user. */
   | { kind: "other"; reason: string };
+
+/**
+ * Flags to open a file only to look at it: a FIFO opened plainly blocks until someone writes to
+ * it (parley hung on `--session`, `switch_session`, `export_html` or `--export` naming one);
+ * O_NONBLOCK opens it at once, and the checks below refuse it. No effect on regular files.
+ */
+export const READ_NO_WAIT = constants.O_RDONLY | constants.O_NONBLOCK;
 
 /** A session header is at most a few KiB (the cwd is its longest field); read no further. */
 const HEADER_LIMIT = 64 * 1024;
@@ -53,7 +60,7 @@ export function firstLineProblem(line: string): string | undefined {
 export function sniffFile(path: string): FileKind {
   let fd: number;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, READ_NO_WAIT);
   } catch (error) {
     const code = errnoCode(error);
     return code === "ENOENT" ? { kind: "missing" } : { kind: "other", reason: `it cannot be read (${code})` };

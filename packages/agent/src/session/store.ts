@@ -6,13 +6,13 @@
  * PI_CODING_AGENT_DIR, default ~/.pi/agent). Earlier parley versions wrote the same files under
  * `~/.parley/sessions/`; they are still found (see legacySessionDir).
  */
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { agentDir as defaultAgentDir, legacyParleyDir } from "../config/agent-dir.js";
 import type { SessionWarningHandler } from "./format.js";
 import { Session } from "./session.js";
-import { sniffFile } from "./sniff.js";
+import { READ_NO_WAIT, sniffFile } from "./sniff.js";
 
 /** pi's directory name for a cwd: drop one leading separator, turn / \ : into -, wrap in --. */
 export function cwdSlug(cwd: string): string {
@@ -65,11 +65,30 @@ export function openSession(path: string, options: OpenSessionOptions = {}): Ses
   const file = resolve(path);
   if (options.createIfMissing !== undefined && !existsSync(file)) {
     return new Session(options.createIfMissing.cwd, {
-      file,
+      file: danglingLinkTarget(file),
       ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
     });
   }
   return Session.open(file, options.onWarning !== undefined ? { onWarning: options.onWarning } : {});
+}
+
+/**
+ * A symlink to a file that does not exist yet stands for its target, as a write through it would
+ * (pi writes there). Creating the session file exclusively at the link itself fails (EEXIST): every
+ * save failed and the conversation was lost. The target is created instead, exclusively.
+ */
+function danglingLinkTarget(file: string): string {
+  let at = file;
+  // Links to links, as the system follows them (at most 40).
+  for (let hops = 0; hops < 40; hops++) {
+    try {
+      if (!lstatSync(at).isSymbolicLink()) return at;
+    } catch {
+      return at; // nothing there: the last name followed
+    }
+    at = resolve(dirname(at), readlinkSync(at));
+  }
+  return file;
 }
 
 /**
@@ -155,7 +174,7 @@ export function listAllSessions(root: string): SessionFileInfo[] {
 export function readSessionHeader(path: string): { id: string; cwd: string } | undefined {
   let fd: number | undefined;
   try {
-    fd = openSync(path, "r");
+    fd = openSync(path, READ_NO_WAIT);
     const buffer = Buffer.alloc(64 * 1024);
     const read = readSync(fd, buffer, 0, buffer.length, 0);
     const text = buffer.toString("utf8", 0, read);

@@ -1,9 +1,10 @@
 import { constants } from "node:fs";
-import { access, readFile, writeFile } from "node:fs/promises";
+import { access, writeFile } from "node:fs/promises";
 import { type Static, Type } from "typebox";
 import { generateDiffString } from "./diff.js";
 import { withFileMutationQueue } from "./file-mutation-queue.js";
 import { resolveToCwd } from "./path-utils.js";
+import { readRegularFile } from "./read-regular-file.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { errorCode, throwIfAborted, toAgentTool } from "./util.js";
 
@@ -50,7 +51,7 @@ export interface EditToolOptions {
 }
 
 const localOperations: EditOperations = {
-  readFile: (p) => readFile(p),
+  readFile: readRegularFile,
   writeFile: (p, content) => writeFile(p, content, "utf8"),
   access: (p) => access(p, constants.R_OK | constants.W_OK),
 };

@@ -1,8 +1,9 @@
 import { constants } from "node:fs";
-import { access, open, readFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
 import { resolveReadPath } from "./path-utils.js";
+import { readRegularFile, readRegularHead } from "./read-regular-file.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from "./truncate.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { abortable, describeFsError, throwIfAborted, toAgentTool } from "./util.js";
@@ -48,17 +49,11 @@ export function sniffImageMimeType(head: Uint8Array): string | undefined {
 }
 
 const localOperations: ReadOperations = {
-  readFile: (p) => readFile(p),
+  readFile: readRegularFile,
   access: (p) => access(p, constants.R_OK),
   async detectImageMimeType(p) {
-    const handle = await open(p, "r");
-    try {
-      const head = Buffer.alloc(16);
-      const { bytesRead } = await handle.read(head, 0, head.length, 0);
-      return sniffImageMimeType(head.subarray(0, bytesRead));
-    } finally {
-      await handle.close();
-    }
+    const head = await readRegularHead(p, 16);
+    return head === undefined ? undefined : sniffImageMimeType(head);
   },
 };
 

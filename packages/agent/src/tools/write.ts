@@ -1,10 +1,11 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type Static, Type } from "typebox";
 import { withFileMutationQueue } from "./file-mutation-queue.js";
 import { resolveToCwd } from "./path-utils.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { describeFsError, errorCode, throwIfAborted, toAgentTool } from "./util.js";
+import { makeDirs } from "../make-dirs.js";
 
 const writeSchema = Type.Object({
   path: Type.String({ description: "File to write, relative to the working directory or absolute" }),
@@ -26,9 +27,7 @@ export interface WriteToolOptions {
 
 const localOperations: WriteOperations = {
   writeFile: (p, content) => writeFile(p, content, "utf8"),
-  mkdir: async (dir) => {
-    await mkdir(dir, { recursive: true });
-  },
+  mkdir: makeDirs,
 };
 
 export function createWriteToolDefinition(cwd: string, options: WriteToolOptions = {}): ToolDefinition<typeof writeSchema, undefined> {

@@ -45,5 +45,5 @@ export const sessionCommands: CommandTable<SessionCommands> = {
     return { ...ctx.agent.session.stats(), ...(usage ? { contextUsage: usage } : {}) };
   }),
   // The renderer loads on first use: start-up does not need it.
-  export_html: async(async (c, ctx) => ({ path: (await import("../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath) })),
+  export_html: async(async (c, ctx) => ({ path: (await import("../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath, process.cwd()) })),
 };
