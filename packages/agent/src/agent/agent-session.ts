@@ -12,10 +12,11 @@ import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../exten
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session, SessionContext } from "../session/session.js";
-import type { AgentConfig } from "./agent-config.js";
+import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
+import { blockImages } from "./block-images.js";
 import type { ScopedModelChoice } from "../models/model-scope.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
@@ -161,9 +162,11 @@ export class AgentSession {
         registerParleyProviders(),
       ]);
       const local = this.#local;
+      const config = this.#options.config ?? {};
+      const request = config.provider ?? {};
       const core = new Agent({
         initialState: { ...local.state },
-        convertToLlm: (messages) => convertToLlm(messages),
+        convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         getApiKey: (provider) => this.models.getApiKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
@@ -171,6 +174,10 @@ export class AgentSession {
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
         sessionId: this.#session.id,
+        // settings.json's transport, thinking budgets and provider retry cap, as pi gives them to its Agent.
+        ...(request.transport !== undefined ? { transport: request.transport } : {}),
+        ...(request.thinkingBudgets !== undefined ? { thinkingBudgets: request.thinkingBudgets } : {}),
+        ...(request.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: request.maxRetryDelayMs } : {}),
         // The newest pi's provider hooks: a handler may replace the request's payload, and hears
         // the response's status and headers before its body is read.
         onPayload: (payload) => this.#beforeProviderRequest(payload),
@@ -180,7 +187,8 @@ export class AgentSession {
         },
       });
       const stream = core.streamFn;
-      core.streamFn = async (model, context, options) => stream(model, context, await this.#beforeProviderHeaders(model.headers, options));
+      core.streamFn = async (model, context, options) =>
+        stream(model, context, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -222,6 +230,10 @@ export class AgentSession {
   }
   get model(): Model<Api> {
     return this.#state.model;
+  }
+  /** settings.json `branchSummary.reserveTokens` (branch summaries of ctx.navigateTree). */
+  get branchSummaryReserveTokens(): number | undefined {
+    return this.#options.config?.branchSummaryReserveTokens;
   }
   get thinkingLevel(): ThinkingLevel {
     return this.#state.thinkingLevel;
@@ -882,4 +894,17 @@ export type { ToolResultMessage };
 
 function isThinkingLevel(value: string): value is ThinkingLevel {
   return THINKING_LEVELS.some((level) => level === value);
+}
+
+/** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
+function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
+  const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
+  const maxRetries = options?.maxRetries ?? request.maxRetries;
+  const maxRetryDelayMs = options?.maxRetryDelayMs ?? request.maxRetryDelayMs;
+  return {
+    ...options,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(maxRetryDelayMs !== undefined ? { maxRetryDelayMs } : {}),
+  };
 }

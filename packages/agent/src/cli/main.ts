@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isThinkingLevel } from "@parley/protocol/constants";
-import type { AgentConfig } from "../agent/agent-config.js";
+import type { AgentConfig, ProviderRequestConfig } from "../agent/agent-config.js";
 import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
@@ -169,6 +169,25 @@ function promptSources(options: CliOptions, setup: Setup): AgentConfig["prompt"]
   };
 }
 
+/** pi's HTTP idle timeout: 5 minutes unless settings say otherwise. */
+const HTTP_IDLE_TIMEOUT_MS = 300_000;
+/** The SDKs take a timeout of 0 as "at once"; "disabled" is the largest timer Node accepts. */
+const NO_TIMEOUT_MS = 2_147_483_647;
+
+/** The options every provider request of the loop gets, from settings as the newest pi derives them. */
+function providerRequestConfig(settings: Settings): ProviderRequestConfig {
+  const idle = settings.httpIdleTimeoutMs ?? HTTP_IDLE_TIMEOUT_MS;
+  const provider = settings.retry?.provider;
+  return {
+    timeoutMs: provider?.timeoutMs ?? (idle === 0 ? NO_TIMEOUT_MS : idle),
+    // The newest pi leaves retrying to its own auto-retry: the SDKs' retries are off unless asked for.
+    maxRetries: provider?.maxRetries ?? 0,
+    maxRetryDelayMs: provider?.maxRetryDelayMs ?? 60_000,
+    transport: settings.transport ?? "auto",
+    thinkingBudgets: settings.thinkingBudgets,
+  };
+}
+
 function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
   const { settings } = setup;
   return {
@@ -178,6 +197,9 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     retry: settings.retry,
     shellPath: settings.shellPath,
     shellCommandPrefix: settings.shellCommandPrefix,
+    provider: providerRequestConfig(settings),
+    blockImages: settings.images?.blockImages,
+    branchSummaryReserveTokens: settings.branchSummary?.reserveTokens,
     prompt: promptSources(options, setup),
     tools: {
       allow: options.tools,
