@@ -5,7 +5,7 @@
  * `httpIdleTimeoutMs`), and the budget of a branch summary (`branchSummary.reserveTokens`).
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
@@ -86,8 +86,19 @@ afterEach(async () => {
   for (const server of servers.splice(0)) server.close();
 });
 
+/** This machine's proxy variables, left out: the settings under test decide the proxy. */
+const NO_PROXY_ENV: NodeJS.ProcessEnv = {
+  HTTP_PROXY: undefined,
+  HTTPS_PROXY: undefined,
+  http_proxy: undefined,
+  https_proxy: undefined,
+  NO_PROXY: undefined,
+  no_proxy: undefined,
+};
+
 function start(p: Place, args: string[]): AgentProcess {
-  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...args], { cwd: p.cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
+  const env = { ...NO_KEYS, ...NO_PROXY_ENV, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir };
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...args], { cwd: p.cwd, env });
   running.push(agent);
   return agent;
 }
@@ -244,6 +255,60 @@ describe("settings.json keys that shape provider requests in RPC mode", () => {
       // pi's default reserve (16384) is more than this model's window: no limit, as in pi.
       const whole = await summarised({});
       for (const marker of ["marker-2", "marker-3", "marker-4", "marker-5", "marker-6"]) expect(whole).toContain(marker);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "httpProxy (global settings only) sends provider requests through the proxy, as in pi",
+    async () => {
+      const provider = await standIn(openAiText("via the proxy"));
+      servers.push(provider);
+      const providerPort = Number(new URL(provider.baseUrl).port);
+      // The proxy: CONNECT tunnels go to the stand-in provider whatever host they name; a plain
+      // proxied request (absolute URL) is answered by the proxy as the provider would.
+      const proxied: string[] = [];
+      const proxy = createServer((req, res) => {
+        proxied.push(`${req.method} ${req.url}`);
+        req.resume();
+        req.on("end", () => openAiText("via the proxy")(res, { url: req.url ?? "", headers: req.headers, body: {} }));
+      });
+      proxy.on("connect", (req, socket, head) => {
+        proxied.push(`CONNECT ${req.url}`);
+        const upstream = connect(providerPort, "127.0.0.1", () => {
+          socket.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+          upstream.write(head);
+          upstream.pipe(socket);
+          socket.pipe(upstream);
+        });
+        upstream.on("error", () => socket.destroy());
+        socket.on("error", () => upstream.destroy());
+      });
+      await new Promise<void>((done) => proxy.listen(0, "127.0.0.1", done));
+      servers.push({ baseUrl: "", seen: [], answers: [], close: () => (proxy.closeAllConnections(), proxy.close()) });
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+      const p = place("parley-settings-");
+      // A host that does not resolve: only the proxy can reach it.
+      const unreachable = `http://provider.invalid:${providerPort}/v1`;
+      write(join(p.agentDir, "models.json"), {
+        providers: { standin: { baseUrl: unreachable, api: "openai-completions", apiKey: "sk-stand-in", models: [{ id: "stand-in-chat", name: "Stand-in" }] } },
+      });
+
+      // In the project's settings it is ignored (the project must not redirect the user's traffic).
+      write(join(p.agentDir, "settings.json"), { retry: { enabled: false } });
+      write(join(p.cwd, ".pi", "settings.json"), { httpProxy: proxyUrl });
+      const fromProject = start(p, ["--no-session", "--approve", "--model", "standin/stand-in-chat"]);
+      const failed = await promptSettled(fromProject, { message: "hello" });
+      expect(failed.some((r) => r.type === "message_end" && (r["message"] as { stopReason?: string }).stopReason === "error")).toBe(true);
+      expect(proxied).toEqual([]);
+
+      write(join(p.agentDir, "settings.json"), { retry: { enabled: false }, httpProxy: proxyUrl });
+      const agent = start(p, ["--no-session", "--model", "standin/stand-in-chat"]);
+      const records = await promptSettled(agent, { message: "hello" });
+      const end = records.find((r) => r.type === "message_end" && (r["message"] as { role: string }).role === "assistant");
+      expect(JSON.stringify(end?.["message"]), agent.stderr()).toContain("via the proxy");
+      expect(proxied.join(" ")).toContain(`provider.invalid:${providerPort}`);
     },
     3 * MINUTE,
   );

@@ -15,6 +15,7 @@ import { loadAuthFile } from "../config/auth-file.js";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
 import { oauthModelAdjuster } from "../config/oauth-models.js";
 import { decideProjectTrust } from "../config/project-trust.js";
+import { applyHttpProxySetting, configureHttpDispatcher } from "../config/http-dispatcher.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { discoverExtensions, loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
@@ -322,6 +323,9 @@ export async function main(argv: string[]): Promise<void> {
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
   options = { ...options, projectTrust: await projectTrust(options) };
   const setup = readSetup(options);
+  // Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts).
+  applyHttpProxySetting(setup.settings.httpProxy);
+  await configureHttpDispatcher({ idleTimeoutMs: setup.settings.httpIdleTimeoutMs });
   if (options.listModels !== undefined) await listModelsAndExit(options, setup);
 
   // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
