@@ -12,6 +12,7 @@ import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/s
 import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 
 const TREE_BACK = resolve(import.meta.dirname, "fixtures/pi-dropin/tree-back.ts");
+const OPTIONS_ECHO = resolve(import.meta.dirname, "fixtures/pi-dropin/options-echo.ts");
 
 interface Seen {
   url: string;
@@ -134,6 +135,32 @@ function provider(p: Place, baseUrl: string, api: "anthropic-messages" | "openai
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 describe("settings.json keys that shape provider requests in RPC mode", () => {
+  it(
+    "transport, thinkingBudgets and retry.provider reach every provider's stream options, with the newest pi's defaults",
+    async () => {
+      const p = place("parley-settings-");
+      const echoed = async (): Promise<Record<string, unknown>> => {
+        const agent = start(p, ["--no-session", "-e", OPTIONS_ECHO, "--model", "echo-options/opts"]);
+        const records = await promptSettled(agent, { message: "which options?" });
+        const end = records.find((r) => r.type === "message_end" && (r["message"] as { role: string }).role === "assistant");
+        const text = ((end?.["message"] as { content: { text?: string }[] } | undefined)?.content ?? [])[0]?.text ?? "{}";
+        return JSON.parse(text) as Record<string, unknown>;
+      };
+      write(join(p.agentDir, "settings.json"), {
+        transport: "websocket",
+        thinkingBudgets: { medium: 7777 },
+        retry: { provider: { timeoutMs: 4321, maxRetries: 2, maxRetryDelayMs: 999 } },
+      });
+      expect(await echoed()).toEqual({ transport: "websocket", thinkingBudgets: { medium: 7777 }, timeoutMs: 4321, maxRetries: 2, maxRetryDelayMs: 999 });
+      // Defaults: auto transport, the HTTP idle timeout (5 minutes) as the timeout, no SDK retries, a 60 s cap.
+      write(join(p.agentDir, "settings.json"), {});
+      expect(await echoed()).toEqual({ transport: "auto", timeoutMs: 300_000, maxRetries: 0, maxRetryDelayMs: 60_000 });
+      write(join(p.agentDir, "settings.json"), { httpIdleTimeoutMs: 0 });
+      expect((await echoed())["timeoutMs"]).toBe(2_147_483_647);
+    },
+    3 * MINUTE,
+  );
+
   it(
     "thinkingBudgets, images.blockImages and retry.provider.maxRetries reach the request, as in pi",
     async () => {
