@@ -339,4 +339,17 @@ describe("settings.json keys that shape provider requests in RPC mode", () => {
     },
     3 * MINUTE,
   );
+
+  it(
+    'set_thinking_level "max" (the newest pi\'s level) is the model\'s highest level',
+    async () => {
+      const p = place("parley-settings-");
+      const agent = start(p, ["--no-session", "-e", OPTIONS_ECHO, "--model", "echo-options/opts"]);
+      const levels = ((await ok(agent, { type: "get_available_thinking_levels" }))["data"] as { levels: string[] }).levels;
+      await ok(agent, { type: "set_thinking_level", level: "max" });
+      const state = (await ok(agent, { type: "get_state" }))["data"] as { thinkingLevel: string };
+      expect(state.thinkingLevel).toBe(levels.at(-1));
+    },
+    2 * MINUTE,
+  );
 });
