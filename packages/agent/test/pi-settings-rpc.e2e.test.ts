@@ -341,7 +341,7 @@ describe("settings.json keys that shape provider requests in RPC mode", () => {
   );
 
   it(
-    'set_thinking_level "max" (the newest pi\'s level) is the model\'s highest level',
+    "set_thinking_level \"max\" (the newest pi's level) is the model's highest level",
     async () => {
       const p = place("parley-settings-");
       const agent = start(p, ["--no-session", "-e", OPTIONS_ECHO, "--model", "echo-options/opts"]);
