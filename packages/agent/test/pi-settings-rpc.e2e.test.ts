@@ -6,9 +6,12 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { connect, type AddressInfo } from "node:net";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { imageSize } from "../src/tools/image-fit.js";
+import { makeImage } from "./helpers/images.js";
 import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 
 const TREE_BACK = resolve(import.meta.dirname, "fixtures/pi-dropin/tree-back.ts");
@@ -351,5 +354,33 @@ describe("settings.json keys that shape provider requests in RPC mode", () => {
       expect(state.thinkingLevel).toBe(levels.at(-1));
     },
     2 * MINUTE,
+  );
+
+  it(
+    "images.autoResize: the read tool scales an image over 2000 pixels down, unless the setting is false",
+    async () => {
+      const p = place("parley-settings-");
+      writeFileSync(join(p.cwd, "wide.png"), makeImage(2600, 130, "png"));
+      const script = join(p.home, "turns.json");
+      write(script, [{ toolCalls: [{ name: "read", arguments: { path: "wide.png" } }] }, "done"]);
+      const readResult = async (): Promise<{ content: { type: string; text?: string; data?: string }[] }> => {
+        const agent = start(p, ["--no-session", "--model-script", script]);
+        const records = await promptSettled(agent, { message: "look" });
+        const end = records.find((r) => r.type === "tool_execution_end");
+        expect(end?.["isError"], JSON.stringify(end)).toBe(false);
+        return end?.["result"] as { content: { type: string; text?: string; data?: string }[] };
+      };
+      // PNG or JPEG, whichever came out smaller.
+      const imageWidth = (base64: string | undefined): number | undefined => imageSize(Buffer.from(base64 ?? "", "base64"))?.width;
+
+      const scaled = await readResult();
+      expect(scaled.content[0]?.text).toContain("2600x130");
+      expect(imageWidth(scaled.content.find((c) => c.type === "image")?.data)).toBe(2000);
+
+      write(join(p.agentDir, "settings.json"), { images: { autoResize: false } });
+      const untouched = await readResult();
+      expect(imageWidth(untouched.content.find((c) => c.type === "image")?.data)).toBe(2600);
+    },
+    3 * MINUTE,
   );
 });

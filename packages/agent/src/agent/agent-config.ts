@@ -50,6 +50,8 @@ export interface AgentConfig {
   prompt?: PromptSources | undefined;
   tools?: ToolPolicy | undefined;
   provider?: ProviderRequestConfig | undefined;
+  /** settings.json `images.autoResize` (default true): the read tool scales down images over the providers' limits. */
+  autoResizeImages?: boolean | undefined;
   /** settings.json `images.blockImages`: images never reach the model (each becomes a short text), as in pi. */
   blockImages?: boolean | undefined;
   /** settings.json `branchSummary.reserveTokens`: the part of the context window a branch summary leaves free. */

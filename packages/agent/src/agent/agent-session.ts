@@ -127,7 +127,8 @@ export class AgentSession {
     });
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
-    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, { bash: shell });
+    const read = config.autoResizeImages !== undefined ? { read: { autoResizeImages: config.autoResizeImages } } : {};
+    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, { bash: shell, ...read });
     this.#local = {
       state: {
         model: options.models.model,

@@ -200,6 +200,7 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     shellCommandPrefix: settings.shellCommandPrefix,
     provider: providerRequestConfig(settings),
     blockImages: settings.images?.blockImages,
+    autoResizeImages: settings.images?.autoResize,
     branchSummaryReserveTokens: settings.branchSummary?.reserveTokens,
     prompt: promptSources(options, setup),
     tools: {
