@@ -229,7 +229,10 @@ describe("commands from the docs", () => {
   });
 
   it("reject a wrong field against the union and the JSON Schema", () => {
-    const bad = { type: "set_thinking_level", level: "max" };
+    // "max" is a level the newest pi accepts; "maximum" is not one.
+    expectValid(RpcCommand, { type: "set_thinking_level", level: "max" });
+    expectValidJson("command.json", { type: "set_thinking_level", level: "max" });
+    const bad = { type: "set_thinking_level", level: "maximum" };
     expectInvalid(RpcCommand, bad);
     expectInvalid(InboundRecord, bad);
     expectInvalidJson("command.json", bad);

@@ -95,10 +95,11 @@ const CASES: Record<CommandType, { valid: object[]; invalid: { value: object; er
     valid: [
       { type: "set_thinking_level", level: "high" },
       { type: "set_thinking_level", level: "off" },
+      { type: "set_thinking_level", level: "max" },
     ],
     invalid: {
       value: { type: "set_thinking_level", level: 42 },
-      error: 'Invalid set_thinking_level command: "level" must be one of "off", "minimal", "low", "medium", "high", "xhigh" (got 42)',
+      error: 'Invalid set_thinking_level command: "level" must be one of "off", "minimal", "low", "medium", "high", "xhigh", "max" (got 42)',
     },
   },
   cycle_thinking_level: {

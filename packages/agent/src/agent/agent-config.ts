@@ -1,8 +1,10 @@
 /**
  * What the agent takes from pi's settings and flags at start-up: queue modes, compaction and
- * retry settings, the shell, the system prompt's sources and which tools start enabled.
+ * retry settings, the shell, the system prompt's sources, which tools start enabled, the options
+ * of every provider request, images and branch summaries.
  * Absent fields keep pi's defaults.
  */
+import type { ThinkingBudgets, Transport } from "@mariozechner/pi-ai";
 import type { QueueMode } from "@parley/protocol";
 import type { CompactionSettings } from "./compaction-cut.js";
 
@@ -24,6 +26,19 @@ export interface PromptSources {
   contextFiles?: { path: string; content: string }[] | undefined;
 }
 
+/**
+ * What reaches pi-ai's stream options on every model call of the loop, as pi passes them:
+ * `retry.provider`, `httpIdleTimeoutMs` (the timeout unless `retry.provider.timeoutMs` is set),
+ * `transport` and `thinkingBudgets`.
+ */
+export interface ProviderRequestConfig {
+  timeoutMs?: number | undefined;
+  maxRetries?: number | undefined;
+  maxRetryDelayMs?: number | undefined;
+  transport?: Transport | undefined;
+  thinkingBudgets?: ThinkingBudgets | undefined;
+}
+
 export interface AgentConfig {
   steeringMode?: QueueMode | undefined;
   followUpMode?: QueueMode | undefined;
@@ -34,4 +49,11 @@ export interface AgentConfig {
   shellCommandPrefix?: string | undefined;
   prompt?: PromptSources | undefined;
   tools?: ToolPolicy | undefined;
+  provider?: ProviderRequestConfig | undefined;
+  /** settings.json `images.autoResize` (default true): the read tool scales down images over the providers' limits. */
+  autoResizeImages?: boolean | undefined;
+  /** settings.json `images.blockImages`: images never reach the model (each becomes a short text), as in pi. */
+  blockImages?: boolean | undefined;
+  /** settings.json `branchSummary.reserveTokens`: the part of the context window a branch summary leaves free. */
+  branchSummaryReserveTokens?: number | undefined;
 }

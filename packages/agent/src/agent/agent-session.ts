@@ -12,10 +12,12 @@ import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../exten
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { Session, SessionContext } from "../session/session.js";
-import type { AgentConfig } from "./agent-config.js";
+import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
+import type { ToolsOptions } from "../tools/index.js";
+import { blockImages } from "./block-images.js";
 import type { ScopedModelChoice } from "../models/model-scope.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
@@ -87,6 +89,11 @@ function shellOptions(config: AgentConfig): { shellPath?: string; commandPrefix?
   };
 }
 
+/** The built-in tools' settings: the shell, and the read tool's image resizing. */
+function builtInToolOptions(config: AgentConfig, shell: ReturnType<typeof shellOptions>): ToolsOptions {
+  return { bash: shell, ...(config.autoResizeImages !== undefined ? { read: { autoResizeImages: config.autoResizeImages } } : {}) };
+}
+
 function retryOptions(config: AgentConfig): { maxAttempts?: number; baseDelayMs?: number } {
   return {
     ...(config.retry?.maxRetries !== undefined ? { maxAttempts: config.retry.maxRetries } : {}),
@@ -135,7 +142,7 @@ export class AgentSession {
     this.#retry = new AutoRetry(retryOptions(config));
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
-    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, { bash: shell });
+    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, builtInToolOptions(config, shell));
     this.#local = {
       state: {
         model: options.models.model,
@@ -163,7 +170,7 @@ export class AgentSession {
     this.#retry = new AutoRetry(retryOptions(config));
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
-    await this.tools.setBuiltInOptions({ bash: shell });
+    await this.tools.setBuiltInOptions(builtInToolOptions(config, shell));
     this.steeringMode = config.steeringMode ?? "one-at-a-time";
     this.followUpMode = config.followUpMode ?? "one-at-a-time";
   }
@@ -186,9 +193,11 @@ export class AgentSession {
         registerParleyProviders(),
       ]);
       const local = this.#local;
+      const config = this.#options.config ?? {};
+      const request = config.provider ?? {};
       const core = new Agent({
         initialState: { ...local.state },
-        convertToLlm: (messages) => convertToLlm(messages),
+        convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         getApiKey: (provider) => this.models.getApiKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
@@ -196,6 +205,10 @@ export class AgentSession {
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
         sessionId: this.#session.id,
+        // settings.json's transport, thinking budgets and provider retry cap, as pi gives them to its Agent.
+        ...(request.transport !== undefined ? { transport: request.transport } : {}),
+        ...(request.thinkingBudgets !== undefined ? { thinkingBudgets: request.thinkingBudgets } : {}),
+        ...(request.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: request.maxRetryDelayMs } : {}),
         // The newest pi's provider hooks: a handler may replace the request's payload, and hears
         // the response's status and headers before its body is read.
         onPayload: (payload) => this.#beforeProviderRequest(payload),
@@ -205,7 +218,8 @@ export class AgentSession {
         },
       });
       const stream = core.streamFn;
-      core.streamFn = async (model, context, options) => stream(model, context, await this.#beforeProviderHeaders(model.headers, options));
+      core.streamFn = async (model, context, options) =>
+        stream(model, context, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -247,6 +261,10 @@ export class AgentSession {
   }
   get model(): Model<Api> {
     return this.#state.model;
+  }
+  /** settings.json `branchSummary.reserveTokens` (branch summaries of ctx.navigateTree). */
+  get branchSummaryReserveTokens(): number | undefined {
+    return this.#options.config?.branchSummaryReserveTokens;
   }
   get thinkingLevel(): ThinkingLevel {
     return this.#state.thinkingLevel;
@@ -907,4 +925,17 @@ export type { ToolResultMessage };
 
 function isThinkingLevel(value: string): value is ThinkingLevel {
   return THINKING_LEVELS.some((level) => level === value);
+}
+
+/** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
+function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
+  const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
+  const maxRetries = options?.maxRetries ?? request.maxRetries;
+  const maxRetryDelayMs = options?.maxRetryDelayMs ?? request.maxRetryDelayMs;
+  return {
+    ...options,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(maxRetryDelayMs !== undefined ? { maxRetryDelayMs } : {}),
+  };
 }

@@ -4,7 +4,8 @@
  * the current model, with the same call compaction uses.
  */
 import type { SessionEntry } from "@parley/protocol";
-import { DEFAULT_COMPACTION_SETTINGS, convertToLlm, serializeConversation } from "../extensions/compat/messages.js";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { DEFAULT_COMPACTION_SETTINGS, convertToLlm, estimateTokens, serializeConversation } from "../extensions/compat/messages.js";
 import type { Session } from "../session/session.js";
 import { entryMessage } from "./compaction-cut.js";
 import { collectFileOps, createFileOps, fileLists, fileListsText } from "./file-operations.js";
@@ -61,19 +62,53 @@ export interface BranchSummary {
   modifiedFiles: string[];
 }
 
+/** A context window to budget with when the model does not say (pi's assumption). */
+const ASSUMED_CONTEXT_WINDOW = 128_000;
+
+/**
+ * The newest of the abandoned messages that fit in `budget` tokens, oldest first, as pi picks
+ * them: the walk stops at the first that does not fit, except that an earlier summary (compaction
+ * or branch) still gets in while less than 90% of the budget is used.
+ */
+export function messagesWithinBudget(entries: readonly SessionEntry[], budget: number): AgentMessage[] {
+  const kept: AgentMessage[] = [];
+  let total = 0;
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    const message = entryMessage(entry);
+    if (!message) continue;
+    const tokens = estimateTokens(message);
+    if (budget > 0 && total + tokens > budget) {
+      if ((entry.type === "compaction" || entry.type === "branch_summary") && total < budget * 0.9) kept.unshift(message);
+      break;
+    }
+    kept.unshift(message);
+    total += tokens;
+  }
+  return kept;
+}
+
 /** Summarise abandoned entries. Throws CompactionCancelledError when `signal` aborts it. */
 export async function generateBranchSummary(
   agent: SummaryHost,
   entries: readonly SessionEntry[],
-  options: { customInstructions?: string | undefined; replaceInstructions?: boolean | undefined; signal: AbortSignal },
+  options: {
+    customInstructions?: string | undefined;
+    replaceInstructions?: boolean | undefined;
+    /** settings.json `branchSummary.reserveTokens`: the part of the context window left for the prompt and the reply. */
+    reserveTokens?: number | undefined;
+    signal: AbortSignal;
+  },
 ): Promise<BranchSummary> {
-  const messages = entries.map(entryMessage).filter((m) => m !== undefined);
+  const reserveTokens = options.reserveTokens ?? DEFAULT_COMPACTION_SETTINGS.reserveTokens;
+  const messages = messagesWithinBudget(entries, (agent.model.contextWindow || ASSUMED_CONTEXT_WINDOW) - reserveTokens);
   const ops = createFileOps();
-  for (const message of messages) collectFileOps(message, ops);
+  // Files touched anywhere in the branch are listed, even in the part the budget leaves out.
+  for (const message of entries.map(entryMessage)) if (message) collectFileOps(message, ops);
   const { readFiles, modifiedFiles } = fileLists(ops);
   const custom = options.customInstructions?.trim();
   const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
   const prompt = `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n${instructions}`;
-  const { summary } = await completeSummary(agent, prompt, Math.floor(DEFAULT_COMPACTION_SETTINGS.reserveTokens * 0.8), options.signal);
+  const { summary } = await completeSummary(agent, prompt, Math.floor(reserveTokens * 0.8), options.signal);
   return { summary: summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles };
 }

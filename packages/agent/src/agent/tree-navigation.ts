@@ -13,6 +13,8 @@ import type { SummaryHost } from "./summary-call.js";
 /** What navigation needs from the agent (AgentSession is one): its session, and its model for a summary. */
 export interface TreeNavigationHost extends SummaryHost {
   readonly session: Session;
+  /** settings.json `branchSummary.reserveTokens`, when set. */
+  readonly branchSummaryReserveTokens?: number | undefined;
   /** Takes up the session's context again once the leaf has moved. */
   useSession(session: Session): void;
 }
@@ -70,7 +72,12 @@ export async function navigateTree(
     summary = { text: verdict.summary.summary, details: verdict.summary.details, fromExtension: true };
   } else if (wantsSummary && entries.length > 0) {
     try {
-      const written = await generateBranchSummary(agent, entries, { customInstructions, replaceInstructions, signal: controller.signal });
+      const written = await generateBranchSummary(agent, entries, {
+        customInstructions,
+        replaceInstructions,
+        reserveTokens: agent.branchSummaryReserveTokens,
+        signal: controller.signal,
+      });
       summary = { text: written.summary, details: { readFiles: written.readFiles, modifiedFiles: written.modifiedFiles }, fromExtension: false };
     } catch (error) {
       if (error instanceof CompactionCancelledError) return { cancelled: true, aborted: true };

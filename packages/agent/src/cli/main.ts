@@ -8,7 +8,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isThinkingLevel } from "@parley/protocol/constants";
-import type { AgentConfig } from "../agent/agent-config.js";
+import type { AgentConfig, ProviderRequestConfig } from "../agent/agent-config.js";
 import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
@@ -16,6 +16,7 @@ import { loadAuthFile } from "../config/auth-file.js";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
 import { oauthModelAdjuster } from "../config/oauth-models.js";
 import { askProjectTrust, trustWithoutAsking } from "../config/project-trust.js";
+import { applyHttpProxySetting, configureHttpDispatcher } from "../config/http-dispatcher.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { loadExtension } from "../extensions/loader.js";
 import { extensionStack } from "../extensions/extension-stack.js";
@@ -148,7 +149,10 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   start.trustPending = false;
   if (trusted) {
     start.options = { ...start.options, projectTrust: true };
+    const idleBefore = start.setup.settings.httpIdleTimeoutMs;
     start.setup = readSetup(start.options);
+    // The project's httpIdleTimeoutMs applies from here (its httpProxy never does: pi reads that globally).
+    if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
     await server.agent.configure(agentConfig(start.options, start.setup));
   }
   useResources(server, start);
@@ -234,6 +238,25 @@ function promptSources(options: CliOptions, setup: Setup): AgentConfig["prompt"]
   };
 }
 
+/** pi's HTTP idle timeout: 5 minutes unless settings say otherwise. */
+const HTTP_IDLE_TIMEOUT_MS = 300_000;
+/** The SDKs take a timeout of 0 as "at once"; "disabled" is the largest timer Node accepts. */
+const NO_TIMEOUT_MS = 2_147_483_647;
+
+/** The options every provider request of the loop gets, from settings as the newest pi derives them. */
+function providerRequestConfig(settings: Settings): ProviderRequestConfig {
+  const idle = settings.httpIdleTimeoutMs ?? HTTP_IDLE_TIMEOUT_MS;
+  const provider = settings.retry?.provider;
+  return {
+    timeoutMs: provider?.timeoutMs ?? (idle === 0 ? NO_TIMEOUT_MS : idle),
+    // The newest pi leaves retrying to its own auto-retry: the SDKs' retries are off unless asked for.
+    maxRetries: provider?.maxRetries ?? 0,
+    maxRetryDelayMs: provider?.maxRetryDelayMs ?? 60_000,
+    transport: settings.transport ?? "auto",
+    thinkingBudgets: settings.thinkingBudgets,
+  };
+}
+
 function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
   const { settings } = setup;
   return {
@@ -243,6 +266,10 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     retry: settings.retry,
     shellPath: settings.shellPath,
     shellCommandPrefix: settings.shellCommandPrefix,
+    provider: providerRequestConfig(settings),
+    blockImages: settings.images?.blockImages,
+    autoResizeImages: settings.images?.autoResize,
+    branchSummaryReserveTokens: settings.branchSummary?.reserveTokens,
     prompt: promptSources(options, setup),
     tools: {
       allow: options.tools,
@@ -368,6 +395,10 @@ export async function main(argv: string[]): Promise<void> {
   const start = readStartup(options);
   options = start.options;
   const setup = start.setup;
+  // Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is
+  // read from the user's file only, so a later project trust decision cannot change it.
+  applyHttpProxySetting(setup.settings.httpProxy);
+  await configureHttpDispatcher({ idleTimeoutMs: setup.settings.httpIdleTimeoutMs });
   if (options.listModels !== undefined) await listModelsAndExit(start);
 
   // Web mode's modules load only in web mode; a non-loopback host without a token stops here.

@@ -1,7 +1,8 @@
 /**
  * pi's settings: `<agent dir>/settings.json`, overridden by the project's `.pi/settings.json`
- * (nested objects merge one level deep, as in pi). Only the keys that matter to an RPC agent are
- * read; a value of the wrong type is ignored with a warning, and parley never writes these files.
+ * (nested objects merge one level deep, as in pi). Only the keys that have an effect in pi's RPC
+ * mode are read (terminal-UI keys are not); a value of the wrong type is ignored with a warning,
+ * and parley never writes these files.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +11,21 @@ import type { PackageEntry, PackageFilter } from "../resources/package-sources.j
 import type { ResourceLists } from "../resources/resource-resolver.js";
 
 export type QueueModeSetting = "all" | "one-at-a-time";
+/** pi-ai's preferred transport for providers that have several (the Codex provider's WebSocket). */
+export type TransportSetting = "sse" | "websocket" | "websocket-cached" | "auto";
+/** Thinking budgets (tokens) per level, for providers that take a budget rather than an effort. */
+export interface ThinkingBudgetsSetting {
+  minimal?: number;
+  low?: number;
+  medium?: number;
+  high?: number;
+}
+/** `retry.provider`: the provider SDK's own request timeout and retries. */
+export interface ProviderRetrySetting {
+  timeoutMs?: number;
+  maxRetries?: number;
+  maxRetryDelayMs?: number;
+}
 
 export interface Settings {
   defaultProvider?: string;
@@ -18,7 +34,15 @@ export interface Settings {
   steeringMode?: QueueModeSetting;
   followUpMode?: QueueModeSetting;
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
-  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number };
+  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; provider?: ProviderRetrySetting };
+  thinkingBudgets?: ThinkingBudgetsSetting;
+  transport?: TransportSetting;
+  /** HTTP idle timeout (ms; 0 disables it): the provider request's timeout unless `retry.provider.timeoutMs` is set. */
+  httpIdleTimeoutMs?: number;
+  /** Global file only, as in pi: becomes HTTP_PROXY / HTTPS_PROXY unless those are set. */
+  httpProxy?: string;
+  images?: { autoResize?: boolean; blockImages?: boolean };
+  branchSummary?: { reserveTokens?: number; skipPrompt?: boolean };
   shellPath?: string;
   shellCommandPrefix?: string;
   sessionDir?: string;
@@ -56,13 +80,14 @@ function readJson(file: string, warnings: string[]): Raw | undefined {
   return undefined;
 }
 
+const isObject = (v: unknown): v is Raw => v !== null && typeof v === "object" && !Array.isArray(v);
+
 /** pi's merge: the project's value wins; objects merge their keys. */
 function merge(base: Raw, override: Raw): Raw {
   const out: Raw = { ...base };
   for (const [key, value] of Object.entries(override)) {
     if (value === undefined) continue;
     const prior = out[key];
-    const isObject = (v: unknown): v is Raw => v !== null && typeof v === "object" && !Array.isArray(v);
     out[key] = isObject(value) && isObject(prior) ? { ...prior, ...value } : value;
   }
   return out;
@@ -73,6 +98,32 @@ const isBool = (v: unknown): v is boolean => typeof v === "boolean";
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
 const isQueueMode = (v: unknown): v is QueueModeSetting => v === "all" || v === "one-at-a-time";
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+const isTransport = (v: unknown): v is TransportSetting => v === "sse" || v === "websocket" || v === "websocket-cached" || v === "auto";
+
+/** pi's timeout values: a count of ms, the same as a numeric string, or "disabled" (0). */
+function timeoutMs(value: unknown): number | undefined {
+  if (typeof value === "string") {
+    const text = value.trim();
+    if (text.toLowerCase() === "disabled") return 0;
+    return text === "" ? undefined : timeoutMs(Number(text));
+  }
+  return isCount(value) ? Math.floor(value) : undefined;
+}
+const isTimeout = (v: unknown): v is number | string => timeoutMs(v) !== undefined;
+
+/** pi's migrations of older keys, applied to each file before the merge (as pi applies them when it reads a file). */
+function migrate(raw: Raw): Raw {
+  const out: Raw = migrateSkills(raw);
+  if ("queueMode" in out && !("steeringMode" in out)) out["steeringMode"] = out["queueMode"];
+  if (!("transport" in out) && typeof out["websockets"] === "boolean") out["transport"] = out["websockets"] ? "websocket" : "sse";
+  const retry = out["retry"];
+  if (retry !== null && typeof retry === "object" && !Array.isArray(retry) && typeof (retry as Raw)["maxDelayMs"] === "number") {
+    const { maxDelayMs, ...rest } = retry as Raw;
+    const provider = rest["provider"] !== null && typeof rest["provider"] === "object" ? (rest["provider"] as Raw) : {};
+    out["retry"] = { ...rest, provider: { ...provider, maxRetryDelayMs: provider["maxRetryDelayMs"] ?? maxDelayMs } };
+  }
+  return out;
+}
 
 /** Copies `raw[key]` when `check` accepts it; a present value it refuses is reported. */
 function pick<T>(raw: Raw, key: string, check: (v: unknown) => v is T, warnings: string[], where: string): T | undefined {
@@ -88,23 +139,24 @@ function section<K extends string>(
   key: string,
   fields: Record<K, (v: unknown) => boolean>,
   warnings: string[],
+  where = "",
 ): Partial<Record<K, unknown>> | undefined {
   const value = raw[key];
   if (value === undefined) return undefined;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    warnings.push(`settings: "${key}" must be an object; ignored`);
+  if (!isObject(value)) {
+    warnings.push(`settings: "${where}${key}" must be an object; ignored`);
     return undefined;
   }
   const out: Partial<Record<K, unknown>> = {};
   for (const field of Object.keys(fields) as K[]) {
-    const v = pick(value as Raw, field, fields[field] as (v: unknown) => v is unknown, warnings, `${key}.`);
+    const v = pick(value, field, fields[field] as (v: unknown) => v is unknown, warnings, `${where}${key}.`);
     if (v !== undefined) out[field] = v;
   }
   return out;
 }
 
 /** pi's older `skills: { enableSkillCommands, customDirectories }` form, read as pi migrates it. */
-function migrate(data: Raw): Raw {
+function migrateSkills(data: Raw): Raw {
   const skills = data["skills"];
   if (skills === null || typeof skills !== "object" || Array.isArray(skills)) return data;
   const old = skills as Raw;
@@ -168,6 +220,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   const files: string[] = [];
   let raw: Raw = {};
   const resources: LoadedSettings["resources"] = { user: {}, project: undefined };
+  let globalRaw: Raw = {};
   const places = [
     { file: join(options.agentDir, "settings.json"), scope: "user" as const },
     ...(options.projectTrusted === false ? [] : [{ file: join(options.cwd, PROJECT_DIR_NAME, "settings.json"), scope: "project" as const }]),
@@ -178,6 +231,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
     if (read === undefined) continue;
     const data = migrate(read);
     files.push(file);
+    if (scope === "user") globalRaw = data;
     raw = merge(raw, data);
     resources[scope] = resourceLists(data, file, warnings);
   }
@@ -199,7 +253,26 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   set("enableSkillCommands", pick(raw, "enableSkillCommands", isBool, warnings, ""));
   const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);
   if (compaction) settings.compaction = compaction as Settings["compaction"];
-  const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount }, warnings);
-  if (retry) settings.retry = retry as Settings["retry"];
+  const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount, provider: isObject }, warnings);
+  if (retry) {
+    const { provider, ...agentLevel } = retry;
+    settings.retry = agentLevel as Settings["retry"];
+    const providerRetry =
+      provider !== undefined
+        ? section({ provider }, "provider", { timeoutMs: isCount, maxRetries: isCount, maxRetryDelayMs: isCount }, warnings, "retry.")
+        : undefined;
+    if (providerRetry) settings.retry = { ...settings.retry, provider: providerRetry as ProviderRetrySetting };
+  }
+  const budgets = section(raw, "thinkingBudgets", { minimal: isCount, low: isCount, medium: isCount, high: isCount }, warnings);
+  if (budgets) settings.thinkingBudgets = budgets as ThinkingBudgetsSetting;
+  set("transport", pick(raw, "transport", isTransport, warnings, ""));
+  set("httpIdleTimeoutMs", timeoutMs(pick(raw, "httpIdleTimeoutMs", isTimeout, warnings, "")));
+  // The project's file cannot point the user's traffic at a proxy (pi reads this key globally only).
+  const proxy = pick(globalRaw, "httpProxy", isString, warnings, "")?.trim();
+  if (proxy) settings.httpProxy = proxy;
+  const images = section(raw, "images", { autoResize: isBool, blockImages: isBool }, warnings);
+  if (images) settings.images = images as Settings["images"];
+  const branchSummary = section(raw, "branchSummary", { reserveTokens: isCount, skipPrompt: isBool }, warnings);
+  if (branchSummary) settings.branchSummary = branchSummary as Settings["branchSummary"];
   return { settings, resources, warnings, files };
 }

@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
+import { fitImage } from "./image-fit.js";
 import { resolveReadPath } from "./path-utils.js";
 import { readRegularFile, readRegularHead } from "./read-regular-file.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from "./truncate.js";
@@ -31,8 +32,8 @@ export interface ReadOperations {
 
 export interface ReadToolOptions {
   /**
-   * Accepted for pi compatibility. parley has no image library, so images are
-   * always passed through at their original size.
+   * settings.json `images.autoResize` (default true, as in pi): images over 2000 pixels a side
+   * or 4.5 MB (base64) are scaled down before they reach the model (see image-fit.ts).
    */
   autoResizeImages?: boolean;
   operations?: ReadOperations;
@@ -95,6 +96,25 @@ function formatText(text: string, rawPath: string, offset: number | undefined, l
   return { text: truncation.content, details: undefined };
 }
 
+async function imageContent(buffer: Buffer, mimeType: string, autoResize: boolean): Promise<(TextContent | ImageContent)[]> {
+  if (!autoResize) {
+    return [
+      { type: "text", text: `Read image file [${mimeType}]` },
+      { type: "image", data: buffer.toString("base64"), mimeType },
+    ];
+  }
+  const fitted = await fitImage(buffer, mimeType);
+  if (!fitted) return [{ type: "text", text: `Read image file [${mimeType}]\n[The image is left out: even scaled down it is over the size a model accepts.]` }];
+  const r = fitted.resized;
+  const note = r
+    ? `\n[Image scaled from ${r.fromWidth}x${r.fromHeight} to ${r.toWidth}x${r.toHeight}: multiply its coordinates by ${(r.fromWidth / r.toWidth).toFixed(2)} for the original.]`
+    : "";
+  return [
+    { type: "text", text: `Read image file [${fitted.mimeType}]${note}` },
+    { type: "image", data: fitted.data, mimeType: fitted.mimeType },
+  ];
+}
+
 export function createReadToolDefinition(cwd: string, options: ReadToolOptions = {}): ToolDefinition<typeof readSchema, ReadToolDetails | undefined> {
   const ops = options.operations ?? localOperations;
   return {
@@ -113,13 +133,7 @@ export function createReadToolDefinition(cwd: string, options: ReadToolOptions =
           const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolutePath) : undefined;
           const buffer = await ops.readFile(absolutePath);
           throwIfAborted(signal);
-          if (mimeType) {
-            const content: (TextContent | ImageContent)[] = [
-              { type: "text", text: `Read image file [${mimeType}]` },
-              { type: "image", data: buffer.toString("base64"), mimeType },
-            ];
-            return { content, details: undefined };
-          }
+          if (mimeType) return { content: await imageContent(buffer, mimeType, options.autoResizeImages ?? true), details: undefined };
           const { text, details } = formatText(buffer.toString("utf8"), params.path, params.offset, params.limit);
           return { content: [{ type: "text", text }], details };
         } catch (error) {

@@ -61,7 +61,7 @@ const check_0 = ((value) => ((typeof value === "object" && value !== null && !(A
 return check_0;
   })(),
   "set_thinking_level": (() => {
-const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && (("type" in value && "level" in value) && (((value.id === undefined || (!("id" in value) || (typeof value.id === "string" || Number.isFinite(value.id)))) && (typeof value.type === "string" && value.type === "set_thinking_level")) && ((((((typeof value.level === "string" && value.level === "off") || (typeof value.level === "string" && value.level === "minimal")) || (typeof value.level === "string" && value.level === "low")) || (typeof value.level === "string" && value.level === "medium")) || (typeof value.level === "string" && value.level === "high")) || (typeof value.level === "string" && value.level === "xhigh"))))));
+const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && (("type" in value && "level" in value) && (((value.id === undefined || (!("id" in value) || (typeof value.id === "string" || Number.isFinite(value.id)))) && (typeof value.type === "string" && value.type === "set_thinking_level")) && (((((((typeof value.level === "string" && value.level === "off") || (typeof value.level === "string" && value.level === "minimal")) || (typeof value.level === "string" && value.level === "low")) || (typeof value.level === "string" && value.level === "medium")) || (typeof value.level === "string" && value.level === "high")) || (typeof value.level === "string" && value.level === "xhigh")) || (typeof value.level === "string" && value.level === "max"))))));
 
 return check_0;
   })(),

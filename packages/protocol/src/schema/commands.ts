@@ -126,8 +126,14 @@ export type GetAvailableModelsCommand = Static<typeof GetAvailableModelsCommand>
 
 // ---- thinking ------------------------------------------------------------------
 
+/** What a client may ask for: the newest pi's levels include "max", the model's highest. */
+export const RequestedThinkingLevel = Type.Union([...ThinkingLevel.anyOf, Type.Literal("max")], {
+  description: "A thinking level to set; max is the model's highest (parley: xhigh, clamped to the model).",
+});
+export type RequestedThinkingLevel = Static<typeof RequestedThinkingLevel>;
+
 export const SetThinkingLevelCommand = Type.Object(
-  { id: CommandId, type: Type.Literal("set_thinking_level"), level: ThinkingLevel },
+  { id: CommandId, type: Type.Literal("set_thinking_level"), level: RequestedThinkingLevel },
   { description: "Set the reasoning level." },
 );
 export type SetThinkingLevelCommand = Static<typeof SetThinkingLevelCommand>;

@@ -42,7 +42,8 @@ export const stateCommands: CommandTable<StateCommands> = {
   get_commands: sync((_c, ctx) => ({ commands: ctx.runtime.commandList() })),
   get_messages: sync((_c, ctx) => ({ messages: ctx.agent.messages })),
   set_thinking_level: sync((c, ctx) => {
-    ctx.agent.setThinkingLevel(c.level);
+    // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped as any level is).
+    ctx.agent.setThinkingLevel(c.level === "max" ? "xhigh" : c.level);
     return undefined;
   }),
   cycle_thinking_level: sync((_c, ctx) => {
