@@ -15,6 +15,7 @@ import type { Session } from "../session/session.js";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { whileSayingSlow } from "../slow-notice.js";
+import { whileOptimizerPaused } from "../startup/module-loader.js";
 
 /** What the CLI's start-up (cli/start-agent.ts) and process lifetime need of a mode's server. */
 export interface FrontDoor {
@@ -139,7 +140,12 @@ export class AgentCore {
    * Runs the factories. With `explicitFailuresFatal`, a -e file that fails is not reported but
    * returned (the CLI stops on it, as pi does); discovered ones are reported and skipped.
    */
-  async #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
+  #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
+    // Code that runs once: no optimized compiles for it (startup/launch-bundle.ts, pauseOptimizer).
+    return whileOptimizerPaused(() => this.#runFactories(sources, explicitFailuresFatal));
+  }
+
+  async #runFactories(sources: readonly ExtensionSource[], explicitFailuresFatal: boolean): Promise<ExtensionLoadFailure[]> {
     const failures: ExtensionLoadFailure[] = [];
     if (sources.some((ext) => ext.factory)) await this.agent.tools.load();
     for (const ext of sources) {

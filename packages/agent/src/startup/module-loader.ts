@@ -10,6 +10,8 @@ export interface ModuleLoader {
   import(specifier: string): Promise<unknown>;
   /** The file URL an `import()` of `specifier` would load. Async: a CommonJS launcher has no synchronous ES resolver. */
   resolve(specifier: string): Promise<string>;
+  /** The launcher's (launch-bundle.ts): V8's optimizing compiler off until the returned function is called. */
+  pauseOptimizer?(): () => void;
 }
 
 let loader: ModuleLoader = {
@@ -29,6 +31,20 @@ export function importModule<T>(specifier: string): Promise<T> {
 
 export function resolveModule(specifier: string): Promise<string> {
   return loader.resolve(specifier);
+}
+
+/**
+ * Runs `work` (loading an extension's module, running its factory) with V8's optimizing compiler
+ * paused, when the launcher can pause it (see pauseOptimizer in launch-bundle.ts): code that runs
+ * once at start-up then costs no optimized compile, which would add ~5 MiB to the start-up peak.
+ */
+export async function whileOptimizerPaused<T>(work: () => Promise<T>): Promise<T> {
+  const resume = loader.pauseOptimizer?.();
+  try {
+    return await work();
+  } finally {
+    resume?.();
+  }
 }
 
 /** jiti's `createJiti`, as parley uses it: the extension loader's TypeScript loader. */
