@@ -359,7 +359,9 @@ function lighterSources(specifier, exports) {
     const light = libraryExports(lighter);
     for (const name of Object.keys(exports)) if (out[name] === undefined && name in light && light[name] === exports[name]) out[name] = lighter;
   }
-  if (out.StringEnum !== PI_AI_TYPEBOX_HELPERS) throw new Error("build-bundle: pi-ai's StringEnum is no longer its typebox-helpers module's; update PI_AI_TYPEBOX_HELPERS");
+  if (out.StringEnum !== PI_AI_TYPEBOX_HELPERS) {
+    throw new Error("build-bundle: pi-ai's StringEnum is no longer its typebox-helpers module's; update PI_AI_TYPEBOX_HELPERS");
+  }
   return out;
 }
 
