@@ -471,6 +471,35 @@ describe("pi-ai's TypeBox helpers load no pi-ai", () => {
   });
 });
 
+describe("the built-in tools' definitions are created when first asked for", () => {
+  it("an extension that does not ask loads no TypeBox; pi.getAllTools() while it loads lists the built-ins with their schemas", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const dir = mkdtempSync(join(tmpdir(), "parley-all-tools-"));
+    const file = join(dir, "tools.ts");
+    writeFileSync(
+      file,
+      [
+        'import { createRequire } from "node:module";',
+        "// Whether parley's TypeBox bundle is loaded (the tools' schemas are TypeBox schemas).",
+        'const typeBox = () => Object.keys(createRequire(`${process.cwd()}/`).cache).some((f) => /lib-typebox\\.js$/.test(f));',
+        "export default function (pi: any) {",
+        "  const before = typeBox();",
+        "  const tools = pi.getAllTools().map((t: any) => [t.name, t.parameters?.type, t.sourceInfo?.source]);",
+        '  pi.registerCommand("tools", { handler: async (_a: string, ctx: any) => ctx.ui.notify(JSON.stringify({ before, after: typeBox(), tools })) });',
+        "}",
+      ].join("\n"),
+    );
+    const agent = start(["-e", file]);
+    await agent.request({ type: "prompt", message: "/tools" });
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+    const report = JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"])) as { before: boolean; after: boolean; tools: string[][] };
+    expect(report.before).toBe(false);
+    expect(report.after).toBe(true);
+    expect(report.tools.map(([name]) => name).sort()).toEqual(["bash", "edit", "find", "grep", "ls", "read", "write"]);
+    expect(report.tools.every(([, type, source]) => type === "object" && source === "builtin")).toBe(true);
+  });
+});
+
 describe("input that ends during start-up", () => {
   it("is still answered, in order, before parley exits", async () => {
     const agent = start(["-e", join(FIX, "slow-start.ts"), "--max-line-bytes", "1024"]);

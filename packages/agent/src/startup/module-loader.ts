@@ -47,6 +47,31 @@ export async function whileOptimizerPaused<T>(work: () => Promise<T>): Promise<T
   }
 }
 
+/** parley's built-in tools module (its definitions' schemas load TypeBox). */
+export type ToolsModule = typeof import("../tools/index.js");
+
+let requireTools: (() => ToolsModule) | undefined;
+
+/**
+ * The CLI bundle supplies its tools module synchronously (a lazy initialiser inside the bundle): an
+ * extension's synchronous `pi.getAllTools()` can then create the built-ins' definitions when it
+ * first asks, instead of every extension's start-up paying for them. An ES module build has no
+ * synchronous way to load a module: there they load before the extensions' factories run.
+ */
+export function setToolsRequire(next: () => ToolsModule): void {
+  requireTools = next;
+}
+
+/** The tools module, loaded now; undefined where it cannot be loaded synchronously. */
+export function requireToolsModule(): ToolsModule | undefined {
+  return requireTools?.();
+}
+
+/** Whether requireToolsModule() can load the tools module. */
+export function canRequireTools(): boolean {
+  return requireTools !== undefined;
+}
+
 /** jiti's `createJiti`, as parley uses it: the extension loader's TypeScript loader. */
 export type CreateJiti = typeof import("jiti").createJiti;
 
