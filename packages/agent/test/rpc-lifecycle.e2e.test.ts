@@ -481,7 +481,7 @@ describe("the built-in tools' definitions are created when first asked for", () 
       [
         'import { createRequire } from "node:module";',
         "// Whether parley's TypeBox bundle is loaded (the tools' schemas are TypeBox schemas).",
-        'const typeBox = () => Object.keys(createRequire(`${process.cwd()}/`).cache).some((f) => /lib-typebox\\.js$/.test(f));',
+        "const typeBox = () => Object.keys(createRequire(`${process.cwd()}/`).cache).some((f) => /lib-typebox\\.js$/.test(f));",
         "export default function (pi: any) {",
         "  const before = typeBox();",
         "  const tools = pi.getAllTools().map((t: any) => [t.name, t.parameters?.type, t.sourceInfo?.source]);",
@@ -492,7 +492,11 @@ describe("the built-in tools' definitions are created when first asked for", () 
     const agent = start(["-e", file]);
     await agent.request({ type: "prompt", message: "/tools" });
     expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
-    const report = JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"])) as { before: boolean; after: boolean; tools: string[][] };
+    const report = JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"])) as {
+      before: boolean;
+      after: boolean;
+      tools: string[][];
+    };
     expect(report.before).toBe(false);
     expect(report.after).toBe(true);
     expect(report.tools.map(([name]) => name).sort()).toEqual(["bash", "edit", "find", "grep", "ls", "read", "write"]);
