@@ -123,6 +123,12 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
 // are required when first used, the debug output has no colours and is timed with
 // process.hrtime: ~1 MiB less start-up peak with extensions.
 const jitiCore = readFileSync(join(packageDir("jiti"), "dist", "jiti.cjs"), "utf8");
+// A jiti release that stops requiring one of them is a sign to look at these again.
+for (const specifier of ["node:assert", "node:fs/promises", "node:tty", "node:perf_hooks"]) {
+  if (!jitiCore.includes(`require("${specifier}")`)) {
+    throw new Error(`build-bundle: jiti no longer requires ${specifier}; review the lighter modules lib-jiti.js gives it`);
+  }
+}
 writeWrapped(
   join(outdir, "lib-jiti.js"),
   [
@@ -147,10 +153,7 @@ writeWrapped(
     'module.exports = { "jiti/dist/jiti.cjs": core.exports };',
   ].join("\n"),
 );
-// jiti's own build may change what it requires: those it no longer requires are a sign to look again.
-for (const specifier of ["node:assert", "node:fs/promises", "node:tty", "node:perf_hooks"]) {
-  if (!jitiCore.includes(`require("${specifier}")`)) throw new Error(`build-bundle: jiti no longer requires ${specifier}; review the lighter modules lib-jiti.js gives it`);
-}
+
 librariesSize.jiti = jitiCore.length;
 
 await build({
