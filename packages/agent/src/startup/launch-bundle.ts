@@ -99,32 +99,38 @@ function writeCache(script: Script, cacheFile: string): void {
 let optimizerPauses = 0;
 
 /**
- * Turns V8's optimizing compiler (Turbofan) off until the returned function is called (pauses
- * nest). Loading extensions makes a few functions hot for a moment (jiti's alias table and path
+ * While extensions load: V8's optimizing compiler (Turbofan) off, and the young generation kept at
+ * its size. Loading extensions makes a few functions hot for a moment (jiti's alias table and path
  * handling, esbuild's export helpers), and the first optimized compile maps in ~3.5 MiB of the
- * compiler's code and allocates its working memory: ~5 MiB of the start-up peak with pi's example
- * extensions, for code that runs once. The optimizer is read at each tiering decision, so
- * functions that stay hot are optimized once it is back. A run with its own flags is left alone.
+ * compiler's code and allocates its working memory: ~5 MiB of the start-up peak with pi's
+ * example extensions, for code that runs once. The young generation would double on the way (a
+ * burst of short-lived objects), another ~0.5 MiB. Both flags are read where V8 decides, so
+ * functions that stay hot are optimized, and the young generation grows, once they are back.
+ * Only runs without flags of their own pause: the values restored are V8's defaults.
  */
+const PAUSED_FLAGS = "--no-opt --semi-space-growth-factor=1";
+const DEFAULT_FLAGS = "--opt --semi-space-growth-factor=2";
+
+/** Pauses as above until the returned function is called (pauses nest). */
 export function pauseOptimizer(): () => void {
   if (flagged) return () => undefined;
-  if (optimizerPauses++ === 0) setFlagsFromString("--no-opt");
+  if (optimizerPauses++ === 0) setFlagsFromString(PAUSED_FLAGS);
   let resumed = false;
   return () => {
     if (resumed) return;
     resumed = true;
-    if (--optimizerPauses === 0) setFlagsFromString("--opt");
+    if (--optimizerPauses === 0) setFlagsFromString(DEFAULT_FLAGS);
   };
 }
 
-/** The flags are part of what V8 checks a code cache against: caches are read and written with the optimizer on. */
+/** The flags are part of what V8 checks a code cache against: caches are read and written under the defaults. */
 function withOptimizerOn<T>(run: () => T): T {
   if (optimizerPauses === 0) return run();
-  setFlagsFromString("--opt");
+  setFlagsFromString(DEFAULT_FLAGS);
   try {
     return run();
   } finally {
-    setFlagsFromString("--no-opt");
+    setFlagsFromString(PAUSED_FLAGS);
   }
 }
 
