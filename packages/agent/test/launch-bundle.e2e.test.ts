@@ -124,6 +124,55 @@ describe("loadBundle", () => {
   });
 });
 
+describe("pauseOptimizer", () => {
+  /**
+   * In a fresh unflagged node: a function made hot while the optimizer is paused stays unoptimized,
+   * and is optimized once it is resumed; a bundle loaded while paused writes a cache that plain
+   * runs accept, and reads one they wrote. V8's optimization status is read with a natives
+   * syntax flag turned on at run time (a command-line flag would make the launcher leave the
+   * optimizer alone).
+   */
+  function pausedRun(file: string): { cache: string; whilePaused: boolean; afterResume: boolean } {
+    const driver = join(file, "..", "paused.mjs");
+    writeFileSync(
+      driver,
+      `import { setFlagsFromString } from "node:v8";
+      import { loadBundle, pauseOptimizer } from ${JSON.stringify(LAUNCHER)};
+      const resume = pauseOptimizer();
+      const loaded = loadBundle(${JSON.stringify(file)});
+      // The flags are part of a code cache's check: this one is off again before the cache is written at exit.
+      setFlagsFromString("--allow-natives-syntax");
+      const status = new Function("f", "return %GetOptimizationStatus(f)");
+      const optimized = (f) => (status(f) & 16) !== 0; // V8's OptimizationStatus::kOptimized
+      const hot = (n) => { let s = 0; for (let i = 0; i < n; i++) s = (s + i * 7) % 1000003; return s; };
+      for (let i = 0; i < 2000; i++) hot(1000);
+      await new Promise((r) => setTimeout(r, 200));
+      const whilePaused = optimized(hot);
+      resume();
+      for (let round = 0; round < 500 && !optimized(hot); round++) {
+        for (let i = 0; i < 2000; i++) hot(1000);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      process.stdout.write(JSON.stringify({ cache: loaded.cache, whilePaused, afterResume: optimized(hot) }));
+      setFlagsFromString("--no-allow-natives-syntax");`,
+    );
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env["NODE_OPTIONS"];
+    const result = spawnSync(process.execPath, [driver], { encoding: "utf8", env });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    return JSON.parse(result.stdout) as { cache: string; whilePaused: boolean; afterResume: boolean };
+  }
+
+  it("keeps hot code unoptimized while paused and optimizes it once resumed; code caches stay valid across both", () => {
+    const file = bundle(wrap(SOURCE));
+    expect(pausedRun(file)).toEqual({ cache: "missing", whilePaused: false, afterResume: true });
+    // The cache written at the paused run's exit serves a plain run, and the plain run's serves a paused one.
+    expect(load(file).cache).toBe("used");
+    expect(pausedRun(file).cache).toBe("used");
+  });
+});
+
 describe("the launcher's module loader", () => {
   // The CommonJS copy bin/parley.js runs, and the ES module it is built from: both must import
   // and resolve packages as ES modules do (pi-ai exports only an "import" condition).

@@ -7,6 +7,7 @@ import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
 import { allToolNames, codingToolNames } from "../tools/names.js";
 import type { ExtensionContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
+import { requireToolsModule, type ToolsModule } from "../startup/module-loader.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
 
@@ -46,11 +47,27 @@ export class ToolRegistry {
 
   /**
    * Creates the built-in tools' definitions (their schemas load TypeBox, so this waits until the
-   * loop is needed). Until then the built-ins are known by name only.
+   * loop or an extension needs them). Until then the built-ins are known by name only.
    */
   async load(): Promise<void> {
+    if (this.loadNow()) return;
+    this.#create(await import("../tools/index.js"));
+  }
+
+  /**
+   * The same, synchronously, where the tools module can be loaded so (the CLI bundle, see
+   * requireToolsModule): what `all()` needs for an extension's synchronous `pi.getAllTools()` or
+   * `ctx.getSystemPrompt()`. Returns whether the definitions exist.
+   */
+  loadNow(): boolean {
+    if (this.#builtIns.size > 0) return true;
+    const tools = requireToolsModule();
+    if (tools !== undefined) this.#create(tools);
+    return tools !== undefined;
+  }
+
+  #create({ createToolDefinition }: ToolsModule): void {
     if (this.#builtIns.size > 0) return;
-    const { createToolDefinition } = await import("../tools/index.js");
     for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd, this.#toolOptions));
   }
 
@@ -71,6 +88,7 @@ export class ToolRegistry {
   }
 
   all(): RegisteredToolInfo[] {
+    this.loadNow();
     const merged = new Map<string, RegisteredToolInfo>();
     for (const [name, definition] of this.#builtIns) merged.set(name, { definition });
     for (const [name, info] of this.#extensionTools) merged.set(name, info);

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ExtensionFactory } from "./types.js";
 import { errorMessage } from "../error-text.js";
-import { loadCreateJiti } from "../startup/module-loader.js";
+import { loadCreateJiti, whileOptimizerPaused } from "../startup/module-loader.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -168,7 +168,7 @@ export async function loadExtension(path: string): Promise<LoadResult> {
   const absolute = resolve(path);
   if (!existsSync(absolute)) return { path: absolute, error: `Extension file not found: ${absolute}` };
   try {
-    const loaded = await importExtension(absolute);
+    const loaded = await whileOptimizerPaused(() => importExtension(absolute));
     const factory = typeof loaded === "function" ? loaded : (loaded as { default?: unknown } | undefined)?.default;
     if (typeof factory !== "function") {
       return { path: absolute, error: `Extension ${absolute} must default-export a function (pi) => void; it exports ${typeof factory}` };

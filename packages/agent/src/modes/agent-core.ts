@@ -15,6 +15,7 @@ import type { Session } from "../session/session.js";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { whileSayingSlow } from "../slow-notice.js";
+import { canRequireTools, whileOptimizerPaused } from "../startup/module-loader.js";
 
 /** What the CLI's start-up (cli/start-agent.ts) and process lifetime need of a mode's server. */
 export interface FrontDoor {
@@ -131,9 +132,7 @@ export class AgentCore {
         log: this.#log,
       });
     }
-    // Extensions may ask for the tools (pi.getAllTools) at any time, even while they load: with
-    // any extension present the tools' schemas (TypeBox) load now. The loop (pi-agent-core, pi-ai)
-    // loads with the first prompt, with or without extensions.
+    // The loop (pi-agent-core, pi-ai) loads with the first prompt, with or without extensions.
     return this.#addExtensions(this.#settings.extensions ?? [], options.explicitFailuresFatal ?? false);
   }
 
@@ -152,9 +151,16 @@ export class AgentCore {
    * Runs the factories. With `explicitFailuresFatal`, a -e file that fails is not reported but
    * returned (the CLI stops on it, as pi does); discovered ones are reported and skipped.
    */
-  async #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
+  #addExtensions(sources: readonly ExtensionSource[], explicitFailuresFatal = false): Promise<ExtensionLoadFailure[]> {
+    // Code that runs once: no optimized compiles for it (startup/launch-bundle.ts, pauseOptimizer).
+    return whileOptimizerPaused(() => this.#runFactories(sources, explicitFailuresFatal));
+  }
+
+  async #runFactories(sources: readonly ExtensionSource[], explicitFailuresFatal: boolean): Promise<ExtensionLoadFailure[]> {
     const failures: ExtensionLoadFailure[] = [];
-    if (sources.some((ext) => ext.factory)) await this.agent.tools.load();
+    // Extensions may ask for the tools (pi.getAllTools) while they load. The CLI bundle creates
+    // them then, synchronously (tool-registry.ts, loadNow); elsewhere they are created first.
+    if (sources.some((ext) => ext.factory) && !canRequireTools()) await this.agent.tools.load();
     for (const ext of sources) {
       const fatal = explicitFailuresFatal && ext.scope === "temporary";
       if (ext.error !== undefined || !ext.factory) {

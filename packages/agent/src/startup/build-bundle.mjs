@@ -45,7 +45,14 @@ const LIBRARY_GROUPS = {
   "pi-ai": ["@mariozechner/pi-ai", "@mariozechner/pi-agent-core"],
 };
 const BUNDLED_LIBRARIES = Object.values(LIBRARY_GROUPS).flat();
+// pi-ai's one module that needs nothing but TypeBox (StringEnum) lives in the TypeBox bundle, under
+// this private specifier, and pi-ai's bundle imports it from there: an extension that calls
+// StringEnum while it loads (pi's todo.ts) then loads no pi-ai (~4 MiB of start-up peak). It gets
+// no module of its own in dist/bundle/libraries/: extensions reach it through pi-ai's root.
+const PI_AI_TYPEBOX_HELPERS = "@mariozechner/pi-ai/dist/utils/typebox-helpers.js";
+const PRIVATE_SPECIFIERS = { [PI_AI_TYPEBOX_HELPERS]: "typebox" };
 const groupOf = (specifier) =>
+  PRIVATE_SPECIFIERS[specifier] ??
   Object.keys(LIBRARY_GROUPS).find((group) => LIBRARY_GROUPS[group].some((name) => specifier === name || specifier.startsWith(`${name}/`)));
 const groupFile = (group) => join(outdir, `lib-${group}.js`);
 const bundledLibrary = new RegExp(`^(${BUNDLED_LIBRARIES.map((n) => n.replace(/[/]/g, "\\/")).join("|")})(\\/.*)?$`);
@@ -59,7 +66,9 @@ const { piAiFile } = await import(pathToFileURL(join(dist, "models", "pi-ai-file
 const piAiEnvKeysFile = fileURLToPath(await piAiFile("env-api-keys.js"));
 
 // Specifier → the bundle file that holds it ("typebox/compile" → lib-typebox.js).
-const librarySpecifiers = BUNDLED_LIBRARIES.flatMap((name) => [name, ...subpathExports(name)]);
+const librarySpecifiers = [...BUNDLED_LIBRARIES.flatMap((name) => [name, ...subpathExports(name)]), ...Object.keys(PRIVATE_SPECIFIERS)];
+// What a library bundle's getter requires for a specifier: a private one is a file of its package.
+const requiredAs = (specifier) => (specifier === PI_AI_TYPEBOX_HELPERS ? piAiTypeboxHelpersFile() : specifier);
 const libraryFiles = { ...Object.fromEntries(librarySpecifiers.map((s) => [s, `lib-${groupOf(s)}.js`])), "jiti/dist/jiti.cjs": "lib-jiti.js" };
 // Defined in every bundle: a library module by specifier, from its group's bundle, loaded once
 // (through the launcher, with its code cache) and shared through require.cache.
@@ -88,11 +97,17 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
   const groupText = await bundle({
     file: groupFile(group),
     stdin: {
-      contents: `module.exports = {\n${mine.map((s) => `  get ${JSON.stringify(s)}() { return require(${JSON.stringify(s)}); },`).join("\n")}\n};\n`,
+      contents: `module.exports = {\n${mine.map((s) => `  get ${JSON.stringify(s)}() { return require(${JSON.stringify(requiredAs(s))}); },`).join("\n")}\n};\n`,
       resolveDir: agent,
       loader: "js",
     },
-    plugins: [fromLibraryBundle((specifier) => groupOf(specifier) !== group), onlyCompiledInPackages(), piAiImportsAsRequires(), librariesAsImports()],
+    plugins: [
+      ...(group === "typebox" ? [] : [piAiTypeboxHelpersFromTypeboxBundle()]),
+      fromLibraryBundle((specifier) => groupOf(specifier) !== group),
+      onlyCompiledInPackages(),
+      piAiImportsAsRequires(),
+      librariesAsImports(),
+    ],
     banner: libraryLoader,
     imports: 0,
   });
@@ -101,15 +116,44 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
 
 // jiti's core (its own CommonJS build, which requires only Node's modules) as the module
 // "jiti/dist/jiti.cjs" of a code-cached file: ~100 ms less per start with extensions.
+//
+// Its top level requires Node modules it uses only on rare paths: node:assert (checks in its
+// resolver), node:fs/promises (removing the temp file of its ES module fallback), node:tty (whether
+// its debug output gets colours) and node:perf_hooks (timing its debug messages). The first two
+// are required when first used, the debug output has no colours and is timed with
+// process.hrtime: ~1 MiB less start-up peak with extensions.
 const jitiCore = readFileSync(join(packageDir("jiti"), "dist", "jiti.cjs"), "utf8");
+// A jiti release that stops requiring one of them is a sign to look at these again.
+for (const specifier of ["node:assert", "node:fs/promises", "node:tty", "node:perf_hooks"]) {
+  if (!jitiCore.includes(`require("${specifier}")`)) {
+    throw new Error(`build-bundle: jiti no longer requires ${specifier}; review the lighter modules lib-jiti.js gives it`);
+  }
+}
 writeWrapped(
   join(outdir, "lib-jiti.js"),
   [
+    "const onFirstUse = (specifier) => {",
+    "  let loaded;",
+    "  const load = () => (loaded ??= require(specifier));",
+    "  // A function target, so that a module that is itself a function (node:assert) can be called.",
+    "  return new Proxy(function () {}, {",
+    '    get: (_, key) => (key === "__esModule" ? undefined : load()[key]),',
+    "    apply: (_, self, args) => Reflect.apply(load(), self, args),",
+    "  });",
+    "};",
+    "const lighter = {",
+    '  "node:assert": () => onFirstUse("node:assert"),',
+    '  "node:fs/promises": () => onFirstUse("node:fs/promises"),',
+    '  "node:tty": () => ({}),',
+    '  "node:perf_hooks": () => ({ performance: { now: () => Number(process.hrtime.bigint()) / 1e6 } }),',
+    "};",
+    "const jitiRequire = (specifier) => (lighter[specifier] ?? require)(specifier);",
     "const core = { exports: {} };",
-    `(function (exports, require, module, __filename, __dirname) {${asciiOnly(jitiCore)}\n})(core.exports, require, core, __filename, __dirname);`,
+    `(function (exports, require, module, __filename, __dirname) {${asciiOnly(jitiCore)}\n})(core.exports, jitiRequire, core, __filename, __dirname);`,
     'module.exports = { "jiti/dist/jiti.cjs": core.exports };',
   ].join("\n"),
 );
+
 librariesSize.jiti = jitiCore.length;
 
 await build({
@@ -126,16 +170,17 @@ await build({
 // The modules extensions get: CommonJS re-exports of the bundles' instances.
 writeReexport(join(outdir, "index.cjs"), "library");
 writeReexport(join(outdir, "extensions/compat/pi-coding-agent.cjs"), "compat");
-for (const group of Object.keys(LIBRARY_GROUPS)) {
-  const exports = evaluate(groupFile(group));
-  for (const specifier of librarySpecifiers.filter((s) => groupOf(s) === group)) {
-    if (exports[specifier] === undefined) throw new Error(`build-bundle: ${groupFile(group)} lacks ${specifier}`);
-    writeReexport(
-      join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`),
-      `libraryModule(${JSON.stringify(specifier)})`,
-      Object.keys(exports[specifier]),
-    );
-  }
+const evaluated = new Map(); // file → exports (evaluate)
+const libraryExports = (specifier) => evaluate(groupFile(groupOf(specifier)))[specifier];
+for (const specifier of librarySpecifiers.filter((s) => PRIVATE_SPECIFIERS[s] === undefined)) {
+  const exports = libraryExports(specifier);
+  if (exports === undefined) throw new Error(`build-bundle: ${groupFile(groupOf(specifier))} lacks ${specifier}`);
+  writeReexport(
+    join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`),
+    `libraryModule(${JSON.stringify(specifier)})`,
+    Object.keys(exports),
+    lighterSources(specifier, exports),
+  );
 }
 
 const cache = await writeCodeCache();
@@ -312,11 +357,60 @@ function piAiImportsAsRequires() {
   };
 }
 
-/** The bundle's exports, evaluated in this process only to list their names. */
+/**
+ * A bundle's exports, evaluated in this process only to list their names, once per file. The
+ * bundles' lookups of each other's libraries get these same instances, through a stand-in for the
+ * launcher that writes no code cache: the launcher's own would write one when this process exits,
+ * over the one the build's run of the CLI wrote (see writeCodeCache).
+ */
 function evaluate(file) {
+  if (evaluated.has(file)) return evaluated.get(file);
   const module = { exports: {} };
-  new Script(readFileSync(file, "utf8"), { filename: file }).runInThisContext()(module.exports, createRequire(file), module, file, outdir);
+  const realRequire = createRequire(file);
+  const launcher = { loadBundle: (bundleFile) => ({ exports: evaluate(bundleFile) }) };
+  const require = Object.assign((id) => (id === join(outdir, "launch.cjs") ? launcher : realRequire(id)), { cache: {}, resolve: realRequire.resolve });
+  new Script(readFileSync(file, "utf8"), { filename: file }).runInThisContext()(module.exports, require, module, file, outdir);
+  evaluated.set(file, module.exports);
   return module.exports;
+}
+
+/**
+ * Names of a library module that are the very same values as a lighter module's (pi-ai's root
+ * re-exports TypeBox's `Type` and its own StringEnum, which the TypeBox bundle holds): name →
+ * that module's specifier. Its re-export module serves them from there, so reading them does not
+ * load the heavier library. Checked by identity here, so an update that changes them only makes
+ * them load the library again.
+ */
+function lighterSources(specifier, exports) {
+  if (specifier !== "@mariozechner/pi-ai") return {};
+  const out = {};
+  for (const lighter of ["typebox", PI_AI_TYPEBOX_HELPERS]) {
+    const light = libraryExports(lighter);
+    for (const name of Object.keys(exports)) if (out[name] === undefined && name in light && light[name] === exports[name]) out[name] = lighter;
+  }
+  if (out.StringEnum !== PI_AI_TYPEBOX_HELPERS) {
+    throw new Error("build-bundle: pi-ai's StringEnum is no longer its typebox-helpers module's; update PI_AI_TYPEBOX_HELPERS");
+  }
+  return out;
+}
+
+/** pi-ai's typebox-helpers module, found from pi-ai's root as esbuild would. */
+function piAiTypeboxHelpersFile() {
+  return join(packageDir("@mariozechner/pi-ai"), "dist", "utils", "typebox-helpers.js");
+}
+
+/** pi-ai's import of its typebox-helpers module is a lookup in the TypeBox bundle (PI_AI_TYPEBOX_HELPERS). */
+function piAiTypeboxHelpersFromTypeboxBundle() {
+  return {
+    name: "pi-ai-typebox-helpers-from-typebox-bundle",
+    setup(b) {
+      b.onResolve({ filter: /[\\/]typebox-helpers\.js$/ }, async (args) => {
+        if (args.pluginData === "as-is") return undefined;
+        const result = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: "as-is" });
+        return result.path === piAiTypeboxHelpersFile() ? { path: PI_AI_TYPEBOX_HELPERS, namespace: "library" } : undefined;
+      });
+    },
+  };
 }
 
 /**
@@ -325,7 +419,7 @@ function evaluate(file) {
  * that imports pi-tui for its renderers does not load it at start-up, ~3.5 MiB; jiti's
  * transpiled imports read a binding where it is used).
  */
-function writeReexport(file, part, names) {
+function writeReexport(file, part, names, lighter = {}) {
   const fromShim = relative(dirname(file), bundleFile);
   const bundlePath = fromShim.startsWith(".") ? fromShim : `./${fromShim}`;
   // CommonJS, so loading it starts no ES module loader (an extension's imports of it are
@@ -343,8 +437,15 @@ function writeReexport(file, part, names) {
       : [
           "let loaded;",
           `const load = () => (loaded ??= bundle.exports.${part});`,
+          ...(Object.keys(lighter).length > 0
+            ? [
+                "// These names are the same values as a lighter library module's: reading them loads only that one.",
+                `const lighter = ${JSON.stringify(lighter)};`,
+                "const from = (name) => (lighter[name] !== undefined ? bundle.exports.libraryModule(lighter[name]) : load());",
+              ]
+            : ["const from = load;"]),
           'Object.defineProperty(module.exports, "__esModule", { value: true });',
-          `for (const name of ${JSON.stringify(names)}) Object.defineProperty(module.exports, name, { enumerable: true, get: () => load()[name] });`,
+          `for (const name of ${JSON.stringify(names)}) Object.defineProperty(module.exports, name, { enumerable: true, get: () => from(name)[name] });`,
         ]),
     "",
   ].join("\n");

@@ -7,6 +7,10 @@
 const cli = require("../../dist/cli/main.js");
 const moduleLoader = require("../../dist/startup/module-loader.js");
 
+// The built-in tools' module, synchronously: the same lazy initialiser the bundle's import() of it
+// runs, so an extension's pi.getAllTools() creates their definitions when it first asks.
+moduleLoader.setToolsRequire(() => require("../../dist/tools/index.js"));
+
 // jiti from its code-cached copy (dist/bundle/lib-jiti.js): its own entry file holds an import(),
 // which code run from a code cache cannot use, so parley gives it the launcher's import() and
 // loads jiti's Babel transform (for files not in jiti's cache) from jiti's own folder.

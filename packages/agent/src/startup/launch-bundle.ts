@@ -11,11 +11,15 @@
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { dirname } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
 import type { ModuleLoader } from "./module-loader.js";
 
 /** What happened to the code cache: consumed, refused by V8 (another Node version or flags), or absent. */
 export type CodeCacheUse = "used" | "rejected" | "missing";
+
+/** Runs with Node or V8 flags (`execArgv`, `NODE_OPTIONS`): they keep a cache of their own, and their own optimizer setting. */
+const flagged = process.execArgv.length > 0 || (process.env["NODE_OPTIONS"] ?? "").trim() !== "";
 
 export interface LoadedBundle<T> {
   exports: T;
@@ -39,7 +43,6 @@ type CommonJsWrapper = (exports: unknown, require: NodeJS.Require, module: Modul
 export function loadBundle<T>(file: string): LoadedBundle<T> {
   const path = realpathSync(file);
   const { size, mtimeMs } = statSync(path);
-  const flagged = process.execArgv.length > 0 || (process.env["NODE_OPTIONS"] ?? "").trim() !== "";
   const cacheFile = `${path}.${process.versions.v8}.${size}-${Math.trunc(mtimeMs)}${flagged ? ".flags" : ""}.cache`;
   let cachedData: Buffer | undefined;
   try {
@@ -47,10 +50,14 @@ export function loadBundle<T>(file: string): LoadedBundle<T> {
   } catch {
     cachedData = undefined;
   }
-  const script = new Script(readFileSync(path, "utf8"), {
-    filename: path,
-    ...(cachedData !== undefined ? { cachedData } : {}),
-  });
+  // V8 accepts a cache only under the flags it was written with: both happen with the optimizer on.
+  const script = withOptimizerOn(
+    () =>
+      new Script(readFileSync(path, "utf8"), {
+        filename: path,
+        ...(cachedData !== undefined ? { cachedData } : {}),
+      }),
+  );
   const cache: CodeCacheUse = cachedData === undefined ? "missing" : script.cachedDataRejected === true ? "rejected" : "used";
 
   const require = createRequire(path);
@@ -78,11 +85,52 @@ export function loadBundle<T>(file: string): LoadedBundle<T> {
 function writeCache(script: Script, cacheFile: string): void {
   const temporary = `${cacheFile}.${process.pid}.tmp`;
   try {
-    writeFileSync(temporary, script.createCachedData());
+    writeFileSync(
+      temporary,
+      withOptimizerOn(() => script.createCachedData()),
+    );
     // A rename is atomic: a parley starting meanwhile reads the old cache or the whole new one.
     renameSync(temporary, cacheFile);
   } catch {
     rmSync(temporary, { force: true });
+  }
+}
+
+let optimizerPauses = 0;
+
+/**
+ * While extensions load: V8's optimizing compiler (Turbofan) off, and the young generation kept at
+ * its size. Loading extensions makes a few functions hot for a moment (jiti's alias table and path
+ * handling, esbuild's export helpers), and the first optimized compile maps in ~3.5 MiB of the
+ * compiler's code and allocates its working memory: ~5 MiB of the start-up peak with pi's
+ * example extensions, for code that runs once. The young generation would double on the way (a
+ * burst of short-lived objects), another ~0.5 MiB. Both flags are read where V8 decides, so
+ * functions that stay hot are optimized, and the young generation grows, once they are back.
+ * Only runs without flags of their own pause: the values restored are V8's defaults.
+ */
+const PAUSED_FLAGS = "--no-opt --semi-space-growth-factor=1";
+const DEFAULT_FLAGS = "--opt --semi-space-growth-factor=2";
+
+/** Pauses as above until the returned function is called (pauses nest). */
+export function pauseOptimizer(): () => void {
+  if (flagged) return () => undefined;
+  if (optimizerPauses++ === 0) setFlagsFromString(PAUSED_FLAGS);
+  let resumed = false;
+  return () => {
+    if (resumed) return;
+    resumed = true;
+    if (--optimizerPauses === 0) setFlagsFromString(DEFAULT_FLAGS);
+  };
+}
+
+/** The flags are part of what V8 checks a code cache against: caches are read and written under the defaults. */
+function withOptimizerOn<T>(run: () => T): T {
+  if (optimizerPauses === 0) return run();
+  setFlagsFromString(DEFAULT_FLAGS);
+  try {
+    return run();
+  } finally {
+    setFlagsFromString(PAUSED_FLAGS);
   }
 }
 
@@ -96,6 +144,7 @@ export interface CliBundle {
 export function launcherModuleLoader(): ModuleLoader {
   return {
     import: (specifier) => import(specifier),
+    pauseOptimizer,
     // Used only as a fallback (see models/pi-ai-files.ts). dist/startup/module-loader.js, an ES
     // module that "../startup/" reaches from both copies of this file (dist/startup/ and
     // dist/bundle/), resolves with its own import.meta.resolve.

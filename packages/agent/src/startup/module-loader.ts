@@ -10,6 +10,8 @@ export interface ModuleLoader {
   import(specifier: string): Promise<unknown>;
   /** The file URL an `import()` of `specifier` would load. Async: a CommonJS launcher has no synchronous ES resolver. */
   resolve(specifier: string): Promise<string>;
+  /** The launcher's (launch-bundle.ts): V8's optimizing compiler off until the returned function is called. */
+  pauseOptimizer?(): () => void;
 }
 
 let loader: ModuleLoader = {
@@ -29,6 +31,45 @@ export function importModule<T>(specifier: string): Promise<T> {
 
 export function resolveModule(specifier: string): Promise<string> {
   return loader.resolve(specifier);
+}
+
+/**
+ * Runs `work` (loading an extension's module, running its factory) with V8's optimizing compiler
+ * paused, when the launcher can pause it (see pauseOptimizer in launch-bundle.ts): code that runs
+ * once at start-up then costs no optimized compile, which would add ~5 MiB to the start-up peak.
+ */
+export async function whileOptimizerPaused<T>(work: () => Promise<T>): Promise<T> {
+  const resume = loader.pauseOptimizer?.();
+  try {
+    return await work();
+  } finally {
+    resume?.();
+  }
+}
+
+/** parley's built-in tools module (its definitions' schemas load TypeBox). */
+export type ToolsModule = typeof import("../tools/index.js");
+
+let requireTools: (() => ToolsModule) | undefined;
+
+/**
+ * The CLI bundle supplies its tools module synchronously (a lazy initialiser inside the bundle): an
+ * extension's synchronous `pi.getAllTools()` can then create the built-ins' definitions when it
+ * first asks, instead of every extension's start-up paying for them. An ES module build has no
+ * synchronous way to load a module: there they load before the extensions' factories run.
+ */
+export function setToolsRequire(next: () => ToolsModule): void {
+  requireTools = next;
+}
+
+/** The tools module, loaded now; undefined where it cannot be loaded synchronously. */
+export function requireToolsModule(): ToolsModule | undefined {
+  return requireTools?.();
+}
+
+/** Whether requireToolsModule() can load the tools module. */
+export function canRequireTools(): boolean {
+  return requireTools !== undefined;
 }
 
 /** jiti's `createJiti`, as parley uses it: the extension loader's TypeScript loader. */

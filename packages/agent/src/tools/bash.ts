@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import { ABORTED, TIMEOUT_PREFIX, createLocalBashOperations, type BashSpawnConte
 export * from "./bash-operations.js";
 import { toAgentTool } from "./util.js";
 import { errorMessage } from "../error-text.js";
+import { nodeCrypto } from "../lazy-node.js";
 
 const bashSchema = Type.Object({
   command: Type.String({ description: "The bash command to run" }),
@@ -46,7 +46,7 @@ class OutputCollector {
     }
     this.pending.push(chunk);
     if (this.totalBytes > DEFAULT_MAX_BYTES || this.newlines + 1 > DEFAULT_MAX_LINES) {
-      this.fullOutputPath = join(tmpdir(), `parley-bash-${randomBytes(8).toString("hex")}.log`);
+      this.fullOutputPath = join(tmpdir(), `parley-bash-${nodeCrypto().randomBytes(8).toString("hex")}.log`);
       this.file = createWriteStream(this.fullOutputPath);
       for (const c of this.pending) this.file.write(c);
       this.pending = [];
