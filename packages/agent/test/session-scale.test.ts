@@ -128,7 +128,8 @@ describe("serialising a record with a long array", () => {
     data: {
       messages: Array.from({ length: 5000 }, (_, i) => ({
         role: i % 2 ? "assistant" : "user",
-        content: [{ type: "text", text: `${i} \u2028 "quoted" ${"z".repeat(i % 700)}` }],
+        // Multi-byte and astral characters, a lone surrogate, and one element longer than a piece.
+        content: [{ type: "text", text: `${i} \u2028 "quoted" é😀\ud800 ${"z".repeat(i % 700)}${i === 2500 ? "😀é".repeat(200_000) : ""}` }],
         gone: undefined,
         fn: () => i,
         when: new Date(Date.UTC(2026, 0, 1)),
@@ -138,9 +139,14 @@ describe("serialising a record with a long array", () => {
     },
   };
 
-  const all = (iterator: Iterator<string> | undefined): string[] => {
+  /** The pieces as text; each must be whole UTF-8 on its own (a piece ends between elements). */
+  const all = (iterator: Iterator<Buffer> | undefined): string[] => {
     const pieces: string[] = [];
-    for (let next = iterator!.next(); !next.done; next = iterator!.next()) pieces.push(next.value);
+    for (let next = iterator!.next(); !next.done; next = iterator!.next()) {
+      const text = next.value.toString("utf8");
+      expect(Buffer.from(text, "utf8").equals(next.value)).toBe(true);
+      pieces.push(text);
+    }
     return pieces;
   };
 
@@ -148,7 +154,7 @@ describe("serialising a record with a long array", () => {
     const pieces = all(jsonLinePieces(record));
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join("")).toBe(serializeJsonLine(record));
-    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(2 << 20);
+    expect(Math.max(...pieces.map((p) => Buffer.byteLength(p)))).toBeLessThan(2 << 20);
   });
 
   it("leaves small records to serializeJsonLine, and throws before yielding anything for a value JSON cannot hold", () => {
