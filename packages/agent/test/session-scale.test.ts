@@ -61,6 +61,41 @@ describe("loading a big session", () => {
     expect(JSON.stringify(fromFile.entries[2])).toContain("éé");
   });
 
+  it("reads lines longer than the read buffer, CRLF, blank lines and invalid UTF-8 exactly as the text parser does", () => {
+    const lines = sessionText(12, 50);
+    // 2.5 MiB and 5 MiB lines: the buffer doubles (twice) to hold them.
+    lines[3] = lines[3]!.replace("x".repeat(50), "x".repeat(2_600_000));
+    lines[8] = lines[8]!.replace("y".repeat(50), "é".repeat(2_700_000));
+    const cut = lines[5]!.indexOf("q4 ") + 3;
+    const bytes = Buffer.concat([
+      Buffer.from(`${lines.slice(0, 5).join("\r\n")}\n\n   \n`),
+      // An entry whose text holds bytes that are not UTF-8: decoded as U+FFFD, as readFileSync does.
+      Buffer.from(lines[5]!.slice(0, cut)),
+      Buffer.from([0xff, 0xc3, 0x28]),
+      Buffer.from(`${lines[5]!.slice(cut)}\n${lines.slice(6).join("\n")}`),
+    ]);
+    const file = path.join(dir, "long-crlf-invalid.jsonl");
+    writeFileSync(file, bytes);
+    const fromFile = readSessionFile(file);
+    const fromText = parseSessionFile(readFileSync(file, "utf8"), file);
+    expect(fromFile.entries).toEqual(fromText.entries);
+    expect(fromFile.entries).toHaveLength(12);
+    expect(fromFile.warnings).toEqual([]);
+    expect(fromFile.endsWithNewline).toBe(false);
+    expect(JSON.stringify(fromFile.entries[4])).toContain("\uFFFD");
+  });
+
+  it("walks a cycle of parents (a hand-edited file) to a path that stops before the first entry seen twice", () => {
+    const lines = sessionText(3);
+    const entry = (i: number, parentId: string) => ({ ...(JSON.parse(lines[i + 1]!) as object), parentId });
+    const file = path.join(dir, "cycle.jsonl");
+    writeFileSync(file, `${[lines[0], ...[entry(0, "e0000002"), entry(1, "e0000000"), entry(2, "e0000001")].map((e) => JSON.stringify(e))].join("\n")}\n`);
+    const session = Session.open(file);
+    expect(session.branch().map((e) => e.id)).toEqual(["e0000000", "e0000001", "e0000002"]);
+    expect(session.branch("e0000001").map((e) => e.id)).toEqual(["e0000002", "e0000000", "e0000001"]);
+    expect(session.buildContext()).toHaveLength(3);
+  });
+
   it("still checks every line: a corrupt middle line and a torn tail are reported, the rest loads, the file is untouched", () => {
     const lines = sessionText(3000);
     lines[1500] = `${lines[1500]!.slice(0, 40)}#corrupt`;

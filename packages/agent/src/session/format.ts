@@ -95,37 +95,53 @@ export function parseSessionFile(text: string, file?: string): ParsedSessionFile
 const READ_CHUNK = 1 << 20;
 
 /**
- * Reads and parses a session file chunk by chunk. Lines are cut at LF bytes (never part of a
- * multi-byte UTF-8 sequence), and a pure-ASCII line is decoded as latin1, which is the same text
- * at a fraction of UTF-8 decoding's cost. Throws SessionFileError unless it is empty or starts with a header.
+ * Reads and parses a session file chunk by chunk. The complete lines of a chunk are decoded in
+ * one go (LF bytes are never part of a multi-byte UTF-8 sequence), as latin1 when the chunk is
+ * pure ASCII (the same text at a fraction of UTF-8 decoding's cost), and each line is a slice of
+ * that text: no Buffer and no decoding per line. The unfinished line at a chunk's end moves to
+ * the buffer's start and the next read goes after it (a line longer than the buffer doubles it).
+ * Throws SessionFileError unless the file is empty or starts with a header.
  */
 export function readSessionFile(path: string, file: string = path): ParsedSessionFile {
   const fd = openSync(path, "r");
   try {
     return parseSessionLines((onLine) => {
-      const chunk = Buffer.allocUnsafe(READ_CHUNK);
-      // Bytes of the line in progress from earlier chunks (copied: `chunk` is reused).
-      let pending: Buffer[] = [];
+      let buffer = Buffer.allocUnsafe(READ_CHUNK);
+      // Bytes of an unfinished line at the start of `buffer`.
+      let kept = 0;
       let line = 0;
-      for (let read = readSync(fd, chunk, 0, READ_CHUNK, null); read > 0; read = readSync(fd, chunk, 0, READ_CHUNK, null)) {
-        const data = chunk.subarray(0, read);
+      for (;;) {
+        if (kept === buffer.length) {
+          const bigger = Buffer.allocUnsafe(buffer.length * 2);
+          buffer.copy(bigger, 0, 0, kept);
+          buffer = bigger;
+        }
+        const read = readSync(fd, buffer, kept, buffer.length - kept, null);
+        if (read === 0) break;
+        const end = kept + read;
+        const lastLf = buffer.lastIndexOf(10, end - 1);
+        if (lastLf === -1) {
+          kept = end;
+          continue;
+        }
+        const text = decode(buffer.subarray(0, lastLf));
         let start = 0;
-        for (let lf = data.indexOf(10); lf !== -1; lf = data.indexOf(10, start)) {
-          const bytes = pending.length === 0 ? data.subarray(start, lf) : Buffer.concat([...pending, data.subarray(start, lf)]);
-          pending = [];
-          onLine(decodeLine(bytes), ++line);
+        for (let lf = text.indexOf("\n"); lf !== -1; lf = text.indexOf("\n", start)) {
+          onLine(text.slice(start, lf), ++line);
           start = lf + 1;
         }
-        if (start < read) pending.push(Buffer.from(data.subarray(start)));
+        onLine(text.slice(start), ++line);
+        kept = end - lastLf - 1;
+        buffer.copy(buffer, 0, lastLf + 1, end);
       }
-      return pending.length === 0 ? "" : decodeLine(Buffer.concat(pending));
+      return kept === 0 ? "" : decode(buffer.subarray(0, kept));
     }, file);
   } finally {
     closeSync(fd);
   }
 }
 
-function decodeLine(bytes: Buffer): string {
+function decode(bytes: Buffer): string {
   return bytes.toString(isAscii(bytes) ? "latin1" : "utf8");
 }
 

@@ -94,11 +94,12 @@ const defaultWarning: SessionWarningHandler = (w) => {
 export class Session implements SessionView {
   #header: SessionHeader;
   readonly #entries: SessionEntry[] = [];
-  readonly #byId = new Map<string, SessionEntry>();
-  /** Position of each entry in append order: get_entries cursors are O(1). */
+  /** Position of each entry in append order: lookups by id and get_entries cursors are O(1). */
   readonly #position = new Map<string, number>();
-  /** Every id in the file, including skipped lines', so a new id never collides on reload. */
-  readonly #taken = new Set<string>();
+  /** Ids of lines the load skipped: a new id avoids them too, so it never collides on reload. */
+  readonly #skippedIds = new Set<string>();
+  /** What a new id must not be: any id in the file. */
+  readonly #taken = { has: (id: string): boolean => this.#position.has(id) || this.#skippedIds.has(id) };
   readonly #labels = new Map<string, { label: string; timestamp: string }>();
   /** Entry types present, so "has the session ever had X" needs no scan. */
   readonly #types = new Set<SessionEntry["type"]>();
@@ -150,7 +151,7 @@ export class Session implements SessionView {
       return session;
     }
     session.#header = parsed.header;
-    for (const id of parsed.skippedIds) session.#taken.add(id);
+    for (const id of parsed.skippedIds) session.#skippedIds.add(id);
     for (const entry of parsed.entries) session.#index(entry);
     // pi's rule: after loading, the leaf is the last entry in the file.
     session.#leafId = parsed.entries.at(-1)?.id ?? null;
@@ -197,7 +198,7 @@ export class Session implements SessionView {
         `A ${entry.message.role} message cannot be appended as a message entry; append a ${entry.message.role === "compactionSummary" ? "compaction" : "branch_summary"} entry`,
       );
     }
-    if (entry.type === "label" && !this.#byId.has(entry.targetId)) {
+    if (entry.type === "label" && !this.#position.has(entry.targetId)) {
       throw new Error(`Cannot label entry ${entry.targetId}: no such entry`);
     }
     const full = { ...entry, id: newEntryId(this.#taken), parentId: this.#leafId, timestamp: new Date().toISOString() };
@@ -264,7 +265,7 @@ export class Session implements SessionView {
   }
 
   entry(id: string): SessionEntry | undefined {
-    return this.#byId.get(id);
+    return this.#byId(id);
   }
 
   /**
@@ -281,9 +282,23 @@ export class Session implements SessionView {
   /** Root-to-leaf path ending at `leafId` (default: the current leaf); [] for an unknown id. */
   branch(leafId: string | null = this.#leafId): SessionEntry[] {
     const path: SessionEntry[] = [];
+    for (let id = leafId; id !== null; ) {
+      const entry = this.#byId(id);
+      if (!entry) break;
+      // Only a cycle of parents (a hand-edited file) makes a path longer than the session.
+      if (path.length === this.#entries.length) return this.#branchThroughCycle(leafId);
+      path.push(entry);
+      id = entry.parentId;
+    }
+    return path.reverse();
+  }
+
+  /** branch() when the parents form a cycle: the path stops before the first entry seen twice. */
+  #branchThroughCycle(leafId: string | null): SessionEntry[] {
+    const path: SessionEntry[] = [];
     const seen = new Set<string>();
     for (let id = leafId; id !== null && !seen.has(id); ) {
-      const entry = this.#byId.get(id);
+      const entry = this.#byId(id);
       if (!entry) break;
       seen.add(id);
       path.push(entry);
@@ -329,7 +344,7 @@ export class Session implements SessionView {
 
   /** Moves the active leaf (tree navigation). null: before the first entry. Not persisted by itself. */
   moveLeaf(entryId: string | null): void {
-    if (entryId !== null && !this.#byId.has(entryId)) throw new Error(`Cannot move to entry ${entryId}: no such entry`);
+    if (entryId !== null && !this.#position.has(entryId)) throw new Error(`Cannot move to entry ${entryId}: no such entry`);
     this.#leafId = entryId;
   }
 
@@ -372,7 +387,7 @@ export class Session implements SessionView {
    * file) or stays in memory. Labels on the path come along as fresh label entries at the end.
    */
   fork(entryId: string, position: "before" | "at" = "before", target?: ForkTarget): ForkResult {
-    const selected = this.#byId.get(entryId);
+    const selected = this.#byId(entryId);
     if (!selected) throw new Error(`Cannot fork from entry ${entryId}: no such entry`);
     let leafId: string | null = entryId;
     let selectedText: string | undefined;
@@ -420,11 +435,14 @@ export class Session implements SessionView {
 
   // ---- internals ---------------------------------------------------------------------
 
+  #byId(id: string): SessionEntry | undefined {
+    const position = this.#position.get(id);
+    return position === undefined ? undefined : this.#entries[position];
+  }
+
   #index(entry: SessionEntry): void {
     this.#position.set(entry.id, this.#entries.length);
     this.#entries.push(entry);
-    this.#byId.set(entry.id, entry);
-    this.#taken.add(entry.id);
     this.#types.add(entry.type);
     if (entry.type === "message" && entry.message.role === "assistant") this.#hasAssistant = true;
     else if (entry.type === "session_info") this.#name = entry.name?.trim() || undefined;

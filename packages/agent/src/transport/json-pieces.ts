@@ -17,7 +17,7 @@ import { serializeJsonLine } from "@parley/protocol/jsonl";
 
 /** An array this long is serialised element by element. */
 const LONG_ARRAY = 1024;
-/** Pieces are about this many bytes (a longer element makes a longer piece). */
+/** Pieces are at most this many bytes, unless one element is longer. */
 const PIECE_BYTES = 1 << 20;
 /** How deep into nested objects a long array is looked for (a response's data.messages is at 2). */
 const MAX_DEPTH = 3;
@@ -42,20 +42,22 @@ class Out {
   #used = 0;
   readonly closers: string[] = [];
 
+  /** Bytes gathered so far in this piece. */
+  get used(): number {
+    return this.#used;
+  }
+
   add(text: string): void {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit (a surrogate pair: 4 for 2).
-    const room = this.#buffer.length - this.#used;
-    if (text.length * 3 > room) {
-      // Rarely short of room: encode exactly, and start a bigger buffer when it does not fit.
-      const bytes = Buffer.byteLength(text);
-      if (bytes > room) this.#grow(bytes);
-    }
+    if (!this.fits(text)) this.#grow(Buffer.byteLength(text));
     this.#used += this.#buffer.write(text, this.#used);
   }
 
-  /** The bytes gathered as one piece, when there are enough of them. */
-  take(): Buffer | undefined {
-    return this.#used >= PIECE_BYTES ? this.rest() : undefined;
+  /** Whether `text` and `extra` bytes more fit in this piece's buffer as it is. */
+  fits(text: string, extra = 0): boolean {
+    const room = this.#buffer.length - this.#used - extra;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit (a surrogate pair: 4 for 2); only a text near
+    // the limit is measured exactly.
+    return text.length * 3 <= room || Buffer.byteLength(text) <= room;
   }
 
   /** Whatever is gathered, as a piece; the next one starts empty. */
@@ -128,11 +130,12 @@ function* write(value: object, depth: number, out: Out): Generator<Buffer, void,
         // once the element's JSON exists, so a line cut at an element that cannot be
         // serialised stays valid JSON.
         const json = JSON.stringify(element) ?? "null";
+        // A piece ends when the next element does not fit (an element longer than a piece gets
+        // a piece of its own size).
+        if (out.used > 0 && !out.fits(json, 1)) yield out.rest();
         if (i > 0) out.add(",");
         out.add(json);
       }
-      const piece = out.take();
-      if (piece !== undefined) yield piece;
     }
     out.closers.pop();
     out.add("]");
