@@ -12,7 +12,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -29,6 +29,7 @@ import {
   type SessionWarning,
   type SessionWarningHandler,
 } from "./format.js";
+import { MessageBytes } from "./message-bytes.js";
 import { sniffFile } from "./sniff.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
@@ -111,6 +112,8 @@ export class Session implements SessionView {
   /** The file does not end with LF (torn tail, or a failed write): start the next line with one. */
   #needsNewline = false;
   readonly #onWarning: SessionWarningHandler;
+  /** Where the loaded file holds its messages, until the first get_messages takes it (see takeMessageJson). */
+  #messageJson: MessageBytes | undefined;
 
   constructor(cwd: string, options: SessionOptions = {}) {
     this.#header = {
@@ -157,6 +160,10 @@ export class Session implements SessionView {
     session.#leafId = parsed.entries.at(-1)?.id ?? null;
     session.#disk = "synced";
     session.#needsNewline = !parsed.endsWithNewline;
+    if (parsed.messageSpans !== undefined) {
+      const { dev, ino, size } = statSync(file);
+      session.#messageJson = new MessageBytes(file, { dev, ino, size }, parsed.messageSpans);
+    }
     return session;
   }
 
@@ -361,6 +368,17 @@ export class Session implements SessionView {
   /** Every message-bearing entry on the active branch as a message, without compaction's pruning. */
   messages(): AgentMessage[] {
     return branchMessages(this.branch());
+  }
+
+  /**
+   * The file's own JSON bytes of loaded messages, once: the first get_messages of a resumed
+   * session sends them instead of serialising every message again. Later answers serialise (a
+   * message could have been changed in memory by then).
+   */
+  takeMessageJson(): MessageBytes | undefined {
+    const json = this.#messageJson;
+    this.#messageJson = undefined;
+    return json;
   }
 
   /** User messages anywhere in the session with their text, in append order (pi's fork selector). */

@@ -22,6 +22,25 @@ const PIECE_BYTES = 1 << 20;
 /** How deep into nested objects a long array is looked for (a response's data.messages is at 2). */
 const MAX_DEPTH = 3;
 
+/** Where the JSON of some objects is known already, as bytes: a JSON text of the object. */
+export interface KnownJson {
+  get(value: object): Uint8Array | undefined;
+}
+
+/** Arrays whose elements' JSON may be known already (see withKnownJson). */
+const knownJson = new WeakMap<readonly unknown[], KnownJson>();
+
+/**
+ * A copy of `array` whose elements `json` knows are written as those bytes (a loaded session's
+ * messages as the file holds them: the same value, in the file's own spelling). Serialisers
+ * other than jsonLinePieces see a plain array.
+ */
+export function withKnownJson<T>(array: readonly T[], json: KnownJson): T[] {
+  const copy = array.slice();
+  knownJson.set(copy, json);
+  return copy;
+}
+
 /**
  * The JSON line of `record` as an iterator of pieces (the last ends with LF), or undefined when
  * it holds no long array near its top (then serializeJsonLine is the way).
@@ -45,6 +64,18 @@ class Out {
   /** Bytes gathered so far in this piece. */
   get used(): number {
     return this.#used;
+  }
+
+  /** Bytes left in this piece's buffer. */
+  get room(): number {
+    return this.#buffer.length - this.#used;
+  }
+
+  /** Bytes that are JSON text already. */
+  addBytes(bytes: Uint8Array): void {
+    if (bytes.length > this.#buffer.length - this.#used) this.#grow(bytes.length);
+    this.#buffer.set(bytes, this.#used);
+    this.#used += bytes.length;
   }
 
   add(text: string): void {
@@ -120,9 +151,15 @@ function* write(value: object, depth: number, out: Out): Generator<Buffer, void,
   if (Array.isArray(value)) {
     out.add("[");
     out.closers.push("]");
+    const known = knownJson.get(value);
     for (let i = 0; i < value.length; i++) {
       const element: unknown = value[i];
-      if (isPlainContainer(element) && hasLongArray(element, depth + 1)) {
+      const bytes = known !== undefined && typeof element === "object" && element !== null ? known.get(element) : undefined;
+      if (bytes !== undefined) {
+        if (out.used > 0 && out.room < bytes.length + 1) yield out.rest();
+        if (i > 0) out.add(",");
+        out.addBytes(bytes);
+      } else if (isPlainContainer(element) && hasLongArray(element, depth + 1)) {
         if (i > 0) out.add(",");
         yield* write(element, depth + 1, out);
       } else {
