@@ -5,12 +5,12 @@
  * (get_messages on a big session) is serialised in pieces with exactly JSON.stringify's text.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Session } from "../src/session/session.js";
 import { parseSessionFile, readSessionFile, type SessionWarning } from "../src/session/format.js";
-import { jsonLinePieces } from "../src/transport/json-pieces.js";
+import { jsonLinePieces, withKnownJson } from "../src/transport/json-pieces.js";
 import { serializeJsonLine } from "@parley/protocol/jsonl";
 import { PARLEY_BIN, spawnAgent } from "./helpers/spawn.js";
 
@@ -113,6 +113,86 @@ describe("loading a big session", () => {
     expect(session.tree()).toHaveLength(2);
     expect(readFileSync(file, "utf8")).toBe(text);
     expect(readSessionFile(file).entries).toEqual(parseSessionFile(text, file).entries);
+  });
+});
+
+describe("messages' own bytes in the file (the first get_messages sends them as they are)", () => {
+  /** Lines that are, and are not, in pi's message line shape; every one loads as a whole-line parse would. */
+  function mixedLines(): string[] {
+    const lines = sessionText(8, 30);
+    const entry = (i: number) => JSON.parse(lines[i]!) as Record<string, unknown>;
+    // Spaces between the fields: not pi's shape, parsed whole (no span).
+    lines[2] = JSON.stringify(entry(2), null, 1).replaceAll("\n", "");
+    // A second "message" key after the first: the prefix matches, the rest is not one value; the last key wins.
+    lines[3] = `${lines[3]!.slice(0, -1)},"message":{"role":"user","content":"second","timestamp":3}}`;
+    // The message's own JSON spelled unlike JSON.stringify (spaces, escapes): the same value, its own bytes.
+    lines[4] = lines[4]!.replace('{"role":"user","content":', '{ "role" : "user" , "content" :').replace("q", "\\u0071");
+    // A corrupt message whose line still ends with "}": reported as before.
+    lines[5] = `${lines[5]!.slice(0, 90)}#corrupt}`;
+    // Non-ASCII text and CRLF.
+    lines[6] = lines[6]!.replace("a5 ", "a5 é😀 ");
+    lines[7] = `${lines[7]}\r`;
+    return lines;
+  }
+
+  it("loads the same entries as a whole-line parse, and each span is a JSON text of its message", () => {
+    const lines = mixedLines();
+    const file = path.join(dir, "mixed-shapes.jsonl");
+    const text = `${lines.join("\n")}\n`;
+    writeFileSync(file, text);
+    const fromFile = readSessionFile(file);
+    const fromText = parseSessionFile(text, file);
+    expect(fromFile.entries).toEqual(fromText.entries);
+    expect(fromFile.warnings).toEqual(fromText.warnings);
+    expect(fromFile.warnings.map((w) => [w.kind, w.line])).toEqual([["invalid_line", 6]]);
+    expect(Object.keys(fromFile.entries[0]!)).toEqual(["type", "id", "parentId", "timestamp", "message"]);
+    const bytes = readFileSync(file);
+    const spans = fromFile.messageSpans!;
+    const withSpan = fromFile.entries.filter((e) => e.type === "message" && spans.has(e.message));
+    // Lines 3, 4 (not pi's shape), 6 (corrupt) and 8 (CRLF) have none.
+    expect(withSpan.map((e) => e.id)).toEqual(["e0000000", "e0000003", "e0000005", "e0000007"]);
+    for (const e of withSpan) {
+      if (e.type !== "message") continue;
+      const span = spans.get(e.message)!;
+      expect(JSON.parse(bytes.subarray(span.start, span.end).toString("utf8"))).toEqual(e.message);
+    }
+    expect(fromFile.entries.find((e) => e.id === "e0000002")).toMatchObject({ message: { content: "second" } });
+    // Older versions' messages are migrated in memory: their bytes are not theirs.
+    const v2 = path.join(dir, "v2.jsonl");
+    writeFileSync(v2, text.replace('"version":3', '"version":2'));
+    expect(readSessionFile(v2).messageSpans).toBeUndefined();
+  });
+
+  it("reads them back only from the file that was loaded, appended to or not", () => {
+    const lines = sessionText(3000, 40);
+    const file = path.join(dir, "read-back.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const serialise = (session: Session): string => {
+      const json = session.takeMessageJson();
+      const messages = json !== undefined ? withKnownJson(session.buildContext(), json) : session.buildContext();
+      const pieces = jsonLinePieces({ type: "response", data: { messages } })!;
+      const out: Buffer[] = [];
+      for (let next = pieces.next(); !next.done; next = pieces.next()) out.push(next.value);
+      return Buffer.concat(out).toString("utf8");
+    };
+    const expected = serializeJsonLine({ type: "response", data: { messages: lines.slice(1).map((l) => JSON.parse(l).message) } });
+
+    // Appended to (by another session on the same file): the messages are where they were.
+    Session.open(file).setName("x");
+    appendFileSync(file, '{"type":"custom","id":"zz","parentId":"e0000bb7","timestamp":"2026-01-01T00:00:00.000Z","customType":"t"}\n');
+    const again = Session.open(file);
+    Session.open(file).setName("y");
+    expect(serialise(again)).toBe(expected);
+    // Taken once: the next answer serialises (the same text).
+    expect(again.takeMessageJson()).toBeUndefined();
+    expect(serialise(again)).toBe(expected);
+
+    // Another file moved over the path (another inode; same length, other text): every message is serialised.
+    const replaced = Session.open(file);
+    const other = path.join(dir, "other.jsonl");
+    writeFileSync(other, readFileSync(file, "utf8").replaceAll("xxxx", "XXXX").replaceAll("yyyy", "YYYY"));
+    renameSync(other, file);
+    expect(serialise(replaced)).toBe(expected);
   });
 });
 

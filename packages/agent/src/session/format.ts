@@ -174,7 +174,8 @@ function parseSessionLines(source: LineSource, file: string | undefined): Parsed
         if (parsed !== undefined) {
           records.push({ line: number, value: parsed.value });
           const message = parsed.value["message"];
-          if (typeof message === "object" && message !== null) messageSpans.set(message, { start: offset + parsed.messageStart, end: offset + text.length - 1 });
+          if (typeof message === "object" && message !== null)
+            messageSpans.set(message, { start: offset + parsed.messageStart, end: offset + text.length - 1 });
           return;
         }
       }
