@@ -69,7 +69,7 @@ export interface ParsedSessionFile {
    * Where in the file each message's own JSON is (read from a file, version 3, valid UTF-8, pi's
    * line shape): those bytes are a JSON text of the message, for get_messages to send as they are.
    */
-  messageSpans?: WeakMap<object, ByteSpan>;
+  messageSpans?: Map<object, ByteSpan>;
   warnings: SessionWarning[];
 }
 
@@ -161,7 +161,7 @@ function parseSessionLines(source: LineSource, file: string | undefined): Parsed
   let lineCount = 0;
   let firstLine: string | undefined;
   // Set once the header says version 3 (older files' messages are migrated, so their bytes are not theirs).
-  let messageSpans: WeakMap<object, ByteSpan> | undefined;
+  let messageSpans: Map<object, ByteSpan> | undefined;
   const tail = source((text, number, offset) => {
     lineCount = number;
     let raw: string;
@@ -189,7 +189,7 @@ function parseSessionLines(source: LineSource, file: string | undefined): Parsed
     try {
       const value: unknown = JSON.parse(line);
       records.push({ line: number, value });
-      if (number === 1 && readVersion(value) >= CURRENT_SESSION_VERSION) messageSpans = new WeakMap();
+      if (number === 1 && readVersion(value) >= CURRENT_SESSION_VERSION) messageSpans = new Map();
     } catch {
       warn("invalid_line", number, `line ${number} is not valid JSON; skipped`);
     }

@@ -22,13 +22,13 @@ export interface FileIdentity {
 export class MessageBytes {
   readonly #file: string;
   readonly #identity: FileIdentity;
-  readonly #spans: WeakMap<object, ByteSpan>;
+  readonly #spans: Map<object, ByteSpan>;
   #block: Buffer = Buffer.alloc(0);
   #blockAt = 0;
   /** The file is no longer the one loaded: every message is serialised. */
   #changed = false;
 
-  constructor(file: string, identity: FileIdentity, spans: WeakMap<object, ByteSpan>) {
+  constructor(file: string, identity: FileIdentity, spans: Map<object, ByteSpan>) {
     this.#file = file;
     this.#identity = identity;
     this.#spans = spans;
