@@ -163,7 +163,7 @@ describe("messages' own bytes in the file (the first get_messages sends them as 
     expect(readSessionFile(v2).messageSpans).toBeUndefined();
   });
 
-  it("reads them back only from the file that was loaded, appended to or not", () => {
+  it("reads them back only from the file as this session left it", () => {
     const lines = sessionText(3000, 40);
     const file = path.join(dir, "read-back.jsonl");
     writeFileSync(file, `${lines.join("\n")}\n`);
@@ -177,15 +177,24 @@ describe("messages' own bytes in the file (the first get_messages sends them as 
     };
     const expected = serializeJsonLine({ type: "response", data: { messages: lines.slice(1).map((l) => JSON.parse(l).message) } });
 
-    // Appended to (by another session on the same file): the messages are where they were.
-    Session.open(file).setName("x");
-    appendFileSync(file, '{"type":"custom","id":"zz","parentId":"e0000bb7","timestamp":"2026-01-01T00:00:00.000Z","customType":"t"}\n');
+    // Appended to by this session: its messages' bytes are read back.
+    const own = Session.open(file);
+    own.setName("x");
+    const ownJson = own.takeMessageJson()!;
+    expect(ownJson.get(own.buildContext()[2]!)).toBeDefined();
     const again = Session.open(file);
-    Session.open(file).setName("y");
+    again.setName("y");
     expect(serialise(again)).toBe(expected);
     // Taken once: the next answer serialises (the same text).
     expect(again.takeMessageJson()).toBeUndefined();
     expect(serialise(again)).toBe(expected);
+
+    // Appended to by another process (or rewritten in place): every message is serialised.
+    const behind = Session.open(file);
+    const lastId = (JSON.parse(readFileSync(file, "utf8").trim().split("\n").at(-1)!) as { id: string }).id;
+    appendFileSync(file, `${JSON.stringify({ type: "custom", id: "zz", parentId: lastId, timestamp: "2026-01-01T00:00:00.000Z", customType: "t" })}\n`);
+    const behindJson = behind.takeMessageJson()!;
+    expect(behindJson.get(behind.buildContext()[2]!)).toBeUndefined();
 
     // Another file moved over the path (another inode; same length, other text): every message is serialised.
     const replaced = Session.open(file);

@@ -5,8 +5,10 @@
  * load itself ~2× slower: V8 collected the growing heap more often with 100 MB of buffers beside it.)
  *
  * Read in blocks, in the order asked (a context's order is the file's). The file must still be
- * the one loaded: the same device and inode, no shorter (parley and pi only append to it); a
- * span that is not a JSON object's bytes is left to the serialiser.
+ * the one loaded, as this session left it: the same device and inode, size and modification
+ * time (the session's own appends update them, see sameFileNow). Anything else (another process
+ * appended, an editor rewrote it in place) and every message is serialised. A span that is not
+ * a JSON object's bytes is left to the serialiser too.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { ByteSpan } from "./format.js";
@@ -17,11 +19,12 @@ export interface FileIdentity {
   dev: number;
   ino: number;
   size: number;
+  mtimeMs: number;
 }
 
 export class MessageBytes {
   readonly #file: string;
-  readonly #identity: FileIdentity;
+  #identity: FileIdentity;
   readonly #spans: Map<object, ByteSpan>;
   #block: Buffer = Buffer.alloc(0);
   #blockAt = 0;
@@ -32,6 +35,11 @@ export class MessageBytes {
     this.#file = file;
     this.#identity = identity;
     this.#spans = spans;
+  }
+
+  /** The session appended to the file: this is how it is now. */
+  sameFileNow(identity: FileIdentity): void {
+    this.#identity = identity;
   }
 
   /** The message's JSON as the file holds it, or undefined (serialise it then). */
@@ -51,7 +59,8 @@ export class MessageBytes {
     try {
       fd = openSync(this.#file, "r");
       const stat = fstatSync(fd);
-      if (stat.dev !== this.#identity.dev || stat.ino !== this.#identity.ino || stat.size < this.#identity.size) {
+      const was = this.#identity;
+      if (stat.dev !== was.dev || stat.ino !== was.ino || stat.size !== was.size || stat.mtimeMs !== was.mtimeMs) {
         this.#changed = true;
         return false;
       }

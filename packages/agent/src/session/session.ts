@@ -29,7 +29,7 @@ import {
   type SessionWarning,
   type SessionWarningHandler,
 } from "./format.js";
-import { MessageBytes } from "./message-bytes.js";
+import { type FileIdentity, MessageBytes } from "./message-bytes.js";
 import { sniffFile } from "./sniff.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
@@ -161,8 +161,7 @@ export class Session implements SessionView {
     session.#disk = "synced";
     session.#needsNewline = !parsed.endsWithNewline;
     if (parsed.messageSpans !== undefined) {
-      const { dev, ino, size } = statSync(file);
-      session.#messageJson = new MessageBytes(file, { dev, ino, size }, parsed.messageSpans);
+      session.#messageJson = new MessageBytes(file, fileIdentity(file), parsed.messageSpans);
     }
     return session;
   }
@@ -487,7 +486,16 @@ export class Session implements SessionView {
         } catch (error) {
           // Part of the line may be on disk; make sure the next one starts on a line of its own.
           this.#needsNewline = true;
+          this.#messageJson = undefined;
           throw error;
+        }
+        // The file changed, by this session's hand: its messages' bytes are still good.
+        if (this.#messageJson !== undefined) {
+          try {
+            this.#messageJson.sameFileNow(fileIdentity(this.#file!));
+          } catch {
+            this.#messageJson = undefined;
+          }
         }
     }
   }
@@ -521,3 +529,8 @@ export class Session implements SessionView {
 }
 
 export type { SessionStatsData };
+
+function fileIdentity(file: string): FileIdentity {
+  const { dev, ino, size, mtimeMs } = statSync(file);
+  return { dev, ino, size, mtimeMs };
+}
