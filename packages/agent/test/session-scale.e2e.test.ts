@@ -28,6 +28,9 @@ describe("get_messages of a big session through the CLI", () => {
       expect(agent.records.indexOf(all)).toBeLessThan(agent.records.indexOf(after));
       const fromFile = lines.slice(1).map((line) => (JSON.parse(line) as { message: unknown }).message);
       expect((all["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
+      // The first answer sent the file's own bytes of the messages; the next one serialises them: the same.
+      const again = await agent.request({ type: "get_messages" });
+      expect((again["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
       expect(agent.garbage).toEqual([]);
       // Appends only: the file is as it was.
       expect(readFileSync(file, "utf8")).toBe(`${lines.join("\n")}\n`);

@@ -7,10 +7,11 @@
  * A file whose first line is not a session header is refused (SessionFileError): then it is not
  * a session at all, and parley must not write to it. Only a 0-byte file may become a new session.
  */
-import { isAscii } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import { closeSync, openSync, readSync } from "node:fs";
 import type { SessionEntry } from "@parley/protocol";
 import { nodeCrypto } from "../lazy-node.js";
+import { parseMessageLine } from "./message-line.js";
 import { firstLineProblem, headerProblem, READ_NO_WAIT } from "./sniff.js";
 
 export const CURRENT_SESSION_VERSION = 3;
@@ -64,7 +65,18 @@ export interface ParsedSessionFile {
   endsWithNewline: boolean;
   /** The header's version when it was older than 3 (entries were migrated in memory). */
   migratedFrom?: number;
+  /**
+   * Where in the file each message's own JSON is (read from a file, version 3, valid UTF-8, pi's
+   * line shape): those bytes are a JSON text of the message, for get_messages to send as they are.
+   */
+  messageSpans?: Map<object, ByteSpan>;
   warnings: SessionWarning[];
+}
+
+/** Bytes [start, end) of a file. */
+export interface ByteSpan {
+  start: number;
+  end: number;
 }
 
 interface RawRecord {
@@ -75,8 +87,10 @@ interface RawRecord {
 /**
  * Feeds every LF-terminated line (LF removed, nothing else) with its 1-based number to `onLine`
  * and returns what follows the last LF (the unterminated tail, "" when the input ends with LF).
+ * A line read from a file comes as its bytes (valid only during the call), decoded by the
+ * parser, with its offset in the file.
  */
-type LineSource = (onLine: (text: string, line: number) => void) => string;
+type LineSource = (onLine: (line: string | Buffer, number: number, offset?: number) => void) => string;
 
 /** Parses a whole session file held as text. Throws SessionFileError unless it is empty or starts with a header. */
 export function parseSessionFile(text: string, file?: string): ParsedSessionFile {
@@ -97,7 +111,9 @@ const READ_CHUNK = 1 << 20;
 /**
  * Reads and parses a session file chunk by chunk. Lines are cut at LF bytes (never part of a
  * multi-byte UTF-8 sequence), and a pure-ASCII line is decoded as latin1, which is the same text
- * at a fraction of UTF-8 decoding's cost. Throws SessionFileError unless it is empty or starts with a header.
+ * at a fraction of UTF-8 decoding's cost. (Decoding a whole chunk at once and slicing lines out
+ * of it was slower: each 1 MiB string is a large object, and they made V8 collect more often.)
+ * Throws SessionFileError unless it is empty or starts with a header.
  */
 export function readSessionFile(path: string, file: string = path): ParsedSessionFile {
   const fd = openSync(path, READ_NO_WAIT);
@@ -107,16 +123,21 @@ export function readSessionFile(path: string, file: string = path): ParsedSessio
       // Bytes of the line in progress from earlier chunks (copied: `chunk` is reused).
       let pending: Buffer[] = [];
       let line = 0;
+      // File offsets of the chunk and of the line in progress.
+      let chunkAt = 0;
+      let lineAt = 0;
       for (let read = readSync(fd, chunk, 0, READ_CHUNK, null); read > 0; read = readSync(fd, chunk, 0, READ_CHUNK, null)) {
         const data = chunk.subarray(0, read);
         let start = 0;
         for (let lf = data.indexOf(10); lf !== -1; lf = data.indexOf(10, start)) {
           const bytes = pending.length === 0 ? data.subarray(start, lf) : Buffer.concat([...pending, data.subarray(start, lf)]);
           pending = [];
-          onLine(decodeLine(bytes), ++line);
+          onLine(bytes, ++line, lineAt);
           start = lf + 1;
+          lineAt = chunkAt + start;
         }
         if (start < read) pending.push(Buffer.from(data.subarray(start)));
+        chunkAt += read;
       }
       return pending.length === 0 ? "" : decodeLine(Buffer.concat(pending));
     }, file);
@@ -139,15 +160,36 @@ function parseSessionLines(source: LineSource, file: string | undefined): Parsed
   const records: RawRecord[] = [];
   let lineCount = 0;
   let firstLine: string | undefined;
-  const tail = source((raw, number) => {
+  // Set once the header says version 3 (older files' messages are migrated, so their bytes are not theirs).
+  let messageSpans: Map<object, ByteSpan> | undefined;
+  const tail = source((text, number, offset) => {
     lineCount = number;
+    let raw: string;
+    if (typeof text === "string") raw = text;
+    else {
+      // A pure-ASCII line decodes as latin1: the same text at a fraction of UTF-8's cost.
+      const ascii = isAscii(text);
+      if (messageSpans !== undefined && offset !== undefined && text[text.length - 1] !== 0x0d && (ascii || isUtf8(text))) {
+        const parsed = parseMessageLine(text, ascii);
+        if (parsed !== undefined) {
+          records.push({ line: number, value: parsed.value });
+          const message = parsed.value["message"];
+          if (typeof message === "object" && message !== null)
+            messageSpans.set(message, { start: offset + parsed.messageStart, end: offset + text.length - 1 });
+          return;
+        }
+      }
+      raw = text.toString(ascii ? "latin1" : "utf8");
+    }
     // A byte order mark can only start the first line.
     if (number === 1 && raw.charCodeAt(0) === 0xfeff) raw = raw.slice(1);
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (number === 1) firstLine = line;
     if (line.trim() === "") return;
     try {
-      records.push({ line: number, value: JSON.parse(line) });
+      const value: unknown = JSON.parse(line);
+      records.push({ line: number, value });
+      if (number === 1 && readVersion(value) >= CURRENT_SESSION_VERSION) messageSpans = new Map();
     } catch {
       warn("invalid_line", number, `line ${number} is not valid JSON; skipped`);
     }
@@ -226,6 +268,7 @@ function parseSessionLines(source: LineSource, file: string | undefined): Parsed
     skippedIds,
     endsWithNewline,
     ...(version < CURRENT_SESSION_VERSION ? { migratedFrom: version } : {}),
+    ...(messageSpans !== undefined ? { messageSpans } : {}),
     warnings,
   };
 }

@@ -12,7 +12,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, closeSync, fstatSync, openSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, fstatSync, openSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -29,6 +29,7 @@ import {
   type SessionWarning,
   type SessionWarningHandler,
 } from "./format.js";
+import { type FileIdentity, MessageBytes } from "./message-bytes.js";
 import { sniffFile } from "./sniff.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
@@ -95,11 +96,12 @@ const defaultWarning: SessionWarningHandler = (w) => {
 export class Session implements SessionView {
   #header: SessionHeader;
   readonly #entries: SessionEntry[] = [];
-  readonly #byId = new Map<string, SessionEntry>();
-  /** Position of each entry in append order: get_entries cursors are O(1). */
+  /** Position of each entry in append order: lookups by id and get_entries cursors are O(1). */
   readonly #position = new Map<string, number>();
-  /** Every id in the file, including skipped lines', so a new id never collides on reload. */
-  readonly #taken = new Set<string>();
+  /** Ids of lines the load skipped: a new id avoids them too, so it never collides on reload. */
+  readonly #skippedIds = new Set<string>();
+  /** What a new id must not be: any id in the file. */
+  readonly #taken = { has: (id: string): boolean => this.#position.has(id) || this.#skippedIds.has(id) };
   readonly #labels = new Map<string, { label: string; timestamp: string }>();
   /** Entry types present, so "has the session ever had X" needs no scan. */
   readonly #types = new Set<SessionEntry["type"]>();
@@ -111,6 +113,8 @@ export class Session implements SessionView {
   /** The file does not end with LF (torn tail, or a failed write): start the next line with one. */
   #needsNewline = false;
   readonly #onWarning: SessionWarningHandler;
+  /** Where the loaded file holds its messages, until the first get_messages takes it (see takeMessageJson). */
+  #messageJson: MessageBytes | undefined;
 
   constructor(cwd: string, options: SessionOptions = {}) {
     this.#header = {
@@ -151,12 +155,15 @@ export class Session implements SessionView {
       return session;
     }
     session.#header = parsed.header;
-    for (const id of parsed.skippedIds) session.#taken.add(id);
+    for (const id of parsed.skippedIds) session.#skippedIds.add(id);
     for (const entry of parsed.entries) session.#index(entry);
     // pi's rule: after loading, the leaf is the last entry in the file.
     session.#leafId = parsed.entries.at(-1)?.id ?? null;
     session.#disk = "synced";
     session.#needsNewline = !parsed.endsWithNewline;
+    if (parsed.messageSpans !== undefined) {
+      session.#messageJson = new MessageBytes(file, fileIdentity(file), parsed.messageSpans);
+    }
     return session;
   }
 
@@ -198,7 +205,7 @@ export class Session implements SessionView {
         `A ${entry.message.role} message cannot be appended as a message entry; append a ${entry.message.role === "compactionSummary" ? "compaction" : "branch_summary"} entry`,
       );
     }
-    if (entry.type === "label" && !this.#byId.has(entry.targetId)) {
+    if (entry.type === "label" && !this.#position.has(entry.targetId)) {
       throw new Error(`Cannot label entry ${entry.targetId}: no such entry`);
     }
     const full = { ...entry, id: newEntryId(this.#taken), parentId: this.#leafId, timestamp: new Date().toISOString() };
@@ -265,7 +272,7 @@ export class Session implements SessionView {
   }
 
   entry(id: string): SessionEntry | undefined {
-    return this.#byId.get(id);
+    return this.#byId(id);
   }
 
   /**
@@ -282,9 +289,23 @@ export class Session implements SessionView {
   /** Root-to-leaf path ending at `leafId` (default: the current leaf); [] for an unknown id. */
   branch(leafId: string | null = this.#leafId): SessionEntry[] {
     const path: SessionEntry[] = [];
+    for (let id = leafId; id !== null; ) {
+      const entry = this.#byId(id);
+      if (!entry) break;
+      // Only a cycle of parents (a hand-edited file) makes a path longer than the session.
+      if (path.length === this.#entries.length) return this.#branchThroughCycle(leafId);
+      path.push(entry);
+      id = entry.parentId;
+    }
+    return path.reverse();
+  }
+
+  /** branch() when the parents form a cycle: the path stops before the first entry seen twice. */
+  #branchThroughCycle(leafId: string | null): SessionEntry[] {
+    const path: SessionEntry[] = [];
     const seen = new Set<string>();
     for (let id = leafId; id !== null && !seen.has(id); ) {
-      const entry = this.#byId.get(id);
+      const entry = this.#byId(id);
       if (!entry) break;
       seen.add(id);
       path.push(entry);
@@ -330,7 +351,7 @@ export class Session implements SessionView {
 
   /** Moves the active leaf (tree navigation). null: before the first entry. Not persisted by itself. */
   moveLeaf(entryId: string | null): void {
-    if (entryId !== null && !this.#byId.has(entryId)) throw new Error(`Cannot move to entry ${entryId}: no such entry`);
+    if (entryId !== null && !this.#position.has(entryId)) throw new Error(`Cannot move to entry ${entryId}: no such entry`);
     this.#leafId = entryId;
   }
 
@@ -347,6 +368,17 @@ export class Session implements SessionView {
   /** Every message-bearing entry on the active branch as a message, without compaction's pruning. */
   messages(): AgentMessage[] {
     return branchMessages(this.branch());
+  }
+
+  /**
+   * The file's own JSON bytes of loaded messages, once: the first get_messages of a resumed
+   * session sends them instead of serialising every message again. Later answers serialise (a
+   * message could have been changed in memory by then).
+   */
+  takeMessageJson(): MessageBytes | undefined {
+    const json = this.#messageJson;
+    this.#messageJson = undefined;
+    return json;
   }
 
   /** User messages anywhere in the session with their text, in append order (pi's fork selector). */
@@ -373,7 +405,7 @@ export class Session implements SessionView {
    * file) or stays in memory. Labels on the path come along as fresh label entries at the end.
    */
   fork(entryId: string, position: "before" | "at" = "before", target?: ForkTarget): ForkResult {
-    const selected = this.#byId.get(entryId);
+    const selected = this.#byId(entryId);
     if (!selected) throw new Error(`Cannot fork from entry ${entryId}: no such entry`);
     let leafId: string | null = entryId;
     let selectedText: string | undefined;
@@ -421,11 +453,14 @@ export class Session implements SessionView {
 
   // ---- internals ---------------------------------------------------------------------
 
+  #byId(id: string): SessionEntry | undefined {
+    const position = this.#position.get(id);
+    return position === undefined ? undefined : this.#entries[position];
+  }
+
   #index(entry: SessionEntry): void {
     this.#position.set(entry.id, this.#entries.length);
     this.#entries.push(entry);
-    this.#byId.set(entry.id, entry);
-    this.#taken.add(entry.id);
     this.#types.add(entry.type);
     if (entry.type === "message" && entry.message.role === "assistant") this.#hasAssistant = true;
     else if (entry.type === "session_info") this.#name = entry.name?.trim() || undefined;
@@ -452,7 +487,16 @@ export class Session implements SessionView {
         } catch (error) {
           // Part of the line may be on disk; make sure the next one starts on a line of its own.
           this.#needsNewline = true;
+          this.#messageJson = undefined;
           throw error;
+        }
+        // The file changed, by this session's hand: its messages' bytes are still good.
+        if (this.#messageJson !== undefined) {
+          try {
+            this.#messageJson.sameFileNow(fileIdentity(this.#file!));
+          } catch {
+            this.#messageJson = undefined;
+          }
         }
     }
   }
@@ -486,3 +530,8 @@ export class Session implements SessionView {
 }
 
 export type { SessionStatsData };
+
+function fileIdentity(file: string): FileIdentity {
+  const { dev, ino, size, mtimeMs } = statSync(file);
+  return { dev, ino, size, mtimeMs };
+}

@@ -38,7 +38,7 @@ export class StdioTransport implements Transport {
   readonly #options: StdioTransportOptions;
   #batch: string[] = [];
   /** A long record whose pieces are still being made and written (see #pump). */
-  #producer: { pieces: Iterator<string>; record: object } | undefined;
+  #producer: { pieces: Iterator<Buffer>; record: object } | undefined;
   #batchLength = 0;
   #inBurst = false;
   #outputClosed = false;
@@ -123,8 +123,8 @@ export class StdioTransport implements Transport {
       this.#pump();
       return;
     } else {
-      // Behind records that already wait: made now, and waiting with them.
-      for (let next = pieces.next(); !next.done && !this.#outputClosed; next = pieces.next()) this.#queue(next.value, record);
+      // Behind records that already wait: made now, and waiting with them (each piece is whole UTF-8).
+      for (let next = pieces.next(); !next.done && !this.#outputClosed; next = pieces.next()) this.#queue(next.value.toString("utf8"), record);
     }
     if (this.#paused) return;
     // The first record of a burst leaves at once (a dialog request should not wait a hop);
@@ -173,6 +173,11 @@ export class StdioTransport implements Transport {
     // Output the stream already holds (the client reads slowly) is kept as bytes, which sit
     // outside the JS heap and never take two bytes per character.
     const chunk = (this.#output.writableLength ?? 0) > 0 ? Buffer.from(text, "utf8") : text;
+    this.#toStream(chunk);
+  }
+
+  #toStream(chunk: string | Uint8Array): void {
+    if (this.#outputClosed) return;
     const ok = this.#rawWrite(chunk);
     // The client is not reading: stop taking new commands until it catches up, so output that
     // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
@@ -201,9 +206,9 @@ export class StdioTransport implements Transport {
           done = true;
           break;
         }
-        this.#batch.push(next.value);
-        this.#batchLength += next.value.length;
+        // Records gathered before it go first; the piece is bytes already, written as it is.
         this.#write();
+        this.#toStream(next.value);
         if (this.#paused && (this.#output.writableLength ?? 0) >= PUMP_AHEAD_BYTES) return false;
       }
     } catch (error) {

@@ -1,5 +1,6 @@
 /** Commands that read or set the agent's state: answered at once, in order. */
 import { CommandError } from "../responses.js";
+import { withKnownJson } from "../../transport/json-pieces.js";
 import { sync, type CommandTable } from "./types.js";
 
 type StateCommands =
@@ -40,7 +41,11 @@ export const stateCommands: CommandTable<StateCommands> = {
   }),
   get_ui_state: sync((_c, ctx) => ctx.uiState()),
   get_commands: sync((_c, ctx) => ({ commands: ctx.runtime.commandList() })),
-  get_messages: sync((_c, ctx) => ({ messages: ctx.agent.messages })),
+  get_messages: sync((_c, ctx) => {
+    // A resumed session's first answer sends its messages as the file spells them (no second serialisation).
+    const json = ctx.agent.session.takeMessageJson();
+    return { messages: json !== undefined ? withKnownJson(ctx.agent.messages, json) : ctx.agent.messages };
+  }),
   set_thinking_level: sync((c, ctx) => {
     // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped as any level is).
     ctx.agent.setThinkingLevel(c.level === "max" ? "xhigh" : c.level);
