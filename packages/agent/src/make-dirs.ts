@@ -6,7 +6,6 @@
  * way down, so a refusal becomes an error.
  */
 import { mkdirSync, statSync } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 
 const codeOf = (error: unknown): unknown => (error instanceof Error && "code" in error ? error.code : undefined);
@@ -35,26 +34,10 @@ export function makeDirsSync(dir: string): void {
   }
 }
 
-/** The same, without blocking the event loop. */
+/**
+ * The same for async callers (the write tool's operations). A few mkdir calls block for
+ * microseconds, so this is the sync walk rather than a second copy of it.
+ */
 export async function makeDirs(dir: string): Promise<void> {
-  const missing: string[] = [];
-  for (let at = resolve(dir); ; ) {
-    try {
-      await mkdir(at);
-      break;
-    } catch (error) {
-      if (codeOf(error) === "EEXIST" && (await stat(at)).isDirectory()) break;
-      const parent = dirname(at);
-      if (codeOf(error) !== "ENOENT" || parent === at) throw error;
-      missing.push(at);
-      at = parent;
-    }
-  }
-  for (const at of missing.reverse()) {
-    try {
-      await mkdir(at);
-    } catch (error) {
-      if (!(codeOf(error) === "EEXIST" && (await stat(at)).isDirectory())) throw error;
-    }
-  }
+  makeDirsSync(dir);
 }
