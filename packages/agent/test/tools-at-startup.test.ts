@@ -28,10 +28,18 @@ async function serve(factory: (pi: ExtensionAPI) => void) {
   return { transport };
 }
 
+const schemaType = (schema: unknown): unknown => (typeof schema === "object" && schema !== null && "type" in schema ? schema.type : undefined);
+
 /** An extension whose /tools command lists what pi.getAllTools() returns. */
 function listsTools(pi: ExtensionAPI): void {
   pi.registerCommand("tools", {
-    handler: async (_args, ctx) => ctx.ui.notify(pi.getAllTools().map((t) => `${t.name}:${(t.parameters as { type?: string } | undefined)?.type}`).join(",")),
+    handler: async (_args, ctx) =>
+      ctx.ui.notify(
+        pi
+          .getAllTools()
+          .map((t) => `${t.name}:${schemaType(t.parameters)}`)
+          .join(","),
+      ),
   });
 }
 
