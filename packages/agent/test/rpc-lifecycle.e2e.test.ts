@@ -507,6 +507,34 @@ describe("the built-in tools' definitions are created when first asked for", () 
   });
 });
 
+describe("the built-in tools' definitions wait for TypeBox", () => {
+  it("an extension that loads no TypeBox (pi's rpc-demo.ts) leaves it unloaded through start-up; its first pi.getAllTools() loads it", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const dir = mkdtempSync(join(tmpdir(), "parley-no-typebox-"));
+    const file = join(dir, "later.ts");
+    writeFileSync(
+      file,
+      [
+        'import { createRequire } from "node:module";',
+        "const typeBox = () => Object.keys(createRequire(`${process.cwd()}/`).cache).some((f) => /lib-typebox\\.js$/.test(f));",
+        "export default function (pi: any) {",
+        '  pi.registerCommand("later", {',
+        "    handler: async (_a: string, ctx: any) => {",
+        "      const afterStartUp = typeBox();",
+        "      const tools = pi.getAllTools().length;",
+        "      ctx.ui.notify(JSON.stringify({ afterStartUp, tools, afterAsking: typeBox() }));",
+        "    },",
+        "  });",
+        "}",
+      ].join("\n"),
+    );
+    const agent = start(["-e", file]);
+    await agent.request({ type: "prompt", message: "/later" });
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+    expect(JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"]))).toEqual({ afterStartUp: false, tools: 7, afterAsking: true });
+  });
+});
+
 describe("input that ends during start-up", () => {
   it("is still answered, in order, before parley exits", async () => {
     const agent = start(["-e", join(FIX, "slow-start.ts"), "--max-line-bytes", "1024"]);

@@ -15,7 +15,7 @@ import type { Session } from "../session/session.js";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { whileSayingSlow } from "../slow-notice.js";
-import { canRequireTools, whileOptimizerPaused } from "../startup/module-loader.js";
+import { canRequireTools, toolDefinitionsAreCheap, whileOptimizerPaused } from "../startup/module-loader.js";
 
 /** What the CLI's start-up (cli/start-agent.ts) and process lifetime need of a mode's server. */
 export interface FrontDoor {
@@ -178,6 +178,10 @@ export class AgentCore {
       );
       if (failures.length > 0) break;
     }
+    // Once an extension has loaded TypeBox (its own schemas, pi-ai), the definitions cost ~1 ms:
+    // made here, at start-up as in pi, not on the first prompt. Else they wait (they would load
+    // TypeBox, ~4 MiB, for an extension that never asks: pi's rpc-demo.ts).
+    if (toolDefinitionsAreCheap()) this.agent.tools.loadNow();
     return failures;
   }
 

@@ -8,8 +8,12 @@ const cli = require("../../dist/cli/main.js");
 const moduleLoader = require("../../dist/startup/module-loader.js");
 
 // The built-in tools' module, synchronously: the same lazy initialiser the bundle's import() of it
-// runs, so an extension's pi.getAllTools() creates their definitions when it first asks.
-moduleLoader.setToolsRequire(() => require("../../dist/tools/index.js"));
+// runs, so an extension's pi.getAllTools() creates their definitions when it first asks. And
+// whether TypeBox's bundle is loaded (its schemas need it): __parley_library's own check.
+moduleLoader.setToolsRequire(
+  () => require("../../dist/tools/index.js"),
+  () => require.cache[require("node:path").join(__dirname, __parley_library_files.typebox)] !== undefined,
+);
 
 // jiti from its code-cached copy (dist/bundle/lib-jiti.js): its own entry file holds an import(),
 // which code run from a code cache cannot use, so parley gives it the launcher's import() and
