@@ -4,11 +4,11 @@
  * for byte as it was; an HTML export never lands on a session or on a file parley did not write.
  */
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { AgentMessage, AssistantMessage } from "@parley/protocol";
-import type { Session } from "../src/session/session.js";
+import type { SaveNotice, Session } from "../src/session/session.js";
 import { SessionFileError, createSession, exportHtml, openSession } from "../src/session/index.js";
 
 const dirs: string[] = [];
@@ -35,6 +35,12 @@ const assistant = (text: string): AssistantMessage => ({
 });
 const say = (s: Session, m: AgentMessage) => s.append({ type: "message", message: m });
 const quiet = { onWarning: () => {} };
+/** The save notices `s` gives from now on. */
+const told = (s: Session): SaveNotice[] => {
+  const notices: SaveNotice[] = [];
+  s.onSave = (notice) => notices.push(notice);
+  return notices;
+};
 
 const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" });
 const entry = (id: string, parentId: string | null, text: string) =>
@@ -105,13 +111,44 @@ describe("only ever appends", () => {
     expect(openSession(file, quiet).entries()).toEqual(s.entries());
   });
 
-  it("a 0-byte file that someone fills meanwhile is refused at the first write, and kept", () => {
+  it("a 0-byte file that someone fills meanwhile is never written: the failure is told once, and the file kept", () => {
     const file = path.join(dir, "empty.jsonl");
     writeFileSync(file, "");
     const s = openSession(file, quiet);
     writeFileSync(file, "somebody else's text\n");
-    expect(() => say(s, user("q"))).toThrow(/no longer empty/);
+    const notices: SaveNotice[] = [];
+    s.onSave = (notice) => notices.push(notice);
+    say(s, user("q"));
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/no longer empty/), unsaved: 1 }]);
+    expect(s.written).toBe(false);
     expect(readFileSync(file, "utf8")).toBe("somebody else's text\n");
+  });
+
+  // Root ignores permissions, so the folder is replaced by a regular file (ENOTDIR for anyone).
+  it("a write that fails loses nothing: told once, the waiting lines appended when writing works again", () => {
+    const folder = path.join(dir, "sessions");
+    const s = createSession({ cwd: dir, sessionDir: folder, persist: true, onWarning: () => {} });
+    const notices: SaveNotice[] = [];
+    s.onSave = (notice) => notices.push(notice);
+    say(s, user("one"));
+    say(s, assistant("two"));
+    const file = s.file!;
+    const before = readFileSync(file);
+    renameSync(folder, `${folder}.aside`);
+    writeFileSync(folder, "not a folder\n");
+    say(s, user("three"));
+    say(s, assistant("four"));
+    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/ENOTDIR/), unsaved: 1 }]);
+    expect(s.written).toBe(false);
+    rmSync(folder);
+    renameSync(`${folder}.aside`, folder);
+    say(s, user("five"));
+    expect(notices.slice(1)).toEqual([{ kind: "resumed", file }]);
+    expect(s.written).toBe(true);
+    const after = readFileSync(file);
+    expect(after.subarray(0, before.length).equals(before)).toBe(true);
+    expect(openSession(file, quiet).entries()).toEqual(s.entries());
   });
 
   it("a session with garbage lines after its header keeps them: they are skipped with warnings, new lines are appended", () => {
@@ -164,8 +201,10 @@ describe("only ever appends", () => {
   it("a new session whose file name is taken meanwhile refuses to write rather than replace that file", () => {
     const s = createSession({ cwd: "/p", sessionDir: dir, persist: true, parentSession: path.join(dir, "parent.jsonl") });
     writeFileSync(s.file!, "someone else's file\n");
+    const notices = told(s);
     say(s, user("q"));
-    expect(() => say(s, assistant("a"))).toThrow(/EEXIST/);
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "failed", file: s.file, error: expect.stringMatching(/EEXIST/), unsaved: 2 }]);
     expect(readFileSync(s.file!, "utf8")).toBe("someone else's file\n");
   });
 
@@ -173,8 +212,10 @@ describe("only ever appends", () => {
     const file = path.join(dir, "new.jsonl");
     const s = openSession(file, { ...quiet, createIfMissing: { cwd: "/p" } });
     writeFileSync(file, "raced\n");
+    const notices = told(s);
     say(s, user("q"));
-    expect(() => say(s, assistant("a"))).toThrow(/EEXIST/);
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/EEXIST/), unsaved: 2 }]);
     expect(readFileSync(file, "utf8")).toBe("raced\n");
   });
 });

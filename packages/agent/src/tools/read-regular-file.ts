@@ -41,7 +41,8 @@ async function readToEnd(handle: FileHandle, path: string): Promise<Buffer> {
     }
     if (bytesRead === 0) return Buffer.concat(chunks, total);
     total += bytesRead;
-    if (total > UNSIZED_READ_CEILING) throw new Error(`${path} does not end (more than ${UNSIZED_READ_CEILING / (1024 * 1024)} MiB read): it is not a file that can be read whole`);
+    if (total > UNSIZED_READ_CEILING)
+      throw new Error(`${path} does not end (more than ${UNSIZED_READ_CEILING / (1024 * 1024)} MiB read): it is not a file that can be read whole`);
     chunks.push(chunk.subarray(0, bytesRead));
   }
 }
