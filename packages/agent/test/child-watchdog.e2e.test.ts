@@ -2,8 +2,9 @@
  * No child process outlives parley even when parley is killed with SIGKILL, which runs none of
  * its exit handlers: the watchdog (src/child-watchdog.ts) ends them. Every way parley starts a
  * process leaves a long `sleep` behind that records its pid: the model's bash tool, the `bash`
- * command (a background job, a `setsid` child, and one whose parent has exited so that init
- * adopted it), an extension's `pi.exec`, and an `!command` API key lookup in auth.json.
+ * command (a background job, one that clears its environment, a `setsid` child, and one whose
+ * parent has exited so that init adopted it), an extension's `pi.exec`, and an `!command` API
+ * key lookup in auth.json.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -86,7 +87,7 @@ export default function (pi) {
 
 describe("parley killed with SIGKILL: the watchdog ends every child", () => {
   it(
-    "bash tool, bash command (background, setsid, adopted by init), pi.exec",
+    "bash tool, bash command (background, no environment, setsid, adopted by init), pi.exec",
     async () => {
       const dir = tempDir();
       const extension = join(dir, "exec-sleep.js");
@@ -95,15 +96,17 @@ describe("parley killed with SIGKILL: the watchdog ends every child", () => {
       const agent = procs.parley(["--model-script", script, "--no-extensions", "-e", extension], { cwd: dir, env: { WATCHDOG_TEST_DIR: dir } });
       expect(watchdogsOf(agent.child.pid ?? 0), "no watchdog before anything was spawned").toEqual([]);
       // The orphan: sh exits at once, so init adopts the setsid sleep (no parent link leads to it).
+      // untagged: clears its environment, so only the group parley told the watchdog about finds it.
       const command = [
         recordPid(dir, "background"),
+        recordPid(dir, "untagged", "env -i sleep 3600"),
         recordPid(dir, "setsid", "setsid sleep 3600"),
         `sh -c '${recordPid(dir, "orphan", "setsid sleep 3600")}'`,
         "wait",
       ].join("; ");
       agent.send({ type: "bash", command, id: "b" });
       const pids: Record<string, number> = {};
-      for (const name of ["background", "setsid", "orphan"]) pids[name] = await pidOf(dir, name);
+      for (const name of ["background", "untagged", "setsid", "orphan"]) pids[name] = await pidOf(dir, name);
       await poll(() => !parentCommand(pids["orphan"] ?? 0).includes("orphan.pid"), "the orphan's parent sh to exit");
       expect((await agent.request({ type: "prompt", message: "run it" }, CEILING_MS))["success"]).toBe(true);
       pids["tool"] = await pidOf(dir, "tool");
