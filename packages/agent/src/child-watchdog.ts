@@ -24,8 +24,12 @@ import { nodeChildProcess, nodeNet } from "./lazy-node.js";
 
 export const CHILD_TAG_VARIABLE = "PARLEY_CHILD_TAG";
 
-// Runs in `sh -c SCRIPT parley-watchdog TAG`. Targets are kill(1) operands: a pid, or -pgid for a group.
+/** Where the watchdog finds its script: its command line stays short (`ps` shows `sh -c eval… parley-watchdog TAG`). */
+const SCRIPT_VARIABLE = "PARLEY_WATCHDOG_SCRIPT";
+
+// Targets are kill(1) operands: a pid, or -pgid for a group.
 const SCRIPT = `
+unset ${SCRIPT_VARIABLE}
 trap '' HUP INT QUIT TERM PIPE
 tag="${CHILD_TAG_VARIABLE}=$1"
 targets=
@@ -66,10 +70,10 @@ export function guardedEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Process
 function startWatchdog(): void {
   if (watchdog || process.platform === "win32") return;
   // Its own environment has no tag (nor parley's, if parley runs under another parley): it must not find itself.
-  const env = { ...process.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, [SCRIPT_VARIABLE]: SCRIPT };
   delete env[CHILD_TAG_VARIABLE];
   try {
-    watchdog = nodeChildProcess().spawn("/bin/sh", ["-c", SCRIPT, "parley-watchdog", childTag()], {
+    watchdog = nodeChildProcess().spawn("/bin/sh", ["-c", `eval "$${SCRIPT_VARIABLE}"`, "parley-watchdog", childTag()], {
       detached: true,
       env,
       stdio: ["pipe", "ignore", "ignore"],
