@@ -4,9 +4,11 @@
  * for byte as it was; an HTML export never lands on a session or on a file parley did not write.
  */
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { AgentMessage, AssistantMessage } from "@parley/protocol";
 import type { SaveNotice, Session } from "../src/session/session.js";
 import { SessionFileError, createSession, exportHtml, openSession } from "../src/session/index.js";
@@ -149,6 +151,41 @@ describe("only ever appends", () => {
     const after = readFileSync(file);
     expect(after.subarray(0, before.length).equals(before)).toBe(true);
     expect(openSession(file, quiet).entries()).toEqual(s.entries());
+  });
+
+  // A write the disk cuts short (here a file size limit, RLIMIT_FSIZE, which binds root too):
+  // the lines wholly written stay, the torn one and those after it wait, and the count is exact.
+  it("a torn write: the lines wholly written are not written again, the rest wait", () => {
+    const built = pathToFileURL(path.join(import.meta.dirname, "../dist/session/index.js")).href;
+    const script = `
+      const { createSession } = await import(process.argv[1]);
+      process.on("SIGXFSZ", () => {}); // the write fails (EFBIG) instead of killing the process
+      const s = createSession({ cwd: "/p", sessionDir: process.argv[2], persist: true });
+      const notices = [];
+      s.onSave = (n) => notices.push({ ...n, entriesThen: s.entries().length });
+      const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+      s.append({ type: "message", message: { role: "user", content: "q", timestamp: 1 } });
+      s.append({ type: "message", message: { role: "assistant", content: [{ type: "text", text: "a" }], api: "a", provider: "p", model: "m", usage, stopReason: "stop", timestamp: 1 } });
+      for (let i = 0; i < 6; i++) s.append({ type: "message", message: { role: "user", content: "é".repeat(700) + i, timestamp: 1 } });
+      process.stdout.write(JSON.stringify({ file: s.file, notices, entries: s.entries().length, written: s.written }));
+    `;
+    const folder = path.join(dir, "limited");
+    // 8 blocks (512 or 1024 bytes, by shell): the header and a few entries fit, the next one is torn.
+    const out = execFileSync("sh", ["-c", 'ulimit -f 8; exec "$0" --input-type=module -e "$1" "$2" "$3"', process.execPath, script, built, folder], {
+      encoding: "utf8",
+    });
+    const result = JSON.parse(out) as { file: string; notices: (SaveNotice & { entriesThen: number })[]; entries: number; written: boolean };
+    expect(result.written).toBe(false);
+    const warnings: string[] = [];
+    const loaded = openSession(result.file, { onWarning: (w) => warnings.push(w.kind) });
+    expect(warnings).toEqual(["torn_tail"]);
+    expect(loaded.entries().length).toBeGreaterThan(2);
+    // Told once; what waited then is exactly what was not wholly written.
+    const entriesThen = result.notices[0]?.entriesThen ?? 0;
+    expect(result.notices).toEqual([
+      { kind: "failed", file: result.file, error: expect.stringMatching(/EFBIG/), unsaved: entriesThen - loaded.entries().length, entriesThen },
+    ]);
+    expect(entriesThen).toBeLessThan(result.entries);
   });
 
   it("a session with garbage lines after its header keeps them: they are skipped with warnings, new lines are appended", () => {
