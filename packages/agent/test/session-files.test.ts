@@ -166,7 +166,7 @@ describe("only ever appends", () => {
       const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
       s.append({ type: "message", message: { role: "user", content: "q", timestamp: 1 } });
       s.append({ type: "message", message: { role: "assistant", content: [{ type: "text", text: "a" }], api: "a", provider: "p", model: "m", usage, stopReason: "stop", timestamp: 1 } });
-      for (let i = 0; i < 6; i++) s.append({ type: "message", message: { role: "user", content: "é".repeat(700) + i, timestamp: 1 } });
+      for (let i = 0; i < 10; i++) s.append({ type: "message", message: { role: "user", content: "é".repeat(700) + i, timestamp: 1 } });
       process.stdout.write(JSON.stringify({ file: s.file, notices, entries: s.entries().length, written: s.written }));
     `;
     const folder = path.join(dir, "limited");
