@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import type { Disposable } from "@parley/protocol/disposable";
+import { watchdogForget, watchdogTrack } from "./child-watchdog.js";
 
 interface Tracked {
   pid: number;
@@ -94,10 +95,12 @@ export function trackChild(pid: number | undefined, options: { group: boolean })
   if (pid === undefined) return NOTHING_TRACKED;
   const entry: Tracked = { pid, group: options.group };
   live.add(entry);
+  // Should parley die without running its exit handlers (SIGKILL), the watchdog ends it.
+  watchdogTrack(pid, options.group);
   return {
     dispose() {
       if (entry.group && groupAlive(pid)) return;
-      live.delete(entry);
+      if (live.delete(entry)) watchdogForget(pid, entry.group);
     },
   };
 }

@@ -15,6 +15,12 @@ export function nodeCrypto(): typeof import("node:crypto") {
   return (crypto ??= load("node:crypto") as typeof import("node:crypto"));
 }
 
+let net: typeof import("node:net") | undefined;
+
+export function nodeNet(): typeof import("node:net") {
+  return (net ??= load("node:net") as typeof import("node:net"));
+}
+
 export function nodeChildProcess(): typeof import("node:child_process") {
   return (childProcess ??= load("node:child_process") as typeof import("node:child_process"));
 }

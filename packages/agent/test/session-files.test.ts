@@ -4,11 +4,13 @@
  * for byte as it was; an HTML export never lands on a session or on a file parley did not write.
  */
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { AgentMessage, AssistantMessage } from "@parley/protocol";
-import type { Session } from "../src/session/session.js";
+import type { SaveNotice, Session } from "../src/session/session.js";
 import { SessionFileError, createSession, exportHtml, openSession } from "../src/session/index.js";
 
 const dirs: string[] = [];
@@ -35,6 +37,12 @@ const assistant = (text: string): AssistantMessage => ({
 });
 const say = (s: Session, m: AgentMessage) => s.append({ type: "message", message: m });
 const quiet = { onWarning: () => {} };
+/** The save notices `s` gives from now on. */
+const told = (s: Session): SaveNotice[] => {
+  const notices: SaveNotice[] = [];
+  s.onSave = (notice) => notices.push(notice);
+  return notices;
+};
 
 const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: "2025-01-01T00:00:00.000Z", cwd: "/p" });
 const entry = (id: string, parentId: string | null, text: string) =>
@@ -105,13 +113,79 @@ describe("only ever appends", () => {
     expect(openSession(file, quiet).entries()).toEqual(s.entries());
   });
 
-  it("a 0-byte file that someone fills meanwhile is refused at the first write, and kept", () => {
+  it("a 0-byte file that someone fills meanwhile is never written: the failure is told once, and the file kept", () => {
     const file = path.join(dir, "empty.jsonl");
     writeFileSync(file, "");
     const s = openSession(file, quiet);
     writeFileSync(file, "somebody else's text\n");
-    expect(() => say(s, user("q"))).toThrow(/no longer empty/);
+    const notices: SaveNotice[] = [];
+    s.onSave = (notice) => notices.push(notice);
+    say(s, user("q"));
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/no longer empty/), unsaved: 1 }]);
+    expect(s.written).toBe(false);
     expect(readFileSync(file, "utf8")).toBe("somebody else's text\n");
+  });
+
+  // Root ignores permissions, so the folder is replaced by a regular file (ENOTDIR for anyone).
+  it("a write that fails loses nothing: told once, the waiting lines appended when writing works again", () => {
+    const folder = path.join(dir, "sessions");
+    const s = createSession({ cwd: dir, sessionDir: folder, persist: true, onWarning: () => {} });
+    const notices: SaveNotice[] = [];
+    s.onSave = (notice) => notices.push(notice);
+    say(s, user("one"));
+    say(s, assistant("two"));
+    const file = s.file!;
+    const before = readFileSync(file);
+    renameSync(folder, `${folder}.aside`);
+    writeFileSync(folder, "not a folder\n");
+    say(s, user("three"));
+    say(s, assistant("four"));
+    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/ENOTDIR/), unsaved: 1 }]);
+    expect(s.written).toBe(false);
+    rmSync(folder);
+    renameSync(`${folder}.aside`, folder);
+    say(s, user("five"));
+    expect(notices.slice(1)).toEqual([{ kind: "resumed", file }]);
+    expect(s.written).toBe(true);
+    const after = readFileSync(file);
+    expect(after.subarray(0, before.length).equals(before)).toBe(true);
+    expect(openSession(file, quiet).entries()).toEqual(s.entries());
+  });
+
+  // A write the disk cuts short (here a file size limit, RLIMIT_FSIZE, which binds root too):
+  // the lines wholly written stay, the torn one and those after it wait, and the count is exact.
+  it("a torn write: the lines wholly written are not written again, the rest wait", () => {
+    const built = pathToFileURL(path.join(import.meta.dirname, "../dist/session/index.js")).href;
+    const script = `
+      const { createSession } = await import(process.argv[1]);
+      process.on("SIGXFSZ", () => {}); // the write fails (EFBIG) instead of killing the process
+      const s = createSession({ cwd: "/p", sessionDir: process.argv[2], persist: true });
+      const notices = [];
+      s.onSave = (n) => notices.push({ ...n, entriesThen: s.entries().length });
+      const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+      s.append({ type: "message", message: { role: "user", content: "q", timestamp: 1 } });
+      s.append({ type: "message", message: { role: "assistant", content: [{ type: "text", text: "a" }], api: "a", provider: "p", model: "m", usage, stopReason: "stop", timestamp: 1 } });
+      for (let i = 0; i < 10; i++) s.append({ type: "message", message: { role: "user", content: "é".repeat(700) + i, timestamp: 1 } });
+      process.stdout.write(JSON.stringify({ file: s.file, notices, entries: s.entries().length, written: s.written }));
+    `;
+    const folder = path.join(dir, "limited");
+    // 8 blocks (512 or 1024 bytes, by shell): the header and a few entries fit, the next one is torn.
+    const out = execFileSync("sh", ["-c", 'ulimit -f 8; exec "$0" --input-type=module -e "$1" "$2" "$3"', process.execPath, script, built, folder], {
+      encoding: "utf8",
+    });
+    const result = JSON.parse(out) as { file: string; notices: (SaveNotice & { entriesThen: number })[]; entries: number; written: boolean };
+    expect(result.written).toBe(false);
+    const warnings: string[] = [];
+    const loaded = openSession(result.file, { onWarning: (w) => warnings.push(w.kind) });
+    expect(warnings).toEqual(["torn_tail"]);
+    expect(loaded.entries().length).toBeGreaterThan(2);
+    // Told once; what waited then is exactly what was not wholly written.
+    const entriesThen = result.notices[0]?.entriesThen ?? 0;
+    expect(result.notices).toEqual([
+      { kind: "failed", file: result.file, error: expect.stringMatching(/EFBIG/), unsaved: entriesThen - loaded.entries().length, entriesThen },
+    ]);
+    expect(entriesThen).toBeLessThan(result.entries);
   });
 
   it("a session with garbage lines after its header keeps them: they are skipped with warnings, new lines are appended", () => {
@@ -164,8 +238,10 @@ describe("only ever appends", () => {
   it("a new session whose file name is taken meanwhile refuses to write rather than replace that file", () => {
     const s = createSession({ cwd: "/p", sessionDir: dir, persist: true, parentSession: path.join(dir, "parent.jsonl") });
     writeFileSync(s.file!, "someone else's file\n");
+    const notices = told(s);
     say(s, user("q"));
-    expect(() => say(s, assistant("a"))).toThrow(/EEXIST/);
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "failed", file: s.file, error: expect.stringMatching(/EEXIST/), unsaved: 2 }]);
     expect(readFileSync(s.file!, "utf8")).toBe("someone else's file\n");
   });
 
@@ -173,8 +249,10 @@ describe("only ever appends", () => {
     const file = path.join(dir, "new.jsonl");
     const s = openSession(file, { ...quiet, createIfMissing: { cwd: "/p" } });
     writeFileSync(file, "raced\n");
+    const notices = told(s);
     say(s, user("q"));
-    expect(() => say(s, assistant("a"))).toThrow(/EEXIST/);
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/EEXIST/), unsaved: 2 }]);
     expect(readFileSync(file, "utf8")).toBe("raced\n");
   });
 });

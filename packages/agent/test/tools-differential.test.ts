@@ -122,6 +122,10 @@ describe("parley tools vs pi 0.73.1", () => {
       { path: "oneline.txt" },
       { path: "oneline.txt", offset: 2 },
       { path: "crlf.txt" },
+      // Not regular files: a device that ends at once, and procfs files that report size 0.
+      { path: "/dev/null" },
+      { path: "/proc/version" },
+      { path: "/proc/self/cmdline", limit: 0 },
     ]);
   });
 

@@ -160,12 +160,22 @@ describe("read", () => {
 
   // A FIFO blocked the read for ever (and parley's exit with it: Node joins its I/O threads);
   // /dev/zero never ends. Neither is waited on: an error at once, for read and edit alike.
-  it("refuses a FIFO and a device at once, for read and edit", async () => {
+  it("refuses a FIFO and an endless device at once, for read and edit", async () => {
     execFileSync("mkfifo", [join(dir, "pipe")]);
-    for (const path of ["pipe", "/dev/zero"]) {
-      await expect(createReadTool(dir).execute("id", { path }), path).rejects.toThrow(/is not a regular file \(a FIFO, a device or a socket\)/);
-      await expect(createEditTool(dir).execute("id", { path, edits: [{ oldText: "a", newText: "b" }] }), path).rejects.toThrow(/is not a regular file/);
+    const refusals = { pipe: /is not a regular file \(a FIFO, a block device or a socket\)/, "/dev/zero": /does not end \(more than 16 MiB read\)/ };
+    for (const [path, refusal] of Object.entries(refusals)) {
+      await expect(createReadTool(dir).execute("id", { path }), path).rejects.toThrow(refusal);
+      await expect(createEditTool(dir).execute("id", { path, edits: [{ oldText: "a", newText: "b" }] }), path).rejects.toThrow(refusal);
     }
+  });
+
+  // As pi (fs.readFile): /dev/null is an empty file, and a /proc file that reports size 0 is
+  // read to its end.
+  it("reads /dev/null as empty and a size-0 /proc file whole", async () => {
+    expect(text(await createReadTool(dir).execute("id", { path: "/dev/null" }))).toBe("");
+    const status = text(await createReadTool(dir).execute("id", { path: "/proc/self/status" }));
+    expect(status).toMatch(/^Name:\t/);
+    expect(status).toContain(`\nPid:\t${process.pid}\n`);
   });
 
   it("uses pluggable operations", async () => {

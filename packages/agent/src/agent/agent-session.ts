@@ -11,7 +11,7 @@ import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
-import type { Session, SessionContext } from "../session/session.js";
+import type { SaveNotice, Session, SessionContext } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
@@ -133,6 +133,7 @@ export class AgentSession {
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
+    options.session.onSave = this.#onSave;
     // Built once: a resumed session's context can be large, and settings come from the same path.
     const context = options.session.buildSessionContext();
     this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
@@ -327,6 +328,7 @@ export class AgentSession {
   /** Replaces the session (new, switch, fork): the agent continues from its context. */
   useSession(session: Session): void {
     this.#session = session;
+    session.onSave = this.#onSave;
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
     this.#state.messages = context.messages;
@@ -794,6 +796,23 @@ export class AgentSession {
     const output = this.#options.output;
     if (output?.backedUp && event.type !== "tool_execution_update") await output.whenWritable();
   }
+
+  /**
+   * A session file that cannot be written must not go unnoticed by the client: the first failure
+   * of an episode is an `extension_error` record (event "session_save") as well as a line on
+   * stderr; the agent goes on, and the unsaved entries are appended once writing works again.
+   */
+  readonly #onSave = (notice: SaveNotice): void => {
+    if (notice.kind === "resumed") {
+      this.#options.log(`saving to the session file ${notice.file} works again; the entries that waited are written`);
+      return;
+    }
+    this.#runtime.reportError({
+      extensionPath: "<session>",
+      event: "session_save",
+      error: `could not save to the session file ${notice.file}: ${notice.error}. The conversation goes on in memory; ${notice.unsaved} unsaved entries are appended to the file once writing to it works again (tried with every new entry).`,
+    });
+  };
 
   #persist(message: AgentMessage): void {
     try {

@@ -4,6 +4,7 @@
  * variable gives its value; otherwise the text itself is the value.
  */
 import { execSync } from "node:child_process";
+import { guardedEnv } from "../child-watchdog.js";
 
 const commandResults = new Map<string, string | undefined>();
 
@@ -12,7 +13,7 @@ export function resolveConfigValue(value: string, env: Record<string, string | u
     if (!commandResults.has(value)) {
       let output: string | undefined;
       try {
-        output = execSync(value.slice(1), { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "ignore"] }).trim() || undefined;
+        output = execSync(value.slice(1), { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] }).trim() || undefined;
       } catch {
         output = undefined;
       }

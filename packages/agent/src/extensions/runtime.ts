@@ -27,6 +27,7 @@ import type {
 } from "./types.js";
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
+import { guardedEnv } from "../child-watchdog.js";
 import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
@@ -471,7 +472,12 @@ function createEventBus(): EventBus {
 
 function exec(command: string, args: string[], options: ExecOptions, cwd: string): Promise<ExecResult> {
   return new Promise((resolve) => {
-    const child = nodeChildProcess().spawn(command, args, { cwd: options.cwd ?? cwd, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    const child = nodeChildProcess().spawn(command, args, {
+      cwd: options.cwd ?? cwd,
+      env: guardedEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+      signal: options.signal,
+    });
     // pi.exec() children end with parley too.
     const tracked = trackChild(child.pid, { group: false });
     child.once("close", () => tracked.dispose());

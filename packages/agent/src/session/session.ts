@@ -2,9 +2,12 @@
  * The session: a header and an append-only tree of entries, with the active branch ending at
  * `leafId`. Optionally persisted to a JSONL file in pi's format (see format.ts and store.ts).
  *
- * Durability: every append after the file exists is one `appendFileSync` of one complete line,
- * so a process killed at any moment leaves a file that loads, minus at most the line being
- * written. Like pi, a new session's file is created only when the first assistant message is
+ * Durability: every append after the file exists is one write of complete lines at the end of
+ * the file, so a process killed at any moment leaves a file that loads, minus at most the line
+ * being written. A write that fails (a full disk, a folder that is gone or read-only) loses
+ * nothing: the entry is in memory, the lines not on disk wait, and the next append writes them
+ * first (appends only; a torn line is left behind and the next starts on a line of its own).
+ * The first failure of an episode and the return to saving are told to `onSave`. Like pi, a new session's file is created only when the first assistant message is
  * appended (header and buffered entries in one write): a session that never got an answer leaves
  * no file, so `-c` does not resume an empty session. `flush(true)` forces it out earlier.
  *
@@ -12,7 +15,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { appendFileSync, closeSync, fstatSync, openSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -51,6 +54,17 @@ export type NewSessionEntry =
   | DistributiveOmit<SessionEntry, "id" | "parentId" | "timestamp">
   // Callers often build messages as plain objects whose role widens to string; accepted as is.
   | { type: "message"; message: { role: string; [key: string]: unknown } };
+
+/** A save failure (the first of an episode) or saving working again after one. */
+export type SaveNotice = { kind: "failed"; file: string; error: string; unsaved: number } | { kind: "resumed"; file: string };
+export type SaveListener = (notice: SaveNotice) => void;
+
+const defaultSaveListener: SaveListener = (notice) =>
+  writeStderr(
+    notice.kind === "failed"
+      ? `parley: could not save to the session file ${notice.file}: ${notice.error}; ${notice.unsaved} entries wait to be written\n`
+      : `parley: saving to the session file ${notice.file} works again\n`,
+  );
 
 export interface SessionView {
   header: SessionHeader;
@@ -112,6 +126,11 @@ export class Session implements SessionView {
   #hasAssistant = false;
   /** The file does not end with LF (torn tail, or a failed write): start the next line with one. */
   #needsNewline = false;
+  /** synced: lines appended in memory whose write failed, oldest first; written before the next. */
+  #unsaved: string[] = [];
+  /** The error of the save failure going on, if one is. */
+  #saveError: string | undefined;
+  #onSave: SaveListener = defaultSaveListener;
   readonly #onWarning: SessionWarningHandler;
   /** Where the loaded file holds its messages, until the first get_messages takes it (see takeMessageJson). */
   #messageJson: MessageBytes | undefined;
@@ -185,7 +204,13 @@ export class Session implements SessionView {
   }
   /** Whether the file holds everything appended so far. */
   get written(): boolean {
-    return this.#disk === "synced";
+    return this.#disk === "synced" && this.#unsaved.length === 0;
+  }
+  /** Who hears of save failures and recoveries (default: stderr); told at once of a failure going on. */
+  set onSave(listener: SaveListener) {
+    this.#onSave = listener;
+    if (this.#saveError !== undefined && this.#file !== undefined)
+      listener({ kind: "failed", file: this.#file, error: this.#saveError, unsaved: this.#unsavedCount() });
   }
   /** From the latest session_info entry (any branch, like pi); undefined when none or cleared. */
   get name(): string | undefined {
@@ -216,10 +241,10 @@ export class Session implements SessionView {
       throw new Error(`Session entry is not serialisable as JSON: ${errorMessage(error)}`);
     }
     const stored = JSON.parse(line) as SessionEntry;
-    // Write first, then change memory: if the write throws, the session is as it was.
-    this.#persist(stored, line);
     this.#index(stored);
     this.#leafId = stored.id;
+    // Memory first: a write that fails loses nothing (the line waits for the next write).
+    this.#persist(line);
     return stored;
   }
 
@@ -251,8 +276,7 @@ export class Session implements SessionView {
    * Without `force`, only what pi would write. No-op for in-memory and already-written sessions.
    */
   flush(force = false): void {
-    if (this.#disk === "pending" && (force || this.#hasAssistant)) this.#writeWhole(undefined, "create");
-    else if (this.#disk === "empty" && (force || this.#entries.length > 0)) this.#writeWhole(undefined, "fill");
+    if ((this.#disk === "pending" && (force || this.#hasAssistant)) || (this.#disk === "empty" && (force || this.#entries.length > 0))) this.#save();
   }
 
   // ---- reading -----------------------------------------------------------------------
@@ -470,62 +494,109 @@ export class Session implements SessionView {
     }
   }
 
-  #persist(entry: SessionEntry, line: string): void {
+  #persist(line: string): void {
     switch (this.#disk) {
       case "memory":
         return;
       case "pending":
-        if (this.#hasAssistant || (entry.type === "message" && entry.message.role === "assistant")) this.#writeWhole(line, "create");
+        // As pi: a new session's file waits for the first assistant message.
+        if (this.#hasAssistant) this.#save();
         return;
       case "empty":
-        this.#writeWhole(line, "fill");
+        this.#save();
         return;
       case "synced":
-        try {
-          appendFileSync(this.#file!, `${this.#needsNewline ? "\n" : ""}${line}\n`);
-          this.#needsNewline = false;
-        } catch (error) {
-          // Part of the line may be on disk; make sure the next one starts on a line of its own.
-          this.#needsNewline = true;
-          this.#messageJson = undefined;
-          throw error;
-        }
-        // The file changed, by this session's hand: its messages' bytes are still good.
-        if (this.#messageJson !== undefined) {
-          try {
-            this.#messageJson.sameFileNow(fileIdentity(this.#file!));
-          } catch {
-            this.#messageJson = undefined;
-          }
-        }
+        this.#unsaved.push(line);
+        this.#save();
     }
   }
 
   /**
-   * Header and every entry (plus `extra`) in one write; afterwards appends go line by line.
-   * create: a new file, exclusively (never clobbers one that appeared at this path meanwhile).
-   * fill: the empty file this session was opened on, appended to only if it is still empty.
+   * Writes what is not on disk yet. pending: a new file, created exclusively (never clobbers one
+   * that appeared at this path meanwhile) with the header and every entry; empty: the same into
+   * the empty file this session was opened on, only if it is still empty; synced: the waiting
+   * lines, appended. A failure is told once per episode and leaves the lines waiting.
    */
-  #writeWhole(extra: string | undefined, mode: "create" | "fill"): void {
+  #save(): void {
     const file = this.#file!;
-    const lines = [this.#header, ...this.#entries].map((record) => JSON.stringify(record));
-    if (extra !== undefined) lines.push(extra);
-    const content = `${lines.join("\n")}\n`;
-    if (mode === "create") {
-      makeDirsSync(dirname(file));
-      writeFileSync(file, content, { flag: "wx" });
-    } else {
-      const fd = openSync(file, "a");
-      try {
+    let fd: number | undefined;
+    try {
+      if (this.#disk === "pending") {
+        makeDirsSync(dirname(file));
+        fd = openSync(file, "wx");
+        this.#startFile();
+      } else if (this.#disk === "empty") {
+        fd = openSync(file, "a");
         if (fstatSync(fd).size !== 0)
           throw new SessionFileError(`${file} is no longer empty (something else wrote to it); parley will not write a session into it`);
-        writeFileSync(fd, content);
-      } finally {
-        closeSync(fd);
+        this.#startFile();
+      } else {
+        fd = openSync(file, "a");
+      }
+      this.#writeUnsaved(fd);
+    } catch (error) {
+      this.#messageJson = undefined;
+      const first = this.#saveError === undefined;
+      this.#saveError = errorMessage(error);
+      if (first) this.#onSave({ kind: "failed", file, error: this.#saveError, unsaved: this.#unsavedCount() });
+      return;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+    if (this.#saveError !== undefined) {
+      this.#saveError = undefined;
+      this.#onSave({ kind: "resumed", file });
+    }
+    // The file changed, by this session's hand: its messages' bytes are still good.
+    if (this.#messageJson !== undefined) {
+      try {
+        this.#messageJson.sameFileNow(fileIdentity(file));
+      } catch {
+        this.#messageJson = undefined;
       }
     }
+  }
+
+  /** The file is this session's now (created, or found empty): header and every entry wait to be written. */
+  #startFile(): void {
     this.#disk = "synced";
     this.#needsNewline = false;
+    this.#unsaved = [this.#header, ...this.#entries].map((record) => JSON.stringify(record));
+  }
+
+  /** Entries in memory and not on disk (the header aside). */
+  #unsavedCount(): number {
+    return this.#disk === "synced" ? this.#unsaved.length : this.#entries.length;
+  }
+
+  /** Appends the waiting lines in one write; on failure, drops from the queue only the lines wholly written. */
+  #writeUnsaved(fd: number): void {
+    if (this.#unsaved.length === 0) return;
+    const lead = this.#needsNewline ? 1 : 0;
+    const text = `${lead ? "\n" : ""}${this.#unsaved.join("\n")}\n`;
+    const bytes = Buffer.from(text, "utf8");
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(fd, bytes, written);
+    } catch (error) {
+      if (written > 0) this.#dropWritten(bytes, written, lead);
+      throw error;
+    }
+    this.#unsaved = [];
+    this.#needsNewline = false;
+  }
+
+  #dropWritten(bytes: Buffer, written: number, lead: number): void {
+    // What was written ends with an LF only where a line (or the leading LF) was wholly written.
+    this.#needsNewline = bytes[written - 1] !== 0x0a;
+    let done = 0;
+    let at = lead;
+    for (const line of this.#unsaved) {
+      at += Buffer.byteLength(line, "utf8") + 1;
+      if (at > written) break;
+      done++;
+    }
+    this.#unsaved.splice(0, done);
   }
 }
 

@@ -6,6 +6,7 @@ import { existsSync, statSync } from "node:fs";
 import type { TruncationResult } from "./truncate.js";
 import { nodeChildProcess } from "../lazy-node.js";
 import { killProcessTree, trackChild } from "../child-processes.js";
+import { guardedEnv } from "../child-watchdog.js";
 import type { OutputPressure } from "../rpc/transport.js";
 
 export interface BashToolDetails {
@@ -92,7 +93,8 @@ export function createLocalBashOperations(options: { shellPath?: string } = {}):
         // detached: the shell leads its own process group, which we can kill as a whole.
         const child = nodeChildProcess().spawn(shell, [...args, command], {
           cwd,
-          env: env ?? process.env,
+          // Tagged, so that the watchdog finds the command and all it starts should parley be killed.
+          env: guardedEnv(env ?? process.env),
           detached: true,
           stdio: ["ignore", "pipe", "pipe"],
         });
