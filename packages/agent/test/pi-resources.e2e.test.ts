@@ -10,21 +10,13 @@
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 
 const OFFLINE = join(import.meta.dirname, "fixtures/offline-provider.ts");
 
-const running: AgentProcess[] = [];
-afterEach(async () => {
-  for (const agent of running.splice(0)) {
-    agent.closeInput();
-    const timer = setTimeout(() => agent.kill(), 30_000);
-    await agent.exited;
-    clearTimeout(timer);
-  }
-});
+const running = closedAfterEach();
 
 /** An extension registering one command whose handler says where it came from. */
 const ext = (command: string, from: string): string =>
