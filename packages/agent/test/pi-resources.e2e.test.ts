@@ -173,6 +173,78 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
   );
 });
 
+describe("ignore files in resource folders, against pi 0.73.1", () => {
+  it(
+    ".gitignore, .ignore and .fdignore in discovered folders, listed folders and packages hide what they list, as in pi",
+    async () => {
+      const p = place("parley-ignore-");
+      const prefix = join(p.home, "npm-prefix");
+      const { agentDir, home } = p;
+      write(join(agentDir, "settings.json"), { prompts: ["~/listed-prompts"], skills: ["~/listed-skills"], packages: ["npm:ig-pkg"] });
+      // Discovered extensions: a file and a folder listed in .gitignore; a negation brings one back.
+      write(join(agentDir, "extensions/.gitignore"), "# comment\n\n*.ts\n!kept.ts\nwip/\n");
+      write(join(agentDir, "extensions/kept.ts"), ext("kept-ext", "not ignored"));
+      write(join(agentDir, "extensions/hidden.ts"), ext("hidden-ext", "ignored by *.ts"));
+      write(join(agentDir, "extensions/wip/index.ts"), ext("wip-ext", "ignored folder"));
+      write(join(agentDir, "extensions/tool/index.ts"), ext("tool-ext", "folder extension"));
+      // Discovered skills: .ignore hides a folder; a nested .fdignore hides a sub-folder below it.
+      write(join(agentDir, "skills/.ignore"), "draft/\n");
+      write(join(agentDir, "skills/draft/SKILL.md"), skill("Ignored draft"));
+      write(join(agentDir, "skills/good/SKILL.md"), skill("Good skill"));
+      write(join(agentDir, "skills/group/.fdignore"), "/old\n");
+      write(join(agentDir, "skills/group/old/SKILL.md"), skill("Ignored by an anchored pattern"));
+      write(join(agentDir, "skills/group/new/SKILL.md"), skill("Kept in the group"));
+      write(join(agentDir, "skills/loose.md"), skill("A loose skill file"));
+      write(join(agentDir, "skills/.gitignore"), "loose.md\n");
+      // Discovered prompts.
+      write(join(agentDir, "prompts/.gitignore"), "secret.md\n");
+      write(join(agentDir, "prompts/secret.md"), prompt("Ignored prompt"));
+      write(join(agentDir, "prompts/open.md"), prompt("Open prompt"));
+      // A listed prompts folder, read recursively: a nested ignore file's anchored pattern is its folder's.
+      write(join(home, "listed-prompts/top.md"), prompt("Listed top"));
+      write(join(home, "listed-prompts/sub/.gitignore"), "/local.md\n");
+      write(join(home, "listed-prompts/sub/local.md"), prompt("Ignored below"));
+      write(join(home, "listed-prompts/sub/shared.md"), prompt("Listed below"));
+      write(join(home, "listed-prompts/local.md"), prompt("Not matched by the nested anchored pattern"));
+      write(join(home, "listed-skills/.gitignore"), "off/\n");
+      write(join(home, "listed-skills/on/SKILL.md"), skill("Listed skill"));
+      write(join(home, "listed-skills/off/SKILL.md"), skill("Ignored listed skill"));
+      // A package's conventional folders.
+      const pkg = join(prefix, "lib/node_modules/ig-pkg");
+      write(join(pkg, "package.json"), { name: "ig-pkg", version: "1.0.0" });
+      write(join(pkg, "extensions/.gitignore"), "dev.ts\n");
+      write(join(pkg, "extensions/main.ts"), ext("pkg-main", "package extension"));
+      write(join(pkg, "extensions/dev.ts"), ext("pkg-dev", "ignored package extension"));
+      write(join(pkg, "prompts/.ignore"), "*.draft.md\n");
+      write(join(pkg, "prompts/pkg.md"), prompt("Package prompt"));
+      write(join(pkg, "prompts/pkg.draft.md"), prompt("Ignored package prompt"));
+      const env = { ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: prefix, PI_OFFLINE: "1" };
+      const [pi, parley] = await Promise.all(
+        (["pi", "parley"] as const).map(async (kind) => {
+          const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE], { cwd: p.cwd, env });
+          running.push(agent);
+          return normalise(await commands(agent), p);
+        }),
+      );
+      expect((pi as Rec[]).map((c) => c["name"])).toEqual([
+        "kept-ext",
+        "tool-ext",
+        "pkg-main",
+        "local",
+        "shared",
+        "top",
+        "open",
+        "pkg",
+        "skill:on",
+        "skill:good",
+        "skill:new",
+      ]);
+      expect(parley).toEqual(pi);
+    },
+    3 * MINUTE,
+  );
+});
+
 describe("pi's resource settings, where parley reads the newest pi's places", () => {
   it(
     "npm packages in the agent directory's npm folder (the newest pi's), an untrusted project's settings unused",

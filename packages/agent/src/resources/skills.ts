@@ -9,6 +9,7 @@ import { parseFrontmatter, stripFrontmatter } from "../extensions/compat/frontma
 import type { SourceInfo } from "../extensions/types.js";
 import { errorMessage } from "../error-text.js";
 import { listFolder } from "./fs-entries.js";
+import { IgnoreRules } from "./ignore-files.js";
 
 export interface Skill {
   name: string;
@@ -29,16 +30,18 @@ export interface ResourceWarning {
 /**
  * The skill files under `dir`: the folder's own SKILL.md makes it one skill (nothing below it
  * counts); otherwise its markdown files when `rootFiles` (pi's own skill folders, not the
- * `.agents` ones) and, recursively, the SKILL.md of its sub-folders.
+ * `.agents` ones) and, recursively, the SKILL.md of its sub-folders. What the ignore files of the
+ * folders walked list is skipped (ignore-files.ts).
  */
-export function findSkillFiles(dir: string, rootFiles: boolean): string[] {
+export function findSkillFiles(dir: string, rootFiles: boolean, rules = new IgnoreRules(dir)): string[] {
   const entries = listFolder(dir);
-  const own = entries.find((e) => e.name === "SKILL.md" && e.isFile);
+  rules.addFolder(dir, entries);
+  const own = entries.find((e) => e.name === "SKILL.md" && e.isFile && !rules.ignores(e.path, false));
   if (own) return [own.path];
   const found: string[] = [];
   for (const entry of entries) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-    if (entry.isDirectory) found.push(...findSkillFiles(entry.path, false));
+    if (entry.name.startsWith(".") || entry.name === "node_modules" || rules.ignores(entry.path, entry.isDirectory)) continue;
+    if (entry.isDirectory) found.push(...findSkillFiles(entry.path, false, rules));
     else if (rootFiles && entry.isFile && entry.name.endsWith(".md")) found.push(entry.path);
   }
   return found;
