@@ -37,6 +37,8 @@ import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
 import { loadResources, resolveCliSources, resolveResources, type ResolvedResources } from "../resources/index.js";
+import { askNpmGlobalRoot } from "../resources/npm-global-root.js";
+import { needsGlobalRoot } from "../resources/package-sources.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -187,11 +189,27 @@ async function resolveSetupResources(options: CliOptions, setup: Pick<Setup, "cw
   const places = { cwd: setup.cwd, agentDir: setup.agentDir, home: homedir() };
   const resolved = resolveResources({
     ...places,
+    npmGlobalRoot: await npmCommandRoot(setup),
     user: setup.resources.user,
     project: options.projectTrust === false ? undefined : setup.resources.project,
     legacyExtensionDirs: true,
   });
   return { resolved, cli: resolveCliSources(options.extensions, places) };
+}
+
+/**
+ * settings.json `npmCommand`'s global folder, asked of that package manager only when a user
+ * package is not in the agent directory's npm folder (never at a plain start-up). On failure,
+ * said on stderr (once per run), and npm's own global folder is looked in instead.
+ */
+async function npmCommandRoot(setup: Pick<Setup, "cwd" | "agentDir" | "resources" | "settings">): Promise<string | undefined> {
+  const command = setup.settings.npmCommand;
+  if (!command || !needsGlobalRoot(setup.resources.user.packages ?? [], setup.agentDir)) return undefined;
+  let first = false;
+  const answer = await askNpmGlobalRoot(command, setup.cwd, () => (first = true));
+  if ("root" in answer) return answer.root;
+  if (first) log(`settings.json npmCommand: ${answer.error}; looking in npm's global folder instead`);
+  return undefined;
 }
 
 /** The enabled extension files in pi's load order: `-e` ones first, then (unless --no-extensions) settings, discovery and packages. */
