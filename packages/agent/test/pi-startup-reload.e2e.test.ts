@@ -72,14 +72,23 @@ describe("ctx.reload() reads pi's files again", () => {
       write(join(p.agentDir, "prompts/before.md"), "---\ndescription: Before\n---\nbefore $1\n");
       write(join(p.agentDir, "APPEND_SYSTEM.md"), "MARKER-BEFORE");
       const agent = start(p, []);
+      const shell = async () => ((await ok(agent, { type: "bash", command: "echo prefix=$PFX" }))["data"] as Rec)["output"];
       const state = async () => (await ok(agent, { type: "get_state" }))["data"] as Rec;
       const names = async () => ((await ok(agent, { type: "get_commands" }))["data"] as { commands: Rec[] }).commands.map((c) => c["name"]);
       expect(await state()).toMatchObject({ steeringMode: "one-at-a-time", followUpMode: "one-at-a-time", autoCompactionEnabled: true });
       expect(await names()).toContain("before");
+      expect(await shell()).toBe("prefix=\n");
       expect(await notified(agent, "/sys", (t) => t.includes("MARKER"))).toContain("MARKER-BEFORE");
+      // A client's own choice (pi would have saved it to settings.json) is kept over the reload.
+      await ok(agent, { type: "set_follow_up_mode", mode: "all" });
 
       // The files change on disk; nothing changes until ctx.reload().
-      write(join(p.agentDir, "settings.json"), { steeringMode: "all", followUpMode: "all", compaction: { enabled: false } });
+      write(join(p.agentDir, "settings.json"), {
+        steeringMode: "all",
+        followUpMode: "one-at-a-time",
+        compaction: { enabled: false },
+        shellCommandPrefix: "PFX=after",
+      });
       write(join(p.agentDir, "prompts/after.md"), "---\ndescription: After\n---\nafter $1\n");
       write(join(p.agentDir, "skills/fresh/SKILL.md"), "---\nname: fresh\ndescription: A new skill\n---\nbody\n");
       write(join(p.agentDir, "APPEND_SYSTEM.md"), "MARKER-AFTER");
@@ -88,6 +97,7 @@ describe("ctx.reload() reads pi's files again", () => {
 
       await notified(agent, "/reload-now", (t) => t === "session_start:reload");
       expect(await state()).toMatchObject({ steeringMode: "all", followUpMode: "all", autoCompactionEnabled: false });
+      expect(await shell()).toBe("prefix=after\n");
       const after = await names();
       expect(after).toEqual(expect.arrayContaining(["before", "after", "skill:fresh", "reload-now", "sys"]));
       const prompt = await notified(agent, "/sys", (t) => t.includes("MARKER"));

@@ -578,13 +578,33 @@ function useResources(server: FrontDoor, start: Startup): void {
  */
 async function reloadSetup(server: FrontDoor, start: Startup): Promise<ExtensionSource[]> {
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
+  const keep = commandChoices(server.agent, start.setup.settings);
   start.setup = readSetup(start.options);
   start.resources = await resolveSetupResources(start.options, start.setup);
   for (const warning of [...start.setup.warnings, ...start.resources.resolved.warnings]) log(warning);
   if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
   await server.agent.configure(agentConfig(start.options, start.setup));
+  Object.assign(server.agent, keep);
   useResources(server, start);
   return loadAll(start.options, start.resources);
+}
+
+/**
+ * What RPC commands set this run, where the agent differs from the settings it started from
+ * (set_steering_mode, set_follow_up_mode, set_auto_compaction, set_auto_retry). pi saves those
+ * commands' values to settings.json, so its reload reads them back; parley writes no settings, so
+ * it keeps them over a reload instead.
+ */
+function commandChoices(
+  agent: AgentSession,
+  settings: Settings,
+): Partial<Pick<AgentSession, "steeringMode" | "followUpMode" | "autoCompactionEnabled" | "autoRetryEnabled">> {
+  return {
+    ...(agent.steeringMode !== (settings.steeringMode ?? "one-at-a-time") ? { steeringMode: agent.steeringMode } : {}),
+    ...(agent.followUpMode !== (settings.followUpMode ?? "one-at-a-time") ? { followUpMode: agent.followUpMode } : {}),
+    ...(agent.autoCompactionEnabled !== (settings.compaction?.enabled ?? true) ? { autoCompactionEnabled: agent.autoCompactionEnabled } : {}),
+    ...(agent.autoRetryEnabled !== (settings.retry?.enabled ?? true) ? { autoRetryEnabled: agent.autoRetryEnabled } : {}),
+  };
 }
 
 /**
