@@ -1,8 +1,8 @@
 /**
  * The ignore files pi honours while it discovers resources (`.gitignore`, `.ignore`, `.fdignore`):
  * a walk of one resource folder gathers the rules of every folder it enters, each file's patterns
- * made relative to the walk's root (a leading `/` anchors to the file's own folder), and skips what
- * they match. The matching is the `ignore` package's (gitignore semantics), as in pi; it loads
+ * made relative to the walk's root (pi drops a leading `/`: in the root's own file such a pattern
+ * matches at any depth), and skips what they match. The matching is the `ignore` package's (gitignore semantics), as in pi; it loads
  * only when a walk meets an ignore file.
  */
 import { readFileSync } from "node:fs";

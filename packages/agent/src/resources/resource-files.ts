@@ -82,7 +82,7 @@ export function collectMarkdownFiles(dir: string, rules = new IgnoreRules(dir)):
 /** The resource files of one type in a folder. */
 export function collectResourceFiles(dir: string, type: ResourceType): string[] {
   if (type === "extensions") return collectExtensionFiles(dir);
-  if (type === "skills") return findSkillFiles(dir, true);
+  if (type === "skills") return findSkillFiles(dir, "pi");
   return collectMarkdownFiles(dir);
 }
 

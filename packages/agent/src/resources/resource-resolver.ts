@@ -177,7 +177,7 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
     const agentsDirs = ancestorAgentsSkillDirs(options.cwd).filter((d) => resolve(d) !== resolve(userAgents));
     found(
       "skills",
-      [...findSkillFiles(join(projectBase, "skills"), true), ...agentsDirs.flatMap((d) => findSkillFiles(d, false))],
+      [...findSkillFiles(join(projectBase, "skills"), "pi"), ...agentsDirs.flatMap((d) => findSkillFiles(d, "agents"))],
       "project",
       projectBase,
       project.skills ?? [],
@@ -190,7 +190,7 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
     const legacy = join(options.home, ".parley");
     found("extensions", collectExtensionFiles(join(legacy, "extensions"), true), "user", legacy, []);
   }
-  found("skills", [...findSkillFiles(join(agentDir, "skills"), true), ...findSkillFiles(userAgents, false)], "user", agentDir, user.skills ?? []);
+  found("skills", [...findSkillFiles(join(agentDir, "skills"), "pi"), ...findSkillFiles(userAgents, "agents")], "user", agentDir, user.skills ?? []);
   found("prompts", findTemplateFiles(join(agentDir, "prompts")), "user", agentDir, user.prompts ?? []);
 }
 

@@ -28,21 +28,23 @@ export interface ResourceWarning {
 }
 
 /**
- * The skill files under `dir`: the folder's own SKILL.md makes it one skill (nothing below it
- * counts); otherwise its markdown files when `rootFiles` (pi's own skill folders, not the
- * `.agents` ones) and, recursively, the SKILL.md of its sub-folders. What the ignore files of the
- * folders walked list is skipped (ignore-files.ts).
+ * The skill files under `dir`: a folder's own SKILL.md makes it one skill (nothing below it
+ * counts); otherwise, recursively, its sub-folders' skills, and loose markdown files: in pi's own
+ * skill folders (`"pi"`) those directly in `dir`, in `.agents/skills` folders (`"agents"`, the
+ * newest pi) those below it. What the ignore files of the folders walked list is skipped
+ * (ignore-files.ts).
  */
-export function findSkillFiles(dir: string, rootFiles: boolean, rules = new IgnoreRules(dir)): string[] {
+export function findSkillFiles(dir: string, mode: "pi" | "agents", rules = new IgnoreRules(dir)): string[] {
   const entries = listFolder(dir);
   rules.addFolder(dir, entries);
   const own = entries.find((e) => e.name === "SKILL.md" && e.isFile && !rules.ignores(e.path, false));
   if (own) return [own.path];
+  const atRoot = dir === rules.root;
   const found: string[] = [];
   for (const entry of entries) {
     if (entry.name.startsWith(".") || entry.name === "node_modules" || rules.ignores(entry.path, entry.isDirectory)) continue;
-    if (entry.isDirectory) found.push(...findSkillFiles(entry.path, false, rules));
-    else if (rootFiles && entry.isFile && entry.name.endsWith(".md")) found.push(entry.path);
+    if (entry.isDirectory) found.push(...findSkillFiles(entry.path, mode, rules));
+    else if (entry.isFile && entry.name.endsWith(".md") && (mode === "pi" ? atRoot : !atRoot)) found.push(entry.path);
   }
   return found;
 }
