@@ -225,18 +225,17 @@ describe("ignore files in resource folders, against pi 0.73.1", () => {
         'export default (pi: any) => pi.registerCommand("prompt-skills", { handler: async (_a: string, ctx: any) => ctx.ui.notify(JSON.stringify([...ctx.getSystemPrompt().matchAll(/<name>([^<]*)<\\/name>/g)].map((m: any) => m[1])), "info") });\n',
       );
       const env = { ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: prefix, PI_OFFLINE: "1" };
-      const [pi, parley] = await Promise.all(
-        (["pi", "parley"] as const).map(async (kind) => {
-          const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
-          running.push(agent);
-          expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, MINUTE))["success"]).toBe(true);
-          const list = normalise(await commands(agent), p);
-          const from = agent.records.length;
-          await agent.request({ type: "prompt", message: "/prompt-skills" }, MINUTE);
-          const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
-          return { list, skills: JSON.parse(String(note["message"])) as unknown };
-        }),
-      );
+      const run = async (kind: "pi" | "parley") => {
+        const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
+        running.push(agent);
+        expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, MINUTE))["success"]).toBe(true);
+        const list = normalise(await commands(agent), p);
+        const from = agent.records.length;
+        await agent.request({ type: "prompt", message: "/prompt-skills" }, MINUTE);
+        const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        return { list, skills: JSON.parse(String(note["message"])) as unknown };
+      };
+      const [pi, parley] = await Promise.all([run("pi"), run("parley")]);
       expect(pi.skills).toEqual(["on", "good", "new"]);
       expect(parley.skills).toEqual(pi.skills);
       expect((pi.list as Rec[]).map((c) => c["name"])).toEqual([
