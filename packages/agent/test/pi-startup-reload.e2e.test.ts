@@ -39,6 +39,8 @@ describe("resources are resolved once per start-up", () => {
       const agent = start(p, ["-e", VOTER], { TRUST_VOTE: "yes" });
       const commands = (await ok(agent, { type: "get_commands" }))["data"] as { commands: Rec[] };
       expect(commands.commands.map((c) => c["name"])).toContain("proj");
+      // stderr is another pipe: wait for its lines (all said together, before the first answer is sent).
+      await agent.until(() => agent.stderr().includes("npm:gone-user") && agent.stderr().includes("npm:gone-project"), MINUTE);
       const stderr = agent.stderr();
       expect(occurrences(stderr, "package npm:gone-user (user settings) is not installed"), stderr).toBe(1);
       expect(occurrences(stderr, "package npm:gone-project (project settings) is not installed"), stderr).toBe(1);
@@ -201,6 +203,7 @@ describe("settings.json npmCommand", () => {
       write(join(p.agentDir, "settings.json"), { npmCommand: [pm], packages: ["npm:missing-one"] });
       const agent = start(p, [], { PM_LOG: join(p.home, "pm.log") });
       await ok(agent, { type: "get_state" });
+      await agent.until(() => agent.stderr().includes("npm:missing-one"), MINUTE);
       const stderr = agent.stderr();
       expect(occurrences(stderr, "settings.json npmCommand:"), stderr).toBe(1);
       expect(stderr).toContain("failed (exit 3): pnpm: broken store");
@@ -221,7 +224,7 @@ describe("settings.json npmCommand", () => {
 
       const waited = start(p, [], { PM_LOG: join(p.home, "pm.log") });
       await ok(waited, { type: "get_state" });
-      expect(waited.stderr()).toContain("did not answer within 10 s");
+      await waited.until(() => waited.stderr().includes("did not answer within 10 s"), MINUTE);
       await eventually(() => gone(pidOf(0)), "the timed-out package manager to end");
 
       const signalled = start(p, [], { PM_LOG: join(p.home, "pm.log") });

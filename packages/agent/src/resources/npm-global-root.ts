@@ -51,9 +51,12 @@ async function ask(npmCommand: readonly string[], cwd: string, timeoutMs: number
 function runCommand(command: string, args: string[], cwd: string, timeoutMs: number): Promise<{ stdout: string } | { error: string }> {
   const shown = [command, ...args].join(" ");
   return new Promise((resolve) => {
+    // Before the spawn: the child may run (and a signal come) while spawn() is still setting up its pipes.
+    let spawned: ChildProcess | undefined;
+    const ended = endsWithParley(() => spawned);
     const child = nodeChildProcess().spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], shell: false });
+    spawned = child;
     const tracked = trackChild(child.pid, { group: false });
-    const ended = endsWithParley(child);
     let stdout = "";
     let stderr = "";
     let settled = false;
@@ -93,9 +96,9 @@ const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
  * signal handling is in place (start-up): parley ends at once with the signal's status, as it
  * would by default. Once parley handles signals, its shutdown ends the (tracked) child.
  */
-function endsWithParley(child: ChildProcess): Disposable {
+function endsWithParley(child: () => ChildProcess | undefined): Disposable {
   const kill = (): void => {
-    child.kill("SIGKILL");
+    child()?.kill("SIGKILL");
   };
   process.once("exit", kill);
   const handlers = (areSignalsHandled() ? [] : SIGNALS).map((signal) => {
