@@ -14,9 +14,9 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, realpathSync, utimesSy
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 
 const TRIO = resolve(import.meta.dirname, "fixtures/pi-dropin/three-models.ts");
 const VOTER = resolve(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
@@ -37,15 +37,7 @@ export default function (pi) {
 
 const env = (p: Place, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, ...extra });
 
-const running: AgentProcess[] = [];
-afterEach(async () => {
-  for (const agent of running.splice(0)) {
-    agent.closeInput();
-    const timer = setTimeout(() => agent.kill(), 30_000);
-    await agent.exited;
-    clearTimeout(timer);
-  }
-});
+const running = closedAfterEach();
 
 function start(p: Place, args: string[], extra: NodeJS.ProcessEnv = {}): AgentProcess {
   const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...args], { cwd: p.cwd, env: env(p, extra) });

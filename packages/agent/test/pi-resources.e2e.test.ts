@@ -10,21 +10,13 @@
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 
 const OFFLINE = join(import.meta.dirname, "fixtures/offline-provider.ts");
 
-const running: AgentProcess[] = [];
-afterEach(async () => {
-  for (const agent of running.splice(0)) {
-    agent.closeInput();
-    const timer = setTimeout(() => agent.kill(), 30_000);
-    await agent.exited;
-    clearTimeout(timer);
-  }
-});
+const running = closedAfterEach();
 
 /** An extension registering one command whose handler says where it came from. */
 const ext = (command: string, from: string): string =>
@@ -176,6 +168,91 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
       const [pi, parley] = await Promise.all((["pi", "parley"] as const).map(async (kind) => normalise(await commands(start(kind, p, flags)), p)));
       expect((pi as Rec[]).map((c) => c["name"])).toEqual(["dup", "extra-prompt", "skill:cli-skill"]);
       expect(parley).toEqual(pi);
+    },
+    3 * MINUTE,
+  );
+});
+
+describe("ignore files in resource folders, against pi 0.73.1", () => {
+  it(
+    ".gitignore, .ignore and .fdignore in discovered folders, listed folders and packages hide what they list, as in pi",
+    async () => {
+      const p = place("parley-ignore-");
+      const prefix = join(p.home, "npm-prefix");
+      const { agentDir, home } = p;
+      write(join(agentDir, "settings.json"), { prompts: ["~/listed-prompts"], skills: ["~/listed-skills"], packages: ["npm:ig-pkg"] });
+      // Discovered extensions: a file and a folder listed in .gitignore; a negation brings one back.
+      write(join(agentDir, "extensions/.gitignore"), "# comment\n\n*.ts\n!kept.ts\nwip/\n");
+      write(join(agentDir, "extensions/kept.ts"), ext("kept-ext", "not ignored"));
+      write(join(agentDir, "extensions/hidden.ts"), ext("hidden-ext", "ignored by *.ts"));
+      write(join(agentDir, "extensions/wip/index.ts"), ext("wip-ext", "ignored folder"));
+      write(join(agentDir, "extensions/tool/index.ts"), ext("tool-ext", "folder extension"));
+      // Discovered skills: .ignore hides a folder; a nested .fdignore hides a sub-folder below it.
+      write(join(agentDir, "skills/.ignore"), "draft/\n");
+      write(join(agentDir, "skills/draft/SKILL.md"), skill("Ignored draft"));
+      write(join(agentDir, "skills/good/SKILL.md"), skill("Good skill"));
+      write(join(agentDir, "skills/group/.fdignore"), "/old\n");
+      write(join(agentDir, "skills/group/old/SKILL.md"), skill("Ignored by an anchored pattern"));
+      write(join(agentDir, "skills/group/new/SKILL.md"), skill("Kept in the group"));
+      write(join(agentDir, "skills/loose.md"), skill("A loose skill file"));
+      write(join(agentDir, "skills/.gitignore"), "loose.md\n");
+      // Discovered prompts.
+      write(join(agentDir, "prompts/.gitignore"), "secret.md\n");
+      write(join(agentDir, "prompts/secret.md"), prompt("Ignored prompt"));
+      write(join(agentDir, "prompts/open.md"), prompt("Open prompt"));
+      // A listed prompts folder, read recursively: a nested ignore file's anchored pattern is its folder's.
+      write(join(home, "listed-prompts/top.md"), prompt("Listed top"));
+      write(join(home, "listed-prompts/sub/.gitignore"), "/local.md\n");
+      write(join(home, "listed-prompts/sub/local.md"), prompt("Ignored below"));
+      write(join(home, "listed-prompts/sub/shared.md"), prompt("Listed below"));
+      write(join(home, "listed-prompts/local.md"), prompt("Not matched by the nested anchored pattern"));
+      write(join(home, "listed-skills/.gitignore"), "off/\n");
+      write(join(home, "listed-skills/on/SKILL.md"), skill("Listed skill"));
+      write(join(home, "listed-skills/off/SKILL.md"), skill("Ignored listed skill"));
+      // A package's conventional folders.
+      const pkg = join(prefix, "lib/node_modules/ig-pkg");
+      write(join(pkg, "package.json"), { name: "ig-pkg", version: "1.0.0" });
+      write(join(pkg, "extensions/.gitignore"), "dev.ts\n");
+      write(join(pkg, "extensions/main.ts"), ext("pkg-main", "package extension"));
+      write(join(pkg, "extensions/dev.ts"), ext("pkg-dev", "ignored package extension"));
+      write(join(pkg, "prompts/.ignore"), "*.draft.md\n");
+      write(join(pkg, "prompts/pkg.md"), prompt("Package prompt"));
+      write(join(pkg, "prompts/pkg.draft.md"), prompt("Ignored package prompt"));
+      // The skills the system prompt offers, as an -e extension reads them.
+      const sys = join(home, "sys.ts");
+      write(
+        sys,
+        'export default (pi: any) => pi.registerCommand("prompt-skills", { handler: async (_a: string, ctx: any) => ctx.ui.notify(JSON.stringify([...ctx.getSystemPrompt().matchAll(/<name>([^<]*)<\\/name>/g)].map((m: any) => m[1])), "info") });\n',
+      );
+      const env = { ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: prefix, PI_OFFLINE: "1" };
+      const run = async (kind: "pi" | "parley") => {
+        const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
+        running.push(agent);
+        expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, MINUTE))["success"]).toBe(true);
+        const list = normalise(await commands(agent), p);
+        const from = agent.records.length;
+        await agent.request({ type: "prompt", message: "/prompt-skills" }, MINUTE);
+        const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        return { list, skills: JSON.parse(String(note["message"])) as unknown };
+      };
+      const [pi, parley] = await Promise.all([run("pi"), run("parley")]);
+      expect(pi.skills).toEqual(["on", "good", "new"]);
+      expect(parley.skills).toEqual(pi.skills);
+      expect((pi.list as Rec[]).map((c) => c["name"])).toEqual([
+        "prompt-skills",
+        "kept-ext",
+        "tool-ext",
+        "pkg-main",
+        "local",
+        "shared",
+        "top",
+        "open",
+        "pkg",
+        "skill:on",
+        "skill:good",
+        "skill:new",
+      ]);
+      expect(parley.list).toEqual(pi.list);
     },
     3 * MINUTE,
   );

@@ -48,6 +48,47 @@ describe("settings lists and discovery", () => {
   });
 });
 
+describe("discovery rules of the newest pi", () => {
+  it(".agents/skills: loose markdown files count below the folder, not directly in it (pi's own skills/: the reverse)", () => {
+    const p = places();
+    const skill = "---\ndescription: d\n---\n";
+    write(join(p.home, ".agents/skills/top.md"), skill);
+    write(join(p.home, ".agents/skills/group/loose.md"), skill);
+    write(join(p.home, ".agents/skills/group/deeper/also.md"), skill);
+    write(join(p.home, ".agents/skills/whole/SKILL.md"), skill);
+    write(join(p.home, ".agents/skills/whole/not-a-skill.md"), skill);
+    write(join(p.agentDir, "skills/top.md"), skill);
+    write(join(p.agentDir, "skills/group/loose.md"), skill);
+    const r = resolveResources({ ...p, user: {}, project: undefined });
+    expect(enabled(r, "skills", p.home)).toEqual([
+      ".pi/agent/skills/top.md",
+      ".agents/skills/group/deeper/also.md",
+      ".agents/skills/group/loose.md",
+      ".agents/skills/whole/SKILL.md",
+    ]);
+  });
+
+  it("ignore files: a nested file's rules apply below its folder, ! re-includes, an ignored folder is not entered; pi drops a leading /", () => {
+    const p = places();
+    write(join(p.agentDir, "prompts/.gitignore"), "# drafts\n*.draft.md\n!keep.draft.md\n");
+    for (const name of ["a.md", "b.draft.md", "keep.draft.md"]) write(join(p.agentDir, `prompts/${name}`), "x");
+    const listed = join(p.home, "listed");
+    write(join(listed, ".fdignore"), "/top-only.md\nskip/\n");
+    for (const name of ["top-only.md", "kept.md", "sub/top-only.md", "skip/x.md"]) write(join(listed, name), "x");
+    write(join(listed, "sub/.ignore"), "/local.md\n");
+    write(join(listed, "sub/local.md"), "x");
+    write(join(listed, "local.md"), "x");
+    const r = resolveResources({ ...p, user: { prompts: [listed] }, project: undefined });
+    expect(r.prompts.map((x) => x.path.replace(`${p.home}/`, ""))).toEqual([
+      // The root file's "/top-only.md" loses its slash (as in pi), so it matches at any depth.
+      "listed/kept.md",
+      "listed/local.md",
+      ".pi/agent/prompts/a.md",
+      ".pi/agent/prompts/keep.draft.md",
+    ]);
+  });
+});
+
 describe("packages", () => {
   it("local paths (a file is an extension, a folder a package), project git clones, filters, autoload: false deltas", () => {
     const p = places();

@@ -37,6 +37,8 @@ import { openStartupSession, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
 import { loadResources, resolveCliSources, resolveResources, type ResolvedResources } from "../resources/index.js";
+import { askNpmGlobalRoot } from "../resources/npm-global-root.js";
+import { needsGlobalRoot } from "../resources/package-sources.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -122,13 +124,20 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
 interface Startup {
   options: CliOptions;
   setup: Setup;
+  /**
+   * Where the extensions, skills and prompts come from, resolved once per trust state (again only
+   * when project trust adds the project's, or ctx.reload() reads the files again): loading,
+   * ordering, resources and warnings all read this one answer.
+   */
+  resources: SetupResources;
   trustPending: boolean;
 }
 
-function readStartup(options: CliOptions): Startup {
+async function readStartup(options: CliOptions): Promise<Startup> {
   const decided = trustWithoutAsking(options.projectTrust, process.cwd());
   const settled = { ...options, projectTrust: decided ?? false };
-  return { options: settled, setup: readSetup(settled), trustPending: decided === undefined };
+  const setup = readSetup(settled);
+  return { options: settled, setup, resources: await resolveSetupResources(settled, setup), trustPending: decided === undefined };
 }
 
 /**
@@ -151,12 +160,13 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
     start.options = { ...start.options, projectTrust: true };
     const idleBefore = start.setup.settings.httpIdleTimeoutMs;
     start.setup = readSetup(start.options);
+    start.resources = await resolveSetupResources(start.options, start.setup);
     // The project's httpIdleTimeoutMs applies from here (its httpProxy never does: pi reads that globally).
     if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
     await server.agent.configure(agentConfig(start.options, start.setup));
   }
   useResources(server, start);
-  if (trusted) await server.addExtensions(await loadAll(start.options, start.setup, "project"), extensionOrder(start.options, start.setup));
+  if (trusted) await server.addExtensions(await loadAll(start.options, start.resources, "project"), extensionOrder(start.options, start.resources));
 }
 
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
@@ -165,17 +175,21 @@ function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel 
   return isThinkingLevel(level) ? level : undefined;
 }
 
+/** This run's resources: settings lists, discovery and installed packages; and the `-e` sources. */
+interface SetupResources {
+  resolved: ResolvedResources;
+  cli: ReturnType<typeof resolveCliSources>;
+}
+
 /**
- * Where this run's extensions, skills and prompt templates come from (pi's package manager rules):
- * settings lists, discovery and installed packages; and the `-e` sources.
+ * Where this run's extensions, skills and prompt templates come from (pi's package manager rules).
+ * It walks folders and packages on disk: called once per trust state, see `Startup.resources`.
  */
-function resolveSetupResources(
-  options: CliOptions,
-  setup: Pick<Setup, "cwd" | "agentDir" | "resources">,
-): { resolved: ResolvedResources; cli: ReturnType<typeof resolveCliSources> } {
+async function resolveSetupResources(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources" | "settings">): Promise<SetupResources> {
   const places = { cwd: setup.cwd, agentDir: setup.agentDir, home: homedir() };
   const resolved = resolveResources({
     ...places,
+    npmGlobalRoot: await npmCommandRoot(setup),
     user: setup.resources.user,
     project: options.projectTrust === false ? undefined : setup.resources.project,
     legacyExtensionDirs: true,
@@ -183,9 +197,23 @@ function resolveSetupResources(
   return { resolved, cli: resolveCliSources(options.extensions, places) };
 }
 
+/**
+ * settings.json `npmCommand`'s global folder, asked of that package manager only when a user
+ * package is not in the agent directory's npm folder (never at a plain start-up). On failure,
+ * said on stderr (once per run), and npm's own global folder is looked in instead.
+ */
+async function npmCommandRoot(setup: Pick<Setup, "cwd" | "agentDir" | "resources" | "settings">): Promise<string | undefined> {
+  const command = setup.settings.npmCommand;
+  if (!command || !needsGlobalRoot(setup.resources.user.packages ?? [], setup.agentDir)) return undefined;
+  let first = false;
+  const answer = await askNpmGlobalRoot(command, setup.cwd, () => (first = true));
+  if ("root" in answer) return answer.root;
+  if (first) log(`settings.json npmCommand: ${answer.error}; looking in npm's global folder instead`);
+  return undefined;
+}
+
 /** The enabled extension files in pi's load order: `-e` ones first, then (unless --no-extensions) settings, discovery and packages. */
-function extensionOrder(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources">): string[] {
-  const { resolved, cli } = resolveSetupResources(options, setup);
+function extensionOrder(options: CliOptions, { resolved, cli }: SetupResources): string[] {
   const listed = [...cli.extensions, ...(options.noExtensions ? [] : resolved.extensions)];
   return listed.filter((r) => r.enabled).map((r) => resolve(r.path));
 }
@@ -195,8 +223,7 @@ function extensionOrder(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDi
  * ones of settings, discovery and packages. Packages that are not installed are said by startAgent.
  * `only: "project"`: the project's alone (they join once project_trust has trusted it).
  */
-async function loadAll(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources">, only?: "project"): Promise<ExtensionSource[]> {
-  const { resolved, cli } = resolveSetupResources(options, setup);
+async function loadAll(options: CliOptions, { resolved, cli }: SetupResources, only?: "project"): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
   if (only === undefined) {
@@ -348,7 +375,7 @@ const silentTransport: Transport = {
 async function listModelsAndExit(start: Startup): Promise<never> {
   const [models, sources] = await Promise.all([
     modelEnvironment(start.setup).then((environment) => resolveModels({ loadCatalog: true }, environment)),
-    loadAll(start.options, start.setup),
+    loadAll(start.options, start.resources),
   ]);
   const server = new RpcServer({ transport: silentTransport, cwd: start.setup.cwd, extensions: sources, log, models });
   for (const failure of await server.loadExtensions({ explicitFailuresFatal: true })) log(`Failed to load extension ${failure.path}: ${failure.error}`);
@@ -392,7 +419,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
-  const start = readStartup(options);
+  const start = await readStartup(options);
   options = start.options;
   const setup = start.setup;
   // Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is
@@ -427,7 +454,7 @@ export async function main(argv: string[]): Promise<void> {
     // start-up model is chosen once the extensions have registered their providers.
     [models, extensionSources] = await Promise.all([
       modelEnvironment(setup).then((environment) => resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, environment)),
-      loadAll(options, setup),
+      loadAll(options, start.resources),
     ]);
     startup = openStartupSession(
       options,
@@ -455,6 +482,8 @@ export async function main(argv: string[]): Promise<void> {
   // exit status are handled alike in every mode (process-lifetime.ts).
   const lifetime = new ProcessLifetime();
 
+  // The mode's front door, once it exists (ctx.reload() needs it).
+  let front: FrontDoor | undefined;
   // What every mode's agent starts from (modes/agent-core.ts).
   const core = {
     cwd,
@@ -465,8 +494,11 @@ export async function main(argv: string[]): Promise<void> {
     agentConfig: agentConfig(options, setup),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
-    // ctx.reload(): discovery and -e files again, each loaded fresh, with the trust decided at start-up.
-    reloadExtensions: () => loadAll(start.options, start.setup),
+    // ctx.reload(): settings, resources and extensions again, with the trust decided at start-up.
+    reloadExtensions: () => {
+      if (!front) throw new Error("ctx.reload() before start-up ended");
+      return reloadSetup(front, start);
+    },
   } satisfies AgentCoreSettings;
   const stdio = {
     stdin,
@@ -479,6 +511,7 @@ export async function main(argv: string[]): Promise<void> {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { acpServer } = await import("../acp/run.js");
     const server = await acpServer({ ...core, version: version(), sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir) }, stdio);
+    front = server;
     await startAgent(server, start, [...startup.notes, ...models.warnings], models);
     lifetime.serve(server);
     server.start();
@@ -492,6 +525,7 @@ export async function main(argv: string[]): Promise<void> {
   const transport = hub ?? new StdioTransport(stdio);
   takeOverStdout();
   const server = new RpcServer({ ...core, transport });
+  front = server;
   await startAgent(server, start, [...startup.notes, ...models.warnings], models);
   lifetime.serve(server);
   if (!web || !hub) {
@@ -526,14 +560,51 @@ function useResources(server: FrontDoor, start: Startup): void {
     agentDir,
     skillPaths: options.skills,
     promptTemplatePaths: options.promptTemplates,
-    ...resolveSetupResources(options, setup),
+    ...start.resources,
     projectTrusted: options.projectTrust !== false,
     noSkills: options.noSkills,
     noPromptTemplates: options.noPromptTemplates,
   });
   for (const w of resources.warnings) log(`${w.path}: ${w.message}`);
-  server.runtime.resources = resources;
+  server.runtime.setResources(resources);
   server.runtime.projectTrusted = options.projectTrust !== false;
+}
+
+/**
+ * ctx.reload(), as the newest pi reloads in RPC mode: settings.json is read again (queue modes,
+ * compaction, retry, shell, images, provider request options take effect), resources are resolved
+ * again (skills, prompts, context files, SYSTEM.md / APPEND_SYSTEM.md: the system prompt is
+ * rebuilt), and the extensions' modules are loaded fresh. The trust decided at start-up stands.
+ */
+async function reloadSetup(server: FrontDoor, start: Startup): Promise<ExtensionSource[]> {
+  const idleBefore = start.setup.settings.httpIdleTimeoutMs;
+  const keep = commandChoices(server.agent, start.setup.settings);
+  start.setup = readSetup(start.options);
+  start.resources = await resolveSetupResources(start.options, start.setup);
+  for (const warning of [...start.setup.warnings, ...start.resources.resolved.warnings]) log(warning);
+  if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
+  await server.agent.configure(agentConfig(start.options, start.setup));
+  Object.assign(server.agent, keep);
+  useResources(server, start);
+  return loadAll(start.options, start.resources);
+}
+
+/**
+ * What RPC commands set this run, where the agent differs from the settings it started from
+ * (set_steering_mode, set_follow_up_mode, set_auto_compaction, set_auto_retry). pi saves those
+ * commands' values to settings.json, so its reload reads them back; parley writes no settings, so
+ * it keeps them over a reload instead.
+ */
+function commandChoices(
+  agent: AgentSession,
+  settings: Settings,
+): Partial<Pick<AgentSession, "steeringMode" | "followUpMode" | "autoCompactionEnabled" | "autoRetryEnabled">> {
+  return {
+    ...(agent.steeringMode !== (settings.steeringMode ?? "one-at-a-time") ? { steeringMode: agent.steeringMode } : {}),
+    ...(agent.followUpMode !== (settings.followUpMode ?? "one-at-a-time") ? { followUpMode: agent.followUpMode } : {}),
+    ...(agent.autoCompactionEnabled !== (settings.compaction?.enabled ?? true) ? { autoCompactionEnabled: agent.autoCompactionEnabled } : {}),
+    ...(agent.autoRetryEnabled !== (settings.retry?.enabled ?? true) ? { autoRetryEnabled: agent.autoRetryEnabled } : {}),
+  };
 }
 
 /**
@@ -556,7 +627,7 @@ async function startAgent(server: FrontDoor, start: Startup, notes: string[], mo
   const agent = server.agent;
   for (const { name, config } of setup.modelsFile.providers) agent.models.register(name, config);
   // Packages pi has not installed are said with the other warnings.
-  const said = [...options.warnings, ...setup.warnings, ...resolveSetupResources(options, setup).resolved.warnings, ...notes];
+  const said = [...options.warnings, ...setup.warnings, ...start.resources.resolved.warnings, ...notes];
   let offlineNotice = options.modelScript === undefined ? undefined : models.offlineNotice;
   try {
     // Only now are the extensions' flags known, so only now can unknown options be judged.

@@ -4,7 +4,7 @@
  * signal while shutting down exits at once); stdin EOF, ctx.shutdown() and a reader that went
  * away exit 0; what escapes third-party code is reported, not fatal.
  */
-import { killAllChildren } from "../child-processes.js";
+import { killAllChildren, markSignalsHandled } from "../child-processes.js";
 import { errorText } from "../error-text.js";
 import type { FrontDoor } from "../modes/agent-core.js";
 import { watchOutputClosed } from "../transport/output-watch.js";
@@ -37,6 +37,7 @@ export class ProcessLifetime {
     // Anything can be thrown (null, a string): errorText describes it without throwing again.
     process.on("uncaughtException", (thrown: unknown) => server.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }));
     process.on("unhandledRejection", (reason) => server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", ...errorText(reason) }));
+    markSignalsHandled();
     for (const [signal, code] of EXIT_SIGNALS) {
       process.on(signal, () => {
         // The exit event still kills the children.

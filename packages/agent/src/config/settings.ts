@@ -51,6 +51,8 @@ export interface Settings {
   defaultProjectTrust?: string;
   /** false: `/skill:name` is not offered in pi's terminal UI (RPC mode lists and expands skills anyway, as pi does). */
   enableSkillCommands?: boolean;
+  /** The package manager whose global folder holds the user's packages (`["pnpm"]`, `["bun"]`); npm when absent. */
+  npmCommand?: string[];
 }
 
 export interface LoadedSettings {
@@ -251,6 +253,8 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   set("enabledModels", pick(raw, "enabledModels", isStrings, warnings, ""));
   set("defaultProjectTrust", pick(raw, "defaultProjectTrust", isString, warnings, ""));
   set("enableSkillCommands", pick(raw, "enableSkillCommands", isBool, warnings, ""));
+  const npmCommand = pick(raw, "npmCommand", isStrings, warnings, "");
+  if (npmCommand && npmCommand.length > 0) settings.npmCommand = npmCommand;
   const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);
   if (compaction) settings.compaction = compaction as Settings["compaction"];
   const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount, provider: isObject }, warnings);

@@ -141,6 +141,12 @@ export class ExtensionRuntime {
       skillPaths.length + promptTemplatePaths.length > 0 ? extendResources(this.#baseResources, { cwd, skillPaths, promptTemplatePaths }) : this.#baseResources;
   }
 
+  /** The skills and prompt templates of settings and discovery (start-up, trust, ctx.reload()); resources_discover adds to these. */
+  setResources(resources: Resources): void {
+    this.#baseResources = resources;
+    this.resources = resources;
+  }
+
   /** Forgets every extension and what it registered (before a reload loads them again). */
   reset(): void {
     for (const name of this.#providers) this.#host.unregisterProvider(name);

@@ -106,10 +106,10 @@ function loadSkills(found: readonly ResolvedResource[], explicit: readonly strin
       if (skill) skills.push(skill);
     }
   };
-  for (const r of found) add(isDirectory(r.path) ? findSkillFiles(r.path, true) : [r.path], (f) => ({ ...r.sourceInfo, path: f }));
+  for (const r of found) add(isDirectory(r.path) ? findSkillFiles(r.path, "pi") : [r.path], (f) => ({ ...r.sourceInfo, path: f }));
   for (const raw of explicit) {
     const path = userPath(raw, cwd, home);
-    if (isDirectory(path)) add(findSkillFiles(path, true), (f) => explicitSource(f, path));
+    if (isDirectory(path)) add(findSkillFiles(path, "pi"), (f) => explicitSource(f, path));
     else if (isFile(path) && path.endsWith(".md")) add([path], (f) => explicitSource(f));
     else warnings.push({ path, message: existsSync(path) ? "skill path is not a markdown file" : "skill path does not exist" });
   }

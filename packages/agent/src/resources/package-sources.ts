@@ -150,6 +150,8 @@ export interface InstallPlaces {
   agentDir: string;
   home: string;
   env?: NodeJS.ProcessEnv | undefined;
+  /** npm's global node_modules as settings.json `npmCommand`'s package manager answered it (npm-global-root.ts). */
+  npmGlobalRoot?: string | undefined;
 }
 
 /**
@@ -175,7 +177,7 @@ export function npmGlobalRoot(places: InstallPlaces): string {
 export function installedPath(parsed: ParsedSource, scope: PackageScope, places: InstallPlaces): string | undefined {
   if (parsed.type === "npm") {
     if (scope === "project") return existing(join(places.cwd, ".pi", "npm", "node_modules", parsed.name));
-    return existing(join(places.agentDir, "npm", "node_modules", parsed.name)) ?? existing(join(npmGlobalRoot(places), parsed.name));
+    return existing(join(places.agentDir, "npm", "node_modules", parsed.name)) ?? existing(join(places.npmGlobalRoot ?? npmGlobalRoot(places), parsed.name));
   }
   if (parsed.type === "git") {
     const root = scope === "project" ? join(places.cwd, ".pi", "git") : join(places.agentDir, "git");
@@ -184,6 +186,14 @@ export function installedPath(parsed: ParsedSource, scope: PackageScope, places:
     return path.startsWith(`${resolve(root)}/`) ? existing(path) : undefined;
   }
   return undefined;
+}
+
+/** Whether a user npm package would be looked for in the package manager's global folder (it is not in the agent directory's). */
+export function needsGlobalRoot(entries: readonly PackageEntry[], agentDir: string): boolean {
+  return entries.some((entry) => {
+    const parsed = parseSource(entry.source);
+    return parsed.type === "npm" && !existsSync(join(agentDir, "npm", "node_modules", parsed.name));
+  });
 }
 
 const existing = (path: string): string | undefined => (existsSync(path) ? path : undefined);

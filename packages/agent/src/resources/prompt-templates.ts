@@ -7,6 +7,7 @@ import { basename } from "node:path";
 import { parseFrontmatter } from "../extensions/compat/frontmatter.js";
 import type { SourceInfo } from "../extensions/types.js";
 import { listFolder } from "./fs-entries.js";
+import { IgnoreRules } from "./ignore-files.js";
 
 export interface PromptTemplate {
   name: string;
@@ -17,11 +18,12 @@ export interface PromptTemplate {
   sourceInfo: SourceInfo;
 }
 
-/** The `.md` files directly in `dir` (no recursion, hidden files skipped). */
+/** The `.md` files directly in `dir` (no recursion; hidden files and those its ignore files list skipped). */
 export function findTemplateFiles(dir: string): string[] {
-  return listFolder(dir)
-    .filter((e) => e.isFile && e.name.endsWith(".md") && !e.name.startsWith("."))
-    .map((e) => e.path);
+  const entries = listFolder(dir);
+  const rules = new IgnoreRules(dir);
+  rules.addFolder(dir, entries);
+  return entries.filter((e) => e.isFile && e.name.endsWith(".md") && !e.name.startsWith(".") && !rules.ignores(e.path, false)).map((e) => e.path);
 }
 
 /** One template; null when the file cannot be read. */

@@ -2,11 +2,13 @@
  * The files a resource folder holds, by pi's rules for each type: extensions (`.ts`/`.js` files,
  * folders with a package.json `pi.extensions` or an `index.ts`/`index.js`), skills (a folder's
  * SKILL.md, else its `.md` files and its sub-folders' SKILL.md), prompt templates (`.md` files,
- * recursively for listed folders). Hidden entries and node_modules are skipped.
+ * recursively for listed folders). Hidden entries, node_modules and what the folders' ignore files
+ * list (ignore-files.ts) are skipped.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isDirectory, isFile, listFolder } from "./fs-entries.js";
+import { IgnoreRules } from "./ignore-files.js";
 import { findSkillFiles } from "./skills.js";
 
 export type ResourceType = "extensions" | "skills" | "prompts";
@@ -52,8 +54,11 @@ export function collectExtensionFiles(dir: string, moduleFiles = false): string[
   const own = extensionEntries(dir);
   if (own) return own;
   const found: string[] = [];
-  for (const entry of listFolder(dir)) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
+  const entries = listFolder(dir);
+  const rules = new IgnoreRules(dir);
+  rules.addFolder(dir, entries);
+  for (const entry of entries) {
+    if (entry.name.startsWith(".") || entry.name === "node_modules" || rules.ignores(entry.path, entry.isDirectory)) continue;
     const isScript = /\.(ts|js)$/.test(entry.name) || (moduleFiles && /\.m(ts|js)$/.test(entry.name));
     if (entry.isFile && isScript && !entry.name.endsWith(".d.ts")) found.push(entry.path);
     else if (entry.isDirectory) found.push(...(extensionEntries(entry.path) ?? []));
@@ -62,11 +67,13 @@ export function collectExtensionFiles(dir: string, moduleFiles = false): string[
 }
 
 /** Markdown files under `dir`, recursively (a listed prompts folder, as pi reads it). */
-export function collectMarkdownFiles(dir: string): string[] {
+export function collectMarkdownFiles(dir: string, rules = new IgnoreRules(dir)): string[] {
   const found: string[] = [];
-  for (const entry of listFolder(dir)) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-    if (entry.isDirectory) found.push(...collectMarkdownFiles(entry.path));
+  const entries = listFolder(dir);
+  rules.addFolder(dir, entries);
+  for (const entry of entries) {
+    if (entry.name.startsWith(".") || entry.name === "node_modules" || rules.ignores(entry.path, entry.isDirectory)) continue;
+    if (entry.isDirectory) found.push(...collectMarkdownFiles(entry.path, rules));
     else if (entry.isFile && entry.name.endsWith(".md")) found.push(entry.path);
   }
   return found;
@@ -75,7 +82,7 @@ export function collectMarkdownFiles(dir: string): string[] {
 /** The resource files of one type in a folder. */
 export function collectResourceFiles(dir: string, type: ResourceType): string[] {
   if (type === "extensions") return collectExtensionFiles(dir);
-  if (type === "skills") return findSkillFiles(dir, true);
+  if (type === "skills") return findSkillFiles(dir, "pi");
   return collectMarkdownFiles(dir);
 }
 

@@ -70,6 +70,8 @@ export interface ResolveOptions {
   /** parley's earlier extension folders (`~/.parley/extensions`, `./.parley/extensions`), discovered too. */
   legacyExtensionDirs?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
+  /** The global node_modules settings.json `npmCommand` gave (else worked out as npm's). */
+  npmGlobalRoot?: string | undefined;
 }
 
 export interface ResolvedResource {
@@ -127,7 +129,7 @@ const fromBase = (entry: string, baseDir: string, home: string): string => resol
 export function resolveResources(options: ResolveOptions): ResolvedResources {
   const acc = newAccumulator();
   const warnings: string[] = [];
-  const places: InstallPlaces = { cwd: options.cwd, agentDir: options.agentDir, home: options.home, env: options.env };
+  const places: InstallPlaces = { cwd: options.cwd, agentDir: options.agentDir, home: options.home, env: options.env, npmGlobalRoot: options.npmGlobalRoot };
   const projectBase = join(options.cwd, ".pi");
   const baseOf = (scope: PackageScope): string => (scope === "project" ? projectBase : options.agentDir);
 
@@ -175,7 +177,7 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
     const agentsDirs = ancestorAgentsSkillDirs(options.cwd).filter((d) => resolve(d) !== resolve(userAgents));
     found(
       "skills",
-      [...findSkillFiles(join(projectBase, "skills"), true), ...agentsDirs.flatMap((d) => findSkillFiles(d, false))],
+      [...findSkillFiles(join(projectBase, "skills"), "pi"), ...agentsDirs.flatMap((d) => findSkillFiles(d, "agents"))],
       "project",
       projectBase,
       project.skills ?? [],
@@ -188,7 +190,7 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
     const legacy = join(options.home, ".parley");
     found("extensions", collectExtensionFiles(join(legacy, "extensions"), true), "user", legacy, []);
   }
-  found("skills", [...findSkillFiles(join(agentDir, "skills"), true), ...findSkillFiles(userAgents, false)], "user", agentDir, user.skills ?? []);
+  found("skills", [...findSkillFiles(join(agentDir, "skills"), "pi"), ...findSkillFiles(userAgents, "agents")], "user", agentDir, user.skills ?? []);
   found("prompts", findTemplateFiles(join(agentDir, "prompts")), "user", agentDir, user.prompts ?? []);
 }
 

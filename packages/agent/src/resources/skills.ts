@@ -9,6 +9,7 @@ import { parseFrontmatter, stripFrontmatter } from "../extensions/compat/frontma
 import type { SourceInfo } from "../extensions/types.js";
 import { errorMessage } from "../error-text.js";
 import { listFolder } from "./fs-entries.js";
+import { IgnoreRules } from "./ignore-files.js";
 
 export interface Skill {
   name: string;
@@ -27,19 +28,23 @@ export interface ResourceWarning {
 }
 
 /**
- * The skill files under `dir`: the folder's own SKILL.md makes it one skill (nothing below it
- * counts); otherwise its markdown files when `rootFiles` (pi's own skill folders, not the
- * `.agents` ones) and, recursively, the SKILL.md of its sub-folders.
+ * The skill files under `dir`: a folder's own SKILL.md makes it one skill (nothing below it
+ * counts); otherwise, recursively, its sub-folders' skills, and loose markdown files: in pi's own
+ * skill folders (`"pi"`) those directly in `dir`, in `.agents/skills` folders (`"agents"`, the
+ * newest pi) those below it. What the ignore files of the folders walked list is skipped
+ * (ignore-files.ts).
  */
-export function findSkillFiles(dir: string, rootFiles: boolean): string[] {
+export function findSkillFiles(dir: string, mode: "pi" | "agents", rules = new IgnoreRules(dir)): string[] {
   const entries = listFolder(dir);
-  const own = entries.find((e) => e.name === "SKILL.md" && e.isFile);
+  rules.addFolder(dir, entries);
+  const own = entries.find((e) => e.name === "SKILL.md" && e.isFile && !rules.ignores(e.path, false));
   if (own) return [own.path];
+  const atRoot = dir === rules.root;
   const found: string[] = [];
   for (const entry of entries) {
-    if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
-    if (entry.isDirectory) found.push(...findSkillFiles(entry.path, false));
-    else if (rootFiles && entry.isFile && entry.name.endsWith(".md")) found.push(entry.path);
+    if (entry.name.startsWith(".") || entry.name === "node_modules" || rules.ignores(entry.path, entry.isDirectory)) continue;
+    if (entry.isDirectory) found.push(...findSkillFiles(entry.path, mode, rules));
+    else if (entry.isFile && entry.name.endsWith(".md") && (mode === "pi" ? atRoot : !atRoot)) found.push(entry.path);
   }
   return found;
 }

@@ -6,7 +6,9 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { afterEach } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./deadline.js";
+import type { AgentProcess } from "./spawn.js";
 
 /** The ceiling for one request or event in these tests (scaled like every other). */
 export const MINUTE = deadline(AGENT_CEILING_MS);
@@ -37,4 +39,21 @@ export function place(prefix: string): Place {
 export function write(path: string, content: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+}
+
+/**
+ * The agents a test file spawns: push each one here. After every test each is closed (its stdin
+ * ends) and awaited, and killed if it has not exited 30 s later, so none outlives its test.
+ */
+export function closedAfterEach(): AgentProcess[] {
+  const running: AgentProcess[] = [];
+  afterEach(async () => {
+    for (const agent of running.splice(0)) {
+      agent.closeInput();
+      const timer = setTimeout(() => agent.kill(), 30_000);
+      await agent.exited;
+      clearTimeout(timer);
+    }
+  });
+  return running;
 }
