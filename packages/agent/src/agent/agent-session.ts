@@ -24,6 +24,7 @@ import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
 import { errorMessage, errorText } from "../error-text.js";
+import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../rpc/transport.js";
 
@@ -686,9 +687,7 @@ export class AgentSession {
 
   #checkAuth(model: Model<Api> = this.model): void {
     if (this.models.hasAuth(model)) return;
-    throw new AgentError(
-      `No API key for provider "${model.provider}": set its environment variable or pass --api-key, or pick another model (get_available_models)`,
-    );
+    throw new AgentError(noApiKeyMessage(model.provider));
   }
 
   #syncTools(): void {
