@@ -37,6 +37,17 @@ function replyFor(body: string): string {
   return asked ? `word ${asked[1]}` : "hello";
 }
 
+/**
+ * While `holding`, requests are answered only once `release()` is called, so that a test can act
+ * while a run is surely going on (no timing involved).
+ */
+let holding = false;
+const releaseHeld: (() => void)[] = [];
+function release(): void {
+  holding = false;
+  for (const go of releaseHeld.splice(0)) go();
+}
+
 async function startModelServer(): Promise<{ server: Server; baseUrl: string }> {
   const server = createServer((req, res) => {
     if (req.method !== "POST" || req.url !== "/v1/chat/completions") {
@@ -47,8 +58,12 @@ async function startModelServer(): Promise<{ server: Server; baseUrl: string }> 
     req.setEncoding("utf8");
     req.on("data", (d: string) => (body += d));
     req.on("end", () => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(sseAnswer(replyFor(body)));
+      const answer = (): void => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.end(sseAnswer(replyFor(body)));
+      };
+      if (holding) releaseHeld.push(answer);
+      else answer();
     });
   });
   server.listen(0, "127.0.0.1");
@@ -58,6 +73,7 @@ async function startModelServer(): Promise<{ server: Server; baseUrl: string }> 
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterAll(async () => {
+  release();
   for (const clean of cleanups.splice(0).reverse()) await clean();
 });
 
@@ -65,6 +81,13 @@ interface World {
   agentDir: string;
   cwd: string;
   start(extra?: string[]): AgentProcess;
+}
+
+/** An extension with one command, `/ping`, which does nothing (so a prompt of it starts no run). */
+function pingExtension(dir: string): string {
+  const file = join(dir, "ping-command.ts");
+  writeFileSync(file, 'export default function (pi) { pi.registerCommand("ping", { description: "does nothing", handler: async () => {} }); }\n');
+  return file;
 }
 
 /** An agent directory whose models.json names the local server (with or without an API key). */
@@ -216,6 +239,24 @@ describe("the newest pi's RPC test scenarios, through the spawned CLI", () => {
     // pi's directory layout: one session file under sessions/<cwd folder>/.
     const folders = readdirSync(join(w.agentDir, "sessions"));
     expect(folders).toHaveLength(1);
+  });
+
+  it("prompt, steer and follow_up answer with the newest pi's disposition: started, queued, handled", async () => {
+    const w = await world({ apiKey: true });
+    const agent = w.start(["-e", pingExtension(w.cwd)]);
+    const from = agent.records.length;
+    holding = true;
+    expect(await ok(agent, { type: "prompt", message: "Start" })).toEqual({ disposition: "started" });
+    await agent.waitFor((r) => r.type === "agent_start", undefined, from);
+    // The model's reply is held: the run is surely still going on.
+    expect(await ok(agent, { type: "prompt", message: "later", streamingBehavior: "followUp" })).toEqual({ disposition: "queued" });
+    expect(await ok(agent, { type: "steer", message: "now this" })).toEqual({ disposition: "queued" });
+    expect(await ok(agent, { type: "follow_up", message: "and then" })).toEqual({ disposition: "queued" });
+    release();
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    // An extension command is handled at once and starts no run.
+    expect(await ok(agent, { type: "prompt", message: "/ping" })).toEqual({ disposition: "handled" });
+    expect((await ok(agent, { type: "get_state" }))["isStreaming"]).toBe(false);
   });
 
   it("a prompt without credentials gets one failure response, worded as pi words it", async () => {

@@ -5,7 +5,7 @@
 import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, ImageContent, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
-import type { QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
+import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../extensions/types.js";
@@ -406,8 +406,12 @@ export class AgentSession {
   async prompt(
     text: string,
     images: ImageContent[] | undefined,
-    options: { streamingBehavior?: "steer" | "followUp" | undefined; source: "rpc" | "extension"; onAccepted?: () => void },
-  ): Promise<void> {
+    options: {
+      streamingBehavior?: "steer" | "followUp" | undefined;
+      source: "rpc" | "extension";
+      onAccepted?: (disposition: PromptDisposition) => void;
+    },
+  ): Promise<PromptDisposition> {
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
@@ -430,8 +434,8 @@ export class AgentSession {
           return { event };
         });
         if (handled) {
-          options.onAccepted?.();
-          return;
+          options.onAccepted?.("handled");
+          return "handled";
         }
       }
       // Skills and prompt templates expand after the input event, as in pi.
@@ -441,8 +445,8 @@ export class AgentSession {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
         }
         this.#enqueue(options.streamingBehavior, input.text, input.images);
-        options.onAccepted?.();
-        return;
+        options.onAccepted?.("queued");
+        return "queued";
       }
       this.#checkAuth();
       // The system prompt lists the tools, whose definitions come with the loop.
@@ -465,8 +469,9 @@ export class AgentSession {
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];
       // Accepted: the client hears so before any event of the run.
-      options.onAccepted?.();
+      options.onAccepted?.("started");
       this.#startRun((core) => core.prompt(messages));
+      return "started";
     } finally {
       if (starts) {
         // Not started (handled, queued or refused): idle again. Started: already running.
