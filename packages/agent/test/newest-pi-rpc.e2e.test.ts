@@ -30,6 +30,17 @@ function sseAnswer(text: string): string {
   );
 }
 
+/** A streamed answer that calls the bash tool once. */
+function sseToolCall(command: string): string {
+  const chunk = (body: object): string => `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 0, model: "m", ...body })}\n\n`;
+  const call = { index: 0, id: "call_1", type: "function", function: { name: "bash", arguments: JSON.stringify({ command }) } };
+  return (
+    chunk({ choices: [{ index: 0, delta: { role: "assistant", tool_calls: [call] }, finish_reason: null }] }) +
+    chunk({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }], usage: { prompt_tokens: 30, completion_tokens: 2, total_tokens: 32 } }) +
+    "data: [DONE]\n\n"
+  );
+}
+
 /** The reply to a request body: what the prompt asks to be echoed, a summary when asked for one. */
 function replyFor(body: string): string {
   if (body.includes("summar")) return "A short summary.";
@@ -60,7 +71,9 @@ async function startModelServer(): Promise<{ server: Server; baseUrl: string }> 
     req.on("end", () => {
       const answer = (): void => {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.end(sseAnswer(replyFor(body)));
+        // "use-the-tool" asks for one bash call; once its result is in the context, a text reply.
+        const wantsTool = body.includes("use-the-tool") && !body.includes('"role":"tool"');
+        res.end(wantsTool ? sseToolCall("echo from-tool") : sseAnswer(replyFor(body)));
       };
       if (holding) releaseHeld.push(answer);
       else answer();
@@ -257,6 +270,25 @@ describe("the newest pi's RPC test scenarios, through the spawned CLI", () => {
     // An extension command is handled at once and starts no run.
     expect(await ok(agent, { type: "prompt", message: "/ping" })).toEqual({ disposition: "handled" });
     expect((await ok(agent, { type: "get_state" }))["isStreaming"]).toBe(false);
+  });
+
+  it("agent_settled says whether the run was aborted; tool_execution_end says how long the tool ran", async () => {
+    const agent = (await world({ apiKey: true })).start();
+    let from = agent.records.length;
+    await ok(agent, { type: "prompt", message: "Please use-the-tool" });
+    const end = await agent.waitFor((r) => r.type === "tool_execution_end", undefined, from);
+    expect(end).toMatchObject({ toolName: "bash", isError: false });
+    expect(typeof end["durationMs"]).toBe("number");
+    expect(end["durationMs"] as number).toBeGreaterThanOrEqual(0);
+    expect(await agent.waitFor((r) => r.type === "agent_settled", undefined, from)).toEqual({ type: "agent_settled", aborted: false });
+
+    from = agent.records.length;
+    holding = true;
+    await ok(agent, { type: "prompt", message: "Start" });
+    await agent.waitFor((r) => r.type === "agent_start", undefined, from);
+    await ok(agent, { type: "abort" });
+    expect(await agent.waitFor((r) => r.type === "agent_settled", undefined, from)).toEqual({ type: "agent_settled", aborted: true });
+    release();
   });
 
   it("a prompt without credentials gets one failure response, worded as pi words it", async () => {

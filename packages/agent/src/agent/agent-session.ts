@@ -530,6 +530,7 @@ export class AgentSession {
    * run delivers them (clear_queue drops them).
    */
   async abort(): Promise<void> {
+    if (this.#runState.name === "running") this.#runAborted = true;
     this.#retry.abort();
     this.#core?.abort();
     if (this.#runState.name === "running") await this.#runState.run;
@@ -700,7 +701,14 @@ export class AgentSession {
     if (this.#core) this.#core.state.tools = this.tools.activeTools();
   }
 
+  /** When each running tool started (performance.now()), by tool call id. */
+  readonly #toolStarts = new Map<string, number>();
+
+  /** An abort was asked for while the current run went on (agent_settled reports it). */
+  #runAborted = false;
+
   #startRun(run: (core: Agent) => Promise<void>): void {
+    this.#runAborted = false;
     const work = (async () => {
       try {
         const core = await this.ensureCore();
@@ -719,8 +727,10 @@ export class AgentSession {
       this.#effectivePrompt = undefined;
       // Nothing runs now and nothing starts by itself: messages still queued (after an abort)
       // wait for the next prompt.
-      this.#emit({ type: "agent_settled" });
-      void this.#runtime.emit({ type: "agent_settled" });
+      // `aborted`, as in the newest pi: the run ended because it was aborted.
+      const aborted = this.#runAborted;
+      this.#emit({ type: "agent_settled", aborted });
+      void this.#runtime.emit({ type: "agent_settled", aborted });
     });
   }
 
@@ -766,8 +776,15 @@ export class AgentSession {
       if (f !== -1) this.#followUp.splice(f, 1);
       if (s !== -1 || f !== -1) this.#queueUpdate();
     }
-    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
+    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) | (AgentEvent & { durationMs: number }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
+    // tool_execution_end says how long the tool ran (newest pi: `durationMs`, monotonic clock).
+    if (event.type === "tool_execution_start") this.#toolStarts.set(event.toolCallId, performance.now());
+    if (event.type === "tool_execution_end") {
+      const started = this.#toolStarts.get(event.toolCallId);
+      this.#toolStarts.delete(event.toolCallId);
+      if (started !== undefined) wire = { ...event, durationMs: Math.round(performance.now() - started) };
+    }
     if (event.type === "agent_end") {
       // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
       const last = [...event.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");

@@ -85,9 +85,17 @@ function withoutDisposition(record: Rec): Rec {
   return rest as Rec;
 }
 
+/** tool_execution_end's `durationMs` (newest pi; not in 0.73.1): checked, then dropped. */
+function withoutDuration(record: Rec): Rec {
+  if (record.type !== "tool_execution_end" || !("durationMs" in record)) return record;
+  const { durationMs, ...rest } = record;
+  if (typeof durationMs !== "number" || durationMs < 0) throw new Error(`bad durationMs in tool_execution_end: ${JSON.stringify(durationMs)}`);
+  return rest as Rec;
+}
+
 export function normaliseRecord(record: Rec, { ids, paths }: NormaliseOptions): Rec {
   ids.see(record);
-  return mapStrings(withoutDisposition(record), (s, key) => {
+  return mapStrings(withoutDuration(withoutDisposition(record)), (s, key) => {
     if (key === "sessionId") return "<sessionId>";
     let out = ids.rename(s);
     for (const [prefix, placeholder] of paths) out = out.split(prefix).join(placeholder);
