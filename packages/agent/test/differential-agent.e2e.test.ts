@@ -261,7 +261,9 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
       const ends = records.flatMap((r, i) => (r.type === "agent_end" ? [i] : []));
       const settled = records.flatMap((r, i) => (r.type === "agent_settled" ? [i] : []));
       expect(settled, "parley: one agent_settled directly after each agent_end").toEqual(ends.map((i) => i + 1));
-      for (const i of settled) expect(records[i], "agent_settled has no other fields").toEqual({ type: "agent_settled" });
+      for (const i of settled) {
+        expect(records[i], "agent_settled carries only `aborted` (newest pi)").toEqual({ type: "agent_settled", aborted: expect.any(Boolean) });
+      }
       return records.filter((r) => r.type !== "agent_settled");
     },
   },

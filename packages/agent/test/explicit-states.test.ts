@@ -122,12 +122,12 @@ export function driftDoesNotCompile(agent: AgentSession, runtime: ExtensionRunti
     // @ts-expect-error a block body without `return undefined` is void, which could hide a value
     abort_bash: sync(() => {}),
   };
-  // An async handler's early answer carries no data either.
+  // An async handler's early answer carries the command's data, as the protocol defines it.
   const early: CommandTable<"prompt"> = {
     prompt: async(async (_c, _ctx, respond) => {
-      // @ts-expect-error prompt is answered without data
+      // @ts-expect-error prompt is answered with a disposition, not another shape
       respond({ accepted: true });
-      return undefined;
+      return { disposition: "started" };
     }),
   };
   // Events are the protocol's union.

@@ -208,7 +208,7 @@ describe("get_entries cursors on a big session", () => {
     expect(session.entriesSince(all.at(-1)!.id)).toEqual([]);
     session.setName("later");
     expect(session.entriesSince(cursor).at(-1)).toMatchObject({ type: "session_info", name: "later" });
-    expect(() => session.entriesSince("nope")).toThrow(/Unknown entry id/);
+    expect(() => session.entriesSince("nope")).toThrow(/Entry not found/);
   });
 });
 

@@ -556,7 +556,7 @@ describe("tree", () => {
     expect(s.entriesSince(a.id)).toEqual([b, c]);
     expect(s.entriesSince(b.id)).toEqual([c]);
     expect(s.entriesSince(c.id)).toEqual([]);
-    expect(() => s.entriesSince("deadbeef")).toThrow('Unknown entry id for "since": deadbeef');
+    expect(() => s.entriesSince("deadbeef")).toThrow("Entry not found: deadbeef");
   });
 
   it("moveLeaf() navigates; null starts a new root; unknown ids throw", () => {

@@ -16,7 +16,11 @@ import type {
   GetUiStateData,
   ImageContent,
   Model,
+  PromptData,
+  PromptDisposition,
   QueueContents,
+  QueuedInputData,
+  QueuedInputDisposition,
   QueueMode,
   ResponseData,
   SessionState,
@@ -63,19 +67,28 @@ export abstract class CommandMethods {
    * Sends a prompt. Resolves when the agent accepted it (a plain prompt; events follow) or,
    * for `/command`, when the command finished, which may be after dialogs were answered.
    */
-  prompt(message: string, options: PromptOptions = {}): Promise<void> {
+  /**
+   * Resolves with what became of it (`"started"`, `"queued"` or `"handled"`; wait for
+   * agent_settled only after `"started"`), or undefined from an agent older than the newest pi,
+   * which answers without data.
+   */
+  async prompt(message: string, options: PromptOptions = {}): Promise<PromptDisposition | undefined> {
     const { images, streamingBehavior, ...rest } = options;
-    return this.request({ type: "prompt", message, ...defined({ images, streamingBehavior }) }, rest);
+    const data: PromptData | undefined = await this.request({ type: "prompt", message, ...defined({ images, streamingBehavior }) }, rest);
+    return data?.disposition;
   }
 
-  steer(message: string, options: MessageOptions = {}): Promise<void> {
+  /** Resolves with `"queued"` or `"handled"` (undefined from an older agent); see prompt(). */
+  async steer(message: string, options: MessageOptions = {}): Promise<QueuedInputDisposition | undefined> {
     const { images, ...rest } = options;
-    return this.request({ type: "steer", message, ...defined({ images }) }, rest);
+    const data: QueuedInputData | undefined = await this.request({ type: "steer", message, ...defined({ images }) }, rest);
+    return data?.disposition;
   }
 
-  followUp(message: string, options: MessageOptions = {}): Promise<void> {
+  async followUp(message: string, options: MessageOptions = {}): Promise<QueuedInputDisposition | undefined> {
     const { images, ...rest } = options;
-    return this.request({ type: "follow_up", message, ...defined({ images }) }, rest);
+    const data: QueuedInputData | undefined = await this.request({ type: "follow_up", message, ...defined({ images }) }, rest);
+    return data?.disposition;
   }
 
   abort(options?: RequestOptions): Promise<void> {

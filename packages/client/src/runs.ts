@@ -42,7 +42,7 @@ export interface RunStream extends AsyncIterable<RunEvent> {
 /** What the run helpers need from the client. */
 export interface RunHost {
   onAny(listener: (record: AgentRecord) => void): Disposable;
-  prompt(message: string, options: { images?: ImageContent[]; streamingBehavior?: StreamingBehavior; signal?: AbortSignal }): Promise<void>;
+  prompt(message: string, options: { images?: ImageContent[]; streamingBehavior?: StreamingBehavior; signal?: AbortSignal }): Promise<unknown>;
   abort(options?: RequestOptions): Promise<void>;
   /** Sends get_state; `id` is the request's id, which its response echoes. */
   requestState(options?: RequestOptions): { id: string | undefined; response: Promise<{ isStreaming: boolean }> };

@@ -5,7 +5,7 @@
 import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, ImageContent, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
-import type { QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
+import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../extensions/types.js";
@@ -24,6 +24,7 @@ import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
 import { errorMessage, errorText } from "../error-text.js";
+import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../rpc/transport.js";
 
@@ -407,8 +408,12 @@ export class AgentSession {
   async prompt(
     text: string,
     images: ImageContent[] | undefined,
-    options: { streamingBehavior?: "steer" | "followUp" | undefined; source: "rpc" | "extension"; onAccepted?: () => void },
-  ): Promise<void> {
+    options: {
+      streamingBehavior?: "steer" | "followUp" | undefined;
+      source: "rpc" | "extension";
+      onAccepted?: (disposition: PromptDisposition) => void;
+    },
+  ): Promise<PromptDisposition> {
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
@@ -431,8 +436,8 @@ export class AgentSession {
           return { event };
         });
         if (handled) {
-          options.onAccepted?.();
-          return;
+          options.onAccepted?.("handled");
+          return "handled";
         }
       }
       // Skills and prompt templates expand after the input event, as in pi.
@@ -442,8 +447,8 @@ export class AgentSession {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
         }
         this.#enqueue(options.streamingBehavior, input.text, input.images);
-        options.onAccepted?.();
-        return;
+        options.onAccepted?.("queued");
+        return "queued";
       }
       this.#checkAuth();
       // The system prompt lists the tools, whose definitions come with the loop.
@@ -466,8 +471,9 @@ export class AgentSession {
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];
       // Accepted: the client hears so before any event of the run.
-      options.onAccepted?.();
+      options.onAccepted?.("started");
       this.#startRun((core) => core.prompt(messages));
+      return "started";
     } finally {
       if (starts) {
         // Not started (handled, queued or refused): idle again. Started: already running.
@@ -526,6 +532,7 @@ export class AgentSession {
    * run delivers them (clear_queue drops them).
    */
   async abort(): Promise<void> {
+    if (this.#runState.name === "running") this.#runAborted = true;
     this.#retry.abort();
     this.#core?.abort();
     if (this.#runState.name === "running") await this.#runState.run;
@@ -688,9 +695,7 @@ export class AgentSession {
 
   #checkAuth(model: Model<Api> = this.model): void {
     if (this.models.hasAuth(model)) return;
-    throw new AgentError(
-      `No API key for provider "${model.provider}": set its environment variable or pass --api-key, or pick another model (get_available_models)`,
-    );
+    throw new AgentError(noApiKeyMessage(model.provider));
   }
 
   #syncTools(): void {
@@ -698,7 +703,14 @@ export class AgentSession {
     if (this.#core) this.#core.state.tools = this.tools.activeTools();
   }
 
+  /** When each running tool started (performance.now()), by tool call id. */
+  readonly #toolStarts = new Map<string, number>();
+
+  /** An abort was asked for while the current run went on (agent_settled reports it). */
+  #runAborted = false;
+
   #startRun(run: (core: Agent) => Promise<void>): void {
+    this.#runAborted = false;
     const work = (async () => {
       try {
         const core = await this.ensureCore();
@@ -717,8 +729,10 @@ export class AgentSession {
       this.#effectivePrompt = undefined;
       // Nothing runs now and nothing starts by itself: messages still queued (after an abort)
       // wait for the next prompt.
-      this.#emit({ type: "agent_settled" });
-      void this.#runtime.emit({ type: "agent_settled" });
+      // `aborted`, as in the newest pi: the run ended because it was aborted.
+      const aborted = this.#runAborted;
+      this.#emit({ type: "agent_settled", aborted });
+      void this.#runtime.emit({ type: "agent_settled", aborted });
     });
   }
 
@@ -764,8 +778,15 @@ export class AgentSession {
       if (f !== -1) this.#followUp.splice(f, 1);
       if (s !== -1 || f !== -1) this.#queueUpdate();
     }
-    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
+    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) | (AgentEvent & { durationMs: number }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
+    // tool_execution_end says how long the tool ran (newest pi: `durationMs`, monotonic clock).
+    if (event.type === "tool_execution_start") this.#toolStarts.set(event.toolCallId, performance.now());
+    if (event.type === "tool_execution_end") {
+      const started = this.#toolStarts.get(event.toolCallId);
+      this.#toolStarts.delete(event.toolCallId);
+      if (started !== undefined) wire = { ...event, durationMs: Math.round(performance.now() - started) };
+    }
     if (event.type === "agent_end") {
       // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
       const last = [...event.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");

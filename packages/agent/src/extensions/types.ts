@@ -337,6 +337,8 @@ export interface ThinkingLevelSelectEvent {
 }
 export interface AgentSettledEvent {
   type: "agent_settled";
+  /** The run ended because it was aborted (newest pi). */
+  aborted: boolean;
 }
 export interface SessionInfoChangedEvent {
   type: "session_info_changed";

@@ -306,7 +306,8 @@ export class Session implements SessionView {
   entriesSince(cursor?: string): SessionEntry[] {
     if (cursor === undefined) return this.entries();
     const position = this.#position.get(cursor);
-    if (position === undefined) throw new Error(`Unknown entry id for "since": ${cursor}`);
+    // pi's wording ("Entry not found"), which pi's own RPC tests match on.
+    if (position === undefined) throw new Error(`Entry not found: ${cursor}`);
     return this.#entries.slice(position + 1);
   }
 

@@ -62,9 +62,40 @@ export interface NormaliseOptions {
 }
 
 /** Placeholder ids, `sessionId`, and private paths; every other byte is kept. */
+/**
+ * The newest pi answers prompt, steer and follow_up with `data: {disposition}`; pi 0.73.1, the
+ * reference these transcripts compare with, answers without data. The data is checked (a known
+ * disposition for the command, nothing else) and dropped, so the rest still compares.
+ */
+const DISPOSITIONS: Record<string, readonly string[]> = {
+  prompt: ["started", "queued", "handled"],
+  steer: ["queued", "handled"],
+  follow_up: ["queued", "handled"],
+};
+
+function withoutDisposition(record: Rec): Rec {
+  const allowed = typeof record["command"] === "string" ? DISPOSITIONS[record["command"]] : undefined;
+  if (record.type !== "response" || record["success"] !== true || allowed === undefined || record["data"] === undefined) return record;
+  const data = record["data"] as Record<string, unknown>;
+  const disposition = data["disposition"];
+  if (Object.keys(data).length !== 1 || typeof disposition !== "string" || !allowed.includes(disposition)) {
+    throw new Error(`unexpected data in a ${String(record["command"])} response: ${JSON.stringify(data)}`);
+  }
+  const { data: _dropped, ...rest } = record;
+  return rest as Rec;
+}
+
+/** tool_execution_end's `durationMs` (newest pi; not in 0.73.1): checked, then dropped. */
+function withoutDuration(record: Rec): Rec {
+  if (record.type !== "tool_execution_end" || !("durationMs" in record)) return record;
+  const { durationMs, ...rest } = record;
+  if (typeof durationMs !== "number" || durationMs < 0) throw new Error(`bad durationMs in tool_execution_end: ${JSON.stringify(durationMs)}`);
+  return rest as Rec;
+}
+
 export function normaliseRecord(record: Rec, { ids, paths }: NormaliseOptions): Rec {
   ids.see(record);
-  return mapStrings(record, (s, key) => {
+  return mapStrings(withoutDuration(withoutDisposition(record)), (s, key) => {
     if (key === "sessionId") return "<sessionId>";
     let out = ids.rename(s);
     for (const [prefix, placeholder] of paths) out = out.split(prefix).join(placeholder);

@@ -26,7 +26,10 @@ export const AgentEndEvent = Type.Object(
 export type AgentEndEvent = Static<typeof AgentEndEvent>;
 
 export const AgentSettledEvent = Type.Object(
-  { type: Type.Literal("agent_settled") },
+  {
+    type: Type.Literal("agent_settled"),
+    aborted: Type.Optional(Type.Boolean({ description: "The run ended because it was aborted (newest pi; parley always sends it)." })),
+  },
   { description: "The agent is idle: no retry, compaction retry or queued continuation remains." },
 );
 export type AgentSettledEvent = Static<typeof AgentSettledEvent>;
@@ -203,6 +206,7 @@ export const ToolExecutionEndEvent = Type.Object(
     toolName: Type.String(),
     result: Type.Unknown({ description: "Usually {content, details}." }),
     isError: Type.Boolean(),
+    durationMs: Type.Optional(Type.Number({ description: "How long the tool ran, in ms (newest pi); absent when it did not run." })),
   },
   { description: "A tool finished." },
 );

@@ -159,6 +159,26 @@ export const ForkData = Type.Object(
 );
 export type ForkData = Static<typeof ForkData>;
 
+export const QueuedInputDisposition = Type.Union([Type.Literal("handled"), Type.Literal("queued")], {
+  description: '"handled": an extension\'s input handler consumed it; "queued": it waits in the queue (perhaps transformed).',
+});
+export type QueuedInputDisposition = Static<typeof QueuedInputDisposition>;
+
+export const PromptDisposition = Type.Union([Type.Literal("started"), ...QueuedInputDisposition.anyOf], {
+  description:
+    '"started": it starts a run (wait for agent_settled); "queued": queued behind the current run; "handled": an extension command or input handler consumed it, no run started for it.',
+});
+export type PromptDisposition = Static<typeof PromptDisposition>;
+
+export const PromptData = Type.Object({ disposition: PromptDisposition }, { description: "Data of prompt (newest pi): what became of the prompt." });
+export type PromptData = Static<typeof PromptData>;
+
+export const QueuedInputData = Type.Object(
+  { disposition: QueuedInputDisposition },
+  { description: "Data of steer and follow_up (newest pi): what became of the message." },
+);
+export type QueuedInputData = Static<typeof QueuedInputData>;
+
 export const QueueContents = Type.Object(
   {
     steering: Type.Array(Type.String(), { description: "Queued steering messages, oldest first." }),
@@ -354,6 +374,9 @@ export type GetTreeData = Static<typeof GetTreeData>;
 
 /** The `data` schema of each command whose successful response carries data. */
 export const RESPONSE_DATA_SCHEMAS = {
+  prompt: PromptData,
+  steer: QueuedInputData,
+  follow_up: QueuedInputData,
   clear_queue: QueueContents,
   new_session: CancelledData,
   get_state: SessionState,
@@ -398,9 +421,6 @@ export type CommandWithoutData = Exclude<CommandType, CommandWithData>;
 
 /** Commands whose successful response has no `data`. */
 export const COMMANDS_WITHOUT_DATA = [
-  "prompt",
-  "steer",
-  "follow_up",
   "abort",
   "set_thinking_level",
   "set_steering_mode",
@@ -437,9 +457,26 @@ function successWithoutData<K extends CommandWithoutData>(command: K) {
   );
 }
 
-export const PromptResponse = successWithoutData("prompt");
-export const SteerResponse = successWithoutData("steer");
-export const FollowUpResponse = successWithoutData("follow_up");
+/**
+ * prompt, steer and follow_up: parley always sends `data` (the newest pi's disposition); pi 0.73.1
+ * sends none, and a client of either reads both.
+ */
+function successWithDisposition<K extends "prompt" | "steer" | "follow_up">(command: K) {
+  return Type.Object(
+    {
+      type: Type.Literal("response"),
+      id: ResponseId,
+      command: Type.Literal(command),
+      success: Type.Literal(true),
+      data: Type.Optional(RESPONSE_DATA_SCHEMAS[command]),
+    },
+    { description: `Successful response to ${command}; \`data\` is absent from older pi.` },
+  );
+}
+
+export const PromptResponse = successWithDisposition("prompt");
+export const SteerResponse = successWithDisposition("steer");
+export const FollowUpResponse = successWithDisposition("follow_up");
 export const AbortResponse = successWithoutData("abort");
 export const ClearQueueResponse = successWithData("clear_queue");
 export const NewSessionResponse = successWithData("new_session");

@@ -27,24 +27,32 @@ async function accept<T>(work: () => Promise<T> | T): Promise<T> {
 }
 
 export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "abort" | "clear_queue"> = {
+  // The response says what became of the prompt (the newest pi's `disposition`): a client waits
+  // for agent_settled only when it started a run.
   prompt: async(async (c, ctx, respond) => {
     if (isExtensionCommand(ctx, c.message)) {
       await ctx.runtime.runCommand(c.message);
-      return;
+      return { disposition: "handled" };
     }
-    await accept(() => ctx.agent.prompt(c.message, c.images, { streamingBehavior: c.streamingBehavior, source: "rpc", onAccepted: () => respond(undefined) }));
-    return undefined;
+    const disposition = await accept(() =>
+      ctx.agent.prompt(c.message, c.images, {
+        streamingBehavior: c.streamingBehavior,
+        source: "rpc",
+        onAccepted: (accepted) => respond({ disposition: accepted }),
+      }),
+    );
+    return { disposition };
   }),
   // Queued, as in pi, even while idle: the message then waits for the next run.
   steer: sync((c, ctx) => {
     refuseExtensionCommand(ctx, c.message);
     ctx.agent.steer(c.message, c.images);
-    return undefined;
+    return { disposition: "queued" };
   }),
   follow_up: sync((c, ctx) => {
     refuseExtensionCommand(ctx, c.message);
     ctx.agent.followUp(c.message, c.images);
-    return undefined;
+    return { disposition: "queued" };
   }),
   abort: async(async (_c, ctx) => {
     await ctx.agent.abort();
