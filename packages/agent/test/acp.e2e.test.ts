@@ -228,6 +228,69 @@ describe("parley --mode acp", () => {
     TEST_MS,
   );
 
+  for (const elicitation of [true, false]) {
+    it(
+      `session/cancel while a dialog waits (${elicitation ? "with" : "without"} elicitation): every open request is withdrawn once, the extension gets its cancel value once, the prompt answers cancelled`,
+      async () => {
+        // The last kind is a confirm gating the model's bash call (a permission request on that tool call).
+        const ws = workspace([{ toolCalls: [{ name: "bash", arguments: { command: "echo never" } }] }, "not reached"]);
+        const h = await start(["--no-session", "-e", DEMO, "-e", GATE, "--model-script", ws.script], {
+          cwd: ws.dir,
+          capabilities: elicitation ? { elicitation: { form: {} } } : {},
+        });
+        const session = await newSession(h, ws.dir);
+        // Nobody answers: only the agent can end these requests.
+        h.onElicit = (_params, signal) =>
+          untilWithdrawn(signal, { action: "accept", content: { choice: "red", confirmed: true, value: "late", text: "late" } });
+        h.onPermission = (params, signal) => untilWithdrawn(signal, { outcome: { outcome: "selected", optionId: params.options[0]?.optionId ?? "" } });
+        const cases: [string, string | undefined][] = [
+          ["/demo-select", "select: cancelled"],
+          ["/demo-confirm", "confirm: false"],
+          ["/demo-input", "input: cancelled"],
+          ["/demo-editor", "editor: cancelled"],
+          ["run the command", undefined],
+        ];
+        for (const [text, report] of cases) {
+          // Without elicitation a text dialog is cancelled at once: there is nothing to cancel.
+          const asks = elicitation || !/input|editor/.test(text);
+          const before = h.requests.length;
+          const turn = prompt(h, session.sessionId, text);
+          if (!asks) {
+            expect((await turn).stopReason).toBe("end_turn");
+            continue;
+          }
+          await h.until(() => h.requests.length > before, `the request for ${text}`);
+          await h.agent.notify("session/cancel", { sessionId: session.sessionId });
+          expect((await turn).stopReason, text).toBe("cancelled");
+          await h.until(() => h.requests.slice(before).every((r) => r.withdrawn), `the request for ${text} withdrawn`);
+          expect(h.requests.slice(before)).toHaveLength(1);
+          if (report) expect(agentText(h, session.sessionId).split(`[${report}]`).length - 1, report).toBe(1);
+        }
+        // The gated bash call never ran; the dialog's own tool call card (no elicitation) is closed.
+        const calls = h.updates.flatMap((n) => (n.update.sessionUpdate === "tool_call_update" ? [n.update] : []));
+        expect(calls.some((u) => JSON.stringify(u.content ?? []).includes("never\n"))).toBe(false);
+        const cards = h.updates.flatMap((n) =>
+          n.update.sessionUpdate === "tool_call" && n.update.toolCallId.startsWith("dialog-") ? [n.update.toolCallId] : [],
+        );
+        expect(cards).toHaveLength(elicitation ? 0 : 2);
+        for (const id of cards) expect(calls.some((u) => u.toolCallId === id && u.status === "failed")).toBe(true);
+        const cancels = h.lines
+          .map((l) => JSON.parse(l) as { method?: string; params?: { requestId?: unknown } })
+          .filter((m) => m.method === "$/cancel_request");
+        expect(new Set(cancels.map((m) => JSON.stringify(m.params?.requestId))).size).toBe(cancels.length);
+        expect(cancels).toHaveLength(h.requests.length);
+        // The session goes on after the cancels.
+        h.onElicit = () => ({ action: "accept", content: { choice: "blue" } });
+        h.onPermission = (params) => ({ outcome: { outcome: "selected", optionId: params.options[2]?.optionId ?? "" } });
+        expect((await prompt(h, session.sessionId, "/demo-select")).stopReason).toBe("end_turn");
+        expect(agentText(h, session.sessionId)).toContain("[select: blue]");
+        expect(await h.close()).toEqual({ code: 0 });
+        expectOnlyJsonRpc(h);
+      },
+      TEST_MS,
+    );
+  }
+
   it(
     "without elicitation: select and confirm become permission requests, input and editor cancel at once with one notice",
     async () => {
