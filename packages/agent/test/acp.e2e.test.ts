@@ -292,6 +292,39 @@ describe("parley --mode acp", () => {
   }
 
   it(
+    "a client that goes away mid-turn, a dialog open: parley exits 0, and the session file loads in a new parley with the turn in it",
+    async () => {
+      // The model's bash call waits on a gating confirm (a permission request nobody answers).
+      const ws = workspace([{ text: "Let me run it.", toolCalls: [{ name: "bash", arguments: { command: "echo gated" } }] }, "after"]);
+      const h = await start(["--model-script", ws.script, "--session-dir", ws.sessions, "-e", GATE], { cwd: ws.dir });
+      const session = await newSession(h, ws.dir);
+      h.onPermission = (_params, signal) => untilWithdrawn(signal, { outcome: { outcome: "cancelled" } });
+      void prompt(h, session.sessionId, "the turn left behind").catch(() => undefined);
+      await h.until(() => h.requests.length > 0, "the gating permission request");
+      const exited = new Promise<number | null>((resolve) => h.child.once("exit", (code) => resolve(code)));
+      h.child.stdin.end();
+      h.child.stdout.destroy();
+      expect(await exited, h.stderr()).toBe(0);
+
+      const again = await start(["--model-script", ws.script, "--session-dir", ws.sessions], { cwd: ws.dir });
+      const listed = await again.agent.request("session/list", {});
+      expect(listed.sessions.map((s) => s.sessionId)).toEqual([session.sessionId]);
+      await again.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+      const replayed = again.updates.filter((n) => n.sessionId === session.sessionId).map((n) => n.update);
+      expect(replayed.some((u) => u.sessionUpdate === "user_message_chunk" && u.content.type === "text" && u.content.text === "the turn left behind")).toBe(
+        true,
+      );
+      expect(replayed.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" && u.content.text.includes("Let me run it."))).toBe(
+        true,
+      );
+      // The gated command never ran.
+      expect(JSON.stringify(replayed)).not.toContain("gated\\n");
+      expect(await again.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
     "without elicitation: select and confirm become permission requests, input and editor cancel at once with one notice",
     async () => {
       const ws = workspace([]);
