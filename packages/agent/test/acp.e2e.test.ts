@@ -325,6 +325,38 @@ describe("parley --mode acp", () => {
   );
 
   it(
+    "a prompt's blocks become one message: each reference (resource_link, blob resource) its own word, embedded text as context",
+    async () => {
+      const ws = workspace(["ok", "ok"]);
+      const h = await start(["--model-script", ws.script, "--session-dir", ws.sessions], { cwd: ws.dir });
+      const session = await newSession(h, ws.dir);
+      const file = join(ws.dir, "my notes.txt");
+      const blocks: acp.ContentBlock[] = [
+        { type: "text", text: "compare" },
+        { type: "resource_link", uri: `file://${encodeURI(file)}`, name: "my notes.txt" },
+        { type: "text", text: "with" },
+        { type: "resource", resource: { uri: "https://example.com/a.png", blob: "AAAA", mimeType: "image/png" } },
+        { type: "text", text: "and " },
+        { type: "resource_link", uri: "https://example.com/spec", name: "spec" },
+        { type: "text", text: ", using" },
+        { type: "resource", resource: { uri: "file:///ctx.md", text: "CONTEXT" } },
+      ];
+      expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: blocks })).stopReason).toBe("end_turn");
+      const from = h.updates.length;
+      await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+      const user = h.updates
+        .slice(from)
+        .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []))
+        .join("");
+      expect(user).toBe(
+        `compare @${file} with @https://example.com/a.png and @https://example.com/spec , using\n<context ref="file:///ctx.md">\nCONTEXT\n</context>`,
+      );
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
     "without elicitation: select and confirm become permission requests, input and editor cancel at once with one notice",
     async () => {
       const ws = workspace([]);
