@@ -571,6 +571,13 @@ describe("parley --mode acp", () => {
       expect(errors).toEqual([-32700, -32600]);
       const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
       expect(session.sessionId).toMatch(/./);
+      // A content type initialize did not advertise (audio) is refused, not dropped from the prompt.
+      const audio = h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] });
+      await expect(audio).rejects.toMatchObject({ code: -32602 });
+      // A prompt for a session that does not exist: resource not found.
+      await expect(h.agent.request("session/prompt", { sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }] })).rejects.toMatchObject({
+        code: -32002,
+      });
       expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,

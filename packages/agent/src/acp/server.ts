@@ -343,6 +343,11 @@ export class AcpServer implements FrontDoor {
 
   async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {
     const turn = { sessionId, cancelled: false };
+    // Only what initialize advertised: a block parley cannot read is refused, not silently dropped.
+    const unreadable = prompt.find((block) => block.type === "audio");
+    if (unreadable) {
+      throw this.#sdk.RequestError.invalidParams(undefined, `${unreadable.type} prompts are not supported (promptCapabilities.${unreadable.type} is false)`);
+    }
     const before = await this.#serially(async () => {
       // Checked before any switch: a prompt for another session must not end this one's turn.
       if (this.#turn) throw this.#sdk.RequestError.invalidRequest(undefined, "A prompt is already running: wait for its response or send session/cancel");
