@@ -228,6 +228,134 @@ describe("parley --mode acp", () => {
     TEST_MS,
   );
 
+  for (const elicitation of [true, false]) {
+    it(
+      `session/cancel while a dialog waits (${elicitation ? "with" : "without"} elicitation): every open request is withdrawn once, the extension gets its cancel value once, the prompt answers cancelled`,
+      async () => {
+        // The last kind is a confirm gating the model's bash call (a permission request on that tool call).
+        const ws = workspace([{ toolCalls: [{ name: "bash", arguments: { command: "echo never" } }] }, "not reached"]);
+        const h = await start(["--no-session", "-e", DEMO, "-e", GATE, "--model-script", ws.script], {
+          cwd: ws.dir,
+          capabilities: elicitation ? { elicitation: { form: {} } } : {},
+        });
+        const session = await newSession(h, ws.dir);
+        // Nobody answers: only the agent can end these requests.
+        h.onElicit = (_params, signal) =>
+          untilWithdrawn(signal, { action: "accept", content: { choice: "red", confirmed: true, value: "late", text: "late" } });
+        h.onPermission = (params, signal) => untilWithdrawn(signal, { outcome: { outcome: "selected", optionId: params.options[0]?.optionId ?? "" } });
+        const cases: [string, string | undefined][] = [
+          ["/demo-select", "select: cancelled"],
+          ["/demo-confirm", "confirm: false"],
+          ["/demo-input", "input: cancelled"],
+          ["/demo-editor", "editor: cancelled"],
+          ["run the command", undefined],
+        ];
+        for (const [text, report] of cases) {
+          // Without elicitation a text dialog is cancelled at once: there is nothing to cancel.
+          const asks = elicitation || !/input|editor/.test(text);
+          const before = h.requests.length;
+          const turn = prompt(h, session.sessionId, text);
+          if (!asks) {
+            expect((await turn).stopReason).toBe("end_turn");
+            continue;
+          }
+          await h.until(() => h.requests.length > before, `the request for ${text}`);
+          await h.agent.notify("session/cancel", { sessionId: session.sessionId });
+          expect((await turn).stopReason, text).toBe("cancelled");
+          await h.until(() => h.requests.slice(before).every((r) => r.withdrawn), `the request for ${text} withdrawn`);
+          expect(h.requests.slice(before)).toHaveLength(1);
+          if (report) expect(agentText(h, session.sessionId).split(`[${report}]`).length - 1, report).toBe(1);
+        }
+        // The gated bash call never ran; the dialog's own tool call card (no elicitation) is closed.
+        const calls = h.updates.flatMap((n) => (n.update.sessionUpdate === "tool_call_update" ? [n.update] : []));
+        expect(calls.some((u) => JSON.stringify(u.content ?? []).includes("never\n"))).toBe(false);
+        const cards = h.updates.flatMap((n) =>
+          n.update.sessionUpdate === "tool_call" && n.update.toolCallId.startsWith("dialog-") ? [n.update.toolCallId] : [],
+        );
+        expect(cards).toHaveLength(elicitation ? 0 : 2);
+        for (const id of cards) expect(calls.some((u) => u.toolCallId === id && u.status === "failed")).toBe(true);
+        const cancels = h.lines
+          .map((l) => JSON.parse(l) as { method?: string; params?: { requestId?: unknown } })
+          .filter((m) => m.method === "$/cancel_request");
+        expect(new Set(cancels.map((m) => JSON.stringify(m.params?.requestId))).size).toBe(cancels.length);
+        expect(cancels).toHaveLength(h.requests.length);
+        // The session goes on after the cancels.
+        h.onElicit = () => ({ action: "accept", content: { choice: "blue" } });
+        h.onPermission = (params) => ({ outcome: { outcome: "selected", optionId: params.options[2]?.optionId ?? "" } });
+        expect((await prompt(h, session.sessionId, "/demo-select")).stopReason).toBe("end_turn");
+        expect(agentText(h, session.sessionId)).toContain("[select: blue]");
+        expect(await h.close()).toEqual({ code: 0 });
+        expectOnlyJsonRpc(h);
+      },
+      TEST_MS,
+    );
+  }
+
+  it(
+    "a client that goes away mid-turn, a dialog open: parley exits 0, and the session file loads in a new parley with the turn in it",
+    async () => {
+      // The model's bash call waits on a gating confirm (a permission request nobody answers).
+      const ws = workspace([{ text: "Let me run it.", toolCalls: [{ name: "bash", arguments: { command: "echo gated" } }] }, "after"]);
+      const h = await start(["--model-script", ws.script, "--session-dir", ws.sessions, "-e", GATE], { cwd: ws.dir });
+      const session = await newSession(h, ws.dir);
+      h.onPermission = (_params, signal) => untilWithdrawn(signal, { outcome: { outcome: "cancelled" } });
+      void prompt(h, session.sessionId, "the turn left behind").catch(() => undefined);
+      await h.until(() => h.requests.length > 0, "the gating permission request");
+      const exited = new Promise<number | null>((resolve) => h.child.once("exit", (code) => resolve(code)));
+      h.child.stdin.end();
+      h.child.stdout.destroy();
+      expect(await exited, h.stderr()).toBe(0);
+
+      const again = await start(["--model-script", ws.script, "--session-dir", ws.sessions], { cwd: ws.dir });
+      const listed = await again.agent.request("session/list", {});
+      expect(listed.sessions.map((s) => s.sessionId)).toEqual([session.sessionId]);
+      await again.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+      const replayed = again.updates.filter((n) => n.sessionId === session.sessionId).map((n) => n.update);
+      expect(replayed.some((u) => u.sessionUpdate === "user_message_chunk" && u.content.type === "text" && u.content.text === "the turn left behind")).toBe(
+        true,
+      );
+      expect(replayed.some((u) => u.sessionUpdate === "agent_message_chunk" && u.content.type === "text" && u.content.text.includes("Let me run it."))).toBe(
+        true,
+      );
+      // The gated command never ran.
+      expect(JSON.stringify(replayed)).not.toContain("gated\\n");
+      expect(await again.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "a prompt's blocks become one message: each reference (resource_link, blob resource) its own word, embedded text as context",
+    async () => {
+      const ws = workspace(["ok", "ok"]);
+      const h = await start(["--model-script", ws.script, "--session-dir", ws.sessions], { cwd: ws.dir });
+      const session = await newSession(h, ws.dir);
+      const file = join(ws.dir, "my notes.txt");
+      const blocks: acp.ContentBlock[] = [
+        { type: "text", text: "compare" },
+        { type: "resource_link", uri: `file://${encodeURI(file)}`, name: "my notes.txt" },
+        { type: "text", text: "with" },
+        { type: "resource", resource: { uri: "https://example.com/a.png", blob: "AAAA", mimeType: "image/png" } },
+        { type: "text", text: "and " },
+        { type: "resource_link", uri: "https://example.com/spec", name: "spec" },
+        { type: "text", text: ", using" },
+        { type: "resource", resource: { uri: "file:///ctx.md", text: "CONTEXT" } },
+      ];
+      expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: blocks })).stopReason).toBe("end_turn");
+      const from = h.updates.length;
+      await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+      const user = h.updates
+        .slice(from)
+        .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []))
+        .join("");
+      expect(user).toBe(
+        `compare @${file} with @https://example.com/a.png and @https://example.com/spec , using\n<context ref="file:///ctx.md">\nCONTEXT\n</context>`,
+      );
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
   it(
     "without elicitation: select and confirm become permission requests, input and editor cancel at once with one notice",
     async () => {
@@ -443,6 +571,13 @@ describe("parley --mode acp", () => {
       expect(errors).toEqual([-32700, -32600]);
       const session = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
       expect(session.sessionId).toMatch(/./);
+      // A content type initialize did not advertise (audio) is refused, not dropped from the prompt.
+      const audio = h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] });
+      await expect(audio).rejects.toMatchObject({ code: -32602 });
+      // A prompt for a session that does not exist: resource not found.
+      await expect(h.agent.request("session/prompt", { sessionId: "no-such-session", prompt: [{ type: "text", text: "hi" }] })).rejects.toMatchObject({
+        code: -32002,
+      });
       expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,

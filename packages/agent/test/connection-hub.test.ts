@@ -33,8 +33,8 @@ const demo = (pi: ExtensionAPI): void => {
   });
 };
 
-async function setup() {
-  const hub = new ConnectionHub({ maxBufferedBytes: 1000 });
+async function setup(options: { maxTotalBufferedBytes?: number } = {}) {
+  const hub = new ConnectionHub({ maxBufferedBytes: 1000, ...options });
   const server = new RpcServer({ transport: hub, cwd: process.cwd(), extensions: [{ path: "/ext/demo.ts", factory: demo }], shutdownGraceMs: 200 });
   hub.setDialogs(server.dialogs);
   await server.start();
@@ -125,6 +125,31 @@ describe("ConnectionHub", () => {
     await until(() => fine.socket.received.some((r) => r["method"] === "select"));
     expect(slow.socket.terminated).toBe(true);
     expect(hub.connectionCount).toBe(1);
+    await server.shutdown();
+  });
+
+  it("keeps several stalled connections within one total budget: the one holding the most is cut first", async () => {
+    const { hub, server, connect, until } = await setup({ maxTotalBufferedBytes: 1500 });
+    // Each is under the per-connection ceiling (1000); together they are over the total.
+    const stalled = [connect(), connect(), connect()];
+    stalled.forEach((c, i) => (c.socket.bufferedAmount = 600 + i * 100));
+    const fine = connect();
+    fine.send({ type: "prompt", message: "/ask", id: "p" });
+    await until(() => fine.socket.received.some((r) => r["method"] === "select"));
+    // 600 + 700 + 800 > 1500: the 800 goes, then 600 + 700 fits.
+    expect(stalled.map((c) => c.socket.terminated)).toEqual([false, false, true]);
+    expect(hub.connectionCount).toBe(3);
+    await server.shutdown();
+  });
+
+  it("answers a message it cannot read to its sender alone, with a parse error", async () => {
+    const { server, connect, until } = await setup();
+    const a = connect();
+    const b = connect();
+    a.connection.refuse("Failed to parse command: not text");
+    await until(() => a.socket.received.length > 0);
+    expect(a.socket.received).toEqual([{ type: "response", command: "parse", success: false, error: "Failed to parse command: not text" }]);
+    expect(b.socket.received).toEqual([]);
     await server.shutdown();
   });
 });

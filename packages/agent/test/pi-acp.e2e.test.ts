@@ -32,6 +32,7 @@ import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 const acp = (await import(join(ROOT, "node_modules/pi-acp/node_modules/@agentclientprotocol/sdk/dist/acp.js"))) as typeof Acp;
 const PI_ACP = join(ROOT, "node_modules/pi-acp/dist/index.js");
 const RELAY = join(ROOT, "packages/agent/test/fixtures/pi-073-relay.mjs");
+const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
 
 const children: ChildProcessWithoutNullStreams[] = [];
 const dirs: string[] = [];
@@ -222,6 +223,66 @@ async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
   };
 }
 
+/** A permission request as pi-acp shows an extension dialog: its title and the options' names. */
+interface AskedPermission {
+  title: string | null | undefined;
+  options: string[];
+}
+
+/** The reply's last line (pi-acp starts the first reply with its banner, which names the agent's version). */
+const lastLine = (text: string): string => text.trim().split("\n").at(-1) ?? "";
+
+/**
+ * An extension's confirm that gates the model's bash call (fixtures/acp-gate.ts), through pi-acp:
+ * a permission request answered Yes (the tool runs), No (the extension blocks it) and dismissed
+ * (cancelled: the extension's cancel value, false, blocks it too).
+ */
+async function runGatedTools(agent: AgentName): Promise<{ asked: AskedPermission[]; turns: { stopReason: string; toolStatus: unknown; text: string }[] }> {
+  const { base, cwd, env } = agentWorld(`piacp-ui-${agent}-`);
+  dirs.push(base);
+  const bin = join(base, "bin");
+  mkdirSync(bin);
+  const shim = join(bin, "pi");
+  const relay = agent === "pi" ? `'${RELAY}' ` : "";
+  writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' ${relay}'${CLI[agent]}' "$@" -e '${OFFLINE_PROVIDER}' -e '${GATE}'\n`);
+  chmodSync(shim, 0o755);
+  writeFileSync(join(bin, "npm"), "#!/bin/sh\nexit 1\n");
+  chmodSync(join(bin, "npm"), 0o755);
+  const child = spawn(process.execPath, [PI_ACP], {
+    cwd,
+    env: { ...process.env, ...env, PATH: `${bin}:${process.env["PATH"] ?? ""}`, PI_ACP_PI_COMMAND: shim },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  children.push(child);
+  const updates: Acp.SessionNotification[] = [];
+  const asked: AskedPermission[] = [];
+  // The user's choices, in order: an option by name, or dismissing the request.
+  const choices = ["Yes", "No", "dismiss"];
+  const client: Acp.Client = {
+    requestPermission: async (params) => {
+      asked.push({ title: params.toolCall.title, options: params.options.map((o) => o.name) });
+      const option = params.options.find((o) => o.name === choices[asked.length - 1]);
+      return { outcome: option ? { outcome: "selected", optionId: option.optionId } : { outcome: "cancelled" } };
+    },
+    sessionUpdate: async (params) => {
+      updates.push(params);
+    },
+  };
+  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+  const connection = new acp.ClientSideConnection(() => client, stream);
+  await connection.initialize({ protocolVersion: 1, clientCapabilities: {} });
+  const { sessionId } = await connection.newSession({ cwd, mcpServers: [] });
+  const turns: { stopReason: string; toolStatus: unknown; text: string }[] = [];
+  for (let i = 0; i < choices.length; i++) {
+    const from = updates.length;
+    const { stopReason } = await connection.prompt({ sessionId, prompt: [{ type: "text", text: "please use the bash tool" }] });
+    const tool = updates.slice(from).filter((u) => u.update.sessionUpdate === "tool_call_update" && !String(u.update.toolCallId).startsWith("pi-ui-"));
+    turns.push({ stopReason, toolStatus: tool.map(gist).at(-1), text: lastLine(texts(updates.slice(from))["agent_message_chunk"] ?? "") });
+  }
+  child.stdin.end();
+  return { asked, turns };
+}
+
 /** pi 0.73.1 alone, on the two records pi-acp needs: the reason its shim goes through the relay. */
 async function pi073Gaps(): Promise<{ levelsAnswer: Record<string, unknown> | undefined; settled: boolean }> {
   const base = mkdtempSync(join(tmpdir(), "piacp-gaps-"));
@@ -297,5 +358,18 @@ describe("pi-acp (npm) against parley and against pi, side by side", () => {
       loadSession: { modes: { current: "high" } },
     });
     expect(pi["toolTurn"]).toMatchObject({ texts: { agent_message_chunk: expect.stringContaining("tool said: tool-ok") } });
+  }, 300_000);
+
+  it("an extension's confirm gating a tool call, through pi-acp: a permission request answered Yes, No and dismissed, as with pi", async () => {
+    const [pi, parley] = await Promise.all([runGatedTools("pi"), runGatedTools("parley")]);
+    expect(parley).toEqual(pi);
+    // The flow did what it is meant to: the tool ran once, then was blocked twice.
+    expect(pi.asked).toEqual(Array.from({ length: 3 }, () => ({ title: "Run this command?", options: ["Yes", "No"] })));
+    expect(pi.turns.map((t) => [t.stopReason, t.toolStatus])).toEqual([
+      ["end_turn", { kind: "tool_call_update", status: "completed" }],
+      ["end_turn", { kind: "tool_call_update", status: "failed" }],
+      ["end_turn", { kind: "tool_call_update", status: "failed" }],
+    ]);
+    expect(pi.turns[0]?.text).toContain("tool said: tool-ok");
   }, 300_000);
 });

@@ -27,13 +27,14 @@ const NOTE_MS = 5000;
 
 export class DialogList {
   readonly #element: HTMLElement;
-  readonly #send: (id: string, answer: DialogAnswer) => void;
+  /** Sends an answer; false when it could not go out (not connected). */
+  readonly #send: (id: string, answer: DialogAnswer) => boolean;
   readonly #open = new Map<string, OpenDialog>();
   /** Dialogs this tab answered a moment ago, in case the agent refuses the answer. */
   readonly #recent = new Map<string, { request: DialogRequest; deadline: number | undefined }>();
   #ticker: number | undefined;
 
-  constructor(element: HTMLElement, send: (id: string, answer: DialogAnswer) => void) {
+  constructor(element: HTMLElement, send: (id: string, answer: DialogAnswer) => boolean) {
     this.#element = element;
     this.#send = send;
   }
@@ -60,6 +61,7 @@ export class DialogList {
     const left = remainingMs ?? request.timeout;
     if (existing) {
       if (left !== undefined) existing.deadline = performance.now() + left;
+      existing.error.hidden = true;
       return;
     }
     const dialog = this.#build(request, left);
@@ -111,7 +113,12 @@ export class DialogList {
 
   #answer(dialog: OpenDialog, answer: DialogAnswer): void {
     if (!this.#open.has(dialog.request.id)) return;
-    this.#send(dialog.request.id, answer);
+    if (!this.#send(dialog.request.id, answer)) {
+      // Closing it now would lose the answer: it stays open until it can be sent.
+      dialog.error.textContent = "Not connected to parley: the answer was not sent. Answer again once reconnected.";
+      dialog.error.hidden = false;
+      return;
+    }
     // Closed at once; a refusal (rare: the agent checks what the form cannot get wrong) reopens it.
     this.#recent.set(dialog.request.id, { request: dialog.request, deadline: dialog.deadline });
     window.setTimeout(() => this.#recent.delete(dialog.request.id), 30_000);

@@ -48,6 +48,7 @@ const MARKDOWN = [
 ].join("\n");
 
 const LONG = Array.from({ length: 2000 }, (_, i) => `word${i}`).join(" ");
+const LONG_TOO = Array.from({ length: 600 }, (_, i) => `part${i}`).join(" ");
 
 let agent: WebAgent;
 let browser: Browser;
@@ -88,6 +89,7 @@ beforeAll(async () => {
       "Done reading the notes.",
       `Model text with payloads:\n\n${PAYLOADS.join("\n\n")}`,
       LONG,
+      LONG_TOO,
     ]),
   );
   agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
@@ -313,6 +315,73 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       await page.locator(".activity", { hasText: "idle" }).waitFor();
     }
     expect(await a.locator(".message-assistant", { hasText: "word1999" }).count()).toBe(0);
+  });
+
+  it("answers every dialog kind with the keyboard alone: focus goes to the dialogs, then back to the prompt", async () => {
+    const focused = () =>
+      a.evaluate(() =>
+        document.activeElement?.closest("[role=dialog]")?.getAttribute("aria-labelledby")
+          ? (document.activeElement?.closest("[role=dialog]")?.querySelector("h2")?.textContent ?? "")
+          : (document.activeElement?.id ?? ""),
+      );
+    await a.getByRole("textbox", { name: "Message" }).focus();
+    await a.keyboard.type("/demo-many");
+    await a.keyboard.press("Enter");
+    await dialog(a, "Edit the note").waitFor();
+    // Focus is in the oldest dialog, on its first option; arrows move between options.
+    expect(await focused()).toBe("Pick a colour");
+    await a.keyboard.press("ArrowDown");
+    await a.keyboard.press("ArrowDown");
+    await a.keyboard.press("Enter");
+    // The next dialog takes the focus: Tab to "No".
+    await dialog(a, "Pick a colour").waitFor({ state: "detached" });
+    expect(await focused()).toBe("Proceed?");
+    await a.keyboard.press("Tab");
+    await a.keyboard.press("Enter");
+    await dialog(a, "Proceed?").waitFor({ state: "detached" });
+    expect(await focused()).toBe("Your name?");
+    await a.keyboard.type("Kim");
+    await a.keyboard.press("Enter");
+    await dialog(a, "Your name?").waitFor({ state: "detached" });
+    expect(await focused()).toBe("Edit the note");
+    await a.keyboard.press("End");
+    await a.keyboard.type("!");
+    await a.keyboard.press("Control+Enter");
+    await toast(a, "many: select=blue confirm=false input=Kim").waitFor();
+    expect(await a.locator(".toast", { hasText: "many: " }).last().textContent()).toContain('editor="line one\\nline two!"');
+    expect(await focused()).toBe("prompt-input");
+  });
+
+  it("keeps streaming to the other tabs when a tab closes mid-reply", async () => {
+    const extra = await openPage(contexts[1]!);
+    await send(extra, "a long answer please");
+    await a.locator(".message-assistant", { hasText: "part20" }).waitFor();
+    await extra.close();
+    await a.locator(".message-assistant", { hasText: "part599" }).waitFor();
+    await a.locator(".activity", { hasText: "idle" }).waitFor();
+    expect(agent.child.exitCode).toBeNull();
+  });
+
+  it("keeps a dialog open when its answer cannot be sent (parley gone), saying so", async () => {
+    const own = await startWeb(["-e", DEMO]);
+    const page = await contexts[0]!.newPage();
+    try {
+      page.setDefaultTimeout(START_MS);
+      await page.goto(own.url);
+      await page.locator(".connection[data-state=open]").waitFor();
+      await send(page, "/demo-select");
+      await dialog(page, "Pick a colour").waitFor();
+      // No shutdown dismiss: the agent dies at once, and the page cannot know the dialog ended.
+      own.child.kill("SIGKILL");
+      await own.exited;
+      await page.locator(".connection[data-state=closed], .connection[data-state=connecting]").first().waitFor();
+      await dialog(page, "Pick a colour").getByRole("button", { name: "red" }).click();
+      await dialog(page, "Pick a colour").getByRole("alert").filter({ hasText: "not sent" }).waitFor();
+      expect(await page.locator(".dialog-note", { hasText: "answered" }).count()).toBe(0);
+    } finally {
+      await page.close();
+      await own.stop();
+    }
   });
 
   it("refuses a wrong token in the browser too", async () => {

@@ -6,7 +6,10 @@
  */
 import { RpcClient, webSocketTransport } from "@parley/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectRaw, DEMO, startWeb, START_MS, type RawClient, type WebAgent } from "./helpers/web-server.js";
+import { connectRaw, DEMO, startWeb, START_MS, type RawClient, type Rec, type WebAgent } from "./helpers/web-server.js";
+
+/** The largest WebSocket message this agent takes (its --max-line-bytes). */
+const MAX_MESSAGE_BYTES = 256 * 1024;
 
 let agent: WebAgent;
 const clients: RawClient[] = [];
@@ -17,7 +20,7 @@ const connect = async (options: { origin?: string } = {}): Promise<RawClient> =>
 };
 
 beforeAll(async () => {
-  agent = await startWeb(["-e", DEMO]);
+  agent = await startWeb(["-e", DEMO, "--max-line-bytes", String(MAX_MESSAGE_BYTES)]);
 }, START_MS);
 
 afterAll(async () => {
@@ -94,6 +97,57 @@ describe("several connections", { timeout: START_MS }, () => {
     expect((await a.waitFor((r) => r.type === "response" && r["command"] === "parse"))["success"]).toBe(false);
     await b.request({ type: "get_state" });
     expect(b.records.slice(fromB).filter((r) => r.type === "response" && r["id"] !== undefined && String(r["id"]).startsWith("raw-") === false)).toEqual([]);
+  });
+
+  it("answers every message it cannot take with one error record, to its sender only, and the connection goes on", async () => {
+    const a = await connect();
+    const b = await connect();
+    const fromB = b.records.length;
+    // Each: the message as sent, and what the one record it gets back must say.
+    const bad: [string | Buffer, (r: Rec) => boolean][] = [
+      ["not json", (r) => r.type === "response" && r["command"] === "parse" && r["success"] === false],
+      ['{"type":"get_state"', (r) => r.type === "response" && r["command"] === "parse" && r["success"] === false],
+      ["[1,2]", (r) => r.type === "response" && r["command"] === "parse" && r["success"] === false],
+      ["null", (r) => r.type === "response" && r["command"] === "parse" && r["success"] === false],
+      ['"a string"', (r) => r.type === "response" && r["command"] === "parse" && r["success"] === false],
+      ['{"type":42}', (r) => r.type === "response" && r["success"] === false],
+      ['{"id":"x"}', (r) => r.type === "response" && r["success"] === false && r["id"] === "x"],
+      [
+        '{"type":"prompt","message":5,"id":"m"}',
+        (r) => r.type === "response" && r["success"] === false && r["id"] === "m" && String(r["error"]).includes('"message"'),
+      ],
+      ['{"type":"set_thinking_level","level":"hot","id":"t"}', (r) => r.type === "response" && r["success"] === false && r["id"] === "t"],
+      ['{"type":"get_state","id":{"nested":true}}', (r) => r.type === "response" && r["success"] === false && !("id" in r)],
+      ['{"type":"extension_ui_response","id":"no-such-dialog","value":"x"}', (r) => r.type === "extension_ui_error" && r["code"] === "unknown_id"],
+      ['{"type":"extension_ui_response","value":"x"}', (r) => r.type === "extension_ui_error" && r["code"] === "invalid_response"],
+      // A binary frame holding JSON is a record like a text frame; one that is not UTF-8 is refused.
+      [Buffer.from('{"type":"get_state","id":"bin"}'), (r) => r.type === "response" && r["id"] === "bin" && r["success"] === true],
+      [Buffer.from([0xff, 0xfe, 0x00, 0x7b]), (r) => r.type === "response" && r["command"] === "parse" && String(r["error"]).includes("UTF-8")],
+    ];
+    for (const [message, expected] of bad) {
+      const from = a.records.length;
+      a.socket.send(message);
+      // A command after it: its response proves the bad one was answered first, and only once.
+      const after = await a.request({ type: "get_state" });
+      expect(after["success"]).toBe(true);
+      const between = a.records.slice(from, a.records.indexOf(after));
+      expect(between, `the reply to ${String(message)}`).toHaveLength(1);
+      expect(expected(between[0]!), `the reply to ${String(message)}: ${JSON.stringify(between[0])}`).toBe(true);
+    }
+    expect(a.socket.readyState).toBe(a.socket.OPEN);
+    // Nothing of it reached the other connection.
+    expect(b.records.slice(fromB).filter((r) => r.type === "response" || r.type === "extension_ui_error")).toEqual([]);
+  });
+
+  it("closes only the connection whose message is over the limit (1009), and keeps serving the others", async () => {
+    const a = await connect();
+    const b = await connect();
+    const closed = new Promise<number>((resolve) => a.socket.once("close", (code) => resolve(code)));
+    a.socket.send(JSON.stringify({ type: "prompt", message: "x".repeat(MAX_MESSAGE_BYTES), id: "huge" }));
+    expect(await closed).toBe(1009);
+    expect(a.records.some((r) => r["id"] === "huge")).toBe(false);
+    expect((await b.request({ type: "get_state" }))["success"]).toBe(true);
+    expect(agent.child.exitCode).toBeNull();
   });
 
   it("shows a dialog to every connection; the first answer wins, the others get an 'answered' dismiss and a late answer an error", async () => {

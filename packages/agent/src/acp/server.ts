@@ -343,6 +343,11 @@ export class AcpServer implements FrontDoor {
 
   async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {
     const turn = { sessionId, cancelled: false };
+    // Only what initialize advertised: a block parley cannot read is refused, not silently dropped.
+    const unreadable = prompt.find((block) => block.type === "audio");
+    if (unreadable) {
+      throw this.#sdk.RequestError.invalidParams(undefined, `${unreadable.type} prompts are not supported (promptCapabilities.${unreadable.type} is false)`);
+    }
     const before = await this.#serially(async () => {
       // Checked before any switch: a prompt for another session must not end this one's turn.
       if (this.#turn) throw this.#sdk.RequestError.invalidRequest(undefined, "A prompt is already running: wait for its response or send session/cancel");
@@ -560,32 +565,44 @@ export class AcpServer implements FrontDoor {
   }
 }
 
-/** A prompt's blocks as the agent's text and images; resources become references in the text. */
+/**
+ * A prompt's blocks as the agent's text and images; resources become references in the text. A
+ * reference is its own word: a space separates it from text it would otherwise touch
+ * ("explain" + link + "please" reads "explain @/p please", not "explain@/pplease").
+ */
 function promptInput(blocks: ContentBlock[]): { text: string; images: ImageContent[] } {
-  const parts: string[] = [];
+  let text = "";
+  let afterReference = false;
+  const add = (part: string, reference: boolean): void => {
+    if (part === "") return;
+    const touching = text !== "" && !/\s$/.test(text) && !/^\s/.test(part);
+    if (touching && (reference || afterReference)) text += " ";
+    text += part;
+    afterReference = reference;
+  };
   const images: ImageContent[] = [];
   for (const block of blocks) {
     switch (block.type) {
       case "text":
-        parts.push(block.text);
+        add(block.text, false);
         break;
       case "image":
         images.push({ type: "image", data: block.data, mimeType: block.mimeType });
         break;
       case "resource_link":
-        parts.push(`@${block.uri.startsWith("file://") ? decodeURIComponent(block.uri.slice(7)) : block.uri}`);
+        add(`@${block.uri.startsWith("file://") ? decodeURIComponent(block.uri.slice(7)) : block.uri}`, true);
         break;
       case "resource": {
         const resource = block.resource;
-        if ("text" in resource) parts.push(`\n<context ref="${resource.uri}">\n${resource.text}\n</context>`);
-        else parts.push(`@${resource.uri}`);
+        if ("text" in resource) add(`\n<context ref="${resource.uri}">\n${resource.text}\n</context>`, false);
+        else add(`@${resource.uri}`, true);
         break;
       }
       default:
         break;
     }
   }
-  return { text: parts.join(""), images };
+  return { text, images };
 }
 
 /** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */

@@ -25,6 +25,11 @@ export interface ConnectionHubOptions {
    * reading cannot make the agent hold its output forever; a reconnecting page resyncs.
    */
   maxBufferedBytes?: number;
+  /**
+   * The most all connections together may have queued: beyond it the one holding the most is cut,
+   * so several stalled tabs cannot multiply the per-connection ceiling.
+   */
+  maxTotalBufferedBytes?: number;
   log?: (message: string) => void;
 }
 
@@ -36,6 +41,8 @@ export interface DialogLookup {
 export interface HubConnection {
   /** One inbound WebSocket message (one record). */
   receive(text: string): void;
+  /** A message the hub cannot read as text: answered to its sender alone with a parse error. */
+  refuse(error: string): void;
   /** The socket closed. */
   close(): void;
 }
@@ -55,6 +62,7 @@ interface Route {
 
 const TAG = "\u0000web:";
 const DEFAULT_MAX_BUFFERED = 64 * 1024 * 1024;
+const DEFAULT_MAX_TOTAL_BUFFERED = 128 * 1024 * 1024;
 /** Delayed refusals are rare (they follow a bad command's explanation); remember few senders. */
 const MAX_REMEMBERED_ANSWERERS = 1024;
 
@@ -67,6 +75,7 @@ export class ConnectionHub implements Transport {
   readonly #dialogs = new Map<string, DialogMethod>();
   readonly #lastAnswerer = new Map<string, Connection>();
   readonly #maxBuffered: number;
+  readonly #maxTotalBuffered: number;
   readonly #log: (message: string) => void;
   #sink: TransportSink | undefined;
   #lookup: DialogLookup | undefined;
@@ -77,6 +86,7 @@ export class ConnectionHub implements Transport {
 
   constructor(options: ConnectionHubOptions = {}) {
     this.#maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
+    this.#maxTotalBuffered = options.maxTotalBufferedBytes ?? DEFAULT_MAX_TOTAL_BUFFERED;
     this.#log = options.log ?? (() => {});
   }
 
@@ -112,6 +122,7 @@ export class ConnectionHub implements Transport {
     this.#connections.add(connection);
     return {
       receive: (text) => this.#receive(connection, text),
+      refuse: (error) => this.#sendTo(connection, JSON.stringify({ type: "response", command: "parse", success: false, error })),
       close: () => this.#drop(connection),
     };
   }
@@ -227,16 +238,36 @@ export class ConnectionHub implements Transport {
   #sendTo(connection: Connection, text: string): void {
     if (!connection.open) return;
     if (connection.socket.bufferedAmount > this.#maxBuffered) {
-      this.#log(`web: a connection stopped reading (${connection.socket.bufferedAmount} bytes queued); closing it`);
-      connection.socket.terminate();
-      this.#drop(connection);
+      this.#cut(connection);
       return;
     }
+    this.#keepWithinTotal();
+    if (!connection.open) return;
     connection.unsent++;
     connection.socket.send(text, () => {
       connection.unsent--;
       if (connection.unsent === 0) this.#wakeFlushers();
     });
+  }
+
+  #cut(connection: Connection): void {
+    this.#log(`web: a connection stopped reading (${connection.socket.bufferedAmount} bytes queued); closing it`);
+    connection.socket.terminate();
+    this.#drop(connection);
+  }
+
+  /** Cuts the connections holding the most until all of them together are within the budget. */
+  #keepWithinTotal(): void {
+    for (;;) {
+      let total = 0;
+      let largest: Connection | undefined;
+      for (const connection of this.#connections) {
+        total += connection.socket.bufferedAmount;
+        if (!largest || connection.socket.bufferedAmount > largest.socket.bufferedAmount) largest = connection;
+      }
+      if (total <= this.#maxTotalBuffered || !largest) return;
+      this.#cut(largest);
+    }
   }
 
   #drop(connection: Connection): void {

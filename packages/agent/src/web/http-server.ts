@@ -98,8 +98,12 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
     wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
       const connection = options.hub.add(ws);
       ws.on("message", (data, isBinary) => {
-        if (isBinary) return;
-        connection.receive(Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8"));
+        const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+        // ws checks text frames' UTF-8 itself (1007); a binary frame is taken as the same JSON text,
+        // since some clients send bytes, and one that is not UTF-8 is refused, never ignored.
+        const text = isBinary ? utf8OrUndefined(bytes) : bytes.toString("utf8");
+        if (text === undefined) connection.refuse("Failed to parse command: a binary WebSocket message must hold UTF-8 JSON text");
+        else connection.receive(text);
       });
       ws.on("close", () => connection.close());
       ws.on("error", (error) => {
@@ -182,6 +186,16 @@ function plain(res: ServerResponse, status: number, text: string): void {
 
 function escapeAttribute(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+function utf8OrUndefined(bytes: Buffer): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 function digest(text: string): Buffer {
