@@ -16,7 +16,7 @@ import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
 
 const TRIO = resolve(import.meta.dirname, "fixtures/pi-dropin/three-models.ts");
 const VOTER = resolve(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
@@ -43,12 +43,6 @@ function start(p: Place, args: string[], extra: NodeJS.ProcessEnv = {}): AgentPr
   const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...args], { cwd: p.cwd, env: env(p, extra) });
   running.push(agent);
   return agent;
-}
-
-async function ok(agent: AgentProcess, command: object): Promise<Rec> {
-  const r = await agent.request(command, MINUTE);
-  expect(r["success"], `${JSON.stringify(r)}\n${agent.stderr()}`).toBe(true);
-  return r;
 }
 
 const modelOf = (data: unknown): string => {

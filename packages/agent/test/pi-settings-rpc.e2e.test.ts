@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { imageSize } from "../src/tools/image-fit.js";
 import { makeImage } from "./helpers/images.js";
-import { MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
 
 const TREE_BACK = resolve(import.meta.dirname, "fixtures/pi-dropin/tree-back.ts");
 const OPTIONS_ECHO = resolve(import.meta.dirname, "fixtures/pi-dropin/options-echo.ts");
@@ -78,17 +78,12 @@ async function standIn(fallback: Answer): Promise<StandIn> {
   };
 }
 
-const running: AgentProcess[] = [];
+// Registered before closedAfterEach: after-hooks run in reverse, so the agents close first.
 const servers: StandIn[] = [];
-afterEach(async () => {
-  for (const agent of running.splice(0)) {
-    agent.closeInput();
-    const timer = setTimeout(() => agent.kill(), 30_000);
-    await agent.exited;
-    clearTimeout(timer);
-  }
+afterEach(() => {
   for (const server of servers.splice(0)) server.close();
 });
+const running = closedAfterEach();
 
 /** This machine's proxy variables, left out: the settings under test decide the proxy. */
 const NO_PROXY_ENV: NodeJS.ProcessEnv = {
@@ -105,12 +100,6 @@ function start(p: Place, args: string[]): AgentProcess {
   const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...args], { cwd: p.cwd, env });
   running.push(agent);
   return agent;
-}
-
-async function ok(agent: AgentProcess, command: object): Promise<Rec> {
-  const r = await agent.request(command, MINUTE);
-  expect(r["success"], `${JSON.stringify(r)}\n${agent.stderr()}`).toBe(true);
-  return r;
 }
 
 /** Sends a prompt and waits until the agent has settled; returns the run's records. */

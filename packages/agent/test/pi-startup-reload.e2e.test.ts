@@ -7,7 +7,7 @@ import { chmodSync, existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
-import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
 
 const VOTER = resolve(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
 const running = closedAfterEach();
@@ -17,12 +17,6 @@ function start(p: Place, args: string[], extra: NodeJS.ProcessEnv = {}): AgentPr
   const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", ...args], { cwd: p.cwd, env });
   running.push(agent);
   return agent;
-}
-
-async function ok(agent: AgentProcess, command: object): Promise<Rec> {
-  const r = await agent.request(command, MINUTE);
-  expect(r["success"], `${JSON.stringify(r)}\n${agent.stderr()}`).toBe(true);
-  return r;
 }
 
 const occurrences = (text: string, part: string): number => text.split(part).length - 1;

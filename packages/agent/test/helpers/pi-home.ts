@@ -6,9 +6,9 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach } from "vitest";
+import { afterEach, expect } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./deadline.js";
-import type { AgentProcess } from "./spawn.js";
+import type { AgentProcess, Rec } from "./spawn.js";
 
 /** The ceiling for one request or event in these tests (scaled like every other). */
 export const MINUTE = deadline(AGENT_CEILING_MS);
@@ -56,4 +56,11 @@ export function closedAfterEach(): AgentProcess[] {
     }
   });
   return running;
+}
+
+/** Sends a command and expects success; the failure message carries the response and stderr. */
+export async function ok(agent: AgentProcess, command: object): Promise<Rec> {
+  const r = await agent.request(command, MINUTE);
+  expect(r["success"], `${JSON.stringify(r)}\n${agent.stderr()}`).toBe(true);
+  return r;
 }
