@@ -103,6 +103,23 @@ function pingExtension(dir: string): string {
   return file;
 }
 
+/** An extension whose `input` handler handles "swallow" and rewrites "shout …" (with the event's source). */
+function inputExtension(dir: string): string {
+  const file = join(dir, "input-handler.ts");
+  writeFileSync(
+    file,
+    `export default function (pi) {
+  pi.on("input", (event) => {
+    if (event.text === "swallow") return { action: "handled" };
+    if (event.text.startsWith("shout ")) return { action: "transform", text: event.source + ":" + event.text.slice(6).toUpperCase() };
+    return { action: "continue" };
+  });
+}
+`,
+  );
+  return file;
+}
+
 /** An agent directory whose models.json names the local server (with or without an API key). */
 async function world(options: { apiKey: boolean }): Promise<World> {
   const { server, baseUrl } = await startModelServer();
@@ -270,6 +287,19 @@ describe("the newest pi's RPC test scenarios, through the spawned CLI", () => {
     // An extension command is handled at once and starts no run.
     expect(await ok(agent, { type: "prompt", message: "/ping" })).toEqual({ disposition: "handled" });
     expect((await ok(agent, { type: "get_state" }))["isStreaming"]).toBe(false);
+  });
+
+  it("steer and follow_up go through extensions' input handlers first: handled (nothing queued) or transformed", async () => {
+    const w = await world({ apiKey: true });
+    const agent = w.start(["-e", inputExtension(w.cwd), "--no-session"]);
+    // Idle: both queue for the next run, as in pi, after the input handlers.
+    expect(await ok(agent, { type: "steer", message: "swallow" })).toEqual({ disposition: "handled" });
+    expect(await ok(agent, { type: "follow_up", message: "swallow" })).toEqual({ disposition: "handled" });
+    expect((await ok(agent, { type: "get_state" }))["pendingMessageCount"]).toBe(0);
+    expect(await ok(agent, { type: "steer", message: "shout now" })).toEqual({ disposition: "queued" });
+    expect(await ok(agent, { type: "follow_up", message: "shout later" })).toEqual({ disposition: "queued" });
+    const queued = await ok(agent, { type: "clear_queue" });
+    expect(queued).toEqual({ steering: ["rpc:NOW"], followUp: ["rpc:LATER"] });
   });
 
   it("agent_settled says whether the run was aborted; tool_execution_end says how long the tool ran", async () => {

@@ -424,24 +424,13 @@ export class AgentSession {
     let prepared!: () => void;
     if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
-      let input = { text, images };
-      if (this.#runtime.hasHandlers("input")) {
-        let handled = false;
-        input = await this.#runtime.emitChained({ type: "input", text, images, source: options.source }, (event, r) => {
-          if (r.action === "handled") {
-            handled = true;
-            return { event, stop: true };
-          }
-          if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
-          return { event };
-        });
-        if (handled) {
-          options.onAccepted?.("handled");
-          return "handled";
-        }
+      const handled = await this.#runInputHandlers(text, images, options.source);
+      if (handled === undefined) {
+        options.onAccepted?.("handled");
+        return "handled";
       }
       // Skills and prompt templates expand after the input event, as in pi.
-      input = { ...input, text: this.expandCommands(input.text) };
+      const input = { ...handled, text: this.expandCommands(handled.text) };
       if (!starts) {
         if (!options.streamingBehavior) {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
@@ -484,16 +473,42 @@ export class AgentSession {
   }
 
   /**
-   * Queues a steering message (delivered after the current turn's tool calls), whether or not a
-   * run goes on: while idle it waits for the next run, as in pi. `/skill:…` and templates expand.
+   * Queues a steering message (`steer`: delivered after the current turn's tool calls) or a
+   * follow-up (delivered when the agent would stop), whether or not a run goes on: while idle it
+   * waits for the next run, as in pi. As in the newest pi, extensions' `input` handlers see it
+   * first (they may transform it, or handle it: then nothing is queued); `/skill:…` and templates
+   * expand after them. Without input handlers it is queued at once (no promise), so the caller
+   * can answer before reading its next line.
    */
-  steer(text: string, images?: ImageContent[]): void {
-    this.#enqueue("steer", this.expandCommands(text), images);
+  queue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
+    if (!this.#runtime.hasHandlers("input")) {
+      this.#enqueue(kind, this.expandCommands(text), images);
+      return "queued";
+    }
+    return this.#runInputHandlers(text, images, "rpc").then((input) => {
+      if (input === undefined) return "handled";
+      this.#enqueue(kind, this.expandCommands(input.text), input.images);
+      return "queued";
+    });
   }
 
-  /** Queues a follow-up message (delivered when the agent would stop); see steer(). */
-  followUp(text: string, images?: ImageContent[]): void {
-    this.#enqueue("followUp", this.expandCommands(text), images);
+  /** The `input` event's chain: the text and images to use, or undefined when a handler handled it. */
+  async #runInputHandlers(
+    text: string,
+    images: ImageContent[] | undefined,
+    source: "rpc" | "extension",
+  ): Promise<{ text: string; images: ImageContent[] | undefined } | undefined> {
+    if (!this.#runtime.hasHandlers("input")) return { text, images };
+    let handled = false;
+    const input = await this.#runtime.emitChained({ type: "input", text, images, source }, (event, r) => {
+      if (r.action === "handled") {
+        handled = true;
+        return { event, stop: true };
+      }
+      if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
+      return { event };
+    });
+    return handled ? undefined : { text: input.text, images: input.images };
   }
 
   /** `/skill:name args` and `/template args` → the text the model gets; anything else unchanged. */

@@ -2,9 +2,10 @@
  * Prompting and the queues. `/name args` runs an extension command at once, even while the
  * agent streams; its response follows the command's end, as in pi.
  */
+import type { ImageContent } from "@parley/protocol";
 import { AgentError } from "../../agent/agent-session.js";
 import { CommandError } from "../responses.js";
-import { async, sync, type CommandContext, type CommandTable } from "./types.js";
+import { async, sync, type CommandContext, type CommandResult, type CommandTable } from "./types.js";
 
 function isExtensionCommand(ctx: CommandContext, message: string): boolean {
   return ctx.runtime.findCommand(message) !== undefined;
@@ -15,6 +16,25 @@ function refuseExtensionCommand(ctx: CommandContext, message: string): void {
   const found = ctx.runtime.findCommand(message);
   if (found)
     throw new CommandError(`Extension command "/${found.command.invocationName}" cannot be queued. Use prompt() or execute the command when not streaming.`);
+}
+
+/**
+ * Not an async function on purpose: a refusal is thrown, and a message queued without input
+ * handlers answered, before the next line is read, so those responses keep arrival order.
+ */
+function queueInput(
+  kind: "steer" | "followUp",
+  c: { message: string; images?: ImageContent[] | undefined },
+  ctx: CommandContext,
+  respond: (data: CommandResult<"steer">) => void,
+): Promise<CommandResult<"steer">> {
+  refuseExtensionCommand(ctx, c.message);
+  const queued = ctx.agent.queue(kind, c.message, c.images);
+  if (typeof queued === "string") {
+    respond({ disposition: queued });
+    return Promise.resolve({ disposition: queued });
+  }
+  return queued.then((disposition) => ({ disposition }));
 }
 
 async function accept<T>(work: () => Promise<T> | T): Promise<T> {
@@ -43,17 +63,10 @@ export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "ab
     );
     return { disposition };
   }),
-  // Queued, as in pi, even while idle: the message then waits for the next run.
-  steer: sync((c, ctx) => {
-    refuseExtensionCommand(ctx, c.message);
-    ctx.agent.steer(c.message, c.images);
-    return { disposition: "queued" };
-  }),
-  follow_up: sync((c, ctx) => {
-    refuseExtensionCommand(ctx, c.message);
-    ctx.agent.followUp(c.message, c.images);
-    return { disposition: "queued" };
-  }),
+  // Queued, as in pi, even while idle: the message then waits for the next run. Extensions'
+  // input handlers see it first and may handle it (the newest pi's "handled").
+  steer: async((c, ctx, respond) => queueInput("steer", c, ctx, respond)),
+  follow_up: async((c, ctx, respond) => queueInput("followUp", c, ctx, respond)),
   abort: async(async (_c, ctx) => {
     await ctx.agent.abort();
     return undefined;
