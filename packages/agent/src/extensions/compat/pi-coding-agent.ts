@@ -2,7 +2,7 @@
  * What `@mariozechner/pi-coding-agent` resolves to for extensions running in
  * parley (the extension loader aliases the package name to this module).
  *
- * Every value export of pi 0.73.1's package root exists here, so extension
+ * Every value export of pi 0.73.1's and pi 1.6.0's package roots exists here, so extension
  * imports always resolve. What works headless is implemented for real (tool
  * factories, truncation, file-mutation queue, message helpers, themes with
  * plain styling, editor/loader components); pi internals and interactive-only
@@ -133,6 +133,8 @@ export {
   UserMessageSelectorComponent,
 } from "./components.js";
 export { parseFrontmatter, stripFrontmatter } from "./frontmatter.js";
+export { CONFIG_DIR_NAME, formatReadLineRange, getDocsPath, getExamplesPath, getPackageDir, getReadmePath } from "./install-paths.js";
+export { generateDiffString } from "../../tools/diff.js";
 export {
   calculateContextTokens,
   convertToLlm,
@@ -244,6 +246,7 @@ export const isWriteToolResult = (e: ToolEventLike): boolean => e?.toolName === 
 export const isGrepToolResult = (e: ToolEventLike): boolean => e?.toolName === "grep";
 export const isFindToolResult = (e: ToolEventLike): boolean => e?.toolName === "find";
 export const isLsToolResult = (e: ToolEventLike): boolean => e?.toolName === "ls";
+export const isPowerShellToolResult = (e: ToolEventLike): boolean => e?.toolName === "powershell";
 export function isToolCallEventType(toolName: string, event: ToolEventLike): boolean {
   return event?.toolName === toolName;
 }
@@ -323,3 +326,35 @@ export const loadProjectContextFiles = unavailableFunction("loadProjectContextFi
 export const loadSkills = unavailableFunction("loadSkills", NOT_IN_PARLEY);
 export const loadSkillsFromDir = unavailableFunction("loadSkillsFromDir", NOT_IN_PARLEY);
 export const parseSkillBlock = unavailableFunction("parseSkillBlock", NOT_IN_PARLEY);
+
+// The newest pi's (1.x) additions. Names only: an import of a missing name would stop the
+// extension from loading at all, while a stand-in fails only where it is used.
+/** The custom entry type pi's virtual models keep their routing state in. */
+export const VIRTUAL_MODEL_STATE_ENTRY = "pi.virtual-model-state";
+export const CredentialSynchronizationError = unavailableClass("CredentialSynchronizationError", NOT_IN_PARLEY);
+export const ModelRuntime = unavailableClass("ModelRuntime", NOT_IN_PARLEY);
+export const ProjectTrustStore = unavailableClass("ProjectTrustStore", NOT_IN_PARLEY);
+export const buildContextEntries = unavailableFunction("buildContextEntries", NOT_IN_PARLEY);
+export const buildSessionProjection = unavailableFunction("buildSessionProjection", NOT_IN_PARLEY);
+export const sessionEntryToContextMessages = unavailableFunction("sessionEntryToContextMessages", NOT_IN_PARLEY);
+export const generateSummaryWithUsage = unavailableAsyncFunction("generateSummaryWithUsage", NOT_IN_PARLEY);
+export const generateUnifiedPatch = unavailableFunction("generateUnifiedPatch", NOT_IN_PARLEY);
+export const hasTrustRequiringProjectResources = unavailableFunction("hasTrustRequiringProjectResources", NOT_IN_PARLEY);
+export const parseArgs = unavailableFunction("parseArgs", NOT_IN_PARLEY);
+export const readStoredCredential = unavailableFunction("readStoredCredential", NOT_IN_PARLEY);
+export const resolveCliModel = unavailableFunction("resolveCliModel", NOT_IN_PARLEY);
+export const resolveModelScopeWithDiagnostics = unavailableFunction("resolveModelScopeWithDiagnostics", NOT_IN_PARLEY);
+export const createCodemodeExtension = unavailableFunction("createCodemodeExtension", NOT_IN_PARLEY);
+export const createMcpExtension = unavailableFunction("createMcpExtension", NOT_IN_PARLEY);
+export const createToolSearchExtension = unavailableFunction("createToolSearchExtension", NOT_IN_PARLEY);
+// Images are passed through to the model as given.
+export const convertToPng = unavailableAsyncFunction("convertToPng", NOT_IN_PARLEY);
+export const resizeImage = unavailableAsyncFunction("resizeImage", NOT_IN_PARLEY);
+export const formatDimensionNote = unavailableFunction("formatDimensionNote", NOT_IN_PARLEY);
+export const detectSupportedImageMimeTypeFromFile = unavailableAsyncFunction("detectSupportedImageMimeTypeFromFile", NOT_IN_PARLEY);
+// parley has no PowerShell tool (pi's is for Windows).
+const NO_POWERSHELL = "parley has no PowerShell tool";
+export const getPowerShellConfig = unavailableFunction("getPowerShellConfig", NO_POWERSHELL);
+export const createPowerShellTool = unavailableFunction("createPowerShellTool", NO_POWERSHELL);
+export const createPowerShellToolDefinition = unavailableFunction("createPowerShellToolDefinition", NO_POWERSHELL);
+export const createLocalPowerShellOperations = unavailableFunction("createLocalPowerShellOperations", NO_POWERSHELL);
