@@ -31,6 +31,7 @@ import { guardedEnv } from "../child-watchdog.js";
 import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
+import { McpServerRegistry } from "./mcp-servers.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -77,9 +78,12 @@ export class ExtensionRuntime {
   readonly #resourcesReported = new Set<string>();
   /** Providers extensions registered, so a reload can take them away again. */
   readonly #providers = new Set<string>();
+  /** MCP servers extensions registered (parley connects none: see mcp-servers.ts). */
+  #mcpServers: McpServerRegistry;
 
   constructor(host: ExtensionHost) {
     this.#host = host;
+    this.#mcpServers = new McpServerRegistry((report) => host.reportError(report));
   }
 
   /** Runs one extension factory; a throw is reported and leaves what it registered before. */
@@ -157,6 +161,7 @@ export class ExtensionRuntime {
     this.shortcuts.length = 0;
     // Listeners of the old instances must not hear the new ones.
     this.#bus = createEventBus();
+    this.#mcpServers = new McpServerRegistry((report) => this.#host.reportError(report));
   }
 
   /** An extension_error for something an extension's resource caused (a skill that cannot be read). */
@@ -377,11 +382,19 @@ export class ExtensionRuntime {
 
   #api(extension: LoadedExtension): ExtensionAPI {
     const host = this.#host;
-    const on = (event: string, handler: AnyHandler): void => {
+    const on = (event: string, handler: AnyHandler): (() => void) => {
       if (typeof handler !== "function") throw new TypeError(`pi.on("${event}", handler): handler must be a function`);
+      // Filed as a wrapper of its own, so the returned unsubscribe removes this registration only
+      // (one function registered twice is two registrations, as in pi).
+      const registered: AnyHandler = (event, ctx) => handler(event, ctx);
       const list = extension.handlers.get(event) ?? [];
-      list.push(handler);
+      list.push(registered);
       extension.handlers.set(event, list);
+      return () => {
+        const current = extension.handlers.get(event);
+        const at = current?.indexOf(registered) ?? -1;
+        if (current && at !== -1) current.splice(at, 1);
+      };
     };
     const api: ExtensionAPI = {
       on,
@@ -412,6 +425,7 @@ export class ExtensionRuntime {
       registerMessageRenderer: () => {},
       registerMarkdownTransformer: () => {},
       registerEntryRenderer: () => {},
+      registerToolRenderer: () => {},
       sendMessage: (message, options) => host.sendMessage(message, options),
       sendUserMessage: (content, options) => host.sendUserMessage(content, options),
       appendEntry: (customType, data) => {
@@ -444,6 +458,9 @@ export class ExtensionRuntime {
         host.unregisterProvider(String(name));
         this.#providers.delete(String(name));
       },
+      registerMcpServer: (name, config) => this.#mcpServers.register(String(name), config, extension.path),
+      unregisterMcpServer: (name) => this.#mcpServers.unregister(String(name), extension.path),
+      getMcpServers: () => this.#mcpServers.list(),
       events: this.#bus,
     };
     return api;

@@ -513,10 +513,18 @@ export interface EventBus {
   emit(channel: string, data: unknown): void;
 }
 
+/** An MCP server an extension registered (pi's RegisteredMcpServer). */
+export interface RegisteredMcpServer {
+  name: string;
+  config: Record<string, unknown>;
+  extensionPath: string;
+}
+
+/** Each `on` returns a function that removes that handler again (newest pi). */
 export interface ExtensionAPI {
-  on(event: "project_trust", handler: ProjectTrustHandler): void;
-  on<K extends HookName>(event: K, handler: ExtensionHandler<HookEvent<K>, HookResult<K>>): void;
-  on(event: string, handler: ExtensionHandler<AgentLoopEvent, unknown>): void;
+  on(event: "project_trust", handler: ProjectTrustHandler): () => void;
+  on<K extends HookName>(event: K, handler: ExtensionHandler<HookEvent<K>, HookResult<K>>): () => void;
+  on(event: string, handler: ExtensionHandler<AgentLoopEvent, unknown>): () => void;
   registerTool(tool: { name: string; [key: string]: unknown }): void;
   registerCommand(name: string, options: RegisteredCommandOptions): void;
   registerShortcut(shortcut: string, options: { description?: string; handler: (ctx: ExtensionContext) => Promise<void> | void }): void;
@@ -525,6 +533,12 @@ export interface ExtensionAPI {
   registerMessageRenderer(customType: string, renderer: unknown): void;
   registerMarkdownTransformer(transformer: unknown): void;
   registerEntryRenderer(customType: string, renderer: unknown): void;
+  /** How tool calls are drawn: a terminal UI's concern, accepted and unused as in pi's RPC mode. */
+  registerToolRenderer(resolver: unknown): void;
+  /** Kept and listed; parley connects no MCP server, and says so with an extension_error. */
+  registerMcpServer(name: string, config: unknown): void;
+  unregisterMcpServer(name: string): void;
+  getMcpServers(): RegisteredMcpServer[];
   sendMessage<T = unknown>(message: CustomMessageInput<T>, options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: "steer" | "followUp" }): void;
   appendEntry<T = unknown>(customType: string, data?: T): void;
