@@ -57,3 +57,29 @@ describe("pi 1.6.0's ExtensionAPI members", () => {
     ]);
   });
 });
+
+describe("pi 1.6.0's ui_prompt_start and ui_prompt_end", () => {
+  it("each dialog an extension opens is announced when it opens and when it is answered, with its kind and title", async () => {
+    const agent = start("ui-prompt-events.js");
+    const from = agent.records.length;
+    const done = agent.request({ type: "prompt", message: "/ask" });
+    const confirm = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "confirm", 60_000, from);
+    agent.send({ type: "extension_ui_response", id: confirm["id"], confirmed: true });
+    const select = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "select", 60_000, from);
+    agent.send({ type: "extension_ui_response", id: select["id"], value: "b" });
+    await done;
+    const report = JSON.parse(notes(agent, from)[0] as string) as Record<string, unknown>;
+    expect(report).toEqual({
+      answer: true,
+      picked: "b",
+      seen: [
+        { type: "ui_prompt_start", reason: "ui_prompt", kind: "confirm", title: "Proceed?" },
+        { type: "ui_prompt_end", reason: "ui_prompt", kind: "confirm", title: "Proceed?" },
+        // An empty title is left out, as pi does.
+        { type: "ui_prompt_start", reason: "ui_prompt", kind: "select" },
+        { type: "ui_prompt_end", reason: "ui_prompt", kind: "select" },
+      ],
+    });
+    noErrors(agent);
+  });
+});

@@ -32,6 +32,7 @@ import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
 import { McpServerRegistry } from "./mcp-servers.js";
+import { UiPromptEvents } from "./ui-prompt-events.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -80,6 +81,8 @@ export class ExtensionRuntime {
   readonly #providers = new Set<string>();
   /** MCP servers extensions registered (parley connects none: see mcp-servers.ts). */
   #mcpServers: McpServerRegistry;
+  /** ui_prompt_start / ui_prompt_end around every extension's dialogs (one nesting count for all, as pi). */
+  readonly #uiPrompts = new UiPromptEvents((event) => void this.emit(event));
 
   constructor(host: ExtensionHost) {
     this.#host = host;
@@ -316,7 +319,7 @@ export class ExtensionRuntime {
     const host = this.#host;
     const session = host.session();
     return {
-      ui: host.ui(extension.path),
+      ui: this.#uiPrompts.wrap(host.ui(extension.path)),
       hasUI: true,
       mode: "rpc",
       cwd: host.cwd,

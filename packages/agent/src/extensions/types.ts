@@ -344,6 +344,21 @@ export interface SessionInfoChangedEvent {
   type: "session_info_changed";
   name: string | undefined;
 }
+export type UIPromptKind = "select" | "confirm" | "input" | "editor" | "custom";
+/** A dialog opened (the outermost, when dialogs nest). */
+export interface UIPromptStartEvent {
+  type: "ui_prompt_start";
+  reason: "ui_prompt";
+  kind: UIPromptKind;
+  title?: string;
+}
+/** That dialog was answered, dismissed or failed. */
+export interface UIPromptEndEvent {
+  type: "ui_prompt_end";
+  reason: "ui_prompt";
+  kind: UIPromptKind;
+  title?: string;
+}
 export interface UserBashEvent {
   type: "user_bash";
   command: string;
@@ -454,6 +469,8 @@ export interface ExtensionHookMap {
   model_select: { event: ModelSelectEvent; result: undefined };
   thinking_level_select: { event: ThinkingLevelSelectEvent; result: undefined };
   user_bash: { event: UserBashEvent; result: UserBashResult };
+  ui_prompt_start: { event: UIPromptStartEvent; result: undefined };
+  ui_prompt_end: { event: UIPromptEndEvent; result: undefined };
 }
 export type HookName = keyof ExtensionHookMap;
 export type HookEvent<K extends HookName> = ExtensionHookMap[K]["event"];
