@@ -321,6 +321,60 @@ describe("the newest pi's RPC test scenarios, through the spawned CLI", () => {
     release();
   });
 
+  it("input events say how a message will be queued while a run goes on; pi.sendUserMessage expands templates only when asked", async () => {
+    const w = await world({ apiKey: true });
+    const extension = join(w.cwd, "input-recorder.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi) {
+  const seen = [];
+  pi.on("input", (event) => {
+    seen.push({ text: event.text, source: event.source, streamingBehavior: event.streamingBehavior });
+  });
+  pi.registerCommand("send-raw", { handler: async () => pi.sendUserMessage("/greet raw") });
+  pi.registerCommand("send-expanded", { handler: async () => pi.sendUserMessage("/greet x", { expandPromptTemplates: true }) });
+  pi.registerCommand("report", { handler: async (_args, ctx) => ctx.ui.notify(JSON.stringify(seen), "info") });
+}
+`,
+    );
+    const template = join(w.cwd, "greet.md");
+    writeFileSync(template, "Hello template $1");
+    const agent = w.start(["-e", extension, "--prompt-template", template, "--no-session"]);
+    let from = agent.records.length;
+    holding = true;
+    await ok(agent, { type: "prompt", message: "Start" });
+    await agent.waitFor((r) => r.type === "agent_start", undefined, from);
+    await ok(agent, { type: "steer", message: "s1" });
+    await ok(agent, { type: "follow_up", message: "f1" });
+    await ok(agent, { type: "prompt", message: "p1", streamingBehavior: "followUp" });
+    release();
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    await ok(agent, { type: "steer", message: "idle" });
+    await ok(agent, { type: "clear_queue" });
+    for (const command of ["/send-raw", "/send-expanded"]) {
+      from = agent.records.length;
+      await ok(agent, { type: "prompt", message: command });
+      await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    }
+    from = agent.records.length;
+    await ok(agent, { type: "prompt", message: "/report" });
+    const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", undefined, from);
+    expect(JSON.parse(String(note["message"]))).toEqual([
+      { text: "Start", source: "rpc" },
+      { text: "s1", source: "rpc", streamingBehavior: "steer" },
+      { text: "f1", source: "rpc", streamingBehavior: "followUp" },
+      { text: "p1", source: "rpc", streamingBehavior: "followUp" },
+      { text: "idle", source: "rpc" },
+      { text: "/greet raw", source: "extension" },
+      { text: "/greet x", source: "extension" },
+    ]);
+    const { messages } = (await ok(agent, { type: "get_messages" })) as { messages: { role: string; content: unknown }[] };
+    const userTexts = messages
+      .filter((m) => m.role === "user")
+      .map((m) => (typeof m.content === "string" ? m.content : (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("")));
+    expect(userTexts.slice(-2)).toEqual(["/greet raw", "Hello template x"]);
+  });
+
   it("a prompt without credentials gets one failure response, worded as pi words it", async () => {
     const agent = (await world({ apiKey: false })).start();
     const response = await agent.request({ type: "prompt", message: "Hello" });

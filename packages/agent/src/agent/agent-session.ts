@@ -412,6 +412,8 @@ export class AgentSession {
       streamingBehavior?: "steer" | "followUp" | undefined;
       source: "rpc" | "extension";
       onAccepted?: (disposition: PromptDisposition) => void;
+      /** Expand `/skill:…` and prompt templates (default); pi.sendUserMessage does only when asked. */
+      expandPromptTemplates?: boolean;
     },
   ): Promise<PromptDisposition> {
     if (this.isCompacting && !this.isStreaming) {
@@ -424,13 +426,13 @@ export class AgentSession {
     let prepared!: () => void;
     if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
-      const handled = await this.#runInputHandlers(text, images, options.source);
+      const handled = await this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior);
       if (handled === undefined) {
         options.onAccepted?.("handled");
         return "handled";
       }
       // Skills and prompt templates expand after the input event, as in pi.
-      const input = { ...handled, text: this.expandCommands(handled.text) };
+      const input = options.expandPromptTemplates === false ? handled : { ...handled, text: this.expandCommands(handled.text) };
       if (!starts) {
         if (!options.streamingBehavior) {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
@@ -485,7 +487,7 @@ export class AgentSession {
       this.#enqueue(kind, this.expandCommands(text), images);
       return "queued";
     }
-    return this.#runInputHandlers(text, images, "rpc").then((input) => {
+    return this.#runInputHandlers(text, images, "rpc", this.isStreaming ? kind : undefined).then((input) => {
       if (input === undefined) return "handled";
       this.#enqueue(kind, this.expandCommands(input.text), input.images);
       return "queued";
@@ -497,10 +499,13 @@ export class AgentSession {
     text: string,
     images: ImageContent[] | undefined,
     source: "rpc" | "extension",
+    streamingBehavior: "steer" | "followUp" | undefined,
   ): Promise<{ text: string; images: ImageContent[] | undefined } | undefined> {
     if (!this.#runtime.hasHandlers("input")) return { text, images };
     let handled = false;
-    const input = await this.#runtime.emitChained({ type: "input", text, images, source }, (event, r) => {
+    // streamingBehavior: how the message will be queued, set only while a run goes on (newest pi).
+    const event = { type: "input" as const, text, images, source, ...(streamingBehavior ? { streamingBehavior } : {}) };
+    const input = await this.#runtime.emitChained(event, (event, r) => {
       if (r.action === "handled") {
         handled = true;
         return { event, stop: true };
@@ -586,7 +591,11 @@ export class AgentSession {
     void this.#onAgentEvent({ type: "message_start", message }).then(() => this.#onAgentEvent({ type: "message_end", message }));
   }
 
-  async sendUserMessage(content: UserContent, options: { deliverAs?: string } = {}): Promise<void> {
+  /**
+   * pi.sendUserMessage: a prompt from an extension. As in pi, its text is used as given unless
+   * `expandPromptTemplates` asks for extension commands, skills and templates to be honoured.
+   */
+  async sendUserMessage(content: UserContent, options: { deliverAs?: string; expandPromptTemplates?: boolean } = {}): Promise<void> {
     const text =
       typeof content === "string"
         ? content
@@ -596,7 +605,9 @@ export class AgentSession {
             .join("\n");
     const images = typeof content === "string" ? undefined : content.filter((c): c is ImageContent => c.type === "image");
     const streamingBehavior = options.deliverAs === "followUp" ? "followUp" : "steer";
-    await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension" });
+    const expandPromptTemplates = options.expandPromptTemplates === true;
+    if (expandPromptTemplates && (await this.#runtime.runCommand(text))) return;
+    await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension", expandPromptTemplates });
   }
 
   // ---- model and thinking ------------------------------------------------------------------

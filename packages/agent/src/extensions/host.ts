@@ -33,7 +33,7 @@ export interface ExtensionHost {
   navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean; aborted?: boolean; editorText?: string }>;
   waitForIdle(): Promise<void>;
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
-  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void;
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string; expandPromptTemplates?: boolean }): void;
   isIdle(): boolean;
   model(): ExtensionContext["model"];
   modelRegistry(): ExtensionContext["modelRegistry"];

@@ -89,7 +89,10 @@ export interface SetupSessionManager extends ReadonlySessionManager {
 /** The context `withSession` gets after a session switch: bound to the new session. */
 export interface ReplacedSessionContext extends ExtensionCommandContext {
   sendMessage<T = unknown>(message: CustomMessageInput<T>, options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" }): Promise<void>;
-  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: "steer" | "followUp" }): Promise<void>;
+  sendUserMessage(
+    content: string | (TextContent | ImageContent)[],
+    options?: { deliverAs?: "steer" | "followUp"; expandPromptTemplates?: boolean },
+  ): Promise<void>;
 }
 
 /** Runs once the switch is done, with a context bound to the new session (pi's `withSession`). */
@@ -259,6 +262,8 @@ export interface InputEvent {
   text: string;
   images: ImageContent[] | undefined;
   source: "rpc" | "extension";
+  /** How the message will be queued: set only while a run goes on (newest pi). */
+  streamingBehavior?: "steer" | "followUp";
 }
 export interface InputResult {
   action?: "continue" | "transform" | "handled";
@@ -557,7 +562,8 @@ export interface ExtensionAPI {
   unregisterMcpServer(name: string): void;
   getMcpServers(): RegisteredMcpServer[];
   sendMessage<T = unknown>(message: CustomMessageInput<T>, options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
-  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: "steer" | "followUp" }): void;
+  /** The text is used as given unless `expandPromptTemplates` (commands, skills and templates then apply). */
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: "steer" | "followUp"; expandPromptTemplates?: boolean }): void;
   appendEntry<T = unknown>(customType: string, data?: T): void;
   setSessionName(name: string): void;
   getSessionName(): string | undefined;

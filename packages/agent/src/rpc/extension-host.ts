@@ -192,7 +192,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#agent.sendMessage(message, options);
   }
 
-  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string }): void {
+  sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string; expandPromptTemplates?: boolean }): void {
     this.#agent.sendUserMessage(content, options).catch((error: unknown) => this.diagnostic(`pi.sendUserMessage(): ${errorMessage(error)}`));
   }
 
