@@ -35,7 +35,7 @@ describe("pi 1.6.0's package exports", () => {
 });
 
 describe("pi 1.6.0's ExtensionAPI members", () => {
-  it("pi.on returns an unsubscribe; registerToolRenderer is accepted; an MCP server is kept, listed, removed, and reported as not connected", async () => {
+  it("pi.on returns an unsubscribe; registerToolRenderer is accepted; an MCP server is kept, listed, removed, and reported as not connected; a virtual model is reported, the rest loads; before_agent_start says messageType", async () => {
     const agent = start("newest-api.js", ["one", "two"]);
     await runPrompt(agent, "first");
     await agent.request({ type: "prompt", message: "/unsubscribe-input" });
@@ -48,12 +48,14 @@ describe("pi 1.6.0's ExtensionAPI members", () => {
       // Commands do not reach input handlers' lists here: they are handled before the input event.
       inputs: ["first"],
       twice: ["first", "second"],
+      starts: ["user", "user"],
       servers: [server],
       afterUnregister: [],
     });
     const errors = agent.records.filter((r) => r.type === "extension_error");
     expect(errors.map((r) => [r["event"], r["error"]])).toEqual([
       ["register_mcp_server", 'MCP server "jira" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)'],
+      ["register_virtual_model", 'Virtual model "router/auto" is not registered: parley has no virtual-model routing'],
     ]);
   });
 });

@@ -447,7 +447,14 @@ export class AgentSession {
       const systemPrompt = this.systemPrompt();
       this.#effectivePrompt = systemPrompt;
       const start = await this.#runtime.emitChained(
-        { type: "before_agent_start", prompt: input.text, images: input.images, systemPrompt, systemPromptOptions: { cwd: this.#options.cwd } },
+        {
+          type: "before_agent_start",
+          messageType: "user",
+          prompt: input.text,
+          images: input.images,
+          systemPrompt,
+          systemPromptOptions: { cwd: this.#options.cwd },
+        },
         (event, r) => {
           const next = { ...event };
           if (typeof r.systemPrompt === "string") {

@@ -464,6 +464,15 @@ export class ExtensionRuntime {
       registerMcpServer: (name, config) => this.#mcpServers.register(String(name), config, extension.path),
       unregisterMcpServer: (name) => this.#mcpServers.unregister(String(name), extension.path),
       getMcpServers: () => this.#mcpServers.list(),
+      registerVirtualModel: (model) => {
+        const name = typeof model === "object" && model !== null ? `${String(field(model, "provider"))}/${String(field(model, "id"))}` : String(model);
+        host.reportError({
+          extensionPath: extension.path,
+          event: "register_virtual_model",
+          error: `Virtual model "${name}" is not registered: parley has no virtual-model routing`,
+        });
+      },
+      unregisterVirtualModel: () => {},
       events: this.#bus,
     };
     return api;

@@ -272,6 +272,8 @@ export interface InputResult {
 }
 export interface BeforeAgentStartEvent {
   type: "before_agent_start";
+  /** What starts the run: the newest pi also starts runs from custom messages; parley's are user prompts. */
+  messageType: "user";
   prompt: string;
   images: ImageContent[] | undefined;
   systemPrompt: string;
@@ -559,6 +561,9 @@ export interface ExtensionAPI {
   registerToolRenderer(resolver: unknown): void;
   /** Kept and listed; parley connects no MCP server, and says so with an extension_error. */
   registerMcpServer(name: string, config: unknown): void;
+  /** Accepted and reported: parley has no virtual-model routing (the extension's other registrations still load). */
+  registerVirtualModel(model: unknown): void;
+  unregisterVirtualModel(provider: string, id: string): void;
   unregisterMcpServer(name: string): void;
   getMcpServers(): RegisteredMcpServer[];
   sendMessage<T = unknown>(message: CustomMessageInput<T>, options?: { triggerTurn?: boolean; deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
