@@ -2,6 +2,7 @@
  * The newest pi's (1.6.0) extension surface, through the spawned CLI: extensions written for it
  * load in parley and get what pi's RPC mode gives them.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AGENT_FIXTURES, notes, processRegistry, runPrompt, tempDir, writeScript } from "./fixtures/agent/harness.js";
@@ -10,8 +11,9 @@ import type { AgentProcess } from "./helpers/spawn.js";
 const procs = processRegistry();
 const noErrors = (agent: AgentProcess) => expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
 
-function start(fixture: string, replies: string[] = ["hi"]): AgentProcess {
-  return procs.raw(["--mode", "rpc", "--no-session", "--model-script", writeScript(replies), "-e", join(AGENT_FIXTURES, fixture)], { cwd: tempDir() });
+function start(fixture: string, replies: string[] = ["hi"], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): AgentProcess {
+  const args = ["--mode", "rpc", "--no-session", "--model-script", writeScript(replies), "-e", join(AGENT_FIXTURES, fixture)];
+  return procs.raw(args, { cwd: options.cwd ?? tempDir(), ...(options.env ? { env: options.env } : {}) });
 }
 
 describe("pi 1.6.0's package exports", () => {
@@ -83,5 +85,24 @@ describe("pi 1.6.0's ui_prompt_start and ui_prompt_end", () => {
       ],
     });
     noErrors(agent);
+  });
+});
+
+describe("pi.getSettings()", () => {
+  it("is a copy of the global and (trusted) project settings.json merged, read when asked", async () => {
+    const agentDir = tempDir("parley-agent-dir-");
+    const cwd = tempDir("parley-project-");
+    writeFileSync(
+      join(agentDir, "settings.json"),
+      JSON.stringify({ defaultProjectTrust: "always", defaultThinkingLevel: "low", compaction: { enabled: false, reserveTokens: 10 } }),
+    );
+    mkdirSync(join(cwd, ".pi"));
+    writeFileSync(join(cwd, ".pi", "settings.json"), JSON.stringify({ compaction: { reserveTokens: 1234 }, theme: "light" }));
+    const agent = start("newest-api.js", ["hi"], { cwd, env: { ...process.env, PI_CODING_AGENT_DIR: agentDir } });
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/settings-report" });
+    // The project is trusted (defaultProjectTrust), so its file counts; an untrusted one's would not.
+    const settings = { defaultProjectTrust: "always", defaultThinkingLevel: "low", compaction: { enabled: false, reserveTokens: 1234 }, theme: "light" };
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual({ settings: { ...settings, compaction: "changed by the extension" }, again: settings });
   });
 });

@@ -66,6 +66,8 @@ export interface LoadedSettings {
   warnings: string[];
   /** The files read, global first. */
   files: string[];
+  /** Both files merged as written (project over global, objects one level deep): pi.getSettings(). */
+  merged: Record<string, unknown>;
 }
 
 type Raw = Record<string, unknown>;
@@ -278,5 +280,5 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   if (images) settings.images = images as Settings["images"];
   const branchSummary = section(raw, "branchSummary", { reserveTokens: isCount, skipPrompt: isBool }, warnings);
   if (branchSummary) settings.branchSummary = branchSummary as Settings["branchSummary"];
-  return { settings, resources, warnings, files };
+  return { settings, resources, warnings, files, merged: raw };
 }

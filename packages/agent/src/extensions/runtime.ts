@@ -32,6 +32,8 @@ import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
 import { McpServerRegistry } from "./mcp-servers.js";
+import { loadSettings } from "../config/settings.js";
+import { agentDir } from "../config/agent-dir.js";
 import { UiPromptEvents } from "./ui-prompt-events.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
@@ -442,6 +444,8 @@ export class ExtensionRuntime {
         host.session().append({ type: "label", targetId: entryId, label });
       },
       exec: (command, args, options) => exec(command, args, options ?? {}, host.cwd),
+      // Read when asked, so it is current: pi's effective settings (global, then the project's when trusted).
+      getSettings: () => structuredClone(loadSettings({ cwd: host.cwd, agentDir: agentDir(), projectTrusted: this.projectTrusted }).merged),
       getActiveTools: () => host.activeToolNames(),
       getAllTools: () => host.allTools(),
       setActiveTools: (names) => host.setActiveTools(names.map(String)),

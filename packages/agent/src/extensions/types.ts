@@ -574,6 +574,8 @@ export interface ExtensionAPI {
   getSessionName(): string | undefined;
   setLabel(entryId: string, label: string | undefined): void;
   exec(command: string, args: string[], options?: ExecOptions): Promise<ExecResult>;
+  /** A copy of the effective settings.json (global and project merged, as written). */
+  getSettings(): Record<string, unknown>;
   getActiveTools(): string[];
   getAllTools(): { name: string; description?: string; parameters?: unknown }[];
   setActiveTools(toolNames: string[]): void;
