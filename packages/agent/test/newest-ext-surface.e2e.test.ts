@@ -106,3 +106,17 @@ describe("pi.getSettings()", () => {
     expect(JSON.parse(notes(agent, from)[0] as string)).toEqual({ settings: { ...settings, compaction: "changed by the extension" }, again: settings });
   });
 });
+
+describe("model_select's source", () => {
+  it('is "set" for set_model and "cycle" for cycle_model, as in the newest pi', async () => {
+    const trio = join(AGENT_FIXTURES, "..", "pi-dropin", "three-models.ts");
+    const args = ["--mode", "rpc", "--no-session", "-e", trio, "-e", join(AGENT_FIXTURES, "model-select-recorder.js"), "--models", "trio/alpha,trio/beta"];
+    const agent = procs.raw(args, { cwd: tempDir(), env: { ...process.env, PI_CODING_AGENT_DIR: tempDir("parley-agent-dir-") } });
+    expect((await agent.request({ type: "set_model", provider: "trio", modelId: "beta" }))["success"]).toBe(true);
+    expect((await agent.request({ type: "cycle_model" }))["success"]).toBe(true);
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/model-report" });
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["alpha->beta:set", "beta->alpha:cycle"]);
+    noErrors(agent);
+  });
+});

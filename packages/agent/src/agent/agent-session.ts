@@ -619,14 +619,15 @@ export class AgentSession {
 
   // ---- model and thinking ------------------------------------------------------------------
 
-  setModel(model: Model<Api>): void {
+  /** `source`: what model_select handlers are told ("cycle" for cycle_model, as in the newest pi). */
+  setModel(model: Model<Api>, source: "set" | "cycle" = "set"): void {
     this.#checkAuth(model);
     const previous = this.model;
     this.#state.model = model;
     this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
     this.setThinkingLevel(this.thinkingLevel, { force: true });
     if (previous.provider !== model.provider || previous.id !== model.id) {
-      void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source: "set" });
+      void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source });
     }
   }
 
@@ -644,7 +645,7 @@ export class AgentSession {
     const index = models.findIndex((m) => m.provider === this.model.provider && m.id === this.model.id);
     const next = models[(index + 1) % models.length];
     if (!next) return null;
-    this.setModel(next);
+    this.setModel(next, "cycle");
     return { model: next, thinkingLevel: this.thinkingLevel, isScoped: false };
   }
 
@@ -654,7 +655,7 @@ export class AgentSession {
     const index = scope.findIndex((s) => s.model.provider === this.model.provider && s.model.id === this.model.id);
     const next = scope[(Math.max(index, 0) + 1) % scope.length] as ScopedModelChoice;
     const level = next.thinkingLevel ?? this.thinkingLevel;
-    this.setModel(next.model);
+    this.setModel(next.model, "cycle");
     this.setThinkingLevel(level);
     return { model: next.model, thinkingLevel: this.thinkingLevel, isScoped: true };
   }

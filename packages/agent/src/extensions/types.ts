@@ -335,7 +335,8 @@ export interface ModelSelectEvent {
   type: "model_select";
   model: Model<Api>;
   previousModel: Model<Api>;
-  source: "set";
+  /** "set": set_model or pi.setModel; "cycle": cycle_model. */
+  source: "set" | "cycle";
 }
 export interface ThinkingLevelSelectEvent {
   type: "thinking_level_select";
