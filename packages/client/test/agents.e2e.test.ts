@@ -66,7 +66,7 @@ const AGENTS: AgentSpec[] = [
   },
   {
     name: "pi",
-    bin: join(ROOT, "node_modules/.bin/pi"),
+    bin: join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"),
     demo: join(ROOT, "node_modules/@mariozechner/pi-coding-agent/examples/extensions/rpc-demo.ts"),
     commands: ["rpc-input", "rpc-editor", "rpc-prefill", "client-timed"],
     dialogs: [

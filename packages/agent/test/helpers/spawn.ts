@@ -17,7 +17,8 @@ import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
 export const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
-export const PI_BIN = join(ROOT, "node_modules/.bin/pi");
+/** pi 0.73.1, the reference (the newest pi, also installed as `pi-newest`, owns `node_modules/.bin/pi`). */
+export const PI_BIN = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 export const DEMO = join(ROOT, "examples/extensions/rpc-demo.ts");
 export const PI_EXAMPLES = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/examples/extensions");
 
