@@ -116,18 +116,6 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-let signalsHandled = false;
-
-/** From now on parley's own signal handling (cli/process-lifetime.ts) ends the children on a signal. */
-export function markSignalsHandled(): void {
-  signalsHandled = true;
-}
-
-/** Whether a signal already shuts parley down in order (else its default would end parley, children left behind). */
-export function areSignalsHandled(): boolean {
-  return signalsHandled;
-}
-
 /** Ends every tracked child at once (SIGKILL, synchronous: safe in an 'exit' handler). */
 export function killAllChildren(): void {
   for (const entry of live) killProcessTree(entry.pid, entry.group);

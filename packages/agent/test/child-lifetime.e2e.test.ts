@@ -6,7 +6,7 @@
  * while nothing is written, for a socket (Node's "pipe") and for a real pipe.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { attachJsonlReader } from "@parley/protocol";
@@ -94,6 +94,26 @@ describe("no child process outlives parley", () => {
     },
     2 * CEILING_MS,
   );
+
+  // Start-up may start children too (an extension's pi.exec while it loads, a package manager
+  // asked for its global folder): a signal before parley serves ends them and exits with 128+n.
+  for (const [signal, code] of SIGNAL_EXITS) {
+    it(
+      `${signal} while an extension's factory awaits pi.exec at start-up: exits ${code}, the marker dies`,
+      async () => {
+        const dir = tempDir();
+        const marker = markerCommand(dir);
+        const extension = join(dir, "exec-at-load.ts");
+        writeFileSync(extension, `export default async (pi: any) => { await pi.exec("sh", ["-c", ${JSON.stringify(marker.command)}]); };\n`);
+        const agent = procs.parley(["--no-extensions", "-e", extension], { cwd: dir });
+        const pid = await marker.pid();
+        agent.child.kill(signal);
+        expect(await agent.exited, agent.stderr()).toEqual({ code, signal: null });
+        await poll(() => !alive(pid), `the marker ${pid} to end`);
+      },
+      2 * CEILING_MS,
+    );
+  }
 
   it(
     "a bash command in flight answers cancelled on stdin EOF",

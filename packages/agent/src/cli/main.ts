@@ -418,6 +418,10 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${version()}\n`);
     return;
   }
+  // However parley ends, in any mode, no child process it started outlives it; signals and the
+  // exit status are handled alike in every mode (process-lifetime.ts). First: start-up may start
+  // children (a package manager asked for its global folder, extension code).
+  const lifetime = new ProcessLifetime();
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
   const start = await readStartup(options);
   options = start.options;
@@ -477,10 +481,6 @@ export async function main(argv: string[]): Promise<void> {
     for (const error of failed) log(error);
     process.exit(1);
   }
-
-  // However parley ends, in any mode, no child process it started outlives it; signals and the
-  // exit status are handled alike in every mode (process-lifetime.ts).
-  const lifetime = new ProcessLifetime();
 
   // The mode's front door, once it exists (ctx.reload() needs it).
   let front: FrontDoor | undefined;

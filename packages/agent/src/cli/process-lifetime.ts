@@ -4,7 +4,7 @@
  * signal while shutting down exits at once); stdin EOF, ctx.shutdown() and a reader that went
  * away exit 0; what escapes third-party code is reported, not fatal.
  */
-import { killAllChildren, markSignalsHandled } from "../child-processes.js";
+import { killAllChildren } from "../child-processes.js";
 import { errorText } from "../error-text.js";
 import type { FrontDoor } from "../modes/agent-core.js";
 import { watchOutputClosed } from "../transport/output-watch.js";
@@ -24,29 +24,31 @@ export class ProcessLifetime {
 
   /**
    * However parley ends, no child process it started outlives it (the exit event allows
-   * synchronous kills only). Made before any extension code runs, which may start children.
+   * synchronous kills only). Made first thing, before anything that may start a child (a package
+   * manager asked at start-up, extension code): until serve(), a signal exits at once with its
+   * status, and the exit event ends the children; from serve() on, it shuts the server down.
    */
   constructor() {
     process.on("exit", killAllChildren);
+    for (const [signal, code] of EXIT_SIGNALS) process.on(signal, () => this.#onSignal(code));
   }
 
-  /** Serves until the server has closed, then exits; signals and escaped errors are handled from now on. */
+  #onSignal(code: number): void {
+    const server = this.#server;
+    // Before serving, or a second signal while shutting down: exit now (the exit event still kills the children).
+    if (!server || this.#signalled) process.exit(code);
+    this.#signalled = true;
+    this.#exitCode = code;
+    void server.shutdown();
+  }
+
+  /** Serves until the server has closed, then exits; signals shut it down and escaped errors are reported from now on. */
   serve(server: Pick<FrontDoor, "shutdown" | "closed" | "reportError">): void {
     this.#server = server;
     // Third-party code must not take the agent down: report what escapes it, keep serving.
     // Anything can be thrown (null, a string): errorText describes it without throwing again.
     process.on("uncaughtException", (thrown: unknown) => server.reportError({ extensionPath: "<unknown>", event: "uncaughtException", ...errorText(thrown) }));
     process.on("unhandledRejection", (reason) => server.reportError({ extensionPath: "<unknown>", event: "unhandledRejection", ...errorText(reason) }));
-    markSignalsHandled();
-    for (const [signal, code] of EXIT_SIGNALS) {
-      process.on(signal, () => {
-        // The exit event still kills the children.
-        if (this.#signalled) process.exit(code);
-        this.#signalled = true;
-        this.#exitCode = code;
-        void server.shutdown();
-      });
-    }
     void server.closed.then(() => process.exit(this.#exitCode));
   }
 

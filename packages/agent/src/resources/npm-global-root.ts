@@ -6,10 +6,7 @@
  * run: no shell, a timeout, output bounded, and the child tracked so that it ends with parley.
  */
 import { dirname, isAbsolute, join } from "node:path";
-import type { ChildProcess } from "node:child_process";
-import { constants } from "node:os";
-import type { Disposable } from "@parley/protocol/disposable";
-import { areSignalsHandled, trackChild } from "../child-processes.js";
+import { trackChild } from "../child-processes.js";
 import { nodeChildProcess } from "../lazy-node.js";
 
 export type GlobalRootAnswer = { root: string } | { error: string };
@@ -51,11 +48,8 @@ async function ask(npmCommand: readonly string[], cwd: string, timeoutMs: number
 function runCommand(command: string, args: string[], cwd: string, timeoutMs: number): Promise<{ stdout: string } | { error: string }> {
   const shown = [command, ...args].join(" ");
   return new Promise((resolve) => {
-    // Before the spawn: the child may run (and a signal come) while spawn() is still setting up its pipes.
-    let spawned: ChildProcess | undefined;
-    const ended = endsWithParley(() => spawned);
     const child = nodeChildProcess().spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], shell: false });
-    spawned = child;
+    // Tracked: parley's exit (a signal at start-up included, cli/process-lifetime.ts) ends it.
     const tracked = trackChild(child.pid, { group: false });
     let stdout = "";
     let stderr = "";
@@ -64,7 +58,6 @@ function runCommand(command: string, args: string[], cwd: string, timeoutMs: num
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      ended.dispose();
       resolve(result);
     };
     const timer = setTimeout(() => {
@@ -87,32 +80,4 @@ function runCommand(command: string, args: string[], cwd: string, timeoutMs: num
       else finish({ error: `\`${shown}\` failed (${signal ?? `exit ${code}`})${stderr.trim() ? `: ${stderr.trim().slice(0, 500)}` : ""}` });
     });
   });
-}
-
-const SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
-
-/**
- * Until the child has answered, parley's exit kills it, and so does a signal before parley's own
- * signal handling is in place (start-up): parley ends at once with the signal's status, as it
- * would by default. Once parley handles signals, its shutdown ends the (tracked) child.
- */
-function endsWithParley(child: () => ChildProcess | undefined): Disposable {
-  const kill = (): void => {
-    child()?.kill("SIGKILL");
-  };
-  process.once("exit", kill);
-  const handlers = (areSignalsHandled() ? [] : SIGNALS).map((signal) => {
-    const handler = (): void => {
-      kill();
-      process.exit(128 + constants.signals[signal]);
-    };
-    process.once(signal, handler);
-    return [signal, handler] as const;
-  });
-  return {
-    dispose() {
-      process.off("exit", kill);
-      for (const [signal, handler] of handlers) process.off(signal, handler);
-    },
-  };
 }
