@@ -15,6 +15,8 @@ export default defineConfig({
     testTimeout: ceiling,
     hookTimeout: ceiling,
     pool: "forks",
+    // Every temp folder of the run (tests' and spawned agents') lives in one folder removed at the end.
+    globalSetup: ["./scripts/test-tmpdir.ts"],
     // `vitest run --project unit` or `--project e2e` (npm run test:unit, test:e2e); both by default.
     projects: [
       {
