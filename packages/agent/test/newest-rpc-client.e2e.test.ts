@@ -134,7 +134,8 @@ const withoutKeys = (value: unknown, keys: string[]): unknown => {
  * - prompt, steer and followUp resolve to the prompt's disposition (0.73.1: undefined);
  * - waitForIdle, collectEvents and promptAndWait end at `agent_settled` (0.73.1: `agent_end`);
  * - message_update carries `usage` and the assistant event without the partial message
- *   (0.73.1: the whole message); toolcall_start carries the call's `id` and `toolName`;
+ *   (0.73.1: the whole message); toolcall_start carries the call's `id` and `toolName`; an
+ *   assistant's message_start says stopReason "pending" (0.73.1: "stop");
  * - tool_execution_end carries `durationMs`; bash streams `bash_execution_update` with the request id;
  * - compact's result carries `estimatedTokensAfter` and the summary's `usage`.
  * And parley's documented additions: `offlineModel` in get_state, its offline demo model (provider
@@ -189,6 +190,9 @@ const STEPS: Step[] = [
           expect(update.assistantMessageEvent).not.toHaveProperty("partial");
           expect(update.usage).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
         }
+        // pi-ai 1.6.0 starts a reply as "pending"; message_end says why it ended.
+        const starts = events.filter((e): e is Extract<JsonAgentSessionEvent, { type: "message_start" }> => e.type === "message_start");
+        expect(starts.map((e) => (e.message.role === "assistant" ? e.message.stopReason : e.message.role))).toEqual(["user", "pending"]);
         const deltas = updates.flatMap((u) => (u.assistantMessageEvent.type === "text_delta" ? [u.assistantMessageEvent.delta] : []));
         expect(deltas.join("")).toBe("hello");
       }

@@ -5,7 +5,6 @@ import { async, sync, type CommandTable } from "./types.js";
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
   // During a run, pi aborts the run and then compacts (compactSession does the abort).
   compact: async(async (c, ctx) => {
-    if (ctx.agent.isCompacting) throw new CommandError("A compaction is already running");
     return ctx.agent.compact(c.customInstructions, "manual");
   }),
   abort_retry: sync((_c, ctx) => {
