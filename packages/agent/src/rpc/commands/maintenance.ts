@@ -1,5 +1,4 @@
 /** Compaction, retries and the user's own shell commands. */
-import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
 
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
