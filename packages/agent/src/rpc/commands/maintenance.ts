@@ -2,7 +2,7 @@
 import { async, sync, type CommandTable } from "./types.js";
 
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
-  // During a run, pi aborts the run and then compacts (compactSession does the abort).
+  // As pi: a run or a compaction in progress is aborted first, then this one runs (the compactor does both).
   compact: async(async (c, ctx) => {
     return ctx.agent.compact(c.customInstructions, "manual");
   }),
