@@ -488,6 +488,74 @@ describe("the newest pi's RpcClient (1.6.0) drives parley", () => {
   }, 120_000);
 });
 
+// ---- a session file written by pi 1.6.0, with its newer entry types ------------------------------
+
+describe("a pi 1.6.0 session file, opened with the 1.6.0 client", () => {
+  it("usage and context_edit entries: listed by get_entries, applied to the model context, counted in the stats", async () => {
+    const { base, cwd, env } = agentWorld("newest-rpcclient-file-");
+    cleanups.push(() => rmSync(base, { recursive: true, force: true }));
+    const usage = (input: number) => ({
+      input,
+      output: 5,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: input + 5,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 },
+    });
+    const at = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, "0")}.000Z`;
+    const assistant = (content: unknown[], stopReason: string) => ({
+      role: "assistant",
+      content,
+      api: "openai-completions",
+      provider: "offline",
+      model: "echo",
+      usage: usage(10),
+      stopReason,
+      timestamp: 1,
+    });
+    const lines = [
+      { type: "session", version: 3, id: "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000", timestamp: at(0), cwd },
+      { type: "message", id: "e0000001", parentId: null, timestamp: at(1), message: { role: "user", content: "first question", timestamp: 1 } },
+      {
+        type: "message",
+        id: "e0000002",
+        parentId: "e0000001",
+        timestamp: at(2),
+        message: { ...assistant([{ type: "text", text: "failed half" }], "error"), errorMessage: "overloaded" },
+      },
+      // pi 1.6.0 leaves a failed attempt out of the context once it retries.
+      { type: "context_edit", id: "e0000003", parentId: "e0000002", timestamp: at(3), targetId: "e0000002", replacement: null },
+      { type: "message", id: "e0000004", parentId: "e0000003", timestamp: at(4), message: assistant([{ type: "text", text: "original answer" }], "stop") },
+      { type: "context_edit", id: "e0000005", parentId: "e0000004", timestamp: at(5), targetId: "e0000004", replacement: { content: "edited answer" } },
+      { type: "usage", id: "e0000006", parentId: "e0000005", timestamp: at(6), kind: "cache_warm", provider: "offline", model: "echo", usage: usage(100) },
+    ];
+    const file = join(base, "from-pi-1.6.0.jsonl");
+    writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    const client = recorded(new RpcClient({ cliPath: CLI.parley, cwd, env, args: ["--session-dir", join(base, "sessions"), "-e", OFFLINE_PROVIDER] }));
+    cleanups.push(() => client.stop());
+    await client.start();
+    await firstAnswer(client);
+    expect(await client.switchSession(file)).toEqual({ cancelled: false });
+
+    const { entries, leafId } = await client.getEntries();
+    expect(entries.map((e) => e.type)).toEqual(["message", "message", "context_edit", "message", "context_edit", "usage"]);
+    expect(leafId).toBe("e0000006");
+    expect(entries[5]).toEqual(lines[6]);
+    expect((await client.getTree()).tree[0]?.entry.id).toBe("e0000001");
+    // The model sees the first question and the edited answer; the failed attempt is left out.
+    const messages = await client.getMessages();
+    expect(messages.map((m) => (m.role === "user" || m.role === "assistant" ? [m.role, m.content] : [m.role]))).toEqual([
+      ["user", "first question"],
+      ["assistant", [{ type: "text", text: "edited answer" }]],
+    ]);
+    // As pi 1.6.0: counts over the session's entries, tokens and cost with the usage entry's.
+    const stats = await client.getSessionStats();
+    expect(stats).toMatchObject({ userMessages: 1, assistantMessages: 2, totalMessages: 3, tokens: { input: 120, output: 15, total: 135 }, cost: 1.5 });
+    // The file is the user's: it is appended to, never rewritten.
+    expect(readFileSync(file, "utf8").startsWith(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`)).toBe(true);
+  }, 120_000);
+});
+
 // ---- 3. the newest pi's RPC test file, in our words, through the 1.6.0 client -------------------
 
 interface World {
