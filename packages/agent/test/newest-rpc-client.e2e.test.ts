@@ -22,6 +22,7 @@ import type { RpcClient as OldRpcClient } from "@mariozechner/pi-coding-agent";
 import type { JsonAgentSessionEvent, RpcClient as NewestRpcClient } from "pi-newest";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentWorld, CLI, OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
+import { outboundViolation } from "./helpers/outbound-schema.js";
 import { ROOT } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
 
@@ -515,7 +516,15 @@ describe("a pi 1.6.0 session file, opened with the 1.6.0 client", () => {
     });
     const lines = [
       { type: "session", version: 3, id: "0199aaaa-bbbb-7ccc-8ddd-eeeeffff0000", timestamp: at(0), cwd },
-      { type: "message", id: "e0000001", parentId: null, timestamp: at(1), message: { role: "user", content: "first question", timestamp: 1 } },
+      // pi 1.6.0 records its system prompt in the transcript (parley never sends it to the model).
+      {
+        type: "message",
+        id: "e0000000",
+        parentId: null,
+        timestamp: at(1),
+        message: { role: "system", content: "You are pi.", sections: { tools: "<tools/>" }, timestamp: 1 },
+      },
+      { type: "message", id: "e0000001", parentId: "e0000000", timestamp: at(1), message: { role: "user", content: "first question", timestamp: 1 } },
       {
         type: "message",
         id: "e0000002",
@@ -538,19 +547,31 @@ describe("a pi 1.6.0 session file, opened with the 1.6.0 client", () => {
     expect(await client.switchSession(file)).toEqual({ cancelled: false });
 
     const { entries, leafId } = await client.getEntries();
-    expect(entries.map((e) => e.type)).toEqual(["message", "message", "context_edit", "message", "context_edit", "usage"]);
+    expect(entries.map((e) => e.type)).toEqual(["message", "message", "message", "context_edit", "message", "context_edit", "usage"]);
     expect(leafId).toBe("e0000006");
-    expect(entries[5]).toEqual(lines[6]);
-    expect((await client.getTree()).tree[0]?.entry.id).toBe("e0000001");
+    expect(entries).toEqual(lines.slice(1));
+    expect((await client.getTree()).tree[0]?.entry.id).toBe("e0000000");
     // The model sees the first question and the edited answer; the failed attempt is left out.
     const messages = await client.getMessages();
     expect(messages.map((m) => (m.role === "user" || m.role === "assistant" ? [m.role, m.content] : [m.role]))).toEqual([
+      ["system"],
       ["user", "first question"],
       ["assistant", [{ type: "text", text: "edited answer" }]],
     ]);
     // As pi 1.6.0: counts over the session's entries, tokens and cost with the usage entry's.
     const stats = await client.getSessionStats();
-    expect(stats).toMatchObject({ userMessages: 1, assistantMessages: 2, totalMessages: 3, tokens: { input: 120, output: 15, total: 135 }, cost: 1.5 });
+    expect(stats).toMatchObject({ userMessages: 1, assistantMessages: 2, totalMessages: 4, tokens: { input: 120, output: 15, total: 135 }, cost: 1.5 });
+    // Each answer fits the published schema (the client passes on only `data`).
+    for (const [command, data] of [
+      ["get_entries", { entries, leafId }],
+      ["get_messages", { messages }],
+      ["get_session_stats", stats],
+    ] as const) {
+      expect(outboundViolation({ id: "x", type: "response", command, success: true, data })).toBeUndefined();
+    }
+    // A prompt goes on from there (convertToLlm leaves system messages out, as parley has its own prompt).
+    await client.promptAndWait("Reply with just: onwards");
+    expect(await client.getLastAssistantText()).toBe("onwards");
     // The file is the user's: it is appended to, never rewritten.
     expect(readFileSync(file, "utf8").startsWith(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`)).toBe(true);
   }, 120_000);

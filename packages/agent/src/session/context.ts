@@ -111,7 +111,8 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
     if (compaction.retainedTail !== undefined) head.push(...compaction.retainedTail);
     else {
       const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
-      if (firstKept >= 0) before = path.slice(firstKept, compactionIndex);
+      // As pi: the newest pi's system messages before the compaction stay out (its summary holds them).
+      if (firstKept >= 0) before = path.slice(firstKept, compactionIndex).filter((e) => !(e.type === "message" && e.message.role === "system"));
     }
     kept = [...before, ...path.slice(compactionIndex + 1)];
   }

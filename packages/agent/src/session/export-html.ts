@@ -230,6 +230,9 @@ function renderMessage(message: AgentMessage, anchor: string, time: string, badg
       return block("summary", "Summary of another branch", anchor, time, badge, `<div class="text">${renderText(message.summary)}</div>`);
     case "compactionSummary":
       return block("summary", "Compacted earlier context", anchor, time, badge, `<div class="text">${renderText(message.summary)}</div>`);
+    case "system":
+      // The newest pi's system prompt in the transcript: the prompt, not conversation.
+      return "";
   }
 }
 
