@@ -6,7 +6,7 @@
  * compaction results, discoverable slash commands, session entries and the entry tree.
  */
 import { Type, type Static, type TSchema } from "typebox";
-import { AgentMessage, AssistantContentBlock, Model, Usage, UserContentBlock } from "./messages.js";
+import { AgentMessage, AssistantContentBlock, Model, SystemMessage, Usage, UserContentBlock } from "./messages.js";
 import { ThinkingLevel, QueueMode, type CommandType } from "./commands.js";
 import { GetUiStateData } from "./additions.js";
 
@@ -261,6 +261,7 @@ export const CompactionEntry = Type.Object(
     usage: Type.Optional(Usage),
     details: Type.Optional(Type.Unknown()),
     fromHook: Type.Optional(Type.Boolean({ description: "true when an extension produced it." })),
+    systemMessage: Type.Optional(SystemMessage),
   },
   { description: "Older context was summarised." },
 );
