@@ -225,7 +225,9 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
 
   it("against pi (`-- CMD ARGS`): degrades without get_ui_state and dismiss records", async () => {
     keys("C-l");
-    submit(`${COMMAND} -- ./node_modules/.bin/pi --mode rpc --no-session -e examples/extensions/rpc-demo.ts; echo "pi client exit status: $?"`);
+    submit(
+      `${COMMAND} -- node node_modules/@mariozechner/pi-coding-agent/dist/cli.js --mode rpc --no-session -e examples/extensions/rpc-demo.ts; echo "pi client exit status: $?"`,
+    );
     await waitFor(
       "pi's commands and the demo's status, built from records",
       (s) => showing("agent: pi-compatible", "/demo-select", "▍ parley RPC demo")(s) && lastLine(s).includes("rpc-demo: ready"),

@@ -490,7 +490,8 @@ describe("observers: rpc-demo.ts, status-line.ts, titlebar-spinner.ts, model-sta
       expect(uiRequests(agent, "setStatus").map((r) => [r["statusKey"], r["statusText"]])).toEqual([["model", "🤖 offline"]]);
       await agent.request({ type: "get_state" });
       expect(agent.garbage).toEqual([]);
-      expect(agent.stderr()).toContain("[model_select] parley/script → parley/offline (set)");
+      // stderr is its own pipe: its line may come after the stdout records above.
+      await agent.until(() => agent.stderr().includes("[model_select] parley/script → parley/offline (set)"));
     } finally {
       agent.kill();
     }

@@ -237,6 +237,25 @@ describe("the newest pi's RPC test scenarios, through the spawned CLI", () => {
     expect(after.some((e) => e.type === "compaction")).toBe(true);
   });
 
+  it("compact while a compaction runs: the later request aborts it and compacts (as the newest pi); one compaction entry", async () => {
+    const agent = (await world({ apiKey: true })).start();
+    await promptAndSettle(agent, "Reply with just ok");
+    const from = agent.records.length;
+    holding = true;
+    agent.send({ id: "first-compact", type: "compact" });
+    // The first one's summary request is held: it surely still runs when the second arrives.
+    await agent.waitFor((r) => r.type === "compaction_start", undefined, from);
+    agent.send({ id: "second-compact", type: "compact" });
+    const first = await agent.response("first-compact");
+    expect(first).toMatchObject({ success: false, command: "compact", error: "Compaction cancelled" });
+    expect(await agent.waitFor((r) => r.type === "compaction_end", undefined, from)).toMatchObject({ aborted: true });
+    release();
+    const second = await agent.response("second-compact");
+    expect(second).toMatchObject({ success: true, data: { summary: "A short summary." } });
+    const { entries } = (await ok(agent, { type: "get_entries" })) as { entries: { type: string }[] };
+    expect(entries.filter((e) => e.type === "compaction")).toHaveLength(1);
+  });
+
   it("get_available_thinking_levels holds the current level, and cycling stays within it", async () => {
     const agent = (await world({ apiKey: true })).start();
     const { levels } = (await ok(agent, { type: "get_available_thinking_levels" })) as { levels: string[] };

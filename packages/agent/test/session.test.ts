@@ -756,7 +756,7 @@ describe("buildContext", () => {
 // ---- stats ------------------------------------------------------------------------------
 
 describe("stats", () => {
-  it("counts the context's messages and sums every recorded usage", () => {
+  it("counts the session's messages and sums every recorded usage, compacted history included (as the newest pi)", () => {
     const s = createSession({ cwd: "/w", persist: false });
     say(s, user("u1"));
     say(
@@ -787,9 +787,9 @@ describe("stats", () => {
     const kept = say(s, user("u2"));
     s.append({ type: "compaction", summary: "s", firstKeptEntryId: kept.id, tokensBefore: 500, usage: usage(50, 10, 0.1) });
     stats = s.stats();
-    expect(stats.userMessages).toBe(1);
-    expect(stats.assistantMessages).toBe(0);
-    expect(stats.totalMessages).toBe(2);
+    expect(stats.userMessages).toBe(2);
+    expect(stats.assistantMessages).toBe(2);
+    expect(stats.totalMessages).toBe(6);
     expect(stats.tokens.input).toBe(355);
     expect(stats.cost).toBeCloseTo(1.85);
     expect(statsValidator.Check(stats)).toBe(true);

@@ -23,8 +23,8 @@ interface RunOptions {
 
 export class Compactor {
   readonly #agent: CompactionHost;
-  /** The compaction in progress, so it can be aborted; undefined when none runs. */
-  #running: AbortController | undefined;
+  /** The compaction in progress (to abort it, and to wait until it is over); undefined when none runs. */
+  #running: { controller: AbortController; done: Promise<void> } | undefined;
 
   constructor(agent: CompactionHost) {
     this.#agent = agent;
@@ -36,13 +36,14 @@ export class Compactor {
 
   /** Aborts the compaction in progress, if any (it ends with `aborted: true`). */
   abort(): void {
-    this.#running?.abort();
+    this.#running?.controller.abort();
   }
 
   /**
    * Compacts now (the `compact` command, `ctx.compact()`). Like pi, a run in progress is aborted
-   * first, for the command as for ctx.compact(). Resolves with the result; rejects with
-   * the reason when it fails or is cancelled ("Compaction cancelled").
+   * first, for the command as for ctx.compact(), and so is a compaction in progress (as the newest
+   * pi: the later request wins; the aborted one appends nothing). Resolves with the result;
+   * rejects with the reason when it fails or is cancelled ("Compaction cancelled").
    */
   async compact(options: {
     customInstructions?: string | undefined;
@@ -50,7 +51,12 @@ export class Compactor {
     settings?: Partial<CompactionSettings>;
   }): Promise<CompactionResult> {
     const run = await loadCompactionRun();
-    if (this.isCompacting) throw new Error("A compaction is already running");
+    // Another request may start one while this waits: each new request aborts the current one.
+    while (this.#running) {
+      const { controller, done } = this.#running;
+      controller.abort();
+      await done;
+    }
     if (this.#agent.isStreaming) await this.#agent.abort();
     return this.#run(run, { ...options, willRetry: false });
   }
@@ -89,11 +95,14 @@ export class Compactor {
   async #run(run: CompactionRun, options: RunOptions): Promise<CompactionResult> {
     if (this.#running) throw new Error("A compaction is already running");
     const controller = new AbortController();
-    this.#running = controller;
+    let ended = (): void => {};
+    const running = { controller, done: new Promise<void>((resolve) => (ended = resolve)) };
+    this.#running = running;
     try {
       return await run.runCompaction(this.#agent, controller.signal, options);
     } finally {
-      if (this.#running === controller) this.#running = undefined;
+      if (this.#running === running) this.#running = undefined;
+      ended();
     }
   }
 

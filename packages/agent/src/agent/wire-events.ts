@@ -1,7 +1,7 @@
 /**
- * Agent-loop events as they go on the wire. The one change from pi-agent-core's shape:
- * `message_update` carries the delta only (no partial snapshot, no whole message), plus the
- * latest cumulative usage, so stdout grows linearly with the reply.
+ * Agent-loop events as they go on the wire, in the newest pi's shape: `message_update` carries
+ * the delta only (no partial snapshot, no whole message), plus the latest cumulative usage, so
+ * stdout grows linearly with the reply; an assistant's message_start says stopReason "pending".
  */
 import type { AgentEvent } from "@mariozechner/pi-agent-core";
 import type { AssistantMessageEvent, Usage } from "@mariozechner/pi-ai";
@@ -41,5 +41,7 @@ export function toWireEvent(event: AgentEvent): RpcEvent {
   if (event.type === "message_update") {
     return { type: "message_update", usage: usageOf(event.assistantMessageEvent), assistantMessageEvent: deltaOf(event.assistantMessageEvent) };
   }
+  // pi-ai 0.73.1 starts a reply with stopReason "stop"; the newest pi says "pending" until it ends.
+  if (event.type === "message_start" && event.message.role === "assistant") return { ...event, message: { ...event.message, stopReason: "pending" } };
   return event;
 }

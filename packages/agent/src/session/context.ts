@@ -45,6 +45,36 @@ function contextMessage(entry: SessionEntry): AgentMessage | undefined {
   }
 }
 
+type ContextEdit = EntryOfType<"context_edit">;
+type EditedBlock = Extract<NonNullable<ContextEdit["replacement"]>["content"], unknown[]>[number];
+const isUserBlock = (b: EditedBlock): b is Extract<EditedBlock, { type: "text" | "image" }> => b.type === "text" || b.type === "image";
+const isAssistantBlock = (b: EditedBlock): b is Extract<EditedBlock, { type: "text" | "thinking" | "toolCall" }> =>
+  b.type === "text" || b.type === "thinking" || b.type === "toolCall";
+
+/**
+ * A message as a context_edit entry (newest pi) shows it to the model: left out (null), or with
+ * new content. Text given to an assistant or a tool result becomes a text block, as in pi; a
+ * block its role cannot hold is left out. Other roles keep their content.
+ */
+function edited(message: AgentMessage, edit: ContextEdit | undefined): AgentMessage[] {
+  if (edit === undefined) return [message];
+  if (edit.replacement === null) return [];
+  const content = edit.replacement.content;
+  const blocks = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
+  switch (message.role) {
+    case "user":
+      return [{ ...message, content: typeof content === "string" ? content : blocks.filter(isUserBlock) }];
+    case "custom":
+      return [{ ...message, content: typeof content === "string" ? content : blocks.filter(isUserBlock) }];
+    case "toolResult":
+      return [{ ...message, content: blocks.filter(isUserBlock) }];
+    case "assistant":
+      return [{ ...message, content: blocks.filter(isAssistantBlock) }];
+    default:
+      return [message];
+  }
+}
+
 export interface SessionContext {
   messages: AgentMessage[];
   /** The latest thinking_level_change on the path; "off" when none. */
@@ -71,25 +101,29 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
     } else if (entry.type === "compaction") compactionIndex = i;
   });
 
-  const messages: AgentMessage[] = [];
-  const push = (entry: SessionEntry): void => {
-    const message = contextMessage(entry);
-    if (message !== undefined) messages.push(message);
-  };
+  // The entries whose messages the context holds, after what a compaction put first.
+  const head: AgentMessage[] = [];
+  let kept: readonly SessionEntry[] = path;
   const compaction = path[compactionIndex];
-  if (compaction === undefined || compaction.type !== "compaction") {
-    path.forEach(push);
-    return { messages, thinkingLevel, model };
+  if (compaction !== undefined && compaction.type === "compaction") {
+    head.push(compactionSummaryMessage(compaction));
+    let before: readonly SessionEntry[] = [];
+    if (compaction.retainedTail !== undefined) head.push(...compaction.retainedTail);
+    else {
+      const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
+      // As pi: the newest pi's system messages before the compaction stay out (its summary holds them).
+      if (firstKept >= 0) before = path.slice(firstKept, compactionIndex).filter((e) => !(e.type === "message" && e.message.role === "system"));
+    }
+    kept = [...before, ...path.slice(compactionIndex + 1)];
   }
-
-  messages.push(compactionSummaryMessage(compaction));
-  if (compaction.retainedTail !== undefined) {
-    messages.push(...compaction.retainedTail);
-  } else {
-    const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
-    if (firstKept >= 0) path.slice(firstKept, compactionIndex).forEach(push);
+  // As pi: the context edits among those entries apply to them, the latest per target.
+  const edits = new Map<string, ContextEdit>();
+  for (const entry of kept) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
+  const messages = head;
+  for (const entry of kept) {
+    const message = contextMessage(entry);
+    if (message !== undefined) messages.push(...edited(message, edits.get(entry.id)));
   }
-  path.slice(compactionIndex + 1).forEach(push);
   return { messages, thinkingLevel, model };
 }
 

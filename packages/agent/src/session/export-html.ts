@@ -178,7 +178,10 @@ function renderEntry(entry: SessionEntry, label: string | undefined): string {
       return entry.name ? event(`Session named “${entry.name}”`, anchor, time, badge) : event("Session name cleared", anchor, time, badge);
     case "custom":
     case "label":
-      // Extension state and bookmarks: not conversation (labels show as badges on their targets).
+    case "usage":
+    case "context_edit":
+      // Extension state, bookmarks, side calls' usage and context edits (the newest pi's): not
+      // conversation (labels show as badges on their targets; the edited message as written).
       return "";
   }
 }
@@ -227,6 +230,9 @@ function renderMessage(message: AgentMessage, anchor: string, time: string, badg
       return block("summary", "Summary of another branch", anchor, time, badge, `<div class="text">${renderText(message.summary)}</div>`);
     case "compactionSummary":
       return block("summary", "Compacted earlier context", anchor, time, badge, `<div class="text">${renderText(message.summary)}</div>`);
+    case "system":
+      // The newest pi's system prompt in the transcript: the prompt, not conversation.
+      return "";
   }
 }
 

@@ -364,6 +364,12 @@ const REQUIRED: Record<SessionEntryType, (e: Record<string, unknown>) => string 
     str(e["customType"]) && isContent(e["content"]) && typeof e["display"] === "boolean" ? undefined : "custom_message without customType/content/display",
   label: (e) => (str(e["targetId"]) && optStr(e["label"]) ? undefined : "label entry without targetId"),
   session_info: (e) => (optStr(e["name"]) ? undefined : "session_info with a non-string name"),
+  // The newest pi's: usage of side calls (cache warming), and edits/omissions of context messages.
+  usage: (e) => (str(e["kind"]) && str(e["provider"]) && str(e["model"]) && isRecord(e["usage"]) ? undefined : "usage entry without kind/provider/model/usage"),
+  context_edit: (e) =>
+    str(e["targetId"]) && (e["replacement"] === null || (isRecord(e["replacement"]) && isContent(e["replacement"]["content"])))
+      ? undefined
+      : "context_edit without targetId/replacement",
 };
 
 function checkEntry(value: unknown): CheckResult {

@@ -418,7 +418,7 @@ export class Session implements SessionView {
   }
 
   stats(): SessionStatsData {
-    return computeStats({ sessionFile: this.#file, sessionId: this.id, context: this.buildContext(), entries: this.#entries });
+    return computeStats({ sessionFile: this.#file, sessionId: this.id, entries: this.#entries });
   }
 
   // ---- forking -----------------------------------------------------------------------

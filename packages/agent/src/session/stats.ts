@@ -2,31 +2,32 @@
  * get_session_stats data, except `contextUsage` (that needs the model's context window, which
  * the session does not know; the RPC layer adds it).
  *
- * Counts describe the context the model sees now (pi counts its agent state's messages), so they
- * drop after a compaction. Tokens and cost describe money spent: every usage recorded anywhere
- * in the session (all branches, pre-compaction history, tools that called a model, compaction
- * and branch-summary generation), as newer pi documents.
+ * As the newest pi: everything aggregates over all the session's entries (all branches, history a
+ * compaction summarised), so the counts say what the session holds and the tokens and cost what
+ * was spent: every usage recorded anywhere (messages, tools that called a model, compaction and
+ * branch-summary generation, `usage` entries of side calls). pi 0.73.1 counted the messages of
+ * the current context; the two agree until a compaction or a second branch.
  */
-import type { AgentMessage, SessionEntry, SessionStats, Usage } from "@parley/protocol";
+import type { SessionEntry, SessionStats, Usage } from "@parley/protocol";
 
 export type SessionStatsData = Omit<SessionStats, "contextUsage">;
 
-export function computeStats(input: {
-  sessionFile: string | undefined;
-  sessionId: string;
-  context: readonly AgentMessage[];
-  entries: readonly SessionEntry[];
-}): SessionStatsData {
+export function computeStats(input: { sessionFile: string | undefined; sessionId: string; entries: readonly SessionEntry[] }): SessionStatsData {
   let userMessages = 0;
   let assistantMessages = 0;
   let toolCalls = 0;
   let toolResults = 0;
-  for (const message of input.context) {
+  let totalMessages = 0;
+  for (const entry of input.entries) {
+    if (entry.type !== "message") continue;
+    const message = entry.message;
+    totalMessages++;
     if (message.role === "user") userMessages++;
     else if (message.role === "toolResult") toolResults++;
     else if (message.role === "assistant") {
       assistantMessages++;
-      toolCalls += message.content.filter((block) => block.type === "toolCall").length;
+      // Old or foreign files may hold content that is not an array.
+      if (Array.isArray(message.content)) toolCalls += message.content.filter((block) => block.type === "toolCall").length;
     }
   }
 
@@ -45,7 +46,7 @@ export function computeStats(input: {
     if (entry.type === "message") {
       const message = entry.message;
       if (message.role === "assistant" || message.role === "toolResult") add(message.usage);
-    } else if (entry.type === "compaction" || entry.type === "branch_summary") {
+    } else if (entry.type === "compaction" || entry.type === "branch_summary" || entry.type === "usage") {
       add(entry.usage);
     }
   }
@@ -58,7 +59,7 @@ export function computeStats(input: {
     assistantMessages,
     toolCalls,
     toolResults,
-    totalMessages: input.context.length,
+    totalMessages,
     tokens,
     cost,
   };

@@ -93,9 +93,21 @@ function withoutDuration(record: Rec): Rec {
   return rest as Rec;
 }
 
+/**
+ * An assistant's message_start: the newest pi says stopReason "pending" (parley too; checked by
+ * newest-rpc-client.e2e.test.ts), pi 0.73.1 whatever its provider's first snapshot holds ("stop",
+ * or the faux provider's final reason). Not compared: message_end carries the real one.
+ */
+function withoutStartingStopReason(record: Rec): Rec {
+  const message = record["message"] as { role?: unknown; stopReason?: unknown } | undefined;
+  if (record.type !== "message_start" || message?.role !== "assistant" || !("stopReason" in message)) return record;
+  const { stopReason: _starting, ...rest } = message;
+  return { ...record, message: rest };
+}
+
 export function normaliseRecord(record: Rec, { ids, paths }: NormaliseOptions): Rec {
   ids.see(record);
-  return mapStrings(withoutDuration(withoutDisposition(record)), (s, key) => {
+  return mapStrings(withoutStartingStopReason(withoutDuration(withoutDisposition(record))), (s, key) => {
     if (key === "sessionId") return "<sessionId>";
     let out = ids.rename(s);
     for (const [prefix, placeholder] of paths) out = out.split(prefix).join(placeholder);

@@ -51,9 +51,19 @@ export type TurnEndEvent = Static<typeof TurnEndEvent>;
 
 // ---- messages ----------------------------------------------------------------------
 
+/**
+ * The newest pi (pi-ai 1.6.0) marks an assistant message still being streamed with stopReason
+ * "pending": message_start carries it so; message_end carries the real reason.
+ */
+export const StreamingAssistantMessage = Type.Object(
+  { ...AssistantMessage.properties, stopReason: Type.Literal("pending", { description: "Still streaming (newest pi); message_end says why it ended." }) },
+  { description: "An assistant message as its stream starts." },
+);
+export type StreamingAssistantMessage = Static<typeof StreamingAssistantMessage>;
+
 export const MessageStartEvent = Type.Object(
-  { type: Type.Literal("message_start"), message: AgentMessage },
-  { description: "A message began; for an assistant message, the (empty) start of the stream." },
+  { type: Type.Literal("message_start"), message: Type.Union([AgentMessage, StreamingAssistantMessage]) },
+  { description: 'A message began; for an assistant message, the (empty) start of the stream, stopReason "pending".' },
 );
 export type MessageStartEvent = Static<typeof MessageStartEvent>;
 

@@ -226,8 +226,27 @@ export const CompactionSummaryMessage = Type.Object(
 export type CompactionSummaryMessage = Static<typeof CompactionSummaryMessage>;
 
 /** Every message kind that appears in the agent's transcript and in events. */
+/**
+ * The newest pi (1.6.0) records the system prompt in the transcript: a leading system message
+ * with its sections and tool definitions, later ones patching them. parley builds its own system
+ * prompt and never writes these, but a session file of the newest pi has them, and they are part
+ * of its messages as pi sends them (never sent to the model by parley).
+ */
+export const SystemMessage = Type.Object(
+  {
+    role: Type.Literal("system"),
+    content: Type.Union([Type.String(), Type.Array(TextContent)], { description: "Instructions; on the leading message, the base prompt." }),
+    sections: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: "Named prompt sections; null removes one." })),
+    toolsAdded: Type.Optional(Type.Array(Type.Unknown(), { description: "Definitions of tools available from here on." })),
+    toolsRemoved: Type.Optional(Type.Array(Type.Unknown(), { description: "Tools no longer available from here on." })),
+    timestamp: Timestamp,
+  },
+  { description: "The system prompt as the newest pi records it in the transcript." },
+);
+export type SystemMessage = Static<typeof SystemMessage>;
+
 export const AgentMessage = Type.Union(
-  [UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage, CompactionSummaryMessage],
+  [UserMessage, AssistantMessage, ToolResultMessage, BashExecutionMessage, CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, SystemMessage],
   { description: "A transcript message; `role` tells the kind." },
 );
 export type AgentMessage = Static<typeof AgentMessage>;

@@ -6,7 +6,7 @@
  * compaction results, discoverable slash commands, session entries and the entry tree.
  */
 import { Type, type Static, type TSchema } from "typebox";
-import { AgentMessage, Model, Usage, UserContentBlock } from "./messages.js";
+import { AgentMessage, AssistantContentBlock, Model, SystemMessage, Usage, UserContentBlock } from "./messages.js";
 import { ThinkingLevel, QueueMode, type CommandType } from "./commands.js";
 import { GetUiStateData } from "./additions.js";
 
@@ -261,6 +261,7 @@ export const CompactionEntry = Type.Object(
     usage: Type.Optional(Usage),
     details: Type.Optional(Type.Unknown()),
     fromHook: Type.Optional(Type.Boolean({ description: "true when an extension produced it." })),
+    systemMessage: Type.Optional(SystemMessage),
   },
   { description: "Older context was summarised." },
 );
@@ -324,6 +325,35 @@ export const SessionInfoEntry = Type.Object(
   { description: "Session metadata such as its display name." },
 );
 
+export const UsageEntry = Type.Object(
+  {
+    type: Type.Literal("usage"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    kind: Type.String({ description: 'What the model call was for, e.g. "cache_warm" (newest pi).' }),
+    provider: Type.String(),
+    model: Type.String(),
+    usage: Usage,
+    note: Type.Optional(Type.String()),
+  },
+  { description: "Usage of a model call outside the transcript (newest pi writes them; parley keeps those it reads)." },
+);
+export const ContextEditEntry = Type.Object(
+  {
+    type: Type.Literal("context_edit"),
+    id: EntryId,
+    parentId: ParentId,
+    timestamp: EntryTimestamp,
+    targetId: Type.String({ description: "The entry whose message the model context shows edited." }),
+    replacement: Type.Union(
+      [Type.Object({ content: Type.Union([Type.String(), Type.Array(Type.Union([UserContentBlock, AssistantContentBlock]))]) }), Type.Null()],
+      { description: "The message's new content; null leaves the message out of the context." },
+    ),
+  },
+  { description: "Edits or omits an earlier message in the model context, the entry itself unchanged (newest pi)." },
+);
+
 export const SessionEntry = Type.Union(
   [
     SessionMessageEntry,
@@ -335,6 +365,8 @@ export const SessionEntry = Type.Union(
     CustomMessageEntry,
     LabelEntry,
     SessionInfoEntry,
+    UsageEntry,
+    ContextEditEntry,
   ],
   { description: "One entry of the append-only session tree." },
 );

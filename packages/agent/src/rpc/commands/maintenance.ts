@@ -1,11 +1,9 @@
 /** Compaction, retries and the user's own shell commands. */
-import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
 
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
-  // During a run, pi aborts the run and then compacts (compactSession does the abort).
+  // As pi: a run or a compaction in progress is aborted first, then this one runs (the compactor does both).
   compact: async(async (c, ctx) => {
-    if (ctx.agent.isCompacting) throw new CommandError("A compaction is already running");
     return ctx.agent.compact(c.customInstructions, "manual");
   }),
   abort_retry: sync((_c, ctx) => {

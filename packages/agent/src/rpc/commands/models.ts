@@ -7,7 +7,8 @@ export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_avai
   set_model: withCatalog(
     sync((c, ctx) => {
       const model = ctx.agent.models.findModel(c.provider, c.modelId);
-      if (!model) throw new CommandError(`Model not found: ${c.provider}/${c.modelId} (see get_available_models)`);
+      // Worded as pi words it (its docs show this very text): clients may match on it.
+      if (!model) throw new CommandError(`Model not found: ${c.provider}/${c.modelId}`);
       try {
         ctx.agent.setModel(model);
       } catch (error) {
