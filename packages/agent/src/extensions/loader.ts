@@ -102,25 +102,64 @@ function renamed(from: string, to: string, table: Record<string, string>): Recor
   return out;
 }
 
+/** The packages whose newest-pi modules parley serves (newest-modules.ts), under both scopes. */
+const NEWEST_SCOPES = ["@earendil-works", "@mariozechner"];
+
+/**
+ * Specifier → module for every module of the newest pi's pi-ai (each subpath), pi-tui and
+ * pi-agent-core, under both scopes: small CommonJS modules the build writes (`newest/` beside the
+ * entry modules, one per module, named `pi-ai__utils__uuid.cjs`), each serving parley's own
+ * instance plus what only the newest pi has. Empty before the build has written them.
+ */
+function newestLibraries(): Record<string, string> {
+  const dir = join(entryRoot, entryRoot.endsWith("bundle") ? "newest" : join("extensions", "compat", "newest"));
+  if (!existsSync(dir)) return {};
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith(".cjs")) continue;
+    const specifier = name.slice(0, -".cjs".length).replace(/__/g, "/");
+    for (const scope of NEWEST_SCOPES) out[`${scope}/${specifier}`] = join(dir, name);
+  }
+  return out;
+}
+
+/**
+ * The file of a 0.73 library module by package-relative specifier ("pi-ai/oauth"), for the
+ * newest-pi modules when parley runs unbundled (their build-written modules require it).
+ */
+export function libraryFile(specifier: string): string {
+  const file = unbundledLibraries()[`@mariozechner/${specifier}`];
+  if (file === undefined) throw new Error(`parley: no library module @mariozechner/${specifier}`);
+  return file;
+}
+
+let unbundled: Record<string, string> | undefined;
+function unbundledLibraries(): Record<string, string> {
+  unbundled ??= {
+    ...exportAliases("@mariozechner/pi-ai"),
+    ...exportAliases("@mariozechner/pi-tui"),
+    ...exportAliases("@mariozechner/pi-agent-core"),
+    ...exportAliases("typebox"),
+  };
+  return unbundled;
+}
+
 /**
  * Package name → what an extension gets when it imports it. As in the newest pi, both scopes
  * work: `@earendil-works/*` (pi's packages' new names) and `@mariozechner/*`; `@sinclair/typebox`
- * is TypeBox; pi-ai's `compat` entry is its root here (the installed pi-ai has only the root API).
- * Running from the bundle, the libraries are the bundle's own instances (bundledLibraries()).
+ * is TypeBox. Every module the newest pi's pi-ai, pi-tui and pi-agent-core export is served by
+ * newestLibraries(); 0.73's own subpaths (pi-ai/anthropic, …) stay as they were. Running from the
+ * bundle, the libraries are the bundle's own instances (bundledLibraries()). jiti matches an alias
+ * as a path prefix, so any other `@earendil-works/pi-ai/…` path fails to resolve rather than reach
+ * a copy in node_modules.
  */
 function aliases(): Record<string, string> {
   const bundled = bundledLibraries();
-  const libraries =
-    Object.keys(bundled).length > 0
-      ? bundled
-      : {
-          ...exportAliases("@mariozechner/pi-ai"),
-          ...exportAliases("@mariozechner/pi-tui"),
-          ...exportAliases("@mariozechner/pi-agent-core"),
-          ...exportAliases("typebox"),
-        };
+  const libraries = Object.keys(bundled).length > 0 ? bundled : { ...unbundledLibraries() };
+  const newest = newestLibraries();
+  // Without the build's newest-pi modules (only `tsc -b` ran), pi-ai's compat entry is its root.
   const piAiRoot = libraries["@mariozechner/pi-ai"];
-  if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
+  if (piAiRoot && Object.keys(newest).length === 0) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
   const shared = {
     ...libraries,
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
@@ -128,6 +167,7 @@ function aliases(): Record<string, string> {
   return {
     ...shared,
     ...renamed("@mariozechner", "@earendil-works", shared),
+    ...newest,
     ...renamed("typebox", "@sinclair/typebox", libraries),
     "@parley/agent": entry("index"),
   };

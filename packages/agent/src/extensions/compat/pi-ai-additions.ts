@@ -1,0 +1,211 @@
+/**
+ * Values the newest pi-ai exports that parley's pi-ai (0.73) lacks and that parley implements
+ * for real: what an extension gets for them (see newest-modules.ts). `ai` is parley's own pi-ai
+ * instance, read only when one of these needs it.
+ */
+import { randomFillSync } from "node:crypto";
+import * as transcript from "./pi-ai-transcript.js";
+
+type Library = Readonly<Record<string, unknown>>;
+type Fn = (...args: unknown[]) => unknown;
+
+const fn = (library: Library, name: string): Fn => {
+  const value = library[name];
+  if (typeof value !== "function") throw new Error(`parley: pi-ai has no function ${name}`);
+  return (...args) => Reflect.apply(value, undefined, args);
+};
+
+// ---------------------------------------------------------------------------
+// UUIDv7 (RFC 9562): 48 bits of milliseconds, then a 74-bit counter seeded at random, so ids made
+// in the same millisecond (or after the clock went back) still sort in creation order.
+
+const MAX_MS = 2 ** 48 - 1;
+let lastMs = -1;
+let counter: bigint | undefined;
+
+export function uuidv7(timestampMs?: number): string {
+  const ms = timestampMs ?? Math.max(Date.now(), lastMs);
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_MS) throw new RangeError(`UUIDv7 timestamp must be an integer between 0 and ${MAX_MS}`);
+  if (timestampMs === undefined) lastMs = ms;
+  const random = randomFillSync(new Uint8Array(16));
+  // A fresh counter starts in the lower half of its range, so that increments never run out.
+  counter = counter === undefined ? BigInt(`0x${Buffer.from(random.subarray(0, 5)).toString("hex")}`) : counter + 1n;
+  if (counter >= 1n << 41n) throw new RangeError("UUIDv7 generator sequence exhausted");
+  const bytes = new Uint8Array(16);
+  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(ms / 2 ** (8 * (5 - i))) % 256;
+  // Version 7 and the RFC variant around the counter's 12 + 6 + 24 high bits; random low bits.
+  const c = counter;
+  bytes[6] = 0x70 | Number((c >> 37n) & 0x0fn);
+  bytes[7] = Number((c >> 29n) & 0xffn);
+  bytes[8] = 0x80 | Number((c >> 23n) & 0x3fn);
+  bytes[9] = Number((c >> 15n) & 0xffn);
+  bytes[10] = Number((c >> 7n) & 0xffn);
+  bytes[11] = (Number(c & 0x7fn) << 1) | ((random[11] ?? 0) & 1);
+  for (let i = 12; i < 16; i++) bytes[i] = random[i] ?? 0;
+  const hex = Buffer.from(bytes).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason ?? new Error("Aborted"));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason ?? new Error("Aborted"));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Streaming tool-call arguments, on pi-ai 0.73's tolerant parser (parseStreamingJson).
+
+/** A finished call's arguments: `{}` and an error naming the text when it is not a JSON object. */
+export function parseToolCallArguments(json: string | undefined): { arguments: Record<string, unknown>; argumentsError?: string } {
+  if (json === undefined || json.trim() === "") return { arguments: {} };
+  try {
+    const value: unknown = JSON.parse(json);
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) return { arguments: { ...value } };
+    return { arguments: {}, argumentsError: `Tool call arguments are not a JSON object: ${json}` };
+  } catch (error) {
+    return { arguments: {}, argumentsError: `Tool call arguments are not valid JSON (${error instanceof Error ? error.message : String(error)}): ${json}` };
+  }
+}
+
+export function makeStreamingClasses(ai: () => Library) {
+  const partial = (text: string): Record<string, unknown> => {
+    const value = fn(ai(), "parseStreamingJson")(text);
+    return value !== null && typeof value === "object" ? { ...value } : {};
+  };
+
+  /** The value of JSON text read so far; each piece's change is reported as one `set` of the root. */
+  class StreamingJsonParser {
+    #text = "";
+    #snapshot: unknown;
+    append(text: string): readonly { kind: "set"; path: readonly (string | number)[]; value: unknown }[] {
+      this.#text += text;
+      const before = JSON.stringify(this.#snapshot);
+      this.#snapshot = this.#text.trim() === "" ? undefined : fn(ai(), "parseStreamingJson")(this.#text);
+      return JSON.stringify(this.#snapshot) === before || this.#snapshot === undefined ? [] : [{ kind: "set", path: [], value: this.#snapshot }];
+    }
+    snapshot(): unknown {
+      return this.#snapshot;
+    }
+  }
+
+  /** One streaming tool call's argument text, its partial arguments, and the final parse. */
+  class ToolCallArgumentsStream {
+    #text = "";
+    #arguments: Record<string, unknown> = {};
+    get text(): string {
+      return this.#text;
+    }
+    append(delta: string): Record<string, unknown> {
+      this.#text += delta;
+      const next = partial(this.#text);
+      if (JSON.stringify(next) !== JSON.stringify(this.#arguments)) this.#arguments = next;
+      return this.#arguments;
+    }
+    replace(text: string): { readonly delta: string | undefined; readonly arguments: Record<string, unknown> } {
+      const delta = text.startsWith(this.#text) ? text.slice(this.#text.length) : undefined;
+      if (delta === undefined) this.#text = "";
+      return { delta, arguments: this.append(delta ?? text) };
+    }
+    finish(): { arguments: Record<string, unknown>; argumentsError?: string } {
+      return parseToolCallArguments(this.#text);
+    }
+  }
+  return { StreamingJsonParser, ToolCallArgumentsStream };
+}
+
+// ---------------------------------------------------------------------------
+// createProvider and the built-in API implementations, mapped onto parley's provider registration
+// (pi.registerProvider with a config: name, baseUrl, api, streamSimple, models).
+
+const BUILTIN_API = Symbol.for("parley.builtinApi");
+
+type Context = { systemPrompt?: string; tools?: transcript.ToolLike[]; messages: { role: string }[] };
+type StreamFn = (model: unknown, context: Context, options?: unknown) => unknown;
+
+/** A newest-pi transcript (system messages inside) as the context pi-ai 0.73's providers take. */
+function asLegacyContext(context: Context): Context {
+  if (!context.messages.some((m) => m.role === "system")) return context;
+  const tools = transcript.getCurrentTools(context.messages);
+  return {
+    systemPrompt: transcript.getCurrentSystemPrompt(context.messages) || context.systemPrompt,
+    messages: context.messages.filter((m) => m.role !== "system"),
+    ...(tools.length > 0 ? { tools } : context.tools ? { tools: context.tools } : {}),
+  };
+}
+
+/** `openAICompletionsApi()` and its siblings: pi-ai 0.73's implementation of that API. */
+export function builtinApi(ai: () => Library, api: string): () => Record<string | symbol, unknown> {
+  return () => {
+    const provider = (): Record<string, unknown> => {
+      const found = fn(ai(), "getApiProvider")(api);
+      if (found === null || typeof found !== "object") throw new Error(`pi-ai has no "${api}" API in parley`);
+      return { ...found };
+    };
+    const call =
+      (name: "stream" | "streamSimple"): StreamFn =>
+      (model, context, options) => {
+        const method = provider()[name];
+        if (typeof method !== "function") throw new Error(`pi-ai's "${api}" API has no ${name}`);
+        return Reflect.apply(method, undefined, [model, asLegacyContext(context), options]);
+      };
+    return { [BUILTIN_API]: api, stream: call("stream"), streamSimple: call("streamSimple") };
+  };
+}
+
+interface ProviderInput {
+  id: string;
+  name?: string;
+  baseUrl?: string;
+  headers?: Record<string, string>;
+  models?: Record<string, unknown>[];
+  api?: unknown;
+  [key: string]: unknown;
+}
+
+/**
+ * A provider for `pi.registerProvider(provider)`: its models, and the API they use: a built-in
+ * one by name (`openAICompletionsApi()`), or the streams the extension wrote, called with the
+ * newest pi's transcript context. Auth flows (`auth`) need pi's login UI, which RPC mode lacks:
+ * give the key as `apiKey` (a key or an environment variable's name), as pi's config form takes.
+ */
+export function createProvider(input: ProviderInput): Record<string, unknown> {
+  if (typeof input?.id !== "string" || input.id === "") throw new TypeError("createProvider: the provider needs an id");
+  const api = input.api;
+  if (api === null || typeof api !== "object")
+    throw new TypeError(`createProvider("${input.id}"): api must be an API implementation such as openAICompletionsApi()`);
+  const builtin = Reflect.get(api, BUILTIN_API);
+  const streamSimple = Reflect.get(api, "streamSimple");
+  let own: StreamFn | undefined;
+  if (typeof builtin !== "string") {
+    if (typeof streamSimple !== "function") throw new TypeError(`createProvider("${input.id}"): api has no streamSimple`);
+    // parley hands providers pi-ai 0.73's context; the extension's streams expect the newest transcript.
+    own = (model, context, options) => Reflect.apply(streamSimple, api, [model, transcript.normalizeContext(context), options]);
+  }
+  const apiName = typeof builtin === "string" ? builtin : `${input.id}-api`;
+  return {
+    ...input,
+    name: input.name ?? input.id,
+    api: apiName,
+    ...(own ? { streamSimple: own } : {}),
+    models: (input.models ?? []).map((model) => ({ ...model, api: apiName })),
+  };
+}
+
+/** Model catalogues of the newest pi's `providers/<id>.models` modules, from parley's pi-ai. */
+export function modelCatalog(ai: () => Library, provider: string): () => Record<string, unknown> {
+  return () => {
+    const known = fn(ai(), "getProviders")();
+    if (!Array.isArray(known) || !known.includes(provider)) return {};
+    const models = fn(ai(), "getModels")(provider);
+    return Array.isArray(models) ? Object.fromEntries(models.map((m: { id: string }) => [m.id, m])) : {};
+  };
+}
