@@ -529,6 +529,9 @@ async function writeNewestModules() {
         "",
       ].join("\n"),
     );
+    // jiti imports a .cjs file with Node's ES module loader, which finds a CommonJS module's export
+    // names by reading its text: the last line lists them (as esbuild's output does).
+    const names = [...new Set([...(module.extend ? await libraryExportNames(`@mariozechner/${module.base}`) : []), ...Object.keys(module.exports)])];
     writeFileSync(
       join(dist, "extensions/compat/newest", name),
       [
@@ -537,6 +540,7 @@ async function writeNewestModules() {
         'const real = require("node:module").createRequire(__filename);',
         'const { libraryFile } = real("../../loader.js");',
         `module.exports = real("../newest-modules.js").newestModule(${JSON.stringify(specifier)}, (base) => real(libraryFile(base)));`,
+        `0 && (module.exports = { ${names.join(", ")} });`,
         "",
       ].join("\n"),
     );

@@ -60,10 +60,20 @@ function realValues(pkg: string, load: LibraryLoader): Record<string, () => unkn
   };
 }
 
+// One value per package and name, whichever module it is read from (1.6.0's root re-exports its
+// subpaths' names: `ModelsError` from pi-ai and from pi-ai/utils/models-error must be one class).
+const values = new Map<string, unknown>();
+
 /** The value parley gives for a name 0.73 lacks. */
 function addedValue(specifier: string, name: string, kind: Exclude<NewestExport, "base">, load: LibraryLoader): unknown {
   if (typeof kind === "object") return kind.value;
   const pkg = specifier.split("/")[0] ?? specifier;
+  const key = `${pkg}:${name}:${kind}`;
+  if (!values.has(key)) values.set(key, makeValue(specifier, pkg, name, kind, load));
+  return values.get(key);
+}
+
+function makeValue(specifier: string, pkg: string, name: string, kind: "function" | "class" | "object", load: LibraryLoader): unknown {
   const real = realValues(pkg, load)[name];
   if (real) return real();
   // providers/<id>.models: the chat models are parley's catalogue of that provider; image and
