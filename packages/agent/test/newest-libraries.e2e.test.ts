@@ -55,7 +55,8 @@ async function codingAgentSurface(): Promise<Surface> {
       const full = join(folder, entry);
       if (statSync(full).isDirectory()) walk(full);
       else if (entry.endsWith(".d.ts")) {
-        for (const m of readFileSync(full, "utf8").matchAll(/^export declare (?:abstract )?(class|function) (\w+)/gm)) declared.set(m[2] as string, m[1] as string);
+        for (const m of readFileSync(full, "utf8").matchAll(/^export declare (?:abstract )?(class|function) (\w+)/gm))
+          declared.set(m[2] as string, m[1] as string);
       }
     }
   };
@@ -78,7 +79,8 @@ function surfaceExtension(surface: Surface): string {
       const bindings = Object.keys(names).map((name) => [name, `b${n++}`] as const);
       if (bindings.length === 0) continue;
       lines.push(`import { ${bindings.map(([name, local]) => `${name} as ${local}`).join(", ")} } from ${JSON.stringify(specifier)};`);
-      for (const [name, local] of bindings) checks.push(`  [${JSON.stringify(specifier)}, ${JSON.stringify(name)}, ${JSON.stringify(names[name])}, () => ${local}],`);
+      for (const [name, local] of bindings)
+        checks.push(`  [${JSON.stringify(specifier)}, ${JSON.stringify(name)}, ${JSON.stringify(names[name])}, () => ${local}],`);
     }
   }
   return [
@@ -126,7 +128,9 @@ describe("the newest pi's library modules", () => {
   it("every value export of every module of pi-ai, pi-tui, pi-agent-core and pi-coding-agent 1.6.0, under both scopes, is a binding of the same kind", async () => {
     const libraries = Object.keys(surface).filter((s) => s !== "pi-coding-agent");
     // The modules pi-ai's wildcard subpaths expand to are there too (providers/*, api/*, utils/*).
-    expect(libraries).toEqual(expect.arrayContaining(["pi-ai", "pi-ai/compat", "pi-ai/models", "pi-ai/utils/uuid", "pi-ai/providers/anthropic.models", "pi-tui", "pi-agent-core"]));
+    expect(libraries).toEqual(
+      expect.arrayContaining(["pi-ai", "pi-ai/compat", "pi-ai/models", "pi-ai/utils/uuid", "pi-ai/providers/anthropic.models", "pi-tui", "pi-agent-core"]),
+    );
     expect(libraries.length).toBeGreaterThan(150);
     const file = join(tempDir("parley-surface-"), "surface.js");
     writeFileSync(file, surfaceExtension(surface));
@@ -145,7 +149,9 @@ describe("the newest pi's library modules", () => {
     writeFileSync(file, 'import { uuidv7 } from "@earendil-works/pi-ai/dist/utils/uuid.js";\nexport default function () { void uuidv7; }\n');
     const agent = start([file]);
     await agent.until(() => agent.stderr().includes("Failed to load extension"));
-    expect(agent.stderr()).toMatch(/Cannot find module '[^']*@earendil-works\/pi-ai[^']*'|Cannot find module '[^']*newest[^']*pi-ai\.cjs\/dist\/utils\/uuid\.js'/);
+    expect(agent.stderr()).toMatch(
+      /Cannot find module '[^']*@earendil-works\/pi-ai[^']*'|Cannot find module '[^']*newest[^']*pi-ai\.cjs\/dist\/utils\/uuid\.js'/,
+    );
     expect(agent.stderr()).not.toContain("node_modules/@earendil-works");
   });
 });
@@ -166,7 +172,13 @@ describe("the newest pi's library names at work", () => {
       // Contents joined, sections patched by name (null removes one), in the order first declared.
       prompt: "Base.\n\nLater.\n\n<rules>two</rules>",
       tools: ["read", "grep"],
-      current: { role: "system", content: "Base.\n\nLater.", sections: { rules: "<rules>two</rules>" }, toolsAdded: [tool("read"), tool("grep")], timestamp: 5 },
+      current: {
+        role: "system",
+        content: "Base.\n\nLater.",
+        sections: { rules: "<rules>two</rules>" },
+        toolsAdded: [tool("read"), tool("grep")],
+        timestamp: 5,
+      },
       collapsed: ["system", "user", "assistant"],
       none: [true, ""],
       partials: [{ path: "a" }, { path: "ab.txt" }, { path: "ab.txt", n: 2 }],
@@ -220,7 +232,9 @@ describe("pi 1.6.0's example extensions that import its libraries", () => {
       });
     walk(dir);
     const names = found.map((f) => f.slice(dir.length + 1));
-    expect(names).toEqual(expect.arrayContaining(["summarize.ts", "overlay-test.ts", "custom-provider-anthropic/index.ts", "custom-provider-gitlab-duo/index.ts"]));
+    expect(names).toEqual(
+      expect.arrayContaining(["summarize.ts", "overlay-test.ts", "custom-provider-anthropic/index.ts", "custom-provider-gitlab-duo/index.ts"]),
+    );
     const agent = start(found);
     const response = await agent.request({ type: "get_commands" }, 120_000);
     expect(response["success"]).toBe(true);
