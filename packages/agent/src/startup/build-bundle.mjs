@@ -126,6 +126,11 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
 // are required when first used, the debug output has no colours and is timed with
 // process.hrtime: ~1 MiB less start-up peak with extensions.
 const jitiCore = readFileSync(join(packageDir("jiti"), "dist", "jiti.cjs"), "utf8");
+// The extension loader hands jiti an alias table marked as normalised (extensions/loader.ts,
+// normalized()): a jiti release that no longer honours the mark would spend ~10 ms per start on it.
+if (!jitiCore.includes('Symbol.for("pathe:normalizedAlias")')) {
+  throw new Error("build-bundle: jiti no longer marks normalised alias tables; review normalized() in extensions/loader.ts");
+}
 // A jiti release that stops requiring one of them is a sign to look at these again.
 for (const specifier of ["node:assert", "node:fs/promises", "node:tty", "node:perf_hooks"]) {
   if (!jitiCore.includes(`require("${specifier}")`)) {
