@@ -6,6 +6,8 @@
  * own pi-ai instance, never a copy found in node_modules.
  */
 import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -207,6 +209,37 @@ describe("the newest pi's library names at work", () => {
     expect((await agent.request({ type: "set_model", provider: "made", modelId: "made-1" }))["success"]).toBe(true);
     expect(replyText(await runPrompt(agent, "hello", 60_000))).toBe("made: system / true");
     noErrors(agent);
+  });
+});
+
+describe("createProvider with openAICompletionsApi()", () => {
+  it("registers a provider whose model answers through pi-ai's OpenAI completions implementation, with the provider's key", async () => {
+    const requests: { url: string | undefined; auth: string | undefined; body: { model?: string; messages?: { role: string }[] } }[] = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8").on("data", (d: string) => (body += d));
+      req.on("end", () => {
+        requests.push({ url: req.url, auth: req.headers.authorization, body: JSON.parse(body) as (typeof requests)[number]["body"] });
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunk = (delta: object, finish: string | null) =>
+          `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "local-1", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        res.end(`${chunk({ role: "assistant", content: "hello from " }, null)}${chunk({ content: "the server" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const args = ["--mode", "rpc", "--no-session", "-e", join(AGENT_FIXTURES, "newest-libraries.js")];
+      const agent = procs.raw(args, { cwd: tempDir(), env: { ...process.env, PARLEY_TEST_OPENAI_URL: `http://127.0.0.1:${port}/v1` } });
+      expect((await agent.request({ type: "set_model", provider: "local", modelId: "local-1" }))["success"]).toBe(true);
+      expect(replyText(await runPrompt(agent, "hello", 60_000))).toBe("hello from the server");
+      expect(requests).toHaveLength(1);
+      expect(requests[0]).toMatchObject({ url: "/v1/chat/completions", auth: "Bearer local-key", body: { model: "local-1" } });
+      expect(requests[0]?.body.messages?.map((m) => m.role)).toEqual(["system", "user"]);
+      noErrors(agent);
+    } finally {
+      server.close();
+    }
   });
 });
 
