@@ -187,6 +187,7 @@ describe("the newest pi's library names at work", () => {
       finished: { arguments: { path: "ab.txt", n: 2 } },
       broken: { arguments: {}, argumentsError: expect.stringContaining('{"a": ') },
       fakeCursor: "\x1b_pi:fc\x07x\x1b_pi:/fc\x07",
+      utils: [true, "stop", "abc\u{1f600}", true, false],
       standIn: "TuiMainScreen is not available in parley (the newest pi's libraries have it, parley's 0.73 copies do not)",
       sameUuid: true,
       sameClass: true,

@@ -8,6 +8,7 @@
  */
 import { builtinApi, createProvider, makeStreamingClasses, modelCatalog, parseToolCallArguments, sleep, uuidv7 } from "./pi-ai-additions.js";
 import * as transcript from "./pi-ai-transcript.js";
+import * as utils from "./pi-ai-utils.js";
 import { NEWEST_MODULES, type NewestExport } from "./newest-surface.generated.js";
 import { unavailableClass, unavailableError, unavailableFunction } from "./unavailable.js";
 
@@ -56,7 +57,7 @@ function realValues(pkg: string, load: LibraryLoader): Record<string, () => unkn
     StreamingJsonParser: () => classes().StreamingJsonParser,
     ToolCallArgumentsStream: () => classes().ToolCallArgumentsStream,
     ...Object.fromEntries(Object.entries(apis).map(([name, api]) => [name, () => builtinApi(ai, api)])),
-    ...Object.fromEntries(Object.entries(transcript).map(([name, value]) => [name, () => value])),
+    ...Object.fromEntries([...Object.entries(transcript), ...Object.entries(utils)].map(([name, value]) => [name, () => value])),
   };
 }
 
