@@ -28,8 +28,16 @@ function unavailableObject(name: string): object {
   });
 }
 
+const reals = new Map<string, Record<string, () => unknown>>();
+
 /** Real implementations, by package and name: each a maker run at first read. */
 function realValues(pkg: string, load: LibraryLoader): Record<string, () => unknown> {
+  let table = reals.get(pkg);
+  if (table === undefined) reals.set(pkg, (table = makeRealValues(pkg, load)));
+  return table;
+}
+
+function makeRealValues(pkg: string, load: LibraryLoader): Record<string, () => unknown> {
   if (pkg === "pi-tui") {
     // pi-tui's fake-cursor markers: zero-width APC sequences around the cursor's text.
     return { renderFakeCursor: () => (text: string) => `\x1b_pi:fc\x07${text}\x1b_pi:/fc\x07` };

@@ -3,7 +3,6 @@
  * for real: what an extension gets for them (see newest-modules.ts). `ai` is parley's own pi-ai
  * instance, read only when one of these needs it.
  */
-import { randomFillSync } from "node:crypto";
 import * as transcript from "./pi-ai-transcript.js";
 
 type Library = Readonly<Record<string, unknown>>;
@@ -27,7 +26,7 @@ export function uuidv7(timestampMs?: number): string {
   const ms = timestampMs ?? Math.max(Date.now(), lastMs);
   if (!Number.isInteger(ms) || ms < 0 || ms > MAX_MS) throw new RangeError(`UUIDv7 timestamp must be an integer between 0 and ${MAX_MS}`);
   if (timestampMs === undefined) lastMs = ms;
-  const random = randomFillSync(new Uint8Array(16));
+  const random = globalThis.crypto.getRandomValues(new Uint8Array(16));
   // A fresh counter starts in the lower half of its range, so that increments never run out.
   counter = counter === undefined ? BigInt(`0x${Buffer.from(random.subarray(0, 5)).toString("hex")}`) : counter + 1n;
   if (counter >= 1n << 41n) throw new RangeError("UUIDv7 generator sequence exhausted");
