@@ -194,6 +194,8 @@ describe("the newest pi's library names at work", () => {
       sameType: true,
       catalogue: true,
       builtin: { api: "openai-completions", models: ["openai-completions"], streamSimple: false },
+      // A map by model.api: the extension's own stream under its key, a built-in one by its name.
+      mixed: { api: "mine", models: ["mine", "openai-completions"], streamSimple: "function" },
     });
     noErrors(agent);
   });

@@ -21,7 +21,10 @@ const tool = fc.record({
   parameters: fc.constantFrom({ type: "object", properties: {} }, { type: "object", properties: { path: { type: "string" } } }),
 });
 const text = fc.constantFrom("", "Base.", "More.", "x\ny");
-const content = fc.oneof(text, fc.array(fc.oneof(fc.record({ type: fc.constant("text"), text }), fc.constant({ type: "image", data: "", mimeType: "image/png" })), { maxLength: 3 }));
+const content = fc.oneof(
+  text,
+  fc.array(fc.oneof(fc.record({ type: fc.constant("text"), text }), fc.constant({ type: "image", data: "", mimeType: "image/png" })), { maxLength: 3 }),
+);
 const system = fc.record(
   {
     role: fc.constant("system" as const),

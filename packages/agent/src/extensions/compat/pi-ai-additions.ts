@@ -170,32 +170,57 @@ interface ProviderInput {
   [key: string]: unknown;
 }
 
+/** What an API implementation is: a built-in one (by its api name), the extension's own, or neither. */
+function implementation(value: unknown): { builtin: string } | { streamSimple: (...args: unknown[]) => unknown } | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const builtin = Reflect.get(value, BUILTIN_API);
+  if (typeof builtin === "string") return { builtin };
+  const streamSimple = Reflect.get(value, "streamSimple");
+  return typeof streamSimple === "function" ? { streamSimple: (...args) => Reflect.apply(streamSimple, value, args) } : undefined;
+}
+
 /**
  * A provider for `pi.registerProvider(provider)`: its models, and the API they use: a built-in
  * one by name (`openAICompletionsApi()`), or the streams the extension wrote, called with the
- * newest pi's transcript context. Auth flows (`auth`) need pi's login UI, which RPC mode lacks:
- * give the key as `apiKey` (a key or an environment variable's name), as pi's config form takes.
+ * newest pi's transcript context. `api` may be one implementation or a map by `model.api`, of
+ * built-in ones and at most one of the extension's own (parley registers one stream per provider).
+ * Auth flows (`auth`) need pi's login UI, which RPC mode lacks: give the key as `apiKey` (a key or
+ * an environment variable's name), as pi's config form takes.
  */
 export function createProvider(input: ProviderInput): Record<string, unknown> {
   if (typeof input?.id !== "string" || input.id === "") throw new TypeError("createProvider: the provider needs an id");
-  const api = input.api;
-  if (api === null || typeof api !== "object")
-    throw new TypeError(`createProvider("${input.id}"): api must be an API implementation such as openAICompletionsApi()`);
-  const builtin = Reflect.get(api, BUILTIN_API);
-  const streamSimple = Reflect.get(api, "streamSimple");
-  let own: StreamFn | undefined;
-  if (typeof builtin !== "string") {
-    if (typeof streamSimple !== "function") throw new TypeError(`createProvider("${input.id}"): api has no streamSimple`);
-    // parley hands providers pi-ai 0.73's context; the extension's streams expect the newest transcript.
-    own = (model, context, options) => Reflect.apply(streamSimple, api, [model, transcript.normalizeContext(context), options]);
+  const id = input.id;
+  const models = input.models ?? [];
+  const single = implementation(input.api);
+  const entries: [string, unknown][] = single !== undefined ? [] : input.api !== null && typeof input.api === "object" ? Object.entries(input.api) : [];
+  if (single === undefined && entries.length === 0) {
+    throw new TypeError(`createProvider("${id}"): api must be an API implementation such as openAICompletionsApi(), or a map of them by model.api`);
   }
-  const apiName = typeof builtin === "string" ? builtin : `${input.id}-api`;
+  const byApi = new Map(entries.map(([api, value]) => [api, implementation(value)]));
+  for (const [api, found] of byApi) if (found === undefined) throw new TypeError(`createProvider("${id}"): api["${api}"] is not an API implementation`);
+  const own = [...(single ? [["", single] as const] : []), ...byApi].filter(([, found]) => found !== undefined && !("builtin" in found));
+  if (own.length > 1) throw new TypeError(`createProvider("${id}"): parley takes one stream implementation of the extension's own per provider`);
+  const ownName = single !== undefined ? (typeof models[0]?.api === "string" ? models[0].api : `${id}-api`) : (own[0]?.[0] ?? `${id}-api`);
+  // The api name each model goes by: the built-in one its implementation stands for, or the one
+  // under which the extension's stream is registered.
+  const apiOf = (model: Record<string, unknown>): string => {
+    const found = single ?? byApi.get(typeof model.api === "string" ? model.api : (entries[0]?.[0] ?? ""));
+    if (found === undefined) throw new TypeError(`createProvider("${id}"): no api implementation for model ${String(model.id)} (api ${String(model.api)})`);
+    return "builtin" in found ? found.builtin : ownName;
+  };
+  const stream = own[0]?.[1];
+  const streamSimple: StreamFn | undefined =
+    stream && "streamSimple" in stream
+      ? // parley hands providers pi-ai 0.73's context; the extension's streams expect the newest transcript.
+        (model, context, options) => stream.streamSimple(model, transcript.normalizeContext(context), options)
+      : undefined;
+  const mapped = models.map((model) => ({ ...model, api: apiOf(model) }));
   return {
     ...input,
-    name: input.name ?? input.id,
-    api: apiName,
-    ...(own ? { streamSimple: own } : {}),
-    models: (input.models ?? []).map((model) => ({ ...model, api: apiName })),
+    name: input.name ?? id,
+    api: streamSimple ? ownName : (mapped[0]?.api ?? ownName),
+    ...(streamSimple ? { streamSimple } : {}),
+    models: mapped,
   };
 }
 
