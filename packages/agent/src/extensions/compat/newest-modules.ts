@@ -3,7 +3,7 @@
  * its subpaths, pi-tui, pi-agent-core; `@mariozechner/*` alike): parley's own 0.73 instance of
  * every name 0.73 has (the same values parley runs with: a schema, a registered API provider),
  * plus each name only the newest has (newest-surface.generated.ts): implemented for real where
- * parley can (pi-ai-additions.ts, pi-ai-transcript.ts), else a stand-in of the same kind that
+ * parley can (pi-ai-additions.ts, pi-ai-transcript.ts, pi-ai-utils.ts), else a stand-in of the same kind that
  * loads and fails with a clear message when used. Each value is made when first read.
  */
 import { builtinApi, createProvider, makeStreamingClasses, modelCatalog, parseToolCallArguments, sleep, uuidv7 } from "./pi-ai-additions.js";
@@ -43,7 +43,8 @@ function makeRealValues(pkg: string, load: LibraryLoader): Record<string, () => 
     return { renderFakeCursor: () => (text: string) => `\x1b_pi:fc\x07${text}\x1b_pi:/fc\x07` };
   }
   if (pkg !== "pi-ai") return {};
-  const ai = () => load("pi-ai");
+  let library: Readonly<Record<string, unknown>> | undefined;
+  const ai = () => (library ??= load("pi-ai"));
   let streaming: ReturnType<typeof makeStreamingClasses> | undefined;
   const classes = () => (streaming ??= makeStreamingClasses(ai));
   const apis: Record<string, string> = {
@@ -106,30 +107,14 @@ export function newestModule(specifier: string, load: LibraryLoader): object | u
   if (!module) return undefined;
   const out: Record<string, unknown> = {};
   Object.defineProperty(out, "__esModule", { value: true });
-  const define = (name: string, get: () => unknown) => {
-    let value: unknown;
-    let done = false;
-    Object.defineProperty(out, name, {
-      enumerable: true,
-      get: () => {
-        if (!done) {
-          value = get();
-          done = true;
-        }
-        return value;
-      },
-    });
-  };
+  const reads = (name: string, get: () => unknown) => Object.defineProperty(out, name, { enumerable: true, get });
   // The base's own names stay getters of it: reading one loads what the base would load, no more.
-  const base = () => load(module.base);
-  if (module.extend) for (const name of Object.keys(base())) Object.defineProperty(out, name, { enumerable: true, get: () => base()[name] });
+  let baseModule: Readonly<Record<string, unknown>> | undefined;
+  const base = () => (baseModule ??= load(module.base));
+  if (module.extend) for (const name of Object.keys(base())) reads(name, () => base()[name]);
   for (const [name, kind] of Object.entries(module.exports)) {
-    if (kind === "base") Object.defineProperty(out, name, { enumerable: true, get: () => base()[name] });
-    else define(name, () => addedValue(specifier, name, kind, load));
+    reads(name, kind === "base" ? () => base()[name] : () => addedValue(specifier, name, kind, load));
   }
   made.set(specifier, out);
   return out;
 }
-
-/** Every specifier newestModule() serves. */
-export const NEWEST_SPECIFIERS: readonly string[] = Object.keys(NEWEST_MODULES);
