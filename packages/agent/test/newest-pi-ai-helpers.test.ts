@@ -104,3 +104,32 @@ describe("the small helpers", () => {
     expect(() => uuidv7(-1)).toThrow(RangeError);
   });
 });
+
+describe("ToolCallArgumentsStream and StreamingJsonParser", () => {
+  it("show the arguments read so far, and read a large text in many pieces in linear time", async () => {
+    const { makeStreamingClasses } = await import("../src/extensions/compat/pi-ai-additions.js");
+    const ai = await import("@mariozechner/pi-ai");
+    const { ToolCallArgumentsStream, StreamingJsonParser } = makeStreamingClasses(() => ai);
+    const small = new ToolCallArgumentsStream();
+    expect([small.append('{"a": [1, '), small.append('2], "b": "x'), small.replace('{"a": [1, 2], "b": "xyz"}').delta]).toEqual([
+      { a: [1] },
+      { a: [1, 2], b: "x" },
+      'yz"}',
+    ]);
+    expect(small.finish()).toEqual({ arguments: { a: [1, 2], b: "xyz" } });
+    expect(small.replace('{"c": 1}')).toEqual({ delta: undefined, arguments: { c: 1 } });
+    // ~2 MB in 20-character pieces: reparsing at every piece would take minutes.
+    const content = "x".repeat(2_000_000);
+    const text = JSON.stringify({ path: "big.txt", content });
+    const big = new ToolCallArgumentsStream();
+    const parser = new StreamingJsonParser();
+    let changes = 0;
+    for (let i = 0; i < text.length; i += 20) {
+      big.append(text.slice(i, i + 20));
+      changes += parser.append(text.slice(i, i + 20)).length;
+    }
+    expect(big.finish()).toEqual({ arguments: { path: "big.txt", content } });
+    expect(parser.snapshot()).toEqual({ path: "big.txt", content });
+    expect(changes).toBeGreaterThan(1);
+  }, 120_000);
+});

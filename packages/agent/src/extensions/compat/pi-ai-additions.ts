@@ -75,47 +75,85 @@ export function parseToolCallArguments(json: string | undefined): { arguments: R
   }
 }
 
+/**
+ * Text read in pieces, parsed with pi-ai 0.73's tolerant parser. Reparsing all of it at each piece
+ * would cost the square of its length, so once it is long a piece is parsed only when the text has
+ * grown by half since the last parse (linear in all): meanwhile the value read so far lags behind
+ * the text, as pi-ai 1.6.0's own preview does for large values. `current()` parses what lags.
+ */
+class PieceParser {
+  #text = "";
+  #parsedLength = -1;
+  #value: unknown;
+  constructor(private readonly parse: (text: string) => unknown) {}
+  get text(): string {
+    return this.#text;
+  }
+  /** Adds a piece (or, with `restart`, starts over from it); true when the value was parsed again. */
+  append(piece: string, restart = false): boolean {
+    this.#text = restart ? piece : this.#text + piece;
+    if (restart) this.#parsedLength = -1;
+    if (this.#text.length > 4096 && this.#text.length < this.#parsedLength * 1.5) return false;
+    this.#parseNow();
+    return true;
+  }
+  /** The value of all the text read, parsed now if it lags. */
+  current(): unknown {
+    if (this.#parsedLength !== this.#text.length) this.#parseNow();
+    return this.#value;
+  }
+  #parseNow(): void {
+    this.#parsedLength = this.#text.length;
+    this.#value = this.#text.trim() === "" ? undefined : this.parse(this.#text);
+  }
+  get value(): unknown {
+    return this.#value;
+  }
+}
+
 export function makeStreamingClasses(ai: () => Library) {
-  const partial = (text: string): Record<string, unknown> => {
-    const value = fn(ai(), "parseStreamingJson")(text);
-    return value !== null && typeof value === "object" ? { ...value } : {};
-  };
+  const parse = (text: string): unknown => fn(ai(), "parseStreamingJson")(text);
 
   /** The value of JSON text read so far; each piece's change is reported as one `set` of the root. */
   class StreamingJsonParser {
-    #text = "";
-    #snapshot: unknown;
+    #pieces = new PieceParser(parse);
+    #reported = JSON.stringify(undefined);
     append(text: string): readonly { kind: "set"; path: readonly (string | number)[]; value: unknown }[] {
-      this.#text += text;
-      const before = JSON.stringify(this.#snapshot);
-      this.#snapshot = this.#text.trim() === "" ? undefined : fn(ai(), "parseStreamingJson")(this.#text);
-      return JSON.stringify(this.#snapshot) === before || this.#snapshot === undefined ? [] : [{ kind: "set", path: [], value: this.#snapshot }];
+      if (!this.#pieces.append(text) || this.#pieces.value === undefined) return [];
+      const now = JSON.stringify(this.#pieces.value);
+      if (now === this.#reported) return [];
+      this.#reported = now;
+      return [{ kind: "set", path: [], value: this.#pieces.value }];
     }
+    /** The value of the text read so far (parsing it now if the last pieces were not). */
     snapshot(): unknown {
-      return this.#snapshot;
+      return this.#pieces.current();
     }
   }
 
   /** One streaming tool call's argument text, its partial arguments, and the final parse. */
   class ToolCallArgumentsStream {
-    #text = "";
+    #pieces = new PieceParser(parse);
     #arguments: Record<string, unknown> = {};
     get text(): string {
-      return this.#text;
+      return this.#pieces.text;
     }
     append(delta: string): Record<string, unknown> {
-      this.#text += delta;
-      const next = partial(this.#text);
-      if (JSON.stringify(next) !== JSON.stringify(this.#arguments)) this.#arguments = next;
-      return this.#arguments;
+      return this.#read(this.#pieces.append(delta));
     }
     replace(text: string): { readonly delta: string | undefined; readonly arguments: Record<string, unknown> } {
-      const delta = text.startsWith(this.#text) ? text.slice(this.#text.length) : undefined;
-      if (delta === undefined) this.#text = "";
-      return { delta, arguments: this.append(delta ?? text) };
+      const delta = text.startsWith(this.#pieces.text) ? text.slice(this.#pieces.text.length) : undefined;
+      return { delta, arguments: this.#read(this.#pieces.append(delta ?? text, delta === undefined)) };
     }
     finish(): { arguments: Record<string, unknown>; argumentsError?: string } {
-      return parseToolCallArguments(this.#text);
+      return parseToolCallArguments(this.#pieces.text);
+    }
+    /** The partial arguments: a new object only when they changed. */
+    #read(parsed: boolean): Record<string, unknown> {
+      const value = this.#pieces.value;
+      const next = value !== null && typeof value === "object" && !Array.isArray(value) ? { ...value } : {};
+      if (parsed && JSON.stringify(next) !== JSON.stringify(this.#arguments)) this.#arguments = next;
+      return this.#arguments;
     }
   }
   return { StreamingJsonParser, ToolCallArgumentsStream };
