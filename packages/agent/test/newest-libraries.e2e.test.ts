@@ -8,7 +8,9 @@
 import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
 import { libraryModules, packageDir, valueKind } from "../scripts/library-surface.mjs";
@@ -145,6 +147,31 @@ describe("the newest pi's library modules", () => {
     expect(report.checked).toBe(names * SCOPES.length);
     noErrors(agent);
   });
+
+  it("parley run unbundled from dist/ (as a library) serves the same modules, of the same kinds", async () => {
+    const file = join(tempDir("parley-surface-"), "surface.js");
+    writeFileSync(file, surfaceExtension(surface));
+    const loader = pathToFileURL(join(import.meta.dirname, "..", "dist", "extensions", "loader.js")).href;
+    // The extension's /surface handler, run with just what it uses of pi and ctx.
+    const script = [
+      `const { loadExtension } = await import(${JSON.stringify(loader)});`,
+      `const loaded = await loadExtension(${JSON.stringify(file)});`,
+      "if (loaded.error) { console.log(JSON.stringify({ error: loaded.error })); process.exit(0); }",
+      "let handler;",
+      "await loaded.factory({ registerCommand: (_name, options) => { handler = options.handler; } });",
+      "await handler('', { ui: { notify: (message) => console.log(message) } });",
+    ].join("\n");
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code, err).toBe(0);
+    const report = JSON.parse(out) as { checked: number; wrong: string[] };
+    expect(report.wrong).toEqual([]);
+    expect(report.checked).toBe(Object.values(surface).reduce((sum, names) => sum + Object.keys(names).length, 0) * SCOPES.length);
+  }, 180_000);
 
   it("an import of a path the modules do not export fails to load instead of reaching the newest pi in node_modules", async () => {
     const file = join(tempDir("parley-deep-"), "deep.js");
