@@ -178,9 +178,7 @@ describe("the newest pi's library modules", () => {
     writeFileSync(file, 'import { uuidv7 } from "@earendil-works/pi-ai/dist/utils/uuid.js";\nexport default function () { void uuidv7; }\n');
     const agent = start([file]);
     await agent.until(() => agent.stderr().includes("Failed to load extension"));
-    expect(agent.stderr()).toMatch(
-      /Cannot find module '[^']*@earendil-works\/pi-ai[^']*'|Cannot find module '[^']*newest[^']*pi-ai\.cjs\/dist\/utils\/uuid\.js'/,
-    );
+    expect(agent.stderr()).toMatch(/Cannot find module '[^']*newest\/pi-ai\/dist\/utils\/uuid\.js'/);
     expect(agent.stderr()).not.toContain("node_modules/@earendil-works");
   });
 });

@@ -102,23 +102,30 @@ function renamed(from: string, to: string, table: Record<string, string>): Recor
   return out;
 }
 
-/** The packages whose newest-pi modules parley serves (newest-modules.ts), under both scopes. */
+/** The packages whose newest-pi modules parley serves (newest-modules.ts), and their scopes. */
+const NEWEST_PACKAGES = ["pi-ai", "pi-tui", "pi-agent-core"];
 const NEWEST_SCOPES = ["@earendil-works", "@mariozechner"];
 
-/**
- * Specifier → module for every module of the newest pi's pi-ai (each subpath), pi-tui and
- * pi-agent-core, under both scopes: small CommonJS modules the build writes (`newest/` beside the
- * entry modules, one per module, named `pi-ai__utils__uuid.cjs`), each serving parley's own
- * instance plus what only the newest pi has. Empty before the build has written them.
- */
-function newestLibraries(): Record<string, string> {
+/** The folder of the build's newest-pi modules, when the build has written them. */
+function newestFolder(): string | undefined {
   const dir = join(entryRoot, entryRoot.endsWith("bundle") ? "newest" : join("extensions", "compat", "newest"));
-  if (!existsSync(dir)) return {};
+  return existsSync(dir) ? dir : undefined;
+}
+
+/**
+ * Aliases for every module of the newest pi's pi-ai (each subpath), pi-tui and pi-agent-core,
+ * under both scopes, to small CommonJS modules the build writes (one per module: `pi-ai.cjs`,
+ * `pi-ai/utils/uuid.cjs`), each serving parley's own instance plus what only the newest pi has.
+ * A package maps to its file, and `<package>/` to its folder, where jiti finds a subpath's file
+ * (it tries `.cjs`): six aliases, not one per module (jiti goes through them all at each import).
+ */
+function newestLibraries(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of readdirSync(dir)) {
-    if (!name.endsWith(".cjs")) continue;
-    const specifier = name.slice(0, -".cjs".length).replace(/__/g, "/");
-    for (const scope of NEWEST_SCOPES) out[`${scope}/${specifier}`] = join(dir, name);
+  for (const pkg of NEWEST_PACKAGES) {
+    for (const scope of NEWEST_SCOPES) {
+      out[`${scope}/${pkg}/`] = join(dir, pkg);
+      out[`${scope}/${pkg}`] = join(dir, `${pkg}.cjs`);
+    }
   }
   return out;
 }
@@ -156,10 +163,21 @@ function unbundledLibraries(): Record<string, string> {
 function aliases(): Record<string, string> {
   const bundled = bundledLibraries();
   const libraries = Object.keys(bundled).length > 0 ? bundled : { ...unbundledLibraries() };
-  const newest = newestLibraries();
-  // Without the build's newest-pi modules (only `tsc -b` ran), pi-ai's compat entry is its root.
-  const piAiRoot = libraries["@mariozechner/pi-ai"];
-  if (piAiRoot && Object.keys(newest).length === 0) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
+  const dir = newestFolder();
+  const newest = dir === undefined ? {} : newestLibraries(dir);
+  if (dir !== undefined) {
+    // 0.73's modules that the newest pi has too are served by the newest-pi modules.
+    for (const specifier of Object.keys(libraries)) {
+      const [, pkg, ...subpath] = specifier.split("/");
+      if (pkg && NEWEST_PACKAGES.includes(pkg) && existsSync(join(dir, subpath.length === 0 ? `${pkg}.cjs` : join(pkg, `${subpath.join("/")}.cjs`)))) {
+        delete libraries[specifier];
+      }
+    }
+  } else {
+    // Without the build's newest-pi modules (only `tsc -b` ran), pi-ai's compat entry is its root.
+    const piAiRoot = libraries["@mariozechner/pi-ai"];
+    if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
+  }
   const shared = {
     ...libraries,
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
@@ -175,12 +193,13 @@ function aliases(): Record<string, string> {
 
 /**
  * The alias table as jiti would normalise it, marked so: jiti (pathe's `normalizeAliases`) compares
- * every alias with every other, ~10 ms for the ~400 of the newest pi's modules. Already normal:
+ * every alias with every other, which grows with the square of their number. Already normal:
  * no value (an absolute path) starts with a key (a package specifier); left is jiti's order, the
  * most specific (most "/") first, which its prefix matching relies on.
  */
 function normalized(table: Record<string, string>): Record<string, string> {
-  const depth = (specifier: string) => specifier.split("/").length;
+  // A folder alias ("pi-ai/") after the files below it ("pi-ai/anthropic"), before its package's.
+  const depth = (specifier: string) => specifier.split("/").filter(Boolean).length + (specifier.endsWith("/") ? 0.5 : 0);
   const out = Object.fromEntries(Object.entries(table).sort(([a], [b]) => depth(b) - depth(a)));
   Object.defineProperty(out, Symbol.for("pathe:normalizedAlias"), { value: true });
   return out;
