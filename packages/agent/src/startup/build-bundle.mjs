@@ -508,7 +508,7 @@ function writeReexport(file, part, names, lighter = {}) {
  * Writes the modules extensions get for the newest pi's library modules: in dist/bundle/newest/
  * (the bundle's instance, the bundle's library re-export modules as 0.73's) and in
  * dist/extensions/compat/newest/ (parley's compiled modules, the installed 0.73 packages). The
- * names are specifiers with "/" as "__" (pi-ai__utils__uuid.cjs); paths between them are relative.
+ * files follow the specifiers (pi-ai.cjs, pi-ai/utils/uuid.cjs); paths between them are relative.
  */
 async function writeNewestModules() {
   const { NEWEST_MODULES } = await import(pathToFileURL(join(dist, "extensions/compat/newest-surface.generated.js")).href);
