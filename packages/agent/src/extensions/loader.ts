@@ -102,25 +102,82 @@ function renamed(from: string, to: string, table: Record<string, string>): Recor
   return out;
 }
 
+/** The packages whose newest-pi modules parley serves (newest-modules.ts), and their scopes. */
+const NEWEST_PACKAGES = ["pi-ai", "pi-tui", "pi-agent-core"];
+const NEWEST_SCOPES = ["@earendil-works", "@mariozechner"];
+
+/** The folder of the build's newest-pi modules, when the build has written them. */
+function newestFolder(): string | undefined {
+  const dir = join(entryRoot, entryRoot.endsWith("bundle") ? "newest" : join("extensions", "compat", "newest"));
+  return existsSync(dir) ? dir : undefined;
+}
+
+/**
+ * Aliases for every module of the newest pi's pi-ai (each subpath), pi-tui and pi-agent-core,
+ * under both scopes, to small CommonJS modules the build writes (one per module: `pi-ai.cjs`,
+ * `pi-ai/utils/uuid.cjs`), each serving parley's own instance plus what only the newest pi has.
+ * A package maps to its file, and `<package>/` to its folder, where jiti finds a subpath's file
+ * (it tries `.cjs`): six aliases, not one per module (jiti goes through them all at each import).
+ */
+function newestLibraries(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pkg of NEWEST_PACKAGES) {
+    for (const scope of NEWEST_SCOPES) {
+      out[`${scope}/${pkg}/`] = join(dir, pkg);
+      out[`${scope}/${pkg}`] = join(dir, `${pkg}.cjs`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The file of a 0.73 library module by package-relative specifier ("pi-ai/oauth"), for the
+ * newest-pi modules when parley runs unbundled (their build-written modules require it).
+ */
+export function libraryFile(specifier: string): string {
+  const file = unbundledLibraries()[`@mariozechner/${specifier}`];
+  if (file === undefined) throw new Error(`parley: no library module @mariozechner/${specifier}`);
+  return file;
+}
+
+let unbundled: Record<string, string> | undefined;
+function unbundledLibraries(): Record<string, string> {
+  unbundled ??= {
+    ...exportAliases("@mariozechner/pi-ai"),
+    ...exportAliases("@mariozechner/pi-tui"),
+    ...exportAliases("@mariozechner/pi-agent-core"),
+    ...exportAliases("typebox"),
+  };
+  return unbundled;
+}
+
 /**
  * Package name → what an extension gets when it imports it. As in the newest pi, both scopes
  * work: `@earendil-works/*` (pi's packages' new names) and `@mariozechner/*`; `@sinclair/typebox`
- * is TypeBox; pi-ai's `compat` entry is its root here (the installed pi-ai has only the root API).
- * Running from the bundle, the libraries are the bundle's own instances (bundledLibraries()).
+ * is TypeBox. Every module the newest pi's pi-ai, pi-tui and pi-agent-core export is served by
+ * newestLibraries(); 0.73's own subpaths (pi-ai/anthropic, …) stay as they were. Running from the
+ * bundle, the libraries are the bundle's own instances (bundledLibraries()). jiti matches an alias
+ * as a path prefix, so any other `@earendil-works/pi-ai/…` path fails to resolve rather than reach
+ * a copy in node_modules.
  */
 function aliases(): Record<string, string> {
   const bundled = bundledLibraries();
-  const libraries =
-    Object.keys(bundled).length > 0
-      ? bundled
-      : {
-          ...exportAliases("@mariozechner/pi-ai"),
-          ...exportAliases("@mariozechner/pi-tui"),
-          ...exportAliases("@mariozechner/pi-agent-core"),
-          ...exportAliases("typebox"),
-        };
-  const piAiRoot = libraries["@mariozechner/pi-ai"];
-  if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
+  const libraries = Object.keys(bundled).length > 0 ? bundled : { ...unbundledLibraries() };
+  const dir = newestFolder();
+  const newest = dir === undefined ? {} : newestLibraries(dir);
+  if (dir !== undefined) {
+    // 0.73's modules that the newest pi has too are served by the newest-pi modules.
+    for (const specifier of Object.keys(libraries)) {
+      const [, pkg, ...subpath] = specifier.split("/");
+      if (pkg && NEWEST_PACKAGES.includes(pkg) && existsSync(join(dir, subpath.length === 0 ? `${pkg}.cjs` : join(pkg, `${subpath.join("/")}.cjs`)))) {
+        delete libraries[specifier];
+      }
+    }
+  } else {
+    // Without the build's newest-pi modules (only `tsc -b` ran), pi-ai's compat entry is its root.
+    const piAiRoot = libraries["@mariozechner/pi-ai"];
+    if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
+  }
   const shared = {
     ...libraries,
     "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
@@ -128,9 +185,24 @@ function aliases(): Record<string, string> {
   return {
     ...shared,
     ...renamed("@mariozechner", "@earendil-works", shared),
+    ...newest,
     ...renamed("typebox", "@sinclair/typebox", libraries),
     "@parley/agent": entry("index"),
   };
+}
+
+/**
+ * The alias table as jiti would normalise it, marked so: jiti (pathe's `normalizeAliases`) compares
+ * every alias with every other, which grows with the square of their number. Already normal:
+ * no value (an absolute path) starts with a key (a package specifier); left is jiti's order, the
+ * most specific (most "/") first, which its prefix matching relies on.
+ */
+function normalized(table: Record<string, string>): Record<string, string> {
+  // A folder alias ("pi-ai/") after the files below it ("pi-ai/anthropic"), before its package's.
+  const depth = (specifier: string) => specifier.split("/").filter(Boolean).length + (specifier.endsWith("/") ? 0.5 : 0);
+  const out = Object.fromEntries(Object.entries(table).sort(([a], [b]) => depth(b) - depth(a)));
+  Object.defineProperty(out, Symbol.for("pathe:normalizedAlias"), { value: true });
+  return out;
 }
 
 export type LoadResult = { path: string; factory: ExtensionFactory } | { path: string; error: string };
@@ -145,7 +217,7 @@ function getJiti(): Jiti {
   if (!jiti) {
     // Loaded on first use: a session without extensions never pays for the TS loader.
     const createJiti = loadCreateJiti();
-    jiti = createJiti(import.meta.url, { alias: aliases(), interopDefault: true, moduleCache: false }) as unknown as Jiti;
+    jiti = createJiti(import.meta.url, { alias: normalized(aliases()), interopDefault: true, moduleCache: false }) as unknown as Jiti;
   }
   return jiti;
 }

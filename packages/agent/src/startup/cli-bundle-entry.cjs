@@ -60,4 +60,6 @@ module.exports = {
   // modules extensions import (dist/bundle/libraries/) use it. __parley_library is the bundle's
   // own loader of the library bundle (startup/build-bundle.mjs).
   libraryModule: (specifier) => __parley_library(specifier),
+  // A module of the newest pi's libraries ("pi-ai/utils/uuid"), for dist/bundle/newest/'s modules.
+  newestModule: (specifier, load) => require("../../dist/extensions/compat/newest-modules.js").newestModule(specifier, load),
 };

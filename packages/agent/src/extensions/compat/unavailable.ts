@@ -35,7 +35,9 @@ export type UnavailableClass = (new (...args: any[]) => any) & { readonly [stati
 /**
  * A class whose constructor throws. `class X extends Stub {}` still works (it
  * only fails on `new X()`), and static factories such as `SessionManager.inMemory()`
- * fail with the same clear message instead of "is not a function".
+ * fail with the same clear message instead of "is not a function". It is a real
+ * class (its source text says `class`, as the class it stands for): the static
+ * lookups it lacks reach a proxy in its prototype chain.
  */
 export function unavailableClass(name: string, reason: string = NO_TUI): UnavailableClass {
   const Stub = {
@@ -47,14 +49,16 @@ export function unavailableClass(name: string, reason: string = NO_TUI): Unavail
   }[name] as new (
     ...args: unknown[]
   ) => unknown;
-  return new Proxy(Stub, {
+  const statics = new Proxy(Function.prototype, {
     get(target, prop, receiver) {
-      // Only plausible static method names become throwing stubs; symbols, real
+      // Only plausible static method names become throwing stubs; symbols, Function's own
       // members and introspection probes (await, test matchers, util.inspect) pass through.
       if (typeof prop === "symbol" || prop in target || !/^[a-z][A-Za-z0-9]*$/.test(prop) || INTROSPECTION.has(prop)) {
         return Reflect.get(target, prop, receiver);
       }
       return unavailableFunction(`${name}.${prop}`, reason);
     },
-  }) as UnavailableClass;
+  });
+  Object.setPrototypeOf(Stub, statics);
+  return Stub as UnavailableClass;
 }
