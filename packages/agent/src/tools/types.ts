@@ -53,6 +53,14 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   /** Compatibility shim run on raw arguments before schema validation. */
   prepareArguments?: (args: unknown) => Static<TParams>;
   executionMode?: ToolExecutionMode;
+  /**
+   * How the model reaches the tool (newest pi): `direct` (default) and `model-only` are declared
+   * while active; `codemode` and `deferred` are not activated on registration but tools can call
+   * them through `ctx.executeTool`; `hidden` is unreachable. `model-only` tools are never callable.
+   */
+  exposure?: "direct" | "model-only" | "codemode" | "deferred" | "hidden";
+  /** Whether registering the tool activates it (default: true for direct and model-only). */
+  defaultActive?: boolean;
   /** Run the tool. Throw to report an error to the model. */
   execute(
     toolCallId: string,
