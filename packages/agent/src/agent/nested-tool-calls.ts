@@ -150,7 +150,14 @@ export class NestedToolCalls {
           try {
             options.onUpdate?.(partialResult);
           } finally {
-            await host.emit({ type: "tool_execution_update", toolCallId: toolCall.id, toolName: name, args: argumentsObject, partialResult, parentToolCallId: callerId });
+            await host.emit({
+              type: "tool_execution_update",
+              toolCallId: toolCall.id,
+              toolName: name,
+              args: argumentsObject,
+              partialResult,
+              parentToolCallId: callerId,
+            });
           }
         },
       });

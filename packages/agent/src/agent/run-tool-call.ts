@@ -42,7 +42,11 @@ export function normalizeResult(value: unknown): ToolCallOutcomeResult {
 }
 
 export async function runToolCall(toolCall: ToolCallOutcome["toolCall"], parentToolCallId: string, options: RunToolCallOptions): Promise<ToolCallOutcome> {
-  const failed = (text: string, extra: Partial<ToolCallOutcomeResult> = {}): ToolCallOutcome => ({ toolCall, result: { ...errorResult(text), ...extra }, isError: true });
+  const failed = (text: string, extra: Partial<ToolCallOutcomeResult> = {}): ToolCallOutcome => ({
+    toolCall,
+    result: { ...errorResult(text), ...extra },
+    isError: true,
+  });
   const { signal } = options;
   if (signal?.aborted) return failed("Operation aborted");
   const tool = options.tools.find((t) => t.name === toolCall.name);

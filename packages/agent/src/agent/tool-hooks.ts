@@ -57,7 +57,11 @@ export async function toolCallVerdict(runtime: ExtensionRuntime, call: ToolCallR
       reason: undefined,
     });
     if (verdict?.block !== true) return undefined;
-    return { block: true, reason: typeof verdict.reason === "string" && verdict.reason !== "" ? verdict.reason : "Tool execution was blocked", terminate: verdict.terminate === true };
+    return {
+      block: true,
+      reason: typeof verdict.reason === "string" && verdict.reason !== "" ? verdict.reason : "Tool execution was blocked",
+      terminate: verdict.terminate === true,
+    };
   } catch (error) {
     const reason = error instanceof Error ? error.message : `Extension failed, blocking execution: ${String(error)}`;
     return { block: true, reason, terminate: false };
