@@ -18,7 +18,7 @@ function start(turns: Turn[]): AgentProcess {
   return procs.raw(args, { cwd: tempDir() });
 }
 
-type Report = { seen: Rec[]; outcomes: Rec[]; toolsSeen: string[] };
+type Report = { seen: Rec[]; outcomes: Rec[]; toolsSeen: string[]; active: string[] };
 async function report(agent: AgentProcess): Promise<Report> {
   const from = agent.records.length;
   await agent.request({ type: "prompt", message: "/tool-report" });
@@ -243,6 +243,25 @@ describe("session_before_tree", () => {
       expect(res["success"]).toBe(true);
       const summary = (await entries()).find((e) => e["type"] === "branch_summary");
       expect(summary).toMatchObject({ summary: "from the fixture", fromHook: true, parentId: firstReply["id"], usage: usage(3) });
+    },
+    2 * MINUTE,
+  );
+});
+
+describe("tool exposure", () => {
+  it(
+    "codemode, hidden and defaultActive:false tools start inactive; activating works for all but the hidden one, which stays unreachable",
+    async () => {
+      const agent = start([orchestrate([{ name: "ghost", args: {} }]), "ok", call("later", {}), "fine"]);
+      const builtIns = ["bash", "edit", "read", "write"];
+      expect((await report(agent)).active).toEqual([...builtIns, "boom", "echo", "orchestrate", "wait-abort"].sort());
+      await runPrompt(agent, "call the ghost", MINUTE);
+      expect((await report(agent)).outcomes).toEqual([{ id: expect.any(String), name: "ghost", isError: true, text: "Tool ghost not found", ran: false }]);
+
+      await agent.request({ type: "prompt", message: "/activate-all" });
+      expect((await report(agent)).active).toEqual([...builtIns, "boom", "echo", "later", "orchestrate", "secret", "wait-abort"].sort());
+      const records = await runPrompt(agent, "call later", MINUTE);
+      expect(ofType(records, "tool_execution_end")[0]).toMatchObject({ toolName: "later", isError: false, result: { content: [{ text: "later" }] } });
     },
     2 * MINUTE,
   );

@@ -107,9 +107,14 @@ export class ToolRegistry {
     return [...merged.values()];
   }
 
+  /** A hidden tool (newest pi's exposure "hidden") is never active, even when named. */
   activeNames(): string[] {
     const known = new Set<string>([...allToolNames, ...this.#extensionTools.keys()]);
-    return this.#active.filter((n) => known.has(n));
+    const hidden = (n: string) => {
+      const info = this.#extensionTools.get(n);
+      return info !== undefined && exposureOf(info.definition) === "hidden";
+    };
+    return this.#active.filter((n) => known.has(n) && !hidden(n));
   }
 
   /** Unknown names are ignored (pi does the same): a typo must not disable every tool. */
@@ -121,7 +126,7 @@ export class ToolRegistry {
   activeTools(): AgentTool<any, any>[] {
     const active = new Set(this.activeNames());
     return this.all()
-      .filter((t) => active.has(t.definition.name) && exposureOf(t.definition) !== "hidden")
+      .filter((t) => active.has(t.definition.name))
       .map((info) => this.#agentTool(info));
   }
 
@@ -148,7 +153,9 @@ export class ToolRegistry {
       parameters: definition.parameters,
       ...(definition.prepareArguments ? { prepareArguments: definition.prepareArguments } : {}),
       ...(definition.executionMode ? { executionMode: definition.executionMode } : {}),
-      execute: (id, params, signal, onUpdate) => definition.execute(id, params, signal, onUpdate, this.#context(extensionPath, id, signal)),
+      // A caller may pass its own context (as pi's wrapped tools accept); otherwise the tool's extension's.
+      execute: (id, params, signal, onUpdate, ctx?: unknown) =>
+        definition.execute(id, params, signal, onUpdate, ctx ?? this.#context(extensionPath, id, signal)),
     };
   }
 
