@@ -10,14 +10,14 @@ import { describe, expect, it } from "vitest";
 import { NESTED_CALL_LIMITS, type NestedCallEvent, NestedToolCalls } from "../src/agent/nested-tool-calls.js";
 import type { ToolCallRef } from "../src/agent/tool-hooks.js";
 
-function tool(name: string, run: (args: Record<string, unknown>) => Promise<string>, executionMode?: "sequential"): AgentTool<any, any> {
+function tool(name: string, run: () => Promise<string>, executionMode?: "sequential"): AgentTool<any, any> {
   return {
     name,
     label: name,
     description: name,
     parameters: Type.Object({}, { additionalProperties: true }),
     ...(executionMode ? { executionMode } : {}),
-    execute: async (_id, args: Record<string, unknown>) => ({ content: [{ type: "text", text: await run(args) }], details: {} }),
+    execute: async () => ({ content: [{ type: "text", text: await run() }], details: {} }),
   };
 }
 
