@@ -5,6 +5,7 @@
  * `durationMs` only for tools that ran. The fixture (fixtures/agent/tool-surface.js) reports what
  * its handlers heard and what executeTool resolved to.
  */
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AGENT_FIXTURES, call, messages, notes, processRegistry, runPrompt, tempDir, writeScript, type Msg, type Turn } from "./fixtures/agent/harness.js";
@@ -246,6 +247,25 @@ describe("session_before_tree", () => {
     },
     2 * MINUTE,
   );
+
+  it(
+    "files a tool read or changed through ctx.executeTool count in the branch summary's file lists, as pi reads them from nestedCalls",
+    async () => {
+      const cwd = tempDir();
+      writeFileSync(join(cwd, "notes.txt"), "a note\n");
+      const script = writeScript(["one", orchestrate([{ name: "read", args: { path: "notes.txt" } }]), "done", "THE SUMMARY"]);
+      const agent = procs.raw(["--mode", "rpc", "--no-session", "--model-script", script, "-e", join(AGENT_FIXTURES, "tool-surface.js")], { cwd });
+      await runPrompt(agent, "first", MINUTE);
+      await runPrompt(agent, "read it via a tool", MINUTE);
+      const entries = async () => ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
+      const firstReply = (await entries()).find((e) => e["type"] === "message" && (e["message"] as Msg).role === "assistant") as Rec;
+      expect((await agent.request({ type: "prompt", message: `/tree-model ${String(firstReply["id"])}` }, MINUTE))["success"]).toBe(true);
+      const summary = (await entries()).find((e) => e["type"] === "branch_summary") as Rec;
+      expect(summary).toMatchObject({ details: { readFiles: ["notes.txt"], modifiedFiles: [] } });
+      expect(String(summary["summary"])).toMatch(/^THE SUMMARY[\s\S]*<read-files>\nnotes.txt\n<\/read-files>/);
+    },
+    2 * MINUTE,
+  );
 });
 
 describe("tool exposure", () => {
@@ -262,6 +282,29 @@ describe("tool exposure", () => {
       expect((await report(agent)).active).toEqual([...builtIns, "boom", "echo", "later", "orchestrate", "secret", "wait-abort"].sort());
       const records = await runPrompt(agent, "call later", MINUTE);
       expect(ofType(records, "tool_execution_end")[0]).toMatchObject({ toolName: "later", isError: false, result: { content: [{ text: "later" }] } });
+    },
+    2 * MINUTE,
+  );
+});
+
+describe("pi.getAllTools", () => {
+  it(
+    "reports each tool's exposure, and its namespace and annotations when it has them",
+    async () => {
+      const agent = start(["hi"]);
+      const from = agent.records.length;
+      await agent.request({ type: "prompt", message: "/all-tools" });
+      expect(JSON.parse(notes(agent, from)[0] as string)).toEqual([
+        {
+          name: "secret",
+          description: "Only tools may call this",
+          exposure: "codemode",
+          namespace: { name: "vault", description: "Secrets" },
+          annotations: { readOnlyHint: true },
+        },
+        { name: "echo", description: "Echoes text", exposure: "direct" },
+        { name: "read", description: expect.any(String), exposure: "direct", promptGuidelines: expect.any(Array) },
+      ]);
     },
     2 * MINUTE,
   );

@@ -61,6 +61,10 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   exposure?: "direct" | "model-only" | "codemode" | "deferred" | "hidden";
   /** Whether registering the tool activates it (default: true for direct and model-only). */
   defaultActive?: boolean;
+  /** Kept for pi.getAllTools() (newest pi): parley has no codemode, tool search or MCP to use them. */
+  namespace?: { name: string; aliases?: readonly string[]; description?: string; instructions?: string };
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  reachesTools?: (input: Record<string, unknown>) => "all" | readonly string[];
   /** Run the tool. Throw to report an error to the model. */
   execute(
     toolCallId: string,
