@@ -151,6 +151,41 @@ describe("ctx.navigateTree", () => {
     expect((await h.messages()).at(-1)).toBe("assistant:three");
   });
 
+  it("the branch summary keeps what it cost: the model's usage, or the usage a handler's summary gives (a malformed one is left out)", async () => {
+    const h = await setUp();
+    await h.prompt("first");
+    const a1 = idOf(await h.entries(), "assistant", "one");
+    await h.prompt("second");
+    const summaries = async () => (await h.entries()).filter((e) => e.type === "branch_summary");
+
+    h.setAnswer({
+      summary: {
+        summary: "with usage",
+        usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, totalTokens: 7, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.3 } },
+      },
+    });
+    expect(await h.tree(a1, { summarize: true })).toEqual({ cancelled: false });
+    expect((await summaries())[0]).toMatchObject({ summary: "with usage", fromHook: true, usage: { totalTokens: 7, cost: { total: 0.3 } } });
+
+    // The model's own summary records the summary call's usage.
+    h.setAnswer(undefined);
+    await h.prompt("third");
+    expect(await h.tree(a1, { summarize: true })).toEqual({ cancelled: false });
+    const written = (await summaries()).find((e) => String(e["summary"]).startsWith("BRANCH SUMMARY"))!;
+    expect(written["usage"]).toMatchObject({
+      input: expect.any(Number),
+      output: expect.any(Number),
+      totalTokens: expect.any(Number),
+      cost: expect.any(Object),
+    });
+
+    h.setAnswer({ summary: { summary: "bad usage", usage: { input: "lots" } } });
+    expect(await h.tree(a1, { summarize: true })).toEqual({ cancelled: false });
+    const bad = (await summaries()).find((e) => e["summary"] === "bad usage")!;
+    expect(bad).toMatchObject({ fromHook: true });
+    expect(bad).not.toHaveProperty("usage");
+  });
+
   it("without summarize, a label goes on the target; an unknown id is an error for the command", async () => {
     const h = await setUp();
     await h.prompt("first");

@@ -8,7 +8,7 @@ import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput, ToolResultEvent } from "../extensions/types.js";
+import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { SaveNotice, Session, SessionContext } from "../session/session.js";
@@ -22,6 +22,10 @@ import type { ScopedModelChoice } from "../models/model-scope.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
+import { ModelToolCalls } from "./model-tool-calls.js";
+import { NestedToolCalls, type NestedCallEvent } from "./nested-tool-calls.js";
+import { toolContext } from "./tool-context.js";
+import { toolCallVerdict, toolResultChange } from "./tool-hooks.js";
 import { toWireEvent } from "./wire-events.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
@@ -144,7 +148,12 @@ export class AgentSession {
     this.#retry = new AutoRetry(retryOptions(config));
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
-    this.tools = new ToolRegistry(options.cwd, (path) => this.#runtime.contextFor(path), config.tools, builtInToolOptions(config, shell));
+    this.tools = new ToolRegistry(
+      options.cwd,
+      (path, toolCallId, signal) => toolContext(this.#runtime.contextFor(path), toolCallId, signal, this.#nestedRunner),
+      config.tools,
+      builtInToolOptions(config, shell),
+    );
     this.#local = {
       state: {
         model: options.models.model,
@@ -203,6 +212,7 @@ export class AgentSession {
         transformContext: (messages) => this.#transformContext(messages),
         getApiKey: (provider) => this.models.getApiKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
+        // The newest pi's result fields (structuredContent, usage, isError, terminate) survive the loop: see model-tool-calls.ts.
         afterToolCall: (context) => this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
@@ -734,11 +744,36 @@ export class AgentSession {
 
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
-    if (this.#core) this.#core.state.tools = this.tools.activeTools();
+    if (this.#core) this.#core.state.tools = this.tools.activeTools().map((tool) => this.#modelCalls.wrap(tool));
   }
 
-  /** When each running tool started (performance.now()), by tool call id. */
-  readonly #toolStarts = new Map<string, number>();
+  /** Model-issued tool calls: what the newest pi's loop does that pi-agent-core 0.73's does not. */
+  readonly #modelCalls = new ModelToolCalls();
+
+  /** Calls tools make through ctx.executeTool (created when the first is made, as in pi). */
+  #nestedCalls: NestedToolCalls | undefined;
+
+  readonly #nestedRunner = {
+    callableTools: () => this.tools.callableTools(),
+    execute: (callerId: string, name: string, args: unknown, options: { signal?: AbortSignal; onUpdate?: (partial: unknown) => void }) => {
+      this.#nestedCalls ??= new NestedToolCalls({
+        callableTools: () => this.tools.callableTools(),
+        sequential: () => this.#core?.toolExecution === "sequential",
+        emit: (event) => this.#emitNestedCallEvent(event),
+        hooks: {
+          before: (call, callArgs) => toolCallVerdict(this.#runtime, call, callArgs),
+          after: (call, callArgs, result, isError) => toolResultChange(this.#runtime, call, callArgs, result, isError),
+        },
+      });
+      return this.#nestedCalls.execute(callerId, name, args, options);
+    },
+  };
+
+  /** A nested call's tool_execution_* event: to extensions first, then the wire, as loop events go. */
+  async #emitNestedCallEvent(event: NestedCallEvent): Promise<void> {
+    await this.#runtime.emit(event);
+    this.#emit(event);
+  }
 
   /** An abort was asked for while the current run went on (agent_settled reports it). */
   #runAborted = false;
@@ -812,14 +847,16 @@ export class AgentSession {
       if (f !== -1) this.#followUp.splice(f, 1);
       if (s !== -1 || f !== -1) this.#queueUpdate();
     }
-    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) | (AgentEvent & { durationMs: number }) = event;
+    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) | (AgentEvent & { durationMs?: number }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
-    // tool_execution_end says how long the tool ran (newest pi: `durationMs`, monotonic clock).
-    if (event.type === "tool_execution_start") this.#toolStarts.set(event.toolCallId, performance.now());
-    if (event.type === "tool_execution_end") {
-      const started = this.#toolStarts.get(event.toolCallId);
-      this.#toolStarts.delete(event.toolCallId);
-      if (started !== undefined) wire = { ...event, durationMs: Math.round(performance.now() - started) };
+    // tool_execution_end says how long execute() ran (newest pi: `durationMs`, absent when it did not run).
+    if (event.type === "tool_execution_end") wire = this.#modelCalls.endEvent(event);
+    // A tool's result message carries its usage, duration and the calls it made (newest pi).
+    if (event.type === "message_start" && event.message.role === "toolResult")
+      this.#modelCalls.completeMessage(event.message, this.#nestedCalls?.take(event.message.toolCallId));
+    if (event.type === "agent_end") {
+      this.#modelCalls.clear();
+      this.#nestedCalls?.clear();
     }
     if (event.type === "agent_end") {
       // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
@@ -841,7 +878,7 @@ export class AgentSession {
       }
       wire = { ...event, message: event.message };
     } else {
-      await this.#runtime.emit(event);
+      await this.#runtime.emit(wire.type === "tool_execution_end" ? wire : event);
     }
     this.#emit(toWireEvent(wire));
     if (event.type === "message_end") this.#persist(event.message);
@@ -920,7 +957,7 @@ export class AgentSession {
     if (!this.#runtime.hasHandlers("tool_call")) return undefined;
     this.#gating = { toolCallId, toolName, args };
     try {
-      return await this.#toolCallVerdict(toolCallId, toolName, args);
+      return await this.#modelCalls.before(this.#runtime, { id: toolCallId, name: toolName }, args);
     } finally {
       this.#gating = undefined;
     }
@@ -936,35 +973,14 @@ export class AgentSession {
 
   #gating: { toolCallId: string; toolName: string; args: unknown } | undefined;
 
-  async #toolCallVerdict(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
-    const verdict = await this.#runtime.emitChained({ type: "tool_call", toolCallId, toolName, input: args, block: false, reason: undefined }, (event, r) => {
-      if (r.block === true) return { event: { ...event, block: true, reason: typeof r.reason === "string" ? r.reason : undefined }, stop: true };
-      return { event };
-    });
-    return verdict.block ? { block: true, reason: verdict.reason ?? "Blocked by an extension" } : undefined;
-  }
-
-  async #afterToolCall(
+  #afterToolCall(
     toolCallId: string,
     toolName: string,
     args: unknown,
     result: { content: (TextContent | ImageContent)[]; details: unknown },
     isError: boolean,
   ): Promise<{ content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined> {
-    if (!this.#runtime.hasHandlers("tool_result")) return undefined;
-    const initial: ToolResultEvent = { type: "tool_result", toolCallId, toolName, input: args, content: result.content, details: result.details, isError };
-    const final = await this.#runtime.emitChained(initial, (event, change) => {
-      return {
-        event: {
-          ...event,
-          ...(Array.isArray(change.content) ? { content: change.content } : {}),
-          ...("details" in change ? { details: change.details } : {}),
-          ...(typeof change.isError === "boolean" ? { isError: change.isError } : {}),
-        },
-      };
-    });
-    if (final === initial) return undefined;
-    return { content: final.content, details: final.details, isError: final.isError };
+    return this.#modelCalls.after(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
   }
 }
 

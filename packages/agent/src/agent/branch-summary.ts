@@ -3,6 +3,7 @@
  * the summary of them that can be left at the new position, as pi does. The summary is written by
  * the current model, with the same call compaction uses.
  */
+import type { Usage } from "@mariozechner/pi-ai";
 import type { SessionEntry } from "@parley/protocol";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { DEFAULT_COMPACTION_SETTINGS, convertToLlm, estimateTokens, serializeConversation } from "../extensions/compat/messages.js";
@@ -60,6 +61,8 @@ export interface BranchSummary {
   summary: string;
   readFiles: string[];
   modifiedFiles: string[];
+  /** What the summary call cost (saved on the branch_summary entry, as pi does). */
+  usage: Usage;
 }
 
 /** A context window to budget with when the model does not say (pi's assumption). */
@@ -109,6 +112,6 @@ export async function generateBranchSummary(
   const custom = options.customInstructions?.trim();
   const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
   const prompt = `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n${instructions}`;
-  const { summary } = await completeSummary(agent, prompt, Math.floor(reserveTokens * 0.8), options.signal);
-  return { summary: summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles };
+  const { summary, usage } = await completeSummary(agent, prompt, Math.floor(reserveTokens * 0.8), options.signal);
+  return { summary: summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles, usage };
 }

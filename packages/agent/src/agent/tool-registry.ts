@@ -5,11 +5,16 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
 import { allToolNames, codingToolNames } from "../tools/names.js";
-import type { ExtensionContext } from "../extensions/types.js";
+import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
 import { requireToolsModule, type ToolsModule } from "../startup/module-loader.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
+
+/** The context one call of a tool gets: its extension's, plus the calling id and signal for executeTool. */
+export type ToolContextFactory = (extensionPath: string | undefined, toolCallId: string, signal: AbortSignal | undefined) => ExtensionToolContext;
+
+const exposureOf = (definition: AnyDefinition) => definition.exposure ?? "direct";
 
 export interface RegisteredToolInfo {
   definition: AnyDefinition;
@@ -22,13 +27,13 @@ export class ToolRegistry {
   readonly #builtIns = new Map<string, AnyDefinition>();
   #extensionTools = new Map<string, RegisteredToolInfo>();
   #active: string[];
-  readonly #context: (extensionPath: string | undefined) => ExtensionContext;
+  readonly #context: ToolContextFactory;
   readonly #policy: ToolPolicy;
   /** Options for the built-ins (settings' shellPath and shellCommandPrefix reach the bash tool). */
   #toolOptions: ToolsOptions;
 
   /** `policy`: pi's --tools / --exclude-tools / --no-tools / --no-builtin-tools, applied to tools as they appear. */
-  constructor(cwd: string, context: (extensionPath: string | undefined) => ExtensionContext, policy: ToolPolicy = {}, toolOptions: ToolsOptions = {}) {
+  constructor(cwd: string, context: ToolContextFactory, policy: ToolPolicy = {}, toolOptions: ToolsOptions = {}) {
     this.#cwd = cwd;
     this.#toolOptions = toolOptions;
     this.#context = context;
@@ -38,11 +43,17 @@ export class ToolRegistry {
     // A name in --tools that is neither built in nor registered yet may come from an extension.
   }
 
-  /** Whether a tool that has just appeared starts enabled. */
-  #startsActive(name: string): boolean {
+  /**
+   * Whether a tool that has just appeared starts enabled: --tools names it, or it is a direct or
+   * model-only tool not registered with `defaultActive: false` (newest pi).
+   */
+  #startsActive(name: string, definition: AnyDefinition): boolean {
     const { allow, exclude, none } = this.#policy;
     if (exclude?.includes(name)) return false;
-    return allow ? allow.includes(name) : none !== "all";
+    if (allow) return allow.includes(name);
+    const exposure = exposureOf(definition);
+    const byDefault = (exposure === "direct" || exposure === "model-only") && definition.defaultActive !== false;
+    return none !== "all" && byDefault;
   }
 
   /**
@@ -83,7 +94,8 @@ export class ToolRegistry {
   sync(extensionTools: Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>): void {
     const next = new Map<string, RegisteredToolInfo>();
     for (const [name, { tool, extensionPath }] of extensionTools) next.set(name, { definition: tool as unknown as AnyDefinition, extensionPath });
-    for (const name of next.keys()) if (!this.#extensionTools.has(name) && !this.#active.includes(name) && this.#startsActive(name)) this.#active.push(name);
+    for (const [name, { definition }] of next)
+      if (!this.#extensionTools.has(name) && !this.#active.includes(name) && this.#startsActive(name, definition)) this.#active.push(name);
     this.#extensionTools = next;
   }
 
@@ -95,9 +107,14 @@ export class ToolRegistry {
     return [...merged.values()];
   }
 
+  /** A hidden tool (newest pi's exposure "hidden") is never active, even when named. */
   activeNames(): string[] {
     const known = new Set<string>([...allToolNames, ...this.#extensionTools.keys()]);
-    return this.#active.filter((n) => known.has(n));
+    const hidden = (n: string) => {
+      const info = this.#extensionTools.get(n);
+      return info !== undefined && exposureOf(info.definition) === "hidden";
+    };
+    return this.#active.filter((n) => known.has(n) && !hidden(n));
   }
 
   /** Unknown names are ignored (pi does the same): a typo must not disable every tool. */
@@ -105,20 +122,41 @@ export class ToolRegistry {
     this.#active = [...new Set(names)];
   }
 
-  /** The active tools as the agent loop runs them; extension tools get their extension's ctx. */
+  /** The active tools as the agent loop runs them (a hidden tool stays out even when named active). */
   activeTools(): AgentTool<any, any>[] {
     const active = new Set(this.activeNames());
     return this.all()
       .filter((t) => active.has(t.definition.name))
-      .map(({ definition, extensionPath }) => ({
-        name: definition.name,
-        label: definition.label ?? definition.name,
-        description: definition.description ?? "",
-        parameters: definition.parameters,
-        ...(definition.prepareArguments ? { prepareArguments: definition.prepareArguments } : {}),
-        ...(definition.executionMode ? { executionMode: definition.executionMode } : {}),
-        execute: (id, params, signal, onUpdate) => definition.execute(id, params, signal, onUpdate, this.#context(extensionPath)),
-      }));
+      .map((info) => this.#agentTool(info));
+  }
+
+  /**
+   * The tools a tool may call through `ctx.executeTool` (its `ctx.tools`), as the newest pi
+   * chooses them: active direct tools, and codemode or deferred tools whether active or not.
+   */
+  callableTools(): AgentTool<any, any>[] {
+    const active = new Set(this.activeNames());
+    return this.all()
+      .filter(({ definition }) => {
+        const exposure = exposureOf(definition);
+        return exposure === "codemode" || exposure === "deferred" || (exposure === "direct" && active.has(definition.name));
+      })
+      .map((info) => this.#agentTool(info));
+  }
+
+  /** A definition as pi-agent-core's AgentTool; each call gets its extension's tool context. */
+  #agentTool({ definition, extensionPath }: RegisteredToolInfo): AgentTool<any, any> {
+    return {
+      name: definition.name,
+      label: definition.label ?? definition.name,
+      description: definition.description ?? "",
+      parameters: definition.parameters,
+      ...(definition.prepareArguments ? { prepareArguments: definition.prepareArguments } : {}),
+      ...(definition.executionMode ? { executionMode: definition.executionMode } : {}),
+      // A caller may pass its own context (as pi's wrapped tools accept); otherwise the tool's extension's.
+      execute: (id, params, signal, onUpdate, ctx?: unknown) =>
+        definition.execute(id, params, signal, onUpdate, ctx ?? this.#context(extensionPath, id, signal)),
+    };
   }
 
   get cwd(): string {

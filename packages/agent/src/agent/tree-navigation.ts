@@ -4,6 +4,8 @@
  * see session_before_tree (they may cancel, change the instructions or label, or supply the
  * summary) and session_tree. Not tied to a front door: every mode's extension host calls it.
  */
+import type { Usage } from "@mariozechner/pi-ai";
+import { asUsage } from "./usage-shape.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { NavigateTreeOptions, TreePreparation } from "../extensions/types.js";
 import { userText } from "../session/context.js";
@@ -67,9 +69,10 @@ export async function navigateTree(
   if (verdict?.replaceInstructions !== undefined) replaceInstructions = verdict.replaceInstructions;
   if (verdict?.label !== undefined) label = verdict.label;
 
-  let summary: { text: string; details: unknown; fromExtension: boolean } | undefined;
+  let summary: { text: string; details: unknown; fromExtension: boolean; usage: Usage | undefined } | undefined;
   if (wantsSummary && verdict?.summary && typeof verdict.summary.summary === "string") {
-    summary = { text: verdict.summary.summary, details: verdict.summary.details, fromExtension: true };
+    // A handler's own summary may say what it cost (newest pi keeps it on the entry).
+    summary = { text: verdict.summary.summary, details: verdict.summary.details, fromExtension: true, usage: asUsage(verdict.summary.usage) };
   } else if (wantsSummary && entries.length > 0) {
     try {
       const written = await generateBranchSummary(agent, entries, {
@@ -78,7 +81,12 @@ export async function navigateTree(
         reserveTokens: agent.branchSummaryReserveTokens,
         signal: controller.signal,
       });
-      summary = { text: written.summary, details: { readFiles: written.readFiles, modifiedFiles: written.modifiedFiles }, fromExtension: false };
+      summary = {
+        text: written.summary,
+        details: { readFiles: written.readFiles, modifiedFiles: written.modifiedFiles },
+        fromExtension: false,
+        usage: written.usage,
+      };
     } catch (error) {
       if (error instanceof CompactionCancelledError) return { cancelled: true, aborted: true };
       throw error;
@@ -101,6 +109,7 @@ export async function navigateTree(
     summaryEntry = session.branchWithSummary(newLeafId, summary.text, {
       ...(summary.details !== undefined ? { details: summary.details } : {}),
       ...(summary.fromExtension ? { fromHook: true } : {}),
+      ...(summary.usage !== undefined ? { usage: summary.usage } : {}),
     });
     if (label) session.setLabel(summaryEntry.id, label);
   } else {

@@ -227,6 +227,24 @@ export class ExtensionRuntime {
   }
 
   /**
+   * tool_call: handlers in load order until one blocks; each sees the event as the previous ones
+   * left it (they may patch `input` in place). Unlike emit, a handler's error propagates: pi blocks
+   * the call with it rather than running a call a failing check was meant to stop.
+   */
+  async emitUntilBlocked(event: HookEvent<"tool_call">): Promise<HookResult<"tool_call"> | undefined> {
+    let result: HookResult<"tool_call"> | undefined;
+    for (const extension of this.extensions) {
+      for (const handler of this.#handlers(extension, "tool_call")) {
+        const value = await handler(event, this.context(extension));
+        if (!value || typeof value !== "object") continue;
+        result = value;
+        if (value.block === true) return value;
+      }
+    }
+    return result;
+  }
+
+  /**
    * Emits to every handler in load order, letting each see the event as the previous ones left
    * it: `step` folds a handler's result into the event and says whether to stop.
    */

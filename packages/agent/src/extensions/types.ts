@@ -3,7 +3,7 @@
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Model, ProviderResponse, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { Api, ImageContent, Model, ProviderResponse, TextContent, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
@@ -212,7 +212,7 @@ export interface SessionTreeEvent {
 export interface SessionBeforeTreeResult {
   cancel?: boolean;
   /** Used as the branch summary when the move asked for one (no model call then). */
-  summary?: { summary: string; details?: unknown };
+  summary?: { summary: string; details?: unknown; usage?: Usage };
   customInstructions?: string;
   replaceInstructions?: boolean;
   label?: string;
@@ -294,7 +294,10 @@ export interface ContextResult {
 }
 export interface ToolCallEvent {
   type: "tool_call";
+  /** For a call another tool made (`ctx.executeTool`), `<calling id>/<n>`. */
   toolCallId: string;
+  /** Set when another tool made this call through `ctx.executeTool` (newest pi). */
+  parentToolCallId?: string;
   toolName: string;
   input: unknown;
   /** Whether a handler so far blocked the call, and why (the chain stops at the first block). */
@@ -304,20 +307,67 @@ export interface ToolCallEvent {
 export interface ToolCallResult {
   block?: boolean;
   reason?: string;
+  /** With `block`: stop after this tool batch when every result in it says so (newest pi). */
+  terminate?: boolean;
 }
 export interface ToolResultEvent {
   type: "tool_result";
   toolCallId: string;
+  /** Set when another tool made this call through `ctx.executeTool` (newest pi). */
+  parentToolCallId?: string;
   toolName: string;
   input: unknown;
   content: (TextContent | ImageContent)[];
+  /** The tool's machine-readable result; replacing `content` alone drops it (newest pi). */
+  structuredContent?: unknown;
   details: unknown;
   isError: boolean;
+  /** What the tool's own model calls cost, if it says. */
+  usage?: Usage;
 }
+/** Fields left undefined stay as they are; new `content` without `structuredContent` drops the old one. */
 export interface ToolResultChange {
   content?: (TextContent | ImageContent)[];
   details?: unknown;
+  structuredContent?: unknown;
   isError?: boolean;
+  usage?: Usage;
+}
+/** What `ctx.executeTool` resolves to (pi-agent-core's AgentToolCallOutcome). */
+export interface ToolCallOutcome {
+  toolCall: { type: "toolCall"; id: string; name: string; arguments: Record<string, unknown> };
+  result: ToolCallOutcomeResult;
+  isError: boolean;
+  /** How long the tool's execute() ran; absent when it did not run. */
+  durationMs?: number;
+}
+export interface ToolCallOutcomeResult {
+  content: (TextContent | ImageContent)[];
+  details: unknown;
+  structuredContent?: unknown;
+  usage?: Usage;
+  isError?: boolean;
+  terminate?: boolean;
+}
+export interface ExecuteToolOptions {
+  /** Defaults to the calling tool's signal. */
+  signal?: AbortSignal;
+  /** Receives the nested tool's partial results (besides the tool_execution_update events). */
+  onUpdate?: (partialResult: unknown) => void;
+}
+/** The context a tool's execute() gets: the extension context plus the tools it may call (newest pi). */
+export interface ExtensionToolContext extends ExtensionContext {
+  /** The tools executeTool can call. */
+  readonly tools: readonly CallableTool[];
+  /** Runs another tool as a model-issued call runs (hooks included); never rejects for tool failures. */
+  executeTool(name: string, args: unknown, options?: ExecuteToolOptions): Promise<ToolCallOutcome>;
+}
+/** A tool as `ctx.tools` lists it (pi-agent-core's AgentTool). */
+export interface CallableTool {
+  name: string;
+  label: string;
+  description: string;
+  parameters: unknown;
 }
 export interface BeforeProviderRequestEvent {
   type: "before_provider_request";
@@ -438,6 +488,11 @@ export interface ProjectTrustContext {
 }
 export type ProjectTrustHandler = (event: ProjectTrustEvent, ctx: ProjectTrustContext) => Promise<ProjectTrustEventResult> | ProjectTrustEventResult;
 
+/** tool_execution_* of a call another tool made carry the calling tool's id (newest pi). */
+export interface NestedCallMark {
+  parentToolCallId?: string;
+}
+
 /**
  * Every event parley emits to extension handlers: its event and what a handler may return
  * (`undefined`: the result is ignored). The runtime's emit and emitChained are typed by it, so an
@@ -469,9 +524,9 @@ export interface ExtensionHookMap {
   message_start: { event: LoopEvent<"message_start">; result: undefined };
   message_update: { event: LoopEvent<"message_update">; result: undefined };
   message_end: { event: MessageEndEvent; result: MessageEndResult };
-  tool_execution_start: { event: LoopEvent<"tool_execution_start">; result: undefined };
-  tool_execution_update: { event: LoopEvent<"tool_execution_update">; result: undefined };
-  tool_execution_end: { event: LoopEvent<"tool_execution_end">; result: undefined };
+  tool_execution_start: { event: LoopEvent<"tool_execution_start"> & NestedCallMark; result: undefined };
+  tool_execution_update: { event: LoopEvent<"tool_execution_update"> & NestedCallMark; result: undefined };
+  tool_execution_end: { event: LoopEvent<"tool_execution_end"> & NestedCallMark & { durationMs?: number }; result: undefined };
   tool_call: { event: ToolCallEvent; result: ToolCallResult };
   tool_result: { event: ToolResultEvent; result: ToolResultChange };
   model_select: { event: ModelSelectEvent; result: undefined };

@@ -242,12 +242,18 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#agent.tools.setActive(names);
   }
 
+  /** pi.getAllTools(): with the newest pi's exposure, namespace, annotations and reachesTools. */
   allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[] {
     this.#agent.tools.sync(this.runtime.tools);
     return this.#agent.tools.all().map(({ definition, extensionPath }) => ({
       name: definition.name,
       description: definition.description,
       parameters: definition.parameters,
+      ...(definition.promptGuidelines ? { promptGuidelines: definition.promptGuidelines } : {}),
+      exposure: definition.exposure ?? "direct",
+      ...(definition.namespace !== undefined ? { namespace: definition.namespace } : {}),
+      ...(definition.annotations !== undefined ? { annotations: { ...definition.annotations } } : {}),
+      ...(definition.reachesTools !== undefined ? { reachesTools: definition.reachesTools } : {}),
       sourceInfo: extensionPath
         ? { path: extensionPath, source: "extension", scope: "temporary", origin: "top-level" }
         : { path: `<builtin:${definition.name}>`, source: "builtin", scope: "temporary", origin: "top-level" },

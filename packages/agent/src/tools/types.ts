@@ -53,6 +53,18 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   /** Compatibility shim run on raw arguments before schema validation. */
   prepareArguments?: (args: unknown) => Static<TParams>;
   executionMode?: ToolExecutionMode;
+  /**
+   * How the model reaches the tool (newest pi): `direct` (default) and `model-only` are declared
+   * while active; `codemode` and `deferred` are not activated on registration but tools can call
+   * them through `ctx.executeTool`; `hidden` is unreachable. `model-only` tools are never callable.
+   */
+  exposure?: "direct" | "model-only" | "codemode" | "deferred" | "hidden";
+  /** Whether registering the tool activates it (default: true for direct and model-only). */
+  defaultActive?: boolean;
+  /** Kept for pi.getAllTools() (newest pi): parley has no codemode, tool search or MCP to use them. */
+  namespace?: { name: string; aliases?: readonly string[]; description?: string; instructions?: string };
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  reachesTools?: (input: Record<string, unknown>) => "all" | readonly string[];
   /** Run the tool. Throw to report an error to the model. */
   execute(
     toolCallId: string,

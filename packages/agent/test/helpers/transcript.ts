@@ -105,9 +105,24 @@ function withoutStartingStopReason(record: Rec): Rec {
   return { ...record, message: rest };
 }
 
+/**
+ * A tool result message's `durationMs` (newest pi; not in 0.73.1), wherever messages appear
+ * (message_*, turn_end, agent_end, get_messages): checked, then dropped.
+ */
+function withoutResultDurations(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutResultDurations);
+  if (value === null || typeof value !== "object") return value;
+  const entries = Object.entries(value).map(([k, v]) => [k, withoutResultDurations(v)] as const);
+  const object = Object.fromEntries(entries) as Record<string, unknown>;
+  if (object["role"] !== "toolResult" || !("durationMs" in object)) return object;
+  const { durationMs, ...rest } = object;
+  if (typeof durationMs !== "number" || durationMs < 0) throw new Error(`bad durationMs in a tool result message: ${JSON.stringify(durationMs)}`);
+  return rest;
+}
+
 export function normaliseRecord(record: Rec, { ids, paths }: NormaliseOptions): Rec {
   ids.see(record);
-  return mapStrings(withoutStartingStopReason(withoutDuration(withoutDisposition(record))), (s, key) => {
+  return mapStrings(withoutResultDurations(withoutStartingStopReason(withoutDuration(withoutDisposition(record)))), (s, key) => {
     if (key === "sessionId") return "<sessionId>";
     let out = ids.rename(s);
     for (const [prefix, placeholder] of paths) out = out.split(prefix).join(placeholder);

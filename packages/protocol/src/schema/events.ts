@@ -186,12 +186,18 @@ export type MessageUpdateEvent = Static<typeof MessageUpdateEvent>;
 
 // ---- tools -------------------------------------------------------------------------
 
+const ParentToolCallId = Type.String({
+  description:
+    "Set when another tool made this call through ctx.executeTool (newest pi): the calling tool's call id. Such calls have the id `<calling id>/<n>` and never appear in the transcript.",
+});
+
 export const ToolExecutionStartEvent = Type.Object(
   {
     type: Type.Literal("tool_execution_start"),
     toolCallId: Type.String(),
     toolName: Type.String(),
     args: Type.Unknown({ description: "The call's arguments." }),
+    parentToolCallId: Type.Optional(ParentToolCallId),
   },
   { description: "A tool began running." },
 );
@@ -204,6 +210,7 @@ export const ToolExecutionUpdateEvent = Type.Object(
     toolName: Type.String(),
     args: Type.Unknown(),
     partialResult: Type.Unknown({ description: "Everything so far (not a delta): replace what you show." }),
+    parentToolCallId: Type.Optional(ParentToolCallId),
   },
   { description: "Progress of a running tool." },
 );
@@ -217,6 +224,7 @@ export const ToolExecutionEndEvent = Type.Object(
     result: Type.Unknown({ description: "Usually {content, details}." }),
     isError: Type.Boolean(),
     durationMs: Type.Optional(Type.Number({ description: "How long the tool ran, in ms (newest pi); absent when it did not run." })),
+    parentToolCallId: Type.Optional(ParentToolCallId),
   },
   { description: "A tool finished." },
 );

@@ -147,6 +147,28 @@ export const AssistantMessage = Type.Object(
 );
 export type AssistantMessage = Static<typeof AssistantMessage>;
 
+export const NestedToolCallRecord = Type.Object(
+  {
+    id: Type.String({ description: "`<calling id>/<n>`." }),
+    name: Type.String(),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "Left out when over the size limits." })),
+    argumentsBytes: Type.Optional(Type.Number({ description: "UTF-8 size of the arguments as JSON, when they were left out." })),
+    status: Type.Union([Type.Literal("ok"), Type.Literal("error"), Type.Literal("unfinished")], {
+      description: "unfinished: still running when the calling tool finished.",
+    }),
+    durationMs: Type.Optional(Type.Number()),
+    error: Type.Optional(Type.String({ description: "Error text, truncated." })),
+  },
+  { description: "A call a tool made to another tool (ctx.executeTool)." },
+);
+export const NestedToolCalls = Type.Object(
+  {
+    calls: Type.Array(NestedToolCallRecord),
+    complete: Type.Boolean({ description: "false when calls were dropped, arguments left out, or calls had not finished." }),
+  },
+  { description: "Bounded record of the calls a tool made to other tools (newest pi); results are not recorded." },
+);
+
 export const ToolResultMessage = Type.Object(
   {
     role: Type.Literal("toolResult"),
@@ -155,11 +177,14 @@ export const ToolResultMessage = Type.Object(
     content: Type.Array(UserContentBlock, { description: "What the model sees of the result." }),
     details: Type.Optional(Type.Unknown({ description: "Tool-specific data for UIs; not sent to the model." })),
     usage: Type.Optional(Usage),
+    nestedCalls: Type.Optional(NestedToolCalls),
     isError: Type.Boolean({ description: "true when the tool failed." }),
     timestamp: Timestamp,
+    durationMs: Type.Optional(Type.Number({ description: "How long the tool's execute() ran, in ms (newest pi); absent when it did not run." })),
   },
   {
-    description: "The result of running one tool call. Newer pi adds `usage` when the tool itself called a model.",
+    description:
+      "The result of running one tool call. Newer pi adds `usage` when the tool itself called a model (or called tools that did), `durationMs`, and `nestedCalls`.",
   },
 );
 export type ToolResultMessage = Static<typeof ToolResultMessage>;

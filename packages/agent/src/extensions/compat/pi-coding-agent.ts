@@ -13,13 +13,20 @@ import { agentDir as findAgentDir } from "../../config/agent-dir.js";
 import { resolve } from "node:path";
 import type { TSchema } from "typebox";
 import type { AgentTool, ToolDefinition } from "../../tools/index.js";
-import type { ExtensionContext } from "../types.js";
+import type { ExtensionToolContext } from "../types.js";
 import { NOT_IN_PARLEY, unavailableAsyncFunction, unavailableClass, unavailableFunction } from "./unavailable.js";
 
 // ---------------------------------------------------------------------------
 // Types extensions import alongside the values.
 
-export type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "../types.js";
+export type {
+  ExecuteToolOptions,
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  ExtensionToolContext,
+  ToolCallOutcome as AgentToolCallOutcome,
+} from "../types.js";
 export type {
   AgentToolResult,
   AgentToolUpdateCallback,
@@ -167,9 +174,9 @@ type AnyToolDefinition = ToolDefinition<any, any, any, any>;
  * `registerTool` call (e.g. stored in a variable or array).
  */
 export function defineTool<TParams extends TSchema, TDetails = unknown, TState = any>(
-  tool: ToolDefinition<TParams, TDetails, TState, ExtensionContext>,
-): ToolDefinition<TParams, TDetails, TState, ExtensionContext> & AnyToolDefinition {
-  return tool as ToolDefinition<TParams, TDetails, TState, ExtensionContext> & AnyToolDefinition;
+  tool: ToolDefinition<TParams, TDetails, TState, ExtensionToolContext>,
+): ToolDefinition<TParams, TDetails, TState, ExtensionToolContext> & AnyToolDefinition {
+  return tool as ToolDefinition<TParams, TDetails, TState, ExtensionToolContext> & AnyToolDefinition;
 }
 
 /** pi's agent directory, which parley shares: $PI_CODING_AGENT_DIR, or ~/.pi/agent. */
