@@ -23,6 +23,8 @@ import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
+import { RunBoundaries } from "./run-boundary.js";
+import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
@@ -125,6 +127,12 @@ export class AgentSession {
   #nextTurn: AgentMessage[] = [];
   #runState: RunState = { name: "idle" };
   #turnIndex = 0;
+  /** turn_end and agent_before_settle with their entry drafts and continuations (run-boundary.ts). */
+  readonly #boundaries: RunBoundaries;
+  /** Steering and follow-up messages handed to the loop and not yet taken (a boundary's pendingMessages). */
+  #queued: AgentMessage[] = [];
+  /** A boundary appended entries during this run: the loop's own copy of the context is stale. */
+  #contextFromSession = false;
   autoCompactionEnabled = true;
   autoRetryEnabled = true;
 
@@ -135,6 +143,18 @@ export class AgentSession {
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
     options.session.onSave = this.#onSave;
+    this.#boundaries = new RunBoundaries({
+      session: () => this.#session,
+      runtime: options.runtime,
+      pendingMessages: () => [...this.#queued],
+      appended: (entries) => {
+        // A compaction reshapes the context (rebuilt from the session); other entries add their message, if any.
+        if (entries.some((e) => e.type === "compaction")) this.#state.messages = this.#session.buildContext();
+        else this.#state.messages = [...this.#state.messages, ...entries.flatMap((e) => (e.type === "custom_message" ? [customEntryMessage(e)] : []))];
+        this.#contextFromSession = true;
+      },
+      emit: (event) => this.#emit(event),
+    });
     // Built once: a resumed session's context can be large, and settings come from the same path.
     const context = options.session.buildSessionContext();
     this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
@@ -544,6 +564,7 @@ export class AgentSession {
     this.#steering = [];
     this.#followUp = [];
     this.#core?.clearAllQueues();
+    this.#queued = [];
     this.#local.steer = [];
     this.#local.followUp = [];
     this.#queueUpdate();
@@ -745,6 +766,8 @@ export class AgentSession {
 
   #startRun(run: (core: Agent) => Promise<void>): void {
     this.#runAborted = false;
+    this.#contextFromSession = false;
+    this.#boundaries.runStarted();
     const work = (async () => {
       try {
         const core = await this.ensureCore();
@@ -772,6 +795,22 @@ export class AgentSession {
 
   /** After each run: retry a transient failure, or compact when the context is nearly full. */
   async #afterRun(): Promise<void> {
+    try {
+      await this.#retryOrCompact();
+      // The newest pi's run boundaries: a continuation a turn_end handler asked for that no turn
+      // made, then agent_before_settle (skipped once the run was aborted), until neither asks.
+      while (!this.#runAborted) {
+        const again = this.#boundaries.takeContinuation() || (await this.#boundaries.beforeSettle(() => this.#runAborted));
+        if (!again || this.#runAborted) break;
+        await this.continueRun();
+        await this.#retryOrCompact();
+      }
+    } catch (error) {
+      this.#options.log(`before the run settles: ${errorMessage(error)}`);
+    }
+  }
+
+  async #retryOrCompact(): Promise<void> {
     const lastReply = (): AssistantMessage | undefined => [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
     try {
       let last = lastReply();
@@ -794,6 +833,7 @@ export class AgentSession {
 
   /** Hands a queued message to the loop, or keeps it until the loop exists. */
   #queue(kind: "steer" | "followUp", message: AgentMessage): void {
+    this.#queued.push(message);
     if (this.#core) this.#core[kind](message);
     else this.#local[kind].push(message);
   }
@@ -804,6 +844,7 @@ export class AgentSession {
 
   async #onAgentEvent(event: AgentEvent): Promise<void> {
     // A queued message leaves its queue when it starts (as pi shows it).
+    if (event.type === "message_start") this.#queued = this.#queued.filter((m) => m !== event.message);
     if (event.type === "message_start" && event.message.role === "user") {
       const text = textOf(event.message);
       const s = this.#steering.indexOf(text);
@@ -828,9 +869,11 @@ export class AgentSession {
       wire = { ...event, willRetry };
     }
     if (event.type === "turn_start") {
+      this.#boundaries.turnStarted();
       await this.#runtime.emit({ type: "turn_start", turnIndex: this.#turnIndex, timestamp: Date.now() });
     } else if (event.type === "turn_end") {
-      await this.#runtime.emit({ type: "turn_end", turnIndex: this.#turnIndex++, message: event.message, toolResults: event.toolResults });
+      // Before the client's turn_end: entries the handlers append are announced first, as in pi.
+      await this.#boundaries.turnEnd(event.message, event.toolResults, this.#turnIndex++);
     } else if (event.type === "message_end") {
       const final = await this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => ({
         event: result.message ? { ...e, message: result.message } : e,
@@ -872,15 +915,16 @@ export class AgentSession {
   #persist(message: AgentMessage): void {
     try {
       if (message.role === "custom") {
-        this.#session.append({
+        const entry = this.#session.append({
           type: "custom_message",
           customType: message.customType,
           content: message.content,
           display: message.display,
           ...(message.details !== undefined ? { details: message.details } : {}),
         });
+        this.#boundaries.saved(message, entry.id);
       } else {
-        this.#session.append({ type: "message", message });
+        this.#boundaries.saved(message, this.#session.append({ type: "message", message }).id);
       }
     } catch (error) {
       this.#options.log(`could not save the message to the session file: ${errorMessage(error)}`);
@@ -908,7 +952,9 @@ export class AgentSession {
     return { ...options, headers: kept };
   }
 
-  async #transformContext(messages: AgentMessage[]): Promise<AgentMessage[]> {
+  async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
+    // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
+    const messages = this.#contextFromSession ? this.#state.messages.slice() : loopMessages;
     if (!this.#runtime.hasHandlers("context")) return messages;
     const result = await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
       event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,

@@ -22,9 +22,18 @@ import type {
   ReplacedSessionContext,
   SetupSessionManager,
   SlashCommandInfo,
+  SessionBoundaryDraft,
   SourceInfo,
   WithSession,
+  BoundaryContextPreview,
+  BoundaryState,
 } from "./types.js";
+
+/** A checked boundary proposal and the context it would make. */
+export interface BoundaryPreview {
+  drafts: SessionBoundaryDraft[];
+  context: BoundaryContextPreview;
+}
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
 import { guardedEnv } from "../child-watchdog.js";
@@ -249,6 +258,50 @@ export class ExtensionRuntime {
       }
     }
     return current;
+  }
+
+  /**
+   * turn_end and agent_before_settle, as the newest pi runs them: each handler sees the entries
+   * proposed so far and the context rebuilt from them; a result's `entries`/`continue` replace
+   * the proposal's. `preview` checks a proposal (what handlers returned, still unchecked) and
+   * throws for one that cannot be appended; a proposal left invalid after the last handler is
+   * dropped (no entries, no continuation), as in pi.
+   */
+  async emitBoundary<K extends "turn_end" | "agent_before_settle">(
+    type: K,
+    make: (state: BoundaryState) => HookEvent<K> & { type: K },
+    outcome: BoundaryState["outcome"],
+    preview: (proposal: unknown) => BoundaryPreview,
+  ): Promise<{ entries: SessionBoundaryDraft[]; continue: boolean }> {
+    let proposal: unknown = [];
+    let shouldContinue = false;
+    let current = preview(proposal);
+    let valid = true;
+    for (const extension of this.extensions) {
+      for (const handler of this.#handlers(extension, type)) {
+        try {
+          const state = { entries: current.drafts, continue: shouldContinue, context: current.context, outcome };
+          const result: unknown = await handler(make(state), this.context(extension));
+          if (typeof result === "object" && result !== null) {
+            const entries = field(result, "entries");
+            const wanted = field(result, "continue");
+            if (entries !== undefined) proposal = entries;
+            if (wanted !== undefined) shouldContinue = wanted === true;
+          }
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: type, ...errorText(error) });
+        }
+        try {
+          current = preview(proposal);
+          valid = true;
+        } catch (error) {
+          valid = false;
+          const { error: text, stack } = errorText(error);
+          this.#host.reportError({ extensionPath: extension.path, event: type, error: `Invalid boundary entries: ${text}`, ...(stack ? { stack } : {}) });
+        }
+      }
+    }
+    return valid ? { entries: current.drafts, continue: shouldContinue } : { entries: [], continue: false };
   }
 
   /** The context a tool or handler of this extension gets (a neutral one for built-ins). */

@@ -53,6 +53,12 @@ export interface SessionContext {
   model: { provider: string; modelId: string } | null;
 }
 
+/** One entry's contribution to the context: its messages (none for state-only entries). */
+export interface ProjectedEntry {
+  sourceEntry: SessionEntry;
+  messages: AgentMessage[];
+}
+
 /**
  * Context of a root-to-leaf path. With a compaction on the path (the latest one wins):
  * its summary first; then, for the newer format, its `retainedTail` messages, or, for the
@@ -60,6 +66,15 @@ export interface SessionContext {
  * that id is not on the path); then everything after the compaction.
  */
 export function buildSessionContext(path: readonly SessionEntry[]): SessionContext {
+  const { entries, thinkingLevel, model } = buildSessionProjection(path);
+  return { messages: entries.flatMap((e) => e.messages), thinkingLevel, model };
+}
+
+/**
+ * The same context with the entry each message comes from (the newest pi's projection): the
+ * compaction entry owns its summary and, for the newer format, its retained messages.
+ */
+export function buildSessionProjection(path: readonly SessionEntry[]): { entries: ProjectedEntry[]; thinkingLevel: string; model: SessionContext["model"] } {
   let thinkingLevel = "off";
   let model: SessionContext["model"] = null;
   let compactionIndex = -1;
@@ -71,26 +86,24 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
     } else if (entry.type === "compaction") compactionIndex = i;
   });
 
-  const messages: AgentMessage[] = [];
+  const entries: ProjectedEntry[] = [];
   const push = (entry: SessionEntry): void => {
     const message = contextMessage(entry);
-    if (message !== undefined) messages.push(message);
+    if (message !== undefined) entries.push({ sourceEntry: entry, messages: [message] });
   };
   const compaction = path[compactionIndex];
   if (compaction === undefined || compaction.type !== "compaction") {
     path.forEach(push);
-    return { messages, thinkingLevel, model };
+    return { entries, thinkingLevel, model };
   }
 
-  messages.push(compactionSummaryMessage(compaction));
-  if (compaction.retainedTail !== undefined) {
-    messages.push(...compaction.retainedTail);
-  } else {
+  entries.push({ sourceEntry: compaction, messages: [compactionSummaryMessage(compaction), ...(compaction.retainedTail ?? [])] });
+  if (compaction.retainedTail === undefined) {
     const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
     if (firstKept >= 0) path.slice(firstKept, compactionIndex).forEach(push);
   }
   path.slice(compactionIndex + 1).forEach(push);
-  return { messages, thinkingLevel, model };
+  return { entries, thinkingLevel, model };
 }
 
 /**
