@@ -95,7 +95,12 @@ describe("turn_end (newest pi)", () => {
         event: "turn_end",
         error: "Invalid boundary entries: context_edit drafts are not supported: parley's session format has no context_edit entries",
       },
-      { type: "extension_error", extensionPath: "<boundary>", event: "agent_before_settle", error: "agent_before_settle requested continuation without runnable model context" },
+      {
+        type: "extension_error",
+        extensionPath: "<boundary>",
+        event: "agent_before_settle",
+        error: "agent_before_settle requested continuation without runnable model context",
+      },
     ]);
   });
 });

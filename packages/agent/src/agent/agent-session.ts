@@ -24,6 +24,7 @@ import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { toWireEvent } from "./wire-events.js";
 import { RunBoundaries } from "./run-boundary.js";
+import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
@@ -240,8 +241,12 @@ export class AgentSession {
         },
       });
       const stream = core.streamFn;
-      core.streamFn = async (model, context, options) =>
-        stream(model, context, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
+      core.streamFn = async (model, context, options) => {
+        const system = this.#requestSystem;
+        this.#requestSystem = undefined;
+        const sent = system ? { ...context, systemPrompt: system.systemPrompt, tools: system.tools } : context;
+        return stream(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
+      };
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -955,12 +960,23 @@ export class AgentSession {
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
     // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
     const messages = this.#contextFromSession ? this.#state.messages.slice() : loopMessages;
-    if (!this.#runtime.hasHandlers("context")) return messages;
-    const result = await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
-      event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
-    }));
-    return result.messages;
+    const context = this.#runtime.hasHandlers("context")
+      ? (
+          await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
+            event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
+          }))
+        ).messages
+      : messages;
+    if (!this.#runtime.hasHandlers("context_with_system")) return context;
+    // The newest pi's second phase: the transcript with its leading system message, used as returned.
+    const transcript = withSystemMessage(this.#state.systemPrompt, this.#core?.state.tools ?? [], context);
+    const folded = foldSystemMessages(await this.#runtime.emitContextWithSystem(transcript));
+    this.#requestSystem = folded.system;
+    return folded.messages;
   }
+
+  /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
+  #requestSystem: RequestSystem | undefined;
 
   async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
     if (!this.#runtime.hasHandlers("tool_call")) return undefined;

@@ -27,6 +27,7 @@ import type {
   WithSession,
   BoundaryContextPreview,
   BoundaryState,
+  ContextWithSystemEvent,
 } from "./types.js";
 
 /** A checked boundary proposal and the context it would make. */
@@ -302,6 +303,42 @@ export class ExtensionRuntime {
       }
     }
     return valid ? { entries: current.drafts, continue: shouldContinue } : { entries: [], continue: false };
+  }
+
+  /**
+   * context_with_system: each handler gets the transcript (leading system message first) as the
+   * previous one left it, and what it returns is used as returned. Dropping the leading system
+   * message is reported (pi's words) but honoured.
+   */
+  async emitContextWithSystem(messages: ContextWithSystemEvent["messages"]): Promise<ContextWithSystemEvent["messages"]> {
+    let current = messages;
+    for (const extension of this.extensions) {
+      for (const handler of this.#handlers(extension, "context_with_system")) {
+        try {
+          const hadLeadingSystemMessage = current[0]?.role === "system";
+          const result = await handler({ type: "context_with_system", messages: current }, this.context(extension));
+          const returned = typeof result === "object" && result !== null ? field(result, "messages") : undefined;
+          if (
+            Array.isArray(returned) &&
+            returned.every(
+              (m: unknown): m is ContextWithSystemEvent["messages"][number] => typeof m === "object" && m !== null && typeof field(m, "role") === "string",
+            )
+          )
+            current = returned;
+          if (hadLeadingSystemMessage && current[0]?.role !== "system") {
+            this.#host.reportError({
+              extensionPath: extension.path,
+              event: "context_with_system",
+              error:
+                "Handler removed the leading system message; the request has no prompt or initial tool declarations. Keep it at index 0 or replace a dropped prefix with getCurrentSystemMessage().",
+            });
+          }
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: "context_with_system", ...errorText(error) });
+        }
+      }
+    }
+    return current;
   }
 
   /** The context a tool or handler of this extension gets (a neutral one for built-ins). */

@@ -3,7 +3,7 @@
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Message, Model, ProviderResponse, TextContent, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
+import type { Api, ImageContent, Message, Model, ProviderResponse, TextContent, Tool, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
@@ -325,7 +325,7 @@ export interface SystemMessage {
   role: "system";
   content: string | TextContent[];
   sections?: Record<string, string | null>;
-  toolsAdded?: { name: string; description: string; parameters: unknown }[];
+  toolsAdded?: Tool[];
   toolsRemoved?: { name: string }[];
   timestamp: number;
 }
