@@ -55,10 +55,24 @@ describe("pi 1.6.0's ExtensionAPI members", () => {
       afterUnregister: [],
     });
     const errors = agent.records.filter((r) => r.type === "extension_error");
+    // The virtual model is refused as it is registered; the MCP server, once session_start has
+    // run and no extension has taken up mcp_servers_change (pi's order).
     expect(errors.map((r) => [r["event"], r["error"]])).toEqual([
-      ["register_mcp_server", 'MCP server "jira" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)'],
       ["register_virtual_model", 'Virtual model "router/auto" is not registered: parley has no virtual-model routing'],
+      ["register_mcp_server", 'MCP server "jira" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)'],
     ]);
+  });
+});
+
+describe("pi 1.6.0's mcp_servers_change", () => {
+  it("announces every change after the extensions are bound; servers registered while loading are read on session_start; a handler means nothing is reported as unconnected", async () => {
+    const agent = start("mcp-watcher.js");
+    await agent.request({ type: "prompt", message: "/mcp-add" });
+    await agent.request({ type: "prompt", message: "/mcp-remove" });
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/mcp-report" });
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual({ atStart: ["early"], changes: [["early", "late"], ["early"]] });
+    noErrors(agent);
   });
 });
 

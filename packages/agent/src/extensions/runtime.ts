@@ -179,6 +179,20 @@ export class ExtensionRuntime {
     this.#mcpServers = new McpServerRegistry((report) => this.#host.reportError(report));
   }
 
+  /**
+   * The extensions are bound (session_start has run, at start-up or after a reload): MCP servers
+   * registered from now on are announced with mcp_servers_change, and servers nothing connects
+   * are reported, as in pi.
+   */
+  bindMcpServers(): void {
+    const registry = this.#mcpServers;
+    registry.bind(() => {
+      void this.emit({ type: "mcp_servers_change", servers: registry.list() });
+      registry.reportUnconnected(this.hasHandlers("mcp_servers_change"));
+    });
+    registry.reportUnconnected(this.hasHandlers("mcp_servers_change"));
+  }
+
   /** An extension_error for something an extension's resource caused (a skill that cannot be read). */
   reportError(report: Parameters<ExtensionHost["reportError"]>[0]): void {
     this.#host.reportError(report);
