@@ -133,4 +133,23 @@ describe("model_select's source", () => {
     expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["alpha->beta:set", "beta->alpha:cycle"]);
     noErrors(agent);
   });
+
+  it('is not fired when a session switch restores the session\'s model: pi 1.6.0 declares "restore" but never emits it', async () => {
+    const trio = join(AGENT_FIXTURES, "..", "pi-dropin", "three-models.ts");
+    const agentDir = tempDir("parley-agent-dir-");
+    const args = ["--mode", "rpc", "-e", trio, "-e", join(AGENT_FIXTURES, "model-select-recorder.js"), "--model", "trio/alpha"];
+    const agent = procs.raw(args, { cwd: tempDir(), env: { ...process.env, PI_CODING_AGENT_DIR: agentDir } });
+    expect((await agent.request({ type: "set_model", provider: "trio", modelId: "beta" }))["success"]).toBe(true);
+    await runPrompt(agent, "remember beta", 60_000);
+    const first = ((await agent.request({ type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+    expect((await agent.request({ type: "new_session" }))["success"]).toBe(true);
+    expect((await agent.request({ type: "set_model", provider: "trio", modelId: "gamma" }))["success"]).toBe(true);
+    expect((await agent.request({ type: "switch_session", sessionPath: first }, 60_000))["success"]).toBe(true);
+    const model = ((await agent.request({ type: "get_state" }))["data"] as { model: { id: string } }).model;
+    expect(model.id).toBe("beta");
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/model-report" });
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["alpha->beta:set", "beta->gamma:set"]);
+    noErrors(agent);
+  });
 });

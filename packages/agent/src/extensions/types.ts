@@ -420,8 +420,11 @@ export interface ModelSelectEvent {
   type: "model_select";
   model: Model<Api>;
   previousModel: Model<Api>;
-  /** "set": set_model or pi.setModel; "cycle": cycle_model. */
-  source: "set" | "cycle";
+  /**
+   * "set": set_model or pi.setModel; "cycle": cycle_model. pi 1.6.0 declares "restore" too but
+   * never emits it (restoring a session's model fires nothing), and neither does parley.
+   */
+  source: "set" | "cycle" | "restore";
 }
 export interface ThinkingLevelSelectEvent {
   type: "thinking_level_select";
