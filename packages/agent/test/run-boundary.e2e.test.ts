@@ -128,4 +128,18 @@ describe("agent_before_settle (newest pi)", () => {
     ]);
     expect(errors(agent)).toEqual([]);
   });
+
+  it("appends a compaction draft that keeps nothing before it: the context is its summary alone", async () => {
+    const agent = start("compact", ["first"]);
+    const run = await runPrompt(agent, "go", MINUTE);
+    const appended = run.filter((r) => r.type === "entry_appended").map((r) => r["entry"] as Rec);
+    expect(appended).toHaveLength(1);
+    expect(appended[0]).toMatchObject({ type: "compaction", summary: "All of it, briefly.", fromHook: true, details: { by: "test" } });
+    expect(appended[0]).not.toHaveProperty("firstKeptEntryId");
+    expect((await messages(agent)).map((m) => m.role)).toEqual(["compactionSummary"]);
+    const { settles } = await report(agent);
+    // The second handler saw the summary as the context's last message: a request could follow.
+    expect(settles[1]).toEqual({ second: true, continue: false, entryTypes: [null], canContinue: true, lastContext: "compactionSummary" });
+    expect(errors(agent)).toEqual([]);
+  });
 });
