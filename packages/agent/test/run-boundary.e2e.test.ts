@@ -4,15 +4,28 @@
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { AGENT_FIXTURES, call, messages, notes, processRegistry, runPrompt, tempDir, textOf, writeScript, type Turn } from "./fixtures/agent/harness.js";
+import {
+  AGENT_FIXTURES,
+  call,
+  isDelta,
+  messages,
+  notes,
+  processRegistry,
+  runPrompt,
+  SLOW,
+  tempDir,
+  textOf,
+  writeScript,
+  type Turn,
+} from "./fixtures/agent/harness.js";
 import type { AgentProcess, Rec } from "./helpers/spawn.js";
 
 const procs = processRegistry();
 const MINUTE = 60_000;
 
-function start(mode: string, replies: Turn[]): AgentProcess {
+function start(mode: string, replies: Turn[], env: NodeJS.ProcessEnv = {}): AgentProcess {
   const args = ["--mode", "rpc", "--no-session", "--model-script", writeScript(replies), "-e", join(AGENT_FIXTURES, "run-boundary.js")];
-  return procs.raw(args, { cwd: tempDir(), env: { ...process.env, BOUNDARY_MODE: mode } });
+  return procs.raw(args, { cwd: tempDir(), env: { ...process.env, ...env, BOUNDARY_MODE: mode } });
 }
 
 async function report(agent: AgentProcess): Promise<{ turns: Rec[]; settles: Rec[]; contexts: string[][] }> {
@@ -140,6 +153,21 @@ describe("agent_before_settle (newest pi)", () => {
     const { settles } = await report(agent);
     // The second handler saw the summary as the context's last message: a request could follow.
     expect(settles[1]).toEqual({ second: true, continue: false, entryTypes: [null], canContinue: true, lastContext: "compactionSummary" });
+    expect(errors(agent)).toEqual([]);
+  });
+
+  it("is skipped when the run was aborted: turn_end says the outcome, nothing is asked to settle", async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    const agent = start("settle", [long, "after"], SLOW);
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "go" }, MINUTE);
+    await agent.until(() => agent.records.slice(from).filter(isDelta("text_delta")).length >= 2, MINUTE);
+    expect((await agent.request({ type: "abort" }, MINUTE))["success"]).toBe(true);
+    await agent.waitFor((r) => r.type === "agent_settled", MINUTE, from);
+    const { turns, settles } = await report(agent);
+    expect(turns.map((t) => t["outcome"])).toEqual(["aborted"]);
+    expect(settles).toEqual([]);
+    expect(agent.records.slice(from).filter((r) => r.type === "entry_appended")).toEqual([]);
     expect(errors(agent)).toEqual([]);
   });
 });
