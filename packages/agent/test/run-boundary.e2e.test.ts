@@ -86,10 +86,20 @@ describe("turn_end (newest pi)", () => {
     expect(appended?.["entry"]).toMatchObject({ type: "custom_message", customType: "nudge", content: "Say more.", display: false });
     // Announced before the turn's turn_end, as pi does it.
     expect(types.indexOf("entry_appended")).toBeLessThan(types.indexOf("turn_end"));
-    expect(run.filter((r) => r.type === "agent_settled")).toHaveLength(1);
+    // One run, as pi's loop makes it: the continuation is a next turn, not a new agent_start.
+    expect(types.filter((t) => t === "agent_start" || t === "agent_end" || t === "agent_settled" || t === "turn_start")).toEqual([
+      "agent_start",
+      "turn_start",
+      "turn_start",
+      "agent_end",
+      "agent_settled",
+    ]);
+    const end = run.find((r) => r.type === "agent_end");
+    expect((end?.["messages"] as { role: string }[]).map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
     const transcript = (await messages(agent)).map((m) => (m.role === "custom" ? `custom:${textOf(m)}` : `${m.role}:${textOf(m)}`));
     expect(transcript).toEqual(["user:go", "assistant:first", "custom:Say more.", "assistant:second"]);
-    const { contexts } = await report(agent);
+    const { contexts, turns } = await report(agent);
+    expect(turns.map((t) => t["turnIndex"])).toEqual([0, 1]);
     // The second request saw the appended message.
     expect(contexts).toEqual([["user"], ["user", "assistant", "custom:nudge"]]);
     expect(errors(agent)).toEqual([]);

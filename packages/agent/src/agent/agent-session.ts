@@ -812,6 +812,8 @@ export class AgentSession {
       }
     } catch (error) {
       this.#options.log(`before the run settles: ${errorMessage(error)}`);
+    } finally {
+      await this.#releaseHeldRun();
     }
   }
 
@@ -847,7 +849,35 @@ export class AgentSession {
     this.#emit({ type: "queue_update", steering: [...this.#steering], followUp: [...this.#followUp] });
   }
 
-  async #onAgentEvent(event: AgentEvent): Promise<void> {
+  /**
+   * The messages of a run whose agent_end is held: a turn_end handler asked to go on, and 0.73's
+   * loop cannot be told to, so the run continues after the loop ends (#afterRun). Holding its
+   * agent_end, and not announcing the continuation's agent_start, shows one run, as pi's loop makes
+   * it; the held messages lead the run's final agent_end.
+   */
+  #heldRun: AgentMessage[] | undefined;
+
+  /** A held agent_end goes out after all (the continuation was not made: an abort came first). */
+  async #releaseHeldRun(): Promise<void> {
+    const messages = this.#heldRun;
+    if (messages === undefined) return;
+    this.#heldRun = undefined;
+    this.#boundaries.takeContinuation();
+    await this.#onAgentEvent({ type: "agent_end", messages });
+  }
+
+  async #onAgentEvent(loopEvent: AgentEvent): Promise<void> {
+    if (loopEvent.type === "agent_start" && this.#heldRun !== undefined) return;
+    let event = loopEvent;
+    if (event.type === "agent_end") {
+      const messages = [...(this.#heldRun ?? []), ...event.messages];
+      this.#heldRun = undefined;
+      if (this.#boundaries.owesContinuation() && !this.#runAborted) {
+        this.#heldRun = messages;
+        return;
+      }
+      event = { ...event, messages };
+    }
     // A queued message leaves its queue when it starts (as pi shows it).
     if (event.type === "message_start") this.#queued = this.#queued.filter((m) => m !== event.message);
     if (event.type === "message_start" && event.message.role === "user") {

@@ -5,7 +5,8 @@
  *
  * pi 1.6's loop asks its host after each turn whether to go on (finishTurn); 0.73's does not, so a
  * continuation the loop did not make by itself (tool calls, steering, follow-ups) is made once the
- * loop has ended: the agent continues from the context, as pi does for agent_before_settle.
+ * loop has ended: the agent continues from the context, as pi does for agent_before_settle (the
+ * agent holds the first loop's agent_end meanwhile, so clients see one run).
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { ToolResultMessage } from "@mariozechner/pi-ai";
@@ -59,6 +60,11 @@ export class RunBoundaries {
   /** The run starts afresh: no continuation is owed. */
   runStarted(): void {
     this.#continuation = false;
+  }
+
+  /** Whether a turn_end handler's continuation is owed (no turn has made it yet). */
+  owesContinuation(): boolean {
+    return this.#continuation;
   }
 
   /** Whether a turn_end handler's continuation is still owed (and is taken now). */
