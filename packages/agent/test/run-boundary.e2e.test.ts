@@ -78,6 +78,22 @@ describe("turn_end (newest pi)", () => {
     expect(errors(agent)).toEqual([]);
   });
 
+  it("shows a steering message that waits for the loop in the preview's pendingMessages", async () => {
+    const long = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    const agent = start("", [long, "steered"], SLOW);
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "go" }, MINUTE);
+    await agent.until(() => agent.records.slice(from).filter(isDelta("text_delta")).length >= 2, MINUTE);
+    expect((await agent.request({ type: "steer", message: "also this" }, MINUTE))["success"]).toBe(true);
+    await agent.waitFor((r) => r.type === "agent_settled", MINUTE, from);
+    const { turns } = await report(agent);
+    expect(turns.map((t) => [t["turnIndex"], t["pending"], t["canContinue"]])).toEqual([
+      [0, 1, true],
+      [1, 0, false],
+    ]);
+    expect(errors(agent)).toEqual([]);
+  });
+
   it("appends a handler's drafts before the client's turn_end and makes the one more request it asked for", async () => {
     const agent = start("turn-continue", ["first", "second"]);
     const run = await runPrompt(agent, "go", MINUTE);
