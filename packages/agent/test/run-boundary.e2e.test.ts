@@ -79,7 +79,7 @@ describe("turn_end (newest pi)", () => {
   });
 
   it("shows a steering message that waits for the loop in the preview's pendingMessages", async () => {
-    const long = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    const long = Array.from({ length: 120 }, (_, i) => `word${i}`).join(" ");
     const agent = start("", [long, "steered"], SLOW);
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "go" }, MINUTE);
