@@ -28,10 +28,17 @@ function start(mode: string, replies: Turn[], env: NodeJS.ProcessEnv = {}): Agen
   return procs.raw(args, { cwd: tempDir(), env: { ...process.env, ...env, BOUNDARY_MODE: mode } });
 }
 
-async function report(agent: AgentProcess): Promise<{ turns: Rec[]; settles: Rec[]; contexts: string[][] }> {
+interface Report {
+  turns: Rec[];
+  settles: Rec[];
+  contexts: string[][];
+  ends: number;
+}
+
+async function report(agent: AgentProcess): Promise<Report> {
   const from = agent.records.length;
   await agent.request({ type: "prompt", message: "/boundary-report" }, MINUTE);
-  return JSON.parse(notes(agent, from)[0] as string) as { turns: Rec[]; settles: Rec[]; contexts: string[][] };
+  return JSON.parse(notes(agent, from)[0] as string) as Report;
 }
 
 const errors = (agent: AgentProcess) => agent.records.filter((r) => r.type === "extension_error").map((r) => [r["event"], r["error"]]);
@@ -194,6 +201,18 @@ describe("agent_before_settle (newest pi)", () => {
     expect(turns.map((t) => t["outcome"])).toEqual(["aborted"]);
     expect(settles).toEqual([]);
     expect(agent.records.slice(from).filter((r) => r.type === "entry_appended")).toEqual([]);
+    expect(errors(agent)).toEqual([]);
+  });
+
+  it("comes after messages an agent_end handler queued have been answered: the run goes on for them first", async () => {
+    const agent = start("followup", ["first", "second"]);
+    const run = await runPrompt(agent, "go", MINUTE);
+    expect(run.filter((r) => r.type === "agent_settled")).toHaveLength(1);
+    expect((await messages(agent)).map((m) => `${m.role}:${textOf(m)}`)).toEqual(["user:go", "assistant:first", "user:follow on", "assistant:second"]);
+    const { settles, ends } = await report(agent);
+    expect(ends).toBe(2);
+    // agent_before_settle once, when nothing more is queued (two handlers).
+    expect(settles).toHaveLength(2);
     expect(errors(agent)).toEqual([]);
   });
 });

@@ -803,9 +803,11 @@ export class AgentSession {
     try {
       await this.#retryOrCompact();
       // The newest pi's run boundaries: a continuation a turn_end handler asked for that no turn
-      // made, then agent_before_settle (skipped once the run was aborted), until neither asks.
+      // made, messages queued after the loop drained its queues (by agent_end handlers), then
+      // agent_before_settle (skipped once the run was aborted), until none asks for more.
       while (!this.#runAborted) {
-        const again = this.#boundaries.takeContinuation() || (await this.#boundaries.beforeSettle(() => this.#runAborted));
+        const queued = this.#core?.hasQueuedMessages() ?? false;
+        const again = this.#boundaries.takeContinuation() || queued || (await this.#boundaries.beforeSettle(() => this.#runAborted));
         if (!again || this.#runAborted) break;
         await this.continueRun();
         await this.#retryOrCompact();
