@@ -58,6 +58,8 @@ describe("the agent's seams", () => {
     "agent/branch-summary.ts",
     "agent/session-switching.ts",
     "agent/tree-navigation.ts",
+    "agent/run-boundary.ts",
+    "agent/system-context.ts",
   ])("%s reaches the agent only through its host interface", (module) => {
     expect(graph.has(module)).toBe(true);
     expect([...reachable(graph, module)]).not.toContain("agent/agent-session.ts");

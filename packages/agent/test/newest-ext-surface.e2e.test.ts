@@ -55,10 +55,24 @@ describe("pi 1.6.0's ExtensionAPI members", () => {
       afterUnregister: [],
     });
     const errors = agent.records.filter((r) => r.type === "extension_error");
+    // The virtual model is refused as it is registered; the MCP server, once session_start has
+    // run and no extension has taken up mcp_servers_change (pi's order).
     expect(errors.map((r) => [r["event"], r["error"]])).toEqual([
-      ["register_mcp_server", 'MCP server "jira" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)'],
       ["register_virtual_model", 'Virtual model "router/auto" is not registered: parley has no virtual-model routing'],
+      ["register_mcp_server", 'MCP server "jira" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)'],
     ]);
+  });
+});
+
+describe("pi 1.6.0's mcp_servers_change", () => {
+  it("announces every change after the extensions are bound; servers registered while loading are read on session_start; a handler means nothing is reported as unconnected", async () => {
+    const agent = start("mcp-watcher.js");
+    await agent.request({ type: "prompt", message: "/mcp-add" });
+    await agent.request({ type: "prompt", message: "/mcp-remove" });
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/mcp-report" });
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual({ atStart: ["early"], changes: [["early", "late"], ["early"]] });
+    noErrors(agent);
   });
 });
 
@@ -117,6 +131,25 @@ describe("model_select's source", () => {
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "/model-report" });
     expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["alpha->beta:set", "beta->alpha:cycle"]);
+    noErrors(agent);
+  });
+
+  it('is not fired when a session switch restores the session\'s model: pi 1.6.0 declares "restore" but never emits it', async () => {
+    const trio = join(AGENT_FIXTURES, "..", "pi-dropin", "three-models.ts");
+    const agentDir = tempDir("parley-agent-dir-");
+    const args = ["--mode", "rpc", "-e", trio, "-e", join(AGENT_FIXTURES, "model-select-recorder.js"), "--model", "trio/alpha"];
+    const agent = procs.raw(args, { cwd: tempDir(), env: { ...process.env, PI_CODING_AGENT_DIR: agentDir } });
+    expect((await agent.request({ type: "set_model", provider: "trio", modelId: "beta" }))["success"]).toBe(true);
+    await runPrompt(agent, "remember beta", 60_000);
+    const first = ((await agent.request({ type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+    expect((await agent.request({ type: "new_session" }))["success"]).toBe(true);
+    expect((await agent.request({ type: "set_model", provider: "trio", modelId: "gamma" }))["success"]).toBe(true);
+    expect((await agent.request({ type: "switch_session", sessionPath: first }, 60_000))["success"]).toBe(true);
+    const model = ((await agent.request({ type: "get_state" }))["data"] as { model: { id: string } }).model;
+    expect(model.id).toBe("beta");
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/model-report" });
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["alpha->beta:set", "beta->gamma:set"]);
     noErrors(agent);
   });
 });

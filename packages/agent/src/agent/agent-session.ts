@@ -27,6 +27,9 @@ import { NestedToolCalls, type NestedCallEvent } from "./nested-tool-calls.js";
 import { toolContext } from "./tool-context.js";
 import { toolCallVerdict, toolResultChange } from "./tool-hooks.js";
 import { toWireEvent } from "./wire-events.js";
+import { RunBoundaries } from "./run-boundary.js";
+import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
+import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
@@ -129,6 +132,12 @@ export class AgentSession {
   #nextTurn: AgentMessage[] = [];
   #runState: RunState = { name: "idle" };
   #turnIndex = 0;
+  /** turn_end and agent_before_settle with their entry drafts and continuations (run-boundary.ts). */
+  readonly #boundaries: RunBoundaries;
+  /** Steering and follow-up messages handed to the loop and not yet taken (a boundary's pendingMessages). */
+  #queued: AgentMessage[] = [];
+  /** A boundary appended entries during this run: the loop's own copy of the context is stale. */
+  #contextFromSession = false;
   autoCompactionEnabled = true;
   autoRetryEnabled = true;
 
@@ -139,6 +148,18 @@ export class AgentSession {
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
     options.session.onSave = this.#onSave;
+    this.#boundaries = new RunBoundaries({
+      session: () => this.#session,
+      runtime: options.runtime,
+      pendingMessages: () => [...this.#queued],
+      appended: (entries) => {
+        // A compaction reshapes the context (rebuilt from the session); other entries add their message, if any.
+        if (entries.some((e) => e.type === "compaction")) this.#state.messages = this.#session.buildContext();
+        else this.#state.messages = [...this.#state.messages, ...entries.flatMap((e) => (e.type === "custom_message" ? [customEntryMessage(e)] : []))];
+        this.#contextFromSession = true;
+      },
+      emit: (event) => this.#emit(event),
+    });
     // Built once: a resumed session's context can be large, and settings come from the same path.
     const context = options.session.buildSessionContext();
     this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
@@ -230,8 +251,12 @@ export class AgentSession {
         },
       });
       const stream = core.streamFn;
-      core.streamFn = async (model, context, options) =>
-        stream(model, context, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
+      core.streamFn = async (model, context, options) => {
+        const system = this.#requestSystem;
+        this.#requestSystem = undefined;
+        const sent = system ? { ...context, systemPrompt: system.systemPrompt, tools: system.tools } : context;
+        return stream(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
+      };
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -554,6 +579,7 @@ export class AgentSession {
     this.#steering = [];
     this.#followUp = [];
     this.#core?.clearAllQueues();
+    this.#queued = [];
     this.#local.steer = [];
     this.#local.followUp = [];
     this.#queueUpdate();
@@ -780,6 +806,8 @@ export class AgentSession {
 
   #startRun(run: (core: Agent) => Promise<void>): void {
     this.#runAborted = false;
+    this.#contextFromSession = false;
+    this.#boundaries.runStarted();
     const work = (async () => {
       try {
         const core = await this.ensureCore();
@@ -807,6 +835,26 @@ export class AgentSession {
 
   /** After each run: retry a transient failure, or compact when the context is nearly full. */
   async #afterRun(): Promise<void> {
+    try {
+      await this.#retryOrCompact();
+      // The newest pi's run boundaries: a continuation a turn_end handler asked for that no turn
+      // made, messages queued after the loop drained its queues (by agent_end handlers), then
+      // agent_before_settle (skipped once the run was aborted), until none asks for more.
+      while (!this.#runAborted) {
+        const queued = this.#core?.hasQueuedMessages() ?? false;
+        const again = this.#boundaries.takeContinuation() || queued || (await this.#boundaries.beforeSettle(() => this.#runAborted));
+        if (!again || this.#runAborted) break;
+        await this.continueRun();
+        await this.#retryOrCompact();
+      }
+    } catch (error) {
+      this.#options.log(`before the run settles: ${errorMessage(error)}`);
+    } finally {
+      await this.#releaseHeldRun();
+    }
+  }
+
+  async #retryOrCompact(): Promise<void> {
     const lastReply = (): AssistantMessage | undefined => [...this.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
     try {
       let last = lastReply();
@@ -829,6 +877,7 @@ export class AgentSession {
 
   /** Hands a queued message to the loop, or keeps it until the loop exists. */
   #queue(kind: "steer" | "followUp", message: AgentMessage): void {
+    this.#queued.push(message);
     if (this.#core) this.#core[kind](message);
     else this.#local[kind].push(message);
   }
@@ -837,8 +886,37 @@ export class AgentSession {
     this.#emit({ type: "queue_update", steering: [...this.#steering], followUp: [...this.#followUp] });
   }
 
-  async #onAgentEvent(event: AgentEvent): Promise<void> {
+  /**
+   * The messages of a run whose agent_end is held: a turn_end handler asked to go on, and 0.73's
+   * loop cannot be told to, so the run continues after the loop ends (#afterRun). Holding its
+   * agent_end, and not announcing the continuation's agent_start, shows one run, as pi's loop makes
+   * it; the held messages lead the run's final agent_end.
+   */
+  #heldRun: AgentMessage[] | undefined;
+
+  /** A held agent_end goes out after all (the continuation was not made: an abort came first). */
+  async #releaseHeldRun(): Promise<void> {
+    const messages = this.#heldRun;
+    if (messages === undefined) return;
+    this.#heldRun = undefined;
+    this.#boundaries.takeContinuation();
+    await this.#onAgentEvent({ type: "agent_end", messages });
+  }
+
+  async #onAgentEvent(loopEvent: AgentEvent): Promise<void> {
+    if (loopEvent.type === "agent_start" && this.#heldRun !== undefined) return;
+    let event = loopEvent;
+    if (event.type === "agent_end") {
+      const messages = [...(this.#heldRun ?? []), ...event.messages];
+      this.#heldRun = undefined;
+      if (this.#boundaries.owesContinuation() && !this.#runAborted) {
+        this.#heldRun = messages;
+        return;
+      }
+      event = { ...event, messages };
+    }
     // A queued message leaves its queue when it starts (as pi shows it).
+    if (event.type === "message_start") this.#queued = this.#queued.filter((m) => m !== event.message);
     if (event.type === "message_start" && event.message.role === "user") {
       const text = textOf(event.message);
       const s = this.#steering.indexOf(text);
@@ -865,9 +943,11 @@ export class AgentSession {
       wire = { ...event, willRetry };
     }
     if (event.type === "turn_start") {
+      this.#boundaries.turnStarted();
       await this.#runtime.emit({ type: "turn_start", turnIndex: this.#turnIndex, timestamp: Date.now() });
     } else if (event.type === "turn_end") {
-      await this.#runtime.emit({ type: "turn_end", turnIndex: this.#turnIndex++, message: event.message, toolResults: event.toolResults });
+      // Before the client's turn_end: entries the handlers append are announced first, as in pi.
+      await this.#boundaries.turnEnd(event.message, event.toolResults, this.#turnIndex++);
     } else if (event.type === "message_end") {
       const final = await this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => ({
         event: result.message ? { ...e, message: result.message } : e,
@@ -909,15 +989,16 @@ export class AgentSession {
   #persist(message: AgentMessage): void {
     try {
       if (message.role === "custom") {
-        this.#session.append({
+        const entry = this.#session.append({
           type: "custom_message",
           customType: message.customType,
           content: message.content,
           display: message.display,
           ...(message.details !== undefined ? { details: message.details } : {}),
         });
+        this.#boundaries.saved(message, entry.id);
       } else {
-        this.#session.append({ type: "message", message });
+        this.#boundaries.saved(message, this.#session.append({ type: "message", message }).id);
       }
     } catch (error) {
       this.#options.log(`could not save the message to the session file: ${errorMessage(error)}`);
@@ -945,13 +1026,26 @@ export class AgentSession {
     return { ...options, headers: kept };
   }
 
-  async #transformContext(messages: AgentMessage[]): Promise<AgentMessage[]> {
-    if (!this.#runtime.hasHandlers("context")) return messages;
-    const result = await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
-      event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
-    }));
-    return result.messages;
+  async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
+    // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
+    const messages = this.#contextFromSession ? this.#state.messages.slice() : loopMessages;
+    const context = this.#runtime.hasHandlers("context")
+      ? (
+          await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
+            event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
+          }))
+        ).messages
+      : messages;
+    if (!this.#runtime.hasHandlers("context_with_system")) return context;
+    // The newest pi's second phase: the transcript with its leading system message, used as returned.
+    const transcript = withSystemMessage(this.#state.systemPrompt, this.#core?.state.tools ?? [], context);
+    const folded = foldSystemMessages(await this.#runtime.emitContextWithSystem(transcript));
+    this.#requestSystem = folded.system;
+    return folded.messages;
   }
+
+  /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
+  #requestSystem: RequestSystem | undefined;
 
   async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
     if (!this.#runtime.hasHandlers("tool_call")) return undefined;

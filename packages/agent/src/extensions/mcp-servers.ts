@@ -1,8 +1,9 @@
 /**
  * pi.registerMcpServer's bookkeeping. The newest pi connects registered servers through its
- * built-in MCP extension; parley has none, so it does what pi does when no loaded extension
- * connects MCP servers: it keeps the registration (getMcpServers lists it) and reports, once per
- * server, that nothing connects it.
+ * built-in MCP extension, or through any extension that handles `mcp_servers_change`; parley has
+ * no built-in one. As in pi: registrations made while extensions load are read on session_start
+ * (getMcpServers); once the extensions are bound, every change is announced (mcp_servers_change),
+ * and when no extension handles that event, each server is reported once as not connected.
  */
 import type { ExtensionErrorReport } from "./host.js";
 import type { RegisteredMcpServer } from "./types.js";
@@ -11,6 +12,8 @@ export class McpServerRegistry {
   readonly #servers = new Map<string, RegisteredMcpServer>();
   readonly #reported = new Set<string>();
   readonly #report: (report: ExtensionErrorReport) => void;
+  /** Set once the extensions are bound (after session_start). */
+  #onChange: (() => void) | undefined;
 
   constructor(report: (report: ExtensionErrorReport) => void) {
     this.#report = report;
@@ -24,21 +27,36 @@ export class McpServerRegistry {
     const owner = this.#servers.get(name)?.extensionPath;
     if (owner !== undefined && owner !== extensionPath) throw new Error(`MCP server "${name}" is already registered by extension "${owner}"`);
     this.#servers.set(name, { name, config: structuredClone({ ...config }), extensionPath });
-    if (this.#reported.has(name)) return;
-    this.#reported.add(name);
-    this.#report({
-      extensionPath,
-      event: "register_mcp_server",
-      error: `MCP server "${name}" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)`,
-    });
+    this.#onChange?.();
   }
 
   /** Only the extension that registered a server can remove it. */
   unregister(name: string, extensionPath: string): void {
-    if (this.#servers.get(name)?.extensionPath === extensionPath) this.#servers.delete(name);
+    if (this.#servers.get(name)?.extensionPath !== extensionPath) return;
+    this.#servers.delete(name);
+    this.#onChange?.();
   }
 
   list(): RegisteredMcpServer[] {
     return [...this.#servers.values()].map((s) => ({ ...s, config: structuredClone(s.config) }));
+  }
+
+  /** From now on each change calls `onChange` (the runtime announces it). */
+  bind(onChange: () => void): void {
+    this.#onChange = onChange;
+  }
+
+  /** Reports, once per server, that nothing connects it, unless an extension handles mcp_servers_change. */
+  reportUnconnected(handled: boolean): void {
+    if (handled) return;
+    for (const server of this.#servers.values()) {
+      if (this.#reported.has(server.name)) continue;
+      this.#reported.add(server.name);
+      this.#report({
+        extensionPath: server.extensionPath,
+        event: "register_mcp_server",
+        error: `MCP server "${server.name}" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)`,
+      });
+    }
   }
 }

@@ -22,9 +22,19 @@ import type {
   ReplacedSessionContext,
   SetupSessionManager,
   SlashCommandInfo,
+  SessionBoundaryDraft,
   SourceInfo,
   WithSession,
+  BoundaryContextPreview,
+  BoundaryState,
+  ContextWithSystemEvent,
 } from "./types.js";
+
+/** A checked boundary proposal and the context it would make. */
+export interface BoundaryPreview {
+  drafts: SessionBoundaryDraft[];
+  context: BoundaryContextPreview;
+}
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
 import { guardedEnv } from "../child-watchdog.js";
@@ -169,6 +179,20 @@ export class ExtensionRuntime {
     this.#mcpServers = new McpServerRegistry((report) => this.#host.reportError(report));
   }
 
+  /**
+   * The extensions are bound (session_start has run, at start-up or after a reload): MCP servers
+   * registered from now on are announced with mcp_servers_change, and servers nothing connects
+   * are reported, as in pi.
+   */
+  bindMcpServers(): void {
+    const registry = this.#mcpServers;
+    registry.bind(() => {
+      void this.emit({ type: "mcp_servers_change", servers: registry.list() });
+      registry.reportUnconnected(this.hasHandlers("mcp_servers_change"));
+    });
+    registry.reportUnconnected(this.hasHandlers("mcp_servers_change"));
+  }
+
   /** An extension_error for something an extension's resource caused (a skill that cannot be read). */
   reportError(report: Parameters<ExtensionHost["reportError"]>[0]): void {
     this.#host.reportError(report);
@@ -263,6 +287,86 @@ export class ExtensionRuntime {
           if (next.stop) return current;
         } catch (error) {
           this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+        }
+      }
+    }
+    return current;
+  }
+
+  /**
+   * turn_end and agent_before_settle, as the newest pi runs them: each handler sees the entries
+   * proposed so far and the context rebuilt from them; a result's `entries`/`continue` replace
+   * the proposal's. `preview` checks a proposal (what handlers returned, still unchecked) and
+   * throws for one that cannot be appended; a proposal left invalid after the last handler is
+   * dropped (no entries, no continuation), as in pi.
+   */
+  async emitBoundary<K extends "turn_end" | "agent_before_settle">(
+    type: K,
+    make: (state: BoundaryState) => HookEvent<K> & { type: K },
+    outcome: BoundaryState["outcome"],
+    preview: (proposal: unknown) => BoundaryPreview,
+  ): Promise<{ entries: SessionBoundaryDraft[]; continue: boolean }> {
+    let proposal: unknown = [];
+    let shouldContinue = false;
+    let current = preview(proposal);
+    let valid = true;
+    for (const extension of this.extensions) {
+      for (const handler of this.#handlers(extension, type)) {
+        try {
+          const state = { entries: current.drafts, continue: shouldContinue, context: current.context, outcome };
+          const result: unknown = await handler(make(state), this.context(extension));
+          if (typeof result === "object" && result !== null) {
+            const entries = field(result, "entries");
+            const wanted = field(result, "continue");
+            if (entries !== undefined) proposal = entries;
+            if (wanted !== undefined) shouldContinue = wanted === true;
+          }
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: type, ...errorText(error) });
+        }
+        try {
+          current = preview(proposal);
+          valid = true;
+        } catch (error) {
+          valid = false;
+          const { error: text, stack } = errorText(error);
+          this.#host.reportError({ extensionPath: extension.path, event: type, error: `Invalid boundary entries: ${text}`, ...(stack ? { stack } : {}) });
+        }
+      }
+    }
+    return valid ? { entries: current.drafts, continue: shouldContinue } : { entries: [], continue: false };
+  }
+
+  /**
+   * context_with_system: each handler gets the transcript (leading system message first) as the
+   * previous one left it, and what it returns is used as returned. Dropping the leading system
+   * message is reported (pi's words) but honoured.
+   */
+  async emitContextWithSystem(messages: ContextWithSystemEvent["messages"]): Promise<ContextWithSystemEvent["messages"]> {
+    let current = messages;
+    for (const extension of this.extensions) {
+      for (const handler of this.#handlers(extension, "context_with_system")) {
+        try {
+          const hadLeadingSystemMessage = current[0]?.role === "system";
+          const result = await handler({ type: "context_with_system", messages: current }, this.context(extension));
+          const returned = typeof result === "object" && result !== null ? field(result, "messages") : undefined;
+          if (
+            Array.isArray(returned) &&
+            returned.every(
+              (m: unknown): m is ContextWithSystemEvent["messages"][number] => typeof m === "object" && m !== null && typeof field(m, "role") === "string",
+            )
+          )
+            current = returned;
+          if (hadLeadingSystemMessage && current[0]?.role !== "system") {
+            this.#host.reportError({
+              extensionPath: extension.path,
+              event: "context_with_system",
+              error:
+                "Handler removed the leading system message; the request has no prompt or initial tool declarations. Keep it at index 0 or replace a dropped prefix with getCurrentSystemMessage().",
+            });
+          }
+        } catch (error) {
+          this.#host.reportError({ extensionPath: extension.path, event: "context_with_system", ...errorText(error) });
         }
       }
     }

@@ -3,7 +3,7 @@
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Model, ProviderResponse, TextContent, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
+import type { Api, ImageContent, Message, Model, ProviderResponse, TextContent, Tool, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
@@ -243,11 +243,96 @@ export interface TurnStartEvent {
   turnIndex: number;
   timestamp: number;
 }
-export interface TurnEndEvent {
+/** How the run's latest response ended (the newest pi's AgentActivityOutcome). */
+export type AgentActivityOutcome = "completed" | "aborted" | "error";
+export interface CustomEntryDraft {
+  type: "custom";
+  customType: string;
+  data?: unknown;
+}
+export interface CustomMessageEntryDraft {
+  type: "custom_message";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  display: boolean;
+  details?: unknown;
+}
+/** Accepted in the type for pi's extensions; parley's session format has no context_edit entries, so a proposal holding one is refused. */
+export interface ContextEditEntryDraft {
+  type: "context_edit";
+  targetId: string;
+  replacement: { content: string | (TextContent | ImageContent)[] } | null;
+}
+export interface CompactionEntryDraft {
+  type: "compaction";
+  summary: string;
+  /** Null: the compaction keeps none of the entries before it. */
+  firstKeptEntryId: string | null;
+  details?: unknown;
+  usage?: Usage;
+}
+/** An entry a turn_end or agent_before_settle handler proposes to append. */
+export type SessionBoundaryDraft = CustomEntryDraft | CustomMessageEntryDraft | ContextEditEntryDraft | CompactionEntryDraft;
+/** One entry's part of the model context (pi's ProjectedSessionEntry). */
+export interface ProjectedSessionEntry {
+  sourceEntry: SessionEntry;
+  messages: AgentMessage[];
+}
+/** What the next request would see with the proposed entries appended. */
+export interface BoundaryContextPreview {
+  contextEntries: ProjectedSessionEntry[];
+  contextMessages: AgentMessage[];
+  llmMessages: Message[];
+  /** Steering and follow-up messages waiting for the loop. */
+  pendingMessages: AgentMessage[];
+  /** Whether a next request has something to answer. */
+  canContinue: boolean;
+}
+export interface BoundaryState {
+  entries: SessionBoundaryDraft[];
+  continue: boolean;
+  context: BoundaryContextPreview;
+  outcome: AgentActivityOutcome;
+}
+/** Each field replaces the proposal's; an omitted field keeps it. */
+export interface BoundaryResult {
+  entries?: SessionBoundaryDraft[];
+  continue?: boolean;
+}
+export interface TurnEndEvent extends BoundaryState {
   type: "turn_end";
   turnIndex: number;
   message: AgentMessage;
   toolResults: ToolResultMessage[];
+  /** The session entry ids of the turn's assistant message and tool results. */
+  messageEntryId: string;
+  toolResultEntryIds: string[];
+}
+/** The run is about to settle: the last point to append entries and ask for one more request. */
+export interface AgentBeforeSettleEvent extends BoundaryState {
+  type: "agent_before_settle";
+}
+/** The request's messages with a leading system message holding the prompt and tool declarations. */
+export interface ContextWithSystemEvent {
+  type: "context_with_system";
+  messages: (AgentMessage | SystemMessage)[];
+}
+export interface ContextWithSystemResult {
+  messages?: (AgentMessage | SystemMessage)[];
+}
+/** pi-ai 1.6's system message, as context_with_system handlers get and return it. */
+export interface SystemMessage {
+  role: "system";
+  content: string | TextContent[];
+  sections?: Record<string, string | null>;
+  toolsAdded?: Tool[];
+  toolsRemoved?: { name: string }[];
+  timestamp: number;
+}
+/** An extension registered or removed an MCP server after the extensions were bound. */
+export interface McpServersChangeEvent {
+  type: "mcp_servers_change";
+  servers: RegisteredMcpServer[];
 }
 export interface MessageEndEvent {
   type: "message_end";
@@ -385,8 +470,11 @@ export interface ModelSelectEvent {
   type: "model_select";
   model: Model<Api>;
   previousModel: Model<Api>;
-  /** "set": set_model or pi.setModel; "cycle": cycle_model. */
-  source: "set" | "cycle";
+  /**
+   * "set": set_model or pi.setModel; "cycle": cycle_model. pi 1.6.0 declares "restore" too but
+   * never emits it (restoring a session's model fires nothing), and neither does parley.
+   */
+  source: "set" | "cycle" | "restore";
 }
 export interface ThinkingLevelSelectEvent {
   type: "thinking_level_select";
@@ -520,7 +608,10 @@ export interface ExtensionHookMap {
   agent_end: { event: LoopEvent<"agent_end">; result: undefined };
   agent_settled: { event: AgentSettledEvent; result: undefined };
   turn_start: { event: TurnStartEvent; result: undefined };
-  turn_end: { event: TurnEndEvent; result: undefined };
+  turn_end: { event: TurnEndEvent; result: BoundaryResult };
+  agent_before_settle: { event: AgentBeforeSettleEvent; result: BoundaryResult };
+  context_with_system: { event: ContextWithSystemEvent; result: ContextWithSystemResult };
+  mcp_servers_change: { event: McpServersChangeEvent; result: undefined };
   message_start: { event: LoopEvent<"message_start">; result: undefined };
   message_update: { event: LoopEvent<"message_update">; result: undefined };
   message_end: { event: MessageEndEvent; result: MessageEndResult };

@@ -196,6 +196,7 @@ export class AgentCore {
     const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions() : (this.#settings.extensions ?? []);
     await this.#addExtensions(sources);
     await this.runtime.emit({ type: "session_start", reason: "reload" });
+    this.runtime.bindMcpServers();
     await this.runtime.emitResourcesDiscover(this.cwd, "reload");
     this.#wiring.afterReload?.();
   }
@@ -203,6 +204,7 @@ export class AgentCore {
   /** session_start "startup" and resources_discover, once the client can hear what they show. */
   async startSession(): Promise<void> {
     await this.runtime.emit({ type: "session_start", reason: "startup" });
+    this.runtime.bindMcpServers();
     await this.runtime.emitResourcesDiscover(this.cwd, "startup");
   }
 }

@@ -83,6 +83,12 @@ export interface SessionContext {
   model: { provider: string; modelId: string } | null;
 }
 
+/** One entry's contribution to the context: its messages (none for state-only entries). */
+export interface ProjectedEntry {
+  sourceEntry: SessionEntry;
+  messages: AgentMessage[];
+}
+
 /**
  * Context of a root-to-leaf path. With a compaction on the path (the latest one wins):
  * its summary first; then, for the newer format, its `retainedTail` messages, or, for the
@@ -90,6 +96,15 @@ export interface SessionContext {
  * that id is not on the path); then everything after the compaction.
  */
 export function buildSessionContext(path: readonly SessionEntry[]): SessionContext {
+  const { entries, thinkingLevel, model } = buildSessionProjection(path);
+  return { messages: entries.flatMap((e) => e.messages), thinkingLevel, model };
+}
+
+/**
+ * The same context with the entry each message comes from (the newest pi's projection): the
+ * compaction entry owns its summary and, for the newer format, its retained messages.
+ */
+export function buildSessionProjection(path: readonly SessionEntry[]): { entries: ProjectedEntry[]; thinkingLevel: string; model: SessionContext["model"] } {
   let thinkingLevel = "off";
   let model: SessionContext["model"] = null;
   let compactionIndex = -1;
@@ -101,15 +116,15 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
     } else if (entry.type === "compaction") compactionIndex = i;
   });
 
-  // The entries whose messages the context holds, after what a compaction put first.
-  const head: AgentMessage[] = [];
+  // The entries whose messages the context holds, after what a compaction owns (its summary and,
+  // for the newer format, its retained messages).
+  const entries: ProjectedEntry[] = [];
   let kept: readonly SessionEntry[] = path;
   const compaction = path[compactionIndex];
   if (compaction !== undefined && compaction.type === "compaction") {
-    head.push(compactionSummaryMessage(compaction));
+    entries.push({ sourceEntry: compaction, messages: [compactionSummaryMessage(compaction), ...(compaction.retainedTail ?? [])] });
     let before: readonly SessionEntry[] = [];
-    if (compaction.retainedTail !== undefined) head.push(...compaction.retainedTail);
-    else {
+    if (compaction.retainedTail === undefined) {
       const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
       // As pi: the newest pi's system messages before the compaction stay out (its summary holds them).
       if (firstKept >= 0) before = path.slice(firstKept, compactionIndex).filter((e) => !(e.type === "message" && e.message.role === "system"));
@@ -119,12 +134,11 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
   // As pi: the context edits among those entries apply to them, the latest per target.
   const edits = new Map<string, ContextEdit>();
   for (const entry of kept) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
-  const messages = head;
   for (const entry of kept) {
     const message = contextMessage(entry);
-    if (message !== undefined) messages.push(...edited(message, edits.get(entry.id)));
+    if (message !== undefined) entries.push({ sourceEntry: entry, messages: edited(message, edits.get(entry.id)) });
   }
-  return { messages, thinkingLevel, model };
+  return { entries, thinkingLevel, model };
 }
 
 /**

@@ -323,7 +323,7 @@ export const EntryAppendedEvent = Type.Object(
     type: Type.Literal("entry_appended"),
     entry: Type.Object(
       {
-        type: Type.String({ description: 'The entry\'s kind ("custom" for pi.appendEntry).' }),
+        type: Type.String({ description: 'The entry\'s kind ("custom" for pi.appendEntry; also "custom_message" or "compaction" for a boundary draft).' }),
         id: Type.String(),
         parentId: Type.Union([Type.String(), Type.Null()]),
         timestamp: Type.String(),
@@ -331,7 +331,10 @@ export const EntryAppendedEvent = Type.Object(
       { additionalProperties: true, description: "The session entry as saved (for pi.appendEntry: customType and data)." },
     ),
   },
-  { description: "An extension appended an entry to the session (pi.appendEntry), as the newest pi reports it." },
+  {
+    description:
+      "An extension appended an entry to the session (pi.appendEntry, or an entry a turn_end or agent_before_settle handler proposed), as the newest pi reports it.",
+  },
 );
 export type EntryAppendedEvent = Static<typeof EntryAppendedEvent>;
 
