@@ -27,6 +27,7 @@ import { agentWorld, CLI, OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
 import { outboundViolation } from "./helpers/outbound-schema.js";
 import { ROOT } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
+import { normalise, withoutKeys } from "./helpers/rpc-results.js";
 
 // Each class as its package ships it (the packages' roots load far more, and pi 1.6.0's needs Node 22).
 const NEWEST_CLIENT_JS = join(ROOT, "node_modules/pi-newest/dist/modes/rpc/rpc-client.js");
@@ -113,23 +114,6 @@ async function start(side: "parley" | "pi"): Promise<Setup> {
   await s.client.setThinkingLevel("medium");
   return { side: s, base, sessions, events };
 }
-
-/** Run-to-run noise out: uuids, 8-hex entry ids, timestamps, the temp folder, token counts. */
-function normalise(value: unknown, base: string): unknown {
-  const text = JSON.stringify(value ?? null)
-    .replaceAll(base, "<base>")
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
-    .replace(/"[0-9a-f]{8}"/g, '"<id>"')
-    .replace(/\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}[-.]\d{3}Z/g, "<time>")
-    .replace(/"(timestamp)":\d+/g, '"$1":"<ms>"')
-    .replace(/"(input|output|cacheRead|cacheWrite|total|totalTokens|tokens|tokensBefore|percent)":[\d.]+/g, '"$1":"<n>"');
-  return JSON.parse(text) as unknown;
-}
-
-const withoutKeys = (value: unknown, keys: string[]): unknown => {
-  if (!value || typeof value !== "object" || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !keys.includes(k)));
-};
 
 /*
  * What pi 1.6.0 changed in the results of methods both versions have; each step below takes it

@@ -28,6 +28,7 @@ import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
+import { normalise, withoutKeys } from "./helpers/rpc-results.js";
 
 // The class as the package ships it (its package exports only the root, which loads far more).
 const RPC_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
@@ -112,23 +113,6 @@ async function start(agent: AgentName, how: "set_model" | "flags" = "set_model")
   await client.setThinkingLevel("medium");
   return { client, base, cwd, sessions };
 }
-
-/** Run-to-run noise out: uuids, 8-hex entry ids, timestamps, the temp folder, token counts. */
-function normalise(value: unknown, base: string): unknown {
-  const text = JSON.stringify(value ?? null)
-    .replaceAll(base, "<base>")
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uuid>")
-    .replace(/"[0-9a-f]{8}"/g, '"<id>"')
-    .replace(/\d{4}-\d{2}-\d{2}T\d{2}[-:]\d{2}[-:]\d{2}[-.]\d{3}Z/g, "<time>")
-    .replace(/"(timestamp)":\d+/g, '"$1":"<ms>"')
-    .replace(/"(input|output|cacheRead|cacheWrite|total|totalTokens|tokens|tokensBefore|percent)":[\d.]+/g, '"$1":"<n>"');
-  return JSON.parse(text) as unknown;
-}
-
-const withoutKeys = (value: unknown, keys: string[]): unknown => {
-  if (!value || typeof value !== "object" || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !keys.includes(k)));
-};
 
 /** Streaming deltas (parley's are delta-only) and parley's agent_settled are not compared here. */
 const UNCOMPARED_EVENTS = new Set(["message_update", "agent_settled"]);
