@@ -1,7 +1,7 @@
 // Start-up and first prompt as users run them: with real extensions. Each run is a fresh process
 // (private temp HOME), spawn → first get_state response (time, and VmHWM then: the start-up peak),
 // and, on a fresh process, prompt sent → first message_update (the first prompt pays for loading
-// the agent loop). The model is the bench extension's faux provider, the same code in both agents.
+// the agent loop; the floor agent, which answers at once, gives the pipe round trip for scale). The model is the bench extension's faux provider, the same code in both agents.
 import { join } from "node:path";
 import { AGENTS, BENCH_EXT, PI_PKG, kibToMiB, mainThreadCpuMs, median, progress, request, roundOrder } from "./lib.mjs";
 import { startAgent } from "./lib.mjs";
@@ -75,16 +75,18 @@ export async function runExtensions({ quick, runs: runsOverride }) {
     ["bench extension only", []],
     ["three examples", EXTENSION_SETS["three examples"]],
   ]) {
-    const samples = { parley: [], pi: [] };
+    // The floor (a plain-Node agent that answers at once) shows what a pipe round trip alone costs.
+    const withFloor = ["floor", ...names];
+    const samples = { floor: [], parley: [], pi: [] };
     for (let r = 0; r < runs; r++) {
-      for (const name of roundOrder(names, r)) {
+      for (const name of roundOrder(withFloor, r)) {
         const s = await firstPromptOnce(AGENTS[name], files);
         samples[name].push(s);
         progress(`first prompt (${set}) ${r + 1}/${runs} ${name}: ${s.ms.toFixed(1)} ms, main-thread CPU to agent_end ${s.cpuMs?.toFixed(1)} ms`);
       }
     }
-    out.firstPrompt[set] = Object.fromEntries(names.map((n) => [n, median(samples[n].map((s) => s.ms))]));
-    out.firstPromptCpuMs[set] = Object.fromEntries(names.map((n) => [n, median(samples[n].map((s) => s.cpuMs))]));
+    out.firstPrompt[set] = Object.fromEntries(withFloor.map((n) => [n, median(samples[n].map((s) => s.ms))]));
+    out.firstPromptCpuMs[set] = Object.fromEntries(withFloor.map((n) => [n, median(samples[n].map((s) => s.cpuMs))]));
   }
   return out;
 }
