@@ -27,7 +27,7 @@ import { agentWorld, CLI, OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
 import { outboundViolation } from "./helpers/outbound-schema.js";
 import { ROOT } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
-import { normalise, withoutKeys } from "./helpers/rpc-results.js";
+import { expectCompleteModels, normalise, withoutKeys } from "./helpers/rpc-results.js";
 
 // Each class as its package ships it (the packages' roots load far more, and pi 1.6.0's needs Node 22).
 const NEWEST_CLIENT_JS = join(ROOT, "node_modules/pi-newest/dist/modes/rpc/rpc-client.js");
@@ -699,13 +699,7 @@ describe("the newest pi's RPC test file, through its own RpcClient, against parl
   it("get_available_models: each model has a provider, an id, a context window and a reasoning flag", async () => {
     const { client } = await world();
     const models = await client.getAvailableModels();
-    expect(models.length).toBeGreaterThan(0);
-    for (const model of models) {
-      expect(model.provider).toBeTruthy();
-      expect(model.id).toBeTruthy();
-      expect(model.contextWindow).toBeGreaterThan(0);
-      expect(typeof model.reasoning).toBe("boolean");
-    }
+    expectCompleteModels(models);
   });
 
   it("get_session_stats after a prompt: file, id, one user and one assistant message at least", async () => {

@@ -28,7 +28,7 @@ import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
-import { normalise, withoutKeys } from "./helpers/rpc-results.js";
+import { expectCompleteModels, normalise, withoutKeys } from "./helpers/rpc-results.js";
 
 // The class as the package ships it (its package exports only the root, which loads far more).
 const RPC_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
@@ -386,13 +386,7 @@ const SCENARIOS: Scenario[] = [
     "get_available_models lists complete models",
     async ({ client }) => {
       const models = await client.getAvailableModels();
-      expect(models.length).toBeGreaterThan(0);
-      for (const model of models) {
-        expect(model.provider).toBeTruthy();
-        expect(model.id).toBeTruthy();
-        expect(model.contextWindow).toBeGreaterThan(0);
-        expect(typeof model.reasoning).toBe("boolean");
-      }
+      expectCompleteModels(models);
       return models.filter((m) => m.provider !== "parley").map((m) => `${m.provider}/${m.id}`);
     },
   ],

@@ -1,4 +1,5 @@
 /** Comparing what two agents answered through an RpcClient: run-to-run noise taken out. */
+import { expect } from "vitest";
 
 /** Run-to-run noise out: uuids, 8-hex entry ids, timestamps, the temp folder, token counts. */
 export function normalise(value: unknown, base: string): unknown {
@@ -16,3 +17,14 @@ export const withoutKeys = (value: unknown, keys: string[]): unknown => {
   if (!value || typeof value !== "object" || Array.isArray(value)) return value;
   return Object.fromEntries(Object.entries(value).filter(([k]) => !keys.includes(k)));
 };
+
+/** What pi's RPC test asks of `get_available_models`: at least one model, each complete. */
+export function expectCompleteModels(models: readonly { provider: string; id: string; contextWindow: number; reasoning: boolean }[]): void {
+  expect(models.length).toBeGreaterThan(0);
+  for (const model of models) {
+    expect(model.provider).toBeTruthy();
+    expect(model.id).toBeTruthy();
+    expect(model.contextWindow).toBeGreaterThan(0);
+    expect(typeof model.reasoning).toBe("boolean");
+  }
+}
