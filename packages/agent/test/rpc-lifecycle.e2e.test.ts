@@ -268,19 +268,19 @@ describe("CLI", () => {
     [["--mode", "rpc", "--max-line-bytes", "0"], "--max-line-bytes 0 must be a positive"],
     [["--mode", "rpc", "--session", "x", "-c"], "cannot be combined"],
     [[], "no --mode given"],
-  ])("%j is refused with a clear message and exit 2", (args, message) => {
+  ])("%j is refused with a clear message and exit 1, as in pi", (args, message) => {
     const result = run(args);
-    expect(result.status).toBe(2);
+    expect(result.status).toBe(1);
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe("");
   });
 
   it("unknown flags are refused unless an extension registered them", () => {
     const withExt = run(["--mode", "rpc", "--no-session", "-e", join(FIX, "lifecycle.ts"), "--greeting", "x", "--nope"]);
-    expect(withExt.status).toBe(2);
+    expect(withExt.status).toBe(1);
     expect(withExt.stderr).toContain("Unknown option --nope (extension flags: --greeting, --loud)");
     const bool = run(["--mode", "rpc", "--no-session", "-e", join(FIX, "lifecycle.ts"), "--loud", "stray"]);
-    expect(bool.status).toBe(2);
+    expect(bool.status).toBe(1);
     expect(bool.stderr).toContain("is a boolean flag");
   });
 
