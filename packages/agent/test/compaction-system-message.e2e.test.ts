@@ -95,10 +95,20 @@ describe("a compaction's systemMessage (pi 1.6.0)", () => {
     const agentDir = join(base, "agent");
     const cwd = join(base, "project");
     for (const dir of [agentDir, cwd]) mkdirSync(dir, { recursive: true });
-    const model = { id: "local-model", name: "Local", reasoning: false, input: ["text"], contextWindow: 64000, maxTokens: 4000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
+    const model = {
+      id: "local-model",
+      name: "Local",
+      reasoning: false,
+      input: ["text"],
+      contextWindow: 64000,
+      maxTokens: 4000,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    };
     writeFileSync(
       join(agentDir, "models.json"),
-      JSON.stringify({ providers: { local: { baseUrl, api: "openai-completions", apiKey: "local-key", compat: { supportsDeveloperRole: false }, models: [model] } } }),
+      JSON.stringify({
+        providers: { local: { baseUrl, api: "openai-completions", apiKey: "local-key", compat: { supportsDeveloperRole: false }, models: [model] } },
+      }),
     );
     const lines = sessionLines(cwd);
     const file = join(base, "from-pi-1.6.0.jsonl");
@@ -127,7 +137,7 @@ describe("a compaction's systemMessage (pi 1.6.0)", () => {
     const sent = JSON.stringify(request.messages);
     expect(sent).toContain("The user asked an old question.");
     expect(sent).toContain("kept question");
-    expect(sent).not.toContain("old question\"");
+    expect(sent).not.toContain('old question"');
     expect(sent).not.toContain(MARKER);
     expect(sent).not.toContain("You are pi");
     // One system message at most, parley's own prompt, first.
