@@ -1,9 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "typebox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as compat from "../src/extensions/compat/pi-coding-agent.js";
+import { NEWEST_PI_VERSION } from "../src/extensions/compat/pi-versions.js";
+import { loadExtension } from "../src/extensions/loader.js";
+import { serveScripted } from "./helpers/in-process.js";
 import { createReadTool as parleyCreateReadTool } from "../src/tools/index.js";
 
 let pi: Record<string, any>;
@@ -34,6 +37,30 @@ describe("pi-coding-agent compat module", () => {
   it("has pi's constants", () => {
     for (const name of ["VERSION", "CURRENT_SESSION_VERSION", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_LINES", "DEFAULT_COMPACTION_SETTINGS"]) {
       expect(mod[name]).toEqual(pi[name]);
+    }
+  });
+
+  it("VERSION is pi 0.73.1's under @mariozechner, the newest pi's (installed as pi-newest) under @earendil-works; the rest is one module", async () => {
+    const newest = (await import("../src/extensions/compat/pi-coding-agent-newest.js")) as unknown as Record<string, unknown>;
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, "../../../node_modules/pi-newest/package.json"), "utf8")) as { version: string };
+    expect(mod.VERSION).toBe(pi.VERSION);
+    expect(newest.VERSION).toBe(version);
+    expect(NEWEST_PI_VERSION).toBe(version);
+    expect(Object.keys(newest).sort()).toEqual(Object.keys(mod).sort());
+    expect(Object.keys(mod).filter((name) => name !== "VERSION" && newest[name] !== mod[name])).toEqual([]);
+  });
+
+  it("an extension loaded in-process gets each package name's VERSION", async () => {
+    const loaded = await loadExtension(join(import.meta.dirname, "fixtures/agent/versions.js"));
+    if (!("factory" in loaded)) throw new Error(loaded.error);
+    const harness = await serveScripted([], [loaded.factory]);
+    try {
+      expect((await harness.request({ type: "prompt", message: "/versions" }))["success"]).toBe(true);
+      const note = harness.transport.sent.find((r) => r["type"] === "extension_ui_request" && r["method"] === "notify");
+      expect(JSON.parse(String(note?.["message"]))).toEqual({ old: "0.73.1", newest: NEWEST_PI_VERSION, sameOtherwise: true, session: 3 });
+    } finally {
+      harness.transport.sink?.end();
+      await harness.server.closed;
     }
   });
 

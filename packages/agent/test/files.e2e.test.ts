@@ -1,6 +1,6 @@
 /**
  * Your files through the real CLI: --session and switch_session refuse a file that is not a
- * session (exit 2 / an error response) and leave it as it was; export_html refuses to land on a
+ * session (exit 1 / an error response) and leave it as it was; export_html refuses to land on a
  * session file (the live one included) or on a file parley did not write.
  */
 import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
@@ -20,13 +20,13 @@ describe("--session with a file that is not a session", () => {
     ["notes.txt", "Remember the milk\n"],
     ["package.json", PRETTY_PACKAGE_JSON],
     ["wrong-kind.jsonl", '{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":"x"}}\n'],
-  ])("%s: exit 2 with a message saying what is wrong and what to do; the file is untouched", async (name, content) => {
+  ])("%s: exit 1 with a message saying what is wrong and what to do; the file is untouched", async (name, content) => {
     const cwd = tempDir();
     const file = join(cwd, name);
     writeFileSync(file, content);
     const agent = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["reply"])], { cwd });
     const { code } = await agent.exited;
-    expect(code).toBe(2);
+    expect(code).toBe(1);
     expect(agent.stderr()).toContain(`--session ${file}: ${file} is not a session file (`);
     expect(agent.stderr()).toMatch(/parley leaves it untouched\. Give the path of a session file, of an empty file, or of a file that does not exist yet/);
     expect(agent.records).toEqual([]);

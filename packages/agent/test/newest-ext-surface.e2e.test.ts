@@ -2,11 +2,11 @@
  * The newest pi's (1.6.0) extension surface, through the spawned CLI: extensions written for it
  * load in parley and get what pi's RPC mode gives them.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { AGENT_FIXTURES, notes, processRegistry, runPrompt, tempDir, writeScript } from "./fixtures/agent/harness.js";
-import type { AgentProcess } from "./helpers/spawn.js";
+import { ROOT, type AgentProcess } from "./helpers/spawn.js";
 
 const procs = processRegistry();
 const noErrors = (agent: AgentProcess) => expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
@@ -32,6 +32,17 @@ describe("pi 1.6.0's package exports", () => {
       paths: true,
       stubError: "resolveCliModel is not available in parley (pi's SDK internals are not part of parley's extension API)",
     });
+    noErrors(agent);
+  });
+});
+
+describe("VERSION under each package name", () => {
+  it("@mariozechner/pi-coding-agent gives 0.73.1, @earendil-works/pi-coding-agent the newest pi's (the installed pi-newest's), the rest one instance", async () => {
+    const agent = start("versions.js");
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/versions" });
+    const newest = (JSON.parse(readFileSync(join(ROOT, "node_modules/pi-newest/package.json"), "utf8")) as { version: string }).version;
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual({ old: "0.73.1", newest, sameOtherwise: true, session: 3 });
     noErrors(agent);
   });
 });

@@ -233,12 +233,12 @@ describe("pi's files", () => {
 
 describe("first contact on the command line", () => {
   it(
-    "a flag error comes first and alone: no banner, exit 2",
+    "a flag error comes first and alone: no banner, exit 1 (as in pi)",
     async () => {
       const p = place("parley-pi-files-");
       const agent = start(p, ["--bogus"]);
       const { code } = await agent.exited;
-      expect(code).toBe(2);
+      expect(code).toBe(1);
       const lines = agent.stderr().trim().split("\n");
       expect(lines[0]).toBe("parley: Unknown option --bogus");
       expect(agent.stderr()).not.toContain("offline");
@@ -252,7 +252,7 @@ describe("first contact on the command line", () => {
       const p = place("parley-pi-files-");
       const agent = spawnAgent(PARLEY_BIN, [], { cwd: p.cwd, env: { HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
       const { code } = await agent.exited;
-      expect(code).toBe(2);
+      expect(code).toBe(1);
       expect(agent.stderr()).toContain("run `parley --mode rpc`");
       expect(agent.stderr()).not.toMatch(/parley: parley/);
       expect(agent.stderr().match(/--help/g)?.length).toBe(1);

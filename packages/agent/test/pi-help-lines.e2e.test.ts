@@ -152,6 +152,23 @@ const OPTION_LINES: string[][] = [
   ["--no-extensions", "--provider", "fixture"],
 ];
 
+/**
+ * Lines pi refuses at start-up (flag errors, a session or model that cannot be found, @file in RPC
+ * mode) and one it only warns about: parley must end each with pi's exit status.
+ */
+const BAD_LINES: string[][] = [
+  ["--bogus"],
+  ["-e"],
+  ["--fork", "{SESSION}", "--session", "{SESSION}"],
+  ["--fork", "{SESSION}", "-c"],
+  ["--session", "no-such-session"],
+  ["--fork", "no-such-session"],
+  ["--provider", "no-such-provider", "--model", "x"],
+  ["--model", "no-such-provider/nothing"],
+  ["@prompt.md", "hi"],
+  ["--thinking", "bogus"],
+];
+
 interface Outcome {
   started: boolean;
   model?: string;
@@ -301,6 +318,22 @@ describe("every command line of pi --help, against pi and parley", () => {
     }
     expect(differing).toEqual([]);
   }, 600_000);
+
+  it(
+    "bad command lines exit with pi's status (1 for every start-up error, 0 after EOF for a warning)",
+    async () => {
+      const statuses = async (line: string[]) => {
+        const [pi, parley] = await Promise.all([run(PI_BIN, line), run(PARLEY_BIN, line)]);
+        return { line: JSON.stringify(line), pi: pi.code, parley: parley.code, piStarted: pi.started, parleyStarted: parley.started };
+      };
+      const results = [];
+      for (const line of BAD_LINES) results.push(await statuses(line));
+      expect(results.filter((r) => r.pi !== r.parley || r.piStarted !== r.parleyStarted)).toEqual([]);
+      // Each line is one pi refuses (bar the warning line), so the comparison is about errors.
+      expect(results.filter((r) => r.pi === 1).length).toBe(BAD_LINES.length - 1);
+    },
+    10 * 60_000,
+  );
 
   it("every option of pi 0.73.1's --help and of the newest pi's is in one of the lines above", () => {
     const help = spawnSync(process.execPath, [join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"), "--help"], { encoding: "utf8" });

@@ -268,19 +268,19 @@ describe("CLI", () => {
     [["--mode", "rpc", "--max-line-bytes", "0"], "--max-line-bytes 0 must be a positive"],
     [["--mode", "rpc", "--session", "x", "-c"], "cannot be combined"],
     [[], "no --mode given"],
-  ])("%j is refused with a clear message and exit 2", (args, message) => {
+  ])("%j is refused with a clear message and exit 1, as in pi", (args, message) => {
     const result = run(args);
-    expect(result.status).toBe(2);
+    expect(result.status).toBe(1);
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe("");
   });
 
   it("unknown flags are refused unless an extension registered them", () => {
     const withExt = run(["--mode", "rpc", "--no-session", "-e", join(FIX, "lifecycle.ts"), "--greeting", "x", "--nope"]);
-    expect(withExt.status).toBe(2);
+    expect(withExt.status).toBe(1);
     expect(withExt.stderr).toContain("Unknown option --nope (extension flags: --greeting, --loud)");
     const bool = run(["--mode", "rpc", "--no-session", "-e", join(FIX, "lifecycle.ts"), "--loud", "stray"]);
-    expect(bool.status).toBe(2);
+    expect(bool.status).toBe(1);
     expect(bool.stderr).toContain("is a boolean flag");
   });
 
@@ -317,7 +317,7 @@ describe("CLI", () => {
   it("an unbuilt tree gets a message that says to build, not a stack trace", () => {
     const tree = mkdtempSync(join(tmpdir(), "parley-unbuilt-"));
     mkdirSync(join(tree, "bin"));
-    for (const file of ["parley.js", "package.json"]) copyFileSync(join(realpathSync(PARLEY_BIN), "..", file), join(tree, "bin", file));
+    for (const file of ["parley.js", "run-bundle.js", "package.json"]) copyFileSync(join(realpathSync(PARLEY_BIN), "..", file), join(tree, "bin", file));
     const result = spawnSync(process.execPath, [join(tree, "bin", "parley.js"), "--version"], { encoding: "utf8" });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/parley is not built\. Run `npm run build`/);

@@ -9,7 +9,7 @@
  * filled.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -179,5 +179,19 @@ describe("packed packages", () => {
     expect(run.stdout).toContain("[read]");
     expect(run.stdout).toContain("embed-app@1.0.0");
     expect(run.stdout).toMatch(/\d+ messages; then: The working directory has/);
+
+    // The installed agent's ./rpc-entry export (the newest pi's), resolved by name from the
+    // project: run with node, RPC mode without --mode.
+    const entry = execFileSync(process.execPath, ["-p", 'require.resolve("@parley/agent/rpc-entry")'], { cwd: dir, encoding: "utf8" }).trim();
+    expect(entry).toBe(join(realpathSync(dir), "node_modules/@parley/agent/bin/rpc-entry.js"));
+    const rpc = spawnSync(process.execPath, [entry, "--no-session"], {
+      cwd: dir,
+      encoding: "utf8",
+      input: '{"type":"get_state","id":"s"}\n',
+      timeout: 3 * MINUTE,
+      env: { ...process.env, HOME: join(dir, "home") },
+    });
+    expect(rpc.status).toBe(0);
+    expect(JSON.parse(rpc.stdout.split("\n")[0] as string)).toMatchObject({ id: "s", type: "response", command: "get_state", success: true });
   });
 });

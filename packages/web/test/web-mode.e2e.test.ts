@@ -76,7 +76,7 @@ describe("HTTP", { timeout: START_MS }, () => {
   });
 
   it("refuses a non-loopback host without a token", async () => {
-    await expect(startWeb(["--web-host", "0.0.0.0", "--web-token", ""])).rejects.toThrow(/exited \(2\)[\s\S]*needs a token/);
+    await expect(startWeb(["--web-host", "0.0.0.0", "--web-token", ""])).rejects.toThrow(/exited \(1\)[\s\S]*needs a token/);
   });
 });
 

@@ -44,18 +44,21 @@ const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
-/** A flag error: said once, with where to look, and exit status 2 (nothing else was said before it). */
+/** pi's exit status for every start-up error, flag errors included (pi 0.73.1 and 1.6.0 alike): clients and scripts written for pi test for it. */
+const STARTUP_ERROR_STATUS = 1;
+
+/** A flag error: said once, with where to look (nothing else was said before it). */
 function usageExit(error: UsageError): never {
   log(`${error.message}\nRun \`parley --help\` for the options.`);
-  process.exit(2);
+  process.exit(STARTUP_ERROR_STATUS);
 }
 
-/** A flag error, or a model script or model the command line names that cannot be used: said once, exit 2. Anything else is thrown on. */
+/** A flag error, or a model script or model the command line names that cannot be used: said once, pi's exit status. Anything else is thrown on. */
 function exitOnStartupError(error: unknown): never {
   if (error instanceof UsageError) usageExit(error);
   if (error instanceof ModelScriptError || error instanceof ModelResolutionError) {
     log(error.message);
-    process.exit(2);
+    process.exit(STARTUP_ERROR_STATUS);
   }
   throw error;
 }

@@ -185,6 +185,8 @@ function aliases(): Record<string, string> {
   return {
     ...shared,
     ...renamed("@mariozechner", "@earendil-works", shared),
+    // The same module but for VERSION: the newest pi's under its package name.
+    "@earendil-works/pi-coding-agent": entry("extensions/compat/pi-coding-agent-newest"),
     ...newest,
     ...renamed("typebox", "@sinclair/typebox", libraries),
     "@parley/agent": entry("index"),

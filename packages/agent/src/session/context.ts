@@ -91,7 +91,7 @@ export interface ProjectedEntry {
 
 /**
  * Context of a root-to-leaf path. With a compaction on the path (the latest one wins):
- * its summary first; then, for the newer format, its `retainedTail` messages, or, for the
+ * its system message (the newest pi's) and its summary first; then, for the newer format, its `retainedTail` messages, or, for the
  * older format, the path's entries from `firstKeptEntryId` up to the compaction (nothing if
  * that id is not on the path); then everything after the compaction.
  */
@@ -122,7 +122,11 @@ export function buildSessionProjection(path: readonly SessionEntry[]): { entries
   let kept: readonly SessionEntry[] = path;
   const compaction = path[compactionIndex];
   if (compaction !== undefined && compaction.type === "compaction") {
-    entries.push({ sourceEntry: compaction, messages: [compactionSummaryMessage(compaction), ...(compaction.retainedTail ?? [])] });
+    // As the newest pi: a compaction's system message (the prompt it recorded) comes before its
+    // summary. It is transcript only: system messages never reach the model (convertToLlm and
+    // context_with_system leave them out; the request carries parley's own prompt).
+    const system = compaction.systemMessage !== undefined ? [compaction.systemMessage] : [];
+    entries.push({ sourceEntry: compaction, messages: [...system, compactionSummaryMessage(compaction), ...(compaction.retainedTail ?? [])] });
     let before: readonly SessionEntry[] = [];
     if (compaction.retainedTail === undefined) {
       const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);

@@ -14,8 +14,8 @@
 // (its API-key module, see src/models/pi-ai-env-keys.ts): so a plain start loads no ES module and
 // never starts Node's ES module loader, ~13 ms of every start.
 //
-// The two modules extensions import (the library index and the module they get for
-// "@mariozechner/pi-coding-agent") are small ES modules here that re-export the bundle's own
+// The modules extensions import (the library index and the modules they get for
+// "@mariozechner/pi-coding-agent" and "@earendil-works/pi-coding-agent") are small CommonJS modules here that re-export the bundle's own
 // instance, so an extension and the agent share one instance of every parley module.
 //
 // Last, the CLI runs once through a first prompt (see writeCodeCache) to write the code caches.
@@ -178,6 +178,7 @@ await build({
 // The modules extensions get: CommonJS re-exports of the bundles' instances.
 writeReexport(join(outdir, "index.cjs"), "library");
 writeReexport(join(outdir, "extensions/compat/pi-coding-agent.cjs"), "compat");
+writeReexport(join(outdir, "extensions/compat/pi-coding-agent-newest.cjs"), "compatNewest");
 const evaluated = new Map(); // file → exports (evaluate)
 const libraryExports = (specifier) => evaluate(groupFile(groupOf(specifier)))[specifier];
 for (const specifier of librarySpecifiers.filter((s) => PRIVATE_SPECIFIERS[s] === undefined)) {

@@ -1,5 +1,5 @@
 // Entry of the CLI's CommonJS bundle (dist/bundle/parley-cli.js, built by build-bundle.mjs and run
-// by bin/parley.js). Besides the CLI it carries the two modules extensions import, so they get
+// by bin/parley.js). Besides the CLI it carries the modules extensions import, so they get
 // the CLI's own instance of every parley module, and the way to the libraries pi extensions
 // import (TypeBox, pi-ai, pi-agent-core, pi-tui), which live in a second code-cached bundle
 // (dist/bundle/parley-libraries.js). Everything is required on first use: a session without
@@ -55,6 +55,9 @@ module.exports = {
   },
   get compat() {
     return require("../../dist/extensions/compat/pi-coding-agent.js");
+  },
+  get compatNewest() {
+    return require("../../dist/extensions/compat/pi-coding-agent-newest.js");
   },
   // A bundled library's module by specifier ("typebox", "@mariozechner/pi-ai"): the re-export
   // modules extensions import (dist/bundle/libraries/) use it. __parley_library is the bundle's

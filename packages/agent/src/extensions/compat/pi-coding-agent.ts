@@ -15,6 +15,7 @@ import type { TSchema } from "typebox";
 import type { AgentTool, ToolDefinition } from "../../tools/index.js";
 import type { ExtensionToolContext } from "../types.js";
 import { NOT_IN_PARLEY, unavailableAsyncFunction, unavailableClass, unavailableFunction } from "./unavailable.js";
+import { PI_VERSION } from "./pi-versions.js";
 
 // ---------------------------------------------------------------------------
 // Types extensions import alongside the values.
@@ -78,8 +79,8 @@ export type { ThemeColor, VisualTruncateResult } from "./theme.js";
 // ---------------------------------------------------------------------------
 // Implemented for real.
 
-/** The version of pi's extension API this module mirrors. */
-export const VERSION = "0.73.1";
+/** The version of pi's extension API this module mirrors under pi 0.73.1's package name (pi-coding-agent-newest.ts: the newest). */
+export const VERSION = PI_VERSION;
 /** pi's session file format version (the format parley's sessions follow). */
 export const CURRENT_SESSION_VERSION = 3;
 

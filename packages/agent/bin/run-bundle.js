@@ -1,0 +1,14 @@
+// Shared by bin/parley.js and bin/rpc-entry.js: runs the CLI bundle (built by `npm run build`,
+// which `npm ci` runs) from its V8 code cache, through the CommonJS launcher, with `argv`.
+"use strict";
+const { existsSync } = require("node:fs");
+const { join } = require("node:path");
+
+module.exports = function runBundle(argv) {
+  const launcher = join(__dirname, "../dist/bundle/launch.cjs");
+  if (!existsSync(launcher)) {
+    process.stderr.write(`parley: ${launcher} is missing: parley is not built. Run \`npm run build\` (\`npm ci\` runs it).\n`);
+    process.exit(1);
+  }
+  require(launcher).launchCli(argv, join(__dirname, "../dist/bundle/parley-cli.js"));
+};
