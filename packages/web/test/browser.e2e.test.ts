@@ -60,9 +60,16 @@ const shot = async (page: Page, name: string): Promise<void> => {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 };
 
+/** Console errors and warnings, and uncaught page errors, of every tab openPage opened: any is a bug. */
+const consoleProblems: string[] = [];
+
 async function openPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   page.setDefaultTimeout(START_MS);
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") consoleProblems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+  });
+  page.on("pageerror", (error) => consoleProblems.push(`pageerror: ${error.message}`));
   await page.goto(agent.url);
   await page.locator(".connection[data-state=open]").waitFor(WAIT);
   return page;
@@ -199,6 +206,52 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
     const notes = await a.locator(".toast", { hasText: /select: (red|blue)/ }).allTextContents();
     expect(notes).toHaveLength(1);
     for (const page of [a, b]) expect(await dialog(page, "Pick a colour").count()).toBe(0);
+    // The losing tab says so in words, whichever way it heard (no raw error, no dialog id).
+    const loser = notes[0]?.includes("red") ? b : a;
+    await loser.locator(".dialog-note", { hasText: "“Pick a colour” was answered in another tab" }).waitFor();
+    expect(await loser.locator(".dialog-note", { hasText: "no longer pending" }).count()).toBe(0);
+  });
+
+  it("corrects a tab's note when its answer arrives after another tab's (refused as already answered)", async () => {
+    // A third tab whose incoming messages the test can hold back, so it answers a dialog that
+    // another tab has already answered: the race of the test above, made certain.
+    const late = await contexts[1]!.newPage();
+    await late.addInitScript(() => {
+      const held: (() => void)[] = [];
+      const w = window as unknown as { __hold: boolean; __release: () => void };
+      w.__hold = false;
+      w.__release = () => {
+        w.__hold = false;
+        for (const deliver of held.splice(0)) deliver();
+      };
+      const add = WebSocket.prototype.addEventListener;
+      WebSocket.prototype.addEventListener = function (this: WebSocket, type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions) {
+        if (type !== "message" || typeof listener !== "function") return add.call(this, type, listener, options);
+        return add.call(this, type, (event: Event) => (w.__hold ? held.push(() => listener.call(this, event)) : listener.call(this, event)), options);
+      } as typeof WebSocket.prototype.addEventListener;
+    });
+    try {
+      late.setDefaultTimeout(START_MS);
+      late.on("pageerror", (error) => consoleProblems.push(`pageerror: ${error.message}`));
+      await late.goto(agent.url);
+      await late.locator(".connection[data-state=open]").waitFor();
+      await send(a, "/demo-select");
+      await dialog(late, "Pick a colour").waitFor();
+      await late.evaluate(() => ((window as unknown as { __hold: boolean }).__hold = true));
+      await dialog(a, "Pick a colour").getByRole("button", { name: "green" }).click();
+      await toast(a, "select: green").last().waitFor();
+      await dialog(late, "Pick a colour").getByRole("button", { name: "blue" }).click();
+      await late.locator(".dialog-note", { hasText: "“Pick a colour” answered" }).waitFor();
+      await late.evaluate(() => (window as unknown as { __release: () => void }).__release());
+      await late.locator(".dialog-note", { hasText: "“Pick a colour” was answered in another tab first; this answer was not used" }).waitFor();
+      expect(await late.locator(".dialog-note", { hasText: "no longer pending" }).count()).toBe(0);
+      expect(await a.locator(".dialog-note", { hasText: "not used" }).count()).toBe(0);
+      // Like every note, it goes after a while, and the emptied dialogs section hides.
+      await late.locator(".dialog-note", { hasText: "not used" }).waitFor({ state: "detached" });
+      await late.locator(".dialogs").waitFor({ state: "hidden" });
+    } finally {
+      await late.close();
+    }
   });
 
   it("shows notifications as toasts by type, statuses, widgets by placement, the title and the prompt text", async () => {
@@ -382,6 +435,10 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       await page.close();
       await own.stop();
     }
+  });
+
+  it("logged no console error or warning and no uncaught error in any tab (a favicon 401 included)", () => {
+    expect(consoleProblems).toEqual([]);
   });
 
   it("refuses a wrong token in the browser too", async () => {
