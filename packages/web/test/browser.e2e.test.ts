@@ -225,7 +225,12 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
         for (const deliver of held.splice(0)) deliver();
       };
       const add = WebSocket.prototype.addEventListener;
-      WebSocket.prototype.addEventListener = function (this: WebSocket, type: string, listener: EventListenerOrEventListenerObject, options?: boolean | AddEventListenerOptions) {
+      WebSocket.prototype.addEventListener = function (
+        this: WebSocket,
+        type: string,
+        listener: EventListenerOrEventListenerObject,
+        options?: boolean | AddEventListenerOptions,
+      ) {
         if (type !== "message" || typeof listener !== "function") return add.call(this, type, listener, options);
         return add.call(this, type, (event: Event) => (w.__hold ? held.push(() => listener.call(this, event)) : listener.call(this, event)), options);
       } as typeof WebSocket.prototype.addEventListener;
