@@ -15,6 +15,7 @@ import { DEMO, ROOT, startWeb, START_MS, type WebAgent } from "./helpers/web-ser
 
 const SCREENSHOTS = join(ROOT, "packages/web/screenshots");
 const XSS_EXTENSION = join(import.meta.dirname, "fixtures/xss-extension.ts");
+const TALL_EXTENSION = join(import.meta.dirname, "fixtures/tall-ui.ts");
 const WAIT = { timeout: START_MS };
 
 /** Each would set window.__xss if it ever ran, or leave an element behind if it were parsed. */
@@ -99,7 +100,7 @@ beforeAll(async () => {
       LONG_TOO,
     ]),
   );
-  agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
+  agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "-e", TALL_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
   browser = await launchChromium(chromium);
   contexts = [await browser.newContext({ viewport: { width: 1100, height: 800 } }), await browser.newContext({ viewport: { width: 1100, height: 800 } })];
   a = await openPage(contexts[0]!);
@@ -287,6 +288,28 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
     await send(a, "/demo-widgets clear");
     await a.getByRole("textbox", { name: "Message" }).fill("");
     await b.getByRole("textbox", { name: "Message" }).fill("");
+  });
+
+  it("keeps the prompt box, the status bar and some conversation in the window under widgets and a select of 300 lines each", async () => {
+    await send(a, "/tall 300");
+    const tall = dialog(a, "A tall select");
+    await tall.waitFor();
+    await a.locator(".widgets-below .widget-line", { hasText: "tall line 299" }).waitFor({ state: "attached" });
+    const height = a.viewportSize()?.height ?? 0;
+    const within = async (box: { y: number; height: number } | null): Promise<void> => {
+      expect(box).not.toBeNull();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(height);
+    };
+    await within(await a.getByRole("textbox", { name: "Message" }).boundingBox());
+    await within(await a.locator(".statusbar").boundingBox());
+    expect((await a.locator(".transcript").boundingBox())?.height).toBeGreaterThan(height * 0.1);
+    await shot(a, "08-tall-extension-ui");
+    // The last option is a scroll away, and answers.
+    await tall.getByRole("button", { name: "tall line 299" }).click();
+    await toast(a, "tall: tall line 299").waitFor();
+    await send(a, "/tall clear");
+    await expect.poll(() => a.locator(".widget", { hasText: "tall line" }).count(), WAIT).toBe(0);
   });
 
   it("streams a reply as markdown with its tool call and output, in both tabs", async () => {
