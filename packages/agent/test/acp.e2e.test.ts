@@ -351,6 +351,19 @@ describe("parley --mode acp", () => {
       expect(user).toBe(
         `compare @${file} with @https://example.com/a.png and @https://example.com/spec , using\n<context ref="file:///ctx.md">\nCONTEXT\n</context>`,
       );
+      // File URIs that name no local path (a bad %-escape, another host) stay URIs: no internal error.
+      const odd: acp.ContentBlock[] = [
+        { type: "resource_link", uri: "file:///tmp/100%zz.txt", name: "odd" },
+        { type: "resource_link", uri: "file://fileserver/share/x.txt", name: "remote" },
+        { type: "resource_link", uri: "file://localhost/tmp/local.txt", name: "local" },
+      ];
+      expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: odd })).stopReason).toBe("end_turn");
+      const again = h.updates.length;
+      await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+      const second = h.updates
+        .slice(again)
+        .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []));
+      expect(second.at(-1)).toBe("@file:///tmp/100%zz.txt @file://fileserver/share/x.txt @/tmp/local.txt");
       expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,
