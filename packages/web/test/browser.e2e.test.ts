@@ -39,6 +39,8 @@ const MARKDOWN = [
   "",
   "Some **bold** text, a [link](https://example.com/docs) and `inline code`.",
   "",
+  "Entities: &copy; &mdash; &#169; &#xA9; &unknown; &amp;lt;",
+  "",
   "- item one",
   "- item two",
   "",
@@ -322,6 +324,7 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       expect(await page.locator(".message-assistant a", { hasText: "link" }).getAttribute("href")).toBe("https://example.com/docs");
       expect(await page.locator(".message-assistant pre code").first().textContent()).toBe("console.log('hello');");
       expect(await page.locator(".message-assistant li").allTextContents()).toEqual(["item one", "item two"]);
+      await page.locator(".message-assistant p", { hasText: "Entities: © — © © &unknown; &lt;" }).waitFor();
       await page.locator(".tool .tool-name", { hasText: "read" }).waitFor();
       await page.locator(".tool .tool-output", { hasText: "the notes file says hello" }).waitFor();
     }
