@@ -340,6 +340,7 @@ describe("parley --mode acp", () => {
         { type: "resource_link", uri: "https://example.com/spec", name: "spec" },
         { type: "text", text: ", using" },
         { type: "resource", resource: { uri: "file:///ctx.md", text: "CONTEXT" } },
+        { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
       ];
       expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: blocks })).stopReason).toBe("end_turn");
       const from = h.updates.length;
@@ -351,6 +352,12 @@ describe("parley --mode acp", () => {
       expect(user).toBe(
         `compare @${file} with @https://example.com/a.png and @https://example.com/spec , using\n<context ref="file:///ctx.md">\nCONTEXT\n</context>`,
       );
+      // The image is part of the same user message, kept as an image.
+      expect(
+        h.updates
+          .slice(from)
+          .some((n) => n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "image" && n.update.content.data === "iVBORw0KGgo="),
+      ).toBe(true);
       // File URIs that name no local path (a bad %-escape, another host) stay URIs: no internal error.
       const odd: acp.ContentBlock[] = [
         { type: "resource_link", uri: "file:///tmp/100%zz.txt", name: "odd" },
