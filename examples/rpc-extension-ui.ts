@@ -44,7 +44,7 @@ const USAGE = `Usage: rpc-extension-ui [-- CMD ARGS...]
 
 Without arguments, runs ${join("node_modules", ".bin", "parley")} --mode rpc --no-session -e examples/extensions/rpc-demo.ts
 (paths resolved from the repository root). With \`-- CMD ARGS...\`, runs that agent command line
-instead, e.g. \`-- ./node_modules/.bin/pi --mode rpc -e my-extension.ts\`.`;
+instead, e.g. \`-- pi --mode rpc -e my-extension.ts\` (a pi on your PATH).`;
 
 function agentCommandLine(argv: string[]): { command: string; args: string[] } {
   const rest = argv[0] === "--" ? argv.slice(1) : argv;

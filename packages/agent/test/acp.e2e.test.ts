@@ -3,13 +3,13 @@
  * with a scripted model calling tools, cancel, every extension dialog kind answered, declined,
  * cancelled and timed out with and without client elicitation, session list and load.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentText, startAcp, untilWithdrawn, type AcpHarness } from "./helpers/acp-client.js";
-import { DEMO, ROOT } from "./helpers/spawn.js";
+import { DEMO, PI_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
 import { quietFor } from "./helpers/waits.js";
 
 const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
@@ -340,6 +340,7 @@ describe("parley --mode acp", () => {
         { type: "resource_link", uri: "https://example.com/spec", name: "spec" },
         { type: "text", text: ", using" },
         { type: "resource", resource: { uri: "file:///ctx.md", text: "CONTEXT" } },
+        { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
       ];
       expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: blocks })).stopReason).toBe("end_turn");
       const from = h.updates.length;
@@ -351,6 +352,25 @@ describe("parley --mode acp", () => {
       expect(user).toBe(
         `compare @${file} with @https://example.com/a.png and @https://example.com/spec , using\n<context ref="file:///ctx.md">\nCONTEXT\n</context>`,
       );
+      // The image is part of the same user message, kept as an image.
+      expect(
+        h.updates
+          .slice(from)
+          .some((n) => n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "image" && n.update.content.data === "iVBORw0KGgo="),
+      ).toBe(true);
+      // File URIs that name no local path (a bad %-escape, another host) stay URIs: no internal error.
+      const odd: acp.ContentBlock[] = [
+        { type: "resource_link", uri: "file:///tmp/100%zz.txt", name: "odd" },
+        { type: "resource_link", uri: "file://fileserver/share/x.txt", name: "remote" },
+        { type: "resource_link", uri: "file://localhost/tmp/local.txt", name: "local" },
+      ];
+      expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: odd })).stopReason).toBe("end_turn");
+      const again = h.updates.length;
+      await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+      const second = h.updates
+        .slice(again)
+        .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []));
+      expect(second.at(-1)).toBe("@file:///tmp/100%zz.txt @file://fileserver/share/x.txt @/tmp/local.txt");
       expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,
@@ -489,6 +509,49 @@ describe("parley --mode acp", () => {
       expect(h.updates.slice(from).some((n) => n.sessionId === made.sessionId && n.update.sessionUpdate === "agent_message_chunk")).toBe(true);
       await expect(h.agent.request("session/load", { sessionId: "no-such-session", cwd: ws.dir, mcpServers: [] })).rejects.toThrow();
       expect(await h.close()).toEqual({ code: 0 });
+      expectOnlyJsonRpc(h);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "session/list and session/load open a session file pi 0.73.1 wrote (its conversation replayed); a prompt appends to it",
+    async () => {
+      const ws = workspace([]);
+      const home = mkdtempSync(join(tmpdir(), "parley-acp-home-"));
+      const env = { HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") };
+      const model = ["-e", OFFLINE_PROVIDER, "--provider", "offline", "--model", "echo"];
+      // pi writes the session, in its own place for this folder.
+      const pi = spawnAgent(PI_BIN, ["--mode", "rpc", ...model], { cwd: ws.dir, env });
+      pi.send({ type: "prompt", message: "please use the bash tool", id: "p1" });
+      await pi.waitFor((r) => r.type === "agent_end");
+      pi.closeInput();
+      expect((await pi.exited).code).toBe(0);
+      const folder = join(home, ".pi", "agent", "sessions", `--${ws.dir.replace(/^\//, "").replace(/\//g, "-")}--`);
+      const [name] = readdirSync(folder);
+      const file = join(folder, name ?? "");
+      const written = readFileSync(file, "utf8");
+      const header = JSON.parse(written.split("\n")[0] ?? "{}") as { type?: string; id?: string };
+      expect(header.type).toBe("session");
+      const piSessionId = String(header.id);
+
+      const h = await start(model, { cwd: ws.dir, home });
+      const listed = await h.agent.request("session/list", { cwd: ws.dir });
+      expect(listed.sessions).toEqual([{ sessionId: piSessionId, cwd: ws.dir, title: "please use the bash tool", updatedAt: expect.any(String) }]);
+      await h.agent.request("session/load", { sessionId: piSessionId, cwd: ws.dir, mcpServers: [] });
+      const replay = h.updates.map((n) => n.update);
+      expect(replay[0]).toEqual({ sessionUpdate: "user_message_chunk", content: { type: "text", text: "please use the bash tool" } });
+      expect(replay.find((u) => u.sessionUpdate === "tool_call")).toMatchObject({ title: "`echo tool-ok`", kind: "execute" });
+      expect(replay.some((u) => u.sessionUpdate === "tool_call_update" && u.status === "completed")).toBe(true);
+      expect(agentText(h, piSessionId)).toContain("tool said: tool-ok");
+
+      expect((await prompt(h, piSessionId, "Reply with just: again")).stopReason).toBe("end_turn");
+      expect(agentText(h, piSessionId)).toContain("again");
+      expect(await h.close()).toEqual({ code: 0 });
+      // Appended to pi's file, which keeps every line pi wrote.
+      const after = readFileSync(file, "utf8");
+      expect(after.startsWith(written)).toBe(true);
+      expect(after.slice(written.length)).toContain("Reply with just: again");
       expectOnlyJsonRpc(h);
     },
     TEST_MS,

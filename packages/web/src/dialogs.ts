@@ -31,7 +31,7 @@ export class DialogList {
   readonly #send: (id: string, answer: DialogAnswer) => boolean;
   readonly #open = new Map<string, OpenDialog>();
   /** Dialogs this tab answered a moment ago, in case the agent refuses the answer. */
-  readonly #recent = new Map<string, { request: DialogRequest; deadline: number | undefined }>();
+  readonly #recent = new Map<string, { request: DialogRequest; deadline: number | undefined; note: HTMLElement }>();
   #ticker: number | undefined;
 
   constructor(element: HTMLElement, send: (id: string, answer: DialogAnswer) => boolean) {
@@ -53,6 +53,7 @@ export class DialogList {
       }
     }
     for (const { request, remainingMs } of pending) this.show(request, remainingMs);
+    this.#hideIfEmpty();
   }
 
   /** A dialog request; `remainingMs` when it has been pending for a while (get_ui_state). */
@@ -98,7 +99,13 @@ export class DialogList {
     if (!recent) return;
     this.#recent.delete(id);
     if (!stillPending) {
-      this.#element.append(h("div", { class: "dialog-note" }, `“${recent.request.title}”: ${error}`));
+      // Another tab's answer (or the timeout) got there first: this tab's "answered" note was wrong.
+      const title = recent.request.title;
+      const note = /already answered/.test(error)
+        ? `“${title}” was answered in another tab first; this answer was not used`
+        : `“${title}” had already ended; this answer was not used`;
+      if (recent.note.isConnected) recent.note.textContent = note;
+      else this.#note(note);
       return;
     }
     // The answer did not fit (the dialog still waits): show it again, with the reason.
@@ -119,26 +126,39 @@ export class DialogList {
       dialog.error.hidden = false;
       return;
     }
-    // Closed at once; a refusal (rare: the agent checks what the form cannot get wrong) reopens it.
-    this.#recent.set(dialog.request.id, { request: dialog.request, deadline: dialog.deadline });
+    // Closed at once; a refusal (another tab first, or a refused answer the form cannot produce) corrects or reopens it.
+    const note = this.#close(dialog, `“${dialog.request.title}” ${"cancelled" in answer ? "cancelled" : "answered"}`);
+    this.#recent.set(dialog.request.id, { request: dialog.request, deadline: dialog.deadline, note });
     window.setTimeout(() => this.#recent.delete(dialog.request.id), 30_000);
-    this.#close(dialog, `“${dialog.request.title}” ${"cancelled" in answer ? "cancelled" : "answered"}`);
   }
 
-  #close(dialog: OpenDialog, note: string): void {
-    this.#open.delete(dialog.request.id);
-    const hadFocus = dialog.element.contains(document.activeElement);
-    const line = h("div", { class: "dialog-note" }, note);
-    dialog.element.replaceWith(line);
+  /** A short note in the dialogs' place, removed after a while (the section hides once empty). */
+  #note(text: string, replacing?: HTMLElement): HTMLElement {
+    const line = h("div", { class: "dialog-note" }, text);
+    if (replacing) replacing.replaceWith(line);
+    else this.#element.append(line);
+    this.#element.hidden = false;
     window.setTimeout(() => {
       line.remove();
-      if (this.#open.size === 0 && this.#element.childElementCount === 0) this.#element.hidden = true;
+      this.#hideIfEmpty();
     }, NOTE_MS);
+    return line;
+  }
+
+  #hideIfEmpty(): void {
+    if (this.#open.size === 0 && this.#element.childElementCount === 0) this.#element.hidden = true;
+  }
+
+  #close(dialog: OpenDialog, note: string): HTMLElement {
+    this.#open.delete(dialog.request.id);
+    const hadFocus = dialog.element.contains(document.activeElement);
+    const line = this.#note(note, dialog.element);
     if (hadFocus) {
       const next = this.#open.values().next().value;
       if (next) focusFirst(next.element);
       else document.getElementById("prompt-input")?.focus();
     }
+    return line;
   }
 
   /** One timer for every countdown, running only while some dialog has a timeout. */

@@ -128,10 +128,61 @@ function renderInlineToken(token: Token): Child {
   }
 }
 
-/** marked keeps character references as written; show them as the characters they name (a few common ones). */
+/** The named character references models write; others stay as written (no HTML is parsed to decode them). */
+const NAMED: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+  copy: "©",
+  reg: "®",
+  trade: "™",
+  hellip: "…",
+  mdash: "—",
+  ndash: "–",
+  lsquo: "‘",
+  rsquo: "’",
+  ldquo: "“",
+  rdquo: "”",
+  laquo: "«",
+  raquo: "»",
+  bull: "•",
+  middot: "·",
+  deg: "°",
+  times: "×",
+  divide: "÷",
+  plusmn: "±",
+  ne: "≠",
+  le: "≤",
+  ge: "≥",
+  larr: "←",
+  rarr: "→",
+  uarr: "↑",
+  darr: "↓",
+  harr: "↔",
+  euro: "€",
+  pound: "£",
+  yen: "¥",
+  cent: "¢",
+  sect: "§",
+  para: "¶",
+  check: "✓",
+};
+
+/** marked keeps character references as written; show them as the characters they name. */
 function decodeEntities(text: string): string {
   if (!text.includes("&")) return text;
-  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_m, name: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'" })[name] ?? _m);
+  return text.replace(
+    /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|([A-Za-z]+));/g,
+    (match, dec: string | undefined, hex: string | undefined, name: string | undefined) => {
+      if (name !== undefined) return NAMED[name] ?? match;
+      const code = dec !== undefined ? Number.parseInt(dec, 10) : Number.parseInt(hex ?? "", 16);
+      // As HTML does: 0, surrogates and values past Unicode become U+FFFD.
+      return code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ? "\ufffd" : String.fromCodePoint(code);
+    },
+  );
 }
 
 /**

@@ -15,6 +15,7 @@ import { DEMO, ROOT, startWeb, START_MS, type WebAgent } from "./helpers/web-ser
 
 const SCREENSHOTS = join(ROOT, "packages/web/screenshots");
 const XSS_EXTENSION = join(import.meta.dirname, "fixtures/xss-extension.ts");
+const TALL_EXTENSION = join(import.meta.dirname, "fixtures/tall-ui.ts");
 const WAIT = { timeout: START_MS };
 
 /** Each would set window.__xss if it ever ran, or leave an element behind if it were parsed. */
@@ -38,6 +39,8 @@ const MARKDOWN = [
   "",
   "Some **bold** text, a [link](https://example.com/docs) and `inline code`.",
   "",
+  "Entities: &copy; &mdash; &#169; &#xA9; &unknown; &amp;lt;",
+  "",
   "- item one",
   "- item two",
   "",
@@ -60,9 +63,16 @@ const shot = async (page: Page, name: string): Promise<void> => {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 };
 
+/** Console errors and warnings, and uncaught page errors, of every tab openPage opened: any is a bug. */
+const consoleProblems: string[] = [];
+
 async function openPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
   page.setDefaultTimeout(START_MS);
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") consoleProblems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
+  });
+  page.on("pageerror", (error) => consoleProblems.push(`pageerror: ${error.message}`));
   await page.goto(agent.url);
   await page.locator(".connection[data-state=open]").waitFor(WAIT);
   return page;
@@ -92,7 +102,7 @@ beforeAll(async () => {
       LONG_TOO,
     ]),
   );
-  agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
+  agent = await startWeb(["-e", DEMO, "-e", XSS_EXTENSION, "-e", TALL_EXTENSION, "--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "5" } });
   browser = await launchChromium(chromium);
   contexts = [await browser.newContext({ viewport: { width: 1100, height: 800 } }), await browser.newContext({ viewport: { width: 1100, height: 800 } })];
   a = await openPage(contexts[0]!);
@@ -199,6 +209,59 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
     const notes = await a.locator(".toast", { hasText: /select: (red|blue)/ }).allTextContents();
     expect(notes).toHaveLength(1);
     for (const page of [a, b]) expect(await dialog(page, "Pick a colour").count()).toBe(0);
+    // The losing tab says so in words, whichever way it heard (no raw error, no dialog id).
+    const loser = notes[0]?.includes("red") ? b : a;
+    await loser.locator(".dialog-note", { hasText: "“Pick a colour” was answered in another tab" }).waitFor();
+    expect(await loser.locator(".dialog-note", { hasText: "no longer pending" }).count()).toBe(0);
+  });
+
+  it("corrects a tab's note when its answer arrives after another tab's (refused as already answered)", async () => {
+    // A third tab whose incoming messages the test can hold back, so it answers a dialog that
+    // another tab has already answered: the race of the test above, made certain.
+    const late = await contexts[1]!.newPage();
+    await late.addInitScript(() => {
+      const held: (() => void)[] = [];
+      const w = window as unknown as { __hold: boolean; __release: () => void };
+      w.__hold = false;
+      w.__release = () => {
+        w.__hold = false;
+        for (const deliver of held.splice(0)) deliver();
+      };
+      const add = WebSocket.prototype.addEventListener;
+      WebSocket.prototype.addEventListener = function (
+        this: WebSocket,
+        type: string,
+        listener: EventListenerOrEventListenerObject,
+        options?: boolean | AddEventListenerOptions,
+      ) {
+        if (type !== "message" || typeof listener !== "function") return add.call(this, type, listener, options);
+        return add.call(this, type, (event: Event) => (w.__hold ? held.push(() => listener.call(this, event)) : listener.call(this, event)), options);
+      } as typeof WebSocket.prototype.addEventListener;
+    });
+    try {
+      late.setDefaultTimeout(START_MS);
+      late.on("pageerror", (error) => consoleProblems.push(`pageerror: ${error.message}`));
+      await late.goto(agent.url);
+      await late.locator(".connection[data-state=open]").waitFor();
+      await send(a, "/demo-select");
+      await dialog(late, "Pick a colour").waitFor();
+      await late.evaluate(() => ((window as unknown as { __hold: boolean }).__hold = true));
+      const greens = await toast(a, "select: green").count();
+      await dialog(a, "Pick a colour").getByRole("button", { name: "green" }).click();
+      // The extension has had tab a's answer: the one from the held tab comes second, for certain.
+      await expect.poll(() => toast(a, "select: green").count(), WAIT).toBeGreaterThan(greens);
+      await dialog(late, "Pick a colour").getByRole("button", { name: "blue" }).click();
+      await late.locator(".dialog-note", { hasText: "“Pick a colour” answered" }).waitFor();
+      await late.evaluate(() => (window as unknown as { __release: () => void }).__release());
+      await late.locator(".dialog-note", { hasText: "“Pick a colour” was answered in another tab first; this answer was not used" }).waitFor();
+      expect(await late.locator(".dialog-note", { hasText: "no longer pending" }).count()).toBe(0);
+      expect(await a.locator(".dialog-note", { hasText: "not used" }).count()).toBe(0);
+      // Like every note, it goes after a while, and the emptied dialogs section hides.
+      await late.locator(".dialog-note", { hasText: "not used" }).waitFor({ state: "detached" });
+      await late.locator(".dialogs").waitFor({ state: "hidden" });
+    } finally {
+      await late.close();
+    }
   });
 
   it("shows notifications as toasts by type, statuses, widgets by placement, the title and the prompt text", async () => {
@@ -231,6 +294,28 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
     await b.getByRole("textbox", { name: "Message" }).fill("");
   });
 
+  it("keeps the prompt box, the status bar and some conversation in the window under widgets and a select of 300 lines each", async () => {
+    await send(a, "/tall 300");
+    const tall = dialog(a, "A tall select");
+    await tall.waitFor();
+    await a.locator(".widgets-below .widget-line", { hasText: "tall line 299" }).waitFor({ state: "attached" });
+    const height = a.viewportSize()?.height ?? 0;
+    const within = async (box: { y: number; height: number } | null): Promise<void> => {
+      expect(box).not.toBeNull();
+      expect(box!.y).toBeGreaterThanOrEqual(0);
+      expect(box!.y + box!.height).toBeLessThanOrEqual(height);
+    };
+    await within(await a.getByRole("textbox", { name: "Message" }).boundingBox());
+    await within(await a.locator(".statusbar").boundingBox());
+    expect((await a.locator(".transcript").boundingBox())?.height).toBeGreaterThan(height * 0.1);
+    await shot(a, "08-tall-extension-ui");
+    // The last option is a scroll away, and answers.
+    await tall.getByRole("button", { name: "tall line 299" }).click();
+    await toast(a, "tall: tall line 299").waitFor();
+    await send(a, "/tall clear");
+    await expect.poll(() => a.locator(".widget", { hasText: "tall line" }).count(), WAIT).toBe(0);
+  });
+
   it("streams a reply as markdown with its tool call and output, in both tabs", async () => {
     await send(a, "show me some markdown");
     for (const page of [a, b]) {
@@ -241,6 +326,7 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       expect(await page.locator(".message-assistant a", { hasText: "link" }).getAttribute("href")).toBe("https://example.com/docs");
       expect(await page.locator(".message-assistant pre code").first().textContent()).toBe("console.log('hello');");
       expect(await page.locator(".message-assistant li").allTextContents()).toEqual(["item one", "item two"]);
+      await page.locator(".message-assistant p", { hasText: "Entities: © — © © &unknown; &lt;" }).waitFor();
       await page.locator(".tool .tool-name", { hasText: "read" }).waitFor();
       await page.locator(".tool .tool-output", { hasText: "the notes file says hello" }).waitFor();
     }
@@ -382,6 +468,10 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
       await page.close();
       await own.stop();
     }
+  });
+
+  it("logged no console error or warning and no uncaught error in any tab (a favicon 401 included)", () => {
+    expect(consoleProblems).toEqual([]);
   });
 
   it("refuses a wrong token in the browser too", async () => {

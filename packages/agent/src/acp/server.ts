@@ -20,6 +20,7 @@ import type {
   SessionUpdate,
   StopReason,
 } from "@agentclientprotocol/sdk";
+import { fileURLToPath } from "node:url";
 import type { ImageContent } from "@mariozechner/pi-ai";
 import type { FireAndForgetRequest } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
@@ -590,7 +591,7 @@ function promptInput(blocks: ContentBlock[]): { text: string; images: ImageConte
         images.push({ type: "image", data: block.data, mimeType: block.mimeType });
         break;
       case "resource_link":
-        add(`@${block.uri.startsWith("file://") ? decodeURIComponent(block.uri.slice(7)) : block.uri}`, true);
+        add(`@${fileReference(block.uri)}`, true);
         break;
       case "resource": {
         const resource = block.resource;
@@ -603,6 +604,19 @@ function promptInput(blocks: ContentBlock[]): { text: string; images: ImageConte
     }
   }
   return { text, images };
+}
+
+/**
+ * A file URI as the path it names; one that names no local path (a bad %-escape, another host)
+ * stays the URI it is, so a client's odd link is a reference, never an internal error.
+ */
+function fileReference(uri: string): string {
+  if (!uri.startsWith("file:")) return uri;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return uri;
+  }
 }
 
 /** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */

@@ -161,6 +161,7 @@ function csp(req: IncomingMessage): string {
   ].join("; ");
 }
 
+/** The empty icon keeps browsers from asking for /favicon.ico, which has no token and would log a 401 in the console. */
 function pageHtml(token: string): string {
   const q = token === "" ? "" : `?token=${escapeAttribute(encodeURIComponent(token))}`;
   return `<!doctype html>
@@ -169,6 +170,7 @@ function pageHtml(token: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>parley</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/app.css${q}">
 <script src="/app.js${q}" defer></script>
 </head>
