@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
 // Tests wait for events; these are only ceilings against a hang, generous enough for a loaded,
@@ -15,6 +16,10 @@ export default defineConfig({
     testTimeout: ceiling,
     hookTimeout: ceiling,
     pool: "forks",
+    // vitest's default is one worker fewer than the CPUs: on a 2-core machine, one file at a time.
+    // Most of the suite waits on spawned agents, so two files at once nearly halve its time, and
+    // the tests are made to pass beside another copy of the suite anyway.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Every temp folder of the run (tests' and spawned agents') lives in one folder removed at the end.
     globalSetup: ["./scripts/test-tmpdir.ts"],
     // `vitest run --project unit` or `--project e2e` (npm run test:unit, test:e2e); both by default.
