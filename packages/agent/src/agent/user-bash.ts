@@ -2,7 +2,8 @@
  * The `bash` RPC command: runs a shell command for the user (not the model), streams its output,
  * and records it so the next prompt's context includes it.
  *
- * - One command at a time; `abort()` (abort_bash) kills the whole process group at once and the
+ * - Commands run concurrently, as in pi (a client may start one while another still runs);
+ *   `abort()` (abort_bash) kills every running command's whole process group at once, and each
  *   result comes back with `cancelled: true` and no exit code.
  * - Output is cleaned up for display (ANSI escapes, CRs and other control characters removed) and
  *   streamed chunk by chunk. The result keeps the tail, with the bash tool's limits (2000 lines or
@@ -153,7 +154,8 @@ export class UserBash {
   readonly #cwd: string;
   readonly #operations: BashOperations;
   readonly #prefix: string | undefined;
-  #running: AbortController | undefined;
+  /** One controller per command still running. */
+  readonly #running = new Set<AbortController>();
   /** Runs finished while the agent was streaming; recorded once it is idle. */
   #pending: BashExecutionMessage[] = [];
   #flushing = false;
@@ -166,13 +168,12 @@ export class UserBash {
   }
 
   get isRunning(): boolean {
-    return this.#running !== undefined;
+    return this.#running.size > 0;
   }
 
   async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean; output?: OutputPressure }): Promise<BashResult> {
-    if (this.#running) throw new Error("A bash command is already running: wait for its result or send abort_bash first");
     const controller = new AbortController();
-    this.#running = controller;
+    this.#running.add(controller);
     const excludeFromContext = options.excludeFromContext === true;
     try {
       const intercepted = await this.#intercept(command, excludeFromContext);
@@ -187,12 +188,12 @@ export class UserBash {
       this.#record(command, result, excludeFromContext);
       return result;
     } finally {
-      this.#running = undefined;
+      this.#running.delete(controller);
     }
   }
 
   abort(): void {
-    this.#running?.abort();
+    for (const controller of this.#running) controller.abort();
   }
 
   /** The first `user_bash` handler that answers decides; a malformed answer is ignored. */

@@ -1,0 +1,64 @@
+/**
+ * Bugs found by driving the built CLI side by side with pi 0.73.1 over raw stdin/stdout, one
+ * describe per class of bug. Each test waits for events, never for time.
+ *
+ * - Commands pi runs concurrently must not be refused: two `bash` commands at once both run (pi
+ *   keeps a set of them, and abort_bash cancels every one), and two `compact` commands arriving
+ *   together while a run streams never answer "already running" (a check, then an await, then
+ *   the act: the second request slipped in between).
+ */
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
+
+const OFFLINE = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
+const offlineArgs = ["-e", OFFLINE, "--provider", "offline", "--model", "echo"];
+
+const messagesOf = async (agent: AgentProcess): Promise<Rec[]> =>
+  ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+
+describe("commands pi runs concurrently", () => {
+  const agent = spawnParley(offlineArgs);
+  afterAll(() => agent.kill());
+
+  it("a second bash runs while the first one is still running, and abort_bash cancels every running one", async () => {
+    agent.send({ type: "bash", id: "long-1", command: "echo first; sleep 3600" });
+    await agent.waitFor((r) => r.type === "bash_execution_update" && r["id"] === "long-1");
+    // A short one meanwhile: it runs and answers while long-1 still runs.
+    agent.send({ type: "bash", id: "short", command: "echo second" });
+    expect(await agent.response("short")).toMatchObject({ success: true, data: { output: "second\n", exitCode: 0, cancelled: false } });
+    agent.send({ type: "bash", id: "long-2", command: "echo third; sleep 3600" });
+    await agent.waitFor((r) => r.type === "bash_execution_update" && r["id"] === "long-2");
+    expect(agent.records.some((r) => r.type === "response" && r["id"] === "long-1")).toBe(false);
+    // One abort_bash ends both long ones (pi aborts every running command).
+    expect(await agent.request({ type: "abort_bash" })).toMatchObject({ success: true });
+    expect(await agent.response("long-1")).toMatchObject({ success: true, data: { output: "first\n", cancelled: true } });
+    expect(await agent.response("long-2")).toMatchObject({ success: true, data: { output: "third\n", cancelled: true } });
+    // All three are in the context (the two aborted ones end in either order).
+    const runs = (await messagesOf(agent)).filter((m) => m["role"] === "bashExecution").map((m) => String(m["command"]));
+    expect(runs[0]).toBe("echo second");
+    expect(runs.slice(1).sort()).toEqual(["echo first; sleep 3600", "echo third; sleep 3600"]);
+  });
+
+  it("two compact commands sent together while a run streams: each answered once, none refused as already running", async () => {
+    const from = agent.records.length;
+    agent.send({ type: "prompt", id: "warm", message: "Reply with just: warm" });
+    await agent.waitFor((r) => r.type === "agent_end", undefined, from);
+    agent.send({ type: "prompt", id: "sleepy", message: "please sleep" });
+    await agent.waitFor((r) => r.type === "tool_execution_start", undefined, from);
+    agent.sendRaw(`${JSON.stringify({ type: "compact", id: "c1" })}\n${JSON.stringify({ type: "compact", id: "c2" })}\n`);
+    const [c1, c2] = [await agent.response("c1"), await agent.response("c2")];
+    for (const response of [c1, c2]) expect(String(response["error"] ?? "")).not.toMatch(/already running/);
+    // The later request wins; the earlier one either finished first or was cancelled by it.
+    expect(c2).toMatchObject({ success: true, data: { summary: "Summary of the conversation." } });
+    if (c1["success"] !== true) expect(c1["error"]).toMatch(/cancel/i);
+    expect(agent.records.filter((r) => r.type === "response" && (r["id"] === "c1" || r["id"] === "c2"))).toHaveLength(2);
+    const state = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    expect(state).toMatchObject({ isStreaming: false, isCompacting: false });
+    // And the agent goes on.
+    const next = agent.records.length;
+    agent.send({ type: "prompt", id: "after", message: "Reply with just: after" });
+    const end = await agent.waitFor((r) => r.type === "agent_end", undefined, next);
+    expect(JSON.stringify(end)).toContain("after");
+  });
+});
