@@ -14,8 +14,7 @@ import { ROOT, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.
 const OFFLINE = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
 const offlineArgs = ["-e", OFFLINE, "--provider", "offline", "--model", "echo"];
 
-const messagesOf = async (agent: AgentProcess): Promise<Rec[]> =>
-  ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+const messagesOf = async (agent: AgentProcess): Promise<Rec[]> => ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
 
 describe("commands pi runs concurrently", () => {
   const agent = spawnParley(offlineArgs);
