@@ -6,6 +6,9 @@
  *   keeps a set of them, and abort_bash cancels every one), and two `compact` commands arriving
  *   together while a run streams never answer "already running" (a check, then an await, then
  *   the act: the second request slipped in between).
+ * - A session switch while a run streams acts on the session as it was when the command came: clone
+ *   copies the branch up to the leaf it names to session_before_fork (pi captures it on receipt),
+ *   not the tail the aborted run appends afterwards.
  */
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -59,5 +62,26 @@ describe("commands pi runs concurrently", () => {
     agent.send({ type: "prompt", id: "after", message: "Reply with just: after" });
     const end = await agent.waitFor((r) => r.type === "agent_end", undefined, next);
     expect(JSON.stringify(end)).toContain("after");
+  });
+});
+
+describe("a session switch while a run streams", () => {
+  const agent = spawnParley(offlineArgs);
+  afterAll(() => agent.kill());
+
+  it("clone copies the branch as it was when the command came (the entry session_before_fork names), not the aborted turn's tail", async () => {
+    const from = agent.records.length;
+    agent.send({ type: "prompt", id: "warm", message: "Reply with just: warm" });
+    await agent.waitFor((r) => r.type === "agent_end", undefined, from);
+    agent.send({ type: "prompt", id: "sleepy", message: "please sleep" });
+    await agent.waitFor((r) => r.type === "tool_execution_start", undefined, from);
+    // The leaf now is the assistant message that called the tool (as in pi: the runtime captures it on receipt).
+    const entries = (await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[]; leafId: string };
+    const leaf = entries.entries.find((e) => e["id"] === entries.leafId);
+    expect(leaf?.["message"]).toMatchObject({ role: "assistant" });
+    expect(await agent.request({ type: "clone" })).toMatchObject({ success: true, data: { cancelled: false } });
+    const roles = (await messagesOf(agent)).map((m) => m["role"]);
+    expect(roles).toEqual(["user", "assistant", "user", "assistant"]);
+    expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 4 });
   });
 });

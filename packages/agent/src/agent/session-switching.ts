@@ -118,12 +118,16 @@ export class SessionSwitching {
     return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
   }
 
-  /** Continues in a copy of the current session's active branch (a fork at its leaf). */
+  /**
+   * Continues in a copy of the current session's active branch (a fork at its leaf). The leaf is
+   * the one when the request came, as in pi, and the one session_before_fork names: the run that
+   * switching aborts appends its tail to this session, not to the copy.
+   */
   async cloneSession(): Promise<{ cancelled: boolean }> {
     const current = this.#agent().session;
     const leaf = current.leafId;
     if (!leaf) throw new Error("Cannot clone session: no current entry selected");
-    return this.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+    return this.switchTo(() => current.fork(leaf, "at").session, { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
   }
 
   /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */
