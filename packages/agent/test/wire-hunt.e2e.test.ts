@@ -9,10 +9,13 @@
  * - A session switch while a run streams acts on the session as it was when the command came: clone
  *   copies the branch up to the leaf it names to session_before_fork (pi captures it on receipt),
  *   not the tail the aborted run appends afterwards.
+ * - A session switch while the user's shell command runs cancels it (as the newest pi, whose switch
+ *   disposes the old session's commands), and the result is recorded in the session it started
+ *   in: it used to keep running and land in the next session.
  */
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { PARLEY_BIN, ROOT, spawnAgent, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const OFFLINE = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
 const offlineArgs = ["-e", OFFLINE, "--provider", "offline", "--model", "echo"];
@@ -83,5 +86,28 @@ describe("a session switch while a run streams", () => {
     const roles = (await messagesOf(agent)).map((m) => m["role"]);
     expect(roles).toEqual(["user", "assistant", "user", "assistant"]);
     expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 4 });
+  });
+});
+
+describe("a session switch while the user's shell command runs", () => {
+  // A persisted session, so the test can go back to it.
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...offlineArgs]);
+  afterAll(() => agent.kill());
+
+  it("new_session cancels the running command, which is recorded in the session it started in, not the new one", async () => {
+    const first = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    expect(await agent.request({ type: "prompt", message: "Reply with just: kept" })).toMatchObject({ success: true });
+    await agent.waitFor((r) => r.type === "agent_end");
+    agent.send({ type: "bash", id: "long", command: "echo started; sleep 3600" });
+    await agent.waitFor((r) => r.type === "bash_execution_update" && r["id"] === "long");
+    expect(await agent.request({ type: "new_session" })).toMatchObject({ success: true, data: { cancelled: false } });
+    expect(await agent.response("long")).toMatchObject({ success: true, data: { output: "started\n", cancelled: true } });
+    expect(await messagesOf(agent)).toEqual([]);
+    // A prompt in the new session does not see it either.
+    expect(await agent.request({ type: "get_state" })).toMatchObject({ data: { messageCount: 0 } });
+    // It is in the first session, after what was there.
+    expect(await agent.request({ type: "switch_session", sessionPath: first["sessionFile"] })).toMatchObject({ success: true });
+    const roles = (await messagesOf(agent)).map((m) => `${String(m["role"])}${m["role"] === "bashExecution" ? `:${String(m["cancelled"])}` : ""}`);
+    expect(roles).toEqual(["user", "assistant", "bashExecution:true"]);
   });
 });

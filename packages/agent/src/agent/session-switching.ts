@@ -26,6 +26,8 @@ export interface SwitchingAgent {
   readonly session: Session;
   /** Ends the running turn (and waits for it). */
   abort(): Promise<void>;
+  /** Ends the user's running shell commands (and waits until they are recorded). */
+  stopBash(): Promise<void>;
   hasPendingMessages(): boolean;
   clearQueue(): unknown;
   readonly models: { loadCatalog(): Promise<void> };
@@ -64,8 +66,9 @@ export class SessionSwitching {
     if (verdict?.cancel === true) return { cancelled: true };
     // As in pi, the target is checked only once the extensions have let the switch go ahead.
     events.check?.();
-    // The old session's run and queued messages end with it.
+    // The old session's run, shell commands and queued messages end with it.
     await agent.abort();
+    await agent.stopBash();
     if (agent.hasPendingMessages()) agent.clearQueue();
     // The session may name a built-in model to continue with.
     await agent.models.loadCatalog();

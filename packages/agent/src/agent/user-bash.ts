@@ -154,8 +154,8 @@ export class UserBash {
   readonly #cwd: string;
   readonly #operations: BashOperations;
   readonly #prefix: string | undefined;
-  /** One controller per command still running. */
-  readonly #running = new Set<AbortController>();
+  /** Each command still running: its abort, and when it has ended (its result recorded). */
+  readonly #running = new Map<AbortController, Promise<void>>();
   /** Runs finished while the agent was streaming; recorded once it is idle. */
   #pending: BashExecutionMessage[] = [];
   #flushing = false;
@@ -173,7 +173,8 @@ export class UserBash {
 
   async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean; output?: OutputPressure }): Promise<BashResult> {
     const controller = new AbortController();
-    this.#running.add(controller);
+    let ended = (): void => {};
+    this.#running.set(controller, new Promise<void>((resolve) => (ended = resolve)));
     const excludeFromContext = options.excludeFromContext === true;
     try {
       const intercepted = await this.#intercept(command, excludeFromContext);
@@ -189,11 +190,27 @@ export class UserBash {
       return result;
     } finally {
       this.#running.delete(controller);
+      ended();
     }
   }
 
   abort(): void {
-    for (const controller of this.#running) controller.abort();
+    for (const controller of this.#running.keys()) controller.abort();
+  }
+
+  /**
+   * Aborts every running command and resolves once each has ended and been recorded: a session
+   * switch calls it before the swap, so a command started in one session is recorded there
+   * (cancelled), never in the next one (as pi, whose switch disposes the old session's commands).
+   */
+  async stop(): Promise<void> {
+    while (this.#running.size > 0) {
+      const ends = [...this.#running.values()];
+      this.abort();
+      await Promise.all(ends);
+    }
+    // Runs recorded while a turn went on wait for it to end; with none going, they land here now.
+    if (!this.#agent.isRunning) this.#flush();
   }
 
   /** The first `user_bash` handler that answers decides; a malformed answer is ignored. */
