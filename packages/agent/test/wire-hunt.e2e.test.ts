@@ -12,6 +12,9 @@
  * - A session switch while the user's shell command runs cancels it (as the newest pi, whose switch
  *   disposes the old session's commands), and the result is recorded in the session it started
  *   in: it used to keep running and land in the next session.
+ * - `abort` ends everything in progress, a compaction included (as the newest pi): a manual
+ *   `compact` waiting on its session_before_compact handler answers "Compaction cancelled" and
+ *   appends nothing; it used to go on and compact after the abort was answered.
  */
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -109,5 +112,26 @@ describe("a session switch while the user's shell command runs", () => {
     expect(await agent.request({ type: "switch_session", sessionPath: first["sessionFile"] })).toMatchObject({ success: true });
     const roles = (await messagesOf(agent)).map((m) => `${String(m["role"])}${m["role"] === "bashExecution" ? `:${String(m["cancelled"])}` : ""}`);
     expect(roles).toEqual(["user", "assistant", "bashExecution:true"]);
+  });
+});
+
+describe("abort while a compaction is in progress", () => {
+  const agent = spawnParley([...offlineArgs, "-e", join(ROOT, "packages/agent/test/fixtures/compact-gate.ts")]);
+  afterAll(() => agent.kill());
+
+  it("cancels it: compact answers Compaction cancelled and nothing is compacted", async () => {
+    const from = agent.records.length;
+    agent.send({ type: "prompt", id: "warm", message: "Reply with just: warm" });
+    await agent.waitFor((r) => r.type === "agent_end", undefined, from);
+    agent.send({ type: "compact", id: "gated" });
+    const dialog = await agent.waitFor((r) => r.type === "extension_ui_request" && r["title"] === "Compact?", undefined, from);
+    expect(await agent.request({ type: "abort" })).toMatchObject({ success: true });
+    // The handler lets it go ahead only now: the abort came first.
+    agent.send({ type: "extension_ui_response", id: dialog["id"], confirmed: true });
+    expect(await agent.response("gated")).toMatchObject({ success: false, error: expect.stringMatching(/cancel/i) });
+    const end = await agent.waitFor((r) => r.type === "compaction_end", undefined, from);
+    expect(end).toMatchObject({ aborted: true });
+    expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["user", "assistant"]);
+    expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isCompacting: false, isStreaming: false });
   });
 });

@@ -591,12 +591,14 @@ export class AgentSession {
   }
 
   /**
-   * Stops the run. Queued steering and follow-up messages stay queued, as in pi: the next prompt's
-   * run delivers them (clear_queue drops them).
+   * Stops the run, its retry and a compaction in progress (manual or automatic, as the newest pi:
+   * it ends with "Compaction cancelled" and appends nothing). Queued steering and follow-up
+   * messages stay queued, as in pi: the next prompt's run delivers them (clear_queue drops them).
    */
   async abort(): Promise<void> {
     if (this.#runState.name === "running") this.#runAborted = true;
     this.#retry.abort();
+    this.#compactor.abort();
     this.#core?.abort();
     if (this.#runState.name === "running") await this.#runState.run;
   }
