@@ -12,6 +12,9 @@
  * - A session switch while the user's shell command runs cancels it (as the newest pi, whose switch
  *   disposes the old session's commands), and the result is recorded in the session it started
  *   in: it used to keep running and land in the next session.
+ * - A prompt still being prepared (its input handlers, the loop loading, before_agent_start) when a
+ *   session switch comes is refused ("the session was switched"): it used to start afterwards, in
+ *   the new session, which then held the old session's prompt and a running tool.
  * - `abort` ends everything in progress, a compaction included (as the newest pi): a manual
  *   `compact` waiting on its session_before_compact handler answers "Compaction cancelled" and
  *   appends nothing; it used to go on and compact after the abort was answered.
@@ -89,6 +92,28 @@ describe("a session switch while a run streams", () => {
     const roles = (await messagesOf(agent)).map((m) => m["role"]);
     expect(roles).toEqual(["user", "assistant", "user", "assistant"]);
     expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 4 });
+  });
+});
+
+describe("a session switch right behind a prompt", () => {
+  const agent = spawnParley(offlineArgs);
+  afterAll(() => agent.kill());
+
+  it("a prompt still being prepared when new_session comes never runs in the new session", async () => {
+    // One write: the switch arrives while the prompt is being prepared (its loop still loading).
+    agent.sendRaw(`${JSON.stringify({ type: "prompt", id: "early", message: "please sleep" })}\n${JSON.stringify({ type: "new_session", id: "switch" })}\n`);
+    expect(await agent.response("switch")).toMatchObject({ success: true, data: { cancelled: false } });
+    // The prompt is answered once: started (and aborted by the switch) or refused; never running on.
+    const early = await agent.response("early");
+    expect(agent.records.filter((r) => r.type === "response" && r["id"] === "early")).toHaveLength(1);
+    if (early["success"] !== true) expect(early["error"]).toMatch(/session/i);
+    expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 0 });
+    expect(await messagesOf(agent)).toEqual([]);
+    // The new session works.
+    const from = agent.records.length;
+    agent.send({ type: "prompt", id: "next", message: "Reply with just: fresh" });
+    await agent.waitFor((r) => r.type === "agent_end", undefined, from);
+    expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["user", "assistant"]);
   });
 });
 

@@ -458,6 +458,12 @@ export class AgentSession {
     // see whether that one started a run (then it must queue) or not (then it starts one itself).
     for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
     const starts = !this.isStreaming;
+    // A session switch during the preparation ends what belonged to the old session: this prompt
+    // must not start (or queue) in the next one (the switch's abort could not stop it: no run yet).
+    const session = this.#session;
+    const stillCurrent = (): void => {
+      if (this.#session !== session) throw new AgentError("The session was switched while this prompt was being prepared: it was not sent");
+    };
     let prepared!: () => void;
     if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
@@ -472,6 +478,7 @@ export class AgentSession {
         if (!options.streamingBehavior) {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
         }
+        stillCurrent();
         this.#enqueue(options.streamingBehavior, input.text, input.images);
         options.onAccepted?.("queued");
         return "queued";
@@ -500,6 +507,7 @@ export class AgentSession {
           return { event: next };
         },
       );
+      stillCurrent();
       this.#state.systemPrompt = start.systemPrompt;
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];

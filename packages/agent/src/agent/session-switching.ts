@@ -24,6 +24,8 @@ export type SessionSwitchEvents = {
 /** What a switch needs from the agent (AgentSession is one). */
 export interface SwitchingAgent {
   readonly session: Session;
+  /** A run has started and not settled. */
+  readonly isRunning: boolean;
   /** Ends the running turn (and waits for it). */
   abort(): Promise<void>;
   /** Ends the user's running shell commands (and waits until they are recorded). */
@@ -75,6 +77,9 @@ export class SessionSwitching {
     const next = make();
     const previous = agent.session.file;
     await this.#runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
+    // A prompt being prepared when the abort above came may have started its run since: it ends
+    // here too, so nothing of the old session's runs into the next (a later one is refused).
+    while (agent.isRunning) await agent.abort();
     agent.useSession(next);
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     // pi builds a new runtime for the new session, which discovers resources as at start-up.
