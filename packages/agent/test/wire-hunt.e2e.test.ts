@@ -117,6 +117,30 @@ describe("a session switch right behind a prompt", () => {
   });
 });
 
+describe("a session switch while a message waits on its input handler", () => {
+  const agent = spawnParley([...offlineArgs, "-e", join(ROOT, "packages/agent/test/fixtures/input-gate.ts")]);
+  afterAll(() => agent.kill());
+
+  for (const [kind, command] of [
+    ["prompt", { type: "prompt", message: "Reply with just: gate" }],
+    ["follow_up during a run", { type: "follow_up", message: "Reply with just: gate" }],
+  ] as const) {
+    it(`${kind}: let through after the switch, it is refused, and the new session stays empty`, async () => {
+      const from = agent.records.length;
+      if (kind !== "prompt") {
+        agent.send({ type: "prompt", id: `run-${kind}`, message: "please sleep" });
+        await agent.waitFor((r) => r.type === "tool_execution_start", undefined, from);
+      }
+      agent.send({ ...command, id: `gated-${kind}` });
+      const dialog = await agent.waitFor((r) => r.type === "extension_ui_request" && r["title"] === "Send?", undefined, from);
+      expect(await agent.request({ type: "new_session" })).toMatchObject({ success: true, data: { cancelled: false } });
+      agent.send({ type: "extension_ui_response", id: dialog["id"], confirmed: true });
+      expect(await agent.response(`gated-${kind}`)).toMatchObject({ success: false, error: expect.stringMatching(/session was switched/) });
+      expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 0, pendingMessageCount: 0 });
+    });
+  }
+});
+
 describe("a session switch while the user's shell command runs", () => {
   // A persisted session, so the test can go back to it.
   const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...offlineArgs]);

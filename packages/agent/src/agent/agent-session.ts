@@ -537,8 +537,11 @@ export class AgentSession {
       this.#enqueue(kind, this.expandCommands(text), images);
       return "queued";
     }
+    const session = this.#session;
     return this.#runInputHandlers(text, images, "rpc", this.isStreaming ? kind : undefined).then((input) => {
       if (input === undefined) return "handled";
+      // As for a prompt: a switch meanwhile ended the old session's queue; this one does not join the next's.
+      if (this.#session !== session) throw new AgentError("The session was switched while this message was being prepared: it was not queued");
       this.#enqueue(kind, this.expandCommands(input.text), input.images);
       return "queued";
     });
