@@ -15,11 +15,15 @@
  * - A prompt still being prepared (its input handlers, the loop loading, before_agent_start) when a
  *   session switch comes is refused ("the session was switched"): it used to start afterwards, in
  *   the new session, which then held the old session's prompt and a running tool.
+ * - Paths sent over the wire are read as the newest pi reads them: `~/…` is the home folder and a
+ *   `file://` URL is its path (export_html wrote `./~/x.html`; switch_session could not open them).
  * - `abort` ends everything in progress, a compaction included (as the newest pi): a manual
  *   `compact` waiting on its session_before_compact handler answers "Compaction cancelled" and
  *   appends nothing; it used to go on and compact after the abort was answered.
  */
-import { join } from "node:path";
+import { existsSync } from "node:fs";
+import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { PARLEY_BIN, ROOT, spawnAgent, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
@@ -182,5 +186,32 @@ describe("abort while a compaction is in progress", () => {
     expect(end).toMatchObject({ aborted: true });
     expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["user", "assistant"]);
     expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isCompacting: false, isStreaming: false });
+  });
+});
+
+describe("paths sent over the wire", () => {
+  // A persisted session (there is a file to switch to); its HOME is the agent's working directory.
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", ...offlineArgs]);
+  afterAll(() => agent.kill());
+
+  it("export_html and switch_session expand ~ and read file:// URLs, as pi", async () => {
+    const home = ((await agent.request({ type: "bash", command: 'printf %s "$HOME"' }))["data"] as { output: string }).output;
+    expect(home).not.toBe("");
+    const from = agent.records.length;
+    agent.send({ type: "prompt", id: "one", message: "Reply with just: one" });
+    await agent.waitFor((r) => r.type === "agent_end", undefined, from);
+    expect(await agent.request({ type: "export_html", outputPath: "~/wire-hunt-export.html" })).toMatchObject({
+      success: true,
+      data: { path: join(home, "wire-hunt-export.html") },
+    });
+    expect(existsSync(join(home, "~"))).toBe(false);
+    const state = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    const file = String(state["sessionFile"]);
+    expect(file.startsWith(`${home}/`)).toBe(true);
+    for (const sessionPath of [`~/${relative(home, file)}`, pathToFileURL(file).href]) {
+      expect(await agent.request({ type: "new_session" })).toMatchObject({ success: true });
+      expect(await agent.request({ type: "switch_session", sessionPath })).toMatchObject({ success: true, data: { cancelled: false } });
+      expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ sessionFile: file, messageCount: state["messageCount"] });
+    }
   });
 });

@@ -7,6 +7,7 @@
  */
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
+import { wirePath } from "../resources/paths.js";
 
 import type { SessionFactory } from "../session/session-factory.js";
 
@@ -97,11 +98,13 @@ export class SessionSwitching {
   /** pi's order: session_before_switch names the path as given, then the file is opened. */
   switchSession(path: string): Promise<{ cancelled: boolean }> {
     let next: Session | undefined;
-    return this.switchTo(() => next ?? this.#sessions.open(path), {
+    // `~` and file:// URLs are read as the newest pi reads them (its SessionManager.open resolves the path).
+    const file = wirePath(path, this.#cwd);
+    return this.switchTo(() => next ?? this.#sessions.open(file), {
       before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",
       check: () => {
-        next = this.#sessions.open(path);
+        next = this.#sessions.open(file);
       },
     });
   }
