@@ -761,11 +761,6 @@ export class AgentSession {
     this.#bash.abort();
   }
 
-  /** Aborts the user's running shell commands and waits until each is recorded (in this session). */
-  stopBash(): Promise<void> {
-    return this.#bash.stop();
-  }
-
   abortRetry(): void {
     this.#retry.abort();
   }

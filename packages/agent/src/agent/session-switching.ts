@@ -29,8 +29,8 @@ export interface SwitchingAgent {
   readonly isRunning: boolean;
   /** Ends the running turn (and waits for it). */
   abort(): Promise<void>;
-  /** Ends the user's running shell commands (and waits until they are recorded). */
-  stopBash(): Promise<void>;
+  /** Cancels the user's running shell commands (each is recorded in the session it started in). */
+  abortBash(): void;
   hasPendingMessages(): boolean;
   clearQueue(): unknown;
   readonly models: { loadCatalog(): Promise<void> };
@@ -71,7 +71,7 @@ export class SessionSwitching {
     events.check?.();
     // The old session's run, shell commands and queued messages end with it.
     await agent.abort();
-    await agent.stopBash();
+    agent.abortBash();
     if (agent.hasPendingMessages()) agent.clearQueue();
     // The session may name a built-in model to continue with.
     await agent.models.loadCatalog();

@@ -10,7 +10,8 @@
  *   50KB, whichever is hit first); the complete output then goes to a temp file (`fullOutputPath`).
  * - Extensions see `user_bash` first: the first handler that returns something decides. It may
  *   return `{ result }` (no command runs) or `{ operations }` (run the command through them).
- * - The run is recorded as a `bashExecution` message (in the agent's context and the session),
+ * - The run is recorded as a `bashExecution` message (in the agent's context and the session it
+ *   started in: a session switch cancels it, and its result never joins the next session),
  *   with `excludeFromContext` when asked, in which case the model never sees it. No event is
  *   emitted for it. While a run is going, recording waits until it is over, so the message never
  *   lands between a tool call and its result; a prompt still being prepared has not touched the
@@ -154,10 +155,10 @@ export class UserBash {
   readonly #cwd: string;
   readonly #operations: BashOperations;
   readonly #prefix: string | undefined;
-  /** Each command still running: its abort, and when it has ended (its result recorded). */
-  readonly #running = new Map<AbortController, Promise<void>>();
-  /** Runs finished while the agent was streaming; recorded once it is idle. */
-  #pending: BashExecutionMessage[] = [];
+  /** The abort of each command still running. */
+  readonly #running = new Set<AbortController>();
+  /** Runs finished while the agent was streaming; recorded once it is idle, each in the session it started in. */
+  #pending: { message: BashExecutionMessage; session: UserBashHost["session"] }[] = [];
   #flushing = false;
 
   constructor(agent: UserBashHost, cwd: string, options: UserBashOptions = {}) {
@@ -173,8 +174,9 @@ export class UserBash {
 
   async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean; output?: OutputPressure }): Promise<BashResult> {
     const controller = new AbortController();
-    let ended = (): void => {};
-    this.#running.set(controller, new Promise<void>((resolve) => (ended = resolve)));
+    this.#running.add(controller);
+    // A session switch cancels the command; its result still belongs to this session, not the next.
+    const session = this.#agent.session;
     const excludeFromContext = options.excludeFromContext === true;
     try {
       const intercepted = await this.#intercept(command, excludeFromContext);
@@ -186,31 +188,15 @@ export class UserBash {
         const run = this.#prefix ? `${this.#prefix}\n${command}` : command;
         result = await this.#execute(run, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta, options.output);
       }
-      this.#record(command, result, excludeFromContext);
+      this.#record(command, result, excludeFromContext, session);
       return result;
     } finally {
       this.#running.delete(controller);
-      ended();
     }
   }
 
   abort(): void {
-    for (const controller of this.#running.keys()) controller.abort();
-  }
-
-  /**
-   * Aborts every running command and resolves once each has ended and been recorded: a session
-   * switch calls it before the swap, so a command started in one session is recorded there
-   * (cancelled), never in the next one (as pi, whose switch disposes the old session's commands).
-   */
-  async stop(): Promise<void> {
-    while (this.#running.size > 0) {
-      const ends = [...this.#running.values()];
-      this.abort();
-      await Promise.all(ends);
-    }
-    // Runs recorded while a turn went on wait for it to end; with none going, they land here now.
-    if (!this.#agent.isRunning) this.#flush();
+    for (const controller of this.#running) controller.abort();
   }
 
   /** The first `user_bash` handler that answers decides; a malformed answer is ignored. */
@@ -262,7 +248,7 @@ export class UserBash {
     };
   }
 
-  #record(command: string, result: BashResult, excludeFromContext: boolean): void {
+  #record(command: string, result: BashResult, excludeFromContext: boolean, session: UserBashHost["session"]): void {
     const message: BashExecutionMessage = {
       role: "bashExecution",
       command,
@@ -274,7 +260,7 @@ export class UserBash {
       timestamp: Date.now(),
       ...(excludeFromContext ? { excludeFromContext: true } : {}),
     };
-    this.#pending.push(message);
+    this.#pending.push({ message, session });
     if (this.#agent.isRunning) void this.#flushWhenIdle();
     else this.#flush();
   }
@@ -296,11 +282,13 @@ export class UserBash {
   }
 
   #flush(): void {
-    const messages = this.#pending;
+    const pending = this.#pending;
     this.#pending = [];
-    if (messages.length === 0) return;
-    this.#agent.messages = [...this.#agent.messages, ...(messages as unknown as AgentMessage[])];
-    for (const message of messages) this.#agent.session.append({ type: "message", message: message as unknown as { role: string } });
+    if (pending.length === 0) return;
+    // The context is the current session's: a run of a session left since is recorded there only.
+    const current = pending.filter((p) => p.session === this.#agent.session).map((p) => p.message);
+    if (current.length > 0) this.#agent.messages = [...this.#agent.messages, ...(current as unknown as AgentMessage[])];
+    for (const { message, session } of pending) session.append({ type: "message", message: message as unknown as { role: string } });
   }
 }
 

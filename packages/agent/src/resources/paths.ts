@@ -27,5 +27,14 @@ export function userPath(path: string, cwd: string, home: string = homedir()): s
  */
 export function wirePath(path: string, cwd: string, home: string = homedir()): string {
   const expanded = expandHome(path, home);
-  return resolve(cwd, /^file:\/\//.test(expanded) ? fileURLToPath(expanded) : expanded);
+  return resolve(cwd, /^file:\/\//.test(expanded) ? (fromFileUrl(expanded) ?? expanded) : expanded);
+}
+
+/** The path of a file URL; undefined for one that names no local path (`file://host/…`). */
+function fromFileUrl(url: string): string | undefined {
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return undefined;
+  }
 }
