@@ -166,6 +166,19 @@ describe("a session switch while the user's shell command runs", () => {
     const roles = (await messagesOf(agent)).map((m) => `${String(m["role"])}${m["role"] === "bashExecution" ? `:${String(m["cancelled"])}` : ""}`);
     expect(roles).toEqual(["user", "assistant", "bashExecution:true"]);
   });
+
+  it("a command that ended during a run (its recording deferred until the run ends) stays with its session when a switch ends the run", async () => {
+    const before = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    const from = agent.records.length;
+    agent.send({ type: "prompt", id: "sleepy", message: "please sleep" });
+    await agent.waitFor((r) => r.type === "tool_execution_start", undefined, from);
+    expect(await agent.request({ type: "bash", command: "echo during-the-run" })).toMatchObject({ success: true, data: { output: "during-the-run\n" } });
+    expect(await agent.request({ type: "new_session" })).toMatchObject({ success: true });
+    expect(await messagesOf(agent)).toEqual([]);
+    expect(await agent.request({ type: "switch_session", sessionPath: before["sessionFile"] })).toMatchObject({ success: true });
+    const commands = (await messagesOf(agent)).filter((m) => m["role"] === "bashExecution").map((m) => m["command"]);
+    expect(commands.at(-1)).toBe("echo during-the-run");
+  });
 });
 
 describe("abort while a compaction is in progress", () => {
