@@ -121,6 +121,35 @@ describe("a session switch right behind a prompt", () => {
   });
 });
 
+describe("a prompt right behind a session switch", () => {
+  const agent = spawnParley(offlineArgs);
+  afterAll(() => agent.kill());
+
+  it("new_session then prompt and follow_up in one write: the switch goes first, both land in the new session", async () => {
+    agent.send({ type: "prompt", id: "old", message: "Reply with just: old" });
+    await agent.waitFor((r) => r.type === "agent_end");
+    const from = agent.records.length;
+    agent.sendRaw(
+      [
+        { type: "new_session", id: "switch" },
+        { type: "prompt", id: "fresh", message: "Reply with just: fresh" },
+        { type: "follow_up", id: "later", message: "Reply with just: later" },
+      ]
+        .map((c) => `${JSON.stringify(c)}\n`)
+        .join(""),
+    );
+    expect(await agent.response("switch")).toMatchObject({ success: true, data: { cancelled: false } });
+    expect(await agent.response("fresh")).toMatchObject({ success: true });
+    expect(await agent.response("later")).toMatchObject({ success: true });
+    // The follow-up runs after the prompt, in the same run.
+    await agent.waitFor((r) => r.type === "agent_end", undefined, from);
+    const users = (await messagesOf(agent)).filter((m) => m["role"] === "user").map((m) => JSON.stringify(m["content"]));
+    expect(users).toHaveLength(2);
+    expect(users[0]).toContain("fresh");
+    expect(users[1]).toContain("later");
+  });
+});
+
 describe("a session switch while a message waits on its input handler", () => {
   const agent = spawnParley([...offlineArgs, "-e", join(ROOT, "packages/agent/test/fixtures/input-gate.ts")]);
   afterAll(() => agent.kill());

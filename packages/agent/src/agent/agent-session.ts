@@ -131,6 +131,8 @@ export class AgentSession {
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
   #nextTurn: AgentMessage[] = [];
   #runState: RunState = { name: "idle" };
+  /** Settles when the session switch under way ends (new_session, switch_session, fork, clone). */
+  #switch: Promise<unknown> | undefined;
   #turnIndex = 0;
   /** turn_end and agent_before_settle with their entry drafts and continuations (run-boundary.ts). */
   readonly #boundaries: RunBoundaries;
@@ -361,6 +363,31 @@ export class AgentSession {
     this.#state.messages = messages;
   }
 
+  /**
+   * A switch under way is a barrier for what a client sends after it: `new_session` then `prompt`
+   * in one write means "prompt in the new session" (a prompt prepared before the switch came is
+   * refused instead: see prompt()). Extensions' own messages do not wait: a session_start handler
+   * may send one while the switch awaits it.
+   */
+  async switching<T>(work: () => Promise<T>): Promise<T> {
+    const done = work();
+    const barrier = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#switch = barrier;
+    try {
+      return await done;
+    } finally {
+      if (this.#switch === barrier) this.#switch = undefined;
+    }
+  }
+
+  /** Waits until no switch is under way (one may follow another). */
+  async #afterSwitches(): Promise<void> {
+    while (this.#switch) await this.#switch;
+  }
+
   /** Replaces the session (new, switch, fork): the agent continues from its context. */
   useSession(session: Session): void {
     this.#session = session;
@@ -451,6 +478,7 @@ export class AgentSession {
       expandPromptTemplates?: boolean;
     },
   ): Promise<PromptDisposition> {
+    if (options.source === "rpc" && this.#switch) await this.#afterSwitches();
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
@@ -533,6 +561,7 @@ export class AgentSession {
    * can answer before reading its next line.
    */
   queue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
+    if (this.#switch) return this.#afterSwitches().then(() => this.queue(kind, text, images));
     if (!this.#runtime.hasHandlers("input")) {
       this.#enqueue(kind, this.expandCommands(text), images);
       return "queued";

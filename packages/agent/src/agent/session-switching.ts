@@ -36,6 +36,8 @@ export interface SwitchingAgent {
   readonly models: { loadCatalog(): Promise<void> };
   /** Continues from another session's context (or the same session's, changed in place). */
   useSession(session: Session): void;
+  /** Runs a switch; a client's prompt or queued message that comes meanwhile waits for it to end. */
+  switching<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface SessionSwitchingOptions {
@@ -63,8 +65,12 @@ export class SessionSwitching {
    * Leaves the current session for another (new, opened or forked), unless a
    * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
    */
-  async switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
+  switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
     const agent = this.#agent();
+    return agent.switching(() => this.#switch(agent, make, events));
+  }
+
+  async #switch(agent: SwitchingAgent, make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
     const verdict = await this.#runtime.emit(events.before);
     if (verdict?.cancel === true) return { cancelled: true };
     // As in pi, the target is checked only once the extensions have let the switch go ahead.
