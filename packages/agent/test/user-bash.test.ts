@@ -1,5 +1,5 @@
 /**
- * The `bash` command: streaming, exit codes, truncation, abort, one at a time, the user_bash hook,
+ * The `bash` command: streaming, exit codes, truncation, abort, concurrent commands, the user_bash hook,
  * and how the run reaches the next prompt's context.
  */
 import { readFileSync, rmSync } from "node:fs";
@@ -134,16 +134,16 @@ describe("bash (in-process)", () => {
     await until(() => !alive());
   });
 
-  it("runs one command at a time", async () => {
+  it("runs commands concurrently, as pi does; abort_bash cancels every one", async () => {
     const { send, response, request, transport, until } = await serve([]);
     const first = send({ type: "bash", command: "echo go; sleep 3600" });
     await until(() => transport.of("bash_execution_update").length > 0);
-    const second = await request({ type: "bash", command: "echo again" });
-    expect(second).toMatchObject({ success: false, error: expect.stringMatching(/already running/) });
+    expect((await request({ type: "bash", command: "echo again" }))["data"]).toMatchObject({ output: "again\n", exitCode: 0 });
+    const second = send({ type: "bash", command: "echo go2; sleep 3600" });
+    await until(() => transport.of("bash_execution_update").some((u) => u["id"] === second));
     await request({ type: "abort_bash" });
     expect((await response(first))["data"]).toMatchObject({ cancelled: true });
-    // Free again afterwards.
-    expect((await request({ type: "bash", command: "echo again" }))["data"]).toMatchObject({ output: "again\n", exitCode: 0 });
+    expect((await response(second))["data"]).toMatchObject({ cancelled: true });
   });
 
   it("abort_bash with nothing running is a harmless no-op", async () => {

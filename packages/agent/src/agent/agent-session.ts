@@ -131,6 +131,8 @@ export class AgentSession {
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
   #nextTurn: AgentMessage[] = [];
   #runState: RunState = { name: "idle" };
+  /** Settles when the session switch under way ends (new_session, switch_session, fork, clone). */
+  #switch: Promise<unknown> | undefined;
   #turnIndex = 0;
   /** turn_end and agent_before_settle with their entry drafts and continuations (run-boundary.ts). */
   readonly #boundaries: RunBoundaries;
@@ -361,6 +363,31 @@ export class AgentSession {
     this.#state.messages = messages;
   }
 
+  /**
+   * A switch under way is a barrier for what a client sends after it: `new_session` then `prompt`
+   * in one write means "prompt in the new session" (a prompt prepared before the switch came is
+   * refused instead: see prompt()). Extensions' own messages do not wait: a session_start handler
+   * may send one while the switch awaits it.
+   */
+  async switching<T>(work: () => Promise<T>): Promise<T> {
+    const done = work();
+    const barrier = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#switch = barrier;
+    try {
+      return await done;
+    } finally {
+      if (this.#switch === barrier) this.#switch = undefined;
+    }
+  }
+
+  /** Waits until no switch is under way (one may follow another). */
+  async #afterSwitches(): Promise<void> {
+    while (this.#switch) await this.#switch;
+  }
+
   /** Replaces the session (new, switch, fork): the agent continues from its context. */
   useSession(session: Session): void {
     this.#session = session;
@@ -451,6 +478,7 @@ export class AgentSession {
       expandPromptTemplates?: boolean;
     },
   ): Promise<PromptDisposition> {
+    if (options.source === "rpc" && this.#switch) await this.#afterSwitches();
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
@@ -458,6 +486,12 @@ export class AgentSession {
     // see whether that one started a run (then it must queue) or not (then it starts one itself).
     for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
     const starts = !this.isStreaming;
+    // A session switch during the preparation ends what belonged to the old session: this prompt
+    // must not start (or queue) in the next one (the switch's abort could not stop it: no run yet).
+    const session = this.#session;
+    const stillCurrent = (): void => {
+      if (this.#session !== session) throw new AgentError("The session was switched while this prompt was being prepared: it was not sent");
+    };
     let prepared!: () => void;
     if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
@@ -472,6 +506,7 @@ export class AgentSession {
         if (!options.streamingBehavior) {
           throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
         }
+        stillCurrent();
         this.#enqueue(options.streamingBehavior, input.text, input.images);
         options.onAccepted?.("queued");
         return "queued";
@@ -500,6 +535,7 @@ export class AgentSession {
           return { event: next };
         },
       );
+      stillCurrent();
       this.#state.systemPrompt = start.systemPrompt;
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];
@@ -525,12 +561,16 @@ export class AgentSession {
    * can answer before reading its next line.
    */
   queue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
+    if (this.#switch) return this.#afterSwitches().then(() => this.queue(kind, text, images));
     if (!this.#runtime.hasHandlers("input")) {
       this.#enqueue(kind, this.expandCommands(text), images);
       return "queued";
     }
+    const session = this.#session;
     return this.#runInputHandlers(text, images, "rpc", this.isStreaming ? kind : undefined).then((input) => {
       if (input === undefined) return "handled";
+      // As for a prompt: a switch meanwhile ended the old session's queue; this one does not join the next's.
+      if (this.#session !== session) throw new AgentError("The session was switched while this message was being prepared: it was not queued");
       this.#enqueue(kind, this.expandCommands(input.text), input.images);
       return "queued";
     });
@@ -591,12 +631,14 @@ export class AgentSession {
   }
 
   /**
-   * Stops the run. Queued steering and follow-up messages stay queued, as in pi: the next prompt's
-   * run delivers them (clear_queue drops them).
+   * Stops the run, its retry and a compaction in progress (manual or automatic, as the newest pi:
+   * it ends with "Compaction cancelled" and appends nothing). Queued steering and follow-up
+   * messages stay queued, as in pi: the next prompt's run delivers them (clear_queue drops them).
    */
   async abort(): Promise<void> {
     if (this.#runState.name === "running") this.#runAborted = true;
     this.#retry.abort();
+    this.#compactor.abort();
     this.#core?.abort();
     if (this.#runState.name === "running") await this.#runState.run;
   }

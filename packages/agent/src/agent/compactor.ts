@@ -51,13 +51,20 @@ export class Compactor {
     settings?: Partial<CompactionSettings>;
   }): Promise<CompactionResult> {
     const run = await loadCompactionRun();
-    // Another request may start one while this waits: each new request aborts the current one.
-    while (this.#running) {
-      const { controller, done } = this.#running;
-      controller.abort();
-      await done;
+    // Each new request aborts the current compaction, then the run. Aborting the run yields, and
+    // another request may start a compaction meanwhile: that one is aborted in turn. (A loop on
+    // isStreaming alone would spin: a prompt still being prepared counts, and abort() does not
+    // wait for it.)
+    for (;;) {
+      while (this.#running) {
+        const { controller, done } = this.#running;
+        controller.abort();
+        await done;
+      }
+      if (!this.#agent.isStreaming) break;
+      await this.#agent.abort();
+      if (!this.#running) break;
     }
-    if (this.#agent.isStreaming) await this.#agent.abort();
     return this.#run(run, { ...options, willRetry: false });
   }
 

@@ -7,6 +7,7 @@
  */
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
+import { wirePath } from "../resources/paths.js";
 
 import type { SessionFactory } from "../session/session-factory.js";
 
@@ -24,13 +25,19 @@ export type SessionSwitchEvents = {
 /** What a switch needs from the agent (AgentSession is one). */
 export interface SwitchingAgent {
   readonly session: Session;
+  /** A run has started and not settled. */
+  readonly isRunning: boolean;
   /** Ends the running turn (and waits for it). */
   abort(): Promise<void>;
+  /** Cancels the user's running shell commands (each is recorded in the session it started in). */
+  abortBash(): void;
   hasPendingMessages(): boolean;
   clearQueue(): unknown;
   readonly models: { loadCatalog(): Promise<void> };
   /** Continues from another session's context (or the same session's, changed in place). */
   useSession(session: Session): void;
+  /** Runs a switch; a client's prompt or queued message that comes meanwhile waits for it to end. */
+  switching<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export interface SessionSwitchingOptions {
@@ -58,20 +65,28 @@ export class SessionSwitching {
    * Leaves the current session for another (new, opened or forked), unless a
    * session_before_switch/fork handler cancels: session_shutdown, swap, session_start — once each.
    */
-  async switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
+  switchTo(make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
     const agent = this.#agent();
+    return agent.switching(() => this.#switch(agent, make, events));
+  }
+
+  async #switch(agent: SwitchingAgent, make: () => Session, events: SessionSwitchEvents): Promise<{ cancelled: boolean }> {
     const verdict = await this.#runtime.emit(events.before);
     if (verdict?.cancel === true) return { cancelled: true };
     // As in pi, the target is checked only once the extensions have let the switch go ahead.
     events.check?.();
-    // The old session's run and queued messages end with it.
+    // The old session's run, shell commands and queued messages end with it.
     await agent.abort();
+    agent.abortBash();
     if (agent.hasPendingMessages()) agent.clearQueue();
     // The session may name a built-in model to continue with.
     await agent.models.loadCatalog();
     const next = make();
     const previous = agent.session.file;
     await this.#runtime.emit({ type: "session_shutdown", reason: events.reason, ...(next.file !== undefined ? { targetSessionFile: next.file } : {}) });
+    // A prompt being prepared when the abort above came may have started its run since: it ends
+    // here too, so nothing of the old session's runs into the next (a later one is refused).
+    while (agent.isRunning) await agent.abort();
     agent.useSession(next);
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     // pi builds a new runtime for the new session, which discovers resources as at start-up.
@@ -89,11 +104,13 @@ export class SessionSwitching {
   /** pi's order: session_before_switch names the path as given, then the file is opened. */
   switchSession(path: string): Promise<{ cancelled: boolean }> {
     let next: Session | undefined;
-    return this.switchTo(() => next ?? this.#sessions.open(path), {
+    // `~` and file:// URLs are read as the newest pi reads them (its SessionManager.open resolves the path).
+    const file = wirePath(path, this.#cwd);
+    return this.switchTo(() => next ?? this.#sessions.open(file), {
       before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",
       check: () => {
-        next = this.#sessions.open(path);
+        next = this.#sessions.open(file);
       },
     });
   }
@@ -118,12 +135,16 @@ export class SessionSwitching {
     return { ...(text !== undefined ? { text } : {}), cancelled: result.cancelled };
   }
 
-  /** Continues in a copy of the current session's active branch (a fork at its leaf). */
+  /**
+   * Continues in a copy of the current session's active branch (a fork at its leaf). The leaf is
+   * the one when the request came, as in pi, and the one session_before_fork names: the run that
+   * switching aborts appends its tail to this session, not to the copy.
+   */
   async cloneSession(): Promise<{ cancelled: boolean }> {
     const current = this.#agent().session;
     const leaf = current.leafId;
     if (!leaf) throw new Error("Cannot clone session: no current entry selected");
-    return this.switchTo(() => current.clone(), { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+    return this.switchTo(() => current.fork(leaf, "at").session, { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
   }
 
   /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */

@@ -2,14 +2,16 @@
  * The `bash` RPC command: runs a shell command for the user (not the model), streams its output,
  * and records it so the next prompt's context includes it.
  *
- * - One command at a time; `abort()` (abort_bash) kills the whole process group at once and the
+ * - Commands run concurrently, as in pi (a client may start one while another still runs);
+ *   `abort()` (abort_bash) kills every running command's whole process group at once, and each
  *   result comes back with `cancelled: true` and no exit code.
  * - Output is cleaned up for display (ANSI escapes, CRs and other control characters removed) and
  *   streamed chunk by chunk. The result keeps the tail, with the bash tool's limits (2000 lines or
  *   50KB, whichever is hit first); the complete output then goes to a temp file (`fullOutputPath`).
  * - Extensions see `user_bash` first: the first handler that returns something decides. It may
  *   return `{ result }` (no command runs) or `{ operations }` (run the command through them).
- * - The run is recorded as a `bashExecution` message (in the agent's context and the session),
+ * - The run is recorded as a `bashExecution` message (in the agent's context and the session it
+ *   started in: a session switch cancels it, and its result never joins the next session),
  *   with `excludeFromContext` when asked, in which case the model never sees it. No event is
  *   emitted for it. While a run is going, recording waits until it is over, so the message never
  *   lands between a tool call and its result; a prompt still being prepared has not touched the
@@ -153,9 +155,10 @@ export class UserBash {
   readonly #cwd: string;
   readonly #operations: BashOperations;
   readonly #prefix: string | undefined;
-  #running: AbortController | undefined;
-  /** Runs finished while the agent was streaming; recorded once it is idle. */
-  #pending: BashExecutionMessage[] = [];
+  /** The abort of each command still running. */
+  readonly #running = new Set<AbortController>();
+  /** Runs finished while the agent was streaming; recorded once it is idle, each in the session it started in. */
+  #pending: { message: BashExecutionMessage; session: UserBashHost["session"] }[] = [];
   #flushing = false;
 
   constructor(agent: UserBashHost, cwd: string, options: UserBashOptions = {}) {
@@ -166,13 +169,14 @@ export class UserBash {
   }
 
   get isRunning(): boolean {
-    return this.#running !== undefined;
+    return this.#running.size > 0;
   }
 
   async run(command: string, options: { onDelta: (delta: string) => void; excludeFromContext?: boolean; output?: OutputPressure }): Promise<BashResult> {
-    if (this.#running) throw new Error("A bash command is already running: wait for its result or send abort_bash first");
     const controller = new AbortController();
-    this.#running = controller;
+    this.#running.add(controller);
+    // A session switch cancels the command; its result still belongs to this session, not the next.
+    const session = this.#agent.session;
     const excludeFromContext = options.excludeFromContext === true;
     try {
       const intercepted = await this.#intercept(command, excludeFromContext);
@@ -184,15 +188,15 @@ export class UserBash {
         const run = this.#prefix ? `${this.#prefix}\n${command}` : command;
         result = await this.#execute(run, intercepted?.operations ?? this.#operations, controller.signal, options.onDelta, options.output);
       }
-      this.#record(command, result, excludeFromContext);
+      this.#record(command, result, excludeFromContext, session);
       return result;
     } finally {
-      this.#running = undefined;
+      this.#running.delete(controller);
     }
   }
 
   abort(): void {
-    this.#running?.abort();
+    for (const controller of this.#running) controller.abort();
   }
 
   /** The first `user_bash` handler that answers decides; a malformed answer is ignored. */
@@ -244,7 +248,7 @@ export class UserBash {
     };
   }
 
-  #record(command: string, result: BashResult, excludeFromContext: boolean): void {
+  #record(command: string, result: BashResult, excludeFromContext: boolean, session: UserBashHost["session"]): void {
     const message: BashExecutionMessage = {
       role: "bashExecution",
       command,
@@ -256,7 +260,7 @@ export class UserBash {
       timestamp: Date.now(),
       ...(excludeFromContext ? { excludeFromContext: true } : {}),
     };
-    this.#pending.push(message);
+    this.#pending.push({ message, session });
     if (this.#agent.isRunning) void this.#flushWhenIdle();
     else this.#flush();
   }
@@ -278,11 +282,13 @@ export class UserBash {
   }
 
   #flush(): void {
-    const messages = this.#pending;
+    const pending = this.#pending;
     this.#pending = [];
-    if (messages.length === 0) return;
-    this.#agent.messages = [...this.#agent.messages, ...(messages as unknown as AgentMessage[])];
-    for (const message of messages) this.#agent.session.append({ type: "message", message: message as unknown as { role: string } });
+    if (pending.length === 0) return;
+    // The context is the current session's: a run of a session left since is recorded there only.
+    const current = pending.filter((p) => p.session === this.#agent.session).map((p) => p.message);
+    if (current.length > 0) this.#agent.messages = [...this.#agent.messages, ...(current as unknown as AgentMessage[])];
+    for (const { message, session } of pending) session.append({ type: "message", message: message as unknown as { role: string } });
   }
 }
 

@@ -17,6 +17,7 @@ import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
 import { READ_NO_WAIT, sniffFile } from "./sniff.js";
 import { makeDirsSync } from "../make-dirs.js";
+import { wirePath } from "../resources/paths.js";
 
 /** An export refused because of what is at the target path; the message says why. */
 export class ExportTargetError extends Error {
@@ -32,7 +33,7 @@ export function exportHtml(session: Session, outputPath?: string, baseDir: strin
   const name = session.file !== undefined ? basename(session.file, ".jsonl") : session.id;
   // A relative path is the user's, as in pi: front doors pass their working directory, never the
   // folder a loaded session was recorded in (another project, or one that no longer exists).
-  const path = resolve(baseDir, outputPath ?? `pi-session-${name}.html`);
+  const path = outputPath !== undefined ? wirePath(outputPath, baseDir) : resolve(baseDir, `pi-session-${name}.html`);
   const content = renderSessionHtml(session);
   if (session.file !== undefined && sameFile(path, session.file)) {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);

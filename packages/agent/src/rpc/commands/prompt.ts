@@ -34,7 +34,7 @@ function queueInput(
     respond({ disposition: queued });
     return Promise.resolve({ disposition: queued });
   }
-  return queued.then((disposition) => ({ disposition }));
+  return accept(() => queued).then((disposition) => ({ disposition }));
 }
 
 async function accept<T>(work: () => Promise<T> | T): Promise<T> {
