@@ -27,7 +27,7 @@ import { agentWorld, CLI, OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
 import { outboundViolation } from "./helpers/outbound-schema.js";
 import { ROOT } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
-import { expectCompleteModels, normalise, withoutKeys } from "./helpers/rpc-results.js";
+import { expectCompleteModels, firstAnswer, normalise, withoutKeys } from "./helpers/rpc-results.js";
 
 // Each class as its package ships it (the packages' roots load far more, and pi 1.6.0's needs Node 22).
 const NEWEST_CLIENT_JS = join(ROOT, "node_modules/pi-newest/dist/modes/rpc/rpc-client.js");
@@ -58,21 +58,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const clean of cleanups.splice(0)) await clean();
 });
-
-/**
- * RpcClient gives each request 30 s; an agent starting on a busy machine may need longer, so the
- * first request is repeated until one is answered (the late answers are ignored).
- */
-async function firstAnswer(client: { getState(): Promise<unknown> }): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await client.getState();
-      return;
-    } catch (error) {
-      if (attempt >= 4) throw error;
-    }
-  }
-}
 
 // ---- 1. every public method, checked against pi 1.6.0 and compared with pi 0.73.1 --------------
 

@@ -28,7 +28,7 @@ import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
-import { expectCompleteModels, normalise, withoutKeys } from "./helpers/rpc-results.js";
+import { expectCompleteModels, firstAnswer, normalise, withoutKeys } from "./helpers/rpc-results.js";
 
 // The class as the package ships it (its package exports only the root, which loads far more).
 const RPC_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
@@ -97,16 +97,7 @@ async function start(agent: AgentName, how: "set_model" | "flags" = "set_model")
     rmSync(base, { recursive: true, force: true });
   });
   await client.start();
-  // RpcClient gives each request 30 s; an agent starting on a busy machine may need longer, so the
-  // first request is repeated until one is answered (the late answers are ignored).
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await client.getState();
-      break;
-    } catch (error) {
-      if (attempt >= 4) throw error;
-    }
-  }
+  await firstAnswer(client);
   if (how === "flags") return { client, base, cwd, sessions };
   await client.setModel("offline", "echo");
   // pi starts at its default thinking level (settings); both are put on the same footing here.

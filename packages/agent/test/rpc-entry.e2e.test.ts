@@ -12,6 +12,7 @@ import type { RpcClient as OldRpcClient } from "@mariozechner/pi-coding-agent";
 import type { RpcClient as NewestRpcClient } from "pi-newest";
 import { afterAll, describe, expect, it } from "vitest";
 import { agentWorld, OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
+import { firstAnswer } from "./helpers/rpc-results.js";
 import { ROOT, spawnAgent } from "./helpers/spawn.js";
 
 const NEWEST_CLIENT_JS = join(ROOT, "node_modules/pi-newest/dist/modes/rpc/rpc-client.js");
@@ -26,18 +27,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const clean of cleanups.splice(0)) await clean();
 });
-
-/** RpcClient gives each request 30 s; on a busy machine the first answer may take longer. */
-async function firstAnswer(client: { getState(): Promise<unknown> }): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await client.getState();
-      return;
-    } catch (error) {
-      if (attempt >= 4) throw error;
-    }
-  }
-}
 
 describe("@parley/agent/rpc-entry", () => {
   it("is exported as the newest pi exports ./rpc-entry, and resolves alike from require and import", () => {

@@ -28,3 +28,18 @@ export function expectCompleteModels(models: readonly { provider: string; id: st
     expect(typeof model.reasoning).toBe("boolean");
   }
 }
+
+/**
+ * pi's RpcClient gives each request 30 s; an agent starting on a busy machine may need longer, so
+ * the first request is repeated until one is answered (the late answers are ignored).
+ */
+export async function firstAnswer(client: { getState(): Promise<unknown> }): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.getState();
+      return;
+    } catch (error) {
+      if (attempt >= 4) throw error;
+    }
+  }
+}
