@@ -20,7 +20,6 @@ import type {
   SessionUpdate,
   StopReason,
 } from "@agentclientprotocol/sdk";
-import { fileURLToPath } from "node:url";
 import type { ImageContent } from "@mariozechner/pi-ai";
 import type { FireAndForgetRequest } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
@@ -30,6 +29,7 @@ import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extens
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
 import type { ModelResolution } from "../models/index.js";
+import { fromFileUrl } from "../resources/paths.js";
 import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
@@ -611,12 +611,7 @@ function promptInput(blocks: ContentBlock[]): { text: string; images: ImageConte
  * stays the URI it is, so a client's odd link is a reference, never an internal error.
  */
 function fileReference(uri: string): string {
-  if (!uri.startsWith("file:")) return uri;
-  try {
-    return fileURLToPath(uri);
-  } catch {
-    return uri;
-  }
+  return uri.startsWith("file:") ? (fromFileUrl(uri) ?? uri) : uri;
 }
 
 /** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */

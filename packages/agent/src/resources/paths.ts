@@ -30,8 +30,8 @@ export function wirePath(path: string, cwd: string, home: string = homedir()): s
   return resolve(cwd, /^file:\/\//.test(expanded) ? (fromFileUrl(expanded) ?? expanded) : expanded);
 }
 
-/** The path of a file URL; undefined for one that names no local path (`file://host/…`). */
-function fromFileUrl(url: string): string | undefined {
+/** The path of a file URL; undefined for one that names no local path (`file://host/…`, a bad %-escape). */
+export function fromFileUrl(url: string): string | undefined {
   try {
     return fileURLToPath(url);
   } catch {
