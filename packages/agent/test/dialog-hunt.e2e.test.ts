@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { call, writeScript } from "./fixtures/agent/harness.js";
 import { spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/dialog-hunt.ts");
@@ -53,5 +54,61 @@ describe("timeouts that are not numbers", () => {
     expect(agent.records.filter(isNotify).at(-1)?.["message"]).toBe("text-timeout: b");
     // One report per extension and method: the second repair is not repeated.
     expect(agent.stderr().split("ctx.ui.select(): timeout is").length - 1).toBe(1);
+  });
+});
+
+describe("dialogs of a run and of a session switch", () => {
+  it("a tool_call gate's dialog tied to ctx.signal is dismissed by the client's abort: the tool is blocked, the run settles, a late answer is refused", async () => {
+    const script = writeScript([call("bash", { command: "echo gated" }), "after the gate"]);
+    const agent = start(["--model-script", script, "-e", FIXTURE], { DIALOG_HUNT_GATE: "1" });
+    agent.send({ type: "prompt", message: "go", id: "go" });
+    const gate = await agent.waitFor((r) => r["method"] === "confirm");
+    agent.send({ type: "abort", id: "ab" });
+    expect(await agent.waitFor((r) => r.type === "extension_ui_dismissed")).toEqual({
+      type: "extension_ui_dismissed",
+      id: gate["id"],
+      method: "confirm",
+      reason: "aborted",
+    });
+    await agent.response("ab");
+    await agent.waitFor((r) => r.type === "agent_settled");
+    expect(agent.records.find(isNotify)?.["message"]).toBe("gate: false, aborted: true");
+    expect(agent.records.find((r) => r.type === "tool_execution_end")).toMatchObject({ isError: true });
+    agent.send({ type: "extension_ui_response", id: gate["id"], confirmed: true });
+    expect(await agent.waitFor((r) => r.type === "extension_ui_error")).toMatchObject({ id: gate["id"], code: "already_resolved", pending: false });
+  });
+
+  it("a second new_session while the first waits in session_before_switch: each gets its own dialog and its own answer", async () => {
+    const agent = start(["-e", FIXTURE], { DIALOG_HUNT_SWITCH: "1" });
+    const before = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    agent.send({ type: "new_session", id: "ns1" });
+    const first = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Switch?");
+    agent.send({ type: "new_session", id: "ns2" });
+    const second = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Switch?" && r["id"] !== first["id"]);
+    agent.send({ type: "extension_ui_response", id: first["id"], confirmed: false });
+    expect((await agent.response("ns1"))["data"]).toEqual({ cancelled: true });
+    agent.send({ type: "extension_ui_response", id: second["id"], confirmed: true });
+    // The switch runs the old session's session_shutdown, whose dialog the client answers too.
+    const save = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Save?");
+    agent.send({ type: "extension_ui_response", id: save["id"], confirmed: true });
+    expect((await agent.response("ns2"))["data"]).toEqual({ cancelled: false });
+    await agent.until(() => agent.stderr().includes("dialog-hunt: shutdown (new) confirm: true"));
+    const after = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    expect(after["sessionId"]).not.toBe(before["sessionId"]);
+  });
+
+  it("stdin ends while session_before_switch waits for its answer: the dialog is dismissed (shutdown), the switch is cancelled and answered, the exit's session_shutdown dialog resolves at once, exit 0", async () => {
+    const agent = start(["-e", FIXTURE], { DIALOG_HUNT_SWITCH: "1" });
+    agent.send({ type: "new_session", id: "ns" });
+    const ask = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Switch?");
+    agent.closeInput();
+    expect(await agent.exited).toEqual({ code: 0, signal: null });
+    expect(agent.records.filter((r) => r.type === "extension_ui_dismissed")).toEqual([
+      { type: "extension_ui_dismissed", id: ask["id"], method: "confirm", reason: "shutdown" },
+    ]);
+    expect(agent.records.find((r) => r["id"] === "ns")).toMatchObject({ success: true, data: { cancelled: true } });
+    // The exit's session_shutdown dialog never reached the client: it resolved with its default.
+    expect(agent.records.filter((r) => r["title"] === "Save?")).toEqual([]);
+    expect(agent.stderr()).toContain("dialog-hunt: shutdown (quit) confirm: false");
   });
 });
