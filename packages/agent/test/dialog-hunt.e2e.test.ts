@@ -78,6 +78,34 @@ describe("dialogs of a run and of a session switch", () => {
     expect(await agent.waitFor((r) => r.type === "extension_ui_error")).toMatchObject({ id: gate["id"], code: "already_resolved", pending: false });
   });
 
+  it("an abort and an answer in one write: line order decides, whichever comes first", async () => {
+    for (const abortFirst of [true, false]) {
+      const script = writeScript([call("bash", { command: "echo gated" }), "after the gate"]);
+      const agent = start(["--model-script", script, "-e", FIXTURE], { DIALOG_HUNT_GATE: "1" });
+      agent.send({ type: "prompt", message: "go", id: "go" });
+      const gate = await agent.waitFor((r) => r["method"] === "confirm");
+      const abort = JSON.stringify({ type: "abort", id: "ab" });
+      const yes = JSON.stringify({ type: "extension_ui_response", id: gate["id"], confirmed: true });
+      agent.sendRaw(abortFirst ? `${abort}\n${yes}\n` : `${yes}\n${abort}\n`);
+      await agent.response("ab");
+      await agent.waitFor((r) => r.type === "agent_settled");
+      const notes = agent.records.filter(isNotify).map((r) => r["message"]);
+      const dismissed = agent.records.filter((r) => r.type === "extension_ui_dismissed");
+      const refused = agent.records.filter((r) => r.type === "extension_ui_error");
+      if (abortFirst) {
+        expect(notes).toEqual(["gate: false, aborted: true"]);
+        expect(dismissed).toMatchObject([{ id: gate["id"], reason: "aborted" }]);
+        expect(refused).toMatchObject([{ id: gate["id"], code: "already_resolved", pending: false }]);
+      } else {
+        expect(notes).toEqual(["gate: true, aborted: true"]);
+        expect(dismissed).toEqual([]);
+        expect(refused).toEqual([]);
+      }
+      // Either way the tool did not complete: blocked at the gate, or aborted as it started.
+      expect(agent.records.find((r) => r.type === "tool_execution_end")).toMatchObject({ isError: true });
+    }
+  });
+
   it("a second new_session while the first waits in session_before_switch: each gets its own dialog and its own answer", async () => {
     const agent = start(["-e", FIXTURE], { DIALOG_HUNT_SWITCH: "1" });
     const before = (await agent.request({ type: "get_state" }))["data"] as Rec;
