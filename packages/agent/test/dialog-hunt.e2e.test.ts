@@ -140,3 +140,18 @@ describe("dialogs of a run and of a session switch", () => {
     expect(agent.stderr()).toContain("dialog-hunt: shutdown (quit) confirm: false");
   });
 });
+
+describe("ctx.ui.theme in RPC mode", () => {
+  it('styles nothing: escape getters give "", border colours are functions that return their text, and the theme is not a thenable', async () => {
+    const agent = start();
+    expect(await agent.request({ type: "prompt", message: "/theme" })).toMatchObject({ success: true });
+    expect(JSON.parse(String(agent.records.find(isNotify)?.["message"]))).toEqual({
+      styled: "xy",
+      escaped: "accented",
+      thinking: "thinking",
+      bash: "bash",
+      same: true,
+    });
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+  });
+});
