@@ -34,6 +34,19 @@ describe("timeouts", () => {
   });
 });
 
+describe("options that are not an object", () => {
+  it("null options are no options: the dialog opens and takes its answer (it rejected with a TypeError)", async () => {
+    const agent = start();
+    agent.send({ type: "prompt", message: "/null-options", id: "n" });
+    const confirm = await agent.waitFor((r) => r["method"] === "confirm");
+    expect(confirm).not.toHaveProperty("timeout");
+    agent.send({ type: "extension_ui_response", id: confirm["id"], confirmed: true });
+    await agent.response("n");
+    expect(agent.records.find(isNotify)?.["message"]).toBe("null-options: true");
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+  });
+});
+
 describe("timeouts that are not numbers", () => {
   it("a numeric string is read as its number (as pi's setTimeout reads it), reported on stderr; other text is dropped (one report per method)", async () => {
     const agent = start();

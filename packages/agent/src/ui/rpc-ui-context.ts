@@ -49,11 +49,13 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
    * The options as the registry takes them. A timeout that is not a number would otherwise mean no
    * timeout at all, and the dialog would wait for ever where the extension meant it to end (pi hands
    * it to setTimeout, which reads "5000" as 5000): a numeric string is read as its number, anything
-   * else is dropped; either repair is reported once.
+   * else is dropped; either repair is reported once. Options that are not an object (null from
+   * `opts ?? null`) are no options, as pi reads them with `?.`.
    */
   function dialogOptions(method: string, opts: DialogOptions | undefined): DialogOptions | undefined {
-    const timeout: unknown = opts?.timeout;
-    if (opts == null || timeout == null || typeof timeout === "number") return opts;
+    if (typeof opts !== "object" || opts === null) return undefined;
+    const timeout: unknown = opts.timeout;
+    if (timeout == null || typeof timeout === "number") return opts;
     const read = typeof timeout === "string" && timeout.trim() !== "" ? Number(timeout) : Number.NaN;
     const repair = Number.isNaN(read) ? "ignored (the dialog has no timeout)" : `read as ${read} ms`;
     bridge.warnOnce(extensionPath, `${method}:timeout`, `ctx.ui.${method}(): timeout is ${describe(timeout)}, not a number; ${repair}`);
