@@ -173,12 +173,22 @@ describe("DialogRegistry", () => {
     expect(registry.size).toBe(0);
   });
 
-  it("ignores zero, negative and non-finite timeouts (no timer, not announced)", () => {
+  it("ignores zero and non-finite timeouts (no timer, not announced)", () => {
     vi.useFakeTimers();
     const { sent, registry } = setup();
-    for (const timeout of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) void registry.open({ method: "input", title: "t" }, { timeout });
+    for (const timeout of [0, Number.NaN, Number.POSITIVE_INFINITY]) void registry.open({ method: "input", title: "t" }, { timeout });
+    expect(sent).toHaveLength(3);
     expect(sent.every((r) => !("timeout" in r))).toBe(true);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("a negative timeout has already run out: the dialog resolves with its default at once and nothing is sent", async () => {
+    const { sent, registry } = setup();
+    for (const timeout of [-5, -0.5, Number.NEGATIVE_INFINITY]) {
+      await expect(registry.open({ method: "confirm", title: "t", message: "m" }, { timeout })).resolves.toEqual({ kind: "cancelled" });
+    }
+    expect(sent).toEqual([]);
+    expect(registry.size).toBe(0);
   });
 
   it("an abort signal dismisses the dialog, and an aborted one never opens", async () => {

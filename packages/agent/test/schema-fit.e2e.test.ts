@@ -101,12 +101,13 @@ describe("ctx.ui values that do not fit are repaired, with a one-time diagnostic
     expect(new Set(diagnostics).size).toBe(diagnostics.length);
   });
 
-  it("dialogs: options and titles become strings, a timeout that is not a positive finite number is left out", async () => {
+  it("dialogs: options and titles become strings, a timeout that is not a positive finite number is left out (a negative one has run out: never sent)", async () => {
     const agent = procs.parley(["-e", HOSTILE]);
     agent.send({ type: "prompt", message: "/hostile-dialogs", id: "d" });
     const answers: Record<string, object> = { select: { value: "two" }, confirm: { confirmed: true }, input: { value: "typed" }, editor: { cancelled: true } };
     const seen: Rec[] = [];
-    for (const method of ["select", "confirm", "input", "editor"]) {
+    // The confirm's timeout is -5: it resolves with false at once and is never sent.
+    for (const method of ["select", "input", "editor"]) {
       const request = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === method);
       seen.push(request);
       agent.send({ type: "extension_ui_response", id: request["id"], ...answers[method] });
@@ -114,12 +115,11 @@ describe("ctx.ui values that do not fit are repaired, with a one-time diagnostic
     const done = await agent.waitFor((r) => r["method"] === "notify" && String(r["message"]).startsWith("hostile-dialogs"));
     expect(seen.map(({ id: _id, type: _type, ...rest }) => rest)).toEqual([
       { method: "select", title: "7", options: ["1", "two", "null"] },
-      { method: "confirm", title: "null", message: "" },
       { method: "input", title: "[object Object]", placeholder: "3" },
       { method: "editor", title: "e", timeout: 1e300 },
     ]);
     expect(done["message"]).toBe(
-      'hostile-dialogs: ["two",true,"typed",null,"rejected: ctx.ui.select(): options must be an array of strings, not \\"not an array\\""]',
+      'hostile-dialogs: ["two",false,"typed",null,"rejected: ctx.ui.select(): options must be an array of strings, not \\"not an array\\""]',
     );
   });
 });

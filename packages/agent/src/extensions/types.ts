@@ -20,8 +20,24 @@ export interface ExtensionWidgetOptions {
   placement?: WidgetPlacement;
 }
 
-/** A theme whose styling functions return the text unchanged: RPC clients draw their own. */
-export type PlainTheme = Record<string, (...args: unknown[]) => string>;
+/**
+ * ctx.ui.theme in RPC mode: pi's Theme members that return text give it back unstyled, its escape
+ * getters give "", and its border colour getters give a function that returns its text unchanged.
+ */
+export type PlainTheme = {
+  fg(color: string, text: string): string;
+  bg(color: string, text: string): string;
+  bold(text: string): string;
+  italic(text: string): string;
+  underline(text: string): string;
+  inverse(text: string): string;
+  strikethrough(text: string): string;
+  style(text: string, options?: unknown): string;
+  getFgAnsi(color: string): string;
+  getBgAnsi(color: string): string;
+  getThinkingBorderColor(level: string): (text: string) => string;
+  getBashModeBorderColor(): (text: string) => string;
+} & { readonly [member: string]: (...args: unknown[]) => string };
 
 export interface ExtensionUIContext {
   select(title: string, options: string[], opts?: ExtensionUIDialogOptions): Promise<string | undefined>;

@@ -101,8 +101,10 @@ export class DialogRegistry {
     if (signal != null && typeof (signal as Partial<AbortSignal>).addEventListener !== "function") {
       throw new TypeError(`The signal option of a dialog must be an AbortSignal (got ${describeValue(signal)})`);
     }
-    // Nothing is shown for a dialog that is already moot.
-    if (this.#closed || signal?.aborted) return Promise.resolve(CANCELLED);
+    // Nothing is shown for a dialog that is already moot: its signal has aborted, or its timeout
+    // is below zero (pi arms the timer anyway and resolves with the default at once; never waiting
+    // forever is what matters).
+    if (this.#closed || signal?.aborted || expired(options.timeout)) return Promise.resolve(CANCELLED);
 
     const timeout = validTimeout(options.timeout);
     const request: DialogRequest = { type: "extension_ui_request", id: this.#ids.next(), ...spec };
@@ -232,6 +234,12 @@ function onAbort(signal: AbortSignal, listener: () => void): Disposable {
   return toDisposable(() => signal.removeEventListener("abort", listener));
 }
 
+/** A negative timeout has run out before the dialog opens. */
+function expired(timeout: number | undefined): boolean {
+  return typeof timeout === "number" && timeout < 0;
+}
+
+/** Zero, NaN and Infinity mean no timeout (pi ignores 0 and NaN; parley reads Infinity as never). */
 function validTimeout(timeout: number | undefined): number | undefined {
   return typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0 ? timeout : undefined;
 }

@@ -45,13 +45,30 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
   // A bad argument (a title whose toString throws, options that are not an array) rejects the
   // returned promise: the dialog methods are async functions.
 
+  /**
+   * The options as the registry takes them. A timeout that is not a number would otherwise mean no
+   * timeout at all, and the dialog would wait for ever where the extension meant it to end (pi hands
+   * it to setTimeout, which reads "5000" as 5000): a numeric string is read as its number, anything
+   * else is dropped; either repair is reported once. Options that are not an object (null from
+   * `opts ?? null`) are no options, as pi reads them with `?.`.
+   */
+  function dialogOptions(method: string, opts: DialogOptions | undefined): DialogOptions | undefined {
+    if (typeof opts !== "object" || opts === null) return undefined;
+    const timeout: unknown = opts.timeout;
+    if (timeout == null || typeof timeout === "number") return opts;
+    const read = typeof timeout === "string" && timeout.trim() !== "" ? Number(timeout) : Number.NaN;
+    const repair = Number.isNaN(read) ? "ignored (the dialog has no timeout)" : `read as ${read} ms`;
+    bridge.warnOnce(extensionPath, `${method}:timeout`, `ctx.ui.${method}(): timeout is ${describe(timeout)}, not a number; ${repair}`);
+    return { signal: opts.signal, timeout: Number.isNaN(read) ? undefined : read };
+  }
+
   /** input and editor: a title and one optional text (the placeholder, the prefill). */
   async function textDialog(method: "input" | "editor", title: unknown, text: unknown, opts: DialogOptions | undefined): Promise<string | undefined> {
     const spec: DialogSpec =
       method === "input"
         ? { method, title: String(title), ...(text != null ? { placeholder: String(text) } : {}) }
         : { method, title: String(title), ...(text != null ? { prefill: String(text) } : {}) };
-    return valueOf(await dialogs.open(spec, opts));
+    return valueOf(await dialogs.open(spec, dialogOptions(method, opts)));
   }
 
   /** A string as is; anything else through String(), reported once per method and field. */
@@ -69,10 +86,12 @@ export function createRpcUiContext(bridge: UiBridge, extensionPath: string): Ext
   const ui: Omit<ExtensionUIContext, (typeof DEGRADED_METHOD_NAMES)[number]> = {
     async select(title, options, opts) {
       if (!Array.isArray(options)) throw new TypeError(`ctx.ui.select(): options must be an array of strings, not ${describe(options)}`);
-      return valueOf(await dialogs.open({ method: "select", title: String(title), options: lines("select", "options", options) }, opts));
+      return valueOf(
+        await dialogs.open({ method: "select", title: String(title), options: lines("select", "options", options) }, dialogOptions("select", opts)),
+      );
     },
     async confirm(title, message, opts) {
-      return isConfirmed(await dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, opts));
+      return isConfirmed(await dialogs.open({ method: "confirm", title: String(title), message: String(message ?? "") }, dialogOptions("confirm", opts)));
     },
     input: (title, placeholder, opts) => textDialog("input", title, placeholder, opts),
     editor: (title, prefill, opts) => textDialog("editor", title, prefill, opts),
