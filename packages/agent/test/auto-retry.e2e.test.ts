@@ -5,7 +5,8 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
 import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
@@ -14,13 +15,7 @@ const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-retry-"));
 /** An hour: a wait that can only end by being cancelled. */
 const HOUR = 3_600_000;
 
-const agents: AgentProcess[] = [];
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]);
-    a.kill();
-  }
-});
+const agents = checkedAgents();
 
 const FLAKY_EXTENSION = `import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
 

@@ -5,20 +5,15 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
+import { spawnParley } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-compaction-"));
 
-const agents: AgentProcess[] = [];
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]);
-    a.kill();
-  }
-});
+const agents = checkedAgents();
 
 describe("compact (spawned CLI)", () => {
   it("compacts with the scripted summary; the next prompt sees the compacted context", async () => {

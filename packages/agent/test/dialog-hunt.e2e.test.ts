@@ -3,23 +3,18 @@
  * the main dialog tests (rpc-extension-ui, dialogs-stress, rpc-lifecycle) do not cover.
  */
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { call, writeScript } from "./fixtures/agent/harness.js";
+import { checkedAgents } from "./helpers/checked-agents.js";
 import { spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/dialog-hunt.ts");
-const agents: AgentProcess[] = [];
+const agents = checkedAgents();
 function start(args: string[] = ["-e", FIXTURE], env?: NodeJS.ProcessEnv): AgentProcess {
   const agent = spawnParley(args, env ? { env: { ...process.env, ...env } } : undefined);
   agents.push(agent);
   return agent;
 }
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]);
-    a.kill();
-  }
-});
 
 const isNotify = (r: Rec) => r.type === "extension_ui_request" && r["method"] === "notify";
 const dialogs = (agent: AgentProcess) =>

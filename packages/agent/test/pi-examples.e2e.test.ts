@@ -3,7 +3,8 @@
  */
 import { readdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
 import { PI_EXAMPLES, openDialog, spawnParley, type AgentProcess } from "./helpers/spawn.js";
 
 // Folders whose extension needs packages of its own (they ship a package.json for `npm install`).
@@ -18,18 +19,12 @@ const ALL = [
     .map((d) => join(PI_EXAMPLES, d.name, "index.ts")),
 ];
 
-const agents: AgentProcess[] = [];
+const agents = checkedAgents();
 const start = (files: string[]) => {
   const agent = spawnParley(files.flatMap((f) => ["-e", f]));
   agents.push(agent);
   return agent;
 };
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]);
-    a.kill();
-  }
-});
 const ex = (name: string) => join(PI_EXAMPLES, name);
 const notes = (agent: AgentProcess) => agent.records.filter((r) => r["method"] === "notify").map((r) => r["message"]);
 

@@ -1,21 +1,16 @@
 /**
  * The extension UI sub-protocol through the real wire: the spawned CLI, real pipes, JSONL.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
 import { DEMO, openDialog, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
-const agents: AgentProcess[] = [];
+const agents = checkedAgents();
 function start(args: string[] = ["-e", DEMO]): AgentProcess {
   const agent = spawnParley(args);
   agents.push(agent);
   return agent;
 }
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]); // stdout carried protocol records only
-    a.kill();
-  }
-});
 
 const notifyAfter = (agent: AgentProcess, from: number) => agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", 10_000, from);
 const answer = (agent: AgentProcess, request: Rec, body: object) => agent.send({ type: "extension_ui_response", id: request["id"], ...body });

@@ -5,23 +5,18 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
 import { DEMO, PARLEY_BIN, openDialog, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { quietFor } from "./helpers/waits.js";
 
 const FIX = join(import.meta.dirname, "fixtures");
-const agents: AgentProcess[] = [];
+const agents = checkedAgents();
 function start(args: string[], env?: NodeJS.ProcessEnv): AgentProcess {
   const agent = spawnParley(args, env ? { env } : {});
   agents.push(agent);
   return agent;
 }
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]);
-    a.kill();
-  }
-});
 const tempLog = () => join(mkdtempSync(join(tmpdir(), "parley-log-")), "log");
 
 describe("stdin EOF", () => {

@@ -4,20 +4,15 @@
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { spawnParley, type AgentProcess } from "./helpers/spawn.js";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
+import { spawnParley } from "./helpers/spawn.js";
 
 type Rec = Record<string, unknown>;
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-bash-test-"));
 
-const agents: AgentProcess[] = [];
-afterEach(() => {
-  for (const a of agents.splice(0)) {
-    expect(a.garbage).toEqual([]);
-    a.kill();
-  }
-});
+const agents = checkedAgents();
 
 describe("bash (spawned CLI)", () => {
   it("streams with the command's id, aborts promptly, and feeds the next prompt", async () => {
