@@ -342,13 +342,18 @@ describe("parley --mode acp", () => {
         { type: "resource", resource: { uri: "file:///ctx.md", text: "CONTEXT" } },
         { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
       ];
+      /** The user's text chunks the session's replay (session/load) sends, and where the replay began. */
+      const replayedUserText = async (): Promise<{ from: number; texts: string[] }> => {
+        const from = h.updates.length;
+        await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
+        const texts = h.updates
+          .slice(from)
+          .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []));
+        return { from, texts };
+      };
       expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: blocks })).stopReason).toBe("end_turn");
-      const from = h.updates.length;
-      await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
-      const user = h.updates
-        .slice(from)
-        .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []))
-        .join("");
+      const { from, texts } = await replayedUserText();
+      const user = texts.join("");
       expect(user).toBe(
         `compare @${file} with @https://example.com/a.png and @https://example.com/spec , using\n<context ref="file:///ctx.md">\nCONTEXT\n</context>`,
       );
@@ -365,11 +370,7 @@ describe("parley --mode acp", () => {
         { type: "resource_link", uri: "file://localhost/tmp/local.txt", name: "local" },
       ];
       expect((await h.agent.request("session/prompt", { sessionId: session.sessionId, prompt: odd })).stopReason).toBe("end_turn");
-      const again = h.updates.length;
-      await h.agent.request("session/load", { sessionId: session.sessionId, cwd: ws.dir, mcpServers: [] });
-      const second = h.updates
-        .slice(again)
-        .flatMap((n) => (n.update.sessionUpdate === "user_message_chunk" && n.update.content.type === "text" ? [n.update.content.text] : []));
+      const second = (await replayedUserText()).texts;
       expect(second.at(-1)).toBe("@file:///tmp/100%zz.txt @file://fileserver/share/x.txt @/tmp/local.txt");
       expect(await h.close()).toEqual({ code: 0 });
     },
