@@ -155,7 +155,7 @@ export function cpuMs(pid) {
   }
 }
 
-/** Every live descendant of `pid` (children, their children, …), from /proc. */
+/** Every live descendant of `pid` (children, their children, …) with its parent, parents first, from /proc. */
 export function descendantsOf(pid) {
   const children = new Map();
   for (const entry of readdirSync("/proc")) {
@@ -173,7 +173,10 @@ export function descendantsOf(pid) {
   }
   const out = [];
   const queue = [pid];
-  while (queue.length) for (const child of children.get(queue.shift()) ?? []) out.push(child), queue.push(child);
+  while (queue.length) {
+    const parent = queue.shift();
+    for (const child of children.get(parent) ?? []) out.push({ pid: child, parent }), queue.push(child);
+  }
   return out;
 }
 
@@ -183,6 +186,15 @@ function isWatchdog(pid) {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("parley-watchdog");
   } catch {
     return false;
+  }
+}
+
+/** What `pid` runs, for a failure report. */
+function commandLine(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+  } catch {
+    return "gone";
   }
 }
 
@@ -349,8 +361,15 @@ export async function runScenario(scenario, options = {}) {
   // Every process parley starts (shell commands, their children), seen while it runs.
   // pid -> start time: a pid the system reuses meanwhile is not mistaken for a survivor.
   const children = new Map();
+  // The watchdog and what it runs (its subshells, grep, sed, sleep once parley's pipe closes): they
+  // end just after parley by design, so they are waited for, not counted as leaks.
+  const watchdogFamily = new Set();
   const sampleChildren = () => {
-    if (child.exitCode === null) for (const pid of descendantsOf(child.pid)) if (!children.has(pid)) children.set(pid, startTime(pid));
+    if (child.exitCode !== null) return;
+    for (const { pid, parent } of descendantsOf(child.pid)) {
+      if (!children.has(pid)) children.set(pid, startTime(pid));
+      if (watchdogFamily.has(parent) || isWatchdog(pid)) watchdogFamily.add(pid);
+    }
   };
   const sampler = setInterval(sampleChildren, 100);
   const write = (bytes) => new Promise((res) => child.stdin.write(bytes, () => res()));
@@ -445,9 +464,9 @@ export async function runScenario(scenario, options = {}) {
     const survivors = [...children].filter(([pid, start]) => alive(pid) && startTime(pid) === start).map(([pid]) => pid);
     // parley's watchdog (src/child-watchdog.ts) ends just after parley: it waits for its pipe's
     // EOF, then looks for what is left. It must end by itself; anything else must be gone already.
-    const watchdogs = survivors.filter(isWatchdog);
+    const watchdogs = survivors.filter((pid) => watchdogFamily.has(pid));
     const leaked = survivors.filter((pid) => !watchdogs.includes(pid));
-    if (leaked.length) failures.push(`children outlived parley: ${leaked.join(", ")}`);
+    if (leaked.length) failures.push(`children outlived parley: ${leaked.map((pid) => `${pid} (${commandLine(pid)})`).join(", ")}`);
     const watchdogsEnd = Date.now() + CEILING_MS;
     while (watchdogs.some(alive) && Date.now() < watchdogsEnd) await new Promise((res) => setTimeout(res, 50));
     if (watchdogs.some(alive)) failures.push(`the watchdog outlived parley by ${CEILING_MS} ms: ${watchdogs.join(", ")}`);
