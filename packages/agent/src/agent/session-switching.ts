@@ -3,7 +3,9 @@
  * front door (the RPC commands, ctx.newSession/fork/switchSession, ACP's session/new and
  * session/load, web mode through RPC) switches here, so extensions see the same events whoever
  * asked: session_before_switch or session_before_fork (a handler may cancel), then
- * session_shutdown, the swap, session_start and resources_discover, once each.
+ * session_shutdown, the swap, the extensions loaded again (as pi builds a new runtime for each
+ * session: factories run again, module state starts afresh, the old instances' pi and ctx go
+ * stale), session_start and resources_discover, once each.
  */
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
@@ -44,8 +46,13 @@ export interface SessionSwitchingOptions {
   cwd: string;
   /** The agent is made after the extension runtime, so it is reached lazily. */
   agent: () => SwitchingAgent;
-  runtime: Pick<ExtensionRuntime, "emit" | "emitResourcesDiscover">;
+  runtime: Pick<ExtensionRuntime, "emit" | "emitResourcesDiscover" | "bindMcpServers">;
   sessions: SessionFactory;
+  /**
+   * Drops the extensions and loads them again, fresh, for the next session (between its
+   * session_shutdown and session_start). Without it the same instances carry on.
+   */
+  reloadExtensions?: (() => Promise<void>) | undefined;
 }
 
 export class SessionSwitching {
@@ -53,12 +60,14 @@ export class SessionSwitching {
   readonly #agent: () => SwitchingAgent;
   readonly #runtime: SessionSwitchingOptions["runtime"];
   readonly #sessions: SessionFactory;
+  readonly #reloadExtensions: (() => Promise<void>) | undefined;
 
   constructor(options: SessionSwitchingOptions) {
     this.#cwd = options.cwd;
     this.#agent = options.agent;
     this.#runtime = options.runtime;
     this.#sessions = options.sessions;
+    this.#reloadExtensions = options.reloadExtensions;
   }
 
   /**
@@ -88,8 +97,11 @@ export class SessionSwitching {
     // here too, so nothing of the old session's runs into the next (a later one is refused).
     while (agent.isRunning) await agent.abort();
     agent.useSession(next);
+    // pi builds a new runtime for the new session: fresh extension instances, which bind and
+    // discover resources as at start-up.
+    await this.#reloadExtensions?.();
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
-    // pi builds a new runtime for the new session, which discovers resources as at start-up.
+    if (this.#reloadExtensions) this.#runtime.bindMcpServers();
     await this.#runtime.emitResourcesDiscover(this.#cwd, "startup");
     return { cancelled: false };
   }

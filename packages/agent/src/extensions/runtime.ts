@@ -54,6 +54,35 @@ export interface LoadedExtension {
   handlers: Map<string, AnyHandler[]>;
   /** Its commands by name: registering a name again replaces its own earlier one. */
   commands: Map<string, RegisteredCommand>;
+  /**
+   * Set once a session switch or a reload has replaced this instance with a fresh one (as pi does):
+   * its `pi` and every `ctx` it was given then throw this instead of acting on a session it no
+   * longer belongs to.
+   */
+  stale?: string;
+}
+
+/** What a replaced extension instance's `pi` and `ctx` throw (see LoadedExtension.stale). */
+export const STALE_EXTENSION_MESSAGE =
+  "This extension's pi and ctx belong to a session that has since been replaced (ctx.newSession, ctx.fork, ctx.switchSession, ctx.reload, or the client's new_session, switch_session, fork, clone): " +
+  "the extension was loaded again for the new session. Do the work that follows a replacement in withSession, with the ctx it is given, and do not use a captured ctx after await ctx.reload().";
+
+function assertActive(extension: LoadedExtension): void {
+  if (extension.stale !== undefined) throw new Error(extension.stale);
+}
+
+/** `target` with each of its methods checking first that `extension` is still the live instance. */
+function guardMethods<T extends object>(target: T, extension: LoadedExtension): T {
+  for (const key of Object.keys(target) as (keyof T)[]) {
+    const member = target[key];
+    if (typeof member !== "function") continue;
+    const guarded = (...args: unknown[]): unknown => {
+      assertActive(extension);
+      return Reflect.apply(member, target, args);
+    };
+    target[key] = guarded as T[keyof T];
+  }
+  return target;
 }
 
 export interface RegisteredCommand {
@@ -166,8 +195,12 @@ export class ExtensionRuntime {
     this.resources = resources;
   }
 
-  /** Forgets every extension and what it registered (before a reload loads them again). */
+  /**
+   * Forgets every extension and what it registered (before a reload or a session switch loads
+   * them again); the instances forgotten are stale from here on.
+   */
   reset(): void {
+    for (const extension of this.extensions) extension.stale = STALE_EXTENSION_MESSAGE;
     for (const name of this.#providers) this.#host.unregisterProvider(name);
     this.#providers.clear();
     this.extensions.length = 0;
@@ -439,22 +472,49 @@ export class ExtensionRuntime {
     return true;
   }
 
+  /**
+   * The `ctx` an extension's handlers get. Its members are read when used (the model, the signal,
+   * the session are the current ones), and once the instance is stale each of them throws.
+   */
   context(extension: LoadedExtension): ExtensionContext {
     const host = this.#host;
-    const session = host.session();
-    return {
-      ui: this.#uiPrompts.wrap(host.ui(extension.path)),
-      hasUI: true,
+    const live = <T>(value: () => T): T => {
+      assertActive(extension);
+      return value();
+    };
+    const ui = this.#uiPrompts.wrap(host.ui(extension.path));
+    const thinkingLevel = host.thinkingLevel();
+    const context: ExtensionContext = {
+      get ui() {
+        return live(() => ui);
+      },
+      get hasUI() {
+        return live(() => true);
+      },
       mode: "rpc",
-      cwd: host.cwd,
-      thinkingLevel: host.thinkingLevel(),
-      scopedModels: host.scopedModels(),
+      get cwd() {
+        return live(() => host.cwd);
+      },
+      get thinkingLevel() {
+        return live(() => thinkingLevel);
+      },
+      get scopedModels() {
+        return live(() => host.scopedModels());
+      },
       isProjectTrusted: () => this.projectTrusted,
-      sessionManager: readonlyManager(session),
-      modelRegistry: host.modelRegistry(),
-      model: host.model(),
+      get sessionManager() {
+        return live(() => readonlyManager(host.session()));
+      },
+      get modelRegistry() {
+        return live(() => host.modelRegistry());
+      },
+      get model() {
+        return live(() => host.model());
+      },
       isIdle: () => host.isIdle(),
-      signal: host.signal(),
+      get signal() {
+        return live(() => host.signal());
+      },
       abort: () => host.abort(),
       hasPendingMessages: () => host.hasPendingMessages(),
       shutdown: () => host.requestShutdown(),
@@ -462,12 +522,13 @@ export class ExtensionRuntime {
       compact: (options) => host.compact(options ?? {}),
       getSystemPrompt: () => host.systemPrompt(),
     };
+    return guardMethods(context, extension);
   }
 
+  /** A command's `ctx`: the handlers' one plus session control (assigned, so the getters stay getters). */
   commandContext(extension: LoadedExtension): ExtensionCommandContext {
     const host = this.#host;
-    return {
-      ...this.context(extension),
+    const commands: Omit<ExtensionCommandContext, keyof ExtensionContext> = {
       getSystemPromptOptions: () => ({ cwd: host.cwd, skills: this.resources.skills, contextFiles: [] }),
       waitForIdle: () => host.waitForIdle(),
       newSession: async (options) => {
@@ -493,17 +554,22 @@ export class ExtensionRuntime {
       },
       reload: () => host.reload(),
     };
+    return Object.assign(this.context(extension), guardMethods(commands, extension));
   }
 
-  /** pi's `withSession`: runs after the switch, with a context bound to the new session. */
+  /**
+   * pi's `withSession`: runs after the switch, with a context of the new session's instance of
+   * the extension that asked (the old one is stale by then).
+   */
   async #withSession(extension: LoadedExtension, withSession: WithSession | undefined): Promise<void> {
     if (!withSession) return;
     const host = this.#host;
-    const ctx: ReplacedSessionContext = {
-      ...this.commandContext(extension),
+    const current = this.extensions.find((e) => e.path === extension.path) ?? extension;
+    const replaced: Pick<ReplacedSessionContext, "sendMessage" | "sendUserMessage"> = {
       sendMessage: async (message, options) => host.sendMessage(message, options),
       sendUserMessage: async (content, options) => host.sendUserMessage(content, options),
     };
+    const ctx: ReplacedSessionContext = Object.assign(this.commandContext(current), guardMethods(replaced, current));
     await withSession(ctx);
   }
 
@@ -601,7 +667,7 @@ export class ExtensionRuntime {
       unregisterVirtualModel: () => {},
       events: this.#bus,
     };
-    return api;
+    return guardMethods(api, extension);
   }
 }
 

@@ -99,6 +99,7 @@ export class AgentCore {
       log: this.#log,
       requestShutdown: wiring.requestShutdown,
       reload: () => this.reloadExtensions(),
+      reloadForSession: () => this.#loadAgain(),
     });
     this.runtime = this.host.runtime;
   }
@@ -192,13 +193,22 @@ export class AgentCore {
    */
   async reloadExtensions(): Promise<void> {
     await this.runtime.emit({ type: "session_shutdown", reason: "reload" });
-    this.runtime.reset();
-    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions() : (this.#settings.extensions ?? []);
-    await this.#addExtensions(sources);
+    await this.#loadAgain();
     await this.runtime.emit({ type: "session_start", reason: "reload" });
     this.runtime.bindMcpServers();
     await this.runtime.emitResourcesDiscover(this.cwd, "reload");
     this.#wiring.afterReload?.();
+  }
+
+  /**
+   * Drops the extensions (their instances go stale) and loads them again: settings, resources and
+   * modules read afresh, factories run. ctx.reload() does it, and so does every session switch, as
+   * pi builds a new runtime for each session.
+   */
+  async #loadAgain(): Promise<void> {
+    this.runtime.reset();
+    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions() : (this.#settings.extensions ?? []);
+    await this.#addExtensions(sources);
   }
 
   /** session_start "startup" and resources_discover, once the client can hear what they show. */

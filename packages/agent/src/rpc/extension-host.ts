@@ -43,6 +43,8 @@ export interface RpcExtensionHostOptions {
   requestShutdown: () => void;
   /** ctx.reload(): the server reloads the extensions. */
   reload: () => Promise<void>;
+  /** A session switch: the extensions loaded again, fresh, without reload's events (SessionSwitching). */
+  reloadForSession?: (() => Promise<void>) | undefined;
 }
 
 export class RpcExtensionHost implements ExtensionHost, UiBridge {
@@ -71,7 +73,13 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#requestShutdown = options.requestShutdown;
     this.#reload = options.reload;
     this.runtime = new ExtensionRuntime(this);
-    this.switching = new SessionSwitching({ cwd: options.cwd, agent: options.agent, runtime: this.runtime, sessions: options.sessions });
+    this.switching = new SessionSwitching({
+      cwd: options.cwd,
+      agent: options.agent,
+      runtime: this.runtime,
+      sessions: options.sessions,
+      reloadExtensions: options.reloadForSession,
+    });
   }
 
   get #agent(): AgentSession {
