@@ -71,16 +71,19 @@ function assertActive(extension: LoadedExtension): void {
   if (extension.stale !== undefined) throw new Error(extension.stale);
 }
 
-/** `target` with each of its methods checking first that `extension` is still the live instance. */
+/**
+ * `target` with each of its methods checking first that `extension` is still the live instance.
+ * Getters are left alone (not read here): they check for themselves when read.
+ */
 function guardMethods<T extends object>(target: T, extension: LoadedExtension): T {
-  for (const key of Object.keys(target) as (keyof T)[]) {
-    const member = target[key];
+  for (const [key, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(target))) {
+    const member: unknown = descriptor.value;
     if (typeof member !== "function") continue;
     const guarded = (...args: unknown[]): unknown => {
       assertActive(extension);
       return Reflect.apply(member, target, args);
     };
-    target[key] = guarded as T[keyof T];
+    Object.defineProperty(target, key, { ...descriptor, value: guarded });
   }
   return target;
 }
