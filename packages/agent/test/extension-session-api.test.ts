@@ -244,6 +244,53 @@ describe("session switches with setup and withSession (pi's replacement-session 
     ]);
   });
 
+  it("setup runs before the new session's session_start, as in pi: its handlers see the seed", async () => {
+    const order: string[] = [];
+    const h = await serveScripted(
+      [],
+      [
+        (pi) => {
+          pi.on("session_shutdown", (event) => void order.push(`shutdown:${event.reason}`));
+          pi.on("session_start", (event, ctx) => {
+            const custom = ctx.sessionManager.getEntries().filter((e) => e.type === "custom").length;
+            order.push(`start:${event.reason}:${custom} seeded`);
+          });
+          pi.registerCommand("seeded", {
+            handler: async (_args, ctx) => {
+              await ctx.newSession({
+                setup: (sm) => {
+                  order.push("setup");
+                  sm.appendCustomEntry("seed", { n: 1 });
+                },
+                withSession: async () => void order.push("withSession"),
+              });
+            },
+          });
+          pi.registerCommand("seed-fails", {
+            handler: async (_args, ctx) => {
+              await ctx.newSession({
+                setup: () => {
+                  throw new Error("seed failed");
+                },
+                withSession: async () => void order.push("withSession after a failed seed"),
+              });
+            },
+          });
+        },
+      ],
+    );
+    await h.request({ type: "prompt", message: "/seeded" });
+    await h.until(() => order.includes("withSession"));
+    expect(order).toEqual(["start:startup:0 seeded", "shutdown:new", "setup", "start:new:1 seeded", "withSession"]);
+    // A seed that throws: the new session still starts (its extensions hear session_start), the
+    // command's error is reported, and withSession does not run.
+    order.length = 0;
+    await h.request({ type: "prompt", message: "/seed-fails" });
+    await h.until(() => h.transport.sent.some((r) => r["type"] === "extension_error"));
+    expect(order).toEqual(["shutdown:new", "start:new:0 seeded"]);
+    expect(h.transport.sent.filter((r) => r["type"] === "extension_error").map((r) => r["error"])).toEqual(["seed failed"]);
+  });
+
   it("fork's withSession runs after the fork, bound to the forked session; a cancelled switch does not run it", async () => {
     const seen: string[] = [];
     let cancel = false;

@@ -22,6 +22,11 @@ export type SessionSwitchEvents = {
   reason: "new" | "resume" | "fork";
   /** Throws when the target is not valid; runs after the before-event, before anything changes. */
   check?: () => void;
+  /**
+   * Seeds the next session once it is the agent's and its extensions are loaded, before their
+   * session_start (ctx.newSession's `setup`, in pi's order); the agent then takes up its context.
+   */
+  prepare?: (session: Session) => Promise<void> | void;
 };
 
 /** What a switch needs from the agent (AgentSession is one). */
@@ -100,16 +105,32 @@ export class SessionSwitching {
     // pi builds a new runtime for the new session: fresh extension instances, which bind and
     // discover resources as at start-up.
     await this.#reloadExtensions?.();
+    // A seed that throws still leaves a started session (its extensions get session_start); the
+    // caller hears of the failure afterwards.
+    let failed: { error: unknown } | undefined;
+    if (events.prepare) {
+      try {
+        await events.prepare(next);
+      } catch (error) {
+        failed = { error };
+      }
+      agent.useSession(next);
+    }
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     if (this.#reloadExtensions) this.#runtime.bindMcpServers();
     await this.#runtime.emitResourcesDiscover(this.#cwd, "startup");
+    if (failed) throw failed.error;
     return { cancelled: false };
   }
 
-  newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
+  /** A new session; `setup` seeds it before its session_start (ctx.newSession). */
+  newSession(
+    options: { parentSession?: string | undefined; setup?: ((session: Session) => Promise<void> | void) | undefined } = {},
+  ): Promise<{ cancelled: boolean }> {
     return this.switchTo(() => this.#sessions.create({ parentSession: options.parentSession }), {
       before: { type: "session_before_switch", reason: "new" },
       reason: "new",
+      ...(options.setup !== undefined ? { prepare: options.setup } : {}),
     });
   }
 
@@ -157,11 +178,5 @@ export class SessionSwitching {
     const leaf = current.leafId;
     if (!leaf) throw new Error("Cannot clone session: no current entry selected");
     return this.switchTo(() => current.fork(leaf, "at").session, { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
-  }
-
-  /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */
-  resync(): void {
-    const agent = this.#agent();
-    agent.useSession(agent.session);
   }
 }

@@ -25,11 +25,10 @@ export interface ExtensionHost {
   requestShutdown(): void;
   /** ctx.reload(): session_shutdown, drop every registration, load the extensions again, session_start. */
   reload(): Promise<void>;
-  newSession(options?: { parentSession?: string }): Promise<{ cancelled: boolean }>;
+  /** `setup` seeds the new session before its session_start, as in pi (ctx.newSession). */
+  newSession(options?: { parentSession?: string; setup?: (session: Session) => Promise<void> | void }): Promise<{ cancelled: boolean }>;
   forkSession(entryId: string, position: "before" | "at"): Promise<{ cancelled: boolean }>;
   switchSession(path: string): Promise<{ cancelled: boolean }>;
-  /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */
-  resyncSession(): void;
   navigateTree(targetId: string, options?: NavigateTreeOptions): Promise<{ cancelled: boolean; aborted?: boolean; editorText?: string }>;
   waitForIdle(): Promise<void>;
   sendMessage(message: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;

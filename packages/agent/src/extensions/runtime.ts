@@ -535,12 +535,13 @@ export class ExtensionRuntime {
       getSystemPromptOptions: () => ({ cwd: host.cwd, skills: this.resources.skills, contextFiles: [] }),
       waitForIdle: () => host.waitForIdle(),
       newSession: async (options) => {
-        const result = await host.newSession(options?.parentSession !== undefined ? { parentSession: options.parentSession } : {});
+        const setup = options?.setup;
+        const result = await host.newSession({
+          ...(options?.parentSession !== undefined ? { parentSession: options.parentSession } : {}),
+          // As in pi: the new session is seeded before its session_start, so handlers see the seed.
+          ...(setup !== undefined ? { setup: (session: Session) => setup(setupManager(session)) } : {}),
+        });
         if (result.cancelled) return result;
-        if (options?.setup) {
-          await options.setup(setupManager(host.session()));
-          host.resyncSession();
-        }
         await this.#withSession(extension, options?.withSession);
         return result;
       },

@@ -164,11 +164,9 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     return navigateTree(this.#agent, this.runtime, targetId, options);
   }
 
-  resyncSession(): void {
-    this.switching.resync();
-  }
-
-  newSession(options: { parentSession?: string | undefined } = {}): Promise<{ cancelled: boolean }> {
+  newSession(
+    options: { parentSession?: string | undefined; setup?: ((session: Session) => Promise<void> | void) | undefined } = {},
+  ): Promise<{ cancelled: boolean }> {
     return this.switching.newSession(options);
   }
 
