@@ -236,7 +236,10 @@ describe.each(AGENTS)("against $name", (agent) => {
     const { reason, afterMs } = await fired;
     // pi: the client's own deadline. parley: its extension_ui_dismissed (reason timeout) usually comes first.
     expect(agent.name === "pi" ? ["timeout"] : ["timeout", "dismissed"]).toContain(reason.reason);
-    expect(afterMs).toBeGreaterThanOrEqual(reason.reason === "timeout" ? timeout - 1 : timeout - 100);
+    // Not early: the client's deadline starts when it reads the request, our clock only once the
+    // handler runs (later by however long a loaded machine takes: 397 ms was seen for 400), so the
+    // bound is loose; what it rules out is a signal that fires at once.
+    expect(afterMs).toBeGreaterThanOrEqual(timeout / 2);
     // No answer may follow the dialog's end: watch a while for one.
     await quietFor(1000);
     expect(recorder.uiResponses()).toEqual([]);
