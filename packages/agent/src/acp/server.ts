@@ -34,6 +34,7 @@ import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
+import { assertSessionCwdExists } from "../session/session-cwd.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
 import { withTimeout } from "../with-timeout.js";
@@ -255,7 +256,11 @@ export class AcpServer implements FrontDoor {
     if (!this.#begun) {
       const session = this.#options.session.id === sessionId ? this.#options.session : this.#openStored(sessionId);
       await this.#options.models.loadCatalog();
-      if (session !== this.#options.session) this.agent.useSession(session);
+      if (session !== this.#options.session) {
+        // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
+        assertSessionCwdExists(session, this.#options.cwd);
+        this.agent.useSession(session);
+      }
       return this.#begin(session, replayUpdates(this.agent.messages, this.#options.cwd));
     }
     if (this.agent.session.id !== sessionId) await this.#switchTo(sessionId);

@@ -10,6 +10,7 @@
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
 import { wirePath } from "../resources/paths.js";
+import { assertSessionCwdExists } from "../session/session-cwd.js";
 
 import type { SessionFactory } from "../session/session-factory.js";
 
@@ -123,6 +124,8 @@ export class SessionSwitching {
       reason: "resume",
       check: () => {
         next = this.#sessions.open(file);
+        // As pi: a session whose recorded folder is gone is refused, with pi's words (after session_before_switch).
+        assertSessionCwdExists(next, this.#cwd);
       },
     });
   }

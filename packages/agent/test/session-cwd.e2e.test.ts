@@ -1,0 +1,167 @@
+/**
+ * A session runs in the folder its header records, as in pi: started in one folder with
+ * `--session` naming a session of another, parley works in the session's folder (bash, tools,
+ * get_state, that folder's project settings), while paths on the command line (-e,
+ * --model-script) still start from where it was started. A session whose recorded folder is gone
+ * stops start-up with pi's words and exit status, and is refused by switch_session. Where pi 0.73.1
+ * can run the case (no model needed), both are driven alike and must answer alike.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
+import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
+
+const running = closedAfterEach();
+
+const BINS = [
+  ["pi 0.73.1", PI_BIN],
+  ["parley", PARLEY_BIN],
+] as const;
+
+function start(bin: string, p: Place, cwd: string, args: string[]): AgentProcess {
+  const agent = spawnAgent(bin, ["--mode", "rpc", ...args], { cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
+  running.push(agent);
+  return agent;
+}
+
+/** A stored session file recording `cwd` (pi's header, version 3), with no entries. */
+function sessionFile(file: string, cwd: string, id: string): string {
+  write(file, `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd })}\n`);
+  return file;
+}
+
+/** Two folders: `launch`, where the agent is started, and `other`, whose session it opens. */
+function folders(prefix: string): { p: Place; launch: string; other: string } {
+  const p = place(prefix);
+  const launch = p.cwd;
+  const other = join(p.home, "work", "other");
+  mkdirSync(other, { recursive: true });
+  return { p, launch, other };
+}
+
+const output = (r: Record<string, unknown>): string => (r["data"] as { output: string }).output;
+
+/** Waits for the process to end; its exit status and stderr. */
+async function ended(agent: AgentProcess): Promise<{ code: number | null; stderr: string }> {
+  const timer = setTimeout(() => agent.kill(), MINUTE);
+  const { code } = await agent.exited;
+  clearTimeout(timer);
+  return { code, stderr: agent.stderr() };
+}
+
+describe("a session runs in the folder its header records", () => {
+  it(
+    "--session from another folder: bash runs there, -e starts from the launch folder; --continue stays (pi and parley alike)",
+    async () => {
+      const seen: Record<string, unknown>[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-");
+        const file = sessionFile(join(other, "s.jsonl"), other, "aaaaaaaa-1111-4111-8111-111111111111");
+        // A relative -e path: found in the launch folder, not the session's.
+        write(join(launch, "ext.ts"), 'export default function (pi) { pi.registerCommand("from-launch", { description: "d", handler: async () => {} }); }\n');
+        const agent = start(bin, p, launch, ["--session", file, "-e", "./ext.ts"]);
+        const pwd = output(await ok(agent, { type: "bash", command: "pwd" }));
+        const state = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
+        const commands = ((await ok(agent, { type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands.map((c) => c.name);
+        agent.closeInput();
+        await ended(agent);
+
+        // --continue opens the launch folder's latest session in the launch folder, whatever it records.
+        const slug = `--${launch.replace(/^\//, "").replace(/\//g, "-")}--`;
+        sessionFile(join(p.agentDir, "sessions", slug, "2026-01-01T00-00-00-000Z_bbbbbbbb-1111-4111-8111-111111111111.jsonl"), other, "bbbbbbbb-1111-4111-8111-111111111111");
+        const continued = start(bin, p, launch, ["--continue"]);
+        const continuedPwd = output(await ok(continued, { type: "bash", command: "pwd" }));
+        const continuedId = ((await ok(continued, { type: "get_state" }))["data"] as { sessionId: string }).sessionId;
+
+        seen.push({
+          pwd: pwd.trim() === other,
+          sessionFile: state.sessionFile === file,
+          extension: commands.includes("from-launch"),
+          continuedPwd: continuedPwd.trim() === launch,
+          continuedId,
+        });
+      }
+      expect(seen[0]).toEqual({ pwd: true, sessionFile: true, extension: true, continuedPwd: true, continuedId: "bbbbbbbb-1111-4111-8111-111111111111" });
+      expect(seen[1]).toEqual(seen[0]);
+    },
+    5 * MINUTE,
+  );
+
+  it(
+    "a recorded folder that does not exist: pi's message on stderr and exit 1 (pi and parley alike)",
+    async () => {
+      const results: { code: number | null; stderr: string }[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-gone-");
+        const gone = join(other, "gone");
+        const file = sessionFile(join(other, "s.jsonl"), gone, "cccccccc-1111-4111-8111-111111111111");
+        const agent = start(bin, p, launch, ["--session", file]);
+        const result = await ended(agent);
+        expect(agent.records).toEqual([]);
+        results.push({ code: result.code, stderr: result.stderr.replaceAll(p.home, "<home>") });
+        // Nothing was written over or beside the session.
+        expect(readFileSync(file, "utf8").split("\n").filter(Boolean)).toHaveLength(1);
+      }
+      expect(results[0]).toEqual({
+        code: 1,
+        stderr: "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/s.jsonl\nCurrent working directory: <home>/work/project\n",
+      });
+      expect(results[1]).toEqual(results[0]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "switch_session to a session whose recorded folder is gone: pi's error, the current session kept (pi and parley alike)",
+    async () => {
+      const answers: unknown[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-switch-");
+        const target = sessionFile(join(other, "t.jsonl"), join(other, "gone"), "dddddddd-1111-4111-8111-111111111111");
+        const agent = start(bin, p, launch, []);
+        const before = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
+        const r = await agent.request({ type: "switch_session", sessionPath: target }, MINUTE);
+        const after = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
+        const pwd = output(await ok(agent, { type: "bash", command: "pwd" }));
+        answers.push({
+          success: r["success"],
+          error: String(r["error"]).replaceAll(p.home, "<home>"),
+          kept: after.sessionFile === before.sessionFile,
+          pwd: pwd.trim() === launch,
+        });
+      }
+      expect(answers[0]).toEqual({
+        success: false,
+        error: "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/t.jsonl\nCurrent working directory: <home>/work/project",
+        kept: true,
+        pwd: true,
+      });
+      expect(answers[1]).toEqual(answers[0]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "parley: the model's tools and the session folder's project settings follow the session; --model-script starts from the launch folder",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-tools-");
+      const file = sessionFile(join(other, "s.jsonl"), other, "eeeeeeee-1111-4111-8111-111111111111");
+      // Each folder's project settings mark the shell differently: the session's must apply.
+      write(join(launch, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=launch" });
+      write(join(other, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=session" });
+      write(join(launch, "turns.json"), [{ toolCalls: [{ name: "write", arguments: { path: "made.txt", content: "written" } }] }, "done"]);
+      const agent = start(PARLEY_BIN, p, launch, ["--approve", "--session", file, "--model-script", "turns.json"]);
+
+      expect(output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim()).toBe("mark=session");
+      const from = agent.records.length;
+      await ok(agent, { type: "prompt", message: "write it" });
+      await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+      expect(readFileSync(join(other, "made.txt"), "utf8")).toBe("written");
+      expect(existsSync(join(launch, "made.txt"))).toBe(false);
+      // The conversation was appended to the session's own file.
+      expect(readFileSync(file, "utf8")).toContain("write it");
+    },
+    3 * MINUTE,
+  );
+});
