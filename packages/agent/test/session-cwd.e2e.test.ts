@@ -69,7 +69,11 @@ describe("a session runs in the folder its header records", () => {
 
         // --continue opens the launch folder's latest session in the launch folder, whatever it records.
         const slug = `--${launch.replace(/^\//, "").replace(/\//g, "-")}--`;
-        sessionFile(join(p.agentDir, "sessions", slug, "2026-01-01T00-00-00-000Z_bbbbbbbb-1111-4111-8111-111111111111.jsonl"), other, "bbbbbbbb-1111-4111-8111-111111111111");
+        sessionFile(
+          join(p.agentDir, "sessions", slug, "2026-01-01T00-00-00-000Z_bbbbbbbb-1111-4111-8111-111111111111.jsonl"),
+          other,
+          "bbbbbbbb-1111-4111-8111-111111111111",
+        );
         const continued = start(bin, p, launch, ["--continue"]);
         const continuedPwd = output(await ok(continued, { type: "bash", command: "pwd" }));
         const continuedId = ((await ok(continued, { type: "get_state" }))["data"] as { sessionId: string }).sessionId;
@@ -105,7 +109,8 @@ describe("a session runs in the folder its header records", () => {
       }
       expect(results[0]).toEqual({
         code: 1,
-        stderr: "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/s.jsonl\nCurrent working directory: <home>/work/project\n",
+        stderr:
+          "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/s.jsonl\nCurrent working directory: <home>/work/project\n",
       });
       expect(results[1]).toEqual(results[0]);
     },
@@ -133,7 +138,8 @@ describe("a session runs in the folder its header records", () => {
       }
       expect(answers[0]).toEqual({
         success: false,
-        error: "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/t.jsonl\nCurrent working directory: <home>/work/project",
+        error:
+          "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/t.jsonl\nCurrent working directory: <home>/work/project",
         kept: true,
         pwd: true,
       });

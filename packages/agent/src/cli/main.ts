@@ -201,7 +201,10 @@ interface SetupResources {
  * Where this run's extensions, skills and prompt templates come from (pi's package manager rules).
  * It walks folders and packages on disk: called once per trust state, see `Startup.resources`.
  */
-async function resolveSetupResources(options: CliOptions, setup: Pick<Setup, "cwd" | "launchCwd" | "agentDir" | "resources" | "settings">): Promise<SetupResources> {
+async function resolveSetupResources(
+  options: CliOptions,
+  setup: Pick<Setup, "cwd" | "launchCwd" | "agentDir" | "resources" | "settings">,
+): Promise<SetupResources> {
   const places = { cwd: setup.cwd, agentDir: setup.agentDir, home: homedir() };
   const resolved = resolveResources({
     ...places,
@@ -501,7 +504,12 @@ export async function main(argv: string[]): Promise<void> {
   const stdin = claimStdin();
   // New sessions record the run's folder and go where pi puts that folder's sessions, unless a directory is chosen.
   const sessionDir = chosenDir ?? defaultSessionDir(cwd, agentDir);
-  const sessions = sessionFactory(options.noSession, () => cwd, () => sessionDir, warn);
+  const sessions = sessionFactory(
+    options.noSession,
+    () => cwd,
+    () => sessionDir,
+    warn,
+  );
   let models: ModelResolution;
   let extensionSources: ExtensionSource[];
   try {

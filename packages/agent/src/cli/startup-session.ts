@@ -115,7 +115,8 @@ export function sessionFactory(noSession: boolean, cwd: () => string, sessionDir
   // In memory no other session can be opened, so the folder never changes.
   if (noSession) return memorySessions(cwd());
   return {
-    create: ({ parentSession }) => createSession({ cwd: cwd(), sessionDir: sessionDir(), persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
+    create: ({ parentSession }) =>
+      createSession({ cwd: cwd(), sessionDir: sessionDir(), persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
     // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
     open: (path) => openSession(path, { onWarning, createIfMissing: { cwd: cwd() } }),
   };
