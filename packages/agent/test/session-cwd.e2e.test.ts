@@ -149,6 +149,39 @@ describe("a session runs in the folder its header records", () => {
   );
 
   it(
+    "switch_session to a session of another folder: the agent continues there, also in a new session afterwards (pi and parley alike)",
+    async () => {
+      const seen: unknown[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-move-");
+        const target = sessionFile(join(other, "t.jsonl"), other, "ffffffff-1111-4111-8111-111111111111");
+        // An extension that says ctx.cwd at each session_start, through a command's notify.
+        write(
+          join(launch, "where.ts"),
+          'let cwd = ""; export default function (pi) { pi.on("session_start", (_e, ctx) => { cwd = ctx.cwd; }); pi.registerCommand("where", { description: "d", handler: async (_a, ctx) => ctx.ui.notify(cwd + "|" + ctx.cwd, "info") }); }\n',
+        );
+        const agent = start(bin, p, launch, ["-e", "./where.ts"]);
+        expect(output(await ok(agent, { type: "bash", command: "pwd" })).trim()).toBe(launch);
+        await ok(agent, { type: "switch_session", sessionPath: target });
+        const pwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
+        const from = agent.records.length;
+        agent.send({ type: "prompt", message: "/where" });
+        const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        await ok(agent, { type: "new_session" });
+        const newPwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
+        seen.push({
+          pwd: pwd === other,
+          where: String(note["message"]) === `${other}|${other}`,
+          newPwd: newPwd === other,
+        });
+      }
+      expect(seen[0]).toEqual({ pwd: true, where: true, newPwd: true });
+      expect(seen[1]).toEqual(seen[0]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
     "parley: the model's tools and the session folder's project settings follow the session; --model-script starts from the launch folder",
     async () => {
       const { p, launch, other } = folders("parley-session-cwd-tools-");
@@ -167,6 +200,33 @@ describe("a session runs in the folder its header records", () => {
       expect(existsSync(join(launch, "made.txt"))).toBe(false);
       // The conversation was appended to the session's own file.
       expect(readFileSync(file, "utf8")).toContain("write it");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "parley: after a switch to another folder's session, the model's tools work there and a new session records that folder",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-move-tools-");
+      const target = sessionFile(join(other, "t.jsonl"), other, "abababab-1111-4111-8111-111111111111");
+      const turns = (name: string) => [{ toolCalls: [{ name: "write", arguments: { path: name, content: "written" } }] }, "done"];
+      write(join(launch, "turns.json"), [...turns("first.txt"), ...turns("second.txt")]);
+      const agent = start(PARLEY_BIN, p, launch, ["--model-script", "turns.json"]);
+      const prompt = async (message: string): Promise<void> => {
+        const from = agent.records.length;
+        await ok(agent, { type: "prompt", message });
+        await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+      };
+
+      await ok(agent, { type: "switch_session", sessionPath: target });
+      await prompt("write the first");
+      expect(readFileSync(join(other, "first.txt"), "utf8")).toBe("written");
+      await ok(agent, { type: "new_session" });
+      await prompt("write the second");
+      expect(readFileSync(join(other, "second.txt"), "utf8")).toBe("written");
+      expect(existsSync(join(launch, "first.txt")) || existsSync(join(launch, "second.txt"))).toBe(false);
+      const created = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+      expect(JSON.parse(readFileSync(created, "utf8").split("\n")[0]!)).toMatchObject({ type: "session", cwd: other });
     },
     3 * MINUTE,
   );

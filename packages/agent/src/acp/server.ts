@@ -237,7 +237,7 @@ export class AcpServer implements FrontDoor {
     if (result?.cancelled || !made) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the new session (session_before_switch)");
     const session = made;
     this.#remember(session);
-    this.#mapper = new UpdateMapper(this.#options.cwd);
+    this.#mapper = new UpdateMapper(this.#core.cwd);
     this.#sessionStart = switched.then(
       () => {
         this.#sendName(session.id);
@@ -258,10 +258,10 @@ export class AcpServer implements FrontDoor {
       await this.#options.models.loadCatalog();
       if (session !== this.#options.session) {
         // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
-        assertSessionCwdExists(session, this.#options.cwd);
+        assertSessionCwdExists(session, this.#core.cwd);
         this.agent.useSession(session);
       }
-      return this.#begin(session, replayUpdates(this.agent.messages, this.#options.cwd));
+      return this.#begin(session, replayUpdates(this.agent.messages, this.#core.cwd));
     }
     if (this.agent.session.id !== sessionId) await this.#switchTo(sessionId);
     this.#replay(sessionId);
@@ -298,7 +298,7 @@ export class AcpServer implements FrontDoor {
   }
 
   #replay(sessionId: string): void {
-    for (const update of replayUpdates(this.agent.messages, this.#options.cwd)) this.#update(sessionId, update);
+    for (const update of replayUpdates(this.agent.messages, this.#core.cwd)) this.#update(sessionId, update);
   }
 
   async #listSessions(cwd: string | undefined): Promise<{ sessions: { sessionId: string; cwd: string; title?: string | null; updatedAt?: string | null }[] }> {
@@ -320,7 +320,7 @@ export class AcpServer implements FrontDoor {
     const file = this.#fileOf(sessionId);
     const result = await this.host.switching.switchSession(file);
     if (result.cancelled) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the switch to this session (session_before_switch)");
-    this.#mapper = new UpdateMapper(this.#options.cwd);
+    this.#mapper = new UpdateMapper(this.#core.cwd);
     this.#visible.add(sessionId);
   }
 
@@ -343,8 +343,7 @@ export class AcpServer implements FrontDoor {
   }
 
   #checkCwd(cwd: string): void {
-    if (cwd !== this.#options.cwd)
-      this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#options.cwd} (the directory it was started in)`);
+    if (cwd !== this.#core.cwd) this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#core.cwd} (its session's folder)`);
   }
 
   async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {

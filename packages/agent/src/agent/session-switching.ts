@@ -23,6 +23,8 @@ export type SessionSwitchEvents = {
   reason: "new" | "resume" | "fork";
   /** Throws when the target is not valid; runs after the before-event, before anything changes. */
   check?: () => void;
+  /** The folder the agent works in with the next session; without it, the folder stays (new sessions and forks, as in pi). */
+  folderOf?: (next: Session) => string;
 };
 
 /** What a switch needs from the agent (AgentSession is one). */
@@ -44,7 +46,13 @@ export interface SwitchingAgent {
 }
 
 export interface SessionSwitchingOptions {
-  cwd: string;
+  /** The folder the agent works in now. */
+  cwd: () => string;
+  /**
+   * The agent moves to the folder of the session it switched to (its bash, tools, ctx.cwd, the
+   * sessions it makes next), before the extensions load again there. Without it, it stays.
+   */
+  moveTo?: ((cwd: string) => Promise<void>) | undefined;
   /** The agent is made after the extension runtime, so it is reached lazily. */
   agent: () => SwitchingAgent;
   runtime: Pick<ExtensionRuntime, "emit" | "emitResourcesDiscover" | "bindMcpServers">;
@@ -57,7 +65,8 @@ export interface SessionSwitchingOptions {
 }
 
 export class SessionSwitching {
-  readonly #cwd: string;
+  readonly #cwd: () => string;
+  readonly #moveTo: ((cwd: string) => Promise<void>) | undefined;
   readonly #agent: () => SwitchingAgent;
   readonly #runtime: SessionSwitchingOptions["runtime"];
   readonly #sessions: SessionFactory;
@@ -65,6 +74,7 @@ export class SessionSwitching {
 
   constructor(options: SessionSwitchingOptions) {
     this.#cwd = options.cwd;
+    this.#moveTo = options.moveTo;
     this.#agent = options.agent;
     this.#runtime = options.runtime;
     this.#sessions = options.sessions;
@@ -98,12 +108,15 @@ export class SessionSwitching {
     // here too, so nothing of the old session's runs into the next (a later one is refused).
     while (agent.isRunning) await agent.abort();
     agent.useSession(next);
+    // pi's new runtime works in the opened session's folder: settings, resources and extensions are the ones there.
+    const folder = events.folderOf?.(next);
+    if (folder !== undefined && folder !== this.#cwd()) await this.#moveTo?.(folder);
     // pi builds a new runtime for the new session: fresh extension instances, which bind and
     // discover resources as at start-up.
     await this.#reloadExtensions?.();
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     if (this.#reloadExtensions) this.#runtime.bindMcpServers();
-    await this.#runtime.emitResourcesDiscover(this.#cwd, "startup");
+    await this.#runtime.emitResourcesDiscover(this.#cwd(), "startup");
     return { cancelled: false };
   }
 
@@ -118,15 +131,17 @@ export class SessionSwitching {
   switchSession(path: string): Promise<{ cancelled: boolean }> {
     let next: Session | undefined;
     // `~` and file:// URLs are read as the newest pi reads them (its SessionManager.open resolves the path).
-    const file = wirePath(path, this.#cwd);
+    const file = wirePath(path, this.#cwd());
     return this.switchTo(() => next ?? this.#sessions.open(file), {
       before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",
       check: () => {
         next = this.#sessions.open(file);
         // As pi: a session whose recorded folder is gone is refused, with pi's words (after session_before_switch).
-        assertSessionCwdExists(next, this.#cwd);
+        assertSessionCwdExists(next, this.#cwd());
       },
+      // A file without a recorded folder opens in the current one (pi's SessionManager.open).
+      folderOf: (session) => session.cwd || this.#cwd(),
     });
   }
 

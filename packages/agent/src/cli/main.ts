@@ -140,6 +140,8 @@ interface Startup {
    */
   resources: SetupResources;
   trustPending: boolean;
+  /** --approve / --no-approve as given: a switch to another folder's session decides that folder's trust again. */
+  trustFlag: boolean | undefined;
 }
 
 /** Start-up for the run's folder `cwd` (project trust is the trust of that folder); `lookup`: its setup when already read. */
@@ -147,7 +149,13 @@ async function readStartup(options: CliOptions, cwd: string, launchCwd: string, 
   const decided = trustWithoutAsking(options.projectTrust, cwd);
   const settled = { ...options, projectTrust: decided ?? false };
   const setup = lookup ?? readSetup(settled, cwd, launchCwd);
-  return { options: settled, setup, resources: await resolveSetupResources(settled, setup), trustPending: decided === undefined };
+  return {
+    options: settled,
+    setup,
+    resources: await resolveSetupResources(settled, setup),
+    trustPending: decided === undefined,
+    trustFlag: options.projectTrust,
+  };
 }
 
 /**
@@ -503,11 +511,12 @@ export async function main(argv: string[]): Promise<void> {
   // for the protocol alone (not before the server starts). Web mode does not read it.
   const stdin = claimStdin();
   // New sessions record the run's folder and go where pi puts that folder's sessions, unless a directory is chosen.
-  const sessionDir = chosenDir ?? defaultSessionDir(cwd, agentDir);
+  // The agent moves with a switch to another folder's session (reloadExtensions below): new sessions record where it is.
+  let runCwd = cwd;
   const sessions = sessionFactory(
     options.noSession,
-    () => cwd,
-    () => sessionDir,
+    () => runCwd,
+    () => chosenDir ?? defaultSessionDir(runCwd, agentDir),
     warn,
   );
   let models: ModelResolution;
@@ -542,9 +551,11 @@ export async function main(argv: string[]): Promise<void> {
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
     // ctx.reload(): settings, resources and extensions again, with the trust decided at start-up.
-    reloadExtensions: () => {
+    // A switch to another folder's session: that folder's, as pi builds its new runtime there.
+    reloadExtensions: (folder) => {
       if (!front) throw new Error("ctx.reload() before start-up ended");
-      return reloadSetup(front, start);
+      runCwd = folder;
+      return reloadSetup(front, start, folder);
     },
   } satisfies AgentCoreSettings;
   const stdio = {
@@ -557,7 +568,7 @@ export async function main(argv: string[]): Promise<void> {
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { acpServer } = await import("../acp/run.js");
-    const server = await acpServer({ ...core, version: version(), sessionDir }, stdio);
+    const server = await acpServer({ ...core, version: version(), sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir) }, stdio);
     front = server;
     await startAgent(server, start, [...startup.notes, ...models.warnings], models);
     lifetime.serve(server);
@@ -623,11 +634,21 @@ function useResources(server: FrontDoor, start: Startup): void {
  * compaction, retry, shell, images, provider request options take effect), resources are resolved
  * again (skills, prompts, context files, SYSTEM.md / APPEND_SYSTEM.md: the system prompt is
  * rebuilt), and the extensions' modules are loaded fresh. The trust decided at start-up stands.
+ * Every session switch does the same, in the folder of the session switched to (`cwd`): when
+ * that is another folder, its project trust is decided again, without the extensions (they are
+ * being replaced): the flags, a folder without project resources, trust.json, defaultProjectTrust.
  */
-async function reloadSetup(server: FrontDoor, start: Startup): Promise<ExtensionSource[]> {
+async function reloadSetup(server: FrontDoor, start: Startup, cwd: string): Promise<ExtensionSource[]> {
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   const keep = commandChoices(server.agent, start.setup.settings);
-  start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
+  if (cwd !== start.setup.cwd) {
+    const { agentDir, settings } = start.setup;
+    const trusted =
+      trustWithoutAsking(start.trustFlag, cwd) ??
+      (await askProjectTrust({ cwd, agentDir, defaultProjectTrust: settings.defaultProjectTrust, handlers: [], log }));
+    start.options = { ...start.options, projectTrust: trusted };
+  }
+  start.setup = readSetup(start.options, cwd, start.setup.launchCwd);
   start.resources = await resolveSetupResources(start.options, start.setup);
   for (const warning of [...start.setup.warnings, ...start.resources.resolved.warnings]) log(warning);
   if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
