@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { startAcp } from "./helpers/acp-client.js";
 import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
 import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
 
@@ -227,6 +228,43 @@ describe("a session runs in the folder its header records", () => {
       expect(existsSync(join(launch, "first.txt")) || existsSync(join(launch, "second.txt"))).toBe(false);
       const created = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
       expect(JSON.parse(readFileSync(created, "utf8").split("\n")[0]!)).toMatchObject({ type: "session", cwd: other });
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "ACP: session/load of another folder's session works there, first or as a switch; one whose folder is gone is refused",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-acp-");
+      const sessions = join(p.home, "sessions");
+      const stored = (id: string, cwd: string): string => sessionFile(join(sessions, `2026-01-01T00-00-00-000Z_${id}.jsonl`), cwd, id);
+      const there = "12121212-1111-4111-8111-111111111111";
+      const gone = "34343434-1111-4111-8111-111111111111";
+      stored(there, other);
+      stored(gone, join(other, "gone"));
+      const turns = (name: string) => [{ toolCalls: [{ name: "write", arguments: { path: name, content: "written" } }] }, "done"];
+      write(join(launch, "turns.json"), [...turns("first.txt"), ...turns("second.txt")]);
+      const h = await startAcp(["--model-script", "turns.json", "--session-dir", sessions], { cwd: launch, home: p.home });
+      try {
+        const prompt = (sessionId: string, text: string) => h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+        // The first session the client chooses.
+        await h.agent.request("session/load", { sessionId: there, cwd: other, mcpServers: [] });
+        expect((await prompt(there, "write the first")).stopReason).toBe("end_turn");
+        expect(readFileSync(join(other, "first.txt"), "utf8")).toBe("written");
+        // Back to a new session (it stays in that folder), then the stored one again: a switch.
+        const made = await h.agent.request("session/new", { cwd: other, mcpServers: [] });
+        await expect(h.agent.request("session/load", { sessionId: gone, cwd: other, mcpServers: [] })).rejects.toThrow(
+          /Stored session working directory does not exist/,
+        );
+        await h.agent.request("session/load", { sessionId: there, cwd: other, mcpServers: [] });
+        expect((await prompt(there, "write the second")).stopReason).toBe("end_turn");
+        expect(readFileSync(join(other, "second.txt"), "utf8")).toBe("written");
+        expect(existsSync(join(launch, "first.txt")) || existsSync(join(launch, "second.txt"))).toBe(false);
+        expect(made.sessionId).not.toBe(there);
+        expect(await h.close()).toEqual({ code: 0 });
+      } finally {
+        if (h.child.exitCode === null) h.child.kill("SIGKILL");
+      }
     },
     3 * MINUTE,
   );

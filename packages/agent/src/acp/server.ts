@@ -34,7 +34,7 @@ import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
-import { assertSessionCwdExists } from "../session/session-cwd.js";
+import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
 import { withTimeout } from "../with-timeout.js";
@@ -250,6 +250,16 @@ export class AcpServer implements FrontDoor {
   }
 
   async #loadSession(sessionId: string, cwd: string): Promise<NewSessionResponse> {
+    try {
+      return await this.#load(sessionId, cwd);
+    } catch (error) {
+      // pi's words for a session whose folder is gone reach the client (the SDK would say only "Internal error").
+      if (error instanceof MissingSessionCwdError) throw this.#sdk.RequestError.internalError(undefined, error.message);
+      throw error;
+    }
+  }
+
+  async #load(sessionId: string, cwd: string): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
     // The client names the session: updates for it may go at once (the replay comes before the response).
     this.#visible.add(sessionId);
@@ -260,6 +270,9 @@ export class AcpServer implements FrontDoor {
         // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
         assertSessionCwdExists(session, this.#core.cwd);
         this.agent.useSession(session);
+        // It runs in its recorded folder, as a switch to it would (session-switching.ts).
+        await this.#core.startIn(session.cwd || this.#core.cwd);
+        this.#mapper = new UpdateMapper(this.#core.cwd);
       }
       return this.#begin(session, replayUpdates(this.agent.messages, this.#core.cwd));
     }

@@ -119,6 +119,17 @@ export class AgentCore {
     await this.#agent?.moveTo(cwd);
   }
 
+  /**
+   * Before session_start: the first session a client chooses (ACP's session/load) is another
+   * folder's. The agent moves there and the extensions load again with that folder's settings and
+   * resources, as if started there (they have seen no session yet).
+   */
+  async startIn(cwd: string): Promise<void> {
+    if (cwd === this.#cwd) return;
+    await this.host.moveTo(cwd);
+    await this.#loadAgain();
+  }
+
   /** The agent; exists once loadExtensions() has begun. */
   get agent(): AgentSession {
     if (!this.#agent) throw new Error("the agent exists once loadExtensions() has begun");

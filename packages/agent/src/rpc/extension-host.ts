@@ -51,6 +51,7 @@ export interface RpcExtensionHostOptions {
 
 export class RpcExtensionHost implements ExtensionHost, UiBridge {
   #cwd: string;
+  readonly #onMove: ((cwd: string) => Promise<void>) | undefined;
   readonly dialogs: DialogRegistry;
   /** Made here because it calls back into this host. */
   readonly runtime: ExtensionRuntime;
@@ -75,13 +76,10 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#requestShutdown = options.requestShutdown;
     this.#reload = options.reload;
     this.runtime = new ExtensionRuntime(this);
-    const moveTo = options.moveTo;
+    this.#onMove = options.moveTo;
     this.switching = new SessionSwitching({
       cwd: () => this.#cwd,
-      moveTo: async (cwd) => {
-        this.#cwd = cwd;
-        await moveTo?.(cwd);
-      },
+      moveTo: (cwd) => this.moveTo(cwd),
       agent: options.agent,
       runtime: this.runtime,
       sessions: options.sessions,
@@ -92,6 +90,12 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   /** The folder the agent works in (ctx.cwd): the current session's, as in pi. */
   get cwd(): string {
     return this.#cwd;
+  }
+
+  /** The agent works in another folder from now on (a session of that folder was switched to). */
+  async moveTo(cwd: string): Promise<void> {
+    this.#cwd = cwd;
+    await this.#onMove?.(cwd);
   }
 
   get #agent(): AgentSession {
