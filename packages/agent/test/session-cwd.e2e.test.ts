@@ -170,13 +170,18 @@ describe("a session runs in the folder its header records", () => {
         const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
         await ok(agent, { type: "new_session" });
         const newPwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
+        // A relative session path still starts from the launch folder, and that session's folder is the launch one.
+        sessionFile(join(launch, "back.jsonl"), launch, "cdcdcdcd-1111-4111-8111-111111111111");
+        await ok(agent, { type: "switch_session", sessionPath: "back.jsonl" });
+        const backPwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
         seen.push({
           pwd: pwd === other,
           where: String(note["message"]) === `${other}|${other}`,
           newPwd: newPwd === other,
+          backPwd: backPwd === launch,
         });
       }
-      expect(seen[0]).toEqual({ pwd: true, where: true, newPwd: true });
+      expect(seen[0]).toEqual({ pwd: true, where: true, newPwd: true, backPwd: true });
       expect(seen[1]).toEqual(seen[0]);
     },
     3 * MINUTE,

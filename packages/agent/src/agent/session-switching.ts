@@ -48,6 +48,8 @@ export interface SwitchingAgent {
 export interface SessionSwitchingOptions {
   /** The folder the agent works in now. */
   cwd: () => string;
+  /** Where a relative session path a client sends starts (pi: its process's folder); default: the first `cwd()`. */
+  pathBase?: string | undefined;
   /**
    * The agent moves to the folder of the session it switched to (its bash, tools, ctx.cwd, the
    * sessions it makes next), before the extensions load again there. Without it, it stays.
@@ -66,6 +68,7 @@ export interface SessionSwitchingOptions {
 
 export class SessionSwitching {
   readonly #cwd: () => string;
+  readonly #pathBase: string;
   readonly #moveTo: ((cwd: string) => Promise<void>) | undefined;
   readonly #agent: () => SwitchingAgent;
   readonly #runtime: SessionSwitchingOptions["runtime"];
@@ -74,6 +77,7 @@ export class SessionSwitching {
 
   constructor(options: SessionSwitchingOptions) {
     this.#cwd = options.cwd;
+    this.#pathBase = options.pathBase ?? options.cwd();
     this.#moveTo = options.moveTo;
     this.#agent = options.agent;
     this.#runtime = options.runtime;
@@ -131,7 +135,7 @@ export class SessionSwitching {
   switchSession(path: string): Promise<{ cancelled: boolean }> {
     let next: Session | undefined;
     // `~` and file:// URLs are read as the newest pi reads them (its SessionManager.open resolves the path).
-    const file = wirePath(path, this.#cwd());
+    const file = wirePath(path, this.#pathBase);
     return this.switchTo(() => next ?? this.#sessions.open(file), {
       before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",

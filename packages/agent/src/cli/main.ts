@@ -543,6 +543,7 @@ export async function main(argv: string[]): Promise<void> {
   // What every mode's agent starts from (modes/agent-core.ts).
   const core = {
     cwd,
+    launchCwd,
     extensions: extensionSources,
     models,
     session: startup.session,

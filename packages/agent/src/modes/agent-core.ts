@@ -34,7 +34,10 @@ export interface FrontDoor {
 
 /** What a mode hands on from the command line (the same for every mode). */
 export interface AgentCoreSettings {
+  /** The folder the agent works in: its session's. */
   cwd: string;
+  /** The folder parley was started in, where relative session paths a client sends start (as in pi); default `cwd`. */
+  launchCwd?: string | undefined;
   extensions?: readonly ExtensionSource[] | undefined;
   /**
    * The extensions again, loaded fresh, for ctx.reload() and each session switch, with the settings
@@ -105,6 +108,7 @@ export class AgentCore {
       reload: () => this.reloadExtensions(),
       reloadForSession: () => this.#loadAgain(),
       moveTo: (cwd) => this.#moveTo(cwd),
+      launchCwd: settings.launchCwd,
     });
     this.runtime = this.host.runtime;
   }

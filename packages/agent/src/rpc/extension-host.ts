@@ -45,6 +45,8 @@ export interface RpcExtensionHostOptions {
   reload: () => Promise<void>;
   /** A session switch: the extensions loaded again, fresh, without reload's events (SessionSwitching). */
   reloadForSession?: (() => Promise<void>) | undefined;
+  /** Where relative session paths from the client start (the folder parley was started in); default `cwd`. */
+  launchCwd?: string | undefined;
   /** A switch to a session of another folder: the agent moves there (this host's `cwd` already has). */
   moveTo?: ((cwd: string) => Promise<void>) | undefined;
 }
@@ -79,6 +81,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#onMove = options.moveTo;
     this.switching = new SessionSwitching({
       cwd: () => this.#cwd,
+      pathBase: options.launchCwd,
       moveTo: (cwd) => this.moveTo(cwd),
       agent: options.agent,
       runtime: this.runtime,
