@@ -142,6 +142,8 @@ interface Startup {
   trustPending: boolean;
   /** --approve / --no-approve as given: a switch to another folder's session decides that folder's trust again. */
   trustFlag: boolean | undefined;
+  /** Each folder's trust once decided: a switch back to a folder keeps its decision. */
+  trustByFolder: Map<string, boolean>;
 }
 
 /** Start-up for the run's folder `cwd` (project trust is the trust of that folder); `lookup`: its setup when already read. */
@@ -155,6 +157,7 @@ async function readStartup(options: CliOptions, cwd: string, launchCwd: string, 
     resources: await resolveSetupResources(settled, setup),
     trustPending: decided === undefined,
     trustFlag: options.projectTrust,
+    trustByFolder: new Map(decided === undefined ? [] : [[cwd, decided]]),
   };
 }
 
@@ -174,6 +177,7 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
     log,
   });
   start.trustPending = false;
+  start.trustByFolder.set(cwd, trusted);
   if (trusted) {
     start.options = { ...start.options, projectTrust: true };
     const idleBefore = start.setup.settings.httpIdleTimeoutMs;
@@ -510,8 +514,8 @@ export async function main(argv: string[]): Promise<void> {
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
   // for the protocol alone (not before the server starts). Web mode does not read it.
   const stdin = claimStdin();
-  // New sessions record the run's folder and go where pi puts that folder's sessions, unless a directory is chosen.
-  // The agent moves with a switch to another folder's session (reloadExtensions below): new sessions record where it is.
+  // New sessions record the folder the agent is in (a switch to another folder's session moves it:
+  // reloadExtensions below) and go where pi puts that folder's sessions, unless a directory is chosen.
   let runCwd = cwd;
   const sessions = sessionFactory(
     options.noSession,
@@ -551,8 +555,8 @@ export async function main(argv: string[]): Promise<void> {
     agentConfig: agentConfig(options, setup),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
-    // ctx.reload(): settings, resources and extensions again, with the trust decided at start-up.
-    // A switch to another folder's session: that folder's, as pi builds its new runtime there.
+    // ctx.reload() and every switch: settings, resources and extensions again, those of the folder
+    // the agent is in (another one after a switch to its session, as pi builds its new runtime there).
     reloadExtensions: (folder) => {
       if (!front) throw new Error("ctx.reload() before start-up ended");
       runCwd = folder;
@@ -634,7 +638,7 @@ function useResources(server: FrontDoor, start: Startup): void {
  * ctx.reload(), as the newest pi reloads in RPC mode: settings.json is read again (queue modes,
  * compaction, retry, shell, images, provider request options take effect), resources are resolved
  * again (skills, prompts, context files, SYSTEM.md / APPEND_SYSTEM.md: the system prompt is
- * rebuilt), and the extensions' modules are loaded fresh. The trust decided at start-up stands.
+ * rebuilt), and the extensions' modules are loaded fresh. The folder's trust, once decided, stands.
  * Every session switch does the same, in the folder of the session switched to (`cwd`): when
  * that is another folder, its project trust is decided again, without the extensions (they are
  * being replaced): the flags, a folder without project resources, trust.json, defaultProjectTrust.
@@ -645,8 +649,10 @@ async function reloadSetup(server: FrontDoor, start: Startup, cwd: string): Prom
   if (cwd !== start.setup.cwd) {
     const { agentDir, settings } = start.setup;
     const trusted =
+      start.trustByFolder.get(cwd) ??
       trustWithoutAsking(start.trustFlag, cwd) ??
       (await askProjectTrust({ cwd, agentDir, defaultProjectTrust: settings.defaultProjectTrust, handlers: [], log }));
+    start.trustByFolder.set(cwd, trusted);
     start.options = { ...start.options, projectTrust: trusted };
   }
   start.setup = readSetup(start.options, cwd, start.setup.launchCwd);
