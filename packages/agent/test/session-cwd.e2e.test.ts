@@ -238,6 +238,24 @@ describe("a session runs in the folder its header records", () => {
   );
 
   it(
+    "parley: after a switch, the project settings are the new folder's as its trust decides (--approve, else trust.json and defaultProjectTrust)",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-move-trust-");
+      const target = sessionFile(join(other, "t.jsonl"), other, "efefefef-1111-4111-8111-111111111111");
+      write(join(other, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=session" });
+      const marks: string[] = [];
+      for (const args of [[], ["--approve"]]) {
+        const agent = start(PARLEY_BIN, p, launch, args);
+        await ok(agent, { type: "switch_session", sessionPath: target });
+        marks.push(output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim());
+      }
+      // Without --approve nothing trusts the folder (defaultProjectTrust "ask" has no one to ask in RPC mode).
+      expect(marks).toEqual(["mark=", "mark=session"]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
     "ACP: session/load of another folder's session works there, first or as a switch; one whose folder is gone is refused",
     async () => {
       const { p, launch, other } = folders("parley-session-cwd-acp-");

@@ -160,7 +160,8 @@ export class SessionSwitching {
     let text: string | undefined;
     const result = await this.switchTo(
       () => {
-        const forked = current.fork(entryId, position);
+        // The fork records the folder the agent works in (pi's runtime cwd), which --continue may have made differ from the file's.
+        const forked = current.fork(entryId, position, { cwd: this.#cwd() });
         text = forked.selectedText;
         return forked.session;
       },
@@ -178,7 +179,10 @@ export class SessionSwitching {
     const current = this.#agent().session;
     const leaf = current.leafId;
     if (!leaf) throw new Error("Cannot clone session: no current entry selected");
-    return this.switchTo(() => current.fork(leaf, "at").session, { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+    return this.switchTo(() => current.fork(leaf, "at", { cwd: this.#cwd() }).session, {
+      before: { type: "session_before_fork", entryId: leaf, position: "at" },
+      reason: "fork",
+    });
   }
 
   /** The session was changed in place (ctx.newSession's `setup`): the agent takes up its context again. */
