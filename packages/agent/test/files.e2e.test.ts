@@ -3,7 +3,7 @@
  * session (exit 1 / an error response) and leave it as it was; export_html refuses to land on a
  * session file (the live one included) or on a file parley did not write.
  */
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { PARLEY_BIN } from "./helpers/spawn.js";
@@ -186,9 +186,9 @@ describe("a folder that cannot be made: the error is said, parley keeps serving 
 // folder it was made in: another project, or one that is gone (parley made it anew to export).
 describe("a relative export path is the user's: against the working directory, not the session's recorded folder", () => {
   const elsewhere = "/nonexistent/parley-recorded-cwd";
-  const sessionFrom = (dir: string): string => {
+  const sessionFrom = (dir: string, recorded: string = elsewhere): string => {
     const file = join(dir, "recorded.jsonl");
-    const header = { type: "session", version: 3, id: "0190f0e0-0000-7000-8000-00000000abcd", timestamp: new Date(0).toISOString(), cwd: elsewhere };
+    const header = { type: "session", version: 3, id: "0190f0e0-0000-7000-8000-00000000abcd", timestamp: new Date(0).toISOString(), cwd: recorded };
     const entry = {
       type: "message",
       id: "e1",
@@ -211,7 +211,9 @@ describe("a relative export path is the user's: against the working directory, n
 
   it("export_html after switch_session to it, with a relative path and with none", async () => {
     const cwd = tempDir();
-    const file = sessionFrom(cwd);
+    // A switch needs the recorded folder to exist (pi refuses it otherwise); the agent then works there, but export paths stay the user's.
+    const recorded = tempDir();
+    const file = sessionFrom(cwd, recorded);
     const agent = procs.raw(["--mode", "rpc", "--session-dir", join(cwd, "sessions"), "--model-script", writeScript(["one"]), "--no-extensions"], { cwd });
     expect(await agent.request({ type: "switch_session", sessionPath: file })).toMatchObject({ success: true });
     expect(await agent.request({ type: "export_html", outputPath: "rel/page.html" })).toMatchObject({
@@ -219,7 +221,7 @@ describe("a relative export path is the user's: against the working directory, n
       data: { path: join(cwd, "rel", "page.html") },
     });
     expect(await agent.request({ type: "export_html" })).toMatchObject({ success: true, data: { path: join(cwd, "pi-session-recorded.html") } });
-    expect(existsSync(elsewhere)).toBe(false);
+    expect(readdirSync(recorded)).toEqual([]);
   });
 });
 

@@ -34,6 +34,7 @@ import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
+import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
 import { withTimeout } from "../with-timeout.js";
@@ -236,7 +237,7 @@ export class AcpServer implements FrontDoor {
     if (result?.cancelled || !made) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the new session (session_before_switch)");
     const session = made;
     this.#remember(session);
-    this.#mapper = new UpdateMapper(this.#options.cwd);
+    this.#mapper = new UpdateMapper(this.#core.cwd);
     this.#sessionStart = switched.then(
       () => {
         this.#sendName(session.id);
@@ -249,14 +250,31 @@ export class AcpServer implements FrontDoor {
   }
 
   async #loadSession(sessionId: string, cwd: string): Promise<NewSessionResponse> {
+    try {
+      return await this.#load(sessionId, cwd);
+    } catch (error) {
+      // pi's words for a session whose folder is gone reach the client (the SDK would say only "Internal error").
+      if (error instanceof MissingSessionCwdError) throw this.#sdk.RequestError.internalError(undefined, error.message);
+      throw error;
+    }
+  }
+
+  async #load(sessionId: string, cwd: string): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
     // The client names the session: updates for it may go at once (the replay comes before the response).
     this.#visible.add(sessionId);
     if (!this.#begun) {
       const session = this.#options.session.id === sessionId ? this.#options.session : this.#openStored(sessionId);
       await this.#options.models.loadCatalog();
-      if (session !== this.#options.session) this.agent.useSession(session);
-      return this.#begin(session, replayUpdates(this.agent.messages, this.#options.cwd));
+      if (session !== this.#options.session) {
+        // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
+        assertSessionCwdExists(session, this.#core.cwd);
+        this.agent.useSession(session);
+        // It runs in its recorded folder, as a switch to it would (session-switching.ts).
+        await this.#core.startIn(session.cwd || this.#core.cwd);
+        this.#mapper = new UpdateMapper(this.#core.cwd);
+      }
+      return this.#begin(session, replayUpdates(this.agent.messages, this.#core.cwd));
     }
     if (this.agent.session.id !== sessionId) await this.#switchTo(sessionId);
     this.#replay(sessionId);
@@ -293,7 +311,7 @@ export class AcpServer implements FrontDoor {
   }
 
   #replay(sessionId: string): void {
-    for (const update of replayUpdates(this.agent.messages, this.#options.cwd)) this.#update(sessionId, update);
+    for (const update of replayUpdates(this.agent.messages, this.#core.cwd)) this.#update(sessionId, update);
   }
 
   async #listSessions(cwd: string | undefined): Promise<{ sessions: { sessionId: string; cwd: string; title?: string | null; updatedAt?: string | null }[] }> {
@@ -315,7 +333,7 @@ export class AcpServer implements FrontDoor {
     const file = this.#fileOf(sessionId);
     const result = await this.host.switching.switchSession(file);
     if (result.cancelled) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the switch to this session (session_before_switch)");
-    this.#mapper = new UpdateMapper(this.#options.cwd);
+    this.#mapper = new UpdateMapper(this.#core.cwd);
     this.#visible.add(sessionId);
   }
 
@@ -338,8 +356,7 @@ export class AcpServer implements FrontDoor {
   }
 
   #checkCwd(cwd: string): void {
-    if (cwd !== this.#options.cwd)
-      this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#options.cwd} (the directory it was started in)`);
+    if (cwd !== this.#core.cwd) this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#core.cwd} (its session's folder)`);
   }
 
   async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {

@@ -209,6 +209,13 @@ export class AgentSession {
     this.followUpMode = config.followUpMode ?? "one-at-a-time";
   }
 
+  /** A switch to a session of another folder (as in pi): user bash, the built-in tools and the system prompt work there from now on. */
+  async moveTo(cwd: string): Promise<void> {
+    this.#options = { ...this.#options, cwd };
+    this.#bash = new UserBash(this, cwd, shellOptions(this.#options.config ?? {}));
+    await this.tools.moveTo(cwd);
+  }
+
   /** The loop's state: the Agent's once it exists, the local copy before. */
   get #state(): LocalLoop["state"] {
     return this.#core?.state ?? this.#local.state;

@@ -10,6 +10,7 @@
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
 import { wirePath } from "../resources/paths.js";
+import { assertSessionCwdExists } from "../session/session-cwd.js";
 
 import type { SessionFactory } from "../session/session-factory.js";
 
@@ -27,6 +28,8 @@ export type SessionSwitchEvents = {
    * session_start (ctx.newSession's `setup`, in pi's order); the agent then takes up its context.
    */
   prepare?: (session: Session) => Promise<void> | void;
+  /** The folder the agent works in with the next session; without it, the folder stays (new sessions and forks, as in pi). */
+  folderOf?: (next: Session) => string;
 };
 
 /** What a switch needs from the agent (AgentSession is one). */
@@ -48,7 +51,15 @@ export interface SwitchingAgent {
 }
 
 export interface SessionSwitchingOptions {
-  cwd: string;
+  /** The folder the agent works in now. */
+  cwd: () => string;
+  /** Where a relative session path a client sends starts (pi: its process's folder); default: the first `cwd()`. */
+  pathBase?: string | undefined;
+  /**
+   * The agent moves to the folder of the session it switched to (its bash, tools, ctx.cwd, the
+   * sessions it makes next), before the extensions load again there. Without it, it stays.
+   */
+  moveTo?: ((cwd: string) => Promise<void>) | undefined;
   /** The agent is made after the extension runtime, so it is reached lazily. */
   agent: () => SwitchingAgent;
   runtime: Pick<ExtensionRuntime, "emit" | "emitResourcesDiscover" | "bindMcpServers">;
@@ -61,7 +72,9 @@ export interface SessionSwitchingOptions {
 }
 
 export class SessionSwitching {
-  readonly #cwd: string;
+  readonly #cwd: () => string;
+  readonly #pathBase: string;
+  readonly #moveTo: ((cwd: string) => Promise<void>) | undefined;
   readonly #agent: () => SwitchingAgent;
   readonly #runtime: SessionSwitchingOptions["runtime"];
   readonly #sessions: SessionFactory;
@@ -69,6 +82,8 @@ export class SessionSwitching {
 
   constructor(options: SessionSwitchingOptions) {
     this.#cwd = options.cwd;
+    this.#pathBase = options.pathBase ?? options.cwd();
+    this.#moveTo = options.moveTo;
     this.#agent = options.agent;
     this.#runtime = options.runtime;
     this.#sessions = options.sessions;
@@ -102,6 +117,9 @@ export class SessionSwitching {
     // here too, so nothing of the old session's runs into the next (a later one is refused).
     while (agent.isRunning) await agent.abort();
     agent.useSession(next);
+    // pi's new runtime works in the opened session's folder: settings, resources and extensions are the ones there.
+    const folder = events.folderOf?.(next);
+    if (folder !== undefined && folder !== this.#cwd()) await this.#moveTo?.(folder);
     // pi builds a new runtime for the new session: fresh extension instances, which bind and
     // discover resources as at start-up.
     await this.#reloadExtensions?.();
@@ -118,7 +136,7 @@ export class SessionSwitching {
     }
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     if (this.#reloadExtensions) this.#runtime.bindMcpServers();
-    await this.#runtime.emitResourcesDiscover(this.#cwd, "startup");
+    await this.#runtime.emitResourcesDiscover(this.#cwd(), "startup");
     if (failed) throw failed.error;
     return { cancelled: false };
   }
@@ -138,13 +156,17 @@ export class SessionSwitching {
   switchSession(path: string): Promise<{ cancelled: boolean }> {
     let next: Session | undefined;
     // `~` and file:// URLs are read as the newest pi reads them (its SessionManager.open resolves the path).
-    const file = wirePath(path, this.#cwd);
+    const file = wirePath(path, this.#pathBase);
     return this.switchTo(() => next ?? this.#sessions.open(file), {
       before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",
       check: () => {
         next = this.#sessions.open(file);
+        // As pi: a session whose recorded folder is gone is refused, with pi's words (after session_before_switch).
+        assertSessionCwdExists(next, this.#cwd());
       },
+      // A file without a recorded folder opens in the current one (pi's SessionManager.open).
+      folderOf: (session) => session.cwd || this.#cwd(),
     });
   }
 
@@ -159,7 +181,8 @@ export class SessionSwitching {
     let text: string | undefined;
     const result = await this.switchTo(
       () => {
-        const forked = current.fork(entryId, position);
+        // The fork records the folder the agent works in (pi's runtime cwd), which --continue may have made differ from the file's.
+        const forked = current.fork(entryId, position, { cwd: this.#cwd() });
         text = forked.selectedText;
         return forked.session;
       },
@@ -177,6 +200,9 @@ export class SessionSwitching {
     const current = this.#agent().session;
     const leaf = current.leafId;
     if (!leaf) throw new Error("Cannot clone session: no current entry selected");
-    return this.switchTo(() => current.fork(leaf, "at").session, { before: { type: "session_before_fork", entryId: leaf, position: "at" }, reason: "fork" });
+    return this.switchTo(() => current.fork(leaf, "at", { cwd: this.#cwd() }).session, {
+      before: { type: "session_before_fork", entryId: leaf, position: "at" },
+      reason: "fork",
+    });
   }
 }

@@ -23,7 +23,7 @@ export interface RegisteredToolInfo {
 }
 
 export class ToolRegistry {
-  readonly #cwd: string;
+  #cwd: string;
   readonly #builtIns = new Map<string, AnyDefinition>();
   #extensionTools = new Map<string, RegisteredToolInfo>();
   #active: string[];
@@ -85,6 +85,14 @@ export class ToolRegistry {
   /** New options for the built-ins (settings that apply once the project is trusted); made again if they exist. */
   async setBuiltInOptions(options: ToolsOptions): Promise<void> {
     this.#toolOptions = options;
+    if (this.#builtIns.size === 0) return;
+    this.#builtIns.clear();
+    await this.load();
+  }
+
+  /** The built-ins work in another folder (a switch to another folder's session); made again if they exist. */
+  async moveTo(cwd: string): Promise<void> {
+    this.#cwd = cwd;
     if (this.#builtIns.size === 0) return;
     this.#builtIns.clear();
     await this.load();

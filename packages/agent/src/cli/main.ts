@@ -33,12 +33,14 @@ import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
 import { ProcessLifetime } from "./process-lifetime.js";
-import { openStartupSession, sessionsRoot } from "./startup-session.js";
+import { openStartupSession, sessionFactory, sessionsRoot } from "./startup-session.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
 import { loadResources, resolveCliSources, resolveResources, type ResolvedResources } from "../resources/index.js";
 import { askNpmGlobalRoot } from "../resources/npm-global-root.js";
 import { needsGlobalRoot } from "../resources/package-sources.js";
+import { userPath } from "../resources/paths.js";
+import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -74,7 +76,10 @@ function version(): string {
 
 /** pi's files as this run sees them. */
 interface Setup {
+  /** The run's folder (the session's): its project settings, resources, context files, tools. */
   cwd: string;
+  /** The folder parley was started in: paths given on the command line start there, as in pi. */
+  launchCwd: string;
   agentDir: string;
   settings: Settings;
   /** Each settings file's `extensions`, `skills`, `prompts` and `packages` (resources/resource-resolver.ts). */
@@ -84,8 +89,7 @@ interface Setup {
   modelsFile: ReturnType<typeof loadModelsFile>;
 }
 
-function readSetup(options: CliOptions): Setup {
-  const cwd = process.cwd();
+function readSetup(options: CliOptions, cwd: string, launchCwd: string): Setup {
   const agentDir = findAgentDir();
   // An untrusted project's .pi/ files are not used (pi's project trust, decided before this).
   const loaded = loadSettings({ cwd, agentDir, projectTrusted: options.projectTrust !== false });
@@ -93,6 +97,7 @@ function readSetup(options: CliOptions): Setup {
   const modelsFile = loadModelsFile(agentDir);
   return {
     cwd,
+    launchCwd,
     agentDir,
     settings: loaded.settings,
     resources: loaded.resources,
@@ -112,6 +117,7 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
   const file = setup.modelsFile;
   return {
     cwd: setup.cwd,
+    launchCwd: setup.launchCwd,
     authKey: setup.auth.apiKey,
     fallbackKey: (provider) => providerKey(file, provider),
     ...(file.overrides.size > 0 || oauth ? { adjustBuiltIn: (model) => adjustBuiltIn(file, oauth ? oauth(model) : model) } : {}),
@@ -134,13 +140,25 @@ interface Startup {
    */
   resources: SetupResources;
   trustPending: boolean;
+  /** --approve / --no-approve as given: a switch to another folder's session decides that folder's trust again. */
+  trustFlag: boolean | undefined;
+  /** Each folder's trust once decided: a switch back to a folder keeps its decision. */
+  trustByFolder: Map<string, boolean>;
 }
 
-async function readStartup(options: CliOptions): Promise<Startup> {
-  const decided = trustWithoutAsking(options.projectTrust, process.cwd());
+/** Start-up for the run's folder `cwd` (project trust is the trust of that folder); `lookup`: its setup when already read. */
+async function readStartup(options: CliOptions, cwd: string, launchCwd: string, lookup?: Setup): Promise<Startup> {
+  const decided = trustWithoutAsking(options.projectTrust, cwd);
   const settled = { ...options, projectTrust: decided ?? false };
-  const setup = readSetup(settled);
-  return { options: settled, setup, resources: await resolveSetupResources(settled, setup), trustPending: decided === undefined };
+  const setup = lookup ?? readSetup(settled, cwd, launchCwd);
+  return {
+    options: settled,
+    setup,
+    resources: await resolveSetupResources(settled, setup),
+    trustPending: decided === undefined,
+    trustFlag: options.projectTrust,
+    trustByFolder: new Map(decided === undefined ? [] : [[cwd, decided]]),
+  };
 }
 
 /**
@@ -159,10 +177,11 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
     log,
   });
   start.trustPending = false;
+  start.trustByFolder.set(cwd, trusted);
   if (trusted) {
     start.options = { ...start.options, projectTrust: true };
     const idleBefore = start.setup.settings.httpIdleTimeoutMs;
-    start.setup = readSetup(start.options);
+    start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
     start.resources = await resolveSetupResources(start.options, start.setup);
     // The project's httpIdleTimeoutMs applies from here (its httpProxy never does: pi reads that globally).
     if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
@@ -170,6 +189,12 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   }
   useResources(server, start);
   if (trusted) await server.addExtensions(await loadAll(start.options, start.resources, "project"), extensionOrder(start.options, start.resources));
+}
+
+/** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
+async function applyHttpSettings(settings: Settings): Promise<void> {
+  applyHttpProxySetting(settings.httpProxy);
+  await configureHttpDispatcher({ idleTimeoutMs: settings.httpIdleTimeoutMs });
 }
 
 /** `max` is the model's highest level: xhigh, clamped to the model later. */
@@ -188,7 +213,10 @@ interface SetupResources {
  * Where this run's extensions, skills and prompt templates come from (pi's package manager rules).
  * It walks folders and packages on disk: called once per trust state, see `Startup.resources`.
  */
-async function resolveSetupResources(options: CliOptions, setup: Pick<Setup, "cwd" | "agentDir" | "resources" | "settings">): Promise<SetupResources> {
+async function resolveSetupResources(
+  options: CliOptions,
+  setup: Pick<Setup, "cwd" | "launchCwd" | "agentDir" | "resources" | "settings">,
+): Promise<SetupResources> {
   const places = { cwd: setup.cwd, agentDir: setup.agentDir, home: homedir() };
   const resolved = resolveResources({
     ...places,
@@ -197,7 +225,8 @@ async function resolveSetupResources(options: CliOptions, setup: Pick<Setup, "cw
     project: options.projectTrust === false ? undefined : setup.resources.project,
     legacyExtensionDirs: true,
   });
-  return { resolved, cli: resolveCliSources(options.extensions, places) };
+  // -e paths start from where parley was started, as in pi.
+  return { resolved, cli: resolveCliSources(options.extensions, { ...places, cwd: setup.launchCwd }) };
 }
 
 /**
@@ -247,17 +276,17 @@ async function loadAll(options: CliOptions, { resolved, cli }: SetupResources, o
 
 /** SYSTEM.md / APPEND_SYSTEM.md (project's .pi/ first, then the agent directory), unless flags replace them. */
 function promptSources(options: CliOptions, setup: Setup): AgentConfig["prompt"] {
-  const { cwd, agentDir } = setup;
+  const { cwd, launchCwd, agentDir } = setup;
   const projectDir = options.projectTrust === false ? undefined : join(cwd, PROJECT_DIR_NAME);
   const discover = (name: string): string | undefined =>
     [projectDir && join(projectDir, name), join(agentDir, name)].find((p): p is string => typeof p === "string" && existsSync(p));
   const systemFile = options.systemPrompt === undefined ? discover("SYSTEM.md") : undefined;
   const custom =
-    options.systemPrompt !== undefined ? promptText(options.systemPrompt, cwd) : systemFile !== undefined ? readFileSync(systemFile, "utf8") : undefined;
+    options.systemPrompt !== undefined ? promptText(options.systemPrompt, launchCwd) : systemFile !== undefined ? readFileSync(systemFile, "utf8") : undefined;
   const appendFile = options.appendSystemPrompt.length === 0 ? discover("APPEND_SYSTEM.md") : undefined;
   const append =
     options.appendSystemPrompt.length > 0
-      ? options.appendSystemPrompt.map((a) => promptText(a, cwd))
+      ? options.appendSystemPrompt.map((a) => promptText(a, launchCwd))
       : appendFile !== undefined
         ? [readFileSync(appendFile, "utf8")]
         : [];
@@ -426,14 +455,15 @@ export async function main(argv: string[]): Promise<void> {
   // children (a package manager asked for its global folder, extension code).
   const lifetime = new ProcessLifetime();
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
-  const start = await readStartup(options);
-  options = start.options;
-  const setup = start.setup;
-  // Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is
-  // read from the user's file only, so a later project trust decision cannot change it.
-  applyHttpProxySetting(setup.settings.httpProxy);
-  await configureHttpDispatcher({ idleTimeoutMs: setup.settings.httpIdleTimeoutMs });
-  if (options.listModels !== undefined) await listModelsAndExit(start);
+  // Paths on the command line start here; the run itself works in its session's folder, as in pi.
+  const launchCwd = process.cwd();
+  // The settings that find the session (its directory) are the start folder's, as in pi.
+  const lookup = readSetup({ ...options, projectTrust: trustWithoutAsking(options.projectTrust, launchCwd) ?? false }, launchCwd, launchCwd);
+  if (options.listModels !== undefined) {
+    const start = await readStartup(options, launchCwd, launchCwd, lookup);
+    await applyHttpSettings(start.setup.settings);
+    await listModelsAndExit(start);
+  }
 
   // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
   const web = options.mode === "web" ? await import("../web/web-mode.js") : undefined;
@@ -446,16 +476,55 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
 
+  const { agentDir } = lookup;
+  const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
+  const envSessionDir = process.env[ENV_SESSION_DIR];
+  const chosenDir = options.sessionDir ?? (envSessionDir ? expandTilde(envSessionDir) : undefined) ?? lookup.settings.sessionDir;
+  let startup: ReturnType<typeof openStartupSession>;
+  try {
+    startup = openStartupSession(
+      options,
+      {
+        cwd: launchCwd,
+        sessionDir: chosenDir ?? defaultSessionDir(launchCwd, agentDir),
+        // Sessions earlier parley versions wrote stay in reach of -c and ids (read, never written there).
+        readOnlyDirs: chosenDir === undefined ? [legacySessionDir(launchCwd)] : [],
+        // An id is also looked for among every project's sessions in pi's place, as pi does.
+        allSessionsRoot: sessionsRoot(agentDir),
+      },
+      warn,
+    );
+    // A session whose recorded folder is gone stops start-up with pi's words (RPC mode cannot ask).
+    assertSessionCwdExists(startup.session, launchCwd);
+  } catch (error) {
+    if (error instanceof MissingSessionCwdError) {
+      writeStderr(`${error.message}\n`);
+      process.exit(STARTUP_ERROR_STATUS);
+    }
+    exitOnStartupError(error);
+  }
+  // The run's folder decides its settings, project trust, resources, context files and tools.
+  const cwd = startup.cwd;
+  const start = await readStartup(options, cwd, launchCwd, cwd === launchCwd ? lookup : undefined);
+  options = start.options;
+  const setup = start.setup;
+  const { settings } = setup;
+  await applyHttpSettings(settings);
+
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
   // for the protocol alone (not before the server starts). Web mode does not read it.
   const stdin = claimStdin();
-  const { cwd, agentDir, settings } = setup;
-  const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
-  const envSessionDir = process.env[ENV_SESSION_DIR];
-  const chosenDir = options.sessionDir ?? (envSessionDir ? expandTilde(envSessionDir) : undefined) ?? settings.sessionDir;
+  // New sessions record the folder the agent is in (a switch to another folder's session moves it:
+  // reloadExtensions below) and go where pi puts that folder's sessions, unless a directory is chosen.
+  let runCwd = cwd;
+  const sessions = sessionFactory(
+    options.noSession,
+    () => runCwd,
+    () => chosenDir ?? defaultSessionDir(runCwd, agentDir),
+    warn,
+  );
   let models: ModelResolution;
   let extensionSources: ExtensionSource[];
-  let startup: ReturnType<typeof openStartupSession>;
   try {
     // Model loading (pi-ai) and extension loading (jiti) are independent: overlap them. The
     // start-up model is chosen once the extensions have registered their providers.
@@ -463,18 +532,6 @@ export async function main(argv: string[]): Promise<void> {
       modelEnvironment(setup).then((environment) => resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, environment)),
       loadAll(options, start.resources),
     ]);
-    startup = openStartupSession(
-      options,
-      {
-        cwd,
-        sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
-        // Sessions earlier parley versions wrote stay in reach of -c and ids (read, never written there).
-        readOnlyDirs: chosenDir === undefined ? [legacySessionDir(cwd)] : [],
-        // An id is also looked for among every project's sessions in pi's place, as pi does.
-        allSessionsRoot: sessionsRoot(agentDir),
-      },
-      warn,
-    );
   } catch (error) {
     exitOnStartupError(error);
   }
@@ -490,17 +547,20 @@ export async function main(argv: string[]): Promise<void> {
   // What every mode's agent starts from (modes/agent-core.ts).
   const core = {
     cwd,
+    launchCwd,
     extensions: extensionSources,
     models,
     session: startup.session,
-    sessions: startup.sessions,
+    sessions,
     agentConfig: agentConfig(options, setup),
     ...(options.name !== undefined ? { sessionName: options.name } : {}),
     log,
-    // ctx.reload(): settings, resources and extensions again, with the trust decided at start-up.
-    reloadExtensions: () => {
+    // ctx.reload() and every switch: settings, resources and extensions again, those of the folder
+    // the agent is in (another one after a switch to its session, as pi builds its new runtime there).
+    reloadExtensions: (folder) => {
       if (!front) throw new Error("ctx.reload() before start-up ended");
-      return reloadSetup(front, start);
+      runCwd = folder;
+      return reloadSetup(front, start, folder);
     },
   } satisfies AgentCoreSettings;
   const stdio = {
@@ -557,12 +617,13 @@ export async function main(argv: string[]): Promise<void> {
 /** Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt). */
 function useResources(server: FrontDoor, start: Startup): void {
   const { options, setup } = start;
-  const { cwd, agentDir } = setup;
+  const { cwd, launchCwd, agentDir } = setup;
   const resources = loadResources({
     cwd,
     agentDir,
-    skillPaths: options.skills,
-    promptTemplatePaths: options.promptTemplates,
+    // --skill and --prompt-template paths start from where parley was started, as in pi.
+    skillPaths: options.skills.map((p) => userPath(p, launchCwd)),
+    promptTemplatePaths: options.promptTemplates.map((p) => userPath(p, launchCwd)),
     ...start.resources,
     projectTrusted: options.projectTrust !== false,
     noSkills: options.noSkills,
@@ -577,12 +638,24 @@ function useResources(server: FrontDoor, start: Startup): void {
  * ctx.reload(), as the newest pi reloads in RPC mode: settings.json is read again (queue modes,
  * compaction, retry, shell, images, provider request options take effect), resources are resolved
  * again (skills, prompts, context files, SYSTEM.md / APPEND_SYSTEM.md: the system prompt is
- * rebuilt), and the extensions' modules are loaded fresh. The trust decided at start-up stands.
+ * rebuilt), and the extensions' modules are loaded fresh. The folder's trust, once decided, stands.
+ * Every session switch does the same, in the folder of the session switched to (`cwd`): when
+ * that is another folder, its project trust is decided again, without the extensions (they are
+ * being replaced): the flags, a folder without project resources, trust.json, defaultProjectTrust.
  */
-async function reloadSetup(server: FrontDoor, start: Startup): Promise<ExtensionSource[]> {
+async function reloadSetup(server: FrontDoor, start: Startup, cwd: string): Promise<ExtensionSource[]> {
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   const keep = commandChoices(server.agent, start.setup.settings);
-  start.setup = readSetup(start.options);
+  if (cwd !== start.setup.cwd) {
+    const { agentDir, settings } = start.setup;
+    const trusted =
+      start.trustByFolder.get(cwd) ??
+      trustWithoutAsking(start.trustFlag, cwd) ??
+      (await askProjectTrust({ cwd, agentDir, defaultProjectTrust: settings.defaultProjectTrust, handlers: [], log }));
+    start.trustByFolder.set(cwd, trusted);
+    start.options = { ...start.options, projectTrust: trusted };
+  }
+  start.setup = readSetup(start.options, cwd, start.setup.launchCwd);
   start.resources = await resolveSetupResources(start.options, start.setup);
   for (const warning of [...start.setup.warnings, ...start.resources.resolved.warnings]) log(warning);
   if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });

@@ -4,6 +4,10 @@
  * (--session-dir, PI_CODING_AGENT_SESSION_DIR, settings' sessionDir, else
  * `<agent dir>/sessions/<cwd slug>`); with the default directory, the sessions earlier parley
  * versions wrote under `~/.parley/sessions/` are found too (they are in pi's format).
+ *
+ * As in pi, a session opened as it is (--session, an existing --session-id, --resume) runs in the
+ * folder its header records; --continue, --fork, a fork of another project's session and a new
+ * session run in the folder parley was started in.
  */
 import { join, resolve } from "node:path";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
@@ -14,6 +18,7 @@ import { errorMessage } from "../error-text.js";
 import { UsageError, type CliOptions } from "./args.js";
 
 export interface SessionPlaces {
+  /** The folder parley was started in: relative paths, this project's sessions, new sessions. */
   cwd: string;
   /** Where new sessions go. */
   sessionDir: string;
@@ -25,7 +30,8 @@ export interface SessionPlaces {
 
 export interface StartupSession {
   session: Session;
-  sessions: SessionFactory;
+  /** The run's folder: the session's recorded one when it was opened as it is, else the start folder. */
+  cwd: string;
   /** Things to say on stderr (a session found in another project, a new session for an id). */
   notes: string[];
 }
@@ -42,15 +48,11 @@ function findById(arg: string, candidates: SessionFileInfo[]): SessionFileInfo |
 export function openStartupSession(options: CliOptions, places: SessionPlaces, onWarning: (w: SessionWarning) => void): StartupSession {
   const { cwd, sessionDir } = places;
   const notes: string[] = [];
-  if (options.noSession) {
-    const sessions = memorySessions(cwd);
-    return { session: sessions.create({}), sessions, notes };
-  }
-  const sessions: SessionFactory = {
-    create: ({ parentSession }) => createSession({ cwd, sessionDir, persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
-    // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
-    open: (path) => openSession(path, { onWarning, createIfMissing: { cwd } }),
-  };
+  const here = (session: Session): StartupSession => ({ session, cwd, notes });
+  // pi's SessionManager.open: the header's folder (a file without one: the start folder).
+  const asRecorded = (session: Session): StartupSession => ({ session, cwd: session.cwd || cwd, notes });
+  if (options.noSession) return here(memorySessions(cwd).create({}));
+  const create = (id?: string): Session => createSession({ cwd, sessionDir, persist: true, onWarning, ...(id !== undefined ? { id } : {}) });
   const local = (): SessionFileInfo[] => [sessionDir, ...places.readOnlyDirs].flatMap((dir) => listSessions(dir)).sort((a, b) => b.mtime - a.mtime);
 
   /** A --session/--fork argument: the file, or this project's session with that id, or another project's. */
@@ -76,8 +78,7 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
     }
     const source = open("--fork", locate("--fork", options.fork).path, false);
     try {
-      const session = source.clone({ cwd, sessionDir, ...(options.sessionId !== undefined ? { id: options.sessionId } : {}) });
-      return { session, sessions, notes };
+      return here(source.clone({ cwd, sessionDir, ...(options.sessionId !== undefined ? { id: options.sessionId } : {}) }));
     } catch (error) {
       throw new UsageError(`--fork ${options.fork}: ${errorMessage(error)}`);
     }
@@ -88,21 +89,37 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
       // pi asks in its terminal whether to fork; RPC mode has no one to ask, so it forks (nothing is lost).
       notes.push(`--session ${options.session}: the session belongs to ${found.elsewhere}; continuing in a fork of it in this folder`);
       const source = open("--session", found.path, false);
-      return { session: source.clone({ cwd, sessionDir }), sessions, notes };
+      return here(source.clone({ cwd, sessionDir }));
     }
-    return { session: open("--session", found.path, true), sessions, notes };
+    return asRecorded(open("--session", found.path, true));
   }
   if (options.sessionId !== undefined) {
     const existing = local().find((s) => s.id === options.sessionId);
-    if (existing) return { session: open("--session-id", existing.path, false), sessions, notes };
+    if (existing) return asRecorded(open("--session-id", existing.path, false));
     notes.push(`No project session found with id '${options.sessionId}'; creating a new session with that id.`);
-    return { session: createSession({ cwd, sessionDir, persist: true, onWarning, id: options.sessionId }), sessions, notes };
+    return here(create(options.sessionId));
   }
   if (options.continue || options.resume) {
     const latest = local()[0];
-    if (latest) return { session: open(options.continue ? "--continue" : "--resume", latest.path, false), sessions, notes };
+    // pi's --continue stays in the current folder whatever the file records; --resume opens the session as it is.
+    if (latest) return options.continue ? here(open("--continue", latest.path, false)) : asRecorded(open("--resume", latest.path, false));
   }
-  return { session: sessions.create({}), sessions, notes };
+  return here(create());
+}
+
+/**
+ * How the run makes and opens sessions: files in `sessionDir` recording the run's folder, or
+ * memory with --no-session. `cwd()` is asked each time: the run's folder follows the session.
+ */
+export function sessionFactory(noSession: boolean, cwd: () => string, sessionDir: () => string, onWarning: (w: SessionWarning) => void): SessionFactory {
+  // In memory no other session can be opened, so the folder never changes.
+  if (noSession) return memorySessions(cwd());
+  return {
+    create: ({ parentSession }) =>
+      createSession({ cwd: cwd(), sessionDir: sessionDir(), persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
+    // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
+    open: (path) => openSession(path, { onWarning, createIfMissing: { cwd: cwd() } }),
+  };
 }
 
 export function sessionsRoot(agentDir: string): string {

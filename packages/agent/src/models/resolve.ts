@@ -49,8 +49,10 @@ export interface ModelCliOptions {
 export interface ResolveEnvironment {
   /** Environment to read keys from; defaults to process.env (read live on every lookup). */
   env?: Record<string, string | undefined>;
-  /** Working directory: offline model's files, relative `--model-script` paths. Default process.cwd(). */
+  /** Working directory: the offline model's files; relative `--model-script` paths too unless `launchCwd` is given. Default process.cwd(). */
   cwd?: string;
+  /** The folder parley was started in, where a relative `--model-script` path starts when the run works elsewhere (a session's folder). */
+  launchCwd?: string;
   /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
   authKey?: (provider: string) => string | undefined;
   /** A key models.json gives a provider: after auth.json and the environment, as in pi. */
@@ -145,7 +147,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const delayMs = parseDelay(env.PARLEY_STREAM_DELAY_MS, warnings);
 
   // The script is validated before pi-ai is loaded, so a bad file fails fast.
-  const script = options.modelScript !== undefined ? loadModelScript(options.modelScript, cwd) : undefined;
+  const script = options.modelScript !== undefined ? loadModelScript(options.modelScript, environment.launchCwd ?? cwd) : undefined;
   if (options.apiKey !== undefined && !script && options.provider === undefined && options.model === undefined) {
     throw new ModelResolutionError("--api-key needs a model: pass --provider NAME and/or --model PATTERN with it");
   }

@@ -34,10 +34,16 @@ export interface FrontDoor {
 
 /** What a mode hands on from the command line (the same for every mode). */
 export interface AgentCoreSettings {
+  /** The folder the agent works in: its session's. */
   cwd: string;
+  /** The folder parley was started in, where relative session paths a client sends start (as in pi); default `cwd`. */
+  launchCwd?: string | undefined;
   extensions?: readonly ExtensionSource[] | undefined;
-  /** The extensions again, loaded fresh, for ctx.reload(); without it the same factories run again. */
-  reloadExtensions?: (() => Promise<ExtensionSource[]>) | undefined;
+  /**
+   * The extensions again, loaded fresh, for ctx.reload() and each session switch, with the settings
+   * and resources of `cwd` (the folder the agent now works in); without it the same factories run again.
+   */
+  reloadExtensions?: ((cwd: string) => Promise<ExtensionSource[]>) | undefined;
   /** The session to start with; a new in-memory one when absent. */
   session?: Session | undefined;
   sessions?: SessionFactory | undefined;
@@ -73,7 +79,8 @@ export interface AgentCoreWiring {
 }
 
 export class AgentCore {
-  readonly cwd: string;
+  /** The folder the agent works in: the current session's (a switch to another folder's session moves it, as in pi). */
+  #cwd: string;
   readonly host: RpcExtensionHost;
   readonly runtime: ExtensionRuntime;
   readonly initialSession: Session;
@@ -85,7 +92,7 @@ export class AgentCore {
   constructor(settings: AgentCoreSettings, wiring: AgentCoreWiring) {
     this.#settings = settings;
     this.#wiring = wiring;
-    this.cwd = settings.cwd;
+    this.#cwd = settings.cwd;
     this.#log = settings.log ?? (() => {});
     const sessions = settings.sessions ?? memorySessions(this.cwd);
     this.initialSession = settings.session ?? sessions.create({});
@@ -100,8 +107,31 @@ export class AgentCore {
       requestShutdown: wiring.requestShutdown,
       reload: () => this.reloadExtensions(),
       reloadForSession: () => this.#loadAgain(),
+      moveTo: (cwd) => this.#moveTo(cwd),
+      launchCwd: settings.launchCwd,
     });
     this.runtime = this.host.runtime;
+  }
+
+  get cwd(): string {
+    return this.#cwd;
+  }
+
+  /** A switch to a session of another folder: the agent's bash, tools and system prompt work there from now on. */
+  async #moveTo(cwd: string): Promise<void> {
+    this.#cwd = cwd;
+    await this.#agent?.moveTo(cwd);
+  }
+
+  /**
+   * Before session_start: the first session a client chooses (ACP's session/load) is another
+   * folder's. The agent moves there and the extensions load again with that folder's settings and
+   * resources, as if started there (they have seen no session yet).
+   */
+  async startIn(cwd: string): Promise<void> {
+    if (cwd === this.#cwd) return;
+    await this.host.moveTo(cwd);
+    await this.#loadAgain();
   }
 
   /** The agent; exists once loadExtensions() has begun. */
@@ -207,7 +237,7 @@ export class AgentCore {
    */
   async #loadAgain(): Promise<void> {
     this.runtime.reset();
-    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions() : (this.#settings.extensions ?? []);
+    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.#cwd) : (this.#settings.extensions ?? []);
     await this.#addExtensions(sources);
   }
 

@@ -45,10 +45,15 @@ export interface RpcExtensionHostOptions {
   reload: () => Promise<void>;
   /** A session switch: the extensions loaded again, fresh, without reload's events (SessionSwitching). */
   reloadForSession?: (() => Promise<void>) | undefined;
+  /** Where relative session paths from the client start (the folder parley was started in); default `cwd`. */
+  launchCwd?: string | undefined;
+  /** A switch to a session of another folder: the agent moves there (this host's `cwd` already has). */
+  moveTo?: ((cwd: string) => Promise<void>) | undefined;
 }
 
 export class RpcExtensionHost implements ExtensionHost, UiBridge {
-  readonly cwd: string;
+  #cwd: string;
+  readonly #onMove: ((cwd: string) => Promise<void>) | undefined;
   readonly dialogs: DialogRegistry;
   /** Made here because it calls back into this host. */
   readonly runtime: ExtensionRuntime;
@@ -65,7 +70,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   #extensionFlags = new Map<string, string | boolean>();
 
   constructor(options: RpcExtensionHostOptions) {
-    this.cwd = options.cwd;
+    this.#cwd = options.cwd;
     this.dialogs = options.dialogs;
     this.#getAgent = options.agent;
     this.#send = options.send;
@@ -73,13 +78,27 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     this.#requestShutdown = options.requestShutdown;
     this.#reload = options.reload;
     this.runtime = new ExtensionRuntime(this);
+    this.#onMove = options.moveTo;
     this.switching = new SessionSwitching({
-      cwd: options.cwd,
+      cwd: () => this.#cwd,
+      pathBase: options.launchCwd,
+      moveTo: (cwd) => this.moveTo(cwd),
       agent: options.agent,
       runtime: this.runtime,
       sessions: options.sessions,
       reloadExtensions: options.reloadForSession,
     });
+  }
+
+  /** The folder the agent works in (ctx.cwd): the current session's, as in pi. */
+  get cwd(): string {
+    return this.#cwd;
+  }
+
+  /** The agent works in another folder from now on (a session of that folder was switched to). */
+  async moveTo(cwd: string): Promise<void> {
+    this.#cwd = cwd;
+    await this.#onMove?.(cwd);
   }
 
   get #agent(): AgentSession {

@@ -57,13 +57,16 @@ type StopRequest =
 type HeldInput = string | { bytes: number; maxLineBytes: number };
 
 export class RpcServer implements TransportSink, FrontDoor {
-  readonly cwd: string;
   readonly dialogs: DialogRegistry;
   /** What extensions (and the commands that do what they can do) reach through. */
   readonly host: RpcExtensionHost;
   readonly runtime: ExtensionRuntime;
   /** The host, the agent and extension loading, as every mode has them. */
   readonly #core: AgentCore;
+  /** The folder the agent works in (the current session's). */
+  get cwd(): string {
+    return this.#core.cwd;
+  }
   readonly #transport: Transport;
   readonly #options: RpcServerOptions;
   readonly #log: (message: string) => void;
@@ -87,7 +90,6 @@ export class RpcServer implements TransportSink, FrontDoor {
   constructor(options: RpcServerOptions) {
     this.#options = options;
     this.#transport = options.transport;
-    this.cwd = options.cwd;
     this.#log = options.log ?? (() => {});
     // A refused answer is a reply to its line, so it keeps line order like a command's response.
     this.dialogs = new DialogRegistry({

@@ -2,6 +2,7 @@
  * Session commands. Switching (new, switch, fork, clone) waits for extensions, which may ask
  * the user before they allow it, so those answer when done.
  */
+import { MissingSessionCwdError } from "../../session/session-cwd.js";
 import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
 import { errorMessage } from "../../error-text.js";
@@ -24,6 +25,8 @@ export const sessionCommands: CommandTable<SessionCommands> = {
     try {
       return await ctx.sessions.switchSession(c.sessionPath);
     } catch (error) {
+      // pi answers a session whose folder is gone with its own words alone (a client may match on them).
+      if (error instanceof MissingSessionCwdError) throw new CommandError(error.message);
       throw new CommandError(`Cannot switch to session ${c.sessionPath}: ${errorMessage(error)}`);
     }
   }),

@@ -1,0 +1,294 @@
+/**
+ * A session runs in the folder its header records, as in pi: started in one folder with
+ * `--session` naming a session of another, parley works in the session's folder (bash, tools,
+ * get_state, that folder's project settings), while paths on the command line (-e,
+ * --model-script) still start from where it was started. A session whose recorded folder is gone
+ * stops start-up with pi's words and exit status, and is refused by switch_session. Where pi 0.73.1
+ * can run the case (no model needed), both are driven alike and must answer alike.
+ */
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { startAcp } from "./helpers/acp-client.js";
+import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
+import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
+
+const running = closedAfterEach();
+
+const BINS = [
+  ["pi 0.73.1", PI_BIN],
+  ["parley", PARLEY_BIN],
+] as const;
+
+function start(bin: string, p: Place, cwd: string, args: string[]): AgentProcess {
+  const agent = spawnAgent(bin, ["--mode", "rpc", ...args], { cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
+  running.push(agent);
+  return agent;
+}
+
+/** A stored session file recording `cwd` (pi's header, version 3), with no entries. */
+function sessionFile(file: string, cwd: string, id: string): string {
+  write(file, `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd })}\n`);
+  return file;
+}
+
+/** Two folders: `launch`, where the agent is started, and `other`, whose session it opens. */
+function folders(prefix: string): { p: Place; launch: string; other: string } {
+  const p = place(prefix);
+  const launch = p.cwd;
+  const other = join(p.home, "work", "other");
+  mkdirSync(other, { recursive: true });
+  return { p, launch, other };
+}
+
+const output = (r: Record<string, unknown>): string => (r["data"] as { output: string }).output;
+
+/** Waits for the process to end; its exit status and stderr. */
+async function ended(agent: AgentProcess): Promise<{ code: number | null; stderr: string }> {
+  const timer = setTimeout(() => agent.kill(), MINUTE);
+  const { code } = await agent.exited;
+  clearTimeout(timer);
+  return { code, stderr: agent.stderr() };
+}
+
+describe("a session runs in the folder its header records", () => {
+  it(
+    "--session from another folder: bash runs there, -e starts from the launch folder; --continue stays (pi and parley alike)",
+    async () => {
+      const seen: Record<string, unknown>[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-");
+        const file = sessionFile(join(other, "s.jsonl"), other, "aaaaaaaa-1111-4111-8111-111111111111");
+        // A relative -e path: found in the launch folder, not the session's.
+        write(join(launch, "ext.ts"), 'export default function (pi) { pi.registerCommand("from-launch", { description: "d", handler: async () => {} }); }\n');
+        const agent = start(bin, p, launch, ["--session", file, "-e", "./ext.ts"]);
+        const pwd = output(await ok(agent, { type: "bash", command: "pwd" }));
+        const state = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
+        const commands = ((await ok(agent, { type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands.map((c) => c.name);
+        agent.closeInput();
+        await ended(agent);
+
+        // --continue opens the launch folder's latest session in the launch folder, whatever it records.
+        const slug = `--${launch.replace(/^\//, "").replace(/\//g, "-")}--`;
+        sessionFile(
+          join(p.agentDir, "sessions", slug, "2026-01-01T00-00-00-000Z_bbbbbbbb-1111-4111-8111-111111111111.jsonl"),
+          other,
+          "bbbbbbbb-1111-4111-8111-111111111111",
+        );
+        const continued = start(bin, p, launch, ["--continue"]);
+        const continuedPwd = output(await ok(continued, { type: "bash", command: "pwd" }));
+        const continuedId = ((await ok(continued, { type: "get_state" }))["data"] as { sessionId: string }).sessionId;
+
+        seen.push({
+          pwd: pwd.trim() === other,
+          sessionFile: state.sessionFile === file,
+          extension: commands.includes("from-launch"),
+          continuedPwd: continuedPwd.trim() === launch,
+          continuedId,
+        });
+      }
+      expect(seen[0]).toEqual({ pwd: true, sessionFile: true, extension: true, continuedPwd: true, continuedId: "bbbbbbbb-1111-4111-8111-111111111111" });
+      expect(seen[1]).toEqual(seen[0]);
+    },
+    5 * MINUTE,
+  );
+
+  it(
+    "a recorded folder that does not exist: pi's message on stderr and exit 1 (pi and parley alike)",
+    async () => {
+      const results: { code: number | null; stderr: string }[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-gone-");
+        const gone = join(other, "gone");
+        const file = sessionFile(join(other, "s.jsonl"), gone, "cccccccc-1111-4111-8111-111111111111");
+        const agent = start(bin, p, launch, ["--session", file]);
+        const result = await ended(agent);
+        expect(agent.records).toEqual([]);
+        results.push({ code: result.code, stderr: result.stderr.replaceAll(p.home, "<home>") });
+        // Nothing was written over or beside the session.
+        expect(readFileSync(file, "utf8").split("\n").filter(Boolean)).toHaveLength(1);
+      }
+      expect(results[0]).toEqual({
+        code: 1,
+        stderr:
+          "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/s.jsonl\nCurrent working directory: <home>/work/project\n",
+      });
+      expect(results[1]).toEqual(results[0]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "switch_session to a session whose recorded folder is gone: pi's error, the current session kept (pi and parley alike)",
+    async () => {
+      const answers: unknown[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-switch-");
+        const target = sessionFile(join(other, "t.jsonl"), join(other, "gone"), "dddddddd-1111-4111-8111-111111111111");
+        const agent = start(bin, p, launch, []);
+        const before = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
+        const r = await agent.request({ type: "switch_session", sessionPath: target }, MINUTE);
+        const after = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
+        const pwd = output(await ok(agent, { type: "bash", command: "pwd" }));
+        answers.push({
+          success: r["success"],
+          error: String(r["error"]).replaceAll(p.home, "<home>"),
+          kept: after.sessionFile === before.sessionFile,
+          pwd: pwd.trim() === launch,
+        });
+      }
+      expect(answers[0]).toEqual({
+        success: false,
+        error:
+          "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/t.jsonl\nCurrent working directory: <home>/work/project",
+        kept: true,
+        pwd: true,
+      });
+      expect(answers[1]).toEqual(answers[0]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "switch_session to a session of another folder: the agent continues there, also in a new session afterwards (pi and parley alike)",
+    async () => {
+      const seen: unknown[] = [];
+      for (const [, bin] of BINS) {
+        const { p, launch, other } = folders("parley-session-cwd-move-");
+        const target = sessionFile(join(other, "t.jsonl"), other, "ffffffff-1111-4111-8111-111111111111");
+        // An extension that says ctx.cwd at each session_start, through a command's notify.
+        write(
+          join(launch, "where.ts"),
+          'let cwd = ""; export default function (pi) { pi.on("session_start", (_e, ctx) => { cwd = ctx.cwd; }); pi.registerCommand("where", { description: "d", handler: async (_a, ctx) => ctx.ui.notify(cwd + "|" + ctx.cwd, "info") }); }\n',
+        );
+        const agent = start(bin, p, launch, ["-e", "./where.ts"]);
+        expect(output(await ok(agent, { type: "bash", command: "pwd" })).trim()).toBe(launch);
+        await ok(agent, { type: "switch_session", sessionPath: target });
+        const pwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
+        const from = agent.records.length;
+        agent.send({ type: "prompt", message: "/where" });
+        const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        await ok(agent, { type: "new_session" });
+        const newPwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
+        // A relative session path still starts from the launch folder, and that session's folder is the launch one.
+        sessionFile(join(launch, "back.jsonl"), launch, "cdcdcdcd-1111-4111-8111-111111111111");
+        await ok(agent, { type: "switch_session", sessionPath: "back.jsonl" });
+        const backPwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
+        seen.push({
+          pwd: pwd === other,
+          where: String(note["message"]) === `${other}|${other}`,
+          newPwd: newPwd === other,
+          backPwd: backPwd === launch,
+        });
+      }
+      expect(seen[0]).toEqual({ pwd: true, where: true, newPwd: true, backPwd: true });
+      expect(seen[1]).toEqual(seen[0]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "parley: the model's tools and the session folder's project settings follow the session; --model-script starts from the launch folder",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-tools-");
+      const file = sessionFile(join(other, "s.jsonl"), other, "eeeeeeee-1111-4111-8111-111111111111");
+      // Each folder's project settings mark the shell differently: the session's must apply.
+      write(join(launch, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=launch" });
+      write(join(other, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=session" });
+      write(join(launch, "turns.json"), [{ toolCalls: [{ name: "write", arguments: { path: "made.txt", content: "written" } }] }, "done"]);
+      const agent = start(PARLEY_BIN, p, launch, ["--approve", "--session", file, "--model-script", "turns.json"]);
+
+      expect(output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim()).toBe("mark=session");
+      const from = agent.records.length;
+      await ok(agent, { type: "prompt", message: "write it" });
+      await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+      expect(readFileSync(join(other, "made.txt"), "utf8")).toBe("written");
+      expect(existsSync(join(launch, "made.txt"))).toBe(false);
+      // The conversation was appended to the session's own file.
+      expect(readFileSync(file, "utf8")).toContain("write it");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "parley: after a switch to another folder's session, the model's tools work there and a new session records that folder",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-move-tools-");
+      const target = sessionFile(join(other, "t.jsonl"), other, "abababab-1111-4111-8111-111111111111");
+      const turns = (name: string) => [{ toolCalls: [{ name: "write", arguments: { path: name, content: "written" } }] }, "done"];
+      write(join(launch, "turns.json"), [...turns("first.txt"), ...turns("second.txt")]);
+      const agent = start(PARLEY_BIN, p, launch, ["--model-script", "turns.json"]);
+      const prompt = async (message: string): Promise<void> => {
+        const from = agent.records.length;
+        await ok(agent, { type: "prompt", message });
+        await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+      };
+
+      await ok(agent, { type: "switch_session", sessionPath: target });
+      await prompt("write the first");
+      expect(readFileSync(join(other, "first.txt"), "utf8")).toBe("written");
+      await ok(agent, { type: "new_session" });
+      await prompt("write the second");
+      expect(readFileSync(join(other, "second.txt"), "utf8")).toBe("written");
+      expect(existsSync(join(launch, "first.txt")) || existsSync(join(launch, "second.txt"))).toBe(false);
+      const created = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+      expect(JSON.parse(readFileSync(created, "utf8").split("\n")[0]!)).toMatchObject({ type: "session", cwd: other });
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "parley: after a switch, the project settings are the new folder's as its trust decides (--approve, else trust.json and defaultProjectTrust)",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-move-trust-");
+      const target = sessionFile(join(other, "t.jsonl"), other, "efefefef-1111-4111-8111-111111111111");
+      write(join(other, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=session" });
+      const marks: string[] = [];
+      for (const args of [[], ["--approve"]]) {
+        const agent = start(PARLEY_BIN, p, launch, args);
+        await ok(agent, { type: "switch_session", sessionPath: target });
+        marks.push(output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim());
+      }
+      // Without --approve nothing trusts the folder (defaultProjectTrust "ask" has no one to ask in RPC mode).
+      expect(marks).toEqual(["mark=", "mark=session"]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "ACP: session/load of another folder's session works there, first or as a switch; one whose folder is gone is refused",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-acp-");
+      const sessions = join(p.home, "sessions");
+      const stored = (id: string, cwd: string): string => sessionFile(join(sessions, `2026-01-01T00-00-00-000Z_${id}.jsonl`), cwd, id);
+      const there = "12121212-1111-4111-8111-111111111111";
+      const gone = "34343434-1111-4111-8111-111111111111";
+      stored(there, other);
+      stored(gone, join(other, "gone"));
+      const turns = (name: string) => [{ toolCalls: [{ name: "write", arguments: { path: name, content: "written" } }] }, "done"];
+      write(join(launch, "turns.json"), [...turns("first.txt"), ...turns("second.txt")]);
+      const h = await startAcp(["--model-script", "turns.json", "--session-dir", sessions], { cwd: launch, home: p.home });
+      try {
+        const prompt = (sessionId: string, text: string) => h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+        // The first session the client chooses.
+        await h.agent.request("session/load", { sessionId: there, cwd: other, mcpServers: [] });
+        expect((await prompt(there, "write the first")).stopReason).toBe("end_turn");
+        expect(readFileSync(join(other, "first.txt"), "utf8")).toBe("written");
+        // Back to a new session (it stays in that folder), then the stored one again: a switch.
+        const made = await h.agent.request("session/new", { cwd: other, mcpServers: [] });
+        await expect(h.agent.request("session/load", { sessionId: gone, cwd: other, mcpServers: [] })).rejects.toThrow(
+          /Stored session working directory does not exist/,
+        );
+        await h.agent.request("session/load", { sessionId: there, cwd: other, mcpServers: [] });
+        expect((await prompt(there, "write the second")).stopReason).toBe("end_turn");
+        expect(readFileSync(join(other, "second.txt"), "utf8")).toBe("written");
+        expect(existsSync(join(launch, "first.txt")) || existsSync(join(launch, "second.txt"))).toBe(false);
+        expect(made.sessionId).not.toBe(there);
+        expect(await h.close()).toEqual({ code: 0 });
+      } finally {
+        if (h.child.exitCode === null) h.child.kill("SIGKILL");
+      }
+    },
+    3 * MINUTE,
+  );
+});
