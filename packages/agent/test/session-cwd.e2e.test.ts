@@ -292,3 +292,51 @@ describe("a session runs in the folder its header records", () => {
     3 * MINUTE,
   );
 });
+
+describe("where new sessions go: beside the current one, as in pi", () => {
+  it(
+    "after --session FILE and switch_session FILE, new_session is written in that file's folder; a chosen --session-dir holds for the start-up file",
+    async () => {
+      const seen: Record<string, unknown>[] = [];
+      for (const [, bin] of BINS) {
+        const p = place("parley-session-dir-");
+        const mine = join(p.home, "app-sessions");
+        const theirs = join(p.home, "elsewhere");
+        const chosen = join(p.home, "chosen");
+        const first = sessionFile(join(mine, "first.jsonl"), p.cwd, "cccccccc-1111-4111-8111-111111111111");
+        const second = sessionFile(join(theirs, "second.jsonl"), p.cwd, "dddddddd-1111-4111-8111-111111111111");
+        const dirOf = async (agent: AgentProcess): Promise<string> => {
+          const file = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+          return file.slice(0, file.lastIndexOf("/")).replace(p.home, "<home>");
+        };
+        const agent = start(bin, p, p.cwd, ["--session", first]);
+        await ok(agent, { type: "new_session" });
+        const afterStart = await dirOf(agent);
+        await ok(agent, { type: "switch_session", sessionPath: second });
+        await ok(agent, { type: "new_session" });
+        const afterSwitch = await dirOf(agent);
+        agent.closeInput();
+        await ended(agent);
+
+        const withDir = start(bin, p, p.cwd, ["--session", first, "--session-dir", chosen]);
+        await ok(withDir, { type: "new_session" });
+        const chosenAfterStart = await dirOf(withDir);
+        await ok(withDir, { type: "switch_session", sessionPath: second });
+        await ok(withDir, { type: "new_session" });
+        const chosenAfterSwitch = await dirOf(withDir);
+        withDir.closeInput();
+        await ended(withDir);
+        seen.push({ afterStart, afterSwitch, chosenAfterStart, chosenAfterSwitch });
+      }
+      expect(seen[0]).toEqual({
+        afterStart: "<home>/app-sessions",
+        afterSwitch: "<home>/elsewhere",
+        chosenAfterStart: "<home>/chosen",
+        // pi opens a switched-to file in its own folder, whatever directory was chosen.
+        chosenAfterSwitch: "<home>/elsewhere",
+      });
+      expect(seen[1]).toEqual(seen[0]);
+    },
+    3 * MINUTE,
+  );
+});

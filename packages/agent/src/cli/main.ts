@@ -515,14 +515,21 @@ export async function main(argv: string[]): Promise<void> {
   // for the protocol alone (not before the server starts). Web mode does not read it.
   const stdin = claimStdin();
   // New sessions record the folder the agent is in (a switch to another folder's session moves it:
-  // reloadExtensions below) and go where pi puts that folder's sessions, unless a directory is chosen.
+  // reloadExtensions below) and go beside the current session, as pi's do (its session directory
+  // is the one the current session was made in, or the folder of the file it opened).
   let runCwd = cwd;
-  const sessions = sessionFactory(
-    options.noSession,
-    () => runCwd,
-    () => chosenDir ?? defaultSessionDir(runCwd, agentDir),
-    warn,
-  );
+  const legacyDirs = chosenDir === undefined ? [legacySessionDir(launchCwd)] : [];
+  const newSessionDir = (): string => {
+    const fallback = chosenDir ?? defaultSessionDir(runCwd, agentDir);
+    const current = front?.agent.session ?? startup.session;
+    if (current.file === undefined) return fallback;
+    // pi opens the start-up session in the chosen directory (switches open theirs in the file's folder).
+    if (current === startup.session && chosenDir !== undefined) return chosenDir;
+    const beside = dirname(current.file);
+    // Earlier parley versions' folders are read, never written.
+    return legacyDirs.includes(beside) ? fallback : beside;
+  };
+  const sessions = sessionFactory(options.noSession, () => runCwd, newSessionDir, warn);
   let models: ModelResolution;
   let extensionSources: ExtensionSource[];
   try {
