@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startAcp } from "./helpers/acp-client.js";
+import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
 import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
 import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
 
@@ -318,7 +319,15 @@ describe("where new sessions go: beside the current one, as in pi", () => {
         agent.closeInput();
         await ended(agent);
 
-        const withDir = start(bin, p, p.cwd, ["--session", first, "--session-dir", chosen]);
+        const withDir = start(bin, p, p.cwd, ["--session", first, "--session-dir", chosen, "-e", OFFLINE_PROVIDER, "--provider", "offline", "--model", "echo"]);
+        // A clone of the start-up session goes to the chosen directory too (a reply to clone at first:
+        // pi writes a session's file with its first reply).
+        const replied = withDir.waitFor((r) => r.type === "agent_end", MINUTE);
+        await ok(withDir, { type: "prompt", message: "Reply with just: cloned" });
+        await replied;
+        await ok(withDir, { type: "clone" });
+        const chosenClone = await dirOf(withDir);
+        await ok(withDir, { type: "switch_session", sessionPath: first });
         await ok(withDir, { type: "new_session" });
         const chosenAfterStart = await dirOf(withDir);
         await ok(withDir, { type: "switch_session", sessionPath: second });
@@ -326,12 +335,14 @@ describe("where new sessions go: beside the current one, as in pi", () => {
         const chosenAfterSwitch = await dirOf(withDir);
         withDir.closeInput();
         await ended(withDir);
-        seen.push({ afterStart, afterSwitch, chosenAfterStart, chosenAfterSwitch });
+        seen.push({ afterStart, afterSwitch, chosenClone, chosenAfterStart, chosenAfterSwitch });
       }
       expect(seen[0]).toEqual({
         afterStart: "<home>/app-sessions",
         afterSwitch: "<home>/elsewhere",
-        chosenAfterStart: "<home>/chosen",
+        chosenClone: "<home>/chosen",
+        // Switched back to the start-up file: opened in its own folder now.
+        chosenAfterStart: "<home>/app-sessions",
         // pi opens a switched-to file in its own folder, whatever directory was chosen.
         chosenAfterSwitch: "<home>/elsewhere",
       });

@@ -8,7 +8,7 @@
  * stale), session_start and resources_discover, once each.
  */
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { Session } from "../session/session.js";
+import type { ForkTarget, Session } from "../session/session.js";
 import { wirePath } from "../resources/paths.js";
 import { assertSessionCwdExists } from "../session/session-cwd.js";
 
@@ -152,6 +152,15 @@ export class SessionSwitching {
     });
   }
 
+  /**
+   * Where a fork or clone goes, as in pi: the folder the agent works in, and the current session's
+   * directory (the factory's; without one, beside the file forked).
+   */
+  #forkTarget(): ForkTarget {
+    const sessionDir = this.#sessions.sessionDir?.();
+    return { cwd: this.#cwd(), ...(sessionDir !== undefined ? { sessionDir } : {}) };
+  }
+
   /** pi's order: session_before_switch names the path as given, then the file is opened. */
   switchSession(path: string): Promise<{ cancelled: boolean }> {
     let next: Session | undefined;
@@ -182,7 +191,7 @@ export class SessionSwitching {
     const result = await this.switchTo(
       () => {
         // The fork records the folder the agent works in (pi's runtime cwd), which --continue may have made differ from the file's.
-        const forked = current.fork(entryId, position, { cwd: this.#cwd() });
+        const forked = current.fork(entryId, position, this.#forkTarget());
         text = forked.selectedText;
         return forked.session;
       },
@@ -200,7 +209,7 @@ export class SessionSwitching {
     const current = this.#agent().session;
     const leaf = current.leafId;
     if (!leaf) throw new Error("Cannot clone session: no current entry selected");
-    return this.switchTo(() => current.fork(leaf, "at", { cwd: this.#cwd() }).session, {
+    return this.switchTo(() => current.fork(leaf, "at", this.#forkTarget()).session, {
       before: { type: "session_before_fork", entryId: leaf, position: "at" },
       reason: "fork",
     });

@@ -119,6 +119,7 @@ export function sessionFactory(noSession: boolean, cwd: () => string, sessionDir
       createSession({ cwd: cwd(), sessionDir: sessionDir(), persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
     // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
     open: (path) => openSession(path, { onWarning, createIfMissing: { cwd: cwd() } }),
+    sessionDir,
   };
 }
 
