@@ -16,10 +16,12 @@ import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "
 
 const running = closedAfterEach();
 
-const BINS = [
-  ["pi 0.73.1", PI_BIN],
-  ["parley", PARLEY_BIN],
-] as const;
+/** Runs a scenario against pi 0.73.1, then parley: both must come to the same result, which is returned. */
+async function alike<T>(scenario: (bin: string) => Promise<T>): Promise<T> {
+  const pi = await scenario(PI_BIN);
+  expect(await scenario(PARLEY_BIN)).toEqual(pi);
+  return pi;
+}
 
 function start(bin: string, p: Place, cwd: string, args: string[]): AgentProcess {
   const agent = spawnAgent(bin, ["--mode", "rpc", ...args], { cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
@@ -44,6 +46,13 @@ function folders(prefix: string): { p: Place; launch: string; other: string } {
 
 const output = (r: Record<string, unknown>): string => (r["data"] as { output: string }).output;
 
+/** Sends a prompt and waits for its run to end. */
+async function answered(agent: AgentProcess, message: string): Promise<void> {
+  const from = agent.records.length;
+  await ok(agent, { type: "prompt", message });
+  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+}
+
 /** Waits for the process to end; its exit status and stderr. */
 async function ended(agent: AgentProcess): Promise<{ code: number | null; stderr: string }> {
   const timer = setTimeout(() => agent.kill(), MINUTE);
@@ -56,8 +65,7 @@ describe("a session runs in the folder its header records", () => {
   it(
     "--session from another folder: bash runs there, -e starts from the launch folder; --continue stays (pi and parley alike)",
     async () => {
-      const seen: Record<string, unknown>[] = [];
-      for (const [, bin] of BINS) {
+      const seen = await alike(async (bin) => {
         const { p, launch, other } = folders("parley-session-cwd-");
         const file = sessionFile(join(other, "s.jsonl"), other, "aaaaaaaa-1111-4111-8111-111111111111");
         // A relative -e path: found in the launch folder, not the session's.
@@ -80,16 +88,15 @@ describe("a session runs in the folder its header records", () => {
         const continuedPwd = output(await ok(continued, { type: "bash", command: "pwd" }));
         const continuedId = ((await ok(continued, { type: "get_state" }))["data"] as { sessionId: string }).sessionId;
 
-        seen.push({
+        return {
           pwd: pwd.trim() === other,
           sessionFile: state.sessionFile === file,
           extension: commands.includes("from-launch"),
           continuedPwd: continuedPwd.trim() === launch,
           continuedId,
-        });
-      }
-      expect(seen[0]).toEqual({ pwd: true, sessionFile: true, extension: true, continuedPwd: true, continuedId: "bbbbbbbb-1111-4111-8111-111111111111" });
-      expect(seen[1]).toEqual(seen[0]);
+        };
+      });
+      expect(seen).toEqual({ pwd: true, sessionFile: true, extension: true, continuedPwd: true, continuedId: "bbbbbbbb-1111-4111-8111-111111111111" });
     },
     5 * MINUTE,
   );
@@ -97,24 +104,22 @@ describe("a session runs in the folder its header records", () => {
   it(
     "a recorded folder that does not exist: pi's message on stderr and exit 1 (pi and parley alike)",
     async () => {
-      const results: { code: number | null; stderr: string }[] = [];
-      for (const [, bin] of BINS) {
+      const results = await alike(async (bin) => {
         const { p, launch, other } = folders("parley-session-cwd-gone-");
         const gone = join(other, "gone");
         const file = sessionFile(join(other, "s.jsonl"), gone, "cccccccc-1111-4111-8111-111111111111");
         const agent = start(bin, p, launch, ["--session", file]);
         const result = await ended(agent);
         expect(agent.records).toEqual([]);
-        results.push({ code: result.code, stderr: result.stderr.replaceAll(p.home, "<home>") });
         // Nothing was written over or beside the session.
         expect(readFileSync(file, "utf8").split("\n").filter(Boolean)).toHaveLength(1);
-      }
-      expect(results[0]).toEqual({
+        return { code: result.code, stderr: result.stderr.replaceAll(p.home, "<home>") };
+      });
+      expect(results).toEqual({
         code: 1,
         stderr:
           "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/s.jsonl\nCurrent working directory: <home>/work/project\n",
       });
-      expect(results[1]).toEqual(results[0]);
     },
     3 * MINUTE,
   );
@@ -122,8 +127,7 @@ describe("a session runs in the folder its header records", () => {
   it(
     "switch_session to a session whose recorded folder is gone: pi's error, the current session kept (pi and parley alike)",
     async () => {
-      const answers: unknown[] = [];
-      for (const [, bin] of BINS) {
+      const answers = await alike(async (bin) => {
         const { p, launch, other } = folders("parley-session-cwd-switch-");
         const target = sessionFile(join(other, "t.jsonl"), join(other, "gone"), "dddddddd-1111-4111-8111-111111111111");
         const agent = start(bin, p, launch, []);
@@ -131,21 +135,20 @@ describe("a session runs in the folder its header records", () => {
         const r = await agent.request({ type: "switch_session", sessionPath: target }, MINUTE);
         const after = (await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string };
         const pwd = output(await ok(agent, { type: "bash", command: "pwd" }));
-        answers.push({
+        return {
           success: r["success"],
           error: String(r["error"]).replaceAll(p.home, "<home>"),
           kept: after.sessionFile === before.sessionFile,
           pwd: pwd.trim() === launch,
-        });
-      }
-      expect(answers[0]).toEqual({
+        };
+      });
+      expect(answers).toEqual({
         success: false,
         error:
           "Stored session working directory does not exist: <home>/work/other/gone\nSession file: <home>/work/other/t.jsonl\nCurrent working directory: <home>/work/project",
         kept: true,
         pwd: true,
       });
-      expect(answers[1]).toEqual(answers[0]);
     },
     3 * MINUTE,
   );
@@ -153,8 +156,7 @@ describe("a session runs in the folder its header records", () => {
   it(
     "switch_session to a session of another folder: the agent continues there, also in a new session afterwards (pi and parley alike)",
     async () => {
-      const seen: unknown[] = [];
-      for (const [, bin] of BINS) {
+      const seen = await alike(async (bin) => {
         const { p, launch, other } = folders("parley-session-cwd-move-");
         const target = sessionFile(join(other, "t.jsonl"), other, "ffffffff-1111-4111-8111-111111111111");
         // An extension that says ctx.cwd at each session_start, through a command's notify.
@@ -175,15 +177,14 @@ describe("a session runs in the folder its header records", () => {
         sessionFile(join(launch, "back.jsonl"), launch, "cdcdcdcd-1111-4111-8111-111111111111");
         await ok(agent, { type: "switch_session", sessionPath: "back.jsonl" });
         const backPwd = output(await ok(agent, { type: "bash", command: "pwd" })).trim();
-        seen.push({
+        return {
           pwd: pwd === other,
           where: String(note["message"]) === `${other}|${other}`,
           newPwd: newPwd === other,
           backPwd: backPwd === launch,
-        });
-      }
-      expect(seen[0]).toEqual({ pwd: true, where: true, newPwd: true, backPwd: true });
-      expect(seen[1]).toEqual(seen[0]);
+        };
+      });
+      expect(seen).toEqual({ pwd: true, where: true, newPwd: true, backPwd: true });
     },
     3 * MINUTE,
   );
@@ -200,9 +201,7 @@ describe("a session runs in the folder its header records", () => {
       const agent = start(PARLEY_BIN, p, launch, ["--approve", "--session", file, "--model-script", "turns.json"]);
 
       expect(output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim()).toBe("mark=session");
-      const from = agent.records.length;
-      await ok(agent, { type: "prompt", message: "write it" });
-      await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+      await answered(agent, "write it");
       expect(readFileSync(join(other, "made.txt"), "utf8")).toBe("written");
       expect(existsSync(join(launch, "made.txt"))).toBe(false);
       // The conversation was appended to the session's own file.
@@ -219,17 +218,12 @@ describe("a session runs in the folder its header records", () => {
       const turns = (name: string) => [{ toolCalls: [{ name: "write", arguments: { path: name, content: "written" } }] }, "done"];
       write(join(launch, "turns.json"), [...turns("first.txt"), ...turns("second.txt")]);
       const agent = start(PARLEY_BIN, p, launch, ["--model-script", "turns.json"]);
-      const prompt = async (message: string): Promise<void> => {
-        const from = agent.records.length;
-        await ok(agent, { type: "prompt", message });
-        await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
-      };
 
       await ok(agent, { type: "switch_session", sessionPath: target });
-      await prompt("write the first");
+      await answered(agent, "write the first");
       expect(readFileSync(join(other, "first.txt"), "utf8")).toBe("written");
       await ok(agent, { type: "new_session" });
-      await prompt("write the second");
+      await answered(agent, "write the second");
       expect(readFileSync(join(other, "second.txt"), "utf8")).toBe("written");
       expect(existsSync(join(launch, "first.txt")) || existsSync(join(launch, "second.txt"))).toBe(false);
       const created = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
@@ -298,8 +292,7 @@ describe("where new sessions go: beside the current one, as in pi", () => {
   it(
     "after --session FILE and switch_session FILE, new_session is written in that file's folder; a chosen --session-dir holds for the start-up file",
     async () => {
-      const seen: Record<string, unknown>[] = [];
-      for (const [, bin] of BINS) {
+      const seen = await alike(async (bin) => {
         const p = place("parley-session-dir-");
         const mine = join(p.home, "app-sessions");
         const theirs = join(p.home, "elsewhere");
@@ -322,9 +315,7 @@ describe("where new sessions go: beside the current one, as in pi", () => {
         const withDir = start(bin, p, p.cwd, ["--session", first, "--session-dir", chosen, "-e", OFFLINE_PROVIDER, "--provider", "offline", "--model", "echo"]);
         // A clone of the start-up session goes to the chosen directory too (a reply to clone at first:
         // pi writes a session's file with its first reply).
-        const replied = withDir.waitFor((r) => r.type === "agent_end", MINUTE);
-        await ok(withDir, { type: "prompt", message: "Reply with just: cloned" });
-        await replied;
+        await answered(withDir, "Reply with just: cloned");
         await ok(withDir, { type: "clone" });
         const chosenClone = await dirOf(withDir);
         await ok(withDir, { type: "switch_session", sessionPath: first });
@@ -335,9 +326,9 @@ describe("where new sessions go: beside the current one, as in pi", () => {
         const chosenAfterSwitch = await dirOf(withDir);
         withDir.closeInput();
         await ended(withDir);
-        seen.push({ afterStart, afterSwitch, chosenClone, chosenAfterStart, chosenAfterSwitch });
-      }
-      expect(seen[0]).toEqual({
+        return { afterStart, afterSwitch, chosenClone, chosenAfterStart, chosenAfterSwitch };
+      });
+      expect(seen).toEqual({
         afterStart: "<home>/app-sessions",
         afterSwitch: "<home>/elsewhere",
         chosenClone: "<home>/chosen",
@@ -346,7 +337,6 @@ describe("where new sessions go: beside the current one, as in pi", () => {
         // pi opens a switched-to file in its own folder, whatever directory was chosen.
         chosenAfterSwitch: "<home>/elsewhere",
       });
-      expect(seen[1]).toEqual(seen[0]);
     },
     3 * MINUTE,
   );
