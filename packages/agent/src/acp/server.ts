@@ -34,7 +34,7 @@ import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
-import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
+import { assertSessionCwdExists, MissingSessionCwdError, sessionFolder } from "../session/session-cwd.js";
 import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
 import { withTimeout } from "../with-timeout.js";
@@ -271,7 +271,7 @@ export class AcpServer implements FrontDoor {
         assertSessionCwdExists(session, this.#core.cwd);
         this.agent.useSession(session);
         // It runs in its recorded folder, as a switch to it would (session-switching.ts).
-        await this.#core.startIn(session.cwd || this.#core.cwd);
+        await this.#core.startIn(sessionFolder(session, this.#core.cwd));
         this.#mapper = new UpdateMapper(this.#core.cwd);
       }
       return this.#begin(session, replayUpdates(this.agent.messages, this.#core.cwd));

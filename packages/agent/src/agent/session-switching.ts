@@ -10,7 +10,7 @@
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ForkTarget, Session } from "../session/session.js";
 import { wirePath } from "../resources/paths.js";
-import { assertSessionCwdExists } from "../session/session-cwd.js";
+import { assertSessionCwdExists, sessionFolder } from "../session/session-cwd.js";
 
 import type { SessionFactory } from "../session/session-factory.js";
 
@@ -175,7 +175,7 @@ export class SessionSwitching {
         assertSessionCwdExists(next, this.#cwd());
       },
       // A file without a recorded folder opens in the current one (pi's SessionManager.open).
-      folderOf: (session) => session.cwd || this.#cwd(),
+      folderOf: (session) => sessionFolder(session, this.#cwd()),
     });
   }
 

@@ -85,14 +85,17 @@ export class ToolRegistry {
   /** New options for the built-ins (settings that apply once the project is trusted); made again if they exist. */
   async setBuiltInOptions(options: ToolsOptions): Promise<void> {
     this.#toolOptions = options;
-    if (this.#builtIns.size === 0) return;
-    this.#builtIns.clear();
-    await this.load();
+    await this.#remake();
   }
 
   /** The built-ins work in another folder (a switch to another folder's session); made again if they exist. */
   async moveTo(cwd: string): Promise<void> {
     this.#cwd = cwd;
+    await this.#remake();
+  }
+
+  /** The built-ins made again with the current folder and options, if they were made at all. */
+  async #remake(): Promise<void> {
     if (this.#builtIns.size === 0) return;
     this.#builtIns.clear();
     await this.load();

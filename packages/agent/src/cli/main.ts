@@ -480,6 +480,8 @@ export async function main(argv: string[]): Promise<void> {
   const warn = (w: SessionWarning): void => log(`session file: ${w.message}`);
   const envSessionDir = process.env[ENV_SESSION_DIR];
   const chosenDir = options.sessionDir ?? (envSessionDir ? expandTilde(envSessionDir) : undefined) ?? lookup.settings.sessionDir;
+  // Sessions earlier parley versions wrote stay in reach of -c and ids (read, never written there).
+  const legacyDirs = chosenDir === undefined ? [legacySessionDir(launchCwd)] : [];
   let startup: ReturnType<typeof openStartupSession>;
   try {
     startup = openStartupSession(
@@ -487,8 +489,7 @@ export async function main(argv: string[]): Promise<void> {
       {
         cwd: launchCwd,
         sessionDir: chosenDir ?? defaultSessionDir(launchCwd, agentDir),
-        // Sessions earlier parley versions wrote stay in reach of -c and ids (read, never written there).
-        readOnlyDirs: chosenDir === undefined ? [legacySessionDir(launchCwd)] : [],
+        readOnlyDirs: legacyDirs,
         // An id is also looked for among every project's sessions in pi's place, as pi does.
         allSessionsRoot: sessionsRoot(agentDir),
       },
@@ -517,10 +518,11 @@ export async function main(argv: string[]): Promise<void> {
   // New sessions record the folder the agent is in (a switch to another folder's session moves it:
   // reloadExtensions below) and go beside the current session, as pi's do (its session directory
   // is the one the current session was made in, or the folder of the file it opened).
-  let runCwd = cwd;
-  const legacyDirs = chosenDir === undefined ? [legacySessionDir(launchCwd)] : [];
+  // The folder the agent works in is the one whose files were read last (start.setup: reloadSetup
+  // reads the folder of each session switched to).
+  const runCwd = (): string => start.setup.cwd;
   const newSessionDir = (): string => {
-    const fallback = chosenDir ?? defaultSessionDir(runCwd, agentDir);
+    const fallback = chosenDir ?? defaultSessionDir(runCwd(), agentDir);
     const current = front?.agent.session ?? startup.session;
     if (current.file === undefined) return fallback;
     // pi opens the start-up session in the chosen directory (switches open theirs in the file's folder).
@@ -529,7 +531,7 @@ export async function main(argv: string[]): Promise<void> {
     // Earlier parley versions' folders are read, never written.
     return legacyDirs.includes(beside) ? fallback : beside;
   };
-  const sessions = sessionFactory(options.noSession, () => runCwd, newSessionDir, warn);
+  const sessions = sessionFactory(options.noSession, runCwd, newSessionDir, warn);
   let models: ModelResolution;
   let extensionSources: ExtensionSource[];
   try {
@@ -566,7 +568,6 @@ export async function main(argv: string[]): Promise<void> {
     // the agent is in (another one after a switch to its session, as pi builds its new runtime there).
     reloadExtensions: (folder) => {
       if (!front) throw new Error("ctx.reload() before start-up ended");
-      runCwd = folder;
       return reloadSetup(front, start, folder);
     },
   } satisfies AgentCoreSettings;

@@ -13,6 +13,7 @@ import { join, resolve } from "node:path";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { SessionWarning } from "../session/format.js";
 import type { Session } from "../session/session.js";
+import { sessionFolder } from "../session/session-cwd.js";
 import { createSession, listAllSessions, listSessions, openSession, type SessionFileInfo } from "../session/store.js";
 import { errorMessage } from "../error-text.js";
 import { UsageError, type CliOptions } from "./args.js";
@@ -50,7 +51,7 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
   const notes: string[] = [];
   const here = (session: Session): StartupSession => ({ session, cwd, notes });
   // pi's SessionManager.open: the header's folder (a file without one: the start folder).
-  const asRecorded = (session: Session): StartupSession => ({ session, cwd: session.cwd || cwd, notes });
+  const asRecorded = (session: Session): StartupSession => ({ session, cwd: sessionFolder(session, cwd), notes });
   if (options.noSession) return here(memorySessions(cwd).create({}));
   const create = (id?: string): Session => createSession({ cwd, sessionDir, persist: true, onWarning, ...(id !== undefined ? { id } : {}) });
   const local = (): SessionFileInfo[] => [sessionDir, ...places.readOnlyDirs].flatMap((dir) => listSessions(dir)).sort((a, b) => b.mtime - a.mtime);

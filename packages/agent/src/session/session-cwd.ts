@@ -17,6 +17,11 @@ export class MissingSessionCwdError extends Error {
   }
 }
 
+/** The folder a session runs in: the one its header records, else (a file without one) `current`, as pi's SessionManager.open. */
+export function sessionFolder(session: Session, current: string): string {
+  return session.cwd || current;
+}
+
 /** Throws MissingSessionCwdError when a stored session's recorded folder is gone; `fallbackCwd` is the one pi names as current. */
 export function assertSessionCwdExists(session: Session, fallbackCwd: string): void {
   const file = session.file;
