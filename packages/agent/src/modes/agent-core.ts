@@ -79,8 +79,6 @@ export interface AgentCoreWiring {
 }
 
 export class AgentCore {
-  /** The folder the agent works in: the current session's (a switch to another folder's session moves it, as in pi). */
-  #cwd: string;
   readonly host: RpcExtensionHost;
   readonly runtime: ExtensionRuntime;
   readonly initialSession: Session;
@@ -92,13 +90,12 @@ export class AgentCore {
   constructor(settings: AgentCoreSettings, wiring: AgentCoreWiring) {
     this.#settings = settings;
     this.#wiring = wiring;
-    this.#cwd = settings.cwd;
     this.#log = settings.log ?? (() => {});
-    const sessions = settings.sessions ?? memorySessions(this.cwd);
+    const sessions = settings.sessions ?? memorySessions(settings.cwd);
     this.initialSession = settings.session ?? sessions.create({});
     if (settings.sessionName) this.initialSession.setName(settings.sessionName);
     this.host = new RpcExtensionHost({
-      cwd: this.cwd,
+      cwd: settings.cwd,
       agent: () => this.agent,
       sessions,
       dialogs: wiring.dialogs,
@@ -113,13 +110,13 @@ export class AgentCore {
     this.runtime = this.host.runtime;
   }
 
+  /** The folder the agent works in: the current session's (a switch to another folder's session moves it, as in pi); the host keeps it. */
   get cwd(): string {
-    return this.#cwd;
+    return this.host.cwd;
   }
 
   /** A switch to a session of another folder: the agent's bash, tools and system prompt work there from now on. */
   async #moveTo(cwd: string): Promise<void> {
-    this.#cwd = cwd;
     await this.#agent?.moveTo(cwd);
   }
 
@@ -129,7 +126,7 @@ export class AgentCore {
    * resources, as if started there (they have seen no session yet).
    */
   async startIn(cwd: string): Promise<void> {
-    if (cwd === this.#cwd) return;
+    if (cwd === this.cwd) return;
     await this.host.moveTo(cwd);
     await this.#loadAgain();
   }
@@ -237,7 +234,7 @@ export class AgentCore {
    */
   async #loadAgain(): Promise<void> {
     this.runtime.reset();
-    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.#cwd) : (this.#settings.extensions ?? []);
+    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.cwd) : (this.#settings.extensions ?? []);
     await this.#addExtensions(sources);
   }
 
