@@ -105,4 +105,36 @@ describe("stale extension instances", () => {
     await harness.until(() => seen.length === 2);
     expect(seen[1]).toBe("withSession: new session");
   });
+
+  it("an extension command sent right behind a switch runs in the new session, by the new instance", async () => {
+    let instances = 0;
+    const ran: number[] = [];
+    const harness = await serveScripted(
+      ["one"],
+      [
+        (pi) => {
+          const instance = ++instances;
+          pi.registerCommand("whoami", {
+            handler: async (_args, ctx) => {
+              // Reading ctx throws if this instance was replaced meanwhile.
+              void ctx.sessionManager.getSessionId();
+              ran.push(instance);
+            },
+          });
+        },
+      ],
+    );
+    // Something to clone (in memory: no session file to switch to).
+    await harness.prompt("first");
+    for (const type of ["clone", "new_session"] as const) {
+      const before = instances;
+      // Both lines before either is answered: the command waits for the switch.
+      const switched = harness.send({ type });
+      const asked = harness.send({ type: "prompt", message: "/whoami" });
+      expect(await harness.response(switched)).toMatchObject({ success: true });
+      expect(await harness.response(asked)).toMatchObject({ success: true });
+      expect(ran.at(-1)).toBe(before + 1);
+    }
+    expect(harness.transport.sent.filter((r) => r["type"] === "extension_error")).toEqual([]);
+  });
 });

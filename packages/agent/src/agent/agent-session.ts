@@ -390,9 +390,17 @@ export class AgentSession {
     }
   }
 
-  /** Waits until no switch is under way (one may follow another). */
-  async #afterSwitches(): Promise<void> {
+  /**
+   * Waits until no switch is under way (one may follow another): what a client sends after a
+   * switch belongs to the new session (an extension command too: the new instances run it).
+   */
+  async afterSwitches(): Promise<void> {
     while (this.#switch) await this.#switch;
+  }
+
+  /** A switch is under way: only then wait for it (waiting when none is would let a later switch go first). */
+  get isSwitching(): boolean {
+    return this.#switch !== undefined;
   }
 
   /** Replaces the session (new, switch, fork): the agent continues from its context. */
@@ -485,7 +493,7 @@ export class AgentSession {
       expandPromptTemplates?: boolean;
     },
   ): Promise<PromptDisposition> {
-    if (options.source === "rpc" && this.#switch) await this.#afterSwitches();
+    if (options.source === "rpc" && this.isSwitching) await this.afterSwitches();
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
@@ -568,7 +576,7 @@ export class AgentSession {
    * can answer before reading its next line.
    */
   queue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
-    if (this.#switch) return this.#afterSwitches().then(() => this.queue(kind, text, images));
+    if (this.isSwitching) return this.afterSwitches().then(() => this.queue(kind, text, images));
     if (!this.#runtime.hasHandlers("input")) {
       this.#enqueue(kind, this.expandCommands(text), images);
       return "queued";

@@ -50,6 +50,10 @@ export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "ab
   // The response says what became of the prompt (the newest pi's `disposition`): a client waits
   // for agent_settled only when it started a run.
   prompt: async(async (c, ctx, respond) => {
+    // A switch under way is a barrier (AgentSession.switching): an extension command sent after it
+    // runs in the new session, by the extensions' new instances, not the replaced ones. (Only then:
+    // a prompt sent before a switch must not wait for it.)
+    if (ctx.agent.isSwitching) await ctx.agent.afterSwitches();
     if (isExtensionCommand(ctx, c.message)) {
       await ctx.runtime.runCommand(c.message);
       return { disposition: "handled" };
