@@ -76,8 +76,14 @@ describe("state, model and settings commands (--no-session)", () => {
     expect(await ok(agent, { type: "get_messages" })).toEqual({ messages: [] });
     expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({});
     expect(await ok(agent, { type: "get_fork_messages" })).toEqual({ messages: [] });
-    expect(await ok(agent, { type: "get_entries" })).toEqual({ entries: [], leafId: null });
-    expect(await ok(agent, { type: "get_tree" })).toEqual({ tree: [], leafId: null });
+    // No conversation, but what the session starts with, recorded as pi records it.
+    const { entries, leafId } = (await ok(agent, { type: "get_entries" })) as { entries: { type: string; id: string }[]; leafId: string };
+    expect(entries.map((e) => e.type)).toEqual(["model_change", "thinking_level_change"]);
+    expect(leafId).toBe(entries[1]?.id);
+    expect(await ok(agent, { type: "get_tree" })).toMatchObject({
+      tree: [{ entry: { type: "model_change" }, children: [{ entry: { type: "thinking_level_change" }, children: [] }] }],
+      leafId,
+    });
     expect(await ok(agent, { type: "get_session_stats" })).toMatchObject({
       sessionId: expect.any(String),
       userMessages: 0,
@@ -253,7 +259,9 @@ describe("state, model and settings commands (--no-session)", () => {
       expect(after["messageCount"]).toBe(0);
       expect(await messages(agent)).toEqual([]);
       expect(await ok(agent, { type: "get_last_assistant_text" })).toEqual({});
-      expect(await ok(agent, { type: "get_entries" })).toEqual({ entries: [], leafId: null });
+      // Only what the new session starts with (model and level), as pi records it.
+      const { entries } = (await ok(agent, { type: "get_entries" })) as { entries: { type: string }[] };
+      expect(entries.map((e) => e.type)).toEqual(["model_change", "thinking_level_change"]);
       const next = await runPrompt(agent, "fresh");
       const firstCall = msg(next.find((r) => r.type === "message_start" && msg(r).role === "assistant") as Rec);
       const oldFirst = msg(run.find((r) => r.type === "message_start" && msg(r).role === "assistant") as Rec);

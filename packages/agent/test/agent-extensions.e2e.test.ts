@@ -241,7 +241,7 @@ describe("ctx.sessionManager", () => {
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "/sm-probe" });
     const report = JSON.parse(notes(agent, from)[0] as string) as Record<string, unknown>;
-    expect(report).toEqual({ missing: [], leafEntryId: leafId, leafIsEntry: true, label: null, treeRoots: 1, branch: 2, entries: 2, sessionDir: "string" });
+    expect(report).toEqual({ missing: [], leafEntryId: leafId, leafIsEntry: true, label: null, treeRoots: 1, branch: 4, entries: 4, sessionDir: "string" });
     noErrors(agent);
   });
 });

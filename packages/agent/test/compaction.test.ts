@@ -355,7 +355,8 @@ describe("session_before_compact / session_compact", () => {
     const event = seen[0]!;
     expect(event["customInstructions"]).toBe("ci");
     expect(event["signal"]).toBeInstanceOf(AbortSignal);
-    expect((event["branchEntries"] as unknown[]).length).toBe(4);
+    // The session's start (model, level) and the two exchanges.
+    expect((event["branchEntries"] as unknown[]).length).toBe(6);
     expect(event["preparation"]).toMatchObject({
       isSplitTurn: false,
       messagesToSummarize: [expect.objectContaining({ role: "user" }), expect.objectContaining({ role: "assistant" })],

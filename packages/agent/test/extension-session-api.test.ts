@@ -66,6 +66,20 @@ const idOf = (entries: Entry[], role: string, text: string): string => {
 };
 
 describe("ctx.navigateTree", () => {
+  it("the model stays what it is, even where the branch recorded another (pi moves only the context)", async () => {
+    const h = await setUp();
+    await h.prompt("first");
+    const a1 = idOf(await h.entries(), "assistant", "one");
+    const model = async () => ((await h.request({ type: "get_state" }))["data"] as { model: { id: string } }).model.id;
+    const scripted = await model();
+    expect((await h.request({ type: "set_model", provider: "parley", modelId: "offline" }))["success"]).toBe(true);
+    // Back to before the model_change: the branch there last used the scripted model.
+    expect(await h.tree(a1)).toEqual({ cancelled: false });
+    expect(await h.messages()).toEqual(["user:first", "assistant:one"]);
+    expect(await model()).toBe("offline");
+    expect(scripted).not.toBe("offline");
+  });
+
   it("to a user message: the leaf goes to its parent, the text comes back as editorText; handlers see what is left behind", async () => {
     const h = await setUp();
     await h.prompt("first");
@@ -233,7 +247,8 @@ describe("session switches with setup and withSession (pi's replacement-session 
     expect((await h.request({ type: "prompt", message: "/handoff" }))["success"]).toBe(true);
     await h.until(() => seen.length === 2 && h.transport.of("agent_settled").length > n);
     expect(seen[0]!["newId"]).not.toBe(seen[0]!["oldId"]);
-    expect(seen[0]!["entries"]).toEqual(["message", "label", "custom"]);
+    // What the session starts with comes first (as pi records it), then the seed.
+    expect(seen[0]!["entries"]).toEqual(["model_change", "thinking_level_change", "message", "label", "custom"]);
     expect(seen[1]).toEqual({ result: { cancelled: false } });
     expect(h.transport.sent.some((r) => r["method"] === "set_editor_text" && r["text"] === "edited prompt")).toBe(true);
     const messages = ((await h.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
@@ -322,7 +337,7 @@ describe("session switches with setup and withSession (pi's replacement-session 
     cancel = false;
     await h.request({ type: "prompt", message: `/branch ${u2}` });
     await h.until(() => seen.length === 3);
-    // "before" the second prompt: the fork holds the first exchange only.
-    expect(seen.slice(1)).toEqual(["true:2", "cancelled:false"]);
+    // "before" the second prompt: the fork holds the session's start (model, level) and the first exchange only.
+    expect(seen.slice(1)).toEqual(["true:4", "cancelled:false"]);
   });
 });

@@ -62,7 +62,8 @@ describe("--session through a symlink whose target does not exist yet", () => {
     expect((await agent.exited).code).toBe(0);
     expect(agent.stderr()).not.toContain("could not save");
     const lines = readFileSync(link, "utf8").trim().split("\n");
-    expect(lines).toHaveLength(3);
+    // The header, the model and level the session started with, the exchange.
+    expect(lines).toHaveLength(5);
     expect(readFileSync(target, "utf8")).toBe(readFileSync(link, "utf8"));
   });
 });

@@ -148,7 +148,9 @@ describe("model_select's source", () => {
   it('is not fired when a session switch restores the session\'s model: pi 1.6.0 declares "restore" but never emits it', async () => {
     const trio = join(AGENT_FIXTURES, "..", "pi-dropin", "three-models.ts");
     const agentDir = tempDir("parley-agent-dir-");
-    const args = ["--mode", "rpc", "-e", trio, "-e", join(AGENT_FIXTURES, "model-select-recorder.js"), "--model", "trio/alpha"];
+    // The start-up model from settings: a --model would hold for every session of the process (as in pi).
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ defaultProvider: "trio", defaultModel: "alpha" }));
+    const args = ["--mode", "rpc", "-e", trio, "-e", join(AGENT_FIXTURES, "model-select-recorder.js")];
     const agent = procs.raw(args, { cwd: tempDir(), env: { ...process.env, PI_CODING_AGENT_DIR: agentDir } });
     expect((await agent.request({ type: "set_model", provider: "trio", modelId: "beta" }))["success"]).toBe(true);
     await runPrompt(agent, "remember beta", 60_000);

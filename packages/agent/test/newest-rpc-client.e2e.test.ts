@@ -515,9 +515,11 @@ describe("a pi 1.6.0 session file, opened with the 1.6.0 client", () => {
     expect(await client.switchSession(file)).toEqual({ cancelled: false });
 
     const { entries, leafId } = await client.getEntries();
-    expect(entries.map((e) => e.type)).toEqual(["message", "message", "message", "context_edit", "message", "context_edit", "usage"]);
-    expect(leafId).toBe("e0000006");
-    expect(entries).toEqual(lines.slice(1));
+    // The file recorded no thinking level: the switch records the one the session goes on with, as pi does.
+    expect(entries.map((e) => e.type)).toEqual(["message", "message", "message", "context_edit", "message", "context_edit", "usage", "thinking_level_change"]);
+    expect(leafId).toBe(entries[7]?.id);
+    expect(entries.slice(0, 7)).toEqual(lines.slice(1));
+    expect(entries[7]).toMatchObject({ parentId: "e0000006" });
     expect((await client.getTree()).tree[0]?.entry.id).toBe("e0000000");
     // The model sees the first question and the edited answer; the failed attempt is left out.
     const messages = await client.getMessages();

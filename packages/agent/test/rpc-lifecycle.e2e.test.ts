@@ -186,7 +186,8 @@ describe("start-up", () => {
       mode: "rpc",
       hasUI: true,
       cwd: true,
-      entries: 1,
+      // The session's start (model, level) and the command's own marker.
+      entries: 3,
       idle: true,
     });
     await agent.request({ type: "prompt", message: "/exec" });

@@ -32,8 +32,17 @@ describe("get_messages of a big session through the CLI", () => {
       const again = await agent.request({ type: "get_messages" });
       expect((again["data"] as { messages: unknown[] }).messages).toEqual(fromFile);
       expect(agent.garbage).toEqual([]);
-      // Appends only: the file is as it was.
-      expect(readFileSync(file, "utf8")).toBe(`${lines.join("\n")}\n`);
+      // Appends only: the file is as it was, and then the thinking level the session goes on
+      // with (it recorded none), as pi records it.
+      const now = readFileSync(file, "utf8");
+      expect(now.startsWith(`${lines.join("\n")}\n`)).toBe(true);
+      expect(
+        now
+          .slice(`${lines.join("\n")}\n`.length)
+          .trim()
+          .split("\n")
+          .map((l) => (JSON.parse(l) as { type: string }).type),
+      ).toEqual(["thinking_level_change"]);
     } finally {
       agent.closeInput();
       await agent.exited;

@@ -269,7 +269,11 @@ describe("many dialogs", () => {
     const signals = new Map<string, AbortSignal>();
     client.ui.handle("input", async (req, signal) => {
       signals.set(req.id, signal);
-      await sleep(Number(req.title) % 7 === 0 ? 60 : Math.floor(Math.random() * 20));
+      // A timed dialog's handler answers only once its timeout has passed (a late answer, which must
+      // not be sent). Waiting for the signal, not for a longer sleep: a stalled event loop can run
+      // a 60 ms timer before a 5 ms one.
+      if (Number(req.title) % 7 === 0) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+      else await sleep(Math.floor(Math.random() * 20));
       return `answer-${req.id}`;
     });
     for (let i = 0; i < N; i++) {

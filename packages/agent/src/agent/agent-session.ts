@@ -60,7 +60,34 @@ export class AgentError extends Error {
   override readonly name = "AgentError";
 }
 
-type ResumedSettings = Pick<SessionContext, "model" | "thinkingLevel">;
+/** What a session's path records for its start: pi's createAgentSession decides from these. */
+interface ResumedSettings extends Pick<SessionContext, "model" | "thinkingLevel"> {
+  /** The path holds messages (pi's "existing session"). */
+  existing: boolean;
+  /** The path holds a thinking_level_change. */
+  thinkingRecorded: boolean;
+}
+
+/**
+ * What a session start falls back on, as in pi: a model and level the command line gave pin every
+ * session of the process; otherwise the user's last choice stands in for pi's settings defaults
+ * (pi saves set_model and set_thinking_level there, parley writes no settings file).
+ */
+interface SessionDefaults {
+  model: Model<Api>;
+  thinkingLevel: ThinkingLevel;
+  modelPinned: boolean;
+  thinkingPinned: boolean;
+}
+
+function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
+  return {
+    model: context.model,
+    thinkingLevel: context.thinkingLevel,
+    existing: context.messages.length > 0,
+    thinkingRecorded: session.branch().some((e) => e.type === "thinking_level_change"),
+  };
+}
 
 type UserContent = string | (TextContent | ImageContent)[];
 
@@ -115,6 +142,9 @@ export class AgentSession {
   #session: Session;
   /** The session's recorded model and thinking level, kept so the start-up model choice need not rebuild the context. */
   #resumed: ResumedSettings;
+  #defaults: SessionDefaults;
+  /** The session whose start is recorded: pi records each session's model and level once, when it opens it. */
+  #started: Session | undefined;
   #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
   readonly #emit: Emit;
@@ -164,7 +194,13 @@ export class AgentSession {
     });
     // Built once: a resumed session's context can be large, and settings come from the same path.
     const context = options.session.buildSessionContext();
-    this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
+    this.#resumed = resumedSettings(options.session, context);
+    this.#defaults = {
+      model: options.models.model,
+      thinkingLevel: options.models.thinkingLevel,
+      modelPinned: options.models.source === "cli" || options.models.source === "script",
+      thinkingPinned: options.models.thinkingFromCli,
+    };
     const config = options.config ?? {};
     const shell = shellOptions(config);
     this.#bash = new UserBash(this, options.cwd, shell);
@@ -189,8 +225,7 @@ export class AgentSession {
       steer: [],
       followUp: [],
     };
-    // A resumed session continues with its own model, unless the command line chose one.
-    if (options.models.source !== "cli" && options.models.source !== "script") this.#restoreSettings(this.#session, this.#resumed);
+    this.#settle();
   }
 
   /**
@@ -289,15 +324,37 @@ export class AgentSession {
     return this.#core?.signal;
   }
 
-  /** Takes the model and thinking level a session last used, when parley can still use them. */
-  #restoreSettings(session: Session, context: ResumedSettings): void {
-    if (session.entryCount === 0) return;
-    const recorded = context.model ? this.models.findModel(context.model.provider, context.model.modelId) : undefined;
-    if (recorded && this.models.hasAuth(recorded)) this.#state.model = recorded;
-    // A level this parley does not know (a newer pi's, or a damaged file) leaves the current one.
-    if (session.hasEntryOfType("thinking_level_change") && isThinkingLevel(context.thinkingLevel)) {
-      this.#state.thinkingLevel = this.models.clampThinkingLevel(this.model, context.thinkingLevel);
+  /**
+   * The model and level the session starts with, as pi's createAgentSession decides them: the
+   * command line's when it gave them; else, for a session with messages, the ones it last used
+   * (when still usable); else the defaults.
+   */
+  #settle(): void {
+    const resumed = this.#resumed;
+    const defaults = this.#defaults;
+    let model = defaults.model;
+    if (!defaults.modelPinned && resumed.existing && resumed.model) {
+      const recorded = this.models.findModel(resumed.model.provider, resumed.model.modelId);
+      if (recorded && this.models.hasAuth(recorded)) model = recorded;
     }
+    // A level this parley does not know (a newer pi's, or a damaged file) counts as none recorded.
+    const recordedLevel = resumed.existing && resumed.thinkingRecorded && isThinkingLevel(resumed.thinkingLevel) ? resumed.thinkingLevel : undefined;
+    const level = defaults.thinkingPinned ? defaults.thinkingLevel : (recordedLevel ?? defaults.thinkingLevel);
+    this.#state.model = model;
+    this.#state.thinkingLevel = this.models.clampThinkingLevel(model, level);
+  }
+
+  /**
+   * Records what the current session starts with, once, as pi does when it opens a session: a new
+   * one gets its model and level (so a resume restores them), one with messages but no level gets
+   * the level. Before session_start, so its handlers see the entries.
+   */
+  recordSessionStart(): void {
+    const session = this.#session;
+    if (this.#started === session) return;
+    this.#started = session;
+    if (!this.#resumed.existing) session.append({ type: "model_change", provider: this.model.provider, modelId: this.model.id });
+    if (!this.#resumed.existing || !this.#resumed.thinkingRecorded) session.append({ type: "thinking_level_change", thinkingLevel: this.thinkingLevel });
   }
 
   // ---- state -------------------------------------------------------------------------
@@ -403,7 +460,10 @@ export class AgentSession {
     return this.#switch !== undefined;
   }
 
-  /** Replaces the session (new, switch, fork): the agent continues from its context. */
+  /**
+   * Replaces the session (new, switch, fork): the agent continues from its context, with the model
+   * and level pi would start it with, recorded in it.
+   */
   useSession(session: Session): void {
     this.#session = session;
     session.onSave = this.#onSave;
@@ -411,18 +471,29 @@ export class AgentSession {
     const context = session.buildSessionContext();
     this.#state.messages = context.messages;
     this.#nextTurn = [];
-    this.#resumed = { model: context.model, thinkingLevel: context.thinkingLevel };
-    this.#restoreSettings(session, this.#resumed);
+    this.#resumed = resumedSettings(session, context);
+    this.#settle();
+    this.recordSessionStart();
+  }
+
+  /** The current session's path changed (tree navigation, a new session's seed): the context follows; model and level stay, as in pi. */
+  refreshContext(): void {
+    this.#state.messages = this.#session.buildSessionContext().messages;
+    this.#nextTurn = [];
   }
 
   /**
    * The model chosen at start-up, once extensions have registered their providers. Unless the
    * command line chose it, a resumed session's own model (when still usable) wins, as in pi.
    */
-  applyStartupModel(choice: { model: Model<Api>; thinkingLevel: ThinkingLevel; source: string }): void {
-    this.#state.model = choice.model;
-    this.#state.thinkingLevel = choice.thinkingLevel;
-    if (choice.source !== "cli" && choice.source !== "script") this.#restoreSettings(this.#session, this.#resumed);
+  applyStartupModel(choice: { model: Model<Api>; thinkingLevel: ThinkingLevel; source: string; thinkingFromCli: boolean }): void {
+    this.#defaults = {
+      model: choice.model,
+      thinkingLevel: choice.thinkingLevel,
+      modelPinned: choice.source === "cli" || choice.source === "script",
+      thinkingPinned: choice.thinkingFromCli,
+    };
+    this.#settle();
   }
 
   systemPrompt(): string {
@@ -717,6 +788,8 @@ export class AgentSession {
     this.#checkAuth(model);
     const previous = this.model;
     this.#state.model = model;
+    // pi saves the choice as the default for the sessions that follow (the command line's still wins).
+    if (!this.#defaults.modelPinned) this.#defaults.model = model;
     this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
     this.setThinkingLevel(this.thinkingLevel, { force: true });
     if (previous.provider !== model.provider || previous.id !== model.id) {
@@ -764,6 +837,9 @@ export class AgentSession {
     if (effective === previous && !options.force) return;
     this.#state.thinkingLevel = effective;
     if (effective === previous) return;
+    // pi saves a real level as the default for the sessions that follow ("off" only where the model
+    // thinks); the command line's still wins.
+    if (!this.#defaults.thinkingPinned && (effective !== "off" || this.model.reasoning)) this.#defaults.thinkingLevel = effective;
     this.#session.append({ type: "thinking_level_change", thinkingLevel: effective });
     this.#emit({ type: "thinking_level_changed", level: effective });
     void this.#runtime.emit({ type: "thinking_level_select", level: effective, previousLevel: previous });

@@ -44,8 +44,10 @@ export interface SwitchingAgent {
   hasPendingMessages(): boolean;
   clearQueue(): unknown;
   readonly models: { loadCatalog(): Promise<void> };
-  /** Continues from another session's context (or the same session's, changed in place). */
+  /** Continues from another session's context, with the model and level pi would start it with. */
   useSession(session: Session): void;
+  /** Takes up the current session's context again once a seed has changed it. */
+  refreshContext(): void;
   /** Runs a switch; a client's prompt or queued message that comes meanwhile waits for it to end. */
   switching<T>(work: () => Promise<T>): Promise<T>;
 }
@@ -132,7 +134,7 @@ export class SessionSwitching {
       } catch (error) {
         failed = { error };
       }
-      agent.useSession(next);
+      agent.refreshContext();
     }
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     if (this.#reloadExtensions) this.#runtime.bindMcpServers();

@@ -17,8 +17,8 @@ export interface TreeNavigationHost extends SummaryHost {
   readonly session: Session;
   /** settings.json `branchSummary.reserveTokens`, when set. */
   readonly branchSummaryReserveTokens?: number | undefined;
-  /** Takes up the session's context again once the leaf has moved. */
-  useSession(session: Session): void;
+  /** Takes up the session's context again once the leaf has moved (model and level stay, as in pi). */
+  refreshContext(): void;
 }
 
 export interface TreeNavigationResult {
@@ -116,7 +116,7 @@ export async function navigateTree(
     session.moveLeaf(newLeafId);
     if (label) session.setLabel(targetId, label);
   }
-  agent.useSession(session);
+  agent.refreshContext();
   await runtime.emit({
     type: "session_tree",
     newLeafId: session.leafId,

@@ -79,6 +79,8 @@ export interface StartupModel {
   thinkingLevel: ThinkingLevel;
   /** "cli": chosen on the command line (a resumed session's model does not replace it). */
   source: ModelSource;
+  /** The level came from the command line (`--thinking`, or a `--model` pattern's `:level`): every session of the process takes it. */
+  thinkingFromCli: boolean;
   warnings: string[];
   offlineNotice?: string;
 }
@@ -93,6 +95,8 @@ export interface ModelResolution {
   /** The initial model is parley's offline demo model. */
   readonly isOffline: boolean;
   readonly source: ModelSource;
+  /** The level came from the command line (`--thinking`, or a `--model` pattern's `:level`). */
+  readonly thinkingFromCli: boolean;
   /** Things worth one line on stderr each (ignored flags, clamped levels, missing keys). */
   readonly warnings: readonly string[];
   /** Set when parley fell back to the offline model: say it once on stderr. */
@@ -245,6 +249,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     thinkingLevel,
     isOffline: model.api === OFFLINE_API,
     source,
+    thinkingFromCli: requested !== undefined,
     warnings,
     offlineNotice,
     script,
@@ -294,6 +299,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
           model,
           thinkingLevel: clampThinkingLevel(model, requested ?? DEFAULT_THINKING_LEVEL),
           source: own ? "env" : "offline",
+          thinkingFromCli: request.thinking !== undefined,
           warnings: [],
           ...(own ? {} : { offlineNotice: OFFLINE_NOTICE }),
         };
@@ -361,7 +367,8 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
             : `${model.provider}/${model.id} does not support thinking; thinking level is "off"`,
         );
       }
-      return { model, thinkingLevel: level, source: startSource, warnings, ...(notice !== undefined ? { offlineNotice: notice } : {}) };
+      const thinkingFromCli = request.thinking !== undefined || (startSource === "cli" && chosen.thinkingLevel !== undefined);
+      return { model, thinkingLevel: level, source: startSource, thinkingFromCli, warnings, ...(notice !== undefined ? { offlineNotice: notice } : {}) };
     },
   };
 }

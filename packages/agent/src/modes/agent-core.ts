@@ -240,6 +240,7 @@ export class AgentCore {
 
   /** session_start "startup" and resources_discover, once the client can hear what they show. */
   async startSession(): Promise<void> {
+    this.agent.recordSessionStart();
     await this.runtime.emit({ type: "session_start", reason: "startup" });
     this.runtime.bindMcpServers();
     await this.runtime.emitResourcesDiscover(this.cwd, "startup");
