@@ -160,7 +160,8 @@ describe("model_select's source", () => {
     // Each session has its own instance of the recorder (extensions load again on a switch, as in pi).
     let from = agent.records.length;
     await agent.request({ type: "prompt", message: "/model-report" });
-    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["beta->gamma:set"]);
+    // The new session started from settings' model (set_model changes a session only, in the newest pi).
+    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual(["alpha->gamma:set"]);
     expect((await agent.request({ type: "switch_session", sessionPath: first }, 60_000))["success"]).toBe(true);
     const model = ((await agent.request({ type: "get_state" }))["data"] as { model: { id: string } }).model;
     expect(model.id).toBe("beta");

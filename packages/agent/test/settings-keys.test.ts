@@ -75,8 +75,10 @@ describe("settings.json keys", () => {
       retry: { provider: { timeoutMs: -1 } },
       httpIdleTimeoutMs: "soon",
       images: [],
+      modelThinkingLevels: { "openai/gpt-5": 3 },
     });
     expect(settings.transport).toBeUndefined();
+    expect(settings.modelThinkingLevels).toBeUndefined();
     expect(settings.httpIdleTimeoutMs).toBeUndefined();
     expect(settings.thinkingBudgets).toEqual({});
     expect(settings.retry).toEqual({ provider: {} });
@@ -86,6 +88,13 @@ describe("settings.json keys", () => {
     expect(warnings.join("\n")).toMatch(/"retry\.provider\.timeoutMs"/);
     expect(warnings.join("\n")).toMatch(/"httpIdleTimeoutMs"/);
     expect(warnings.join("\n")).toMatch(/"images" must be an object/);
+    expect(warnings.join("\n")).toMatch(/"modelThinkingLevels"/);
+  });
+
+  it("reads the newest pi's modelThinkingLevels (levels keyed provider/modelId)", () => {
+    const { settings, warnings } = settingsOf({ modelThinkingLevels: { "openai/gpt-5": "high", "anthropic/claude-opus-4-6": "max" } });
+    expect(warnings).toEqual([]);
+    expect(settings.modelThinkingLevels).toEqual({ "openai/gpt-5": "high", "anthropic/claude-opus-4-6": "max" });
   });
 
   it("httpProxy fills HTTP_PROXY/HTTPS_PROXY only where the environment has none, as pi", () => {

@@ -5,7 +5,7 @@
  * Absent fields keep pi's defaults.
  */
 import type { ThinkingBudgets, Transport } from "@mariozechner/pi-ai";
-import type { QueueMode } from "@parley/protocol";
+import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import type { CompactionSettings } from "./compaction-cut.js";
 
 export interface ToolPolicy {
@@ -56,4 +56,8 @@ export interface AgentConfig {
   blockImages?: boolean | undefined;
   /** settings.json `branchSummary.reserveTokens`: the part of the context window a branch summary leaves free. */
   branchSummaryReserveTokens?: number | undefined;
+  /** settings.json `defaultThinkingLevel`: the level a model switch takes (unless the model has its own). */
+  defaultThinkingLevel?: ThinkingLevel | undefined;
+  /** settings.json `modelThinkingLevels` (the newest pi's): a model's own default level, keyed "provider/modelId". */
+  modelThinkingLevels?: Readonly<Record<string, ThinkingLevel>> | undefined;
 }

@@ -69,9 +69,10 @@ interface ResumedSettings extends Pick<SessionContext, "model" | "thinkingLevel"
 }
 
 /**
- * What a session start falls back on, as in pi: a model and level the command line gave pin every
- * session of the process; otherwise the user's last choice stands in for pi's settings defaults
- * (pi saves set_model and set_thinking_level there, parley writes no settings file).
+ * What a session start falls back on, as in the newest pi: start-up's choice (the command line's,
+ * else settings' defaults). A model and level the command line gave pin every session of the
+ * process. set_model and set_thinking_level change the session only, as in the newest pi (0.73.1
+ * saved them as settings' defaults).
  */
 interface SessionDefaults {
   model: Model<Api>;
@@ -339,7 +340,12 @@ export class AgentSession {
     }
     // A level this parley does not know (a newer pi's, or a damaged file) counts as none recorded.
     const recordedLevel = resumed.existing && resumed.thinkingRecorded && isThinkingLevel(resumed.thinkingLevel) ? resumed.thinkingLevel : undefined;
-    const level = defaults.thinkingPinned ? defaults.thinkingLevel : (recordedLevel ?? defaults.thinkingLevel);
+    // A new session takes the model's own level (settings' modelThinkingLevels) before the default.
+    const level = defaults.thinkingPinned
+      ? defaults.thinkingLevel
+      : resumed.existing
+        ? (recordedLevel ?? defaults.thinkingLevel)
+        : (this.#modelLevel(model) ?? defaults.thinkingLevel);
     this.#state.model = model;
     this.#state.thinkingLevel = this.models.clampThinkingLevel(model, level);
   }
@@ -783,15 +789,23 @@ export class AgentSession {
 
   // ---- model and thinking ------------------------------------------------------------------
 
-  /** `source`: what model_select handlers are told ("cycle" for cycle_model, as in the newest pi). */
-  setModel(model: Model<Api>, source: "set" | "cycle" = "set"): void {
+  /** settings.json `modelThinkingLevels`' level for this model, if any. */
+  #modelLevel(model: Model<Api>): ThinkingLevel | undefined {
+    return this.#options.config?.modelThinkingLevels?.[`${model.provider}/${model.id}`];
+  }
+
+  /**
+   * `source`: what model_select handlers are told ("cycle" for cycle_model, as in the newest pi).
+   * The level becomes, as in the newest pi: `level` (a scoped pattern's), else the model's own
+   * (modelThinkingLevels), else settings' defaultThinkingLevel, else the current one; clamped.
+   */
+  setModel(model: Model<Api>, source: "set" | "cycle" = "set", level?: ThinkingLevel): void {
     this.#checkAuth(model);
     const previous = this.model;
+    const next = level ?? this.#modelLevel(model) ?? this.#options.config?.defaultThinkingLevel ?? this.thinkingLevel;
     this.#state.model = model;
-    // pi saves the choice as the default for the sessions that follow (the command line's still wins).
-    if (!this.#defaults.modelPinned) this.#defaults.model = model;
     this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
-    this.setThinkingLevel(this.thinkingLevel, { force: true });
+    this.setThinkingLevel(next, { force: true });
     if (previous.provider !== model.provider || previous.id !== model.id) {
       void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source });
     }
@@ -820,9 +834,7 @@ export class AgentSession {
     if (scope.length < 2) return null;
     const index = scope.findIndex((s) => s.model.provider === this.model.provider && s.model.id === this.model.id);
     const next = scope[(Math.max(index, 0) + 1) % scope.length] as ScopedModelChoice;
-    const level = next.thinkingLevel ?? this.thinkingLevel;
-    this.setModel(next.model, "cycle");
-    this.setThinkingLevel(level);
+    this.setModel(next.model, "cycle", next.thinkingLevel);
     return { model: next.model, thinkingLevel: this.thinkingLevel, isScoped: true };
   }
 
@@ -837,9 +849,6 @@ export class AgentSession {
     if (effective === previous && !options.force) return;
     this.#state.thinkingLevel = effective;
     if (effective === previous) return;
-    // pi saves a real level as the default for the sessions that follow ("off" only where the model
-    // thinks); the command line's still wins.
-    if (!this.#defaults.thinkingPinned && (effective !== "off" || this.model.reasoning)) this.#defaults.thinkingLevel = effective;
     this.#session.append({ type: "thinking_level_change", thinkingLevel: effective });
     this.#emit({ type: "thinking_level_changed", level: effective });
     void this.#runtime.emit({ type: "thinking_level_select", level: effective, previousLevel: previous });

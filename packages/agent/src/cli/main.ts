@@ -203,6 +203,16 @@ function wireLevel(level: CliThinkingLevel | string | undefined): ThinkingLevel 
   return isThinkingLevel(level) ? level : undefined;
 }
 
+/** settings.json `modelThinkingLevels`, the levels parley knows (pi's `max` as its highest); others are left out. */
+function modelLevels(levels: Record<string, string> | undefined): Record<string, ThinkingLevel> | undefined {
+  if (levels === undefined) return undefined;
+  const known = Object.entries(levels).flatMap(([model, level]) => {
+    const wire = wireLevel(level);
+    return wire === undefined ? [] : [[model, wire] as const];
+  });
+  return Object.fromEntries(known);
+}
+
 /** This run's resources: settings lists, discovery and installed packages; and the `-e` sources. */
 interface SetupResources {
   resolved: ResolvedResources;
@@ -329,6 +339,8 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     blockImages: settings.images?.blockImages,
     autoResizeImages: settings.images?.autoResize,
     branchSummaryReserveTokens: settings.branchSummary?.reserveTokens,
+    defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
+    modelThinkingLevels: modelLevels(settings.modelThinkingLevels),
     prompt: promptSources(options, setup),
     tools: {
       allow: options.tools,

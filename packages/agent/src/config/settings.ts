@@ -31,6 +31,8 @@ export interface Settings {
   defaultProvider?: string;
   defaultModel?: string;
   defaultThinkingLevel?: string;
+  /** The newest pi's per-model default levels, keyed "provider/modelId". */
+  modelThinkingLevels?: Record<string, string>;
   steeringMode?: QueueModeSetting;
   followUpMode?: QueueModeSetting;
   compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
@@ -102,6 +104,8 @@ const isBool = (v: unknown): v is boolean => typeof v === "boolean";
 const isCount = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
 const isQueueMode = (v: unknown): v is QueueModeSetting => v === "all" || v === "one-at-a-time";
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
+const isStringRecord = (v: unknown): v is Record<string, string> =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isString);
 const isTransport = (v: unknown): v is TransportSetting => v === "sse" || v === "websocket" || v === "websocket-cached" || v === "auto";
 
 /** pi's timeout values: a count of ms, the same as a numeric string, or "disabled" (0). */
@@ -246,6 +250,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   set("defaultProvider", pick(raw, "defaultProvider", isString, warnings, ""));
   set("defaultModel", pick(raw, "defaultModel", isString, warnings, ""));
   set("defaultThinkingLevel", pick(raw, "defaultThinkingLevel", isString, warnings, ""));
+  set("modelThinkingLevels", pick(raw, "modelThinkingLevels", isStringRecord, warnings, ""));
   set("steeringMode", pick(raw, "steeringMode", isQueueMode, warnings, ""));
   set("followUpMode", pick(raw, "followUpMode", isQueueMode, warnings, ""));
   set("shellPath", pick(raw, "shellPath", isString, warnings, ""));
