@@ -233,7 +233,11 @@ export class Session implements SessionView {
     if (entry.type === "label" && !this.#position.has(entry.targetId)) {
       throw new Error(`Cannot label entry ${entry.targetId}: no such entry`);
     }
-    const full = { ...entry, id: newEntryId(this.#taken), parentId: this.#leafId, timestamp: new Date().toISOString() };
+    const stamp = { id: newEntryId(this.#taken), parentId: this.#leafId, timestamp: new Date().toISOString() };
+    // pi's key order, so the files read alike (and resume through the fast path, format.ts): the
+    // type and the stamp first, except for custom entries, which pi writes with the stamp last.
+    const full =
+      entry.type === "custom" || entry.type === "custom_message" ? { ...entry, ...stamp } : Object.assign({ type: entry.type, ...stamp }, entry, stamp);
     let line: string;
     try {
       line = JSON.stringify(full);

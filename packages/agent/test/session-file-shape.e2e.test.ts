@@ -1,0 +1,92 @@
+/**
+ * The session file a conversation leaves is pi's, line for line: the same entries in the same
+ * order, each with pi's keys in pi's order (so a tool that reads pi's files reads parley's, and
+ * parley resumes its own files through the fast path for pi's line shape). pi 0.73.1 and parley
+ * run the same conversation through the spawned CLI; what must differ is normalised away: ids,
+ * times, the session's folder, token counts (the system prompts differ) and the newest pi's tool
+ * `durationMs` (0.73.1 has none).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
+import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write } from "./helpers/pi-home.js";
+import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
+
+const running = closedAfterEach();
+
+/** An extension command that appends a custom entry and sends a custom message. */
+const MARKER = `export default function (pi) {
+  pi.registerCommand("mark", { description: "d", handler: async () => {
+    pi.appendEntry("mark", { n: 1 });
+    pi.sendMessage({ customType: "note", content: "a note", display: true, details: { k: "v" } });
+  } });
+}
+`;
+
+async function settled(agent: AgentProcess, message: string): Promise<void> {
+  const from = agent.records.length;
+  await ok(agent, { type: "prompt", message });
+  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+}
+
+/** The file's lines with what may differ between the agents replaced by placeholders. */
+function normalised(file: string, folder: string): string[] {
+  const ids = new Map<string, string>();
+  const idOf = (id: string): string => {
+    if (!ids.has(id)) ids.set(id, `E${ids.size}`);
+    return ids.get(id) as string;
+  };
+  return readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line, i) =>
+      line
+        .replace(/"(id|parentId|targetId|toolCallId)":"([^"]+)"/g, (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`)
+        .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
+        .replaceAll(folder, "FOLDER")
+        .replace(/"(input|output|cacheRead|cacheWrite|totalTokens)":\d+/g, '"$1":0')
+        .replace(/,"durationMs":\d+/g, ""),
+    );
+}
+
+async function conversation(bin: string): Promise<string[]> {
+  const p = place("parley-file-shape-");
+  const marker = join(p.home, "marker.ts");
+  write(marker, MARKER);
+  const agent = spawnAgent(bin, ["--mode", "rpc", "-e", OFFLINE_PROVIDER, "-e", marker, "--provider", "offline", "--model", "echo"], {
+    cwd: p.cwd,
+    env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir },
+  });
+  running.push(agent);
+  await settled(agent, "Reply with just: hi");
+  await ok(agent, { type: "set_session_name", name: "named" });
+  await ok(agent, { type: "bash", command: "echo from-bash" });
+  await settled(agent, "please use the bash tool");
+  await ok(agent, { type: "set_thinking_level", level: "high" });
+  await ok(agent, { type: "prompt", message: "/mark" });
+  await agent.waitFor((r) => r.type === "message_end" && JSON.stringify(r).includes("a note"), MINUTE);
+  const file = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+  agent.closeInput();
+  await agent.exited;
+  return normalised(file, p.cwd);
+}
+
+describe("the session file parley writes", () => {
+  it(
+    "is pi's, line for line: entries, order and keys (pi 0.73.1 and parley alike)",
+    async () => {
+      const pi = await conversation(PI_BIN);
+      const parley = await conversation(PARLEY_BIN);
+      expect(parley).toEqual(pi);
+      // The scenario covers what it means to: the session's start, a name, user bash, a tool call, custom entries.
+      const types = pi.map(
+        (line) => (JSON.parse(line) as { type: string; message?: { role: string } }).message?.role ?? (JSON.parse(line) as { type: string }).type,
+      );
+      expect(types).toEqual(
+        expect.arrayContaining(["session", "model_change", "thinking_level_change", "session_info", "bashExecution", "toolResult", "custom", "custom_message"]),
+      );
+    },
+    5 * MINUTE,
+  );
+});
