@@ -117,9 +117,10 @@ describe("ctx.navigateTree", () => {
     expect(await h.tree(a1, { summarize: true, label: "checkpoint", customInstructions: "mention the numbers" })).toEqual({ cancelled: false });
     const after = await h.entries();
     const summary = after.find((e) => e.type === "branch_summary")!;
-    expect(summary).toMatchObject({ parentId: a1, fromId: a1, details: { readFiles: [], modifiedFiles: [] } });
+    // fromId: the leaf left behind, as the newest pi records it.
+    expect(summary).toMatchObject({ parentId: a1, fromId: a3, details: { readFiles: [], modifiedFiles: [] } });
     expect(String(summary["summary"])).toMatch(/^BRANCH SUMMARY from the model/);
-    expect(summary["fromHook"]).toBeUndefined();
+    expect(summary["fromHook"]).toBe(false);
     const label = after.find((e) => e.type === "label")!;
     expect(label).toMatchObject({ targetId: summary.id, label: "checkpoint", parentId: summary.id });
     expect(h.before[0]).toMatchObject({

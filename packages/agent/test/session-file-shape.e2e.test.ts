@@ -15,11 +15,20 @@ import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spa
 
 const running = closedAfterEach();
 
-/** An extension command that appends a custom entry and sends a custom message. */
+/**
+ * Extension commands: /mark appends a custom entry and sends a custom message; /back labels the
+ * first reply and goes back to it with a summary of the branch left behind.
+ */
 const MARKER = `export default function (pi) {
   pi.registerCommand("mark", { description: "d", handler: async () => {
     pi.appendEntry("mark", { n: 1 });
     pi.sendMessage({ customType: "note", content: "a note", display: true, details: { k: "v" } });
+  } });
+  pi.registerCommand("back", { description: "d", handler: async (_args, ctx) => {
+    const first = ctx.sessionManager.getBranch().find((e) => e.type === "message" && e.message.role === "assistant");
+    pi.setLabel(first.id, "first reply");
+    await ctx.navigateTree(first.id, { summarize: true });
+    ctx.ui.notify("back done", "info");
   } });
 }
 `;
@@ -42,11 +51,21 @@ function normalised(file: string, folder: string): string[] {
     .split("\n")
     .map((line, i) =>
       line
-        .replace(/"(id|parentId|targetId|toolCallId)":"([^"]+)"/g, (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`)
+        .replace(
+          /"(id|parentId|targetId|toolCallId|firstKeptEntryId|fromId)":"([^"]+)"/g,
+          (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`,
+        )
         .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
         .replaceAll(folder, "FOLDER")
-        .replace(/"(input|output|cacheRead|cacheWrite|totalTokens)":\d+/g, '"$1":0')
-        .replace(/,"durationMs":\d+/g, ""),
+        .replace(/"(input|output|cacheRead|cacheWrite|totalTokens|tokensBefore)":\d+/g, '"$1":0')
+        // A summary's wording is each agent's own (pi asks twice for a split turn and joins the
+        // answers, and puts a preamble of its own before a branch summary); the newest pi records
+        // the summary call's usage, 0.73.1 none.
+        .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
+        .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
+        .replace(/,"durationMs":\d+/g, "")
+        // Where a branch summary came from: the target in 0.73.1, the leaf left behind in the newest pi (parley's).
+        .replace(/^(\{"type":"branch_summary",.*?"fromId":)"[^"]*"/, '$1"FROM"'),
     );
 }
 
@@ -54,6 +73,8 @@ async function conversation(bin: string): Promise<string[]> {
   const p = place("parley-file-shape-");
   const marker = join(p.home, "marker.ts");
   write(marker, MARKER);
+  // A small budget, so that the compaction below cuts inside the conversation (at its last reply).
+  write(join(p.agentDir, "settings.json"), { compaction: { keepRecentTokens: 1 } });
   const agent = spawnAgent(bin, ["--mode", "rpc", "-e", OFFLINE_PROVIDER, "-e", marker, "--provider", "offline", "--model", "echo"], {
     cwd: p.cwd,
     env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir },
@@ -62,10 +83,13 @@ async function conversation(bin: string): Promise<string[]> {
   await settled(agent, "Reply with just: hi");
   await ok(agent, { type: "set_session_name", name: "named" });
   await ok(agent, { type: "bash", command: "echo from-bash" });
-  await settled(agent, "please use the bash tool");
-  await ok(agent, { type: "set_thinking_level", level: "high" });
   await ok(agent, { type: "prompt", message: "/mark" });
   await agent.waitFor((r) => r.type === "message_end" && JSON.stringify(r).includes("a note"), MINUTE);
+  await settled(agent, "please use the bash tool");
+  await ok(agent, { type: "set_thinking_level", level: "high" });
+  await ok(agent, { type: "compact" });
+  await ok(agent, { type: "prompt", message: "/back" });
+  await agent.waitFor((r) => r.type === "extension_ui_request" && r["message"] === "back done", MINUTE);
   const file = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
   agent.closeInput();
   await agent.exited;
@@ -84,7 +108,19 @@ describe("the session file parley writes", () => {
         (line) => (JSON.parse(line) as { type: string; message?: { role: string } }).message?.role ?? (JSON.parse(line) as { type: string }).type,
       );
       expect(types).toEqual(
-        expect.arrayContaining(["session", "model_change", "thinking_level_change", "session_info", "bashExecution", "toolResult", "custom", "custom_message"]),
+        expect.arrayContaining([
+          "session",
+          "model_change",
+          "thinking_level_change",
+          "session_info",
+          "bashExecution",
+          "toolResult",
+          "custom",
+          "custom_message",
+          "compaction",
+          "label",
+          "branch_summary",
+        ]),
       );
     },
     5 * MINUTE,

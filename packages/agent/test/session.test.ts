@@ -577,9 +577,10 @@ describe("tree", () => {
   it("branchWithSummary() moves the leaf and records what was left behind", () => {
     const s = new Session("/w");
     const a = say(s, user("a"));
-    say(s, assistant("b"));
+    const b = say(s, assistant("b"));
     const summary = s.branchWithSummary(a.id, "we tried b", { details: { files: [] } });
-    expect(summary).toMatchObject({ type: "branch_summary", parentId: a.id, fromId: a.id, summary: "we tried b" });
+    // fromId: the leaf left behind (the newest pi's; 0.73.1 recorded the target).
+    expect(summary).toMatchObject({ type: "branch_summary", parentId: a.id, fromId: b.id, summary: "we tried b" });
     expect(s.leafId).toBe(summary.id);
     expect(s.buildContext().map((m) => m.role)).toEqual(["user", "branchSummary"]);
   });

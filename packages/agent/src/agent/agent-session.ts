@@ -873,7 +873,9 @@ export class AgentSession {
 
   /** Summarises older context (see compactor.ts); the agent continues from the compacted context. */
   compact(customInstructions: string | undefined, reason: CompactionReason): Promise<CompactionResult> {
-    return this.#compactor.compact({ customInstructions, reason });
+    // settings.json's compaction (keepRecentTokens, reserveTokens) applies to a compaction asked for too, as in pi.
+    const settings = this.#options.config?.compaction;
+    return this.#compactor.compact({ customInstructions, reason, ...(settings !== undefined ? { settings } : {}) });
   }
 
   // ---- the user's shell commands and retries ---------------------------------------------------

@@ -147,7 +147,8 @@ export async function runCompaction(
       tokensBefore,
       ...(details !== undefined ? { details } : {}),
       ...(usage !== undefined ? { usage } : {}),
-      ...(supplied ? { fromHook: true } : {}),
+      // Written either way, as pi writes it.
+      fromHook: supplied !== undefined,
     });
     // The agent continues from the compacted context.
     agent.messages = session.buildContext() as AgentMessage[];

@@ -198,12 +198,13 @@ function draftEntry(draft: SessionBoundaryDraft, path: readonly SessionEntry[]):
       return {
         type: "compaction",
         summary: draft.summary,
-        tokensBefore,
-        fromHook: true,
         // Null keeps nothing: without a first kept entry the summary stands alone.
         ...(draft.firstKeptEntryId !== null ? { firstKeptEntryId: draft.firstKeptEntryId } : {}),
+        tokensBefore,
         ...(draft.details !== undefined ? { details: draft.details } : {}),
         ...(draft.usage !== undefined ? { usage: draft.usage } : {}),
+        // pi's key order.
+        fromHook: true,
       };
     }
     case "context_edit":

@@ -108,8 +108,9 @@ export async function navigateTree(
   if (summary) {
     summaryEntry = session.branchWithSummary(newLeafId, summary.text, {
       ...(summary.details !== undefined ? { details: summary.details } : {}),
-      ...(summary.fromExtension ? { fromHook: true } : {}),
       ...(summary.usage !== undefined ? { usage: summary.usage } : {}),
+      // Written either way, as pi writes it.
+      fromHook: summary.fromExtension,
     });
     if (label) session.setLabel(summaryEntry.id, label);
   } else {

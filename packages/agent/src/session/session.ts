@@ -263,16 +263,18 @@ export class Session implements SessionView {
 
   /**
    * Moves the leaf to `entryId` (null: before the first entry) and appends a branch_summary
-   * there, which becomes the leaf. `fromId` defaults to the target (pi's convention; "root" for null).
+   * there, which becomes the leaf. `fromId` defaults to the leaf left behind ("root" when there was
+   * none), as the newest pi records it (0.73.1 recorded the target).
    */
   branchWithSummary(
     entryId: string | null,
     summary: string,
     extra: { fromId?: string; details?: unknown; fromHook?: boolean; usage?: BranchSummaryEntry["usage"] } = {},
   ): BranchSummaryEntry {
-    this.moveLeaf(entryId);
     const { fromId, ...rest } = extra;
-    return this.append({ type: "branch_summary", fromId: fromId ?? entryId ?? "root", summary, ...rest }) as BranchSummaryEntry;
+    const from = fromId ?? this.#leafId ?? "root";
+    this.moveLeaf(entryId);
+    return this.append({ type: "branch_summary", fromId: from, summary, ...rest }) as BranchSummaryEntry;
   }
 
   /**
