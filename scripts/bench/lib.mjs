@@ -90,8 +90,14 @@ export function mainThreadCpuMs(pid) {
 export class LineSplitter {
   #pending = [];
   #pendingBytes = 0;
-  constructor(onLine) {
+  /**
+   * `onLineEnd(head)`, if given, hears of each line the moment its LF arrives, with the line's
+   * first HEAD_BYTES bytes as text, before the whole line is put together: a big answer is timed
+   * when the agent has delivered it, not after the client has built a 100 MB string from it.
+   */
+  constructor(onLine, onLineEnd) {
     this.onLine = onLine;
+    this.onLineEnd = onLineEnd;
   }
   push(buf) {
     let start = 0;
@@ -101,6 +107,7 @@ export class LineSplitter {
       let line;
       // The whole line's bytes with its LF, the pieces from earlier chunks included.
       const bytes = this.#pendingBytes + lf - start + 1;
+      if (this.onLineEnd) this.onLineEnd(this.#head(buf, start, lf));
       if (this.#pending.length === 0) {
         line = buf.toString("utf8", start, lf);
       } else {
@@ -117,7 +124,22 @@ export class LineSplitter {
       this.#pendingBytes += buf.length - start;
     }
   }
+  /** The first HEAD_BYTES bytes of the line ending at `lf` (it may begin in earlier chunks), as text. */
+  #head(buf, start, lf) {
+    const pieces = [];
+    let have = 0;
+    for (const piece of [...this.#pending, buf.subarray(start, lf)]) {
+      if (have >= HEAD_BYTES) break;
+      const take = piece.subarray(0, HEAD_BYTES - have);
+      pieces.push(take);
+      have += take.length;
+    }
+    return Buffer.concat(pieces, have).toString("utf8");
+  }
 }
+
+/** How much of a line `onLineEnd` sees: enough for a record's type and id. */
+export const HEAD_BYTES = 200;
 
 // ------------------------------------------------------------------------------------------------
 // agent processes
@@ -160,6 +182,8 @@ export function startAgent(agent, extraArgs = [], { onLine, sessionFile = false 
   child.stdin.on("error", () => {});
   /** Pending waitLine calls; an exit fails them at once instead of at their timeout. */
   const waiters = new Set();
+  /** Pending lineEndAt calls (no timeout of their own: a waitLine for the same line has one). */
+  const endWaiters = new Set();
   let exitInfo = null;
   let closed = false;
   const proc = {
@@ -209,6 +233,22 @@ export function startAgent(agent, extraArgs = [], { onLine, sessionFile = false 
         if (closed) waiter.fail(exitDescription());
       });
     },
+    /**
+     * Resolves with the time (performance.now()) at which the first line whose first HEAD_BYTES
+     * bytes match `match` was complete on the pipe, before the client turned it into a string.
+     */
+    lineEndAt(match) {
+      return new Promise((res) => {
+        const waiter = {
+          match,
+          done(at) {
+            endWaiters.delete(waiter);
+            res(at);
+          },
+        };
+        endWaiters.add(waiter);
+      });
+    },
     status: () => procStatus(child.pid),
     /** Close stdin, wait for exit (SIGKILL after `ms`), remove the temp HOME. */
     async stop(ms = 5000) {
@@ -229,11 +269,16 @@ export function startAgent(agent, extraArgs = [], { onLine, sessionFile = false 
     closed = true;
     for (const w of [...waiters]) w.fail(exitDescription());
   });
-  const splitter = new LineSplitter((line, bytes) => {
-    proc.onLine(line, bytes);
-    if (waiters.size === 0) return;
-    for (const w of [...waiters]) if (w.match(line)) w.done(line);
-  });
+  const splitter = new LineSplitter(
+    (line, bytes) => {
+      proc.onLine(line, bytes);
+      if (waiters.size === 0) return;
+      for (const w of [...waiters]) if (w.match(line)) w.done(line);
+    },
+    (head) => {
+      for (const w of [...endWaiters]) if (w.match(head)) w.done(performance.now());
+    },
+  );
   child.stdout.on("data", (buf) => {
     proc.stdoutBytes += buf.length;
     splitter.push(buf);
