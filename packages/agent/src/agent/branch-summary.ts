@@ -112,6 +112,6 @@ export async function generateBranchSummary(
   const custom = options.customInstructions?.trim();
   const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
   const prompt = `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n${instructions}`;
-  const { summary, usage } = await completeSummary(agent, prompt, Math.floor(reserveTokens * 0.8), options.signal);
+  const { summary, usage } = await completeSummary(agent, prompt, options.signal, "Branch summarization");
   return { summary: summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles, usage };
 }

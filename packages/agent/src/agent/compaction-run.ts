@@ -70,7 +70,7 @@ async function generateSummary(
   if (preparation.isSplitTurn) text += `${SPLIT_TURN_NOTE}\n\n`;
   text += SUMMARY_INSTRUCTIONS;
   if (customInstructions?.trim()) text += `\n\nAdditional focus: ${customInstructions.trim()}`;
-  return completeSummary(agent, text, Math.floor(preparation.settings.reserveTokens * 0.8), signal);
+  return completeSummary(agent, text, signal);
 }
 
 interface ExtensionCompaction {

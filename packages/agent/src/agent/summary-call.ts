@@ -5,13 +5,16 @@
 import type { Api, Message, Model, Usage } from "@mariozechner/pi-ai";
 import type { ThinkingLevel } from "@parley/protocol";
 import { loadPiAi } from "../models/pi-ai.js";
+import { type ProviderRequestConfig, withProviderRequest } from "./agent-config.js";
 import { registerParleyProviders } from "../models/register.js";
 
-/** What a summary needs from the agent: its model, thinking level and keys. AgentSession is one. */
+/** What a summary needs from the agent: its model, thinking level, keys and request options. AgentSession is one. */
 export interface SummaryHost {
   readonly model: Model<Api>;
   readonly thinkingLevel: ThinkingLevel;
   readonly models: { getApiKey(provider: string): string | undefined };
+  /** settings.json's timeouts and retries, as the loop's own requests get them. */
+  readonly providerRequest?: ProviderRequestConfig;
 }
 
 /** A compaction (or branch summary) that did not happen because it was cancelled (extension or abort). */
@@ -29,9 +32,17 @@ const SUMMARY_SYSTEM_PROMPT =
 
 /**
  * One summarisation call with the agent's current model: `prompt` (transcript and instructions)
- * in, the reply's text out. Throws CompactionCancelledError when `signal` aborts it.
+ * in, the reply's text out. As in the newest pi: no output cap of its own (the model's limit), no
+ * cache writes for a one-off call, settings' timeouts and retries, and a reply cut short by the
+ * token cap is a failure rather than a checkpoint. Throws CompactionCancelledError when `signal`
+ * aborts it; `label` names the call in failures ("Summarization", "Branch summarization").
  */
-export async function completeSummary(agent: SummaryHost, prompt: string, maxTokens: number, signal: AbortSignal): Promise<{ summary: string; usage: Usage }> {
+export async function completeSummary(
+  agent: SummaryHost,
+  prompt: string,
+  signal: AbortSignal,
+  label = "Summarization",
+): Promise<{ summary: string; usage: Usage }> {
   const pi = await loadPiAi();
   const model = agent.model;
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
@@ -42,20 +53,24 @@ export async function completeSummary(agent: SummaryHost, prompt: string, maxTok
   const response = await pi.completeSimple(
     model,
     { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages },
-    {
-      signal,
-      maxTokens,
-      ...(apiKey !== undefined ? { apiKey } : {}),
-      ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
-    },
+    withProviderRequest(
+      {
+        signal,
+        cacheRetention: "none",
+        ...(apiKey !== undefined ? { apiKey } : {}),
+        ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
+      },
+      agent.providerRequest ?? {},
+    ),
   );
   if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
-  if (response.stopReason === "error") throw new Error(`Summarization failed: ${response.errorMessage || "unknown error"}`);
+  if (response.stopReason === "error") throw new Error(`${label} failed: ${response.errorMessage || "unknown error"}`);
+  if (response.stopReason === "length") throw new Error(`${label} failed: generation hit the token cap and the summary is incomplete`);
   const summary = response.content
     .filter((c) => c.type === "text")
     .map((c) => c.text)
     .join("\n")
     .trim();
-  if (!summary) throw new Error("Summarization failed: the model returned no text");
+  if (!summary) throw new Error(`${label} failed: the model returned no text`);
   return { summary, usage: response.usage };
 }
