@@ -9,10 +9,12 @@ import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import type { CompactionSettings } from "./compaction-cut.js";
 
 export interface ToolPolicy {
-  /** --tools: only these start enabled (built-in or extension). */
+  /** --tools: names and `*` patterns that alone start enabled (built-in or extension), or only `+name`/`-name` entries changing the defaults. */
   allow?: string[] | undefined;
-  /** --exclude-tools: never enabled at start. */
+  /** --exclude-tools: names and `*` patterns never enabled at start. */
   exclude?: string[] | undefined;
+  /** settings.json `defaultTools`, resolved to names: the tools a session starts with instead of read, bash, edit, write. */
+  defaults?: string[] | undefined;
   /** --no-tools ("all") or --no-builtin-tools ("builtin"). */
   none?: "all" | "builtin" | undefined;
 }

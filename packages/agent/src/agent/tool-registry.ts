@@ -4,9 +4,10 @@
  */
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
-import { allToolNames, codingToolNames } from "../tools/names.js";
+import { allToolNames } from "../tools/names.js";
 import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
+import { selectTools, type ToolSelection } from "./tool-selection.js";
 import { requireToolsModule, type ToolsModule } from "../startup/module-loader.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
@@ -28,32 +29,36 @@ export class ToolRegistry {
   #extensionTools = new Map<string, RegisteredToolInfo>();
   #active: string[];
   readonly #context: ToolContextFactory;
-  readonly #policy: ToolPolicy;
+  /** What the start-up selection (tool-selection.ts) says of tools as they appear. */
+  readonly #selection: ToolSelection;
   /** Options for the built-ins (settings' shellPath and shellCommandPrefix reach the bash tool). */
   #toolOptions: ToolsOptions;
 
-  /** `policy`: pi's --tools / --exclude-tools / --no-tools / --no-builtin-tools, applied to tools as they appear. */
+  /** `policy`: pi's --tools / --exclude-tools / --no-tools / --no-builtin-tools and settings' defaultTools, applied to tools as they appear. */
   constructor(cwd: string, context: ToolContextFactory, policy: ToolPolicy = {}, toolOptions: ToolsOptions = {}) {
     this.#cwd = cwd;
     this.#toolOptions = toolOptions;
     this.#context = context;
-    this.#policy = policy;
-    const builtIns = policy.allow ? [...allToolNames].filter((n) => policy.allow?.includes(n)) : policy.none ? [] : codingToolNames;
-    this.#active = builtIns.filter((n) => !policy.exclude?.includes(n));
-    // A name in --tools that is neither built in nor registered yet may come from an extension.
+    this.#selection = selectTools(policy);
+    const { initial, allowed, excluded } = this.#selection;
+    // A built-in the allowlist names or matches starts active too; a name of neither kind may come from an extension.
+    const matched = allowed ? [...allToolNames].filter((n) => allowed(n) && !excluded(n)) : [];
+    this.#active = [...new Set([...initial, ...matched])];
   }
 
   /**
-   * Whether a tool that has just appeared starts enabled: --tools names it, or it is a direct or
-   * model-only tool not registered with `defaultActive: false` (newest pi).
+   * Whether a tool that has just appeared starts enabled: the allowlist (--tools) names or matches
+   * it; else the start-up selection names it, or it is a direct or model-only tool not registered
+   * with `defaultActive: false` (newest pi).
    */
   #startsActive(name: string, definition: AnyDefinition): boolean {
-    const { allow, exclude, none } = this.#policy;
-    if (exclude?.includes(name)) return false;
-    if (allow) return allow.includes(name);
+    const { initial, allowed, excluded } = this.#selection;
+    if (excluded(name)) return false;
+    if (allowed) return allowed(name);
+    if (initial.includes(name)) return true;
     const exposure = exposureOf(definition);
     const byDefault = (exposure === "direct" || exposure === "model-only") && definition.defaultActive !== false;
-    return none !== "all" && byDefault;
+    return byDefault;
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { ThinkingLevel } from "@parley/protocol";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
+import { toolListError } from "../agent/tool-selection.js";
 
 /**
  * The modes parley serves: rpc (pi's JSON-lines protocol on stdio), acp (the Agent Client
@@ -319,6 +320,9 @@ export function parseArgs(argv: string[]): CliOptions {
       case "csv": {
         const items = value.split(",").map((s) => s.trim());
         options[flag.key] = flag.dropEmpty ? items.filter((s) => s.length > 0) : items;
+        // As in the newest pi: an allowlist, or only +name/-name entries, never both.
+        const problem = flag.key === "tools" ? toolListError(options.tools ?? []) : undefined;
+        if (problem !== undefined) throw new UsageError(`${name}: ${problem}`);
         break;
       }
       case "value":
@@ -438,8 +442,9 @@ Options (pi's, with pi's meaning):
   --session-dir <dir>            where session files live
   --no-session                   keep the session in memory only
   --name, -n <name>              name the session
-  --tools, -t <names>            comma-separated allowlist of tools
-  --exclude-tools, -xt <names>   comma-separated tools to disable
+  --tools, -t <names>            comma-separated allowlist of tools (names or * patterns),
+                                 or only +name/-name entries to add to or remove from the defaults
+  --exclude-tools, -xt <names>   comma-separated tools (names or * patterns) to disable
   --no-tools, -nt                no tools (built-in or extension) enabled at start
   --no-builtin-tools, -nbt       no built-in tools enabled at start (extension tools stay)
   --extension, -e <path>         load an extension (repeatable); a missing file stops parley

@@ -41,6 +41,7 @@ import { askNpmGlobalRoot } from "../resources/npm-global-root.js";
 import { needsGlobalRoot } from "../resources/package-sources.js";
 import { userPath } from "../resources/paths.js";
 import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
+import { resolveDefaultTools } from "../agent/tool-selection.js";
 
 const log = (message: string): void => {
   writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
@@ -346,6 +347,7 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
       allow: options.tools,
       exclude: options.excludeTools,
       none: options.noTools ? "all" : options.noBuiltinTools ? "builtin" : undefined,
+      defaults: settings.defaultTools !== undefined ? resolveDefaultTools(settings.defaultTools) : undefined,
     },
   };
 }

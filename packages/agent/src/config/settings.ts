@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { expandTilde, PROJECT_DIR_NAME } from "./agent-dir.js";
 import type { PackageEntry, PackageFilter } from "../resources/package-sources.js";
 import type { ResourceLists } from "../resources/resource-resolver.js";
+import { mergeDefaultTools } from "../agent/tool-selection.js";
 
 export type QueueModeSetting = "all" | "one-at-a-time";
 /** pi-ai's preferred transport for providers that have several (the Codex provider's WebSocket). */
@@ -31,6 +32,8 @@ export interface Settings {
   defaultProvider?: string;
   defaultModel?: string;
   defaultThinkingLevel?: string;
+  /** The newest pi's `defaultTools`, the user's and the project's merged (a list of only `+name`/`-name` entries adds to the user's). */
+  defaultTools?: string[];
   /** The newest pi's per-model default levels, keyed "provider/modelId". */
   modelThinkingLevels?: Record<string, string>;
   steeringMode?: QueueModeSetting;
@@ -229,6 +232,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   let raw: Raw = {};
   const resources: LoadedSettings["resources"] = { user: {}, project: undefined };
   let globalRaw: Raw = {};
+  let defaultTools: string[] | undefined;
   const places = [
     { file: join(options.agentDir, "settings.json"), scope: "user" as const },
     ...(options.projectTrusted === false ? [] : [{ file: join(options.cwd, PROJECT_DIR_NAME, "settings.json"), scope: "project" as const }]),
@@ -241,6 +245,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
     files.push(file);
     if (scope === "user") globalRaw = data;
     raw = merge(raw, data);
+    defaultTools = mergeDefaultTools(defaultTools, pick(data, "defaultTools", isStrings, warnings, ""));
     resources[scope] = resourceLists(data, file, warnings);
   }
   const settings: Settings = {};
@@ -251,6 +256,7 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   set("defaultModel", pick(raw, "defaultModel", isString, warnings, ""));
   set("defaultThinkingLevel", pick(raw, "defaultThinkingLevel", isString, warnings, ""));
   set("modelThinkingLevels", pick(raw, "modelThinkingLevels", isStringRecord, warnings, ""));
+  set("defaultTools", defaultTools);
   set("steeringMode", pick(raw, "steeringMode", isQueueMode, warnings, ""));
   set("followUpMode", pick(raw, "followUpMode", isQueueMode, warnings, ""));
   set("shellPath", pick(raw, "shellPath", isString, warnings, ""));
