@@ -35,9 +35,7 @@ export function applyToolModifiers(base: readonly string[], entries: readonly st
 /** Whether a tool's name is one of `entries`, each an exact name or a pattern where `*` is any text. */
 export function toolNameMatcher(entries: readonly string[]): (name: string) => boolean {
   const names = new Set(entries.filter((entry) => !entry.includes("*")));
-  const patterns = entries
-    .filter((entry) => entry.includes("*"))
-    .map((pattern) => new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`));
+  const patterns = entries.filter((entry) => entry.includes("*")).map((pattern) => new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`));
   return (name) => names.has(name) || patterns.some((pattern) => pattern.test(name));
 }
 
