@@ -11,17 +11,10 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { startAcp } from "./helpers/acp-client.js";
 import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
-import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
-import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
+import { PARLEY_BIN, spawnAgent, type AgentProcess } from "./helpers/spawn.js";
+import { alike, closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
 
 const running = closedAfterEach();
-
-/** Runs a scenario against pi 0.73.1, then parley: both must come to the same result, which is returned. */
-async function alike<T>(scenario: (bin: string) => Promise<T>): Promise<T> {
-  const pi = await scenario(PI_BIN);
-  expect(await scenario(PARLEY_BIN)).toEqual(pi);
-  return pi;
-}
 
 function start(bin: string, p: Place, cwd: string, args: string[]): AgentProcess {
   const agent = spawnAgent(bin, ["--mode", "rpc", ...args], { cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });

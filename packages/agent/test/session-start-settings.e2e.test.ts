@@ -11,17 +11,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
-import { closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
-import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { alike, closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
+import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const running = closedAfterEach();
-
-/** Runs a scenario against pi 0.73.1, then parley: both must come to the same result, which is returned. */
-async function alike<T>(scenario: (bin: string) => Promise<T>): Promise<T> {
-  const pi = await scenario(PI_BIN);
-  expect(await scenario(PARLEY_BIN)).toEqual(pi);
-  return pi;
-}
 
 /** Tells, at each session_start, the model and level entries the session's path holds then. */
 const PROBE = `export default function (pi) {

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, expect } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./deadline.js";
-import type { AgentProcess, Rec } from "./spawn.js";
+import { type AgentProcess, PARLEY_BIN, PI_BIN, type Rec } from "./spawn.js";
 
 /** The ceiling for one request or event in these tests (scaled like every other). */
 export const MINUTE = deadline(AGENT_CEILING_MS);
@@ -63,4 +63,11 @@ export async function ok(agent: AgentProcess, command: object): Promise<Rec> {
   const r = await agent.request(command, MINUTE);
   expect(r["success"], `${JSON.stringify(r)}\n${agent.stderr()}`).toBe(true);
   return r;
+}
+
+/** Runs a scenario against pi 0.73.1, then parley (each CLI's bin): both must come to the same result, which is returned. */
+export async function alike<T>(scenario: (bin: string) => Promise<T>): Promise<T> {
+  const pi = await scenario(PI_BIN);
+  expect(await scenario(PARLEY_BIN)).toEqual(pi);
+  return pi;
 }
