@@ -3,9 +3,10 @@
  * cap of its own, no cache writes, settings' timeouts and retries, and a reply the token cap cut
  * short is a failure, never a checkpoint.
  */
-import { fauxAssistantMessage, registerFauxProvider, type StreamOptions } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, getApiProvider, registerFauxProvider, type StreamOptions } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { completeSummary, type SummaryHost } from "../src/agent/summary-call.js";
+import { serveScripted } from "./helpers/in-process.js";
 
 const providers: { unregister(): void }[] = [];
 afterEach(() => {
@@ -24,13 +25,18 @@ function host(replies: ReturnType<typeof fauxAssistantMessage>[]): { host: Summa
     }),
   );
   return {
-    host: { model: faux.getModel(), thinkingLevel: "off", models: { getApiKey: () => "key" }, providerRequest: { timeoutMs: 1234, maxRetries: 2 } },
+    host: {
+      model: faux.getModel(),
+      thinkingLevel: "off",
+      models: { getApiKey: () => "key" },
+      requestOptions: async (_model, options) => ({ ...options, timeoutMs: 1234, maxRetries: 2 }),
+    },
     seen,
   };
 }
 
 describe("the summary call", () => {
-  it("sends settings' timeout and retries, no cache writes and no output cap of its own", async () => {
+  it("sends the host's request options, no cache writes and no output cap of its own", async () => {
     const { host: agent, seen } = host([fauxAssistantMessage("the summary")]);
     expect(await completeSummary(agent, "summarise", new AbortController().signal)).toMatchObject({ summary: "the summary" });
     expect(seen[0]).toMatchObject({ timeoutMs: 1234, maxRetries: 2, cacheRetention: "none", apiKey: "key" });
@@ -45,5 +51,62 @@ describe("the summary call", () => {
     await expect(completeSummary(agent, "summarise", new AbortController().signal, "Branch summarization")).rejects.toThrow(
       "Branch summarization failed: generation hit the token cap",
     );
+  });
+
+  it("in the agent: a compaction's summary gets settings' timeout and the headers before_provider_headers leaves, as the loop's requests do", async () => {
+    const faux = registerFauxProvider({ api: "summary-agent-faux", provider: "summary-agent-faux", models: [{ id: "m" }] });
+    providers.push(faux);
+    const seen: { summary: boolean; options: StreamOptions | undefined }[] = [];
+    faux.setResponses(
+      Array.from({ length: 10 }, () => (context: { messages?: unknown[] }, options: StreamOptions | undefined) => {
+        const summary = JSON.stringify(context.messages ?? []).includes("<conversation>");
+        seen.push({ summary, options });
+        return fauxAssistantMessage(summary ? "the summary" : "a reply");
+      }),
+    );
+    const model = faux.getModel();
+    const h = await serveScripted(
+      [],
+      [
+        (pi) => {
+          pi.registerProvider("summary-agent-faux", {
+            baseUrl: "http://localhost:0",
+            apiKey: "k",
+            api: model.api as never,
+            streamSimple: getApiProvider(model.api as never)!.streamSimple as never,
+            models: [
+              {
+                id: "m",
+                name: "m",
+                reasoning: false,
+                input: ["text"],
+                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+                contextWindow: 100000,
+                maxTokens: 1000,
+              },
+            ],
+          });
+          pi.on(
+            "before_provider_headers" as never,
+            ((event: { headers: Record<string, string | null> }) => {
+              event.headers["x-from-extension"] = "yes";
+            }) as never,
+          );
+        },
+      ],
+      { agentConfig: { provider: { timeoutMs: 4321 } } },
+    );
+    expect((await h.request({ type: "set_model", provider: "summary-agent-faux", modelId: "m" }))["success"]).toBe(true);
+    await h.prompt("one");
+    await h.prompt("two");
+    expect((await h.request({ type: "compact" }))["success"]).toBe(true);
+    const loop = seen.filter((s) => !s.summary);
+    const summaries = seen.filter((s) => s.summary);
+    expect(loop.length).toBeGreaterThan(0);
+    expect(summaries).toHaveLength(1);
+    for (const { options } of [...loop, ...summaries]) {
+      expect(options).toMatchObject({ timeoutMs: 4321, headers: { "x-from-extension": "yes" } });
+    }
+    expect(summaries[0]?.options).toMatchObject({ cacheRetention: "none" });
   });
 });

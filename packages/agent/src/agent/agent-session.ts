@@ -12,7 +12,7 @@ import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { SaveNotice, Session, SessionContext } from "../session/session.js";
-import { type AgentConfig, type ProviderRequestConfig, withProviderRequest } from "./agent-config.js";
+import { type AgentConfig, withProviderRequest } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
@@ -371,9 +371,13 @@ export class AgentSession {
   get model(): Model<Api> {
     return this.#state.model;
   }
-  /** settings.json's provider request options (timeouts, retries), for the model calls made beside the loop (summaries). */
-  get providerRequest(): ProviderRequestConfig {
-    return this.#options.config?.provider ?? {};
+  /**
+   * A model call made beside the loop (a summary) gets what the loop's own requests get: settings'
+   * timeouts and retries, and the headers `before_provider_headers` handlers leave (the newest pi
+   * sends summaries through its session's stream function for the same reason).
+   */
+  requestOptions(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined> {
+    return this.#beforeProviderHeaders(model.headers, withProviderRequest(options, this.#options.config?.provider ?? {}));
   }
   /** settings.json `branchSummary.reserveTokens` (branch summaries of ctx.navigateTree). */
   get branchSummaryReserveTokens(): number | undefined {

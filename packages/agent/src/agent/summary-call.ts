@@ -2,10 +2,9 @@
  * One summarisation call with the agent's current model, shared by compaction and branch
  * summaries: a transcript with instructions in, the reply's text out.
  */
-import type { Api, Message, Model, Usage } from "@mariozechner/pi-ai";
+import type { Api, Message, Model, SimpleStreamOptions, Usage } from "@mariozechner/pi-ai";
 import type { ThinkingLevel } from "@parley/protocol";
 import { loadPiAi } from "../models/pi-ai.js";
-import { type ProviderRequestConfig, withProviderRequest } from "./agent-config.js";
 import { registerParleyProviders } from "../models/register.js";
 
 /** What a summary needs from the agent: its model, thinking level, keys and request options. AgentSession is one. */
@@ -13,8 +12,8 @@ export interface SummaryHost {
   readonly model: Model<Api>;
   readonly thinkingLevel: ThinkingLevel;
   readonly models: { getApiKey(provider: string): string | undefined };
-  /** settings.json's timeouts and retries, as the loop's own requests get them. */
-  readonly providerRequest?: ProviderRequestConfig;
+  /** The request options a call beside the loop gets (settings' timeouts and retries, extensions' headers); as given without it. */
+  requestOptions?(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined>;
 }
 
 /** A compaction (or branch summary) that did not happen because it was cancelled (extension or abort). */
@@ -50,18 +49,16 @@ export async function completeSummary(
   const level = agent.thinkingLevel;
   // The summary may come from a local model before any run loaded the loop (which registers them).
   await registerParleyProviders();
+  const options: SimpleStreamOptions = {
+    signal,
+    cacheRetention: "none",
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
+  };
   const response = await pi.completeSimple(
     model,
     { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages },
-    withProviderRequest(
-      {
-        signal,
-        cacheRetention: "none",
-        ...(apiKey !== undefined ? { apiKey } : {}),
-        ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
-      },
-      agent.providerRequest ?? {},
-    ),
+    (agent.requestOptions ? await agent.requestOptions(model, options) : undefined) ?? options,
   );
   if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
   if (response.stopReason === "error") throw new Error(`${label} failed: ${response.errorMessage || "unknown error"}`);
