@@ -2,7 +2,9 @@
  * The settings.json keys that change what pi sends to a provider in RPC mode, through the spawned
  * CLI against a local server standing in for the provider (a models.json provider): thinking
  * budgets, blocked images, the provider SDK's retries and timeout (`retry.provider`,
- * `httpIdleTimeoutMs`), and the budget of a branch summary (`branchSummary.reserveTokens`).
+ * `httpIdleTimeoutMs`), and the budget of a branch summary (`branchSummary.reserveTokens`); and
+ * the extension hooks on provider requests (`before_provider_request`, `before_provider_headers`,
+ * `after_provider_response`), for the loop's requests and a compaction's summary.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
 import { connect, type AddressInfo } from "node:net";
@@ -369,6 +371,45 @@ describe("settings.json keys that shape provider requests in RPC mode", () => {
       write(join(p.agentDir, "settings.json"), { images: { autoResize: false } });
       const untouched = await readResult();
       expect(imageWidth(untouched.content.find((c) => c.type === "image")?.data)).toBe(2600);
+    },
+    3 * MINUTE,
+  );
+});
+
+/** Extension hooks on provider requests: changes the payload and the headers, hears the response's status. */
+const PROVIDER_HOOKS = `export default function (pi) {
+  pi.on("before_provider_request", (event) => ({ ...event.payload, user: "from-before-provider-request" }));
+  pi.on("before_provider_headers", (event) => { event.headers["x-from-extension"] = "yes"; });
+  pi.on("after_provider_response", (event, ctx) => ctx.ui.notify("status " + event.status, "info"));
+}
+`;
+
+describe("extension hooks on provider requests, through a real provider (the newest pi's)", () => {
+  it(
+    "before_provider_request replaces the payload and before_provider_headers adds a header on the loop's requests; after_provider_response hears the status; a compaction's summary gets the headers only",
+    async () => {
+      const server = await standIn(openAiText("a reply"));
+      servers.push(server);
+      const p = place("parley-provider-hooks-");
+      provider(p, server.baseUrl, "openai-completions", { id: "stand-in-chat", reasoning: false });
+      const hooks = join(p.home, "hooks.ts");
+      write(hooks, PROVIDER_HOOKS);
+      const agent = start(p, ["--no-session", "-e", hooks, "--model", "standin/stand-in-chat"]);
+      const run = await promptSettled(agent, { message: "hello" });
+      expect(run.some((r) => r.type === "extension_ui_request" && r["message"] === "status 200")).toBe(true);
+      await promptSettled(agent, { message: "again" });
+      server.answers.push(openAiText("the summary"));
+      await ok(agent, { type: "compact" });
+      expect(server.seen).toHaveLength(3);
+      const [first, second, summary] = server.seen as [Seen, Seen, Seen];
+      for (const request of [first, second]) {
+        expect(request.body["user"]).toBe("from-before-provider-request");
+        expect(request.headers["x-from-extension"]).toBe("yes");
+      }
+      // As in the newest pi: a summary goes through the session's stream function (headers), not the loop's payload hook.
+      expect(summary.headers["x-from-extension"]).toBe("yes");
+      expect(summary.body["user"]).toBeUndefined();
+      expect(JSON.stringify(summary.body["messages"])).toContain("<conversation>");
     },
     3 * MINUTE,
   );
