@@ -4,7 +4,7 @@
  * of every provider request, images and branch summaries.
  * Absent fields keep pi's defaults.
  */
-import type { SimpleStreamOptions, ThinkingBudgets, Transport } from "@mariozechner/pi-ai";
+import type { ThinkingBudgets, Transport } from "@mariozechner/pi-ai";
 import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import type { CompactionSettings } from "./compaction-cut.js";
 
@@ -39,19 +39,6 @@ export interface ProviderRequestConfig {
   maxRetryDelayMs?: number | undefined;
   transport?: Transport | undefined;
   thinkingBudgets?: ThinkingBudgets | undefined;
-}
-
-/** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
-export function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
-  const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
-  const maxRetries = options?.maxRetries ?? request.maxRetries;
-  const maxRetryDelayMs = options?.maxRetryDelayMs ?? request.maxRetryDelayMs;
-  return {
-    ...options,
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(maxRetries !== undefined ? { maxRetries } : {}),
-    ...(maxRetryDelayMs !== undefined ? { maxRetryDelayMs } : {}),
-  };
 }
 
 export interface AgentConfig {

@@ -12,7 +12,7 @@ import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { SaveNotice, Session, SessionContext } from "../session/session.js";
-import { type AgentConfig, withProviderRequest } from "./agent-config.js";
+import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
@@ -1261,4 +1261,17 @@ export type { ToolResultMessage };
 
 function isThinkingLevel(value: string): value is ThinkingLevel {
   return THINKING_LEVELS.some((level) => level === value);
+}
+
+/** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
+function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
+  const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
+  const maxRetries = options?.maxRetries ?? request.maxRetries;
+  const maxRetryDelayMs = options?.maxRetryDelayMs ?? request.maxRetryDelayMs;
+  return {
+    ...options,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(maxRetryDelayMs !== undefined ? { maxRetryDelayMs } : {}),
+  };
 }

@@ -118,7 +118,6 @@ export class Session implements SessionView {
   readonly #taken = { has: (id: string): boolean => this.#position.has(id) || this.#skippedIds.has(id) };
   readonly #labels = new Map<string, { label: string; timestamp: string }>();
   /** Entry types present, so "has the session ever had X" needs no scan. */
-  readonly #types = new Set<SessionEntry["type"]>();
   #leafId: string | null = null;
   #name: string | undefined;
   #file: string | undefined;
@@ -294,11 +293,6 @@ export class Session implements SessionView {
   /** How many entries the session holds (entries().length without the copy). */
   get entryCount(): number {
     return this.#entries.length;
-  }
-
-  /** Whether any entry of this type was ever appended or loaded (any branch). */
-  hasEntryOfType(type: SessionEntry["type"]): boolean {
-    return this.#types.has(type);
   }
 
   entry(id: string): SessionEntry | undefined {
@@ -492,7 +486,6 @@ export class Session implements SessionView {
   #index(entry: SessionEntry): void {
     this.#position.set(entry.id, this.#entries.length);
     this.#entries.push(entry);
-    this.#types.add(entry.type);
     if (entry.type === "message" && entry.message.role === "assistant") this.#hasAssistant = true;
     else if (entry.type === "session_info") this.#name = entry.name?.trim() || undefined;
     else if (entry.type === "label") {
