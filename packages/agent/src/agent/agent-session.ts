@@ -240,9 +240,17 @@ export class AgentSession {
     this.#retry = new AutoRetry(retryOptions(config));
     this.autoRetryEnabled = config.retry?.enabled ?? true;
     this.autoCompactionEnabled = config.compaction?.enabled ?? true;
+    this.tools.setPolicy(config.tools ?? {});
     await this.tools.setBuiltInOptions(builtInToolOptions(config, shell));
+    this.#syncTools();
     this.steeringMode = config.steeringMode ?? "one-at-a-time";
     this.followUpMode = config.followUpMode ?? "one-at-a-time";
+  }
+
+  /** A new session's tools: the start-up selection again, as pi's fresh runtime has them (tool-registry.ts). */
+  restartTools(): void {
+    this.tools.restart();
+    this.#syncTools();
   }
 
   /** A switch to a session of another folder (as in pi): user bash, the built-in tools and the system prompt work there from now on. */

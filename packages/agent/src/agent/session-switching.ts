@@ -46,6 +46,8 @@ export interface SwitchingAgent {
   readonly models: { loadCatalog(): Promise<void> };
   /** Continues from another session's context, with the model and level pi would start it with. */
   useSession(session: Session): void;
+  /** The start-up tool selection again (a new session's fresh runtime, in pi). */
+  restartTools(): void;
   /** Takes up the current session's context again once a seed has changed it. */
   refreshContext(): void;
   /** Runs a switch; a client's prompt or queued message that comes meanwhile waits for it to end. */
@@ -125,6 +127,8 @@ export class SessionSwitching {
     // pi builds a new runtime for the new session: fresh extension instances, which bind and
     // discover resources as at start-up.
     await this.#reloadExtensions?.();
+    // ... and its own tools: the start-up selection, with the settings of the folder it works in.
+    agent.restartTools();
     // A seed that throws still leaves a started session (its extensions get session_start); the
     // caller hears of the failure afterwards.
     let failed: { error: unknown } | undefined;

@@ -26,11 +26,13 @@ export interface RegisteredToolInfo {
 export class ToolRegistry {
   #cwd: string;
   readonly #builtIns = new Map<string, AnyDefinition>();
+  /** Whether the built-ins' definitions have been made (some may not be registered at all). */
+  #made = false;
   #extensionTools = new Map<string, RegisteredToolInfo>();
   #active: string[];
   readonly #context: ToolContextFactory;
   /** What the start-up selection (tool-selection.ts) says of tools as they appear. */
-  readonly #selection: ToolSelection;
+  #selection: ToolSelection;
   /** Options for the built-ins (settings' shellPath and shellCommandPrefix reach the bash tool). */
   #toolOptions: ToolsOptions;
 
@@ -40,10 +42,50 @@ export class ToolRegistry {
     this.#toolOptions = toolOptions;
     this.#context = context;
     this.#selection = selectTools(policy);
+    this.#active = this.#startingNames();
+  }
+
+  /** The built-in and named tools a session starts with (extension tools join as they are registered). */
+  #startingNames(): string[] {
     const { initial, allowed, excluded } = this.#selection;
     // A built-in the allowlist names or matches starts active too; a name of neither kind may come from an extension.
     const matched = allowed ? [...allToolNames].filter((n) => allowed(n) && !excluded(n)) : [];
-    this.#active = [...new Set([...initial, ...matched])];
+    return [...new Set([...initial, ...matched])];
+  }
+
+  /**
+   * A new session (new, switch, fork, or the start once the project's settings apply): pi builds
+   * a fresh runtime for it, so the tools start from the start-up selection again, whatever the last
+   * session activated; the current extension tools are taken as newly registered.
+   */
+  restart(): void {
+    this.#active = this.#startingNames();
+    this.#extensionTools = new Map();
+  }
+
+  /**
+   * Settings read again (ctx.reload(), a switch, the project trusted): the selection later
+   * sessions start from. As pi's reload, the active set stays as it is, plus the tools newly added
+   * to `defaultTools` (when the defaults are in use at all) and, with an allowlist, every tool it
+   * admits (pi activates those whenever it refreshes its registry; extension tools come back as
+   * newly registered).
+   */
+  setPolicy(policy: ToolPolicy): void {
+    const before = new Set(this.#selection.fromDefaults);
+    this.#selection = selectTools(policy);
+    const added = this.#selection.fromDefaults.filter((name) => !before.has(name));
+    const admitted = this.#selection.allowed ? this.#startingNames() : [];
+    for (const name of [...added, ...admitted]) if (this.#registrable(name) && !this.#active.includes(name)) this.#active.push(name);
+  }
+
+  /**
+   * Whether the tool is registered at all: as in the newest pi, `--tools` (an allowlist, `--no-tools`
+   * an empty one) and `--exclude-tools` keep a tool out of the registry, so neither the model, nor
+   * `pi.getAllTools()`, nor `pi.setActiveTools()` can reach it.
+   */
+  #registrable(name: string): boolean {
+    const { allowed, excluded } = this.#selection;
+    return !excluded(name) && (allowed === undefined || allowed(name));
   }
 
   /**
@@ -52,10 +94,9 @@ export class ToolRegistry {
    * with `defaultActive: false` (newest pi).
    */
   #startsActive(name: string, definition: AnyDefinition): boolean {
-    const { initial, allowed, excluded } = this.#selection;
-    if (excluded(name)) return false;
-    if (allowed) return allowed(name);
-    if (initial.includes(name)) return true;
+    if (!this.#registrable(name)) return false;
+    if (this.#selection.allowed) return true;
+    if (this.#selection.initial.includes(name)) return true;
     const exposure = exposureOf(definition);
     const byDefault = (exposure === "direct" || exposure === "model-only") && definition.defaultActive !== false;
     return byDefault;
@@ -76,15 +117,18 @@ export class ToolRegistry {
    * `ctx.getSystemPrompt()`. Returns whether the definitions exist.
    */
   loadNow(): boolean {
-    if (this.#builtIns.size > 0) return true;
+    if (this.#made) return true;
     const tools = requireToolsModule();
     if (tools !== undefined) this.#create(tools);
     return tools !== undefined;
   }
 
   #create({ createToolDefinition }: ToolsModule): void {
-    if (this.#builtIns.size > 0) return;
-    for (const name of allToolNames) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd, this.#toolOptions));
+    if (this.#made) return;
+    this.#made = true;
+    for (const name of allToolNames) {
+      if (this.#registrable(name)) this.#builtIns.set(name, createToolDefinition(name as ToolName, this.#cwd, this.#toolOptions));
+    }
   }
 
   /** New options for the built-ins (settings that apply once the project is trusted); made again if they exist. */
@@ -101,7 +145,8 @@ export class ToolRegistry {
 
   /** The built-ins made again with the current folder and options, if they were made at all. */
   async #remake(): Promise<void> {
-    if (this.#builtIns.size === 0) return;
+    if (!this.#made) return;
+    this.#made = false;
     this.#builtIns.clear();
     await this.load();
   }
@@ -109,7 +154,9 @@ export class ToolRegistry {
   /** Takes the runtime's current extension tools; ones not seen before become active. */
   sync(extensionTools: Map<string, { tool: { name: string; [key: string]: unknown }; extensionPath: string }>): void {
     const next = new Map<string, RegisteredToolInfo>();
-    for (const [name, { tool, extensionPath }] of extensionTools) next.set(name, { definition: tool as unknown as AnyDefinition, extensionPath });
+    for (const [name, { tool, extensionPath }] of extensionTools) {
+      if (this.#registrable(name)) next.set(name, { definition: tool as unknown as AnyDefinition, extensionPath });
+    }
     for (const [name, { definition }] of next)
       if (!this.#extensionTools.has(name) && !this.#active.includes(name) && this.#startsActive(name, definition)) this.#active.push(name);
     this.#extensionTools = next;
@@ -123,9 +170,14 @@ export class ToolRegistry {
     return [...merged.values()];
   }
 
+  /** The built-ins registered here, by name (known before their definitions are made). */
+  #builtInNames(): string[] {
+    return [...allToolNames].filter((n) => this.#registrable(n));
+  }
+
   /** A hidden tool (newest pi's exposure "hidden") is never active, even when named. */
   activeNames(): string[] {
-    const known = new Set<string>([...allToolNames, ...this.#extensionTools.keys()]);
+    const known = new Set<string>([...this.#builtInNames(), ...this.#extensionTools.keys()]);
     const hidden = (n: string) => {
       const info = this.#extensionTools.get(n);
       return info !== undefined && exposureOf(info.definition) === "hidden";

@@ -61,6 +61,8 @@ export interface ToolSelection {
   allowed?: (name: string) => boolean;
   /** Never active at the start. */
   excluded: (name: string) => boolean;
+  /** The tools settings' `defaultTools` (or pi's defaults) select, with `--tools` +name/-name applied; empty when --tools or --no-tools replace them. */
+  fromDefaults: string[];
 }
 
 /** The newest pi's start-up selection (createAgentSession), from the command line and settings. */
@@ -71,5 +73,7 @@ export function selectTools(policy: ToolPolicy): ToolSelection {
   const allowList = modifiers ? (policy.none === "all" ? selected : undefined) : (policy.allow ?? (policy.none === "all" ? [] : undefined));
   const excluded = policy.exclude ? toolNameMatcher(policy.exclude) : () => false;
   const initial = (selected ?? defaults).filter((name) => !name.includes("*") && !excluded(name));
-  return { initial, ...(allowList !== undefined ? { allowed: toolNameMatcher(allowList) } : {}), excluded };
+  // pi's "uses default tools": no --tools list other than +name/-name entries, and no --no-tools.
+  const fromDefaults = (policy.allow === undefined || modifiers !== undefined) && policy.none === undefined ? (selected ?? defaults) : [];
+  return { initial, ...(allowList !== undefined ? { allowed: toolNameMatcher(allowList) } : {}), excluded, fromDefaults };
 }

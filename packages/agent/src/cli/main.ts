@@ -189,7 +189,11 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
     await server.agent.configure(agentConfig(start.options, start.setup));
   }
   useResources(server, start);
-  if (trusted) await server.addExtensions(await loadAll(start.options, start.resources, "project"), extensionOrder(start.options, start.resources));
+  if (trusted) {
+    await server.addExtensions(await loadAll(start.options, start.resources, "project"), extensionOrder(start.options, start.resources));
+    // pi chooses the session's tools once the project's settings count (its defaultTools may replace the user's).
+    server.agent.restartTools();
+  }
 }
 
 /** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
