@@ -251,6 +251,40 @@ describe("compact (in-process)", () => {
     expect(second).not.toContain("gamma");
   });
 
+  it("a cut inside a turn: the history and the turn's beginning are summarised by two calls and joined, as pi does", async () => {
+    const requests: Context[] = [];
+    const provider: Factory = (pi) => {
+      pi.registerProvider("capture", {
+        api: "capture-api",
+        models: [{ id: "m", contextWindow: 100_000 }],
+        streamSimple: (model: Model<Api>, context: Context) => {
+          requests.push(context);
+          const stream = createAssistantMessageEventStream();
+          const message = assistantMessage(model, `reply ${requests.length}`);
+          queueMicrotask(() => stream.push({ type: "done", reason: "stop", message }));
+          return stream;
+        },
+      } as never);
+    };
+    // keepRecentTokens 1: only the last reply is kept, so the cut splits the last turn.
+    const { request, prompt } = await serveScripted([], [provider], { agentConfig: { compaction: { keepRecentTokens: 1 } } });
+    expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
+    await prompt("alpha");
+    await prompt("beta");
+    const response = await request({ type: "compact", customInstructions: "mention the letters" });
+    expect(response["success"]).toBe(true);
+    expect(requests).toHaveLength(4);
+    const history = textOf(requests[2]!.messages[0] as unknown as Rec);
+    expect(history).toContain("[User]: alpha");
+    expect(history).not.toContain("beta");
+    expect(history).toContain("Additional focus: mention the letters");
+    const prefix = textOf(requests[3]!.messages[0] as unknown as Rec);
+    expect(prefix).toContain("[User]: beta");
+    expect(prefix).not.toContain("alpha");
+    expect(prefix).toContain("Additional focus: mention the letters");
+    expect((response["data"] as Rec)["summary"]).toBe("reply 3\n\n---\n\n**Turn Context (split turn):**\n\nreply 4");
+  });
+
   it("while the agent is streaming, aborts the run first and then compacts (as pi does)", async () => {
     const { transport, request, until } = await serve(["a long reply with many words to stream slowly", "Summary of it all."], [], {
       PARLEY_STREAM_DELAY_MS: "30",
@@ -282,16 +316,16 @@ describe("compact (in-process)", () => {
   });
 
   it("reports a summarisation failure in compaction_end and the response", async () => {
-    // A turn with only a tool call gives the summary no text.
+    // A reply that calls a tool is no summary (pi's words).
     const { transport, request, prompt } = await serve(["one", "two", { toolCalls: [{ name: "ls", arguments: {} }] }]);
     await prompt("a");
     await prompt("b");
     const response = await request({ type: "compact" });
-    expect(response).toMatchObject({ success: false, error: "Summarization failed: the model returned no text" });
+    expect(response).toMatchObject({ success: false, error: "Summarization attempted to call a tool" });
     expect(transport.of("compaction_end").at(-1)).toMatchObject({
       result: null,
       aborted: false,
-      errorMessage: "Compaction failed: Summarization failed: the model returned no text",
+      errorMessage: "Compaction failed: Summarization attempted to call a tool",
     });
     const entries = ((await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] }).entries;
     expect(entries.some((e) => e.type === "compaction")).toBe(false);

@@ -119,7 +119,10 @@ describe("ctx.navigateTree", () => {
     const summary = after.find((e) => e.type === "branch_summary")!;
     // fromId: the leaf left behind, as the newest pi records it.
     expect(summary).toMatchObject({ parentId: a1, fromId: a3, details: { readFiles: [], modifiedFiles: [] } });
-    expect(String(summary["summary"])).toMatch(/^BRANCH SUMMARY from the model/);
+    // A preamble says what the summary stands for, as pi's does; then the model's summary.
+    expect(String(summary["summary"])).toMatch(
+      /^The user followed another branch of this conversation and then came back here\. What happened on that branch:\n\nBRANCH SUMMARY from the model/,
+    );
     expect(summary["fromHook"]).toBe(false);
     const label = after.find((e) => e.type === "label")!;
     expect(label).toMatchObject({ targetId: summary.id, label: "checkpoint", parentId: summary.id });
@@ -135,7 +138,7 @@ describe("ctx.navigateTree", () => {
     expect(h.after[0]).toMatchObject({ newLeafId: label.id, oldLeafId: a3, summaryEntry: { id: summary.id }, fromExtension: false });
     const messages = await h.messages();
     expect(messages.slice(0, 2)).toEqual(["user:first", "assistant:one"]);
-    expect(messages[2]).toMatch(/^branchSummary:BRANCH SUMMARY from the model/);
+    expect(messages[2]).toMatch(/^branchSummary:The user followed another branch.*\n\nBRANCH SUMMARY from the model/);
     // The conversation goes on from the summary.
     await h.prompt("fourth");
     expect((await h.messages()).at(-2)).toBe("user:fourth");
@@ -186,7 +189,7 @@ describe("ctx.navigateTree", () => {
     h.setAnswer(undefined);
     await h.prompt("third");
     expect(await h.tree(a1, { summarize: true })).toEqual({ cancelled: false });
-    const written = (await summaries()).find((e) => String(e["summary"]).startsWith("BRANCH SUMMARY"))!;
+    const written = (await summaries()).find((e) => String(e["summary"]).includes("BRANCH SUMMARY"))!;
     expect(written["usage"]).toMatchObject({
       input: expect.any(Number),
       output: expect.any(Number),

@@ -58,9 +58,8 @@ function normalised(file: string, folder: string): string[] {
         .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
         .replaceAll(folder, "FOLDER")
         .replace(/"(input|output|cacheRead|cacheWrite|totalTokens|tokensBefore)":\d+/g, '"$1":0')
-        // A summary's wording is each agent's own (pi asks twice for a split turn and joins the
-        // answers, and puts a preamble of its own before a branch summary); the newest pi records
-        // the summary call's usage, 0.73.1 none.
+        // A summary's wording is each agent's own (their prompts and preambles differ); the newest
+        // pi records the summary call's usage, 0.73.1 none.
         .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
         .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
         .replace(/,"durationMs":\d+/g, "")

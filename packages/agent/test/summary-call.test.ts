@@ -53,6 +53,13 @@ describe("the summary call", () => {
     );
   });
 
+  it("fails, naming the call, when the reply calls a tool (a summary call offers none)", async () => {
+    const { host: agent } = host([fauxAssistantMessage([{ type: "toolCall", id: "c1", name: "read", arguments: { path: "x" } }], { stopReason: "toolUse" })]);
+    await expect(completeSummary(agent, "summarise", new AbortController().signal, "Turn prefix summarization")).rejects.toThrow(
+      "Turn prefix summarization attempted to call a tool",
+    );
+  });
+
   it("in the agent: a compaction's summary gets settings' timeout and the headers before_provider_headers leaves, as the loop's requests do", async () => {
     const faux = registerFauxProvider({ api: "summary-agent-faux", provider: "summary-agent-faux", models: [{ id: "m" }] });
     providers.push(faux);

@@ -262,7 +262,7 @@ describe("session_before_tree", () => {
       expect((await agent.request({ type: "prompt", message: `/tree-model ${String(firstReply["id"])}` }, MINUTE))["success"]).toBe(true);
       const summary = (await entries()).find((e) => e["type"] === "branch_summary") as Rec;
       expect(summary).toMatchObject({ details: { readFiles: ["notes.txt"], modifiedFiles: [] } });
-      expect(String(summary["summary"])).toMatch(/^THE SUMMARY[\s\S]*<read-files>\nnotes.txt\n<\/read-files>/);
+      expect(String(summary["summary"])).toMatch(/\n\nTHE SUMMARY[\s\S]*<read-files>\nnotes.txt\n<\/read-files>/);
     },
     2 * MINUTE,
   );

@@ -92,6 +92,12 @@ export function messagesWithinBudget(entries: readonly SessionEntry[], budget: n
 }
 
 /** Summarise abandoned entries. Throws CompactionCancelledError when `signal` aborts it. */
+/**
+ * What the recorded summary starts with, as pi's does: the model reading it later learns that it
+ * stands for a branch the user left, not for the conversation it continues.
+ */
+const BRANCH_PREAMBLE = "The user followed another branch of this conversation and then came back here. What happened on that branch:\n\n";
+
 export async function generateBranchSummary(
   agent: SummaryHost,
   entries: readonly SessionEntry[],
@@ -113,5 +119,5 @@ export async function generateBranchSummary(
   const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
   const prompt = `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n${instructions}`;
   const { summary, usage } = await completeSummary(agent, prompt, options.signal, "Branch summarization");
-  return { summary: summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles, usage };
+  return { summary: BRANCH_PREAMBLE + summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles, usage };
 }

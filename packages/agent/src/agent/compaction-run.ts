@@ -21,6 +21,7 @@ import { estimateContextTokens, prepareCompaction, type CompactionPreparation } 
 import type { CompactionHost, CompactionReason, CompactionResult } from "./compaction-host.js";
 import { fileLists, fileListsText } from "./file-operations.js";
 import { CompactionCancelledError, completeSummary, type SummaryHost } from "./summary-call.js";
+import { addUsage } from "./usage-shape.js";
 
 const SUMMARY_INSTRUCTIONS = `Write a summary of the conversation above that lets the assistant carry on the work without the transcript. Use exactly these sections (Markdown headings), be concrete (names, paths, commands, error messages), and leave a section empty rather than invent:
 
@@ -54,23 +55,63 @@ const UPDATE_NOTE =
   "A summary of the conversation before this transcript is given in <previous-summary>. Produce one updated summary " +
   "that merges it with the transcript: keep what still holds, move finished items to Done, and add what is new.";
 
-const SPLIT_TURN_NOTE =
-  "The transcript ends in the middle of a turn: the rest of that turn is kept verbatim after your summary, " +
-  "so make sure the summary says what the user asked for in that turn and what has been done for it so far.";
+const TURN_PREFIX_INSTRUCTIONS = `The transcript above is the beginning of a turn that is still under way. The rest of the turn is kept word for word after your note, so do not reconstruct it. Write a short checkpoint of this beginning, with exactly these sections (Markdown headings), using only what the transcript says:
 
+## Request
+What the user asked for in this turn.
+
+## Done So Far
+- Work completed and decisions taken in the transcript.
+
+## Needed To Continue
+- Facts from the transcript that the rest of the turn relies on.`;
+
+/**
+ * Where a split turn's checkpoint starts in a compaction's summary. pi joins its two summaries
+ * with this line, so tools that read pi's session files find the parts in parley's too.
+ */
+const SPLIT_TURN_MARKER = "\n\n---\n\n**Turn Context (split turn):**\n\n";
+
+const transcriptOf = (messages: AgentMessage[]): string => `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n`;
+
+/** The conversation before the kept part (or before a split turn), merged with the previous summary. */
+function historySummary(
+  agent: SummaryHost,
+  preparation: CompactionPreparation,
+  focus: string,
+  signal: AbortSignal,
+): Promise<{ summary: string; usage: Usage }> {
+  let text = transcriptOf(preparation.messagesToSummarize);
+  if (preparation.previousSummary) text += `<previous-summary>\n${preparation.previousSummary}\n</previous-summary>\n\n${UPDATE_NOTE}\n\n`;
+  return completeSummary(agent, text + SUMMARY_INSTRUCTIONS + focus, signal);
+}
+
+/**
+ * The summary a compaction records. When the cut splits a turn, the history before the turn and
+ * the turn's beginning are summarised by two calls and joined, as pi does: the checkpoint of the
+ * turn stands right before the turn's kept rest.
+ */
 async function generateSummary(
   agent: SummaryHost,
   preparation: CompactionPreparation,
   customInstructions: string | undefined,
   signal: AbortSignal,
 ): Promise<{ summary: string; usage: Usage }> {
-  const transcript = serializeConversation(convertToLlm([...preparation.messagesToSummarize, ...preparation.turnPrefixMessages]));
-  let text = `<conversation>\n${transcript}\n</conversation>\n\n`;
-  if (preparation.previousSummary) text += `<previous-summary>\n${preparation.previousSummary}\n</previous-summary>\n\n${UPDATE_NOTE}\n\n`;
-  if (preparation.isSplitTurn) text += `${SPLIT_TURN_NOTE}\n\n`;
-  text += SUMMARY_INSTRUCTIONS;
-  if (customInstructions?.trim()) text += `\n\nAdditional focus: ${customInstructions.trim()}`;
-  return completeSummary(agent, text, signal);
+  const focus = customInstructions?.trim() ? `\n\nAdditional focus: ${customInstructions.trim()}` : "";
+  if (!preparation.isSplitTurn || preparation.turnPrefixMessages.length === 0) return historySummary(agent, preparation, focus, signal);
+  const prefixCall = () =>
+    completeSummary(agent, transcriptOf(preparation.turnPrefixMessages) + TURN_PREFIX_INSTRUCTIONS + focus, signal, "Turn prefix summarization");
+  // The session's only turn (parley compacts it too, see compaction-cut.ts): its checkpoint is the whole summary.
+  if (preparation.messagesToSummarize.length === 0 && !preparation.previousSummary) return prefixCall();
+  const history =
+    preparation.messagesToSummarize.length > 0
+      ? await historySummary(agent, preparation, focus, signal)
+      : { summary: preparation.previousSummary ?? "", usage: undefined };
+  const prefix = await prefixCall();
+  return {
+    summary: history.summary + SPLIT_TURN_MARKER + prefix.summary,
+    usage: history.usage ? addUsage(history.usage, prefix.usage) : prefix.usage,
+  };
 }
 
 interface ExtensionCompaction {

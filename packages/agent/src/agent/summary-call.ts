@@ -63,6 +63,8 @@ export async function completeSummary(
   if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
   if (response.stopReason === "error") throw new Error(`${label} failed: ${response.errorMessage || "unknown error"}`);
   if (response.stopReason === "length") throw new Error(`${label} failed: generation hit the token cap and the summary is incomplete`);
+  // A summary call offers no tools: a reply that calls one is no summary (pi's words).
+  if (response.content.some((c) => c.type === "toolCall")) throw new Error(`${label} attempted to call a tool`);
   const summary = response.content
     .filter((c) => c.type === "text")
     .map((c) => c.text)
