@@ -99,7 +99,8 @@ describe("state, model and settings commands (--no-session)", () => {
   it("get_available_models, set_model (offline and back), unknown model, cycle_model", async () => {
     const { models } = (await ok(agent, { type: "get_available_models" })) as { models: Model[] };
     for (const m of models) expect(m).toMatchObject(MODEL_SHAPE);
-    expect(models.map((m) => `${m.provider}/${m.id}`)).toEqual(expect.arrayContaining(["parley/script", "parley/offline"]));
+    // The demo model is a last resort: not offered beside a model that answers (it can still be set).
+    expect(models.map((m) => `${m.provider}/${m.id}`)).toEqual(["parley/script"]);
 
     const offline = (await ok(agent, { type: "set_model", provider: "parley", modelId: "offline" })) as Model;
     expect(offline).toMatchObject({ ...MODEL_SHAPE, provider: "parley", id: "offline" });
@@ -112,10 +113,8 @@ describe("state, model and settings commands (--no-session)", () => {
     expect(await fail(agent, { type: "set_model", provider: "parley" })).toMatch(/modelId/);
     expect(((await state(agent))["model"] as Model).id).toBe("script");
 
-    const c1 = (await ok(agent, { type: "cycle_model" })) as { model: Model; thinkingLevel: string; isScoped: boolean };
-    expect(c1).toEqual({ model: expect.objectContaining({ provider: "parley", id: "offline" }), thinkingLevel: "off", isScoped: false });
-    const c2 = (await ok(agent, { type: "cycle_model" })) as { model: Model };
-    expect(c2.model.id).toBe("script");
+    // One model offered: nothing to cycle to, as in pi.
+    expect(await ok(agent, { type: "cycle_model" })).toBeNull();
     expect(((await state(agent))["model"] as Model).id).toBe("script");
   });
 
@@ -297,12 +296,12 @@ describe("state, model and settings commands (--no-session)", () => {
 describe("the model catalogue loads on first need", () => {
   it("lines sent with a catalogue command at start-up run and are answered in order, effects included", async () => {
     // Start-up with a local model does not load pi-ai's catalogue; the first line that needs it
-    // holds the ones after it, so the get_state after cycle_model sees the new model.
+    // holds the ones after it, so the get_state after set_model sees the new model.
     const agent = procs.parley(["--model-script", writeScript(["hi"]), "--no-extensions"], { cwd: tempDir() });
     agent.sendRaw(
       [
         { type: "get_state", id: "m1" },
-        { type: "cycle_model", id: "m2" },
+        { type: "set_model", provider: "parley", modelId: "offline", id: "m2" },
         { type: "get_state", id: "m3" },
         { type: "get_available_models", id: "m4" },
         { type: "set_model", provider: "anthropic", modelId: "claude-opus-4-7", id: "m5" },
@@ -316,14 +315,18 @@ describe("the model catalogue loads on first need", () => {
     const responses = agent.records.filter((r) => r.type === "response");
     expect(responses.map((r) => r["id"])).toEqual(["m1", "m2", "m3", "m4", "m5", "m6", "m7"]);
     expect(responses.map((r) => r["success"])).toEqual([true, true, true, true, false, true, true]);
-    const modelOf = (r: Rec): string => (r["data"] as { model: Model }).model.id;
+    const modelOf = (r: Rec): string => {
+      const data = r["data"] as { model?: Model; id?: string };
+      return data.model?.id ?? String(data.id);
+    };
     expect([modelOf(responses[0]!), modelOf(responses[1]!), modelOf(responses[2]!), modelOf(responses[6]!)]).toEqual([
       "script",
       "offline",
       "offline",
       "script",
     ]);
-    expect((responses[3]!["data"] as { models: Model[] }).models.map((m) => `${m.provider}/${m.id}`)).toEqual(["parley/script", "parley/offline"]);
+    // The demo model is not offered beside a model that answers.
+    expect((responses[3]!["data"] as { models: Model[] }).models.map((m) => `${m.provider}/${m.id}`)).toEqual(["parley/script"]);
     // In the catalogue, but without a key it cannot be used: the error says so.
     expect(String(responses[4]!["error"])).toMatch(/anthropic/i);
   });

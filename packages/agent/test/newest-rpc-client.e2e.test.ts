@@ -110,8 +110,8 @@ async function start(side: "parley" | "pi"): Promise<Setup> {
  *   assistant's message_start says stopReason "pending" (0.73.1: "stop");
  * - tool_execution_end carries `durationMs`; bash streams `bash_execution_update` with the request id;
  * - compact's result carries `estimatedTokensAfter` and the summary's `usage`.
- * And parley's documented additions: `offlineModel` in get_state, its offline demo model (provider
- * "parley") in get_available_models; token counts depend on each agent's own prompt and tools.
+ * And parley's documented addition `offlineModel` in get_state; token counts depend on each
+ * agent's own prompt and tools.
  */
 /** Streaming deltas and the newest pi's agent_settled are not compared with 0.73.1. */
 const UNCOMPARED_EVENTS = new Set(["message_update", "agent_settled", "bash_execution_update"]);
@@ -125,7 +125,7 @@ type Step = [name: string, run: (s: Setup) => Promise<unknown>];
 
 const STEPS: Step[] = [
   ["getState", async ({ side }) => withoutKeys(await side.client.getState(), ["offlineModel"])],
-  ["getAvailableModels", async ({ side }) => (await side.client.getAvailableModels()).filter((m) => m.provider !== "parley")],
+  ["getAvailableModels", async ({ side }) => await side.client.getAvailableModels()],
   [
     "getAvailableThinkingLevels (newest)",
     async ({ side }) => {
@@ -399,14 +399,10 @@ describe("the newest pi's RpcClient (1.6.0) drives parley", () => {
       expect(got[step]).toEqual({ ok: "newest only" });
   }, 300_000);
 
-  it("cycleModel: parley's demo model is the second available model (pi answers null with one)", async () => {
+  it("cycleModel: null with one available model, as in pi (parley's demo model is only a last resort)", async () => {
     const { side } = await start("parley");
-    const models = await side.client.getAvailableModels();
-    const cycled = await side.client.cycleModel();
-    // The documented addition: parley's offline demo model is always available, so cycling moves there.
-    expect(models.map((m) => `${m.provider}/${m.id}`).sort()).toEqual(["offline/echo", "parley/offline"]);
-    expect(cycled).toMatchObject({ model: { provider: "parley", id: "offline" }, thinkingLevel: "off", isScoped: false });
-    expect(await side.client.cycleModel()).toMatchObject({ model: { provider: "offline", id: "echo" }, isScoped: false });
+    expect((await side.client.getAvailableModels()).map((m) => `${m.provider}/${m.id}`)).toEqual(["offline/echo"]);
+    expect(await side.client.cycleModel()).toBeNull();
   }, 120_000);
 
   it("start() with the client's own options: cliPath, cwd, env, provider/model and args mean what they mean for pi", async () => {

@@ -76,15 +76,12 @@ function texts(updates: Acp.SessionNotification[]): Record<string, string> {
   return out;
 }
 
-/** parley's offline demo model: listed by parley beside the extension's model (a documented addition). */
-const DEMO_MODEL = "parley/offline";
-
 /** pi-acp's `models` field (unstable ACP, absent from this SDK's types): current and available ids. */
 function modelIds(models: unknown): { current: unknown; available: unknown[] } | null {
   if (!models || typeof models !== "object") return null;
   const current = "currentModelId" in models ? models.currentModelId : undefined;
   const list = "availableModels" in models && Array.isArray(models.availableModels) ? (models.availableModels as unknown[]) : [];
-  const available = list.map((m) => (m && typeof m === "object" && "modelId" in m ? m.modelId : m)).filter((id) => id !== DEMO_MODEL);
+  const available = list.map((m) => (m && typeof m === "object" && "modelId" in m ? m.modelId : m));
   return { current, available };
 }
 
@@ -94,8 +91,7 @@ function sessionShape(r: { configOptions?: Acp.SessionConfigOption[] | null; mod
     configOptions: (r.configOptions ?? []).map((o) => ({
       id: o.id,
       current: "currentValue" in o ? o.currentValue : undefined,
-      options:
-        "options" in o && Array.isArray(o.options) ? o.options.map((x) => ("value" in x ? x.value : "group")).filter((v) => v !== DEMO_MODEL) : undefined,
+      options: "options" in o && Array.isArray(o.options) ? o.options.map((x) => ("value" in x ? x.value : "group")) : undefined,
     })),
     models: modelIds("models" in r ? r.models : undefined),
     modes: r.modes ? { current: r.modes.currentModeId, available: r.modes.availableModes.map((m) => m.id) } : null,

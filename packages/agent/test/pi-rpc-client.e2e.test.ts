@@ -14,9 +14,6 @@
  *
  * Differences that remain, each normalised by name below and listed in the README:
  * - `offlineModel: true` in get_state (a parley addition) is dropped;
- * - parley's offline demo model (provider "parley") is listed by get_available_models and is a
- *   cycle_model target: it is filtered out of the lists, and cycle_model must go to it in parley
- *   where pi answers null (one model);
  * - token counts depend on each agent's own system prompt and tool texts: numbers → "<n>";
  * - compact's result carries `estimatedTokensAfter` and `usage` in parley (newer than 0.73.1): dropped.
  * - For the methods, both are put on the offline model with set_model and on thinking level
@@ -113,7 +110,7 @@ type Step = [name: string, run: (s: Setup) => Promise<unknown>];
 /** Every public method of pi's RpcClient, in an order that gives each something to work on. */
 const STEPS: Step[] = [
   ["getState", async ({ client }) => withoutKeys(await client.getState(), ["offlineModel"])],
-  ["getAvailableModels", async ({ client }) => (await client.getAvailableModels()).filter((m) => m.provider !== "parley")],
+  ["getAvailableModels", async ({ client }) => await client.getAvailableModels()],
   ["setModel", ({ client }) => client.setModel("offline", "echo")],
   ["setThinkingLevel", ({ client }) => client.setThinkingLevel("high")],
   ["cycleThinkingLevel", ({ client }) => client.cycleThinkingLevel()],
@@ -244,18 +241,11 @@ describe("pi's RpcClient drives parley as it drives pi", () => {
     expect(pi["abort"]).toEqual({ ok: "aborted" });
   }, 240_000);
 
-  it("cycleModel: null when one model is available (compared once both list the same models)", async () => {
+  it("cycleModel: null when one model is available (parley's demo model is only a last resort, never listed beside real ones)", async () => {
     const [pi, parley] = await Promise.all(AGENTS.map((agent) => start(agent)));
-    const piModels = await (pi as Setup).client.getAvailableModels();
-    const parleyModels = await (parley as Setup).client.getAvailableModels();
+    expect(await (parley as Setup).client.getAvailableModels()).toEqual(await (pi as Setup).client.getAvailableModels());
     expect(await (pi as Setup).client.cycleModel()).toBeNull();
-    const parleyCycle = await (parley as Setup).client.cycleModel();
-    if (parleyModels.length === piModels.length) expect(parleyCycle).toBeNull();
-    else {
-      // The documented addition: parley's demo model is a second available model, so it cycles there.
-      expect(parleyModels.filter((m) => m.provider !== "parley")).toEqual(piModels);
-      expect(parleyCycle?.model.provider).toBe("parley");
-    }
+    expect(await (parley as Setup).client.cycleModel()).toBeNull();
   }, 120_000);
 
   // Runs after the two tests above (a file's tests run in order): they call every method between them.
@@ -378,7 +368,7 @@ const SCENARIOS: Scenario[] = [
     async ({ client }) => {
       const models = await client.getAvailableModels();
       expectCompleteModels(models);
-      return models.filter((m) => m.provider !== "parley").map((m) => `${m.provider}/${m.id}`);
+      return models.map((m) => `${m.provider}/${m.id}`);
     },
   ],
   [

@@ -4,7 +4,7 @@
  */
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
-import type { ModelResolution } from "./resolve.js";
+import { lastResort, type ModelResolution } from "./resolve.js";
 
 export interface ProviderModelConfig {
   id: string;
@@ -65,9 +65,11 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       return base.catalogReady;
     },
     // A registered model with a built-in's id replaces it (models.json merges this way).
+    // Only models with credentials are offered, as pi's registry offers them.
     availableModels: () => {
       const own = extensionModels();
-      return [...base.availableModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...own];
+      const usable = own.filter(hasOwnAuth);
+      return lastResort([...base.availableModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...usable]);
     },
     findModel: (provider, id) => providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
     getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),

@@ -268,7 +268,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
         }
         return known;
       };
-      return [...localModels, ...catalog().builtIn.filter((m) => hasKey(m.provider))];
+      return lastResort([...localModels, ...catalog().builtIn.filter((m) => hasKey(m.provider))]);
     },
     findModel: (provider, modelId) => (provider === PARLEY_PROVIDER ? localModels.find((m) => m.id === modelId) : catalog().find(provider, modelId)),
     matchModel: (pattern, provider) => catalog().resolveCli(provider, pattern),
@@ -385,4 +385,14 @@ function parseDelay(raw: string | undefined, warnings: string[]): number {
     return 0;
   }
   return n;
+}
+
+/**
+ * The models a client is offered, as pi offers them (those with credentials), with parley's
+ * offline demo model only as the last resort: listed when nothing else can answer, so a pi
+ * client's model list or `cycle_model` never lands on a model pi does not have.
+ */
+export function lastResort(models: Model<Api>[]): Model<Api>[] {
+  const real = models.filter((m) => m.api !== OFFLINE_API);
+  return real.length > 0 ? real : models;
 }
