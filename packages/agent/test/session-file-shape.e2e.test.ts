@@ -95,7 +95,51 @@ async function conversation(bin: string): Promise<string[]> {
   return normalised(file, p.cwd);
 }
 
+/** A conversation, then a fork at its second prompt and a clone of the fork: the three files. */
+async function forkedFiles(bin: string): Promise<string[][]> {
+  const p = place("parley-file-shape-fork-");
+  const agent = spawnAgent(bin, ["--mode", "rpc", "-e", OFFLINE_PROVIDER, "--provider", "offline", "--model", "echo"], {
+    cwd: p.cwd,
+    env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir },
+  });
+  running.push(agent);
+  const fileNow = async () => ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
+  await settled(agent, "Reply with just: one");
+  await ok(agent, { type: "set_session_name", name: "original" });
+  await settled(agent, "Reply with just: two");
+  const original = await fileNow();
+  const forkable = ((await ok(agent, { type: "get_fork_messages" }))["data"] as { messages: { entryId: string }[] }).messages;
+  await ok(agent, { type: "fork", entryId: forkable[1]?.entryId });
+  await settled(agent, "Reply with just: three");
+  const fork = await fileNow();
+  await ok(agent, { type: "clone" });
+  await settled(agent, "Reply with just: four");
+  const clone = await fileNow();
+  agent.closeInput();
+  await agent.exited;
+  // Where a file came from is another file's path: which one is what counts.
+  const names = new Map([
+    [original, "ORIGINAL"],
+    [fork, "FORK"],
+  ]);
+  const parent = (lines: string[]) =>
+    lines.map((line) => line.replace(/"parentSession":"([^"]+)"/, (_m, path: string) => `"parentSession":"${names.get(path) ?? "OTHER"}"`));
+  return [original, fork, clone].map((file) => parent(normalised(file, p.cwd)));
+}
+
 describe("the session file parley writes", () => {
+  it(
+    "fork and clone write pi's files: the copied path, the parent session, then the new entries (pi 0.73.1 and parley alike)",
+    async () => {
+      const pi = await forkedFiles(PI_BIN);
+      const parley = await forkedFiles(PARLEY_BIN);
+      expect(parley).toEqual(pi);
+      expect(pi[1]?.[0]).toContain('"parentSession":"ORIGINAL"');
+      expect(pi[2]?.[0]).toContain('"parentSession":"FORK"');
+    },
+    5 * MINUTE,
+  );
+
   it(
     "is pi's, line for line: entries, order and keys (pi 0.73.1 and parley alike)",
     async () => {
