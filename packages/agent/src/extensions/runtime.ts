@@ -38,6 +38,7 @@ export interface BoundaryPreview {
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
 import { guardedEnv } from "../child-watchdog.js";
+import { contextEntries, sessionProjection } from "../session/context.js";
 import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
 import { extendResources, NO_RESOURCES, type Resources } from "../resources/index.js";
@@ -750,6 +751,12 @@ function readonlyManager(session: Session): ReadonlySessionManager {
     getTree: () => session.tree(),
     getSessionDir: () => (session.file !== undefined ? dirname(session.file) : ""),
     getHeader: () => session.header,
+    // The rest of pi's SessionManager that reads (pi hands extensions the manager itself).
+    getChildren: (parentId) => session.entries().filter((e) => e.parentId === parentId),
+    getEntryCount: () => session.entries().length,
+    isPersisted: () => session.file !== undefined,
+    buildContextEntries: () => contextEntries(session.branch()),
+    buildSessionProjection: () => sessionProjection(session.branch()),
   };
 }
 

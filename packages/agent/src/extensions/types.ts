@@ -5,6 +5,7 @@
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Message, Model, ProviderResponse, TextContent, Tool, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
+import type { sessionProjection } from "../session/context.js";
 import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
 export type { ThinkingLevel };
@@ -86,6 +87,15 @@ export interface ReadonlySessionManager {
   /** The folder session files are written to ("" for an in-memory session). */
   getSessionDir(): string;
   getHeader(): SessionView["header"];
+  /** The entries whose parent is `parentId`. */
+  getChildren(parentId: string): SessionEntry[];
+  getEntryCount(): number;
+  /** Whether the session is written to a file (false with --no-session). */
+  isPersisted(): boolean;
+  /** The newest pi's: the entries the context is built from (see session/context.ts). */
+  buildContextEntries(): SessionEntry[];
+  /** The newest pi's: each context entry with the messages it contributes. */
+  buildSessionProjection(): ReturnType<typeof sessionProjection>;
 }
 
 /**

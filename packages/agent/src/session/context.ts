@@ -146,6 +146,44 @@ export function buildSessionProjection(path: readonly SessionEntry[]): { entries
 }
 
 /**
+ * The entries the context is built from, as the newest pi's `buildContextEntries()` lists them:
+ * the whole path without a compaction; with one (the latest wins), the compaction entry, the
+ * entries it keeps before it, then everything after it. Entries without messages (model and
+ * level changes, labels, …) are listed too.
+ */
+export function contextEntries(path: readonly SessionEntry[]): SessionEntry[] {
+  const compactionIndex = path.findLastIndex((entry) => entry.type === "compaction");
+  const compaction = path[compactionIndex];
+  if (compaction === undefined || compaction.type !== "compaction") return [...path];
+  let before: readonly SessionEntry[] = [];
+  if (compaction.retainedTail === undefined) {
+    const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
+    if (firstKept >= 0) before = path.slice(firstKept, compactionIndex).filter((e) => !(e.type === "message" && e.message.role === "system"));
+  }
+  return [compaction, ...before, ...path.slice(compactionIndex + 1)];
+}
+
+/**
+ * The newest pi's `SessionManager.buildSessionProjection()`: every context entry with the
+ * messages it contributes (none for a state-only entry), the messages in order, the level and model.
+ */
+export function sessionProjection(path: readonly SessionEntry[]): {
+  entries: ProjectedEntry[];
+  messages: AgentMessage[];
+  thinkingLevel: string;
+  model: SessionContext["model"];
+} {
+  const { entries, thinkingLevel, model } = buildSessionProjection(path);
+  const contributed = new Map(entries.map((e) => [e.sourceEntry, e.messages]));
+  return {
+    entries: contextEntries(path).map((sourceEntry) => ({ sourceEntry, messages: contributed.get(sourceEntry) ?? [] })),
+    messages: entries.flatMap((e) => e.messages),
+    thinkingLevel,
+    model,
+  };
+}
+
+/**
  * Every message an entry on the path carries, in path order, without compaction's pruning:
  * the full visible history of the branch (compactions appear as their summary message).
  */
