@@ -143,7 +143,17 @@ export interface ExtensionContext {
   scopedModels: readonly ScopedModel[];
   isProjectTrusted(): boolean;
   sessionManager: ReadonlySessionManager;
-  modelRegistry: { getAll(): unknown[]; getAvailable(): Promise<unknown[]>; find(provider: string, id: string): unknown };
+  /** pi's ModelRegistry, the reading part: synchronous, as in pi. */
+  modelRegistry: {
+    getAll(): Model<Api>[];
+    getAvailable(): Model<Api>[];
+    find(provider: string, id: string): Model<Api> | undefined;
+    hasConfiguredAuth(model: Model<Api>): boolean;
+    getApiKeyForProvider(provider: string): Promise<string | undefined>;
+    isUsingOAuth(model: Model<Api>): boolean;
+    getError(): string | undefined;
+    getProviderDisplayName(provider: string): string;
+  };
   model: unknown;
   isIdle(): boolean;
   signal: AbortSignal | undefined;

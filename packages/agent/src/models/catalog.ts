@@ -95,6 +95,11 @@ export class Catalog {
       : [...this.#local, ...extra, ...this.builtIn.filter((m) => !extra.some((e) => e.provider === m.provider && e.id === m.id))];
   }
 
+  /** Every model: parley's own, the extension and models.json ones, then the built-in catalogue. */
+  everyModel(): Model<Api>[] {
+    return this.all;
+  }
+
   private get providers(): string[] {
     const extra = (this.extra?.models() ?? []).map((m) => m.provider);
     return [...new Set([PARLEY_PROVIDER, ...extra, ...this.#builtInProviders])];

@@ -24,6 +24,25 @@ export function loadPiAi(): Promise<PiAi> {
   return loading;
 }
 
+let requirePiAi: (() => PiAi) | undefined;
+
+/** The CLI bundle can load pi-ai synchronously (the same lazy initialiser its import() runs). */
+export function setPiAiRequire(next: () => PiAi): void {
+  requirePiAi = next;
+}
+
+/**
+ * pi-ai now, for a synchronous caller (an extension's `ctx.modelRegistry.getAll()`): loaded on the
+ * spot where the bundle allows it; undefined where it can only be imported and is not yet.
+ */
+export function loadPiAiNow(): PiAi | undefined {
+  if (loaded === undefined && requirePiAi !== undefined) {
+    loaded = requirePiAi();
+    loading ??= Promise.resolve(loaded);
+  }
+  return loaded;
+}
+
 /** The pi-ai module if `loadPiAi()` has already finished, else undefined. */
 export function piAiIfLoaded(): PiAi | undefined {
   return loaded;

@@ -30,7 +30,7 @@ import { KeyLookup } from "./api-keys.js";
 import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
 import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patterns.js";
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
-import { loadPiAiCatalog, loadPiAiForResolution, piAiCatalogLoaded } from "./pi-ai.js";
+import { loadPiAiCatalog, loadPiAiForResolution, loadPiAiNow, piAiCatalogLoaded } from "./pi-ai.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
 /** pi's default thinking level, before clamping to the model. */
@@ -112,6 +112,12 @@ export interface ModelResolution {
    */
   readonly catalogReady: boolean;
   loadCatalog(): Promise<void>;
+  /** Loads the catalogue at once where that can be done synchronously (the CLI bundle); whether it is loaded. */
+  catalogNow(): boolean;
+  /** Every model known, with credentials or not (pi's `modelRegistry.getAll()`); needs the catalogue. */
+  allModels(): Model<Api>[];
+  /** The models known without the catalogue: parley's own, then extension providers'. */
+  modelsWithoutCatalog(): Model<Api>[];
 
   /** Models usable now: the script model (if loaded), the offline model, then every built-in model with a key. */
   availableModels(): Model<Api>[];
@@ -258,6 +264,9 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
       return catalogReady();
     },
     loadCatalog,
+    catalogNow: () => catalogReady() || (loadPiAiNow() !== undefined && catalogReady()),
+    allModels: () => catalog().everyModel(),
+    modelsWithoutCatalog: () => [...localModels],
     availableModels: () => {
       const withKey = new Map<string, boolean>();
       const hasKey = (provider: string): boolean => {

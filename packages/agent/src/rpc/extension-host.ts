@@ -23,6 +23,7 @@ import type {
   ThinkingLevel,
 } from "../extensions/types.js";
 import type { ProviderConfig } from "../models/index.js";
+import { lastResort } from "../models/resolve.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
@@ -227,10 +228,19 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
 
   modelRegistry(): ExtensionContext["modelRegistry"] {
     const models = this.#agent.models;
+    // pi's registry answers synchronously: the catalogue loads on first need where it can (the
+    // CLI bundle); elsewhere, until it is loaded, only the models known without it are listed.
+    const known = () => models.modelsWithoutCatalog();
     return {
-      getAll: () => models.availableModels(),
-      getAvailable: async () => models.availableModels(),
-      find: (provider: string, id: string) => models.findModel(provider, id),
+      getAll: () => (models.catalogNow() ? models.allModels() : known()),
+      getAvailable: () => (models.catalogNow() ? models.availableModels() : lastResort(known().filter((m) => models.hasAuth(m)))),
+      find: (provider: string, id: string) =>
+        models.catalogNow() ? models.findModel(provider, id) : known().find((m) => m.provider === provider && m.id === id),
+      hasConfiguredAuth: (model: Model<Api>) => models.hasAuth(model),
+      getApiKeyForProvider: async (provider: string) => models.getApiKey(provider),
+      isUsingOAuth: () => false,
+      getError: () => undefined,
+      getProviderDisplayName: (provider: string) => provider,
     };
   }
 
