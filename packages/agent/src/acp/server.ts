@@ -10,8 +10,7 @@
  * `startSessionAgent` (extensions loaded fresh for the session's folder, as pi runs the extension
  * factories per session). A session stays open until session/close or the end of the process.
  */
-import type { AgentContext, ClientCapabilities, InitializeResponse, NewSessionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
-import type { AgentConnection } from "@agentclientprotocol/sdk";
+import type { AgentConnection, AgentContext, ClientCapabilities, InitializeResponse, NewSessionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
@@ -71,7 +70,7 @@ export class AcpServer implements FrontDoor {
   readonly #held = new Map<string, ((sessionId: string) => void)[]>();
   /** Session files by id: the ones listed, made or loaded here. */
   readonly #files = new Map<string, string>();
-  /** Opening sessions runs one at a time: it reads and writes the CLI's shared start-up state (settings, trust by folder). */
+  /** Opening and closing sessions run one at a time: opening reads and writes the CLI's shared start-up state (settings, trust by folder). */
   #serial: Promise<unknown> = Promise.resolve();
   #shutdown: Promise<void> | undefined;
   #resolveClosed!: () => void;
@@ -140,7 +139,8 @@ export class AcpServer implements FrontDoor {
       .onRequest("session/new", ({ params }) => this.#serially(() => this.#newSession(params.cwd)))
       .onRequest("session/load", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd)))
       .onRequest("session/list", ({ params }) => this.#listSessions(params.cwd ?? undefined))
-      .onRequest("session/close", ({ params }) => this.#close(params.sessionId))
+      // In turn with opening: a request naming the session after this reopens it from its file only once this agent has ended.
+      .onRequest("session/close", ({ params }) => this.#serially(() => this.#close(params.sessionId)))
       .onRequest("session/set_mode", async ({ params }) => {
         (await this.#sessionFor(params.sessionId)).setThinking(params.modeId);
         return {};
