@@ -275,6 +275,11 @@ describe("parley --mode acp: several sessions at once", () => {
       chain.forEach((entry, i) => expect(entry.parentId ?? null).toBe(i === 0 ? null : chain[i - 1]?.id));
       expect(chain.filter((e) => e.message?.role === "user" && JSON.stringify(e.message.content).includes("second words"))).toHaveLength(1);
 
+      // initialize advertised session/close, as the SDK expects of an agent that serves it.
+      const initialized = h.lines
+        .map((l) => JSON.parse(l) as { result?: { agentCapabilities?: { sessionCapabilities?: Record<string, unknown> } } })
+        .find((m) => m.result?.agentCapabilities !== undefined);
+      expect(initialized?.result?.agentCapabilities?.sessionCapabilities).toMatchObject({ close: {}, list: {} });
       await h.agent.request("session/close", { sessionId: a });
       expect(logLines(ws)).toContain(`shutdown ${a}`);
       expect(logLines(ws)).not.toContain(`shutdown ${b}`);
