@@ -1,49 +1,33 @@
 /**
- * `parley --mode acp`: the Agent Client Protocol front door. It drives the same agent, extension
- * host, dialog registry and session switching as RPC mode; only what reaches the client differs:
- * the agent's wire records become session/update notifications (updates.ts), dialogs become
- * elicitations or permission requests (dialog-bridge.ts).
+ * `parley --mode acp`: the Agent Client Protocol front door. Every ACP session has its own agent
+ * (acp-session.ts: agent, extension runtime, dialogs, update mapping, turn), so prompts in
+ * different sessions run at once and nothing one session does reaches another. This server owns
+ * what they share: the connection, which session ids the client knows, the session files, which
+ * session a request names, and the process's shutdown.
  *
- * One session is active at a time (the agent holds one conversation); a request naming another
- * stored session switches to it first, with the same extension events as RPC's switch_session.
+ * The first session/new or session/load takes up the agent the CLI started (its extensions loaded,
+ * its project trust decided); later ones start their own agent through the CLI's
+ * `startSessionAgent` (extensions loaded fresh for the session's folder, as pi runs the extension
+ * factories per session). A session stays open until session/close or the end of the process.
  */
-import type {
-  AgentContext,
-  AgentConnection,
-  ClientCapabilities,
-  ContentBlock,
-  InitializeResponse,
-  NewSessionResponse,
-  PromptResponse,
-  SessionConfigOption,
-  SessionModeState,
-  SessionUpdate,
-  StopReason,
-} from "@agentclientprotocol/sdk";
-import type { ImageContent } from "@mariozechner/pi-ai";
-import type { FireAndForgetRequest } from "@parley/protocol";
-import { isThinkingLevel } from "@parley/protocol/constants";
-import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
-import { AgentError, type AgentSession } from "../agent/agent-session.js";
+import type { AgentConnection, AgentContext, ClientCapabilities, InitializeResponse, NewSessionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+import type { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
-import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
+import type { ExtensionRuntime } from "../extensions/runtime.js";
+import type { AgentCore, AgentCoreSettings, FrontDoor } from "../modes/agent-core.js";
 import type { ModelResolution } from "../models/index.js";
-import { fromFileUrl } from "../resources/paths.js";
-import type { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
 import { assertSessionCwdExists, MissingSessionCwdError, sessionFolder } from "../session/session-cwd.js";
-import { DialogRegistry } from "../ui/dialog-registry.js";
 import { errorMessage } from "../error-text.js";
 import { withTimeout } from "../with-timeout.js";
-import { DialogBridge } from "./dialog-bridge.js";
+import { type AcpSdk, AcpSession, type AcpSessionLink } from "./acp-session.js";
 import { listSessionFiles } from "./session-list.js";
 import { transportStream } from "./stdio-stream.js";
-import { replayUpdates, UpdateMapper } from "./updates.js";
 
-export type AcpSdk = typeof import("@agentclientprotocol/sdk");
+export type { AcpSdk } from "./acp-session.js";
 
 /** What every mode takes (agent-core.ts), and what is ACP's own. */
 export interface AcpServerOptions extends AgentCoreSettings {
@@ -58,26 +42,25 @@ export interface AcpServerOptions extends AgentCoreSettings {
   sessionDir: string | undefined;
   log: (message: string) => void;
   shutdownGraceMs?: number;
+  /**
+   * Starts the agent of a session after the first (cli/main.ts: extensions loaded fresh for its
+   * folder, the command line's flags, the start-up model); without it the same extension sources
+   * run again.
+   */
+  startSessionAgent?: ((core: AgentCore) => Promise<void>) | undefined;
 }
 
-const MODEL_OPTION = "model";
-const THINKING_OPTION = "thinking";
-
 export class AcpServer implements FrontDoor {
-  readonly dialogs: DialogRegistry;
-  readonly host: RpcExtensionHost;
   readonly #options: AcpServerOptions;
   readonly #sdk: AcpSdk;
   readonly #log: (message: string) => void;
-  /** The host, the agent and extension loading, as every mode has them. */
-  readonly #core: AgentCore;
-
-  /** The agent this front door drives (exists once loadExtensions() has begun). */
-  get agent(): AgentSession {
-    return this.#core.agent;
-  }
-  readonly #bridge: DialogBridge;
-  #mapper: UpdateMapper;
+  /** The session of the agent the CLI started: the process lifetime's `agent` and `runtime`. */
+  readonly #first: AcpSession;
+  /** Sessions the client has opened and not closed. */
+  readonly #sessions = new Set<AcpSession>();
+  /** Sessions whose agent is still starting (shutdown ends them too). */
+  readonly #starting = new Set<AcpSession>();
+  #uses = 0;
   #connection: AgentConnection | undefined;
   #clientCapabilities: ClientCapabilities = {};
   /** The first session/new or session/load takes up the session the CLI opened, and runs session_start "startup". */
@@ -87,13 +70,7 @@ export class AcpServer implements FrontDoor {
   readonly #held = new Map<string, ((sessionId: string) => void)[]>();
   /** Session files by id: the ones listed, made or loaded here. */
   readonly #files = new Map<string, string>();
-  #turn: { sessionId: string; cancelled: boolean } | undefined;
-  /**
-   * The active session's session_start handlers, which run after the response that names the
-   * session; prompts wait for them, as RPC commands wait for start-up (answers to their dialogs never wait).
-   */
-  #sessionStart: Promise<void> = Promise.resolve();
-  /** Requests run one after another where they touch the active session (switches, prompts' start). */
+  /** Opening and closing sessions run one at a time: opening reads and writes the CLI's shared start-up state (settings, trust by folder). */
   #serial: Promise<unknown> = Promise.resolve();
   #shutdown: Promise<void> | undefined;
   #resolveClosed!: () => void;
@@ -103,54 +80,50 @@ export class AcpServer implements FrontDoor {
     this.#options = options;
     this.#sdk = options.sdk;
     this.#log = options.log;
-    // The registry and the bridge refer to each other: the registry's output is read lazily.
-    this.dialogs = new DialogRegistry({ send: (record) => this.#bridge.receive(record) });
-    this.#bridge = new DialogBridge(this.#bridgeOptions());
-    this.#core = new AgentCore(options, {
-      dialogs: this.dialogs,
-      send: (record) => this.#onHostRecord(record),
-      emit: (record) => this.#onAgentRecord(record),
-      output: options.transport,
-      requestShutdown: () => setImmediate(() => void this.shutdown()),
-      afterReload: () => this.#sendCommands(this.agent.session.id),
-    });
-    this.host = this.#core.host;
-    this.#mapper = new UpdateMapper(options.cwd);
+    this.#first = new AcpSession(options, this.#link());
   }
 
-  #bridgeOptions(): ConstructorParameters<typeof DialogBridge>[0] {
+  #link(): AcpSessionLink {
     return {
-      dialogs: this.dialogs,
+      sdk: this.#sdk,
       client: () => this.#connection?.client,
-      elicitation: () => this.#clientCapabilities.elicitation?.form != null,
-      sessionId: () => this.agent.session.id,
-      gatingToolCall: () => this.agent.gatingToolCall,
-      whenVisible: (sessionId, send) => this.#whenVisible(sessionId, send),
+      clientCapabilities: () => this.#clientCapabilities,
+      output: this.#options.transport,
       update: (sessionId, update) => this.#update(sessionId, update),
-      notice: (sessionId, severity, title, description) => this.#notice(sessionId, severity, title, description),
+      whenVisible: (sessionId, send) => this.#whenVisible(sessionId, send),
+      requestShutdown: () => setImmediate(() => void this.shutdown()),
       log: this.#log,
     };
   }
 
-  get runtime(): RpcExtensionHost["runtime"] {
-    return this.host.runtime;
+  /** The agent the CLI started (the first session's); exists once loadExtensions() has begun. */
+  get agent(): AgentSession {
+    return this.#first.agent;
   }
 
-  /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
+  get runtime(): ExtensionRuntime {
+    return this.#first.core.runtime;
+  }
+
+  /** Creates the first agent, then runs the extension factories (they register commands, handlers and flags). */
   loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
-    return this.#core.loadExtensions(options);
+    return this.#first.core.loadExtensions(options);
   }
 
   addExtensions(sources: readonly ExtensionSource[], order: readonly string[]): Promise<void> {
-    return this.#core.addExtensions(sources, order);
+    return this.#first.core.addExtensions(sources, order);
   }
 
+  /** To the first session while it is open, else to the one used last; with none open, to stderr. */
   reportError(report: ExtensionErrorReport): void {
-    this.host.reportError(report);
+    const open = [...this.#sessions].sort((a, b) => b.lastUsed - a.lastUsed);
+    const to = !this.#begun || this.#sessions.has(this.#first) ? this.#first : open[0];
+    if (to) to.core.host.reportError(report);
+    else this.#log(`${report.extensionPath} (${report.event}): ${report.error}`);
   }
 
   setExtensionFlags(flags: Map<string, string | boolean>): void {
-    this.host.setExtensionFlags(flags);
+    this.#first.core.host.setExtensionFlags(flags);
   }
 
   /** Serves ACP on the transport until the client closes its end. */
@@ -166,25 +139,17 @@ export class AcpServer implements FrontDoor {
       .onRequest("session/new", ({ params }) => this.#serially(() => this.#newSession(params.cwd)))
       .onRequest("session/load", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd)))
       .onRequest("session/list", ({ params }) => this.#listSessions(params.cwd ?? undefined))
-      .onRequest("session/set_mode", ({ params }) =>
-        this.#serially(async () => {
-          await this.#activate(params.sessionId);
-          this.#setThinking(params.modeId);
-          return {};
-        }),
-      )
-      .onRequest("session/set_config_option", ({ params }) =>
-        this.#serially(async () => {
-          await this.#activate(params.sessionId);
-          if (typeof params.value !== "string") throw acp.RequestError.invalidParams(undefined, `config option ${params.configId} takes a string value`);
-          if (params.configId === MODEL_OPTION) await this.#setModel(params.value);
-          else if (params.configId === THINKING_OPTION) this.#setThinking(params.value);
-          else throw acp.RequestError.invalidParams(undefined, `no config option ${params.configId} (options: ${MODEL_OPTION}, ${THINKING_OPTION})`);
-          return { configOptions: await this.#configOptions() };
-        }),
-      )
-      .onRequest("session/prompt", ({ params }) => this.#prompt(params.sessionId, params.prompt))
-      .onNotification("session/cancel", ({ params }) => this.#cancel(params.sessionId));
+      // In turn with opening: a request naming the session after this reopens it from its file only once this agent has ended.
+      .onRequest("session/close", ({ params }) => this.#serially(() => this.#close(params.sessionId)))
+      .onRequest("session/set_mode", async ({ params }) => {
+        (await this.#sessionFor(params.sessionId)).setThinking(params.modeId);
+        return {};
+      })
+      .onRequest("session/set_config_option", async ({ params }) => ({
+        configOptions: await (await this.#sessionFor(params.sessionId)).setConfigOption(params.configId, params.value),
+      }))
+      .onRequest("session/prompt", async ({ params }) => (await this.#sessionFor(params.sessionId)).prompt(params.prompt))
+      .onNotification("session/cancel", ({ params }) => this.#find(params.sessionId)?.cancel());
     this.#connection = app.connect(transportStream(this.#options.transport));
     void this.#connection.closed.then(() => this.shutdown());
   }
@@ -192,61 +157,62 @@ export class AcpServer implements FrontDoor {
   // ---- requests ----------------------------------------------------------------------
 
   #initialize(): InitializeResponse {
+    const stored = this.#options.sessionDir !== undefined;
     return {
       protocolVersion: this.#sdk.PROTOCOL_VERSION,
       agentCapabilities: {
-        loadSession: this.#options.sessionDir !== undefined,
+        loadSession: stored,
         promptCapabilities: { image: true, embeddedContext: true },
-        sessionCapabilities: this.#options.sessionDir !== undefined ? { list: {} } : {},
+        sessionCapabilities: { close: {}, ...(stored ? { list: {} } : {}) },
       },
       agentInfo: { name: "parley", title: "parley", version: this.#options.version },
       authMethods: [],
     };
   }
 
-  /** One at a time: a switch must not interleave with another switch or a prompt's start. */
+  /** One at a time: opening a session must not interleave with opening another. */
   #serially<T>(work: () => Promise<T>): Promise<T> {
     const next = this.#serial.then(work, work);
     this.#serial = next.catch(() => undefined);
     return next;
   }
 
+  /** The open session with this id. */
+  #find(sessionId: string): AcpSession | undefined {
+    for (const session of this.#sessions) if (session.id === sessionId) return session;
+    return undefined;
+  }
+
+  /** The session a request names: an open one, or a stored one (listed) opened for it with its own agent. */
+  async #sessionFor(sessionId: string): Promise<AcpSession> {
+    if (!this.#begun) throw this.#sdk.RequestError.invalidRequest(undefined, "No session yet: call session/new or session/load first");
+    const session =
+      this.#find(sessionId) ??
+      (await this.#serially(async () => {
+        const open = this.#find(sessionId);
+        if (open) return open;
+        // The client knows the id (it listed it): what the session shows may go at once.
+        const opened = await this.#openLater(this.#openStored(sessionId));
+        opened.startAfterResponse(() => this.#markVisible(sessionId));
+        return opened;
+      }));
+    session.lastUsed = ++this.#uses;
+    return session;
+  }
+
   async #newSession(cwd: string): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
-    const initial = this.#options.session;
     if (!this.#begun) {
+      const initial = this.#options.session;
       // The session the command line opened, unless it already holds a conversation.
       const session = this.agent.messages.length === 0 ? initial : this.#options.sessions.create({});
       if (session !== initial) this.agent.useSession(session);
       return this.#begin(session, []);
     }
-    let made: Session | undefined;
-    let announce!: () => void;
-    const ready = new Promise<void>((resolve) => (announce = resolve));
-    const switched = this.host.switching.switchTo(
-      () => {
-        made = this.#options.sessions.create({});
-        announce();
-        return made;
-      },
-      { before: { type: "session_before_switch", reason: "new" }, reason: "new" },
-    );
-    // The response goes as soon as the new session exists; its session_start runs after, and
-    // whatever it shows waits until the client knows the session id.
-    const result = await Promise.race([ready.then(() => undefined), switched]);
-    if (result?.cancelled || !made) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the new session (session_before_switch)");
-    const session = made;
-    this.#remember(session);
-    this.#mapper = new UpdateMapper(this.#core.cwd);
-    this.#sessionStart = switched.then(
-      () => {
-        this.#sendName(session.id);
-        this.#sendCommands(session.id);
-      },
-      (error: unknown) => this.#log(`new session: ${errorMessage(error)}`),
-    );
-    this.#announceAfterResponse(session.id);
-    return this.#sessionState(session.id);
+    const session = await this.#openLater(this.#options.sessions.create({}));
+    // The response names the session; its session_start runs after, and what it shows waits for that.
+    session.startAfterResponse(() => this.#markVisible(session.id));
+    return session.state();
   }
 
   async #loadSession(sessionId: string, cwd: string): Promise<NewSessionResponse> {
@@ -261,30 +227,40 @@ export class AcpServer implements FrontDoor {
 
   async #load(sessionId: string, cwd: string): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
-    // The client names the session: updates for it may go at once (the replay comes before the response).
-    this.#visible.add(sessionId);
     if (!this.#begun) {
       const session = this.#options.session.id === sessionId ? this.#options.session : this.#openStored(sessionId);
+      // The client names the session: updates for it may go at once (the replay comes before the response).
+      this.#visible.add(sessionId);
       await this.#options.models.loadCatalog();
       if (session !== this.#options.session) {
         // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
-        assertSessionCwdExists(session, this.#core.cwd);
+        assertSessionCwdExists(session, this.#first.core.cwd);
         this.agent.useSession(session);
         // It runs in its recorded folder, as a switch to it would (session-switching.ts).
-        await this.#core.startIn(sessionFolder(session, this.#core.cwd));
-        this.#mapper = new UpdateMapper(this.#core.cwd);
+        await this.#first.core.startIn(sessionFolder(session, this.#first.core.cwd));
+        this.#first.resetMapper();
       }
-      return this.#begin(session, replayUpdates(this.agent.messages, this.#core.cwd));
+      return this.#begin(session, this.#first.replay());
     }
-    if (this.agent.session.id !== sessionId) await this.#switchTo(sessionId);
-    this.#replay(sessionId);
-    this.#sendName(sessionId);
-    this.#sendCommands(sessionId);
-    return this.#sessionState(sessionId);
+    // Open already: the same agent, the one writer of its file; its conversation is replayed again.
+    const open = this.#find(sessionId);
+    if (open) {
+      open.lastUsed = ++this.#uses;
+      this.#visible.add(sessionId);
+      for (const update of open.replay()) this.#update(sessionId, update);
+      open.sendName();
+      open.sendCommands();
+      return open.state();
+    }
+    const session = await this.#openLater(this.#openStored(sessionId));
+    this.#visible.add(sessionId);
+    for (const update of session.replay()) this.#update(sessionId, update);
+    session.startAfterResponse(() => this.#markVisible(sessionId));
+    return session.state();
   }
 
   /** The first session: replay (for a load), answer, then session_start "startup" once the client knows the id. */
-  async #begin(session: Session, replay: SessionUpdate[]): Promise<NewSessionResponse> {
+  #begin(session: Session, replay: SessionUpdate[]): NewSessionResponse {
     this.#begun = true;
     // What extensions showed while loading, before any session existed for the client, goes to this one.
     const early = this.#held.get(this.#options.session.id);
@@ -293,25 +269,47 @@ export class AcpServer implements FrontDoor {
       this.#held.set(session.id, [...early, ...(this.#held.get(session.id) ?? [])]);
     }
     this.#remember(session);
+    this.#sessions.add(this.#first);
+    this.#first.lastUsed = ++this.#uses;
     for (const update of replay) this.#update(session.id, update);
-    const response = this.#sessionState(session.id);
-    this.#sessionStart = new Promise<void>((resolve) => {
-      setImmediate(() => {
-        this.#markVisible(session.id);
-        this.#sendName(session.id);
-        void (async () => {
-          await this.#core.startSession();
-          this.#sendCommands(session.id);
-        })()
-          .catch((error: unknown) => this.#log(`session start: ${errorMessage(error)}`))
-          .finally(resolve);
-      });
-    });
+    const response = this.#first.state();
+    this.#first.startAfterResponse(() => this.#markVisible(session.id));
     return response;
   }
 
-  #replay(sessionId: string): void {
-    for (const update of replayUpdates(this.agent.messages, this.#core.cwd)) this.#update(sessionId, update);
+  /**
+   * A session after the first, with an agent of its own: its extensions load fresh (the CLI's
+   * startSessionAgent), in the session's recorded folder.
+   */
+  async #openLater(stored: Session): Promise<AcpSession> {
+    if (this.#shutdown) throw this.#sdk.RequestError.internalError(undefined, "parley is shutting down");
+    assertSessionCwdExists(stored, this.#options.cwd);
+    const session = new AcpSession({ ...this.#options, cwd: sessionFolder(stored, this.#options.cwd), session: stored, sessionName: undefined }, this.#link());
+    this.#starting.add(session);
+    try {
+      if (this.#options.startSessionAgent) await this.#options.startSessionAgent(session.core);
+      else await session.core.loadExtensions();
+    } finally {
+      this.#starting.delete(session);
+    }
+    if (this.#shutdown) {
+      await session.end(this.#grace());
+      throw this.#sdk.RequestError.internalError(undefined, "parley is shutting down");
+    }
+    this.#remember(stored);
+    this.#sessions.add(session);
+    session.lastUsed = ++this.#uses;
+    return session;
+  }
+
+  /** session/close: as session/cancel, then the session's agent ends (session_shutdown) and is let go; its file stays. */
+  async #close(sessionId: string): Promise<Record<string, never>> {
+    const session = this.#find(sessionId);
+    if (!session) throw this.#sdk.RequestError.sessionNotFound(sessionId);
+    this.#sessions.delete(session);
+    session.cancel();
+    await session.end(this.#grace());
+    return {};
   }
 
   async #listSessions(cwd: string | undefined): Promise<{ sessions: { sessionId: string; cwd: string; title?: string | null; updatedAt?: string | null }[] }> {
@@ -320,21 +318,6 @@ export class AcpServer implements FrontDoor {
     const listed = listSessionFiles(dir).filter((s) => cwd === undefined || s.cwd === cwd);
     for (const s of listed) this.#files.set(s.sessionId, s.file);
     return { sessions: listed.map(({ file: _file, ...s }) => s) };
-  }
-
-  /** Makes `sessionId` the active session (a stored one is switched to, with extension events). */
-  async #activate(sessionId: string): Promise<void> {
-    if (!this.#begun) throw this.#sdk.RequestError.invalidRequest(undefined, "No session yet: call session/new or session/load first");
-    if (this.agent.session.id === sessionId) return;
-    await this.#switchTo(sessionId);
-  }
-
-  async #switchTo(sessionId: string): Promise<void> {
-    const file = this.#fileOf(sessionId);
-    const result = await this.host.switching.switchSession(file);
-    if (result.cancelled) throw this.#sdk.RequestError.internalError(undefined, "An extension cancelled the switch to this session (session_before_switch)");
-    this.#mapper = new UpdateMapper(this.#core.cwd);
-    this.#visible.add(sessionId);
   }
 
   #fileOf(sessionId: string): string {
@@ -356,185 +339,7 @@ export class AcpServer implements FrontDoor {
   }
 
   #checkCwd(cwd: string): void {
-    if (cwd !== this.#core.cwd) this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#core.cwd} (its session's folder)`);
-  }
-
-  async #prompt(sessionId: string, prompt: ContentBlock[]): Promise<PromptResponse> {
-    const turn = { sessionId, cancelled: false };
-    // Only what initialize advertised: a block parley cannot read is refused, not silently dropped.
-    const unreadable = prompt.find((block) => block.type === "audio");
-    if (unreadable) {
-      throw this.#sdk.RequestError.invalidParams(undefined, `${unreadable.type} prompts are not supported (promptCapabilities.${unreadable.type} is false)`);
-    }
-    const before = await this.#serially(async () => {
-      // Checked before any switch: a prompt for another session must not end this one's turn.
-      if (this.#turn) throw this.#sdk.RequestError.invalidRequest(undefined, "A prompt is already running: wait for its response or send session/cancel");
-      await this.#activate(sessionId);
-      await this.#sessionStart;
-      this.#turn = turn;
-      return this.agent.messages.length;
-    });
-    try {
-      const { text, images } = promptInput(prompt);
-      if (this.runtime.findCommand(text)) {
-        await this.runtime.runCommand(text);
-      } else {
-        try {
-          await this.agent.prompt(text, images.length > 0 ? images : undefined, { source: "rpc" });
-        } catch (error) {
-          if (error instanceof AgentError) throw this.#sdk.RequestError.internalError(undefined, error.message);
-          throw error;
-        }
-        await this.agent.waitForIdle();
-      }
-      return { stopReason: turn.cancelled ? "cancelled" : this.#stopReason(before) };
-    } finally {
-      if (this.#turn === turn) this.#turn = undefined;
-    }
-  }
-
-  #stopReason(messagesBefore: number): StopReason {
-    const last = this.agent.messages.slice(messagesBefore).findLast((m) => m.role === "assistant");
-    if (!last || last.role !== "assistant") return "end_turn";
-    if (last.stopReason === "aborted") return "cancelled";
-    if (last.stopReason === "length") return "max_tokens";
-    return "end_turn";
-  }
-
-  #cancel(sessionId: string): void {
-    if (this.agent.session.id !== sessionId) return;
-    if (this.#turn) this.#turn.cancelled = true;
-    this.#bridge.cancelSession(sessionId);
-    void this.agent.abort();
-  }
-
-  // ---- modes and config options --------------------------------------------------------
-
-  #sessionState(sessionId: string): NewSessionResponse {
-    return { sessionId, modes: this.#modes(), configOptions: this.#configOptionsNow() };
-  }
-
-  #modes(): SessionModeState {
-    return {
-      currentModeId: this.agent.thinkingLevel,
-      availableModes: this.agent
-        .availableThinkingLevels()
-        .map((level) => ({ id: level, name: `Thinking: ${level}`, description: `Reasoning effort ${level}` })),
-    };
-  }
-
-  #setThinking(level: string): void {
-    const available = this.agent.availableThinkingLevels();
-    if (!isThinkingLevel(level) || !available.includes(level)) {
-      throw this.#sdk.RequestError.invalidParams(undefined, `${JSON.stringify(level)} is not a thinking level of this model (${available.join(", ")})`);
-    }
-    // thinking_level_changed follows, which tells the client (#onAgentRecord).
-    this.agent.setThinkingLevel(level);
-  }
-
-  async #setModel(value: string): Promise<void> {
-    await this.agent.models.loadCatalog();
-    const slash = value.indexOf("/");
-    const found = slash > 0 ? this.agent.models.findModel(value.slice(0, slash), value.slice(slash + 1)) : undefined;
-    if (!found) throw this.#sdk.RequestError.invalidParams(undefined, `no model ${JSON.stringify(value)} (values are provider/id, see the model option)`);
-    this.agent.setModel(found);
-  }
-
-  async #configOptions(): Promise<SessionConfigOption[]> {
-    await this.agent.models.loadCatalog().catch((error: unknown) => this.#log(`the model catalogue failed to load: ${errorMessage(error)}`));
-    return this.#configOptionsNow();
-  }
-
-  /** The model (every model with a key, once the catalogue is loaded) and the thinking level. */
-  #configOptionsNow(): SessionConfigOption[] {
-    const agent = this.agent;
-    const current = agent.model;
-    const models = agent.models.catalogReady ? agent.models.availableModels() : [current];
-    if (!models.some((m) => m.provider === current.provider && m.id === current.id)) models.unshift(current);
-    return [
-      {
-        type: "select",
-        id: MODEL_OPTION,
-        name: "Model",
-        category: "model",
-        currentValue: `${current.provider}/${current.id}`,
-        options: models.map((m) => ({ value: `${m.provider}/${m.id}`, name: m.name || m.id, description: m.provider })),
-      },
-      {
-        type: "select",
-        id: THINKING_OPTION,
-        name: "Thinking",
-        category: "thought_level",
-        currentValue: agent.thinkingLevel,
-        options: agent.availableThinkingLevels().map((level) => ({ value: level, name: level })),
-      },
-    ];
-  }
-
-  /** The session's name, as its title (setTitle later replaces it, as a window title would). */
-  #sendName(sessionId: string): void {
-    const name = this.agent.session.name;
-    if (name !== undefined) this.#update(sessionId, { sessionUpdate: "session_info_update", title: name });
-  }
-
-  #sendCommands(sessionId: string): void {
-    const availableCommands = this.runtime.commandList().map((c) => ({ name: c.name, description: c.description ?? "", input: { hint: "arguments" } }));
-    this.#update(sessionId, { sessionUpdate: "available_commands_update", availableCommands });
-  }
-
-  // ---- what the agent and the extensions report -------------------------------------------------
-
-  #onAgentRecord(record: Record<string, unknown>): void {
-    const sessionId = this.agent.session.id;
-    if (record["type"] === "thinking_level_changed") {
-      this.#update(sessionId, { sessionUpdate: "current_mode_update", currentModeId: this.agent.thinkingLevel });
-      this.#update(sessionId, { sessionUpdate: "config_option_update", configOptions: this.#configOptionsNow() });
-      return;
-    }
-    for (const update of this.#mapper.map(record)) this.#update(sessionId, update);
-  }
-
-  /** The host's records (RPC records, as it writes them in RPC mode): fire-and-forget UI, the session's name, extension errors. */
-  #onHostRecord(record: object): void {
-    const sessionId = this.agent.session.id;
-    if (isFireAndForget(record)) this.#fireAndForget(sessionId, record);
-    else if (isRecord(record, "session_info_changed")) {
-      this.#update(sessionId, { sessionUpdate: "session_info_update", title: typeof record["name"] === "string" ? record["name"] : null });
-    } else if (isRecord(record, "extension_error")) {
-      this.#notice(sessionId, "error", `Extension error (${String(record["event"])})`, `${String(record["extensionPath"])}: ${String(record["error"])}`);
-    }
-  }
-
-  /** notify → notice; setTitle → the session's title; status, widgets and editor text → session_info_update _meta. */
-  #fireAndForget(sessionId: string, request: FireAndForgetRequest): void {
-    switch (request.method) {
-      case "notify":
-        this.#notice(sessionId, request.notifyType ?? "info", request.message);
-        return;
-      case "setTitle":
-        this.#update(sessionId, { sessionUpdate: "session_info_update", title: request.title });
-        return;
-      default:
-        break;
-    }
-    // Status, widgets and editor text, which ACP has no update for: the host's UI state (the
-    // protocol's reducer) already holds them.
-    const { statuses, widgets, editorText } = this.host.uiState();
-    const ui = { statuses, widgets, ...(editorText !== undefined ? { editorText } : {}) };
-    this.#update(sessionId, { sessionUpdate: "session_info_update", _meta: { parley: { ui } } });
-  }
-
-  /** A notice where the client shows them (session.notices), else an agent message. */
-  #notice(sessionId: string, severity: "info" | "warning" | "error", title: string, description?: string): void {
-    if (this.#clientCapabilities.session?.notices != null) {
-      this.#update(sessionId, { sessionUpdate: "notice", severity, title, ...(description !== undefined ? { description } : {}) });
-      return;
-    }
-    const label = severity === "info" ? "" : `${severity}: `;
-    this.#update(sessionId, {
-      sessionUpdate: "agent_message_chunk",
-      content: { type: "text", text: `\n[${label}${title}${description !== undefined ? ` — ${description}` : ""}]\n` },
-    });
+    if (cwd !== this.#first.core.cwd) this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#first.core.cwd} (its session's folder)`);
   }
 
   // ---- delivery ------------------------------------------------------------------------------
@@ -561,81 +366,24 @@ export class AcpServer implements FrontDoor {
     for (const send of held) send(sessionId);
   }
 
-  /** The response naming the session is written once the handler returns; what waits for it goes after. */
-  #announceAfterResponse(sessionId: string): void {
-    setImmediate(() => this.#markVisible(sessionId));
-  }
-
   // ---- shutdown ----------------------------------------------------------------------------------
 
-  /** Cancels open dialogs, stops the run, runs session_shutdown (bounded), flushes. Idempotent. */
+  #grace(): number {
+    return this.#options.shutdownGraceMs ?? 3000;
+  }
+
+  /**
+   * Ends every session's agent at once (open dialogs resolve, runs stop, session_shutdown, each
+   * bounded), then flushes the output. Idempotent.
+   */
   shutdown(): Promise<void> {
     this.#shutdown ??= (async () => {
-      const grace = this.#options.shutdownGraceMs ?? 3000;
-      this.dialogs.dismissAll("shutdown");
-      if (this.#core.hasAgent) await withTimeout(this.agent.abort(), grace);
-      if (this.#begun) await withTimeout(this.runtime.emit({ type: "session_shutdown", reason: "quit" }), grace);
-      this.dialogs.dismissAll("shutdown");
+      const grace = this.#grace();
+      const every = new Set([this.#first, ...this.#sessions, ...this.#starting]);
+      await Promise.all([...every].map((session) => session.end(grace)));
       await withTimeout(this.#options.transport.flush(), grace);
       this.#resolveClosed();
     })();
     return this.#shutdown;
   }
-}
-
-/**
- * A prompt's blocks as the agent's text and images; resources become references in the text. A
- * reference is its own word: a space separates it from text it would otherwise touch
- * ("explain" + link + "please" reads "explain @/p please", not "explain@/pplease").
- */
-function promptInput(blocks: ContentBlock[]): { text: string; images: ImageContent[] } {
-  let text = "";
-  let afterReference = false;
-  const add = (part: string, reference: boolean): void => {
-    if (part === "") return;
-    const touching = text !== "" && !/\s$/.test(text) && !/^\s/.test(part);
-    if (touching && (reference || afterReference)) text += " ";
-    text += part;
-    afterReference = reference;
-  };
-  const images: ImageContent[] = [];
-  for (const block of blocks) {
-    switch (block.type) {
-      case "text":
-        add(block.text, false);
-        break;
-      case "image":
-        images.push({ type: "image", data: block.data, mimeType: block.mimeType });
-        break;
-      case "resource_link":
-        add(`@${fileReference(block.uri)}`, true);
-        break;
-      case "resource": {
-        const resource = block.resource;
-        if ("text" in resource) add(`\n<context ref="${resource.uri}">\n${resource.text}\n</context>`, false);
-        else add(`@${resource.uri}`, true);
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  return { text, images };
-}
-
-/**
- * A file URI as the path it names; one that names no local path (a bad %-escape, another host)
- * stays the URI it is, so a client's odd link is a reference, never an internal error.
- */
-function fileReference(uri: string): string {
-  return uri.startsWith("file:") ? (fromFileUrl(uri) ?? uri) : uri;
-}
-
-/** The host builds these from the protocol's own types (rpc-ui-context.ts); this tells them apart. */
-function isFireAndForget(record: object): record is FireAndForgetRequest {
-  return isRecord(record, "extension_ui_request") && isFireAndForgetMethod(record["method"]);
-}
-
-function isRecord(record: object, type: string): record is Record<string, unknown> {
-  return (record as { type?: unknown }).type === type;
 }

@@ -23,7 +23,7 @@ import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
-import type { AgentCoreSettings, FrontDoor } from "../modes/agent-core.js";
+import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
 import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
@@ -584,9 +584,10 @@ export async function main(argv: string[]): Promise<void> {
     log,
     // ctx.reload() and every switch: settings, resources and extensions again, those of the folder
     // the agent is in (another one after a switch to its session, as pi builds its new runtime there).
-    reloadExtensions: (folder) => {
+    // ACP mode runs one agent per session: `target` is the one loading.
+    reloadExtensions: (folder, target) => {
       if (!front) throw new Error("ctx.reload() before start-up ended");
-      return reloadSetup(front, start, folder);
+      return reloadSetup(target, start, folder);
     },
   } satisfies AgentCoreSettings;
   const stdio = {
@@ -599,7 +600,15 @@ export async function main(argv: string[]): Promise<void> {
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { acpServer } = await import("../acp/run.js");
-    const server = await acpServer({ ...core, version: version(), sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir) }, stdio);
+    const server = await acpServer(
+      {
+        ...core,
+        version: version(),
+        sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
+        startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
+      },
+      stdio,
+    );
     front = server;
     await startAgent(server, start, [...startup.notes, ...models.warnings], models);
     lifetime.serve(server);
@@ -641,7 +650,7 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 /** Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt). */
-function useResources(server: FrontDoor, start: Startup): void {
+function useResources(server: LoadingCore, start: Startup): void {
   const { options, setup } = start;
   const { cwd, launchCwd, agentDir } = setup;
   const resources = loadResources({
@@ -669,7 +678,7 @@ function useResources(server: FrontDoor, start: Startup): void {
  * that is another folder, its project trust is decided again, without the extensions (they are
  * being replaced): the flags, a folder without project resources, trust.json, defaultProjectTrust.
  */
-async function reloadSetup(server: FrontDoor, start: Startup, cwd: string): Promise<ExtensionSource[]> {
+async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Promise<ExtensionSource[]> {
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   const keep = commandChoices(server.agent, start.setup.settings);
   if (cwd !== start.setup.cwd) {
@@ -746,4 +755,23 @@ async function startAgent(server: FrontDoor, start: Startup, notes: string[], mo
   // Everything is known to be valid: now the notes, warnings and the offline banner.
   for (const warning of said) log(warning);
   if (offlineNotice) log(offlineNotice);
+}
+
+/**
+ * An ACP session after the first gets its own agent, started as startAgent starts the first: its
+ * extensions loaded fresh for its folder through reloadExtensions (settings, resources, the
+ * folder's trust as already decided), models.json's providers, the command line's extension flags,
+ * the start-up model. What startAgent said (warnings, notes) is not said again.
+ */
+async function startSessionAgent(core: AgentCore, start: Startup): Promise<void> {
+  await core.loadFresh();
+  const agent = core.agent;
+  for (const { name, config } of start.setup.modelsFile.providers) agent.models.register(name, config);
+  try {
+    core.host.setExtensionFlags(resolveExtensionFlags(start.options, core.runtime.flags));
+    if (start.options.modelScript === undefined) await chooseStartupModel(agent, start.options, start.setup.settings);
+  } catch (error) {
+    // Start-up accepted the same flags and model for the same extensions: this is unexpected, not fatal.
+    log(`a new session's start-up: ${errorMessage(error)}`);
+  }
 }

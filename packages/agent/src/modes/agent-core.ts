@@ -32,6 +32,9 @@ export interface FrontDoor {
   readonly closed: Promise<void>;
 }
 
+/** The agent and runtime whose extensions `reloadExtensions` loads. */
+export type LoadingCore = Pick<FrontDoor, "agent" | "runtime">;
+
 /** What a mode hands on from the command line (the same for every mode). */
 export interface AgentCoreSettings {
   /** The folder the agent works in: its session's. */
@@ -42,8 +45,9 @@ export interface AgentCoreSettings {
   /**
    * The extensions again, loaded fresh, for ctx.reload() and each session switch, with the settings
    * and resources of `cwd` (the folder the agent now works in); without it the same factories run again.
+   * `core` is the agent and runtime being loaded (ACP mode runs one per session).
    */
-  reloadExtensions?: ((cwd: string) => Promise<ExtensionSource[]>) | undefined;
+  reloadExtensions?: ((cwd: string, core: LoadingCore) => Promise<ExtensionSource[]>) | undefined;
   /** The session to start with; a new in-memory one when absent. */
   session?: Session | undefined;
   sessions?: SessionFactory | undefined;
@@ -144,24 +148,37 @@ export class AgentCore {
 
   /** Creates the agent, then runs the extension factories (they register commands, handlers and flags). */
   async loadExtensions(options: { explicitFailuresFatal?: boolean } = {}): Promise<ExtensionLoadFailure[]> {
-    if (!this.#agent) {
-      const models = this.#settings.models ?? (await resolveModels({}, { cwd: this.cwd }));
-      // A resumed session may name a built-in model to continue with.
-      if (this.initialSession.entryCount > 0) await models.loadCatalog();
-      this.#agent ??= new AgentSession({
-        cwd: this.cwd,
-        runtime: this.runtime,
-        models,
-        session: this.initialSession,
-        emit: this.#wiring.emit,
-        ...(this.#wiring.output !== undefined ? { output: this.#wiring.output } : {}),
-        customSystemPrompt: this.#settings.systemPrompt,
-        config: this.#settings.agentConfig,
-        log: this.#log,
-      });
-    }
+    await this.#createAgent();
     // The loop (pi-agent-core, pi-ai) loads with the first prompt, with or without extensions.
     return this.#addExtensions(this.#settings.extensions ?? [], options.explicitFailuresFatal ?? false);
+  }
+
+  /**
+   * Creates the agent, then loads the extensions fresh for its folder, as a session switch does
+   * (settings, resources and modules read again, factories run): an ACP session after the first
+   * gets its own runtime this way, as pi builds one per session.
+   */
+  async loadFresh(): Promise<void> {
+    await this.#createAgent();
+    await this.#loadAgain();
+  }
+
+  async #createAgent(): Promise<void> {
+    if (this.#agent) return;
+    const models = this.#settings.models ?? (await resolveModels({}, { cwd: this.cwd }));
+    // A resumed session may name a built-in model to continue with.
+    if (this.initialSession.entryCount > 0) await models.loadCatalog();
+    this.#agent ??= new AgentSession({
+      cwd: this.cwd,
+      runtime: this.runtime,
+      models,
+      session: this.initialSession,
+      emit: this.#wiring.emit,
+      ...(this.#wiring.output !== undefined ? { output: this.#wiring.output } : {}),
+      customSystemPrompt: this.#settings.systemPrompt,
+      config: this.#settings.agentConfig,
+      log: this.#log,
+    });
   }
 
   /**
@@ -234,7 +251,7 @@ export class AgentCore {
    */
   async #loadAgain(): Promise<void> {
     this.runtime.reset();
-    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.cwd) : (this.#settings.extensions ?? []);
+    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.cwd, this) : (this.#settings.extensions ?? []);
     await this.#addExtensions(sources);
   }
 

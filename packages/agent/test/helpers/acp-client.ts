@@ -33,11 +33,14 @@ export interface AcpHarness {
 /** The ceiling of every wait: a minute, scaled by PARLEY_TEST_DEADLINE_SCALE. */
 export const WAIT_MS = deadline(AGENT_CEILING_MS);
 
-export async function startAcp(args: string[], options: { cwd?: string; home?: string; capabilities?: acp.ClientCapabilities } = {}): Promise<AcpHarness> {
+export async function startAcp(
+  args: string[],
+  options: { cwd?: string; home?: string; capabilities?: acp.ClientCapabilities; env?: Record<string, string> } = {},
+): Promise<AcpHarness> {
   const home = options.home ?? mkdtempSync(join(tmpdir(), "parley-acp-home-"));
   const child = spawn(PARLEY_BIN, ["--mode", "acp", ...args], {
     cwd: options.cwd ?? home,
-    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") },
+    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";

@@ -1,0 +1,336 @@
+/**
+ * `parley --mode acp` serving several sessions at once, driven by the ACP SDK's own client over
+ * the spawned CLI: each session has its own agent, so prompts, dialogs, cancels, modes and
+ * models of one session never touch another; a session already open is reused by session/load
+ * (one writer per file); session/close and shutdown end every session's agent.
+ *
+ * Sessions are provably in flight together by waiting on dialogs the test holds open: no test
+ * here sleeps or times anything.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type * as acp from "@agentclientprotocol/sdk";
+import { afterEach, describe, expect, it } from "vitest";
+import { agentText, startAcp, untilWithdrawn, WAIT_MS, type AcpHarness } from "./helpers/acp-client.js";
+import { ROOT } from "./helpers/spawn.js";
+import { poll } from "./helpers/waits.js";
+
+const SESSIONS = join(ROOT, "packages/agent/test/fixtures/acp-sessions.ts");
+const TEST_MS = 120_000;
+
+const running: AcpHarness[] = [];
+afterEach(async () => {
+  for (const h of running.splice(0)) if (h.child.exitCode === null) h.child.kill("SIGKILL");
+});
+
+interface Workspace {
+  dir: string;
+  sessions: string;
+  log: string;
+}
+
+function workspace(): Workspace {
+  const dir = mkdtempSync(join(tmpdir(), "parley-acp-sessions-"));
+  return { dir, sessions: join(dir, "sessions"), log: join(dir, "extension.log") };
+}
+
+async function start(ws: Workspace, extra: string[] = []): Promise<AcpHarness> {
+  const args = ["--session-dir", ws.sessions, "-e", SESSIONS, "--provider", "sessions", "--model", "turns", "--greeting", "hello", ...extra];
+  const h = await startAcp(args, { cwd: ws.dir, env: { SESSIONS_LOG: ws.log } });
+  running.push(h);
+  return h;
+}
+
+async function newSession(h: AcpHarness, ws: Workspace): Promise<string> {
+  const { sessionId } = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
+  // session_start runs after the response; the command list follows it.
+  await h.until(
+    () => h.updates.some((n) => n.sessionId === sessionId && n.update.sessionUpdate === "available_commands_update"),
+    `available_commands_update of ${sessionId}`,
+  );
+  return sessionId;
+}
+
+const prompt = (h: AcpHarness, sessionId: string, text: string): Promise<acp.PromptResponse> =>
+  h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+
+/** Permission requests the test answers by hand, by session. */
+class HeldDialogs {
+  readonly #held = new Map<string, { params: acp.RequestPermissionRequest; answer: (yes: boolean) => void; signal: AbortSignal }>();
+  readonly #waiting = new Map<string, () => void>();
+  readonly #h: AcpHarness;
+
+  constructor(h: AcpHarness) {
+    this.#h = h;
+    h.onPermission = (params, signal) =>
+      new Promise((resolve) => {
+        this.#held.set(params.sessionId, {
+          params,
+          signal,
+          answer: (yes) => resolve({ outcome: { outcome: "selected", optionId: yes ? "yes" : "no" } }),
+        });
+        this.#waiting.get(params.sessionId)?.();
+      });
+  }
+
+  /** Resolves once `sessionId` has a dialog open. */
+  async opened(sessionId: string): Promise<acp.RequestPermissionRequest> {
+    if (!this.#held.has(sessionId)) {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for a dialog in ${sessionId}; stderr:\n${this.#h.stderr()}`)), WAIT_MS);
+        this.#waiting.set(sessionId, () => {
+          clearTimeout(timer);
+          this.#waiting.delete(sessionId);
+          resolve();
+        });
+      });
+    }
+    const held = this.#held.get(sessionId);
+    if (!held) throw new Error("unreachable");
+    return held.params;
+  }
+
+  withdrawn(sessionId: string): boolean {
+    return this.#held.get(sessionId)?.signal.aborted === true;
+  }
+
+  answer(sessionId: string, yes: boolean): void {
+    const held = this.#held.get(sessionId);
+    if (!held) throw new Error(`no dialog open in ${sessionId}`);
+    this.#held.delete(sessionId);
+    held.answer(yes);
+  }
+}
+
+const updatesOf = (h: AcpHarness, sessionId: string): acp.SessionUpdate[] => h.updates.filter((n) => n.sessionId === sessionId).map((n) => n.update);
+
+/** The session file that holds `sessionId` (its header names it). */
+function sessionFile(ws: Workspace, sessionId: string): string {
+  const files = readdirSync(ws.sessions, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl"));
+  const found = files.find((f) => readFileSync(join(ws.sessions, f), "utf8").split("\n")[0]?.includes(`"id":"${sessionId}"`));
+  if (found === undefined) throw new Error(`no session file for ${sessionId}`);
+  return join(ws.sessions, found);
+}
+
+type Entry = { type?: string; id?: string; parentId?: string | null; message?: { role?: string; content?: unknown } };
+const entries = (file: string): Entry[] =>
+  readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Entry);
+
+const logLines = (ws: Workspace): string[] => (existsSync(ws.log) ? readFileSync(ws.log, "utf8").split("\n").filter(Boolean) : []);
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("parley --mode acp: several sessions at once", () => {
+  it(
+    "two session/new run prompts at the same time: each session's updates and file hold its own conversation only; each has its own extension instance",
+    async () => {
+      const ws = workspace();
+      const h = await start(ws);
+      const dialogs = new HeldDialogs(h);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      expect(a).not.toBe(b);
+      const turnA = prompt(h, a, "ask alpha");
+      const turnB = prompt(h, b, "ask bravo");
+      // Both turns wait on their own dialog: both are in flight together.
+      expect((await dialogs.opened(a)).sessionId).toBe(a);
+      expect((await dialogs.opened(b)).sessionId).toBe(b);
+      dialogs.answer(b, true);
+      dialogs.answer(a, true);
+      expect((await turnA).stopReason).toBe("end_turn");
+      expect((await turnB).stopReason).toBe("end_turn");
+
+      expect(agentText(h, a)).toContain("done alpha");
+      expect(agentText(h, b)).toContain("done bravo");
+      expect(JSON.stringify(updatesOf(h, a))).not.toContain("bravo");
+      expect(JSON.stringify(updatesOf(h, b))).not.toContain("alpha");
+      expect(h.updates.every((n) => n.sessionId === a || n.sessionId === b)).toBe(true);
+      // The extension's factory ran once for each session's runtime; each heard its own dialog.
+      expect(logLines(ws).filter((l) => l === "factory")).toHaveLength(2);
+      expect(logLines(ws).filter((l) => l.startsWith("dialog "))).toEqual(expect.arrayContaining([`dialog ${a} alpha true`, `dialog ${b} bravo true`]));
+      // The command line's extension flag applies to the later session's extensions too.
+      expect((await prompt(h, b, "/greeting")).stopReason).toBe("end_turn");
+      expect(agentText(h, b)).toContain("[greeting: hello]");
+
+      expect(await h.close()).toEqual({ code: 0 });
+      const fileA = readFileSync(sessionFile(ws, a), "utf8");
+      const fileB = readFileSync(sessionFile(ws, b), "utf8");
+      expect(fileA).toContain("done alpha");
+      expect(fileA).not.toContain("bravo");
+      expect(fileB).toContain("done bravo");
+      expect(fileB).not.toContain("alpha");
+      expect(logLines(ws)).toEqual(expect.arrayContaining([`shutdown ${a}`, `shutdown ${b}`]));
+    },
+    TEST_MS,
+  );
+
+  it(
+    "a dialog open in one session while another prompts and finishes; answering it completes the first; the same session refuses a second prompt",
+    async () => {
+      const ws = workspace();
+      const h = await start(ws);
+      const dialogs = new HeldDialogs(h);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      const turnA = prompt(h, a, "ask alpha");
+      await dialogs.opened(a);
+      await expect(prompt(h, a, "hi")).rejects.toThrow(/already running/);
+      expect((await prompt(h, b, "hi")).stopReason).toBe("end_turn");
+      expect(agentText(h, b)).toContain("ok");
+      expect(dialogs.withdrawn(a)).toBe(false);
+      dialogs.answer(a, true);
+      expect((await turnA).stopReason).toBe("end_turn");
+      expect(agentText(h, a)).toContain("done alpha");
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "session/cancel of one session cancels only it: the other's prompt completes normally",
+    async () => {
+      const ws = workspace();
+      const h = await start(ws);
+      const dialogs = new HeldDialogs(h);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      const turnA = prompt(h, a, "ask alpha");
+      const turnB = prompt(h, b, "ask bravo");
+      await dialogs.opened(a);
+      await dialogs.opened(b);
+      await h.agent.notify("session/cancel", { sessionId: a });
+      expect((await turnA).stopReason).toBe("cancelled");
+      await h.until(() => dialogs.withdrawn(a), "the dialog of the cancelled session withdrawn");
+      expect(dialogs.withdrawn(b)).toBe(false);
+      dialogs.answer(b, true);
+      expect((await turnB).stopReason).toBe("end_turn");
+      expect(agentText(h, b)).toContain("done bravo");
+      expect(logLines(ws)).toContain(`dialog ${a} alpha false`);
+      expect(logLines(ws)).toContain(`dialog ${b} bravo true`);
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "session/set_mode and session/set_config_option on one session leave the other as it was",
+    async () => {
+      const ws = workspace();
+      const h = await start(ws);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      const before = h.updates.length;
+      await h.agent.request("session/set_mode", { sessionId: a, modeId: "high" });
+      const setA = await h.agent.request("session/set_config_option", { sessionId: a, configId: "model", value: "parley/offline" });
+      expect(setA.configOptions.find((o) => o.id === "model")?.currentValue).toBe("parley/offline");
+      await h.until(() => h.updates.slice(before).some((n) => n.sessionId === a && n.update.sessionUpdate === "current_mode_update"), "A's mode update");
+      // B's state, as a request on it reports it: its model and thinking level as they were.
+      const setB = await h.agent.request("session/set_config_option", { sessionId: b, configId: "thinking", value: "low" });
+      expect(setB.configOptions.find((o) => o.id === "model")?.currentValue).toBe("sessions/turns");
+      expect(
+        h.updates.slice(before).some((n) => n.sessionId === b && n.update.sessionUpdate === "current_mode_update" && n.update.currentModeId === "high"),
+      ).toBe(false);
+      const loadedB = await h.agent.request("session/load", { sessionId: b, cwd: ws.dir, mcpServers: [] });
+      expect(loadedB.modes?.currentModeId).toBe("low");
+      const loadedA = await h.agent.request("session/load", { sessionId: a, cwd: ws.dir, mcpServers: [] });
+      expect(loadedA.modes?.currentModeId).not.toBe("low");
+      expect(loadedA.configOptions?.find((o) => o.id === "model")?.currentValue).toBe("parley/offline");
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "session/load of an open session reuses its agent (one writer); session/close ends it and a later session/load replays it from its file",
+    async () => {
+      const ws = workspace();
+      const h = await start(ws);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      expect((await prompt(h, a, "first words")).stopReason).toBe("end_turn");
+      expect((await prompt(h, b, "other words")).stopReason).toBe("end_turn");
+
+      const from = h.updates.length;
+      await h.agent.request("session/load", { sessionId: a, cwd: ws.dir, mcpServers: [] });
+      const replayed = h.updates.slice(from).filter((n) => n.sessionId === a);
+      expect(replayed.some((n) => n.update.sessionUpdate === "user_message_chunk" && JSON.stringify(n.update.content).includes("first words"))).toBe(true);
+      expect((await prompt(h, a, "second words")).stopReason).toBe("end_turn");
+      // No second agent opened the file: the factory ran for the two sessions only.
+      expect(logLines(ws).filter((l) => l === "factory")).toHaveLength(2);
+      // One writer: every entry once, each chained to the one before.
+      const file = sessionFile(ws, a);
+      const chain = entries(file).slice(1);
+      expect(new Set(chain.map((e) => e.id)).size).toBe(chain.length);
+      chain.forEach((entry, i) => expect(entry.parentId ?? null).toBe(i === 0 ? null : chain[i - 1]?.id));
+      expect(chain.filter((e) => e.message?.role === "user" && JSON.stringify(e.message.content).includes("second words"))).toHaveLength(1);
+
+      // initialize advertised session/close, as the SDK expects of an agent that serves it.
+      const initialized = h.lines
+        .map((l) => JSON.parse(l) as { result?: { agentCapabilities?: { sessionCapabilities?: Record<string, unknown> } } })
+        .find((m) => m.result?.agentCapabilities !== undefined);
+      expect(initialized?.result?.agentCapabilities?.sessionCapabilities).toMatchObject({ close: {}, list: {} });
+      await h.agent.request("session/close", { sessionId: a });
+      expect(logLines(ws)).toContain(`shutdown ${a}`);
+      expect(logLines(ws)).not.toContain(`shutdown ${b}`);
+      // The closed session is not open any more: a prompt to it would open it again, from its file.
+      const again = h.updates.length;
+      await h.agent.request("session/load", { sessionId: a, cwd: ws.dir, mcpServers: [] });
+      const texts = h.updates
+        .slice(again)
+        .filter((n) => n.sessionId === a && n.update.sessionUpdate === "user_message_chunk")
+        .map((n) => JSON.stringify(n.update));
+      expect(texts.some((t) => t.includes("first words"))).toBe(true);
+      expect(texts.some((t) => t.includes("second words"))).toBe(true);
+      expect(logLines(ws).filter((l) => l === "factory")).toHaveLength(3);
+      expect((await prompt(h, b, "b goes on")).stopReason).toBe("end_turn");
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "stdin closed with two sessions each waiting on a dialog beside a running bash: exit 0, both dialogs resolved once, no child left",
+    async () => {
+      const ws = workspace();
+      const h = await start(ws);
+      const dialogs = new HeldDialogs(h);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      const pidA = join(ws.dir, "a.pid");
+      const pidB = join(ws.dir, "b.pid");
+      const turnA = prompt(h, a, `hold ${pidA} alpha`).catch(() => undefined);
+      const turnB = prompt(h, b, `hold ${pidB} bravo`).catch(() => undefined);
+      await dialogs.opened(a);
+      await dialogs.opened(b);
+      for (const id of [a, b]) {
+        await h.until(
+          () => updatesOf(h, id).some((u) => u.sessionUpdate === "tool_call_update" && JSON.stringify(u.content ?? []).includes("started")),
+          `bash running in ${id}`,
+        );
+      }
+      const pids = [pidA, pidB].map((f) => Number(readFileSync(f, "utf8").trim()));
+      for (const pid of pids) expect(alive(pid)).toBe(true);
+      h.onPermission = (_params, signal) => untilWithdrawn(signal, { outcome: { outcome: "cancelled" } });
+
+      expect(await h.close(), h.stderr()).toEqual({ code: 0 });
+      await Promise.all([turnA, turnB]);
+      const answered = logLines(ws).filter((l) => l.startsWith("dialog "));
+      expect(answered.sort()).toEqual([`dialog ${a} alpha false`, `dialog ${b} bravo false`].sort());
+      expect(logLines(ws)).toEqual(expect.arrayContaining([`shutdown ${a}`, `shutdown ${b}`]));
+      // parley's exit ends its children; the kill lands at once, the reaping may trail it.
+      for (const pid of pids) await poll(() => !alive(pid), `bash ${pid} gone`);
+    },
+    TEST_MS,
+  );
+});
