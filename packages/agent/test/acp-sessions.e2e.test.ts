@@ -78,7 +78,15 @@ class HeldDialogs {
   async opened(sessionId: string): Promise<acp.RequestPermissionRequest> {
     if (!this.#held.has(sessionId)) {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for a dialog in ${sessionId}; stderr:\n${this.#h.stderr()}`)), WAIT_MS);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `timed out waiting for a dialog in ${sessionId}; updates:\n${this.#h.updates.map((u) => JSON.stringify(u)).join("\n")}\nstderr:\n${this.#h.stderr()}`,
+              ),
+            ),
+          WAIT_MS,
+        );
         this.#waiting.set(sessionId, () => {
           clearTimeout(timer);
           this.#waiting.delete(sessionId);

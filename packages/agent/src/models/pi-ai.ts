@@ -7,6 +7,7 @@
  * only and load the runtime when a model is resolved or a stream is created. The one part
  * start-up needs, the API-key lookup, is its own small module (pi-ai-env-keys.ts).
  */
+import { requirePiAiModule } from "../startup/module-loader.js";
 import { loadPiAiEnvKeys } from "./pi-ai-env-keys.js";
 
 export type PiAi = typeof import("@mariozechner/pi-ai");
@@ -24,21 +25,14 @@ export function loadPiAi(): Promise<PiAi> {
   return loading;
 }
 
-let requirePiAi: (() => PiAi) | undefined;
-
-/** The CLI bundle can load pi-ai synchronously (the same lazy initialiser its import() runs). */
-export function setPiAiRequire(next: () => PiAi): void {
-  requirePiAi = next;
-}
-
 /**
  * pi-ai now, for a synchronous caller (an extension's `ctx.modelRegistry.getAll()`): loaded on the
  * spot where the bundle allows it; undefined where it can only be imported and is not yet.
  */
 export function loadPiAiNow(): PiAi | undefined {
-  if (loaded === undefined && requirePiAi !== undefined) {
-    loaded = requirePiAi();
-    loading ??= Promise.resolve(loaded);
+  if (loaded === undefined) {
+    loaded = requirePiAiModule();
+    if (loaded !== undefined) loading ??= Promise.resolve(loaded);
   }
   return loaded;
 }

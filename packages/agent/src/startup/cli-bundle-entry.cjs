@@ -17,7 +17,7 @@ moduleLoader.setToolsRequire(
 
 // pi-ai synchronously, from its library bundle: an extension's synchronous ctx.modelRegistry calls
 // load the model catalogue when they first need it (models/pi-ai.ts).
-require("../../dist/models/pi-ai.js").setPiAiRequire(() => __parley_library("@mariozechner/pi-ai"));
+moduleLoader.setPiAiRequire(() => __parley_library("@mariozechner/pi-ai"));
 
 // jiti from its code-cached copy (dist/bundle/lib-jiti.js): its own entry file holds an import(),
 // which code run from a code cache cannot use, so parley gives it the launcher's import() and

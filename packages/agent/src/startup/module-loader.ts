@@ -65,6 +65,18 @@ export function setToolsRequire(next: () => ToolsModule, typeboxLoaded: () => bo
   schemaLibraryLoaded = typeboxLoaded;
 }
 
+let requirePiAi: (() => typeof import("@mariozechner/pi-ai")) | undefined;
+
+/** The CLI bundle supplies pi-ai synchronously too (from its library bundle): see models/pi-ai.ts. */
+export function setPiAiRequire(next: () => typeof import("@mariozechner/pi-ai")): void {
+  requirePiAi = next;
+}
+
+/** pi-ai, loaded now; undefined where it cannot be loaded synchronously. */
+export function requirePiAiModule(): typeof import("@mariozechner/pi-ai") | undefined {
+  return requirePiAi?.();
+}
+
 /** The tools module, loaded now; undefined where it cannot be loaded synchronously. */
 export function requireToolsModule(): ToolsModule | undefined {
   return requireTools?.();
