@@ -64,7 +64,7 @@ export class AcpSession {
    */
   #sessionStart: Promise<void> = Promise.resolve();
   #ended: Promise<void> | undefined;
-  /** When a request last named it (the server closes the least recently used idle session first). */
+  /** When a request last named it (errors reported outside any session go to the one used last). */
   lastUsed = 0;
 
   constructor(settings: AgentCoreSettings, link: AcpSessionLink) {
