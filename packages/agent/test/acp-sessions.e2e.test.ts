@@ -139,15 +139,21 @@ function alive(pid: number): boolean {
   }
 }
 
+/** parley with two new sessions, A and B, and the dialogs it opens held for the test to answer. */
+async function twoSessions(): Promise<{ ws: ReturnType<typeof workspace>; h: AcpHarness; dialogs: HeldDialogs; a: string; b: string }> {
+  const ws = workspace();
+  const h = await start(ws);
+  const dialogs = new HeldDialogs(h);
+  const a = await newSession(h, ws);
+  const b = await newSession(h, ws);
+  return { ws, h, dialogs, a, b };
+}
+
 describe("parley --mode acp: several sessions at once", () => {
   it(
     "two session/new run prompts at the same time: each session's updates and file hold its own conversation only; each has its own extension instance",
     async () => {
-      const ws = workspace();
-      const h = await start(ws);
-      const dialogs = new HeldDialogs(h);
-      const a = await newSession(h, ws);
-      const b = await newSession(h, ws);
+      const { ws, h, dialogs, a, b } = await twoSessions();
       expect(a).not.toBe(b);
       const turnA = prompt(h, a, "ask alpha");
       const turnB = prompt(h, b, "ask bravo");
@@ -186,11 +192,7 @@ describe("parley --mode acp: several sessions at once", () => {
   it(
     "a dialog open in one session while another prompts and finishes; answering it completes the first; the same session refuses a second prompt",
     async () => {
-      const ws = workspace();
-      const h = await start(ws);
-      const dialogs = new HeldDialogs(h);
-      const a = await newSession(h, ws);
-      const b = await newSession(h, ws);
+      const { h, dialogs, a, b } = await twoSessions();
       const turnA = prompt(h, a, "ask alpha");
       await dialogs.opened(a);
       await expect(prompt(h, a, "hi")).rejects.toThrow(/already running/);
@@ -208,11 +210,7 @@ describe("parley --mode acp: several sessions at once", () => {
   it(
     "session/cancel of one session cancels only it: the other's prompt completes normally",
     async () => {
-      const ws = workspace();
-      const h = await start(ws);
-      const dialogs = new HeldDialogs(h);
-      const a = await newSession(h, ws);
-      const b = await newSession(h, ws);
+      const { ws, h, dialogs, a, b } = await twoSessions();
       const turnA = prompt(h, a, "ask alpha");
       const turnB = prompt(h, b, "ask bravo");
       await dialogs.opened(a);
@@ -234,10 +232,7 @@ describe("parley --mode acp: several sessions at once", () => {
   it(
     "session/set_mode and session/set_config_option on one session leave the other as it was",
     async () => {
-      const ws = workspace();
-      const h = await start(ws);
-      const a = await newSession(h, ws);
-      const b = await newSession(h, ws);
+      const { ws, h, a, b } = await twoSessions();
       const before = h.updates.length;
       await h.agent.request("session/set_mode", { sessionId: a, modeId: "high" });
       const setA = await h.agent.request("session/set_config_option", { sessionId: a, configId: "model", value: "parley/offline" });
@@ -262,10 +257,7 @@ describe("parley --mode acp: several sessions at once", () => {
   it(
     "session/load of an open session reuses its agent (one writer); session/close ends it and a later session/load replays it from its file",
     async () => {
-      const ws = workspace();
-      const h = await start(ws);
-      const a = await newSession(h, ws);
-      const b = await newSession(h, ws);
+      const { ws, h, a, b } = await twoSessions();
       expect((await prompt(h, a, "first words")).stopReason).toBe("end_turn");
       expect((await prompt(h, b, "other words")).stopReason).toBe("end_turn");
 
@@ -310,11 +302,7 @@ describe("parley --mode acp: several sessions at once", () => {
   it(
     "stdin closed with two sessions each waiting on a dialog beside a running bash: exit 0, both dialogs resolved once, no child left",
     async () => {
-      const ws = workspace();
-      const h = await start(ws);
-      const dialogs = new HeldDialogs(h);
-      const a = await newSession(h, ws);
-      const b = await newSession(h, ws);
+      const { ws, h, dialogs, a, b } = await twoSessions();
       const pidA = join(ws.dir, "a.pid");
       const pidB = join(ws.dir, "b.pid");
       const turnA = prompt(h, a, `hold ${pidA} alpha`).catch(() => undefined);

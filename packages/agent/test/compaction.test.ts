@@ -165,6 +165,23 @@ describe("prepareCompaction", () => {
   });
 });
 
+/** Provider "capture": records every request's context and answers "reply N" to the Nth. */
+function captureProvider(requests: Context[]): Factory {
+  return (pi) => {
+    pi.registerProvider("capture", {
+      api: "capture-api",
+      models: [{ id: "m", contextWindow: 100_000 }],
+      streamSimple: (model: Model<Api>, context: Context) => {
+        requests.push(context);
+        const stream = createAssistantMessageEventStream();
+        const message = assistantMessage(model, `reply ${requests.length}`);
+        queueMicrotask(() => stream.push({ type: "done", reason: "stop", message }));
+        return stream;
+      },
+    } as never);
+  };
+}
+
 // ---- the compact command, in-process ---------------------------------------------------------------
 
 describe("compact (in-process)", () => {
@@ -215,20 +232,7 @@ describe("compact (in-process)", () => {
 
   it("sends the transcript, the previous summary and the custom instructions to the model", async () => {
     const requests: Context[] = [];
-    const provider: Factory = (pi) => {
-      pi.registerProvider("capture", {
-        api: "capture-api",
-        models: [{ id: "m", contextWindow: 100_000 }],
-        streamSimple: (model: Model<Api>, context: Context) => {
-          requests.push(context);
-          const stream = createAssistantMessageEventStream();
-          const text = `reply ${requests.length}`;
-          const message = assistantMessage(model, text);
-          queueMicrotask(() => stream.push({ type: "done", reason: "stop", message }));
-          return stream;
-        },
-      } as never);
-    };
+    const provider = captureProvider(requests);
     const { request, prompt } = await serve([], [provider]);
     expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
     await prompt("alpha");
@@ -253,19 +257,7 @@ describe("compact (in-process)", () => {
 
   it("a cut inside a turn: the history and the turn's beginning are summarised by two calls and joined, as pi does", async () => {
     const requests: Context[] = [];
-    const provider: Factory = (pi) => {
-      pi.registerProvider("capture", {
-        api: "capture-api",
-        models: [{ id: "m", contextWindow: 100_000 }],
-        streamSimple: (model: Model<Api>, context: Context) => {
-          requests.push(context);
-          const stream = createAssistantMessageEventStream();
-          const message = assistantMessage(model, `reply ${requests.length}`);
-          queueMicrotask(() => stream.push({ type: "done", reason: "stop", message }));
-          return stream;
-        },
-      } as never);
-    };
+    const provider = captureProvider(requests);
     // keepRecentTokens 1: only the last reply is kept, so the cut splits the last turn.
     const { request, prompt } = await serveScripted([], [provider], { agentConfig: { compaction: { keepRecentTokens: 1 } } });
     expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
