@@ -107,33 +107,26 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
 export function buildSessionProjection(path: readonly SessionEntry[]): { entries: ProjectedEntry[]; thinkingLevel: string; model: SessionContext["model"] } {
   let thinkingLevel = "off";
   let model: SessionContext["model"] = null;
-  let compactionIndex = -1;
-  path.forEach((entry, i) => {
+  for (const entry of path) {
     if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
     else if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
     else if (entry.type === "message" && entry.message.role === "assistant") {
       model = { provider: entry.message.provider, modelId: entry.message.model };
-    } else if (entry.type === "compaction") compactionIndex = i;
-  });
+    }
+  }
 
   // The entries whose messages the context holds, after what a compaction owns (its summary and,
   // for the newer format, its retained messages).
   const entries: ProjectedEntry[] = [];
-  let kept: readonly SessionEntry[] = path;
-  const compaction = path[compactionIndex];
+  let kept = contextEntries(path);
+  const compaction = kept[0];
   if (compaction !== undefined && compaction.type === "compaction") {
     // As the newest pi: a compaction's system message (the prompt it recorded) comes before its
     // summary. It is transcript only: system messages never reach the model (convertToLlm and
     // context_with_system leave them out; the request carries parley's own prompt).
     const system = compaction.systemMessage !== undefined ? [compaction.systemMessage] : [];
     entries.push({ sourceEntry: compaction, messages: [...system, compactionSummaryMessage(compaction), ...(compaction.retainedTail ?? [])] });
-    let before: readonly SessionEntry[] = [];
-    if (compaction.retainedTail === undefined) {
-      const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
-      // As pi: the newest pi's system messages before the compaction stay out (its summary holds them).
-      if (firstKept >= 0) before = path.slice(firstKept, compactionIndex).filter((e) => !(e.type === "message" && e.message.role === "system"));
-    }
-    kept = [...before, ...path.slice(compactionIndex + 1)];
+    kept = kept.slice(1);
   }
   // As pi: the context edits among those entries apply to them, the latest per target.
   const edits = new Map<string, ContextEdit>();
@@ -155,6 +148,9 @@ export function contextEntries(path: readonly SessionEntry[]): SessionEntry[] {
   const compactionIndex = path.findLastIndex((entry) => entry.type === "compaction");
   const compaction = path[compactionIndex];
   if (compaction === undefined || compaction.type !== "compaction") return [...path];
+  // The newer format carries its retained messages itself; the older keeps the path's entries
+  // from firstKeptEntryId on (none if that id is not on the path), without the newest pi's
+  // system messages (the summary holds them).
   let before: readonly SessionEntry[] = [];
   if (compaction.retainedTail === undefined) {
     const firstKept = path.findIndex((e, i) => i < compactionIndex && e.id === compaction.firstKeptEntryId);
