@@ -71,11 +71,6 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       const usable = own.filter(hasOwnAuth);
       return lastResort([...base.availableModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...usable]);
     },
-    modelsWithoutCatalog: () => [...base.modelsWithoutCatalog(), ...extensionModels()],
-    allModels: () => {
-      const own = extensionModels();
-      return [...base.allModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...own];
-    },
     findModel: (provider, id) => providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
     getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),
     hasAuth: (model) => (providers.has(model.provider) ? hasOwnAuth(model) : base.hasAuth(model)),

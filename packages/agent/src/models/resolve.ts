@@ -114,7 +114,7 @@ export interface ModelResolution {
   loadCatalog(): Promise<void>;
   /** Loads the catalogue at once where that can be done synchronously (the CLI bundle); whether it is loaded. */
   catalogNow(): boolean;
-  /** Every model known, with credentials or not (pi's `modelRegistry.getAll()`); needs the catalogue. */
+  /** Every model known, with credentials or not (pi's `modelRegistry.getAll()`; extension models included); needs the catalogue. */
   allModels(): Model<Api>[];
   /** The models known without the catalogue: parley's own, then extension providers'. */
   modelsWithoutCatalog(): Model<Api>[];
@@ -266,7 +266,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     loadCatalog,
     catalogNow: () => catalogReady() || (loadPiAiNow() !== undefined && catalogReady()),
     allModels: () => catalog().everyModel(),
-    modelsWithoutCatalog: () => [...localModels],
+    modelsWithoutCatalog: () => [...localModels, ...(extra?.models() ?? [])],
     availableModels: () => {
       const withKey = new Map<string, boolean>();
       const hasKey = (provider: string): boolean => {
