@@ -330,3 +330,60 @@ describe("parley --mode acp: several sessions at once", () => {
     TEST_MS,
   );
 });
+
+describe("parley --mode acp: an extension starts another pi session inside an ACP session", () => {
+  it(
+    "ctx.newSession in the first and in a later session: the client's session id keeps reaching the agent, its updates come under that id, and loading the new file reuses the agent",
+    async () => {
+      const { ws, h, a, b } = await twoSessions();
+      for (const id of [a, b]) {
+        expect((await prompt(h, id, `before ${id}`)).stopReason).toBe("end_turn");
+        expect((await prompt(h, id, "/fresh")).stopReason).toBe("end_turn");
+        await poll(() => logLines(ws).includes(`fresh from ${id} made`), `the new session made from ${id}`);
+        // The same id still names the session: the prompt runs in the agent's new pi session.
+        const from = h.updates.length;
+        expect((await prompt(h, id, `after ${id}`)).stopReason).toBe("end_turn");
+        expect(
+          h.updates.slice(from).some((n) => n.sessionId === id && n.update.sessionUpdate === "agent_message_chunk" && JSON.stringify(n.update).includes("ok")),
+        ).toBe(true);
+      }
+      // The client was never told of other ids: nothing was sent under one.
+      expect(h.updates.every((n) => n.sessionId === a || n.sessionId === b)).toBe(true);
+      const made = logLines(ws)
+        .filter((l) => l.startsWith("new "))
+        .map((l) => l.slice(4));
+      expect(made).toHaveLength(2);
+      for (const [id, fresh] of [
+        [a, made[0]],
+        [b, made[1]],
+      ] as const) {
+        expect(fresh).not.toBe(id);
+        const file = readFileSync(sessionFile(ws, fresh ?? ""), "utf8");
+        expect(file).toContain(`after ${id}`);
+        expect(file).not.toContain(`before ${id}`);
+        expect(readFileSync(sessionFile(ws, id), "utf8")).not.toContain(`after ${id}`);
+      }
+      // Listed and loaded by its own id, the new file is the open agent's: no second writer.
+      const factories = logLines(ws).filter((l) => l === "factory").length;
+      const listed = await h.agent.request("session/list", { cwd: ws.dir });
+      expect(listed.sessions.map((s) => s.sessionId)).toEqual(expect.arrayContaining(made));
+      const from = h.updates.length;
+      await h.agent.request("session/load", { sessionId: made[1] ?? "", cwd: ws.dir, mcpServers: [] });
+      expect(
+        h.updates.slice(from).some((n) => n.update.sessionUpdate === "user_message_chunk" && JSON.stringify(n.update.content).includes(`after ${b}`)),
+      ).toBe(true);
+      expect(logLines(ws).filter((l) => l === "factory")).toHaveLength(factories);
+      expect((await prompt(h, made[1] ?? "", "loaded words")).stopReason).toBe("end_turn");
+      expect(readFileSync(sessionFile(ws, made[1] ?? ""), "utf8")).toContain("loaded words");
+      // The old id now names its own file again: a prompt to it opens that file with an agent of its own.
+      expect((await prompt(h, b, "b again")).stopReason).toBe("end_turn");
+      expect(logLines(ws).filter((l) => l === "factory")).toHaveLength(factories + 1);
+      const fileB = readFileSync(sessionFile(ws, b), "utf8");
+      expect(fileB).toContain(`before ${b}`);
+      expect(fileB).toContain("b again");
+      expect(readFileSync(sessionFile(ws, made[1] ?? ""), "utf8")).not.toContain("b again");
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+});

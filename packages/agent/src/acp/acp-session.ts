@@ -94,9 +94,31 @@ export class AcpSession {
     this.#mapper = new UpdateMapper(settings.cwd);
   }
 
-  /** The session's id: its agent's current session (an extension's switch changes it, as in RPC mode). */
+  /**
+   * The id the client knows this session by (the last one it created or loaded it as). An
+   * extension may move the agent to another pi session (ctx.newSession, ctx.fork,
+   * ctx.switchSession) the client was never told of; the client's id keeps naming the agent, as
+   * a pi process behind an RPC client stays the same process.
+   */
+  #clientId: string | undefined;
+
   get id(): string {
+    return this.#clientId ?? this.piSessionId;
+  }
+
+  /** The pi session the agent is in now: its file is the one it writes. */
+  get piSessionId(): string {
     return this.core.hasAgent ? this.agent.session.id : this.core.initialSession.id;
+  }
+
+  /** The client now knows the session by `id` (a response named it, or it loaded it by that id). */
+  knownAs(id: string): void {
+    this.#clientId = id;
+  }
+
+  /** Whether a request naming `id` means this session: the client's id, or the pi session its agent is in. */
+  answersTo(id: string): boolean {
+    return id === this.id || id === this.piSessionId;
   }
 
   get agent(): AgentSession {
@@ -201,7 +223,9 @@ export class AcpSession {
 
   // ---- modes and config options --------------------------------------------------------
 
+  /** The response that names the session: from now on the client knows it by this id. */
   state(): NewSessionResponse {
+    this.#clientId ??= this.piSessionId;
     return { sessionId: this.id, modes: this.#modes(), configOptions: this.#configOptionsNow() };
   }
 

@@ -180,6 +180,8 @@ export class AcpServer implements FrontDoor {
   /** The open session with this id. */
   #find(sessionId: string): AcpSession | undefined {
     for (const session of this.#sessions) if (session.id === sessionId) return session;
+    // The pi session an extension moved an agent to (listed, then named by its own id).
+    for (const session of this.#sessions) if (session.answersTo(sessionId)) return session;
     return undefined;
   }
 
@@ -193,6 +195,7 @@ export class AcpServer implements FrontDoor {
         if (open) return open;
         // The client knows the id (it listed it): what the session shows may go at once.
         const opened = await this.#openLater(this.#openStored(sessionId));
+        opened.knownAs(sessionId);
         opened.startAfterResponse(() => this.#markVisible(sessionId));
         return opened;
       }));
@@ -246,6 +249,8 @@ export class AcpServer implements FrontDoor {
     const open = this.#find(sessionId);
     if (open) {
       open.lastUsed = ++this.#uses;
+      // Loaded by this id, it is shown under it from now on.
+      open.knownAs(sessionId);
       this.#visible.add(sessionId);
       for (const update of open.replay()) this.#update(sessionId, update);
       open.sendName();
