@@ -16,8 +16,8 @@ import { alike, closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place }
 
 const running = closedAfterEach();
 
-function start(bin: string, p: Place, cwd: string, args: string[]): AgentProcess {
-  const agent = spawnAgent(bin, ["--mode", "rpc", ...args], { cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir } });
+function start(bin: string, p: Place, cwd: string, args: string[], env: NodeJS.ProcessEnv = {}): AgentProcess {
+  const agent = spawnAgent(bin, ["--mode", "rpc", ...args], { cwd, env: { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, ...env } });
   running.push(agent);
   return agent;
 }
@@ -35,6 +35,17 @@ function folders(prefix: string): { p: Place; launch: string; other: string } {
   const other = join(p.home, "work", "other");
   mkdirSync(other, { recursive: true });
   return { p, launch, other };
+}
+
+/** Answers project_trust with TRUST_VOTE; /trust-info notifies what it was asked (fixtures/pi-dropin/trust-voter.ts). */
+const VOTER = join(import.meta.dirname, "fixtures/pi-dropin/trust-voter.ts");
+
+/** Runs an extension command and returns the message it notified. */
+async function notified(agent: AgentProcess, command: string): Promise<string> {
+  const from = agent.records.length;
+  agent.send({ type: "prompt", message: `/${command}`, id: command });
+  const r = await agent.waitFor((x) => x.type === "extension_ui_request" && x["method"] === "notify", MINUTE, from);
+  return String(r["message"]);
 }
 
 const output = (r: Record<string, unknown>): string => (r["data"] as { output: string }).output;
@@ -239,6 +250,42 @@ describe("a session runs in the folder its header records", () => {
       }
       // Without --approve nothing trusts the folder (defaultProjectTrust "ask" has no one to ask in RPC mode).
       expect(marks).toEqual(["mark=", "mark=session"]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "parley: a switch to another folder asks the new runtime's project_trust handlers, once per folder; a trusted folder's settings and extensions join",
+    async () => {
+      const { p, launch, other } = folders("parley-session-cwd-move-ask-");
+      const target = sessionFile(join(other, "t.jsonl"), other, "cdcdcdcd-1111-4111-8111-111111111111");
+      const back = sessionFile(join(launch, "back.jsonl"), launch, "dcdcdcdc-1111-4111-8111-111111111111");
+      write(join(other, ".pi", "settings.json"), { shellCommandPrefix: "export MARK=session" });
+      write(
+        join(other, ".pi", "extensions", "here.ts"),
+        'export default function (pi: any) { pi.registerCommand("from-other", { handler: async () => {} }); }\n',
+      );
+      const seen: Record<string, unknown>[] = [];
+      for (const vote of ["yes", "no"]) {
+        const log = join(p.home, `trust-${vote}.log`);
+        const agent = start(PARLEY_BIN, p, launch, ["-e", VOTER], { TRUST_VOTE: vote, TRUST_LOG: log });
+        const asks = (): number =>
+          readFileSync(log, "utf8")
+            .split("\n")
+            .filter((l) => l === "voter:project_trust").length;
+        await ok(agent, { type: "switch_session", sessionPath: target });
+        const mark = output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim();
+        const names = ((await ok(agent, { type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands.map((c) => c.name);
+        const info = JSON.parse(await notified(agent, "trust-info")) as Record<string, unknown>;
+        // Back to the launch folder (no project resources: trusted unasked) and there again: decided once.
+        await ok(agent, { type: "switch_session", sessionPath: back });
+        await ok(agent, { type: "switch_session", sessionPath: target });
+        seen.push({ mark, fromOther: names.includes("from-other"), ...info, asks: asks() });
+      }
+      expect(seen).toEqual([
+        { mark: "mark=session", fromOther: true, trusted: true, asked: { cwd: other, mode: "rpc", hasUI: false }, asks: 1 },
+        { mark: "mark=", fromOther: false, trusted: false, asked: { cwd: other, mode: "rpc", hasUI: false }, asks: 1 },
+      ]);
     },
     3 * MINUTE,
   );

@@ -23,7 +23,7 @@ import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
-import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore } from "../modes/agent-core.js";
+import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
 import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
@@ -169,6 +169,18 @@ async function readStartup(options: CliOptions, cwd: string, launchCwd: string, 
  */
 async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   if (!start.trustPending) return;
+  const trusted = await askLoadedExtensions(server, start);
+  const project = trusted ? await trustProject(server, start, {}) : undefined;
+  if (!trusted) useResources(server, start);
+  if (project) {
+    await server.addExtensions(project.sources, project.order);
+    // pi chooses the session's tools once the project's settings count (its defaultTools may replace the user's).
+    server.agent.restartTools();
+  }
+}
+
+/** Project trust for the folder start.setup reads, from the loaded extensions' project_trust handlers (then trust.json, defaultProjectTrust). */
+async function askLoadedExtensions(server: LoadingCore, start: Startup): Promise<boolean> {
   const { cwd, agentDir, settings } = start.setup;
   const trusted = await askProjectTrust({
     cwd,
@@ -179,21 +191,29 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   });
   start.trustPending = false;
   start.trustByFolder.set(cwd, trusted);
-  if (trusted) {
-    start.options = { ...start.options, projectTrust: true };
-    const idleBefore = start.setup.settings.httpIdleTimeoutMs;
-    start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
-    start.resources = await resolveSetupResources(start.options, start.setup);
-    // The project's httpIdleTimeoutMs applies from here (its httpProxy never does: pi reads that globally).
-    if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
-    await server.agent.configure(agentConfig(start.options, start.setup));
-  }
+  return trusted;
+}
+
+/**
+ * The folder is trusted after the user's extensions loaded: its settings, SYSTEM.md /
+ * APPEND_SYSTEM.md and resources apply from here, and its extensions are returned to be added.
+ * `keep`: what RPC commands set this run, kept over the new settings (see commandChoices).
+ */
+async function trustProject(
+  server: LoadingCore,
+  start: Startup,
+  keep: ReturnType<typeof commandChoices>,
+): Promise<{ sources: ExtensionSource[]; order: string[] }> {
+  start.options = { ...start.options, projectTrust: true };
+  const idleBefore = start.setup.settings.httpIdleTimeoutMs;
+  start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
+  start.resources = await resolveSetupResources(start.options, start.setup);
+  // The project's httpIdleTimeoutMs applies from here (its httpProxy never does: pi reads that globally).
+  if (start.setup.settings.httpIdleTimeoutMs !== idleBefore) await configureHttpDispatcher({ idleTimeoutMs: start.setup.settings.httpIdleTimeoutMs });
+  await server.agent.configure(agentConfig(start.options, start.setup));
+  Object.assign(server.agent, keep);
   useResources(server, start);
-  if (trusted) {
-    await server.addExtensions(await loadAll(start.options, start.resources, "project"), extensionOrder(start.options, start.resources));
-    // pi chooses the session's tools once the project's settings count (its defaultTools may replace the user's).
-    server.agent.restartTools();
-  }
+  return { sources: await loadAll(start.options, start.resources, "project"), order: extensionOrder(start.options, start.resources) };
 }
 
 /** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
@@ -675,21 +695,22 @@ function useResources(server: LoadingCore, start: Startup): void {
  * again (skills, prompts, context files, SYSTEM.md / APPEND_SYSTEM.md: the system prompt is
  * rebuilt), and the extensions' modules are loaded fresh. The folder's trust, once decided, stands.
  * Every session switch does the same, in the folder of the session switched to (`cwd`): when
- * that is another folder, its project trust is decided again, without the extensions (they are
- * being replaced): the flags, a folder without project resources, trust.json, defaultProjectTrust.
+ * that is another folder whose trust is not decided yet (by the flags, an earlier decision, or a
+ * folder without project resources), pi's new runtime asks its own extensions: the user's and -e
+ * ones load first, untrusted, and their project_trust handlers decide (then trust.json and
+ * defaultProjectTrust); the project's join once trusted (settleTrust).
  */
-async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Promise<ExtensionSource[]> {
+async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Promise<ReloadedExtensions> {
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   const keep = commandChoices(server.agent, start.setup.settings);
+  let ask = false;
   if (cwd !== start.setup.cwd) {
-    const { agentDir, settings } = start.setup;
-    const trusted =
-      start.trustByFolder.get(cwd) ??
-      trustWithoutAsking(start.trustFlag, cwd) ??
-      (await askProjectTrust({ cwd, agentDir, defaultProjectTrust: settings.defaultProjectTrust, handlers: [], log }));
-    start.trustByFolder.set(cwd, trusted);
-    start.options = { ...start.options, projectTrust: trusted };
+    const decided = start.trustByFolder.get(cwd) ?? trustWithoutAsking(start.trustFlag, cwd);
+    if (decided !== undefined) start.trustByFolder.set(cwd, decided);
+    ask = decided === undefined;
+    start.options = { ...start.options, projectTrust: decided ?? false };
   }
+  start.trustPending = ask;
   start.setup = readSetup(start.options, cwd, start.setup.launchCwd);
   start.resources = await resolveSetupResources(start.options, start.setup);
   for (const warning of [...start.setup.warnings, ...start.resources.resolved.warnings]) log(warning);
@@ -697,7 +718,12 @@ async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Pr
   await server.agent.configure(agentConfig(start.options, start.setup));
   Object.assign(server.agent, keep);
   useResources(server, start);
-  return loadAll(start.options, start.resources);
+  const sources = await loadAll(start.options, start.resources);
+  if (!ask) return { sources };
+  return {
+    sources,
+    settleTrust: async () => ((await askLoadedExtensions(server, start)) ? trustProject(server, start, keep) : undefined),
+  };
 }
 
 /**

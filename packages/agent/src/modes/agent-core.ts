@@ -35,6 +35,17 @@ export interface FrontDoor {
 /** The agent and runtime whose extensions `reloadExtensions` loads. */
 export type LoadingCore = Pick<FrontDoor, "agent" | "runtime">;
 
+/** What `reloadExtensions` gives the core to load. */
+export interface ReloadedExtensions {
+  sources: readonly ExtensionSource[];
+  /**
+   * The folder's project trust is for the loaded extensions' project_trust handlers to decide (a
+   * switch to another folder, as pi asks its new runtime's): called once `sources` have loaded, it
+   * returns the project's extensions to add when trusted, in pi's load `order`.
+   */
+  settleTrust?: (() => Promise<{ sources: readonly ExtensionSource[]; order: readonly string[] } | undefined>) | undefined;
+}
+
 /** What a mode hands on from the command line (the same for every mode). */
 export interface AgentCoreSettings {
   /** The folder the agent works in: its session's. */
@@ -47,7 +58,7 @@ export interface AgentCoreSettings {
    * and resources of `cwd` (the folder the agent now works in); without it the same factories run again.
    * `core` is the agent and runtime being loaded (ACP mode runs one per session).
    */
-  reloadExtensions?: ((cwd: string, core: LoadingCore) => Promise<ExtensionSource[]>) | undefined;
+  reloadExtensions?: ((cwd: string, core: LoadingCore) => Promise<ReloadedExtensions>) | undefined;
   /** The session to start with; a new in-memory one when absent. */
   session?: Session | undefined;
   sessions?: SessionFactory | undefined;
@@ -251,8 +262,10 @@ export class AgentCore {
    */
   async #loadAgain(): Promise<void> {
     this.runtime.reset();
-    const sources = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.cwd, this) : (this.#settings.extensions ?? []);
-    await this.#addExtensions(sources);
+    const loaded = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.cwd, this) : { sources: this.#settings.extensions ?? [] };
+    await this.#addExtensions(loaded.sources);
+    const project = await loaded.settleTrust?.();
+    if (project) await this.addExtensions(project.sources, project.order);
   }
 
   /** session_start "startup" and resources_discover, once the client can hear what they show. */
