@@ -19,7 +19,9 @@
  *   with everything in flight: every command is still answered once);
  * - no process parley started outlives it (sampled from /proc through the run; shell commands
  *   leave a background `sleep 30` behind);
- * - a user's file the commands point at (switch_session, export_html) is byte for byte as it was.
+ * - a user's file the commands point at (switch_session, export_html) is byte for byte as it was;
+ * - with session files, every file parley left loads without a warning, and resuming the session
+ *   it ended in (`--session FILE`) gives back exactly the messages the client was last shown.
  *
  * Used by packages/agent/test/interleave.e2e.test.ts (a few short scenarios) and by
  * `npm run fuzz -- --interleave` (many longer ones): see scripts/fuzz.mjs.
@@ -28,7 +30,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { Compile } from "typebox/schema";
 import { attachJsonlReader } from "@parley/protocol";
@@ -277,9 +279,10 @@ export async function runScenario(scenario, options = {}) {
     script,
     ...(scenario.extension === false ? ["--no-extensions"] : ["-e", DIALOG_FIXTURE]),
   ];
+  const childEnv = { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent"), PARLEY_STREAM_DELAY_MS: String(scenario.streamDelayMs) };
   const child = spawn(bin, args, {
     cwd: dir,
-    env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent"), PARLEY_STREAM_DELAY_MS: String(scenario.streamDelayMs) },
+    env: childEnv,
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";
@@ -440,6 +443,16 @@ export async function runScenario(scenario, options = {}) {
       }
       await sleep(100);
     }
+    // What the client was last shown of the session (the property checked after exit, below).
+    let shown;
+    if (!scenario.eofEarly && scenario.session && child.exitCode === null) {
+      const id = "final-messages";
+      await write(`${JSON.stringify({ type: "get_messages", id })}\n`);
+      await until(() => answeredAt.has(id) || child.exitCode !== null, CEILING_MS, "the final get_messages").catch((e) => failures.push(e.message));
+      const state = [...records].reverse().find((r) => r.type === "response" && String(r.id).startsWith("settle-"))?.data;
+      const messages = records.find((r) => r.type === "response" && r.id === id)?.data?.messages;
+      if (state?.sessionFile && messages) shown = { file: state.sessionFile, messages };
+    }
     // Settled and idle: no busy loop. The CPU parley burns over an idle wait must stay a small
     // part of that wait (measured against the wait itself, not a speed).
     if (!scenario.eofEarly) {
@@ -472,6 +485,7 @@ export async function runScenario(scenario, options = {}) {
     if (watchdogs.some(alive)) failures.push(`the watchdog outlived parley by ${CEILING_MS} ms: ${watchdogs.join(", ")}`);
     for (const pid of survivors) if (alive(pid)) process.kill(pid, "SIGKILL");
     if (readFileSync(files.notes, "utf8") !== NOTES) failures.push(`${files.notes} (a user's file) was written`);
+    if (scenario.session) failures.push(...(await sessionFilesHold(dir, shown, { bin, args, env: childEnv })));
   } catch (error) {
     failures.push(`runner: ${error?.stack ?? error}`);
   } finally {
@@ -480,6 +494,63 @@ export async function runScenario(scenario, options = {}) {
     rmSync(dir, { recursive: true, force: true });
   }
   return { failures, records: records.length, children: children.size, stderr: failures.length ? stderr.slice(-4000) : "" };
+}
+
+/**
+ * After parley has exited: every session file it left (and the scenario's own session) loads
+ * without a warning, and resuming the one it was in (`shown`: its file and the messages the client
+ * was last shown) gives those very messages back. A session that never got an assistant message
+ * is not written (pi's rule): then there is nothing to resume, and nothing must claim otherwise.
+ */
+async function sessionFilesHold(dir, shown, { bin, args, env }) {
+  const failures = [];
+  const { readSessionFile } = await import(pathToFileURL(join(ROOT, "packages/agent/dist/session/format.js")).href);
+  // Wherever they went: the session folder, beside the scenario's own session (clone, fork).
+  const files = listJsonl(dir);
+  for (const file of files) {
+    try {
+      const { warnings } = readSessionFile(file);
+      if (warnings.length) failures.push(`${file} loads with warnings: ${warnings.map((w) => w.message).join("; ")}`);
+    } catch (error) {
+      failures.push(`${file} does not load: ${error.message}`);
+    }
+  }
+  if (shown === undefined || !files.includes(shown.file)) {
+    if (shown?.messages.some((m) => m.role === "assistant"))
+      failures.push(`the session shown (${shown.file}) holds an assistant message but was never written`);
+    return failures;
+  }
+  const resumeArgs = [...args.filter((a) => a !== "--no-extensions"), "--session", shown.file, "--no-extensions"];
+  const child = spawn(
+    bin,
+    resumeArgs.filter((a, i, all) => !(a === "-e" || all[i - 1] === "-e")),
+    { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+  child.stdin.end(`${JSON.stringify({ type: "get_messages", id: "resumed" })}\n`);
+  const code = await new Promise((res) => child.on("exit", (c) => res(c)));
+  const answer = out
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((r) => r.id === "resumed");
+  if (code !== 0 || !answer?.success) failures.push(`resuming ${shown.file} failed (exit ${code}): ${JSON.stringify(answer).slice(0, 300)}`);
+  else if (JSON.stringify(answer.data.messages) !== JSON.stringify(shown.messages)) {
+    const roles = (ms) => ms.map((m) => m.role).join(",");
+    failures.push(`resuming ${shown.file} gives other messages than were shown: ${roles(answer.data.messages)} against ${roles(shown.messages)}`);
+  }
+  return failures;
+}
+
+function listJsonl(folder) {
+  try {
+    return readdirSync(folder, { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".jsonl"))
+      .map((f) => join(folder, f));
+  } catch {
+    return [];
+  }
 }
 
 /** Scenarios that once failed: checked first in every run (fast-check `examples`). */
