@@ -7,7 +7,7 @@
  * Sessions are provably in flight together by waiting on dialogs the test holds open: no test
  * here sleeps or times anything.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
@@ -382,6 +382,48 @@ describe("parley --mode acp: an extension starts another pi session inside an AC
       expect(fileB).toContain(`before ${b}`);
       expect(fileB).toContain("b again");
       expect(readFileSync(sessionFile(ws, made[1] ?? ""), "utf8")).not.toContain("b again");
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+});
+
+describe("parley --mode acp: one session's ctx.reload() beside another session's prompt", () => {
+  it(
+    "the extension provider both sessions registered keeps answering the other session while the reload is half done, and after the other closes",
+    async () => {
+      const ws = workspace();
+      const armed = join(ws.dir, "gate-armed");
+      const open = join(ws.dir, "gate-open");
+      const fixture = join(ROOT, "packages/agent/test/fixtures/acp-shared-provider.ts");
+      const h = await startAcp(["--session-dir", ws.sessions, "-e", fixture, "--provider", "shared", "--model", "turns"], {
+        cwd: ws.dir,
+        env: { SHARED_LOG: ws.log, SHARED_GATE_ARMED: armed, SHARED_GATE_OPEN: open },
+      });
+      running.push(h);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      writeFileSync(armed, "");
+      // A's reload drops its extensions' registrations, then waits in the factory: half done.
+      const reloading = prompt(h, a, "/reload-me");
+      await poll(() => logLines(ws).includes("held"), "session A's reload held in its factory");
+      const from = h.updates.length;
+      expect((await prompt(h, b, "hello from b")).stopReason).toBe("end_turn");
+      const replyB = h.updates
+        .slice(from)
+        .flatMap((n) => (n.sessionId === b && n.update.sessionUpdate === "agent_message_chunk" ? [JSON.stringify(n.update.content)] : []))
+        .join("");
+      expect(replyB).toContain("ok");
+      expect(replyB).not.toMatch(/error|No API provider/i);
+      writeFileSync(open, "");
+      expect((await reloading).stopReason).toBe("end_turn");
+      expect((await prompt(h, a, "hello from a")).stopReason).toBe("end_turn");
+      expect(agentText(h, a)).toContain("ok");
+      // A (registered last, by its reload) closes: the provider is B's again (A's instance, ended, would answer nothing).
+      await h.agent.request("session/close", { sessionId: a });
+      const before = agentText(h, b).length;
+      expect((await prompt(h, b, "b again")).stopReason).toBe("end_turn");
+      expect(agentText(h, b).slice(before)).toContain("ok");
       expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,

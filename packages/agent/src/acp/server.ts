@@ -314,6 +314,8 @@ export class AcpServer implements FrontDoor {
     this.#sessions.delete(session);
     session.cancel();
     await session.end(this.#grace());
+    // What its extensions registered goes with it (a provider other sessions also registered is theirs again).
+    session.core.runtime.reset();
     return {};
   }
 

@@ -35,6 +35,39 @@ export interface ProviderConfig {
 
 const SOURCE_PREFIX = "parley-extension:";
 
+/**
+ * The stream functions extension providers handed pi-ai, by api name. pi-ai's registry is one per
+ * process and keeps one function per api; in ACP mode each session's agent registers its
+ * extensions' providers, so several may hold the same api. Each holds it under a source id of its
+ * own, and when one lets go (its session's ctx.reload() or close), the one registered before it
+ * takes over again instead of the api vanishing for every session.
+ */
+const streamHolders = new Map<string, { source: string; stream: StreamSimple }[]>();
+type StreamSimple = Parameters<typeof import("@mariozechner/pi-ai").registerApiProvider>[0]["streamSimple"];
+let sources = 0;
+
+function holdStream(pi: typeof import("@mariozechner/pi-ai"), api: string, source: string, stream: StreamSimple): void {
+  const holders = (streamHolders.get(api) ?? []).filter((h) => h.source !== source);
+  holders.push({ source, stream });
+  streamHolders.set(api, holders);
+  pi.registerApiProvider({ api: api as Api, stream: stream as never, streamSimple: stream }, source);
+}
+
+function releaseStreams(pi: typeof import("@mariozechner/pi-ai"), source: string): void {
+  pi.unregisterApiProviders(source);
+  for (const [api, holders] of streamHolders) {
+    const rest = holders.filter((h) => h.source !== source);
+    if (rest.length === holders.length) continue;
+    if (rest.length === 0) {
+      streamHolders.delete(api);
+      continue;
+    }
+    streamHolders.set(api, rest);
+    const last = rest[rest.length - 1];
+    if (last) pi.registerApiProvider({ api: api as Api, stream: last.stream as never, streamSimple: last.stream }, last.source);
+  }
+}
+
 export interface ExtensionProviders {
   register(name: string, config: ProviderConfig): void;
   unregister(name: string): void;
@@ -43,6 +76,9 @@ export interface ExtensionProviders {
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
 export function withExtensionProviders(base: ModelResolution): ModelResolution & ExtensionProviders {
   const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; ownStream: boolean }>();
+  // This agent's source id in pi-ai's registry, per provider name.
+  const serial = ++sources;
+  const sourceOf = (name: string): string => `${SOURCE_PREFIX}${name}#${serial}`;
   const extensionModels = (): Model<Api>[] => [...providers.values()].flatMap((p) => p.models);
   const keyOf = (provider: string): string | undefined => {
     const entry = providers.get(provider);
@@ -92,19 +128,21 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
           ...((m.compat ?? config.compat) ? { compat: { ...config.compat, ...m.compat } } : {}),
         }),
       );
-      providers.set(name, { models, apiKey: config.apiKey, ownStream: typeof config.streamSimple === "function" });
+      const entry = { models, apiKey: config.apiKey, ownStream: typeof config.streamSimple === "function" };
+      providers.set(name, entry);
       if (typeof config.streamSimple === "function") {
-        const stream = config.streamSimple as unknown as Parameters<typeof import("@mariozechner/pi-ai").registerApiProvider>[0]["streamSimple"];
-        const register = (pi: typeof import("@mariozechner/pi-ai")): void =>
-          pi.registerApiProvider({ api: api as Api, stream: stream as never, streamSimple: stream }, `${SOURCE_PREFIX}${name}`);
+        const stream = config.streamSimple as unknown as StreamSimple;
+        const register = (pi: typeof import("@mariozechner/pi-ai")): void => holdStream(pi, api, sourceOf(name), stream);
         const pi = piAiIfLoaded();
         if (pi) register(pi);
-        else void loadPiAi().then(register);
+        // Still this registration once pi-ai has loaded (not unregistered or replaced meanwhile).
+        else void loadPiAi().then((loaded) => providers.get(name) === entry && register(loaded));
       }
     },
     unregister(name) {
       providers.delete(name);
-      piAiIfLoaded()?.unregisterApiProviders(`${SOURCE_PREFIX}${name}`);
+      const pi = piAiIfLoaded();
+      if (pi) releaseStreams(pi, sourceOf(name));
     },
   };
 }
