@@ -81,8 +81,9 @@ describe("auto-retry (spawned CLI)", () => {
   });
 
   it("abort_retry ends the retry at once", async () => {
-    // An hour's wait (project settings): the retry can only end this test by being cancelled.
-    const agent = startFlaky(5, { retry: { baseDelayMs: HOUR } });
+    // An hour's wait (project settings: two hours capped by maxAgentDelayMs): the retry can only
+    // end this test by being cancelled.
+    const agent = startFlaky(5, { retry: { baseDelayMs: 2 * HOUR, maxAgentDelayMs: HOUR } });
     await agent.request({ type: "set_model", provider: "flaky", modelId: "m" });
     await agent.request({ type: "prompt", message: "hi" });
     expect(await agent.waitFor((r) => r.type === "auto_retry_start")).toMatchObject({ delayMs: HOUR });

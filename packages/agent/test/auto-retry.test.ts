@@ -32,12 +32,13 @@ function flakyProvider(outcomes: Outcome[], calls: Context[] = []): Factory {
 }
 
 /**
- * The server's own retry waits `baseDelayMs` (default 2 s); `{ baseDelayMs: HOUR }` makes any wait
- * a test sees end only by being cancelled: a retry that waited it out would hang the test.
+ * The server's own retry waits `baseDelayMs` (default 2 s, at most `maxAgentDelayMs`); an hour for
+ * both makes any wait a test sees end only by being cancelled: a retry that waited it out would
+ * hang the test.
  */
 const HOUR = 3_600_000;
 
-async function serve(factories: Factory[], retry: { baseDelayMs?: number } = {}) {
+async function serve(factories: Factory[], retry: { baseDelayMs?: number; maxAgentDelayMs?: number } = {}) {
   const { server, transport, logs, request, until } = await serveScripted([], factories, { agentConfig: { retry } });
   expect((await request({ type: "set_model", provider: "flaky", modelId: "m" }))["success"]).toBe(true);
   const lastAssistant = (): AssistantMessage => [...server.agent.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant")!;
@@ -63,6 +64,14 @@ describe("isRetryableError", () => {
       "Request timed out",
       "read ECONNRESET",
       "terminated",
+      // The newest pi's wider set: DNS and transport failures, streams cut short, retry advice.
+      "getaddrinfo ENOTFOUND api.example.com",
+      "connect ECONNABORTED 10.0.0.1:443",
+      "Anthropic stream ended before message_stop",
+      "520 origin error",
+      "The service is temporarily unavailable",
+      "An error occurred while processing your request. You can retry your request",
+      "ResourceExhausted: too busy",
     ]) {
       expect(isRetryableError(failed(error), 200_000, pi), error).toBe(true);
     }
@@ -71,6 +80,13 @@ describe("isRetryableError", () => {
       "400 messages: field required",
       "prompt is too long: 300000 tokens > 200000 maximum",
       "Request was aborted",
+      // A status code inside an id is no status.
+      "400 invalid request req_5031234",
+      // Limits a retry cannot lift, even sent as a 429 (the newest pi gives up at once).
+      '429 {"error":{"message":"You exceeded your current quota","type":"insufficient_quota"}}',
+      "429 Too Many Requests: quota exceeded for this billing period",
+      "Monthly usage limit reached",
+      '429 {"error":{"code":"1308","message":"usage limit"}}',
     ]) {
       expect(isRetryableError(failed(error), 200_000, pi), error).toBe(false);
     }
@@ -112,6 +128,19 @@ describe("AutoRetry.afterRun", () => {
     // The session keeps the failed replies as history.
     const entries = server.agent.session.entries().filter((e) => e.type === "message" && e.message.role === "assistant");
     expect(entries).toHaveLength(4);
+  });
+
+  it("caps each wait at maxDelayMs (settings' retry.maxAgentDelayMs)", async () => {
+    const { server, transport, request, until, lastAssistant } = await serve([
+      flakyProvider([{ error: "503 a" }, { error: "503 b" }, { error: "503 c" }, { text: "done" }]),
+    ]);
+    server.agent.autoRetryEnabled = false;
+    await request({ type: "prompt", message: "hello" });
+    await until(() => transport.of("agent_settled").length === 1);
+    const clock = new FakeClock({ fireAtOnce: true });
+    expect(await new AutoRetry({ maxDelayMs: 3000, setTimer: clock.setTimer }).afterRun(server.agent, lastAssistant())).toBe(true);
+    expect(clock.delays).toEqual([2000, 3000, 3000]);
+    expect(retryEvents(transport).map((r) => r["delayMs"])).toEqual([2000, 3000, 3000, undefined]);
   });
 
   it("gives up after maxAttempts with the last error", async () => {
@@ -180,7 +209,10 @@ describe("auto-retry through the RPC server", () => {
 
   it("abort_retry cancels the wait; the run then settles", async () => {
     const calls: Context[] = [];
-    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "never" }], calls)], { baseDelayMs: HOUR });
+    const { transport, request, until } = await serve([flakyProvider([{ error: "503 Service Unavailable" }, { text: "never" }], calls)], {
+      baseDelayMs: HOUR,
+      maxAgentDelayMs: HOUR,
+    });
     await request({ type: "prompt", message: "hello" });
     await until(() => retryEvents(transport).length === 1);
     expect(retryEvents(transport)[0]).toEqual({ type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: HOUR, errorMessage: "503 Service Unavailable" });
@@ -223,7 +255,10 @@ describe("auto-retry through the RPC server", () => {
   });
 
   it("abort during the wait cancels the retry too", async () => {
-    const { transport, request, until } = await serve([flakyProvider([{ error: "overloaded" }, { text: "never" }])], { baseDelayMs: HOUR });
+    const { transport, request, until } = await serve([flakyProvider([{ error: "overloaded" }, { text: "never" }])], {
+      baseDelayMs: HOUR,
+      maxAgentDelayMs: HOUR,
+    });
     await request({ type: "prompt", message: "hello" });
     await until(() => retryEvents(transport).length === 1);
     // Answers although the hour-long wait has not ended: the abort cancelled it.

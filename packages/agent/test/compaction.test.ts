@@ -277,6 +277,25 @@ describe("compact (in-process)", () => {
     expect((response["data"] as Rec)["summary"]).toBe("reply 3\n\n---\n\n**Turn Context (split turn):**\n\nreply 4");
   });
 
+  it("compaction.modelOverrides: the model in use takes its own token settings, other models the ordinary ones", async () => {
+    const summaryOf = async (modelOverrides: Record<string, { keepRecentTokens: number }>): Promise<unknown> => {
+      const requests: Context[] = [];
+      const { request, prompt } = await serveScripted([], [captureProvider(requests)], {
+        agentConfig: { compaction: { keepRecentTokens: 100_000, modelOverrides } },
+      });
+      expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
+      await prompt("alpha");
+      await prompt("beta");
+      const response = await request({ type: "compact" });
+      expect(response["success"]).toBe(true);
+      return (response["data"] as Rec)["summary"];
+    };
+    // keepRecentTokens 1 for capture/m: only the last reply is kept, the last turn is cut in two.
+    expect(await summaryOf({ "capture/m": { keepRecentTokens: 1 } })).toBe("reply 3\n\n---\n\n**Turn Context (split turn):**\n\nreply 4");
+    // An override for another model leaves the ordinary 100,000: the latest turn is kept whole.
+    expect(await summaryOf({ "capture/other": { keepRecentTokens: 1 } })).not.toContain("Turn Context");
+  });
+
   it("while the agent is streaming, aborts the run first and then compacts (as pi does)", async () => {
     const { transport, request, until } = await serve(["a long reply with many words to stream slowly", "Summary of it all."], [], {
       PARLEY_STREAM_DELAY_MS: "30",

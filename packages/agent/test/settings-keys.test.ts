@@ -17,14 +17,18 @@ function settingsOf(global: object, project?: object) {
 }
 
 describe("settings.json keys", () => {
-  it("reads thinkingBudgets, transport, retry.provider, httpIdleTimeoutMs, images and branchSummary", () => {
+  it("reads thinkingBudgets, transport, retry (maxAgentDelayMs, provider), httpIdleTimeoutMs, images and branchSummary", () => {
     const { settings, warnings } = settingsOf({
       thinkingBudgets: { minimal: 1000, high: 30000 },
       transport: "websocket",
-      retry: { enabled: true, maxRetries: 5, provider: { timeoutMs: 1234, maxRetries: 2, maxRetryDelayMs: 0 } },
+      retry: { enabled: true, maxRetries: 5, maxAgentDelayMs: 30000, provider: { timeoutMs: 1234, maxRetries: 2, maxRetryDelayMs: 0 } },
       httpIdleTimeoutMs: "disabled",
       images: { autoResize: false, blockImages: true },
       branchSummary: { reserveTokens: 9000, skipPrompt: true },
+      compaction: {
+        reserveTokens: 20000,
+        modelOverrides: { "anthropic/claude-opus-4-6": { reserveTokens: 400000 }, "openrouter/a/b": { keepRecentTokens: 5 } },
+      },
       // Terminal-UI keys are not read (they do nothing in pi's RPC mode either).
       hideThinkingBlock: true,
       theme: "light",
@@ -33,10 +37,14 @@ describe("settings.json keys", () => {
     expect(settings).toMatchObject({
       thinkingBudgets: { minimal: 1000, high: 30000 },
       transport: "websocket",
-      retry: { enabled: true, maxRetries: 5, provider: { timeoutMs: 1234, maxRetries: 2, maxRetryDelayMs: 0 } },
+      retry: { enabled: true, maxRetries: 5, maxAgentDelayMs: 30000, provider: { timeoutMs: 1234, maxRetries: 2, maxRetryDelayMs: 0 } },
       httpIdleTimeoutMs: 0,
       images: { autoResize: false, blockImages: true },
       branchSummary: { reserveTokens: 9000, skipPrompt: true },
+      compaction: {
+        reserveTokens: 20000,
+        modelOverrides: { "anthropic/claude-opus-4-6": { reserveTokens: 400000 }, "openrouter/a/b": { keepRecentTokens: 5 } },
+      },
     });
     expect(settingsOf({ httpIdleTimeoutMs: " 45000 " }).settings.httpIdleTimeoutMs).toBe(45000);
   });
@@ -54,13 +62,23 @@ describe("settings.json keys", () => {
     });
   });
 
-  it("merges the project's file one level deep, as pi: its retry.provider replaces the global one", () => {
+  it("merges the project's file at every depth, as the newest pi: retry.provider and compaction.modelOverrides entries merge field by field", () => {
     const { settings } = settingsOf(
-      { retry: { maxRetries: 4, provider: { timeoutMs: 1000, maxRetries: 3 } }, images: { blockImages: true } },
-      { retry: { provider: { maxRetries: 1 } }, images: { autoResize: false } },
+      {
+        retry: { maxRetries: 4, provider: { timeoutMs: 1000, maxRetries: 3 } },
+        images: { blockImages: true },
+        compaction: { keepRecentTokens: 100, modelOverrides: { "p/m": { reserveTokens: 7 } } },
+      },
+      {
+        retry: { provider: { maxRetries: 1 } },
+        images: { autoResize: false },
+        compaction: { reserveTokens: 9, modelOverrides: { "p/m": { keepRecentTokens: 3 } } },
+      },
     );
-    expect(settings.retry).toEqual({ maxRetries: 4, provider: { maxRetries: 1 } });
+    expect(settings.retry).toEqual({ maxRetries: 4, provider: { timeoutMs: 1000, maxRetries: 1 } });
     expect(settings.images).toEqual({ blockImages: true, autoResize: false });
+    // A global model-specific value beats a project-wide fallback: the project must override that model's entry.
+    expect(settings.compaction).toEqual({ keepRecentTokens: 100, reserveTokens: 9, modelOverrides: { "p/m": { reserveTokens: 7, keepRecentTokens: 3 } } });
   });
 
   it("reads httpProxy from the global file only", () => {

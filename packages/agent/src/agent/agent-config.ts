@@ -44,8 +44,10 @@ export interface ProviderRequestConfig {
 export interface AgentConfig {
   steeringMode?: QueueMode | undefined;
   followUpMode?: QueueMode | undefined;
-  compaction?: Partial<CompactionSettings> | undefined;
-  retry?: { enabled?: boolean | undefined; maxRetries?: number | undefined; baseDelayMs?: number | undefined } | undefined;
+  compaction?: (Partial<CompactionSettings> & { modelOverrides?: Record<string, Partial<Omit<CompactionSettings, "enabled">>> | undefined }) | undefined;
+  retry?:
+    | { enabled?: boolean | undefined; maxRetries?: number | undefined; baseDelayMs?: number | undefined; maxAgentDelayMs?: number | undefined }
+    | undefined;
   shellPath?: string | undefined;
   /** settings.json `shellCommandPrefix`: put on its own line before every command (bash tool and `bash` command), as in pi. */
   shellCommandPrefix?: string | undefined;

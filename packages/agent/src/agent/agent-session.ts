@@ -15,6 +15,7 @@ import type { SaveNotice, Session, SessionContext } from "../session/session.js"
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
+import type { CompactionSettings } from "./compaction-cut.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
 import type { ToolsOptions } from "../tools/index.js";
 import { blockImages } from "./block-images.js";
@@ -130,10 +131,11 @@ function builtInToolOptions(config: AgentConfig, shell: ReturnType<typeof shellO
   return { bash: shell, ...(config.autoResizeImages !== undefined ? { read: { autoResizeImages: config.autoResizeImages } } : {}) };
 }
 
-function retryOptions(config: AgentConfig): { maxAttempts?: number; baseDelayMs?: number } {
+function retryOptions(config: AgentConfig): { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number } {
   return {
     ...(config.retry?.maxRetries !== undefined ? { maxAttempts: config.retry.maxRetries } : {}),
     ...(config.retry?.baseDelayMs !== undefined ? { baseDelayMs: config.retry.baseDelayMs } : {}),
+    ...(config.retry?.maxAgentDelayMs !== undefined ? { maxDelayMs: config.retry.maxAgentDelayMs } : {}),
   };
 }
 
@@ -890,8 +892,20 @@ export class AgentSession {
   /** Summarises older context (see compactor.ts); the agent continues from the compacted context. */
   compact(customInstructions: string | undefined, reason: CompactionReason): Promise<CompactionResult> {
     // settings.json's compaction (keepRecentTokens, reserveTokens) applies to a compaction asked for too, as in pi.
-    const settings = this.#options.config?.compaction;
+    const settings = this.#compactionSettings();
     return this.#compactor.compact({ customInstructions, reason, ...(settings !== undefined ? { settings } : {}) });
+  }
+
+  /**
+   * settings.json's compaction for the model in use, as the newest pi resolves it: each token
+   * value from `modelOverrides["provider/modelId"]`, else the ordinary setting (else the default).
+   */
+  #compactionSettings(): Partial<CompactionSettings> | undefined {
+    const configured = this.#options.config?.compaction;
+    if (configured === undefined) return undefined;
+    const { modelOverrides, ...ordinary } = configured;
+    const own = modelOverrides?.[`${this.model.provider}/${this.model.id}`];
+    return own === undefined ? ordinary : { ...ordinary, ...own };
   }
 
   // ---- the user's shell commands and retries ---------------------------------------------------
@@ -1021,7 +1035,7 @@ export class AgentSession {
       if (!last) return;
       // A successful retry ends with a fresh reply, which may itself fill the context.
       if (this.autoRetryEnabled && (await this.#retry.afterRun(this, last))) last = lastReply();
-      if (last && this.autoCompactionEnabled) await this.#compactor.afterRun(last, this.#options.config?.compaction);
+      if (last && this.autoCompactionEnabled) await this.#compactor.afterRun(last, this.#compactionSettings());
     } catch (error) {
       this.#options.log(`after the run: ${errorMessage(error)}`);
     }

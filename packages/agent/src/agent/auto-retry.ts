@@ -2,7 +2,8 @@
  * Automatic retry after a transient provider error (overloaded, rate limit, 5xx, network).
  *
  * After a run whose last reply failed with such an error: `auto_retry_start` (attempt n of
- * `maxAttempts`, with the delay), a wait of `baseDelayMs * 2^(n-1)` (2s, 4s, 8s by default), the
+ * `maxAttempts`, with the delay), a wait of `baseDelayMs * 2^(n-1)` (2s, 4s, 8s by default; at most
+ * `maxDelayMs`, settings' `retry.maxAgentDelayMs`), the
  * failed reply leaves the agent's context (the session keeps it), and the run continues from
  * there. `auto_retry_end` closes the cycle: `success: true` as soon as a retried call answers,
  * or `success: false` with `finalError` when the attempts run out, the error is no longer a
@@ -33,12 +34,92 @@ export interface AutoRetryOptions {
   maxAttempts?: number;
   /** Wait before the first retry; doubles for each further one (default 2000 ms). */
   baseDelayMs?: number;
+  /** The longest wait before a retry (settings' `retry.maxAgentDelayMs`, default 60,000 ms). */
+  maxDelayMs?: number;
   /** Starts the wait before a retry; returns its cancel. Default: setTimeout. Tests pass a fake clock's. */
   setTimer?: SetTimer;
 }
 
-const TRANSIENT =
-  /overloaded|provider.?returned.?error|rate.?limit|too many requests|\b429\b|\b5(?:00|02|03|04|29)\b|service.?unavailable|server.?error|internal.?error|network.?error|connection.?(?:error|refused|reset|lost|closed)|econnreset|econnrefused|etimedout|epipe|socket hang up|other side closed|websocket.?(?:closed|error)|fetch failed|upstream.?connect|reset before headers|ended without|http2 request did not get a response|timed? ?out|terminated|retry delay/i;
+/**
+ * Failures worth trying again as they are, as the newest pi classifies them (pi-ai's retry
+ * rules): a provider overloaded or rate-limited, an HTTP 429/5xx, a network or transport failure,
+ * a stream cut short, a provider asking for a retry.
+ */
+const TRANSIENT = new RegExp(
+  [
+    "overloaded",
+    "server_busy",
+    "servers are currently busy",
+    "currently experiencing high demand",
+    "model is at capacity",
+    "rate.?limit",
+    "too many requests",
+    // A status code on its own, not inside a request id or a byte count.
+    "(?<![a-z0-9])(?:429|500|502|503|504|520|524)(?![a-z0-9])",
+    "service.?(?:is.?)?(?:temporarily.?)?unavailable",
+    "server.?error",
+    "internal.?error",
+    "provider.?returned.?(?:an.?)?error",
+    "exceeded request buffer limit while retrying upstream",
+    "unable to forward upstream",
+    "upstream.?request.?failed",
+    "upstream_stream_read_error",
+    "stream was interrupted",
+    "http/?2 stream failed",
+    "network.?error",
+    "connection.?(?:error|refused|lost|closed)",
+    "other side closed",
+    "fetch failed",
+    "request to \\S+ failed, reason:",
+    "getaddrinfo",
+    "(?<![a-z0-9_])(?:ECONNRESET|ECONNABORTED|ECONNREFUSED|ETIMEDOUT|EPIPE)(?![a-z0-9_])",
+    "connection reset by peer",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "upstream.?connect",
+    "reset before headers",
+    "socket hang up",
+    "socket connection was closed",
+    "timed? out",
+    "timeout",
+    "terminated",
+    "websocket.?(?:closed|error|connection.?limit.?reached)",
+    "ended without",
+    "stream ended before (?:message_stop|a terminal response event)",
+    "http2 request did not get a response",
+    "stream disconnected before completion",
+    "cut short after the reply had begun",
+    "pending stream has been canceled",
+    "retry delay",
+    "you can retry your request",
+    "try your request again",
+    "please retry your request",
+    "ResourceExhausted",
+    "subscription_sharing_(?:usage|user)_unavailable",
+  ].join("|"),
+  "i",
+);
+
+/**
+ * Limits a retry cannot lift (quota, budget, billing, a plan's usage limit), even when sent as a
+ * 429: retrying only delays the error the user must act on, as in the newest pi.
+ */
+const HARD_LIMIT = new RegExp(
+  [
+    "GoUsageLimitError",
+    "FreeUsageLimitError",
+    "Monthly usage limit reached",
+    "available balance",
+    "insufficient_quota",
+    "out of budget",
+    "quota exceeded",
+    "billing",
+    "subscription_sharing_usage_limit_exceeded",
+    "subscription_sharing_workplace_individual_usage_limit_exceeded",
+    '"code"\\s*:\\s*"?1308(?![0-9])',
+  ].join("|"),
+  "i",
+);
 
 export const RETRY_CANCELLED = "Retry cancelled";
 
@@ -46,12 +127,13 @@ export const RETRY_CANCELLED = "Retry cancelled";
 export function isRetryableError(message: AssistantMessage, contextWindow: number, pi: PiAi | undefined = piAiIfLoaded()): boolean {
   if (message.stopReason !== "error" || !message.errorMessage) return false;
   if (pi?.isContextOverflow(message, contextWindow)) return false;
-  return TRANSIENT.test(message.errorMessage);
+  return !HARD_LIMIT.test(message.errorMessage) && TRANSIENT.test(message.errorMessage);
 }
 
 export class AutoRetry {
   readonly maxAttempts: number;
   readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
   readonly #setTimer: SetTimer;
   /** The retry cycle in progress (from the first auto_retry_start to auto_retry_end). */
   #cycle: AbortController | undefined;
@@ -59,6 +141,7 @@ export class AutoRetry {
   constructor(options: AutoRetryOptions = {}) {
     this.maxAttempts = Math.max(0, options.maxAttempts ?? 3);
     this.baseDelayMs = Math.max(0, options.baseDelayMs ?? 2000);
+    this.maxDelayMs = Math.max(0, options.maxDelayMs ?? 60_000);
     this.#setTimer = options.setTimer ?? realTimer;
   }
 
@@ -79,7 +162,7 @@ export class AutoRetry {
     try {
       for (;;) {
         attempt++;
-        const delayMs = this.baseDelayMs * 2 ** (attempt - 1);
+        const delayMs = Math.min(this.baseDelayMs * 2 ** (attempt - 1), this.maxDelayMs);
         agent.emit({ type: "auto_retry_start", attempt, maxAttempts: this.maxAttempts, delayMs, errorMessage: failed.errorMessage ?? "Unknown error" });
         // The failed reply stays in the session's history, not in what the model sees next.
         const messages = agent.messages;

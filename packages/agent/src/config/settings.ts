@@ -1,6 +1,6 @@
 /**
  * pi's settings: `<agent dir>/settings.json`, overridden by the project's `.pi/settings.json`
- * (nested objects merge one level deep, as in pi). Only the keys that have an effect in pi's RPC
+ * (nested objects merge at every depth, as in the newest pi). Only the keys that have an effect in pi's RPC
  * mode are read (terminal-UI keys are not); a value of the wrong type is ignored with a warning,
  * and parley never writes these files.
  */
@@ -38,8 +38,14 @@ export interface Settings {
   modelThinkingLevels?: Record<string, string>;
   steeringMode?: QueueModeSetting;
   followUpMode?: QueueModeSetting;
-  compaction?: { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number };
-  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; provider?: ProviderRetrySetting };
+  compaction?: {
+    enabled?: boolean;
+    reserveTokens?: number;
+    keepRecentTokens?: number;
+    /** Token settings for one model, keyed by its exact `provider/modelId`, over the ordinary ones. */
+    modelOverrides?: Record<string, { reserveTokens?: number; keepRecentTokens?: number }>;
+  };
+  retry?: { enabled?: boolean; maxRetries?: number; baseDelayMs?: number; maxAgentDelayMs?: number; provider?: ProviderRetrySetting };
   thinkingBudgets?: ThinkingBudgetsSetting;
   transport?: TransportSetting;
   /** HTTP idle timeout (ms; 0 disables it): the provider request's timeout unless `retry.provider.timeoutMs` is set. */
@@ -71,7 +77,7 @@ export interface LoadedSettings {
   warnings: string[];
   /** The files read, global first. */
   files: string[];
-  /** Both files merged as written (project over global, objects one level deep): pi.getSettings(). */
+  /** Both files merged as written (project over global, objects at every depth): pi.getSettings(). */
   merged: Record<string, unknown>;
 }
 
@@ -92,12 +98,13 @@ function readJson(file: string, warnings: string[]): Raw | undefined {
 const isObject = (v: unknown): v is Raw => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** pi's merge: the project's value wins; objects merge their keys. */
+/** The project's file over the user's, objects merged at every depth (the newest pi; 0.73.1 merged one level). */
 function merge(base: Raw, override: Raw): Raw {
   const out: Raw = { ...base };
   for (const [key, value] of Object.entries(override)) {
     if (value === undefined) continue;
     const prior = out[key];
-    out[key] = isObject(value) && isObject(prior) ? { ...prior, ...value } : value;
+    out[key] = isObject(value) && isObject(prior) ? merge(prior as Raw, value as Raw) : value;
   }
   return out;
 }
@@ -268,9 +275,18 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   set("enableSkillCommands", pick(raw, "enableSkillCommands", isBool, warnings, ""));
   const npmCommand = pick(raw, "npmCommand", isStrings, warnings, "");
   if (npmCommand && npmCommand.length > 0) settings.npmCommand = npmCommand;
-  const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount }, warnings);
-  if (compaction) settings.compaction = compaction as Settings["compaction"];
-  const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount, provider: isObject }, warnings);
+  const compaction = section(raw, "compaction", { enabled: isBool, reserveTokens: isCount, keepRecentTokens: isCount, modelOverrides: isObject }, warnings);
+  if (compaction) {
+    const { modelOverrides, ...ordinary } = compaction;
+    settings.compaction = ordinary as Settings["compaction"];
+    const overrides: Record<string, { reserveTokens?: number; keepRecentTokens?: number }> = {};
+    for (const model of Object.keys(isObject(modelOverrides) ? modelOverrides : {})) {
+      const own = section(modelOverrides as Raw, model, { reserveTokens: isCount, keepRecentTokens: isCount }, warnings, "compaction.modelOverrides.");
+      if (own) overrides[model] = own as { reserveTokens?: number; keepRecentTokens?: number };
+    }
+    if (Object.keys(overrides).length > 0) settings.compaction = { ...settings.compaction, modelOverrides: overrides };
+  }
+  const retry = section(raw, "retry", { enabled: isBool, maxRetries: isCount, baseDelayMs: isCount, maxAgentDelayMs: isCount, provider: isObject }, warnings);
   if (retry) {
     const { provider, ...agentLevel } = retry;
     settings.retry = agentLevel as Settings["retry"];
