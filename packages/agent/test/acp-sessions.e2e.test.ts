@@ -429,3 +429,44 @@ describe("parley --mode acp: one session's ctx.reload() beside another session's
     TEST_MS,
   );
 });
+
+describe("parley --mode acp: more sessions than PARLEY_ACP_MAX_SESSIONS", () => {
+  it(
+    "the least recently used idle session is closed for room (session_shutdown) and opens again from its file when named, its conversation whole",
+    async () => {
+      const ws = workspace();
+      const limited = await startAcp(["--session-dir", ws.sessions, "-e", SESSIONS, "--provider", "sessions", "--model", "turns", "--greeting", "hello"], {
+        cwd: ws.dir,
+        env: { SESSIONS_LOG: ws.log, PARLEY_ACP_MAX_SESSIONS: "2" },
+      });
+      running.push(limited);
+      const factories = (): number => logLines(ws).filter((l) => l === "factory").length;
+      const before = factories();
+      const a = await newSession(limited, ws);
+      expect((await prompt(limited, a, "first words of a")).stopReason).toBe("end_turn");
+      const b = await newSession(limited, ws);
+      expect((await prompt(limited, b, "words of b")).stopReason).toBe("end_turn");
+      expect(logLines(ws)).not.toContain(`shutdown ${a}`);
+      // A third: a, used least recently and saved in full, is closed for room.
+      const c = await newSession(limited, ws);
+      await poll(() => logLines(ws).includes(`shutdown ${a}`), "session a closed for room");
+      expect(logLines(ws)).not.toContain(`shutdown ${b}`);
+      // Named again, a opens from its file (a fresh agent) and goes on where it was; b makes room.
+      expect((await prompt(limited, a, "second words of a")).stopReason).toBe("end_turn");
+      // Factories since start-up: b, c and a again (a first took up the agent the CLI started).
+      expect(factories() - before).toBe(3);
+      await poll(() => logLines(ws).includes(`shutdown ${b}`), "session b closed for room");
+      const chain = entries(sessionFile(ws, a)).slice(1);
+      chain.forEach((entry, i) => expect(entry.parentId ?? null).toBe(i === 0 ? null : chain[i - 1]?.id));
+      const users = chain.filter((e) => e.message?.role === "user").map((e) => JSON.stringify(e.message?.content));
+      expect(users).toHaveLength(2);
+      expect(users[0]).toContain("first words of a");
+      expect(users[1]).toContain("second words of a");
+      // Updates kept coming under the ids the client knows.
+      expect(limited.updates.every((n) => [a, b, c].includes(n.sessionId))).toBe(true);
+      expect(limited.stderr()).toContain(`closed idle session ${a}`);
+      expect(await limited.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+});

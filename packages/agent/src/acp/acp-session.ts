@@ -125,6 +125,11 @@ export class AcpSession {
     return this.core.agent;
   }
 
+  /** Its file holds all of it: persisted, written (pi writes a session once it has a reply), nothing else pending. */
+  savedInFull(): boolean {
+    return this.core.hasAgent && this.agent.session.written;
+  }
+
   /** A prompt runs or a dialog waits: not a session to close for room. */
   get busy(): boolean {
     return this.#turn !== undefined || this.dialogs.size > 0;

@@ -8,7 +8,8 @@
  * The first session/new or session/load takes up the agent the CLI started (its extensions loaded,
  * its project trust decided); later ones start their own agent through the CLI's
  * `startSessionAgent` (extensions loaded fresh for the session's folder, as pi runs the extension
- * factories per session). A session stays open until session/close or the end of the process.
+ * factories per session). A session stays open until session/close, the end of the process, or
+ * (idle) until more sessions than the limit are open (#closeIdleBeyondLimit).
  */
 import type { AgentConnection, AgentContext, ClientCapabilities, InitializeResponse, NewSessionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
 import type { AgentSession } from "../agent/agent-session.js";
@@ -48,7 +49,15 @@ export interface AcpServerOptions extends AgentCoreSettings {
    * run again.
    */
   startSessionAgent?: ((core: AgentCore) => Promise<void>) | undefined;
+  /**
+   * How many sessions keep an agent (default 16, `PARLEY_ACP_MAX_SESSIONS`): beyond it the least
+   * recently used idle session whose file holds all of it is closed, and opened again from its
+   * file when the client names it.
+   */
+  maxOpenSessions?: number | undefined;
 }
+
+const DEFAULT_MAX_OPEN_SESSIONS = 16;
 
 export class AcpServer implements FrontDoor {
   readonly #options: AcpServerOptions;
@@ -304,7 +313,28 @@ export class AcpServer implements FrontDoor {
     this.#remember(stored);
     this.#sessions.add(session);
     session.lastUsed = ++this.#uses;
+    await this.#closeIdleBeyondLimit(session);
     return session;
+  }
+
+  /**
+   * Editors open a session per thread and rarely close one: past the limit, the least recently
+   * used sessions that are idle and whose file holds all of them (persisted, nothing waiting for
+   * its first reply) are closed as session/close would, their ids remembered with their files so
+   * that a request naming one opens it again. `opened` (the session being opened) stays.
+   */
+  async #closeIdleBeyondLimit(opened: AcpSession): Promise<void> {
+    const limit = Math.max(1, this.#options.maxOpenSessions ?? DEFAULT_MAX_OPEN_SESSIONS);
+    const idle = [...this.#sessions].filter((s) => s !== opened && !s.busy && s.savedInFull()).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const session of idle) {
+      if (this.#sessions.size <= limit) return;
+      this.#sessions.delete(session);
+      const file = session.agent.session.file;
+      if (file !== undefined) this.#files.set(session.id, file);
+      await session.end(this.#grace());
+      session.core.runtime.reset();
+      this.#log(`closed idle session ${session.id} (more than ${limit} open; it opens again from its file when named)`);
+    }
   }
 
   /** session/close: as session/cancel, then the session's agent ends (session_shutdown) and is let go; its file stays. */

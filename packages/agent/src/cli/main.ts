@@ -626,6 +626,7 @@ export async function main(argv: string[]): Promise<void> {
         version: version(),
         sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
         startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
+        maxOpenSessions: maxOpenSessions(process.env["PARLEY_ACP_MAX_SESSIONS"]),
       },
       stdio,
     );
@@ -724,6 +725,15 @@ async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Pr
     sources,
     settleTrust: async () => ((await askLoadedExtensions(server, start)) ? trustProject(server, start, keep) : undefined),
   };
+}
+
+/** PARLEY_ACP_MAX_SESSIONS: how many ACP sessions keep an agent (a positive whole number; else the default, with a warning). */
+function maxOpenSessions(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === "") return undefined;
+  const n = Number(value);
+  if (Number.isInteger(n) && n >= 1) return n;
+  log(`PARLEY_ACP_MAX_SESSIONS=${value} is not a positive whole number; using the default (16)`);
+  return undefined;
 }
 
 /**
