@@ -470,3 +470,36 @@ describe("parley --mode acp: more sessions than PARLEY_ACP_MAX_SESSIONS", () => 
     TEST_MS,
   );
 });
+
+describe("parley --mode acp: session/resume", () => {
+  it(
+    "is advertised, and takes up a closed or an open session as session/load does, without replaying its conversation",
+    async () => {
+      const { ws, h, a, b } = await twoSessions();
+      expect((await prompt(h, a, "first words")).stopReason).toBe("end_turn");
+      expect((await prompt(h, b, "other words")).stopReason).toBe("end_turn");
+      const initialized = h.lines
+        .map((l) => JSON.parse(l) as { result?: { agentCapabilities?: { sessionCapabilities?: Record<string, unknown> } } })
+        .find((m) => m.result?.agentCapabilities !== undefined);
+      expect(initialized?.result?.agentCapabilities?.sessionCapabilities).toMatchObject({ resume: {} });
+      await h.agent.request("session/close", { sessionId: a });
+      const from = h.updates.length;
+      // Closed: opened again from its file, with an agent of its own, and nothing replayed.
+      const resumed = await h.agent.request("session/resume", { sessionId: a, cwd: ws.dir });
+      expect(resumed.modes?.currentModeId).toBeDefined();
+      // Open: the same agent, nothing replayed either.
+      await h.agent.request("session/resume", { sessionId: b, cwd: ws.dir });
+      expect((await prompt(h, a, "second words")).stopReason).toBe("end_turn");
+      const since = h.updates.slice(from);
+      expect(since.filter((n) => n.update.sessionUpdate === "user_message_chunk")).toEqual([]);
+      expect(since.some((n) => n.sessionId === a && n.update.sessionUpdate === "agent_message_chunk")).toBe(true);
+      const users = entries(sessionFile(ws, a))
+        .filter((e) => e.message?.role === "user")
+        .map((e) => JSON.stringify(e.message?.content));
+      expect(users).toHaveLength(2);
+      expect(users[1]).toContain("second words");
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+});

@@ -146,7 +146,9 @@ export class AcpServer implements FrontDoor {
       })
       .onRequest("authenticate", () => ({}))
       .onRequest("session/new", ({ params }) => this.#serially(() => this.#newSession(params.cwd)))
-      .onRequest("session/load", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd)))
+      .onRequest("session/load", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd, true)))
+      // As session/load, without the replay: for clients that keep the conversation themselves.
+      .onRequest("session/resume", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd, false)))
       .onRequest("session/list", ({ params }) => this.#listSessions(params.cwd ?? undefined))
       // In turn with opening: a request naming the session after this reopens it from its file only once this agent has ended.
       .onRequest("session/close", ({ params }) => this.#serially(() => this.#close(params.sessionId)))
@@ -172,7 +174,7 @@ export class AcpServer implements FrontDoor {
       agentCapabilities: {
         loadSession: stored,
         promptCapabilities: { image: true, embeddedContext: true },
-        sessionCapabilities: { close: {}, ...(stored ? { list: {} } : {}) },
+        sessionCapabilities: { close: {}, ...(stored ? { list: {}, resume: {} } : {}) },
       },
       agentInfo: { name: "parley", title: "parley", version: this.#options.version },
       authMethods: [],
@@ -227,9 +229,9 @@ export class AcpServer implements FrontDoor {
     return session.state();
   }
 
-  async #loadSession(sessionId: string, cwd: string): Promise<NewSessionResponse> {
+  async #loadSession(sessionId: string, cwd: string, replay: boolean): Promise<NewSessionResponse> {
     try {
-      return await this.#load(sessionId, cwd);
+      return await this.#load(sessionId, cwd, replay);
     } catch (error) {
       // pi's words for a session whose folder is gone reach the client (the SDK would say only "Internal error").
       if (error instanceof MissingSessionCwdError) throw this.#sdk.RequestError.internalError(undefined, error.message);
@@ -237,7 +239,8 @@ export class AcpServer implements FrontDoor {
     }
   }
 
-  async #load(sessionId: string, cwd: string): Promise<NewSessionResponse> {
+  /** session/load (`replay`: the conversation goes to the client first) and session/resume (it does not). */
+  async #load(sessionId: string, cwd: string, replay: boolean): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
     if (!this.#begun) {
       const session = this.#options.session.id === sessionId ? this.#options.session : this.#openStored(sessionId);
@@ -252,7 +255,7 @@ export class AcpServer implements FrontDoor {
         await this.#first.core.startIn(sessionFolder(session, this.#first.core.cwd));
         this.#first.resetMapper();
       }
-      return this.#begin(session, this.#first.replay());
+      return this.#begin(session, replay ? this.#first.replay() : []);
     }
     // Open already: the same agent, the one writer of its file; its conversation is replayed again.
     const open = this.#find(sessionId);
@@ -261,14 +264,14 @@ export class AcpServer implements FrontDoor {
       // Loaded by this id, it is shown under it from now on.
       open.knownAs(sessionId);
       this.#visible.add(sessionId);
-      for (const update of open.replay()) this.#update(sessionId, update);
+      if (replay) for (const update of open.replay()) this.#update(sessionId, update);
       open.sendName();
       open.sendCommands();
       return open.state();
     }
     const session = await this.#openLater(this.#openStored(sessionId));
     this.#visible.add(sessionId);
-    for (const update of session.replay()) this.#update(sessionId, update);
+    if (replay) for (const update of session.replay()) this.#update(sessionId, update);
     session.startAfterResponse(() => this.#markVisible(sessionId));
     return session.state();
   }
