@@ -465,6 +465,8 @@ describe("parley --mode acp: more sessions than PARLEY_ACP_MAX_SESSIONS", () => 
       // Updates kept coming under the ids the client knows.
       expect(limited.updates.every((n) => [a, b, c].includes(n.sessionId))).toBe(true);
       expect(limited.stderr()).toContain(`closed idle session ${a}`);
+      // The client closing a session parley closed for room is told it is closed, not that it is unknown.
+      expect(await limited.agent.request("session/close", { sessionId: b })).toEqual({});
       expect(await limited.close()).toEqual({ code: 0 });
     },
     TEST_MS,

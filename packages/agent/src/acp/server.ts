@@ -328,12 +328,19 @@ export class AcpServer implements FrontDoor {
    */
   async #closeIdleBeyondLimit(opened: AcpSession): Promise<void> {
     const limit = Math.max(1, this.#options.maxOpenSessions ?? DEFAULT_MAX_OPEN_SESSIONS);
-    const idle = [...this.#sessions].filter((s) => s !== opened && !s.busy && s.savedInFull()).sort((a, b) => a.lastUsed - b.lastUsed);
-    for (const session of idle) {
-      if (this.#sessions.size <= limit) return;
+    const excess = this.#sessions.size - limit;
+    if (excess <= 0) return;
+    // Not one a request has named since `opened` was (its prompt may be about to start).
+    const idle = [...this.#sessions].filter((s) => s !== opened && s.lastUsed < opened.lastUsed && !s.busy && s.savedInFull());
+    const closing = idle.sort((a, b) => a.lastUsed - b.lastUsed).slice(0, excess);
+    // Out of the routing at once: a request naming one from here on opens it again from its file,
+    // in turn after this (opening is serialised), so the file never has two writers.
+    for (const session of closing) {
       this.#sessions.delete(session);
       const file = session.agent.session.file;
       if (file !== undefined) this.#files.set(session.id, file);
+    }
+    for (const session of closing) {
       await session.end(this.#grace());
       session.core.runtime.reset();
       this.#log(`closed idle session ${session.id} (more than ${limit} open; it opens again from its file when named)`);
@@ -343,6 +350,8 @@ export class AcpServer implements FrontDoor {
   /** session/close: as session/cancel, then the session's agent ends (session_shutdown) and is let go; its file stays. */
   async #close(sessionId: string): Promise<Record<string, never>> {
     const session = this.#find(sessionId);
+    // Closed already (closed for room, or closed twice): nothing is open under that id.
+    if (!session && this.#files.has(sessionId)) return {};
     if (!session) throw this.#sdk.RequestError.sessionNotFound(sessionId);
     this.#sessions.delete(session);
     session.cancel();
