@@ -390,6 +390,36 @@ describe("parley --mode acp: an extension starts another pi session inside an AC
 
 describe("parley --mode acp: one session's ctx.reload() beside another session's prompt", () => {
   it(
+    "each session's requests go through its own extension instance's provider, not the one registered last",
+    async () => {
+      const ws = workspace();
+      const fixture = join(ROOT, "packages/agent/test/fixtures/acp-shared-provider.ts");
+      const h = await startAcp(["--session-dir", ws.sessions, "-e", fixture, "--provider", "shared", "--model", "turns"], {
+        cwd: ws.dir,
+        env: { SHARED_LOG: ws.log },
+      });
+      running.push(h);
+      const a = await newSession(h, ws);
+      const b = await newSession(h, ws);
+      const instance = async (id: string): Promise<string> => {
+        expect((await prompt(h, id, "/whoami")).stopReason).toBe("end_turn");
+        const name = /instance (\w+)/.exec(agentText(h, id))?.[1];
+        if (name === undefined) throw new Error(`no instance name in ${agentText(h, id)}`);
+        return name;
+      };
+      const [ia, ib] = [await instance(a), await instance(b)];
+      expect(ia).not.toBe(ib);
+      expect((await prompt(h, a, "hello from a")).stopReason).toBe("end_turn");
+      expect((await prompt(h, b, "hello from b")).stopReason).toBe("end_turn");
+      expect(agentText(h, a)).toContain(`ok from ${ia}`);
+      expect(agentText(h, a)).not.toContain(`ok from ${ib}`);
+      expect(agentText(h, b)).toContain(`ok from ${ib}`);
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
     "the extension provider both sessions registered keeps answering the other session while the reload is half done, and after the other closes",
     async () => {
       const ws = workspace();

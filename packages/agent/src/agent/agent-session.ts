@@ -310,7 +310,9 @@ export class AgentSession {
         const system = this.#requestSystem;
         this.#requestSystem = undefined;
         const sent = system ? { ...context, systemPrompt: system.systemPrompt, tools: system.tools } : context;
-        return stream(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
+        // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
+        const send = this.models.ownStream(model) ?? stream;
+        return send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
       };
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);

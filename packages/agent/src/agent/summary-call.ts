@@ -6,12 +6,17 @@ import type { Api, Message, Model, SimpleStreamOptions, Usage } from "@mariozech
 import type { ThinkingLevel } from "@parley/protocol";
 import { loadPiAi } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
+import type { StreamSimple } from "../models/extension-providers.js";
 
 /** What a summary needs from the agent: its model, thinking level, keys and request options. AgentSession is one. */
 export interface SummaryHost {
   readonly model: Model<Api>;
   readonly thinkingLevel: ThinkingLevel;
-  readonly models: { getApiKey(provider: string): string | undefined };
+  readonly models: {
+    getApiKey(provider: string): string | undefined;
+    /** The agent's own extension stream for the model's provider, when it has one (see ExtensionProviders.ownStream). */
+    ownStream?(model: Model<Api>): StreamSimple | undefined;
+  };
   /** The request options a call beside the loop gets (settings' timeouts and retries, extensions' headers); as given without it. */
   requestOptions?(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined>;
 }
@@ -55,11 +60,10 @@ export async function completeSummary(
     ...(apiKey !== undefined ? { apiKey } : {}),
     ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
   };
-  const response = await pi.completeSimple(
-    model,
-    { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages },
-    (agent.requestOptions ? await agent.requestOptions(model, options) : undefined) ?? options,
-  );
+  const context = { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages };
+  const sent = (agent.requestOptions ? await agent.requestOptions(model, options) : undefined) ?? options;
+  const own = agent.models.ownStream?.(model);
+  const response = own ? await own(model, context, sent).result() : await pi.completeSimple(model, context, sent);
   if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
   if (response.stopReason === "error") throw new Error(`${label} failed: ${response.errorMessage || "unknown error"}`);
   if (response.stopReason === "length") throw new Error(`${label} failed: generation hit the token cap and the summary is incomplete`);

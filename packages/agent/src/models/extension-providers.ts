@@ -43,7 +43,7 @@ const SOURCE_PREFIX = "parley-extension:";
  * takes over again instead of the api vanishing for every session.
  */
 const streamHolders = new Map<string, { source: string; stream: StreamSimple }[]>();
-type StreamSimple = Parameters<typeof import("@mariozechner/pi-ai").registerApiProvider>[0]["streamSimple"];
+export type StreamSimple = Parameters<typeof import("@mariozechner/pi-ai").registerApiProvider>[0]["streamSimple"];
 let sources = 0;
 
 function holdStream(pi: typeof import("@mariozechner/pi-ai"), api: string, source: string, stream: StreamSimple): void {
@@ -71,11 +71,17 @@ function releaseStreams(pi: typeof import("@mariozechner/pi-ai"), source: string
 export interface ExtensionProviders {
   register(name: string, config: ProviderConfig): void;
   unregister(name: string): void;
+  /**
+   * The stream function this agent's extension gave for the model's provider, if it gave one:
+   * requests of this agent go through it rather than through whichever agent registered the api
+   * in pi-ai last (ACP mode runs an agent, and an extension instance, per session).
+   */
+  ownStream(model: Model<Api>): StreamSimple | undefined;
 }
 
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
 export function withExtensionProviders(base: ModelResolution): ModelResolution & ExtensionProviders {
-  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; ownStream: boolean }>();
+  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; ownStream: boolean; api: string; stream?: StreamSimple }>();
   // This agent's source id in pi-ai's registry, per provider name.
   const serial = ++sources;
   const sourceOf = (name: string): string => `${SOURCE_PREFIX}${name}#${serial}`;
@@ -128,16 +134,20 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
           ...((m.compat ?? config.compat) ? { compat: { ...config.compat, ...m.compat } } : {}),
         }),
       );
-      const entry = { models, apiKey: config.apiKey, ownStream: typeof config.streamSimple === "function" };
+      const stream = typeof config.streamSimple === "function" ? (config.streamSimple as unknown as StreamSimple) : undefined;
+      const entry = { models, apiKey: config.apiKey, ownStream: stream !== undefined, api, ...(stream !== undefined ? { stream } : {}) };
       providers.set(name, entry);
-      if (typeof config.streamSimple === "function") {
-        const stream = config.streamSimple as unknown as StreamSimple;
+      if (stream !== undefined) {
         const register = (pi: typeof import("@mariozechner/pi-ai")): void => holdStream(pi, api, sourceOf(name), stream);
         const pi = piAiIfLoaded();
         if (pi) register(pi);
         // Still this registration once pi-ai has loaded (not unregistered or replaced meanwhile).
         else void loadPiAi().then((loaded) => providers.get(name) === entry && register(loaded));
       }
+    },
+    ownStream(model) {
+      const entry = providers.get(model.provider);
+      return entry?.stream !== undefined && model.api === entry.api ? entry.stream : undefined;
     },
     unregister(name) {
       providers.delete(name);
