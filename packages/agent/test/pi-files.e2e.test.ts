@@ -5,7 +5,7 @@
  * flags, session ids, and the sessions earlier parley versions wrote under ~/.parley.
  */
 import { execFileSync } from "node:child_process";
-import { utimesSync } from "node:fs";
+import { readdirSync, utimesSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cwdSlug } from "../src/session/store.js";
@@ -173,6 +173,34 @@ describe("pi's files", () => {
       expect((await state(start(p, ["--session", "0199bbbb"])))["sessionId"]).toBe(oldId);
     },
     4 * MINUTE,
+  );
+
+  it(
+    "an id prefix that several sessions share is refused for --session and --fork (exit 1, the matches listed), as in the newest pi; an exact id or a longer prefix still opens",
+    async () => {
+      const p = place("parley-pi-files-");
+      const t = "2026-01-01T00:00:00.000Z";
+      const dir = join(p.agentDir, "sessions", cwdSlug(p.cwd));
+      const ids = ["0198d640-1111-7aaa-aaaa-aaaaaaaaaaaa", "0198d640-2222-7bbb-bbbb-bbbbbbbbbbbb"];
+      for (const id of ids) {
+        const header = JSON.stringify({ type: "session", version: 3, id, timestamp: t, cwd: p.cwd });
+        const user = JSON.stringify({ type: "message", id: "a0000001", parentId: null, timestamp: t, message: { role: "user", content: id, timestamp: 1 } });
+        write(join(dir, `2026-01-01T00-00-00-000Z_${id}.jsonl`), `${header}\n${user}\n`);
+      }
+      const before = readdirSync(dir).sort();
+      for (const flag of ["--session", "--fork"]) {
+        const agent = start(p, [flag, "0198d640"]);
+        const { code } = await agent.exited;
+        expect(code).toBe(1);
+        expect(agent.stderr()).toContain(`${flag} 0198d640: the id is ambiguous, 2 sessions start with it`);
+        for (const id of ids) expect(agent.stderr()).toContain(id);
+      }
+      // Nothing was opened, forked or written.
+      expect(readdirSync(dir).sort()).toEqual(before);
+      expect((await state(start(p, ["--session", ids[1]!])))["sessionId"]).toBe(ids[1]);
+      expect((await state(start(p, ["--session", "0198d640-1"])))["sessionId"]).toBe(ids[0]);
+    },
+    3 * MINUTE,
   );
 
   it(

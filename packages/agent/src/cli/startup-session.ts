@@ -42,8 +42,19 @@ function looksLikePath(arg: string): boolean {
   return arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl");
 }
 
-function findById(arg: string, candidates: SessionFileInfo[]): SessionFileInfo | undefined {
-  return candidates.find((s) => s.id === arg) ?? candidates.find((s) => s.id.startsWith(arg));
+/**
+ * The session `arg` names among `candidates`: its exact id, else the one session whose id starts
+ * with it. Several such sessions are an error (as in the newest pi): ids are time-ordered, so a
+ * short prefix easily matches sessions made close together, and opening one of them would resume
+ * or fork a conversation the user did not mean.
+ */
+function findById(flag: string, arg: string, candidates: SessionFileInfo[]): SessionFileInfo | undefined {
+  const exact = candidates.find((s) => s.id === arg);
+  if (exact) return exact;
+  const matches = [...new Map(candidates.filter((s) => s.id.startsWith(arg)).map((s) => [s.path, s])).values()];
+  if (matches.length <= 1) return matches[0];
+  const list = matches.map((s) => `  ${s.id}  ${s.path}`).join("\n");
+  throw new UsageError(`${flag} ${arg}: the id is ambiguous, ${matches.length} sessions start with it:\n${list}\nGive more of the id, or the file's path.`);
 }
 
 export function openStartupSession(options: CliOptions, places: SessionPlaces, onWarning: (w: SessionWarning) => void): StartupSession {
@@ -59,9 +70,9 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
   /** A --session/--fork argument: the file, or this project's session with that id, or another project's. */
   const locate = (flag: string, arg: string): { path: string; elsewhere?: string } => {
     if (looksLikePath(arg)) return { path: resolve(cwd, arg) };
-    const here = findById(arg, local());
+    const here = findById(flag, arg, local());
     if (here) return { path: here.path };
-    const anywhere = places.allSessionsRoot !== undefined ? findById(arg, listAllSessions(places.allSessionsRoot)) : undefined;
+    const anywhere = places.allSessionsRoot !== undefined ? findById(flag, arg, listAllSessions(places.allSessionsRoot)) : undefined;
     if (anywhere) return { path: anywhere.path, elsewhere: anywhere.cwd };
     throw new UsageError(`${flag} ${arg}: no session found matching '${arg}'`);
   };
@@ -74,7 +85,7 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
   };
 
   if (options.fork !== undefined) {
-    if (options.sessionId !== undefined && findById(options.sessionId, local())?.id === options.sessionId) {
+    if (options.sessionId !== undefined && local().some((s) => s.id === options.sessionId)) {
       throw new UsageError(`--session-id ${options.sessionId}: a session with that id already exists`);
     }
     const source = open("--fork", locate("--fork", options.fork).path, false);
