@@ -97,14 +97,13 @@ function readJson(file: string, warnings: string[]): Raw | undefined {
 
 const isObject = (v: unknown): v is Raw => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** pi's merge: the project's value wins; objects merge their keys. */
-/** The project's file over the user's, objects merged at every depth (the newest pi; 0.73.1 merged one level). */
+/** pi's merge: the project's value wins; objects merge their keys at every depth (the newest pi; 0.73.1 merged one level). */
 function merge(base: Raw, override: Raw): Raw {
   const out: Raw = { ...base };
   for (const [key, value] of Object.entries(override)) {
     if (value === undefined) continue;
     const prior = out[key];
-    out[key] = isObject(value) && isObject(prior) ? merge(prior as Raw, value as Raw) : value;
+    out[key] = isObject(value) && isObject(prior) ? merge(prior, value) : value;
   }
   return out;
 }
