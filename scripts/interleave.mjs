@@ -485,7 +485,7 @@ export async function runScenario(scenario, options = {}) {
     if (watchdogs.some(alive)) failures.push(`the watchdog outlived parley by ${CEILING_MS} ms: ${watchdogs.join(", ")}`);
     for (const pid of survivors) if (alive(pid)) process.kill(pid, "SIGKILL");
     if (readFileSync(files.notes, "utf8") !== NOTES) failures.push(`${files.notes} (a user's file) was written`);
-    if (scenario.session) failures.push(...(await sessionFilesHold(dir, shown, { bin, args, env: childEnv })));
+    if (scenario.session) failures.push(...(await sessionFilesHold(dir, shown, { bin, script, env: childEnv })));
   } catch (error) {
     failures.push(`runner: ${error?.stack ?? error}`);
   } finally {
@@ -502,7 +502,7 @@ export async function runScenario(scenario, options = {}) {
  * was last shown) gives those very messages back. A session that never got an assistant message
  * is not written (pi's rule): then there is nothing to resume, and nothing must claim otherwise.
  */
-async function sessionFilesHold(dir, shown, { bin, args, env }) {
+async function sessionFilesHold(dir, shown, { bin, script, env }) {
   const failures = [];
   const { readSessionFile } = await import(pathToFileURL(join(ROOT, "packages/agent/dist/session/format.js")).href);
   // Wherever they went: the session folder, beside the scenario's own session (clone, fork).
@@ -520,12 +520,9 @@ async function sessionFilesHold(dir, shown, { bin, args, env }) {
       failures.push(`the session shown (${shown.file}) holds an assistant message but was never written`);
     return failures;
   }
-  const resumeArgs = [...args.filter((a) => a !== "--no-extensions"), "--session", shown.file, "--no-extensions"];
-  const child = spawn(
-    bin,
-    resumeArgs.filter((a, i, all) => !(a === "-e" || all[i - 1] === "-e")),
-    { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] },
-  );
+  // The same scripted model, no extension: what is read back is the file alone.
+  const resumeArgs = ["--mode", "rpc", "--model-script", script, "--no-extensions", "--session", shown.file];
+  const child = spawn(bin, resumeArgs, { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
   child.stdin.end(`${JSON.stringify({ type: "get_messages", id: "resumed" })}\n`);

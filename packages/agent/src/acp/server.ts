@@ -341,8 +341,7 @@ export class AcpServer implements FrontDoor {
       if (file !== undefined) this.#files.set(session.id, file);
     }
     for (const session of closing) {
-      await session.end(this.#grace());
-      session.core.runtime.reset();
+      await this.#letGo(session);
       this.#log(`closed idle session ${session.id} (more than ${limit} open; it opens again from its file when named)`);
     }
   }
@@ -355,10 +354,14 @@ export class AcpServer implements FrontDoor {
     if (!session) throw this.#sdk.RequestError.sessionNotFound(sessionId);
     this.#sessions.delete(session);
     session.cancel();
-    await session.end(this.#grace());
-    // What its extensions registered goes with it (a provider other sessions also registered is theirs again).
-    session.core.runtime.reset();
+    await this.#letGo(session);
     return {};
+  }
+
+  /** A session closed while parley runs on: it ends, and what its extensions registered goes with it (a provider other sessions also registered is theirs again). */
+  async #letGo(session: AcpSession): Promise<void> {
+    await session.end(this.#grace());
+    session.core.runtime.reset();
   }
 
   async #listSessions(cwd: string | undefined): Promise<{ sessions: { sessionId: string; cwd: string; title?: string | null; updatedAt?: string | null }[] }> {

@@ -88,16 +88,12 @@ export class Catalog {
     this.#local = local;
   }
 
-  private get all(): Model<Api>[] {
+  /** Every model: parley's own, the extension and models.json ones, then the built-in catalogue. */
+  get all(): Model<Api>[] {
     const extra = this.extra?.models() ?? [];
     return extra.length === 0
       ? [...this.#local, ...this.builtIn]
       : [...this.#local, ...extra, ...this.builtIn.filter((m) => !extra.some((e) => e.provider === m.provider && e.id === m.id))];
-  }
-
-  /** Every model: parley's own, the extension and models.json ones, then the built-in catalogue. */
-  everyModel(): Model<Api>[] {
-    return this.all;
   }
 
   private get providers(): string[] {

@@ -81,7 +81,7 @@ export interface ExtensionProviders {
 
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
 export function withExtensionProviders(base: ModelResolution): ModelResolution & ExtensionProviders {
-  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; ownStream: boolean; api: string; stream?: StreamSimple }>();
+  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; api: string; stream?: StreamSimple }>();
   // This agent's source id in pi-ai's registry, per provider name.
   const serial = ++sources;
   const sourceOf = (name: string): string => `${SOURCE_PREFIX}${name}#${serial}`;
@@ -95,7 +95,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
   // As pi's registry: auth.json and the environment first, then the key the provider was given.
   const hasOwnAuth = (model: Model<Api>): boolean => {
     const entry = providers.get(model.provider);
-    return entry !== undefined && (entry.ownStream || keyOf(model.provider) !== undefined || base.hasAuth(model));
+    return entry !== undefined && (entry.stream !== undefined || keyOf(model.provider) !== undefined || base.hasAuth(model));
   };
   // Pattern matching (--model, set_model) and the start-up default see these models too.
   base.setExtraModels({ models: extensionModels, hasAuth: hasOwnAuth });
@@ -135,7 +135,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
         }),
       );
       const stream = typeof config.streamSimple === "function" ? (config.streamSimple as unknown as StreamSimple) : undefined;
-      const entry = { models, apiKey: config.apiKey, ownStream: stream !== undefined, api, ...(stream !== undefined ? { stream } : {}) };
+      const entry = { models, apiKey: config.apiKey, api, ...(stream !== undefined ? { stream } : {}) };
       providers.set(name, entry);
       if (stream !== undefined) {
         const register = (pi: typeof import("@mariozechner/pi-ai")): void => holdStream(pi, api, sourceOf(name), stream);

@@ -265,7 +265,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     },
     loadCatalog,
     catalogNow: () => catalogReady() || (loadPiAiNow() !== undefined && catalogReady()),
-    allModels: () => catalog().everyModel(),
+    allModels: () => catalog().all,
     modelsWithoutCatalog: () => [...localModels, ...(extra?.models() ?? [])],
     availableModels: () => {
       const withKey = new Map<string, boolean>();

@@ -102,9 +102,13 @@ export function buildSessionContext(path: readonly SessionEntry[]): SessionConte
 
 /**
  * The same context with the entry each message comes from (the newest pi's projection): the
- * compaction entry owns its summary and, for the newer format, its retained messages.
+ * compaction entry owns its summary and, for the newer format, its retained messages. `kept`:
+ * the path's context entries, when the caller has them already.
  */
-export function buildSessionProjection(path: readonly SessionEntry[]): { entries: ProjectedEntry[]; thinkingLevel: string; model: SessionContext["model"] } {
+export function buildSessionProjection(
+  path: readonly SessionEntry[],
+  kept: readonly SessionEntry[] = contextEntries(path),
+): { entries: ProjectedEntry[]; thinkingLevel: string; model: SessionContext["model"] } {
   let thinkingLevel = "off";
   let model: SessionContext["model"] = null;
   for (const entry of path) {
@@ -118,7 +122,7 @@ export function buildSessionProjection(path: readonly SessionEntry[]): { entries
   // The entries whose messages the context holds, after what a compaction owns (its summary and,
   // for the newer format, its retained messages).
   const entries: ProjectedEntry[] = [];
-  let kept = contextEntries(path);
+  let rest = kept;
   const compaction = kept[0];
   if (compaction !== undefined && compaction.type === "compaction") {
     // As the newest pi: a compaction's system message (the prompt it recorded) comes before its
@@ -126,12 +130,12 @@ export function buildSessionProjection(path: readonly SessionEntry[]): { entries
     // context_with_system leave them out; the request carries parley's own prompt).
     const system = compaction.systemMessage !== undefined ? [compaction.systemMessage] : [];
     entries.push({ sourceEntry: compaction, messages: [...system, compactionSummaryMessage(compaction), ...(compaction.retainedTail ?? [])] });
-    kept = kept.slice(1);
+    rest = kept.slice(1);
   }
   // As pi: the context edits among those entries apply to them, the latest per target.
   const edits = new Map<string, ContextEdit>();
-  for (const entry of kept) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
-  for (const entry of kept) {
+  for (const entry of rest) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
+  for (const entry of rest) {
     const message = contextMessage(entry);
     if (message !== undefined) entries.push({ sourceEntry: entry, messages: edited(message, edits.get(entry.id)) });
   }
@@ -169,10 +173,11 @@ export function sessionProjection(path: readonly SessionEntry[]): {
   thinkingLevel: string;
   model: SessionContext["model"];
 } {
-  const { entries, thinkingLevel, model } = buildSessionProjection(path);
+  const kept = contextEntries(path);
+  const { entries, thinkingLevel, model } = buildSessionProjection(path, kept);
   const contributed = new Map(entries.map((e) => [e.sourceEntry, e.messages]));
   return {
-    entries: contextEntries(path).map((sourceEntry) => ({ sourceEntry, messages: contributed.get(sourceEntry) ?? [] })),
+    entries: kept.map((sourceEntry) => ({ sourceEntry, messages: contributed.get(sourceEntry) ?? [] })),
     messages: entries.flatMap((e) => e.messages),
     thinkingLevel,
     model,
