@@ -5,10 +5,11 @@ import { readdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkedAgents } from "./helpers/checked-agents.js";
-import { PI_EXAMPLES, openDialog, spawnParley, type AgentProcess } from "./helpers/spawn.js";
+import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
+import { PI_EXAMPLES, ROOT, openDialog, spawnParley, spawnPi, type AgentProcess } from "./helpers/spawn.js";
 
 // Folders whose extension needs packages of its own (they ship a package.json for `npm install`).
-const NEEDS_OWN_INSTALL = new Set(["sandbox", "with-deps", "custom-provider-anthropic", "custom-provider-gitlab-duo"]);
+const NEEDS_OWN_INSTALL = new Set(["sandbox", "with-deps", "custom-provider-anthropic", "custom-provider-gitlab-duo", "gondolin"]);
 
 const ALL = [
   ...readdirSync(PI_EXAMPLES)
@@ -17,6 +18,17 @@ const ALL = [
   ...readdirSync(PI_EXAMPLES, { withFileTypes: true })
     .filter((d) => d.isDirectory() && !NEEDS_OWN_INSTALL.has(d.name) && existsSync(join(PI_EXAMPLES, d.name, "index.ts")))
     .map((d) => join(PI_EXAMPLES, d.name, "index.ts")),
+];
+
+// The newest pi's examples (pi 1.6.0), by the same rule.
+const NEWEST_EXAMPLES = join(ROOT, "node_modules/pi-newest/examples/extensions");
+const NEWEST = [
+  ...readdirSync(NEWEST_EXAMPLES)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => join(NEWEST_EXAMPLES, f)),
+  ...readdirSync(NEWEST_EXAMPLES, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !NEEDS_OWN_INSTALL.has(d.name) && existsSync(join(NEWEST_EXAMPLES, d.name, "index.ts")))
+    .map((d) => join(NEWEST_EXAMPLES, d.name, "index.ts")),
 ];
 
 const agents = checkedAgents();
@@ -49,6 +61,20 @@ describe("pi's example extensions run unmodified", () => {
     );
     const commands = ((await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] }).commands;
     expect(commands.map((c) => c.name)).toEqual(expect.arrayContaining(["rpc-input", "timed", "session-name", "commands", "pirate", "emit"]));
+  });
+
+  it(`the newest pi's ${NEWEST.length} examples load together too, its virtual model among the models`, async () => {
+    expect(NEWEST.length).toBeGreaterThan(60);
+    const agent = start(NEWEST);
+    expect((await agent.request({ type: "get_state" }, 60_000))["success"]).toBe(true);
+    const errors = agent.records.filter((r) => r.type === "extension_error").map((r) => `${String(r["extensionPath"])}: ${String(r["error"])}`);
+    expect(errors).toEqual(
+      existsSync("/tmp/agent-trigger.txt")
+        ? []
+        : [`${join(NEWEST_EXAMPLES, "file-trigger.ts")}: ENOENT: no such file or directory, watch '/tmp/agent-trigger.txt'`],
+    );
+    const models = ((await agent.request({ type: "get_available_models" }))["data"] as { models: { provider: string; id: string; api: string }[] }).models;
+    expect(models).toContainEqual(expect.objectContaining({ provider: "jev", id: "auto", api: "pi-virtual" }));
   });
 
   it("rpc-demo: input, editor, prefill, and the confirm on new_session", async () => {
@@ -102,5 +128,27 @@ describe("pi's example extensions run unmodified", () => {
       expect.arrayContaining(["--- Extensions ---", "/session-name - Set or show session name (usage: /session-name [new name])"]),
     );
     agent.send({ type: "extension_ui_response", id: select["id"], cancelled: true });
+  });
+
+  it("custom-compaction: its handler asks ctx.modelRegistry for request auth and falls back as it does in pi", async () => {
+    // Both agents on the same offline model; no Gemini key, so the example chooses pi's default compaction.
+    const run = async (spawn: typeof spawnParley) => {
+      const agent = spawn(["-e", OFFLINE_PROVIDER, "-e", ex("custom-compaction.ts"), "--provider", "offline", "--model", "echo"], {
+        env: { GEMINI_API_KEY: undefined, GOOGLE_API_KEY: undefined },
+      });
+      agents.push(agent);
+      await agent.request({ type: "prompt", message: "Reply with just: hello" });
+      await agent.waitFor((r) => r.type === "agent_end");
+      const compacted = await agent.request({ type: "compact" });
+      return {
+        success: compacted["success"],
+        summary: (compacted["data"] as { summary?: string } | undefined)?.summary,
+        notes: notes(agent),
+        errors: agent.records.filter((r) => r.type === "extension_error"),
+      };
+    };
+    const [pi, parley] = await Promise.all([run(spawnPi), run(spawnParley)]);
+    expect(parley.notes).toEqual(["Custom compaction extension triggered", "No API key for google, using default compaction"]);
+    expect(parley).toEqual(pi);
   });
 });

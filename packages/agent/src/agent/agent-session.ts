@@ -3,7 +3,7 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, ImageContent, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, ImageContent, Message, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
@@ -32,6 +32,9 @@ import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
+import { loadPiAi } from "../models/pi-ai.js";
+import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
+import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../rpc/transport.js";
@@ -67,6 +70,8 @@ interface ResumedSettings extends Pick<SessionContext, "model" | "thinkingLevel"
   existing: boolean;
   /** The path holds a thinking_level_change. */
   thinkingRecorded: boolean;
+  /** The path's latest model_change: a virtual model it names stays selected though responses name physical ones. */
+  selected: { provider: string; modelId: string } | undefined;
 }
 
 /**
@@ -88,6 +93,7 @@ function resumedSettings(session: Session, context: SessionContext): ResumedSett
     thinkingLevel: context.thinkingLevel,
     existing: context.messages.length > 0,
     thinkingRecorded: session.branch().some((e) => e.type === "thinking_level_change"),
+    selected: lastModelChange(session.branch()),
   };
 }
 
@@ -306,13 +312,29 @@ export class AgentSession {
         },
       });
       const stream = core.streamFn;
-      core.streamFn = async (model, context, options) => {
+      core.streamFn = async (selected, context, options) => {
         const system = this.#requestSystem;
         this.#requestSystem = undefined;
         const sent = system ? { ...context, systemPrompt: system.systemPrompt, tools: system.tools } : context;
+        let model = selected;
+        let routed: Route | undefined;
+        if (isVirtualModel(selected)) {
+          try {
+            routed = await this.#routing.route(selected, sent.messages, options?.signal);
+          } catch (error) {
+            return failedRequest(await loadPiAi(), selected, error);
+          }
+          model = routed.model;
+        }
+        // A routed request has its model's key and level, never the virtual provider's.
+        const { apiKey: _key, reasoning: _level, ...common } = options ?? {};
+        const apiKey = routed ? this.models.getApiKey(model.provider) : options?.apiKey;
+        const reasoning = routed ? (routed.thinkingLevel === "off" ? undefined : routed.thinkingLevel) : options?.reasoning;
+        const sendOptions = { ...common, ...(apiKey !== undefined ? { apiKey } : {}), ...(reasoning !== undefined ? { reasoning } : {}) };
         // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
         const send = this.models.ownStream(model) ?? stream;
-        return send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(options, request)));
+        const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
+        return routed ? stampThinkingLevel(await loadPiAi(), response, model, routed.thinkingLevel) : response;
       };
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
@@ -347,7 +369,9 @@ export class AgentSession {
     const defaults = this.#defaults;
     let model = defaults.model;
     if (!defaults.modelPinned && resumed.existing && resumed.model) {
-      const recorded = this.models.findModel(resumed.model.provider, resumed.model.modelId);
+      // As the newest pi: a virtual selection holds while it is registered; else the model that answered last.
+      const virtual = resumed.selected && this.models.virtualModel(resumed.selected.provider, resumed.selected.modelId);
+      const recorded = virtual ?? this.models.findModel(resumed.model.provider, resumed.model.modelId);
       if (recorded && this.models.hasAuth(recorded)) model = recorded;
     }
     // A level this parley does not know (a newer pi's, or a damaged file) counts as none recorded.
@@ -383,6 +407,36 @@ export class AgentSession {
   get model(): Model<Api> {
     return this.#state.model;
   }
+
+  /**
+   * The model whose limits apply to `message`, undefined when another model produced it. Under a
+   * virtual selection, the physical model that answered.
+   */
+  modelForMessage(message: AssistantMessage): Model<Api> | undefined {
+    const model = this.model;
+    if (isVirtualModel(model)) return this.models.physicalModel(message.provider, message.model);
+    return model.provider === message.provider && model.id === message.model ? model : undefined;
+  }
+
+  /** The model whose context window counts: under a virtual selection, the one behind the latest response (else the virtual model's own limits). */
+  get limitsModel(): Model<Api> {
+    const model = this.model;
+    if (!isVirtualModel(model)) return model;
+    const latest = latestResponse(this.messages);
+    return (latest && this.models.physicalModel(latest.provider, latest.model)) ?? model;
+  }
+
+  /** The context window a reply is judged against (a context overflow is not retried). */
+  contextWindowFor(message: AssistantMessage): number {
+    return (this.modelForMessage(message) ?? this.model).contextWindow ?? 0;
+  }
+
+  /** A request outside the loop (a compaction or branch summary) under a virtual selection: the router picks its model. */
+  routeDirect(messages: Message[], signal: AbortSignal): Promise<Route> {
+    return this.#routing.direct(this.model, messages, signal);
+  }
+
+  readonly #routing = new LoopRouting(this);
   /**
    * A model call made beside the loop (a summary) gets what the loop's own requests get: settings'
    * timeouts and retries, and the headers `before_provider_headers` handlers leave (the newest pi
@@ -549,7 +603,7 @@ export class AgentSession {
    * (chars/4) of what came after it; unknown (null) right after a compaction, until a new reply.
    */
   contextUsage(): ContextUsage | undefined {
-    const window = this.model.contextWindow;
+    const window = this.limitsModel.contextWindow;
     if (!window) return undefined;
     const messages = this.messages;
     let lastIndex = -1;
@@ -977,10 +1031,24 @@ export class AgentSession {
     this.#emit(event);
   }
 
+  /**
+   * As the newest pi, before a run: records the selected model on the branch when the branch
+   * implies another one, which only a virtual model on either side can bring about (responses name
+   * physical models; tree navigation can leave the branch's latest model_change behind).
+   */
+  #recordSelection(): void {
+    const model = this.model;
+    const change = lastModelChange(this.#session.branch());
+    if (change?.provider === model.provider && change.modelId === model.id) return;
+    const recordedVirtual = change !== undefined && this.models.virtualModel(change.provider, change.modelId) !== undefined;
+    if (isVirtualModel(model) || recordedVirtual) this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
+  }
+
   /** An abort was asked for while the current run went on (agent_settled reports it). */
   #runAborted = false;
 
   #startRun(run: (core: Agent) => Promise<void>): void {
+    this.#recordSelection();
     this.#runAborted = false;
     this.#contextFromSession = false;
     this.#boundaries.runStarted();
@@ -1043,8 +1111,12 @@ export class AgentSession {
     }
   }
 
-  /** Continues the run from the current context (a retry after a failed model call). */
-  continueRun(): Promise<void> {
+  /**
+   * Continues the run from the current context: a retry after the failed reply `failed` (given
+   * so a virtual model's router hears of it), or a continuation.
+   */
+  continueRun(failed?: AssistantMessage): Promise<void> {
+    this.#routing.retrying(failed);
     return this.ensureCore().then((core) => {
       this.#syncTools();
       return core.continue();
@@ -1115,7 +1187,7 @@ export class AgentSession {
     if (event.type === "agent_end") {
       // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
       const last = [...event.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
-      const willRetry = this.autoRetryEnabled && this.#retry.maxAttempts > 0 && last !== undefined && isRetryableError(last, this.model.contextWindow ?? 0);
+      const willRetry = this.autoRetryEnabled && this.#retry.maxAttempts > 0 && last !== undefined && isRetryableError(last, this.contextWindowFor(last));
       wire = { ...event, willRetry };
     }
     if (event.type === "turn_start") {
@@ -1212,6 +1284,7 @@ export class AgentSession {
           }))
         ).messages
       : messages;
+    this.#routing.sawContext(context);
     if (!this.#runtime.hasHandlers("context_with_system")) return context;
     // The newest pi's second phase: the transcript with its leading system message, used as returned.
     const transcript = withSystemMessage(this.#state.systemPrompt, this.#core?.state.tools ?? [], context);

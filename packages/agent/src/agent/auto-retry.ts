@@ -19,14 +19,15 @@ import { realTimer, type SetTimer } from "../timers.js";
 
 /** What a retry needs from the agent (AgentSession is one). */
 export interface RetryHost {
-  readonly model: { readonly contextWindow?: number | undefined };
+  /** The context window a reply is judged against: a context overflow is compaction's, not a retry's. */
+  contextWindowFor(message: AssistantMessage): number;
   /** The context the next model call sees: a failed reply leaves it before the retry. */
   messages: AgentMessage[];
   emit(record: AutoRetryStartEvent | AutoRetryEndEvent): void;
   /** The loop's events: a retry watches for the next reply. */
   subscribe(listener: (event: AgentEvent) => void): () => void;
-  /** Continues the run from the current context. */
-  continueRun(): Promise<void>;
+  /** Continues the run from the current context, retrying `failed`. */
+  continueRun(failed: AssistantMessage): Promise<void>;
 }
 
 export interface AutoRetryOptions {
@@ -153,7 +154,7 @@ export class AutoRetry {
   async afterRun(agent: RetryHost, last: AssistantMessage): Promise<boolean> {
     if (this.#cycle || this.maxAttempts === 0) return false;
     const pi = await loadPiAi();
-    if (!isRetryableError(last, agent.model.contextWindow ?? 0, pi)) return false;
+    if (!isRetryableError(last, agent.contextWindowFor(last), pi)) return false;
 
     const cycle = new AbortController();
     this.#cycle = cycle;
@@ -172,11 +173,11 @@ export class AutoRetry {
           agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: RETRY_CANCELLED });
           return true;
         }
-        const outcome = await this.#attempt(agent, attempt);
+        const outcome = await this.#attempt(agent, attempt, failed);
         if (outcome.kind === "success") {
           // A later call of the same run may fail again: that starts a new cycle, as in pi.
           const final = [...agent.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
-          if (!final || cycle.signal.aborted || !isRetryableError(final, agent.model.contextWindow ?? 0, pi)) return true;
+          if (!final || cycle.signal.aborted || !isRetryableError(final, agent.contextWindowFor(final), pi)) return true;
           failed = final;
           attempt = 0;
           continue;
@@ -190,7 +191,7 @@ export class AutoRetry {
           agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: RETRY_CANCELLED });
           return true;
         }
-        if (!isRetryableError(failed, agent.model.contextWindow ?? 0, pi)) {
+        if (!isRetryableError(failed, agent.contextWindowFor(failed), pi)) {
           agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: failed.errorMessage ?? "Unknown error" });
           return true;
         }
@@ -216,6 +217,7 @@ export class AutoRetry {
   async #attempt(
     agent: RetryHost,
     attempt: number,
+    failed: AssistantMessage,
   ): Promise<{ kind: "success" } | { kind: "failed"; message: AssistantMessage } | { kind: "stopped"; error: string }> {
     let succeeded = false;
     let lastReply: AssistantMessage | undefined;
@@ -228,7 +230,7 @@ export class AutoRetry {
       }
     });
     try {
-      await agent.continueRun();
+      await agent.continueRun(failed);
     } catch (error) {
       if (!succeeded) return { kind: "stopped", error: errorMessage(error) };
     } finally {

@@ -3,7 +3,7 @@
  * from the Compactor and the run so that neither imports the agent, nor each other's types.
  */
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Usage } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, Model, Usage } from "@mariozechner/pi-ai";
 import type { CompactionEndEvent, CompactionStartEvent } from "@parley/protocol";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";
@@ -31,7 +31,11 @@ export interface CompactionHost extends SummaryHost {
   /** A run is going or being prepared: a manual compaction aborts it first. */
   readonly isStreaming: boolean;
   abort(): Promise<void>;
-  /** Continues the run from the (compacted) context. */
-  continueRun(): Promise<void>;
+  /** Continues the run from the (compacted) context; `failed`, the reply it retries (an overflow's). */
+  continueRun(failed?: AssistantMessage): Promise<void>;
+  /** The model whose limits apply to a reply; undefined when another model produced it. */
+  modelForMessage(message: AssistantMessage): Model<Api> | undefined;
+  /** The model whose context window counts now. */
+  readonly limitsModel: Model<Api>;
   hasPendingMessages(): boolean;
 }

@@ -241,16 +241,16 @@ export async function autoCompactionReason(
   last: AssistantMessage,
   settings: CompactionSettings,
 ): Promise<"overflow" | "threshold" | undefined> {
-  const model = agent.model;
-  const contextWindow = model.contextWindow ?? 0;
+  const contextWindow = agent.limitsModel.contextWindow ?? 0;
   // An answer from before the latest compaction says nothing about the current context.
   const latest = [...agent.session.branch()].reverse().find((e) => e.type === "compaction");
   const compactedAt = latest ? Date.parse(latest.timestamp) : undefined;
   if (compactedAt !== undefined && last.timestamp <= compactedAt) return undefined;
 
   const pi = await loadPiAi();
-  const sameModel = last.provider === model.provider && last.model === model.id;
-  if (sameModel && pi.isContextOverflow(last, contextWindow)) return "overflow";
+  // Only the model that answered can say its context overflowed (under a virtual selection, the routed one).
+  const answered = agent.modelForMessage(last);
+  if (answered && pi.isContextOverflow(last, answered.contextWindow ?? 0)) return "overflow";
 
   let tokens: number;
   if (last.stopReason === "error") {

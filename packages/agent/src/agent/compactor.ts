@@ -86,7 +86,7 @@ export class Compactor {
         return; // compaction_end said why
       }
       this.#dropTrailingAssistant();
-      await this.#continueQuietly();
+      await this.#continueQuietly(last);
     } else if (reason === "threshold") {
       try {
         await this.#run(run, { reason, willRetry: false, settings: effective });
@@ -118,9 +118,10 @@ export class Compactor {
     if (messages.at(-1)?.role === "assistant") this.#agent.messages = messages.slice(0, -1);
   }
 
-  async #continueQuietly(): Promise<void> {
+  /** `failed`: the reply the continuation retries (an overflow's). */
+  async #continueQuietly(failed?: AssistantMessage): Promise<void> {
     try {
-      await this.#agent.continueRun();
+      await this.#agent.continueRun(failed);
     } catch {
       // Nothing to continue from: the next prompt starts from the compacted context.
     }

@@ -7,6 +7,7 @@ import type { ThinkingLevel } from "@parley/protocol";
 import { loadPiAi } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
 import type { StreamSimple } from "../models/extension-providers.js";
+import { isVirtualModel } from "../models/virtual-models.js";
 
 /** What a summary needs from the agent: its model, thinking level, keys and request options. AgentSession is one. */
 export interface SummaryHost {
@@ -17,6 +18,8 @@ export interface SummaryHost {
     /** The agent's own extension stream for the model's provider, when it has one (see ExtensionProviders.ownStream). */
     ownStream?(model: Model<Api>): StreamSimple | undefined;
   };
+  /** Under a virtual selection: the model and level the router picks for a call outside the loop. */
+  routeDirect?(messages: Message[], signal: AbortSignal): Promise<{ model: Model<Api>; thinkingLevel: ThinkingLevel }>;
   /** The request options a call beside the loop gets (settings' timeouts and retries, extensions' headers); as given without it. */
   requestOptions?(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined>;
 }
@@ -48,10 +51,10 @@ export async function completeSummary(
   label = "Summarization",
 ): Promise<{ summary: string; usage: Usage }> {
   const pi = await loadPiAi();
-  const model = agent.model;
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
+  const { model, thinkingLevel: level } =
+    isVirtualModel(agent.model) && agent.routeDirect ? await agent.routeDirect(messages, signal) : { model: agent.model, thinkingLevel: agent.thinkingLevel };
   const apiKey = agent.models.getApiKey(model.provider);
-  const level = agent.thinkingLevel;
   // The summary may come from a local model before any run loaded the loop (which registers them).
   await registerParleyProviders();
   const options: SimpleStreamOptions = {

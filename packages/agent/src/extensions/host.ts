@@ -3,6 +3,8 @@
  * implements it for the RPC server; keeping it an interface lets tests and other modes host
  * extensions too.
  */
+import type { ExtensionProviders, ModelResolution } from "../models/index.js";
+import type { VirtualModelDefinition } from "../models/virtual-models.js";
 import type { Session } from "../session/session.js";
 import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, NavigateTreeOptions, ScopedModel, ThinkingLevel } from "./types.js";
 import type { SessionEntry } from "../session/session.js";
@@ -35,7 +37,8 @@ export interface ExtensionHost {
   sendUserMessage(content: string | (TextContent | ImageContent)[], options?: { deliverAs?: string; expandPromptTemplates?: boolean }): void;
   isIdle(): boolean;
   model(): ExtensionContext["model"];
-  modelRegistry(): ExtensionContext["modelRegistry"];
+  /** The agent's models: ctx.modelRegistry works over them (model-registry.ts). */
+  models(): ModelResolution & ExtensionProviders;
   /** The running agent turn's abort signal, if one is running. */
   signal(): AbortSignal | undefined;
   hasPendingMessages(): boolean;
@@ -49,6 +52,9 @@ export interface ExtensionHost {
   setModel(model: unknown): Promise<boolean>;
   registerProvider(name: string, config: unknown): void;
   unregisterProvider(name: string): void;
+  /** pi.registerVirtualModel (checked); throws when a physical model has its provider and id. */
+  registerVirtualModel(definition: VirtualModelDefinition): void;
+  unregisterVirtualModel(provider: string, id: string): void;
   /** Names the session and tells the client (session_info_changed). */
   setSessionName(name: string): void;
   abort(): void;

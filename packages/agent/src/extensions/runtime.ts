@@ -2,6 +2,8 @@
  * The loaded extensions and everything they registered: event handlers, commands, tools,
  * flags. Emits events to handlers in load order; a throwing handler is reported, never fatal.
  */
+import { parseVirtualModel } from "../models/virtual-models.js";
+import { createModelRegistry } from "./model-registry.js";
 import { dirname, resolve } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
@@ -124,6 +126,8 @@ export class ExtensionRuntime {
   readonly #resourcesReported = new Set<string>();
   /** Providers extensions registered, so a reload can take them away again. */
   readonly #providers = new Set<string>();
+  /** Virtual models extensions registered (provider and id), for the same reason. */
+  readonly #virtualModels = new Map<string, { provider: string; id: string }>();
   /** MCP servers extensions registered (parley connects none: see mcp-servers.ts). */
   #mcpServers: McpServerRegistry;
   /** ui_prompt_start / ui_prompt_end around every extension's dialogs (one nesting count for all, as pi). */
@@ -207,6 +211,8 @@ export class ExtensionRuntime {
     for (const extension of this.extensions) extension.stale = STALE_EXTENSION_MESSAGE;
     for (const name of this.#providers) this.#host.unregisterProvider(name);
     this.#providers.clear();
+    for (const { provider, id } of this.#virtualModels.values()) this.#host.unregisterVirtualModel(provider, id);
+    this.#virtualModels.clear();
     this.extensions.length = 0;
     this.tools.clear();
     this.flags.clear();
@@ -411,6 +417,36 @@ export class ExtensionRuntime {
   }
 
   /** The context a tool or handler of this extension gets (a neutral one for built-ins). */
+  /** pi's two forms: (name, config), or one provider object named by its `id` (or `name`). */
+  #registerProvider(nameOrProvider: unknown, config?: unknown): void {
+    const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? nameOrProvider : undefined;
+    const name = provider ? String(field(provider, "id") ?? field(provider, "name") ?? "") : String(nameOrProvider);
+    if (!name) throw new TypeError("registerProvider(provider): the provider needs an id");
+    this.#host.registerProvider(name, provider ?? config);
+    this.#providers.add(name);
+  }
+
+  #unregisterProvider(name: string): void {
+    this.#host.unregisterProvider(name);
+    this.#providers.delete(name);
+  }
+
+  /** As pi: a virtual model that cannot be registered is reported (extension_error); the extension's other registrations stay. */
+  #registerVirtualModel(model: unknown, extensionPath: string): void {
+    try {
+      const definition = parseVirtualModel(model, () => this.contextFor(extensionPath));
+      this.#host.registerVirtualModel(definition);
+      this.#virtualModels.set(`${definition.provider}/${definition.id}`, { provider: definition.provider, id: definition.id });
+    } catch (error) {
+      this.#host.reportError({ extensionPath, event: "register_virtual_model", ...errorText(error) });
+    }
+  }
+
+  #unregisterVirtualModel(provider: string, id: string): void {
+    this.#host.unregisterVirtualModel(provider, id);
+    this.#virtualModels.delete(`${provider}/${id}`);
+  }
+
   contextFor(extensionPath: string | undefined): ExtensionContext {
     const extension = this.extensions.find((e) => e.path === extensionPath);
     return this.context(
@@ -488,6 +524,15 @@ export class ExtensionRuntime {
     };
     const ui = this.#uiPrompts.wrap(host.ui(extension.path));
     const thinkingLevel = host.thinkingLevel();
+    // Registrations through ctx.modelRegistry count as the extension's own (a reload takes them away).
+    const registry = () =>
+      createModelRegistry({
+        models: host.models(),
+        registerProvider: (nameOrProvider, config) => this.#registerProvider(nameOrProvider, config),
+        unregisterProvider: (name) => this.#unregisterProvider(name),
+        registerVirtualModel: (model) => this.#registerVirtualModel(model, extension.path),
+        unregisterVirtualModel: (provider, id) => this.#unregisterVirtualModel(provider, id),
+      });
     const context: ExtensionContext = {
       get ui() {
         return live(() => ui);
@@ -510,7 +555,7 @@ export class ExtensionRuntime {
         return live(() => readonlyManager(host.session()));
       },
       get modelRegistry() {
-        return live(() => host.modelRegistry());
+        return live(registry);
       },
       get model() {
         return live(() => host.model());
@@ -646,30 +691,13 @@ export class ExtensionRuntime {
       setModel: (model) => host.setModel(model),
       getThinkingLevel: () => host.thinkingLevel(),
       setThinkingLevel: (level) => host.setThinkingLevel(level),
-      // pi's two forms: (name, config), or one provider object named by its `id` (or `name`).
-      registerProvider: (nameOrProvider: unknown, config?: unknown) => {
-        const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? nameOrProvider : undefined;
-        const name = provider ? String(field(provider, "id") ?? field(provider, "name") ?? "") : String(nameOrProvider);
-        if (!name) throw new TypeError("registerProvider(provider): the provider needs an id");
-        host.registerProvider(name, provider ?? config);
-        this.#providers.add(name);
-      },
-      unregisterProvider: (name) => {
-        host.unregisterProvider(String(name));
-        this.#providers.delete(String(name));
-      },
+      registerProvider: (nameOrProvider: unknown, config?: unknown) => this.#registerProvider(nameOrProvider, config),
+      unregisterProvider: (name) => this.#unregisterProvider(String(name)),
       registerMcpServer: (name, config) => this.#mcpServers.register(String(name), config, extension.path),
       unregisterMcpServer: (name) => this.#mcpServers.unregister(String(name), extension.path),
       getMcpServers: () => this.#mcpServers.list(),
-      registerVirtualModel: (model) => {
-        const name = typeof model === "object" && model !== null ? `${String(field(model, "provider"))}/${String(field(model, "id"))}` : String(model);
-        host.reportError({
-          extensionPath: extension.path,
-          event: "register_virtual_model",
-          error: `Virtual model "${name}" is not registered: parley has no virtual-model routing`,
-        });
-      },
-      unregisterVirtualModel: () => {},
+      registerVirtualModel: (model) => this.#registerVirtualModel(model, extension.path),
+      unregisterVirtualModel: (provider, id) => this.#unregisterVirtualModel(String(provider), String(id)),
       events: this.#bus,
     };
     return guardMethods(api, extension);

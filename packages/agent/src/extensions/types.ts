@@ -3,8 +3,24 @@
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Message, Model, ProviderResponse, TextContent, Tool, ToolResultMessage, Usage } from "@mariozechner/pi-ai";
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEventStream,
+  Context,
+  ImageContent,
+  Message,
+  Model,
+  ProviderResponse,
+  SimpleStreamOptions,
+  StreamOptions,
+  TextContent,
+  Tool,
+  ToolResultMessage,
+  Usage,
+} from "@mariozechner/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
+import type { RouteReason, RouteRequest } from "../models/virtual-models.js";
 import type { sessionProjection } from "../session/context.js";
 import type { SessionEntry, SessionTreeNode, SessionView } from "../session/session.js";
 
@@ -130,6 +146,61 @@ export interface ContextUsage {
   percent: number | null;
 }
 
+/** pi's request credentials for a model (ctx.modelRegistry.getApiKeyAndHeaders). */
+export type ResolvedRequestAuth = { ok: true; apiKey?: string; headers?: Record<string, string> } | { ok: false; error: string };
+
+/**
+ * ctx.modelRegistry: pi 0.73.1's ModelRegistry, and the newest pi's request methods (stream,
+ * streamSimple, complete: credentials resolved at request time, a virtual model routed first).
+ */
+export interface ExtensionModelRegistry {
+  /** Nothing to reload: parley reads models.json at start-up (pi's refresh re-reads it). */
+  refresh(): Promise<void>;
+  getAll(): Model<Api>[];
+  getAvailable(): Model<Api>[];
+  find(provider: string, id: string): Model<Api> | undefined;
+  /** "chat" models only: parley's catalogue has no other type. */
+  findOfType(type: string, provider: string, id: string): Model<Api> | undefined;
+  hasConfiguredAuth(model: Model<Api>): boolean;
+  getApiKeyAndHeaders(model: Model<Api>): Promise<ResolvedRequestAuth>;
+  getProviderAuthStatus(provider: string): { configured: boolean; source?: string };
+  getApiKeyForProvider(provider: string): Promise<string | undefined>;
+  isUsingOAuth(model: Model<Api>): boolean;
+  getError(): string | undefined;
+  getProviderDisplayName(provider: string): string;
+  stream(model: Model<Api>, context: Context, options?: StreamOptions): AssistantMessageEventStream;
+  streamSimple(model: Model<Api>, context: Context, options?: SimpleStreamOptions): AssistantMessageEventStream;
+  complete(model: Model<Api>, context: Context, options?: SimpleStreamOptions): Promise<AssistantMessage>;
+  registerProvider(nameOrProvider: unknown, config?: unknown): void;
+  unregisterProvider(name: string): void;
+  registerVirtualModel<TState = unknown>(model: VirtualModelRegistration<TState>): void;
+  unregisterVirtualModel(provider: string, id: string): void;
+}
+
+/** Why a virtual model's router is asked: see models/virtual-models.ts. */
+export type ModelRouteReason = RouteReason;
+
+/** What `pi.registerVirtualModel` takes (the newest pi's VirtualModelDefinition, with the router's `ctx`). */
+export interface VirtualModelRegistration<TState = unknown> {
+  /** The provider it is listed under: any id, one with physical models too. */
+  provider: string;
+  /** Must not be the id of a physical model of `provider`. */
+  id: string;
+  name: string;
+  /** Levels offered for selection; ["off"] when not given. */
+  thinkingLevels?: readonly (ThinkingLevel | "max")[];
+  /** Limits shown before the first response; the answering model's apply after it. */
+  contextWindow?: number;
+  maxTokens?: number;
+  input?: ("text" | "image")[];
+  route(
+    request: Omit<RouteRequest, "state"> & { state?: TState },
+    ctx: ExtensionContext,
+  ):
+    | { model: Model<Api>; thinkingLevel: ThinkingLevel | "max"; state?: TState }
+    | Promise<{ model: Model<Api>; thinkingLevel: ThinkingLevel | "max"; state?: TState }>;
+}
+
 export interface ExtensionContext {
   ui: ExtensionUIContext;
   /** true in RPC mode: dialogs and fire-and-forget calls reach the client. */
@@ -144,16 +215,7 @@ export interface ExtensionContext {
   isProjectTrusted(): boolean;
   sessionManager: ReadonlySessionManager;
   /** pi's ModelRegistry, the reading part: synchronous, as in pi. */
-  modelRegistry: {
-    getAll(): Model<Api>[];
-    getAvailable(): Model<Api>[];
-    find(provider: string, id: string): Model<Api> | undefined;
-    hasConfiguredAuth(model: Model<Api>): boolean;
-    getApiKeyForProvider(provider: string): Promise<string | undefined>;
-    isUsingOAuth(model: Model<Api>): boolean;
-    getError(): string | undefined;
-    getProviderDisplayName(provider: string): string;
-  };
+  modelRegistry: ExtensionModelRegistry;
   model: unknown;
   isIdle(): boolean;
   signal: AbortSignal | undefined;
@@ -744,8 +806,11 @@ export interface ExtensionAPI {
   registerToolRenderer(resolver: unknown): void;
   /** Kept and listed; parley connects no MCP server, and says so with an extension_error. */
   registerMcpServer(name: string, config: unknown): void;
-  /** Accepted and reported: parley has no virtual-model routing (the extension's other registrations still load). */
-  registerVirtualModel(model: unknown): void;
+  /**
+   * A model that routes each request to a physical model (the newest pi's; see
+   * models/virtual-models.ts). One that cannot be registered is reported as an extension_error.
+   */
+  registerVirtualModel<TState = unknown>(model: VirtualModelRegistration<TState>): void;
   unregisterVirtualModel(provider: string, id: string): void;
   unregisterMcpServer(name: string): void;
   getMcpServers(): RegisteredMcpServer[];

@@ -2,9 +2,11 @@
  * Providers registered by extensions (pi.registerProvider): their models join the catalog, and a
  * provider that brings its own `streamSimple` is registered with pi-ai under its `api` name.
  */
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
 import { lastResort, type ModelResolution } from "./resolve.js";
+import { PARLEY_PROVIDER } from "./script-model.js";
+import { isVirtualModel, type Route, type RouteRequest, routeRequest, type VirtualModelDefinition, VirtualModels } from "./virtual-models.js";
 
 export interface ProviderModelConfig {
   id: string;
@@ -77,6 +79,15 @@ export interface ExtensionProviders {
    * in pi-ai last (ACP mode runs an agent, and an extension instance, per session).
    */
   ownStream(model: Model<Api>): StreamSimple | undefined;
+  /** pi.registerVirtualModel: replaces one of the same provider and id; throws when a physical model has that id. */
+  registerVirtual(definition: VirtualModelDefinition): void;
+  unregisterVirtual(provider: string, id: string): void;
+  /** A registered virtual model (found without the catalogue). */
+  virtualModel(provider: string, id: string): Model<Api> | undefined;
+  /** A physical model known now: never a virtual one. */
+  physicalModel(provider: string, id: string): Model<Api> | undefined;
+  /** One request's physical model and level, from a virtual model's router (see routeRequest). */
+  route(model: Model<Api>, request: Omit<RouteRequest, "model" | "previous" | "failed"> & { failed?: AssistantMessage }): Promise<Route>;
 }
 
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
@@ -85,7 +96,20 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
   // This agent's source id in pi-ai's registry, per provider name.
   const serial = ++sources;
   const sourceOf = (name: string): string => `${SOURCE_PREFIX}${name}#${serial}`;
-  const extensionModels = (): Model<Api>[] => [...providers.values()].flatMap((p) => p.models);
+  const virtual = new VirtualModels();
+  // A virtual model hides a physical one of the same provider and id (one a catalogue refresh added later, in pi).
+  const extensionModels = (): Model<Api>[] => {
+    const own = [...providers.values()].flatMap((p) => p.models);
+    return virtual.size === 0 ? own : [...own.filter((m) => !virtual.find(m.provider, m.id)), ...virtual.models()];
+  };
+  /** A physical model known now (extension providers', parley's own, the catalogue's once loaded). */
+  const physical = (provider: string, id: string): Model<Api> | undefined => {
+    const own = providers.get(provider)?.models.find((m) => m.id === id);
+    if (own) return own;
+    if (provider !== PARLEY_PROVIDER && !base.catalogNow()) return undefined;
+    const found = base.findModel(provider, id);
+    return found && !isVirtualModel(found) ? found : undefined;
+  };
   const keyOf = (provider: string): string | undefined => {
     const entry = providers.get(provider);
     if (!entry?.apiKey) return undefined;
@@ -93,10 +117,19 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
   };
 
   // As pi's registry: auth.json and the environment first, then the key the provider was given.
-  const hasOwnAuth = (model: Model<Api>): boolean => {
+  const providerAuth = (model: Model<Api>): boolean => {
     const entry = providers.get(model.provider);
     return entry !== undefined && (entry.stream !== undefined || keyOf(model.provider) !== undefined || base.hasAuth(model));
   };
+  // As pi: a virtual model under a provider with physical models is usable when that provider
+  // has credentials; under a provider id nothing else uses, always.
+  const virtualAuth = (model: Model<Api>): boolean => {
+    if (providers.has(model.provider)) return providerAuth(model);
+    const others = base.catalogNow() ? base.allModels().filter((m) => m.provider === model.provider && !isVirtualModel(m)) : [];
+    return others.length === 0 || base.hasAuth(model);
+  };
+  const hasOwnAuth = (model: Model<Api>): boolean =>
+    isVirtualModel(model) ? virtualAuth(model) : providers.has(model.provider) ? providerAuth(model) : base.hasAuth(model);
   // Pattern matching (--model, set_model) and the start-up default see these models too.
   base.setExtraModels({ models: extensionModels, hasAuth: hasOwnAuth });
 
@@ -111,11 +144,12 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     availableModels: () => {
       const own = extensionModels();
       const usable = own.filter(hasOwnAuth);
+      // Built-in models an extension provider's model or a virtual model replaces are left out.
       return lastResort([...base.availableModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...usable]);
     },
-    findModel: (provider, id) => providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
+    findModel: (provider, id) => virtual.find(provider, id) ?? providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
     getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),
-    hasAuth: (model) => (providers.has(model.provider) ? hasOwnAuth(model) : base.hasAuth(model)),
+    hasAuth: hasOwnAuth,
     register(name, config) {
       const api = config.api ?? `${SOURCE_PREFIX}${name}`;
       const models = (config.models ?? []).map(
@@ -148,6 +182,20 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     ownStream(model) {
       const entry = providers.get(model.provider);
       return entry?.stream !== undefined && model.api === entry.api ? entry.stream : undefined;
+    },
+    registerVirtual(definition) {
+      const existing = physical(definition.provider, definition.id);
+      if (existing) throw new Error(`Virtual model ${definition.provider}/${definition.id} conflicts with a physical model.`);
+      virtual.register(definition);
+    },
+    unregisterVirtual(provider, id) {
+      virtual.unregister(provider, id);
+    },
+    virtualModel: (provider, id) => virtual.find(provider, id),
+    physicalModel: physical,
+    route(model, request) {
+      const catalog = { physical, hasAuth: hasOwnAuth, clamp: base.clampThinkingLevel };
+      return routeRequest(virtual.get(model.provider, model.id), model, catalog, request);
     },
     unregister(name) {
       providers.delete(name);

@@ -3,6 +3,7 @@
  * the UiBridge behind each ctx.ui. Session moves are the agent's (agent/session-switching.ts,
  * agent/tree-navigation.ts); the host holds the SessionSwitching that its front door shares.
  */
+import type { VirtualModelDefinition } from "../models/virtual-models.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
 import type { FireAndForgetRequest, UiState } from "@parley/protocol";
@@ -22,8 +23,7 @@ import type {
   ScopedModel,
   ThinkingLevel,
 } from "../extensions/types.js";
-import type { ProviderConfig } from "../models/index.js";
-import { lastResort } from "../models/resolve.js";
+import type { ExtensionProviders, ModelResolution, ProviderConfig } from "../models/index.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
@@ -226,22 +226,8 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     return this.#agent.model;
   }
 
-  modelRegistry(): ExtensionContext["modelRegistry"] {
-    const models = this.#agent.models;
-    // pi's registry answers synchronously: the catalogue loads on first need where it can (the
-    // CLI bundle); elsewhere, until it is loaded, only the models known without it are listed.
-    const known = () => models.modelsWithoutCatalog();
-    return {
-      getAll: () => (models.catalogNow() ? models.allModels() : known()),
-      getAvailable: () => (models.catalogNow() ? models.availableModels() : lastResort(known().filter((m) => models.hasAuth(m)))),
-      find: (provider: string, id: string) =>
-        models.catalogNow() ? models.findModel(provider, id) : known().find((m) => m.provider === provider && m.id === id),
-      hasConfiguredAuth: (model: Model<Api>) => models.hasAuth(model),
-      getApiKeyForProvider: async (provider: string) => models.getApiKey(provider),
-      isUsingOAuth: () => false,
-      getError: () => undefined,
-      getProviderDisplayName: (provider: string) => provider,
-    };
+  models(): ModelResolution & ExtensionProviders {
+    return this.#agent.models;
   }
 
   signal(): AbortSignal | undefined {
@@ -301,6 +287,14 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
 
   unregisterProvider(name: string): void {
     this.#agent.models.unregister(name);
+  }
+
+  registerVirtualModel(definition: VirtualModelDefinition): void {
+    this.#agent.models.registerVirtual(definition);
+  }
+
+  unregisterVirtualModel(provider: string, id: string): void {
+    this.#agent.models.unregisterVirtual(provider, id);
   }
 
   async setModel(model: unknown): Promise<boolean> {

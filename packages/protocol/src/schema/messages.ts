@@ -137,6 +137,11 @@ export const AssistantMessage = Type.Object(
     model: Type.String({ description: "Id of the model that was asked." }),
     responseModel: Type.Optional(Type.String({ description: "Model id the provider reported, when it differs." })),
     responseId: Type.Optional(Type.String({ description: "Provider's id for this response." })),
+    thinkingLevel: Type.Optional(
+      Type.String({
+        description: "Thinking level the loop asked for; set on responses a virtual model routed (the newest pi sets it on every loop response).",
+      }),
+    ),
     diagnostics: Type.Optional(Type.Array(AssistantMessageDiagnostic)),
     usage: Usage,
     stopReason: StopReason,

@@ -1,0 +1,133 @@
+/**
+ * Routing the agent's requests when the selected model is virtual (models/virtual-models.ts):
+ * why each loop request is made (the user's turn, a continuation, a retry), the router state the
+ * session branch keeps, and the stream the loop gets: the routed model's, its responses stamped
+ * with the level asked for, or an error response when routing fails.
+ */
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { Api, AssistantMessage, AssistantMessageEventStream, Message, Model } from "@mariozechner/pi-ai";
+import type { RpcEvent } from "@parley/protocol";
+import { errorMessage } from "../error-text.js";
+import type { ExtensionProviders } from "../models/extension-providers.js";
+import type { ThinkingLevel } from "../models/model-patterns.js";
+import type { PiAi } from "../models/pi-ai.js";
+import { type Route, routerState, VIRTUAL_MODEL_STATE_ENTRY } from "../models/virtual-models.js";
+import type { Session } from "../session/session.js";
+
+export interface RoutingHost {
+  readonly models: Pick<ExtensionProviders, "route">;
+  readonly session: Session;
+  readonly thinkingLevel: ThinkingLevel;
+  /** Tells the client of an entry the routing saved (entry_appended). */
+  emit(event: RpcEvent): void;
+}
+
+export class LoopRouting {
+  #userTurn = false;
+  #failed: AssistantMessage | undefined;
+
+  constructor(private readonly host: RoutingHost) {}
+
+  /**
+   * The context of the loop's next request, before it is converted for the model: only messages
+   * the user wrote since the last response make it the user's turn (extension messages may follow them).
+   */
+  sawContext(messages: readonly AgentMessage[]): void {
+    const lastResponse = messages.findLastIndex((m) => m.role === "assistant");
+    this.#userTurn = messages.slice(lastResponse + 1).some((m) => m.role === "user");
+  }
+
+  /** The loop's next request retries `failed` (an automatic retry, or after compacting for an overflow). */
+  retrying(failed: AssistantMessage | undefined): void {
+    this.#failed = failed;
+  }
+
+  /**
+   * Routes one loop request. New router state is saved on the branch before the request is sent,
+   * so it stays even when the request fails (as in pi).
+   */
+  async route(model: Model<Api>, messages: readonly Message[], signal: AbortSignal | undefined): Promise<Route> {
+    const failed = this.#failed;
+    this.#failed = undefined;
+    const { session } = this.host;
+    const state = routerState(session.branch(), model.provider, model.id);
+    const route = await this.host.models.route(model, {
+      reason: failed ? "retry" : this.#userTurn ? "user" : "continuation",
+      thinkingLevel: this.host.thinkingLevel,
+      messages,
+      ...(state !== undefined ? { state } : {}),
+      ...(signal ? { signal } : {}),
+      ...(failed ? { failed } : {}),
+    });
+    if (route.state !== undefined && route.state !== state) {
+      const entry = session.append({
+        type: "custom",
+        customType: VIRTUAL_MODEL_STATE_ENTRY,
+        data: { provider: model.provider, modelId: model.id, state: route.state },
+      });
+      this.host.emit({ type: "entry_appended", entry });
+    }
+    return route;
+  }
+
+  /** A request outside the loop (a summary): routed with no state, and none kept. */
+  async direct(model: Model<Api>, messages: readonly Message[], signal: AbortSignal | undefined): Promise<Route> {
+    const { state: _ignored, ...route } = await this.host.models.route(model, {
+      reason: "direct",
+      thinkingLevel: this.host.thinkingLevel,
+      messages,
+      ...(signal ? { signal } : {}),
+    });
+    return route;
+  }
+}
+
+/** An error response for `model`: it names the model asked for (a virtual one when routing failed, as in pi). */
+function failure(model: Model<Api>, error: unknown): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    stopReason: "error",
+    errorMessage: errorMessage(error),
+    timestamp: Date.now(),
+  };
+}
+
+/** The request ends with an error response (the loop records it as any failed reply). */
+export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown): AssistantMessageEventStream {
+  const stream = pi.createAssistantMessageEventStream();
+  const message = failure(model, error);
+  stream.push({ type: "error", reason: "error", error: message });
+  stream.end(message);
+  return stream;
+}
+
+/**
+ * The routed stream with the level the loop asked for on its response (`thinkingLevel`, as the
+ * newest pi records it), so a router's `previous` and `failed` can report it.
+ */
+export function stampThinkingLevel(pi: PiAi, source: AssistantMessageEventStream, model: Model<Api>, level: ThinkingLevel): AssistantMessageEventStream {
+  const out = pi.createAssistantMessageEventStream();
+  const stamp = (message: AssistantMessage): AssistantMessage => Object.assign(message, { thinkingLevel: level });
+  void (async () => {
+    try {
+      for await (const event of source) {
+        if ("partial" in event) stamp(event.partial);
+        if (event.type === "done") stamp(event.message);
+        if (event.type === "error") stamp(event.error);
+        out.push(event);
+      }
+      out.end(stamp(await source.result()));
+    } catch (error) {
+      // Providers report failures as events; one whose stream throws still ends the request.
+      const message = stamp(failure(model, error));
+      out.push({ type: "error", reason: "error", error: message });
+      out.end(message);
+    }
+  })();
+  return out;
+}

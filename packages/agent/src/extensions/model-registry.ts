@@ -1,0 +1,132 @@
+/**
+ * ctx.modelRegistry over the agent's models: pi 0.73.1's ModelRegistry (pi's own example
+ * extensions call getApiKeyAndHeaders before a call of their own) and the newest pi's request
+ * methods, which resolve credentials when the request is made and route a virtual model first
+ * (reason "direct", as pi routes a request made outside the agent loop).
+ */
+import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions, StreamOptions } from "@mariozechner/pi-ai";
+import { errorMessage } from "../error-text.js";
+import type { ExtensionProviders, ModelResolution } from "../models/index.js";
+import { lastResort } from "../models/resolve.js";
+import { type PiAi, loadPiAiNow, piAiIfLoaded } from "../models/pi-ai.js";
+import { registerParleyProviders } from "../models/register.js";
+import { isVirtualModel } from "../models/virtual-models.js";
+import type { ExtensionModelRegistry } from "./types.js";
+
+export interface ModelRegistryHost {
+  readonly models: ModelResolution & ExtensionProviders;
+  registerProvider(nameOrProvider: unknown, config?: unknown): void;
+  unregisterProvider(name: string): void;
+  registerVirtualModel(model: unknown): void;
+  unregisterVirtualModel(provider: string, id: string): void;
+}
+
+/** pi-ai, which the registry's streams need at once (returned synchronously, as pi's are). */
+function piAiNow(): PiAi {
+  const pi = piAiIfLoaded() ?? loadPiAiNow();
+  if (!pi) throw new Error("ctx.modelRegistry: pi-ai is not loaded yet; import it in the extension, or call this once the session has started");
+  return pi;
+}
+
+/** A stream returned at once whose source is worked out first (credentials, routing); a failure ends it with an error response. */
+function lazyStream(pi: PiAi, model: Model<Api>, open: () => Promise<AssistantMessageEventStream>): AssistantMessageEventStream {
+  const out = pi.createAssistantMessageEventStream();
+  void (async () => {
+    try {
+      const source = await open();
+      for await (const event of source) out.push(event);
+      out.end(await source.result());
+    } catch (error) {
+      const message = {
+        role: "assistant" as const,
+        content: [],
+        api: model.api,
+        provider: model.provider,
+        model: model.id,
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: "error" as const,
+        errorMessage: errorMessage(error),
+        timestamp: Date.now(),
+      };
+      out.push({ type: "error", reason: "error", error: message });
+      out.end(message);
+    }
+  })();
+  return out;
+}
+
+export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegistry {
+  const { models } = host;
+  // pi's registry answers synchronously: the catalogue loads on first need where it can (the
+  // CLI bundle); elsewhere, until it is loaded, only the models known without it are listed.
+  const known = (): Model<Api>[] => models.modelsWithoutCatalog();
+  const find = (provider: string, id: string): Model<Api> | undefined =>
+    models.catalogNow() ? models.findModel(provider, id) : known().find((m) => m.provider === provider && m.id === id);
+
+  /** The physical model and options a request is sent with: a virtual model routed, the key looked up when not given. */
+  async function prepare<O extends StreamOptions & { reasoning?: SimpleStreamOptions["reasoning"] }>(
+    model: Model<Api>,
+    context: Context,
+    options: O | undefined,
+  ): Promise<{ model: Model<Api>; options: O | StreamOptions }> {
+    await registerParleyProviders();
+    let target = model;
+    let sent: O | StreamOptions = options ?? {};
+    if (isVirtualModel(model)) {
+      const route = await models.route(model, {
+        reason: "direct",
+        thinkingLevel: options?.reasoning ?? "off",
+        messages: context.messages,
+        ...(options?.signal ? { signal: options.signal } : {}),
+      });
+      target = route.model;
+      // The caller's credentials were for the virtual model's provider: never sent to another.
+      const { apiKey: _key, headers: _headers, reasoning: _level, ...rest } = sent as O;
+      const maxTokens = options?.maxTokens !== undefined && target.maxTokens > 0 ? Math.min(options.maxTokens, target.maxTokens) : options?.maxTokens;
+      sent = { ...rest, ...(maxTokens !== undefined ? { maxTokens } : {}), ...(route.thinkingLevel !== "off" ? { reasoning: route.thinkingLevel } : {}) };
+    }
+    const apiKey = sent.apiKey ?? models.getApiKey(target.provider);
+    return { model: target, options: { ...sent, ...(apiKey !== undefined ? { apiKey } : {}) } };
+  }
+
+  const streamSimple = (model: Model<Api>, context: Context, options?: SimpleStreamOptions): AssistantMessageEventStream => {
+    const pi = piAiNow();
+    return lazyStream(pi, model, async () => {
+      const request = await prepare(model, context, options);
+      const own = models.ownStream(request.model);
+      return own ? own(request.model, context, request.options) : pi.streamSimple(request.model, context, request.options);
+    });
+  };
+
+  return {
+    refresh: async () => {},
+    getAll: () => (models.catalogNow() ? models.allModels() : known()),
+    getAvailable: () => (models.catalogNow() ? models.availableModels() : lastResort(known().filter((m) => models.hasAuth(m)))),
+    find,
+    findOfType: (type, provider, id) => (type === "chat" ? find(provider, id) : undefined),
+    hasConfiguredAuth: (model) => models.hasAuth(model),
+    getApiKeyAndHeaders: async (model) => {
+      const apiKey = models.getApiKey(model.provider);
+      const headers = model.headers && Object.keys(model.headers).length > 0 ? { ...model.headers } : undefined;
+      return { ok: true, ...(apiKey !== undefined ? { apiKey } : {}), ...(headers ? { headers } : {}) };
+    },
+    getProviderAuthStatus: (provider) => ({ configured: models.getApiKey(provider) !== undefined }),
+    getApiKeyForProvider: async (provider) => models.getApiKey(provider),
+    isUsingOAuth: () => false,
+    getError: () => undefined,
+    getProviderDisplayName: (provider) => provider,
+    stream: (model, context, options) => {
+      const pi = piAiNow();
+      return lazyStream(pi, model, async () => {
+        const request = await prepare(model, context, options);
+        return pi.stream(request.model, context, { ...request.options });
+      });
+    },
+    streamSimple,
+    complete: (model, context, options) => streamSimple(model, context, options).result(),
+    registerProvider: (nameOrProvider, config) => host.registerProvider(nameOrProvider, config),
+    unregisterProvider: (name) => host.unregisterProvider(name),
+    registerVirtualModel: (model) => host.registerVirtualModel(model),
+    unregisterVirtualModel: (provider, id) => host.unregisterVirtualModel(provider, id),
+  };
+}
