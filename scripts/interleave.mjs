@@ -491,7 +491,9 @@ export async function runScenario(scenario, options = {}) {
   } finally {
     clearInterval(sampler);
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
+    // PARLEY_FUZZ_KEEP=1 keeps a failing scenario's folder (its session files) to look into.
+    if (failures.length > 0 && process.env["PARLEY_FUZZ_KEEP"]) failures.push(`kept: ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
   return { failures, records: records.length, children: children.size, stderr: failures.length ? stderr.slice(-4000) : "" };
 }
@@ -561,6 +563,27 @@ export const REGRESSIONS = [
     streamDelayMs: 0,
     extension: false,
     session: false,
+    eofEarly: false,
+  },
+  // A compaction that a clone overtook wrote into the session left and handed the agent that
+  // session's context: the client was shown messages its session file did not hold (seed 21).
+  {
+    commands: [
+      { type: "clone" },
+      { type: "bash", command: "echo out" },
+      { type: "bash", command: "sleep 0.3" },
+      { type: "fork", entryId: "no-such-entry" },
+      { type: "abort_bash" },
+      { type: "prompt", message: "héllo ✓ \u2028 more", streamingBehavior: "steer" },
+      { type: "prompt", message: "/ask" },
+      { type: "compact" },
+      { type: "compact" },
+    ],
+    chunking: { kind: "one" },
+    dialogs: ["answer", "ignore", "ignore", "answer"],
+    streamDelayMs: 10,
+    extension: false,
+    session: true,
     eofEarly: false,
   },
 ];

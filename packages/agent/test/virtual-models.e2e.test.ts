@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { agentText, startAcp } from "./helpers/acp-client.js";
 import { checkedAgents } from "./helpers/checked-agents.js";
 import { type AgentProcess, ROOT, spawnAgent, PARLEY_BIN } from "./helpers/spawn.js";
 
@@ -193,7 +194,7 @@ describe("virtual models (spawned CLI)", () => {
     expect((await data(without, { type: "get_state" }))["model"]).toMatchObject({ provider: "phys", id: "large" });
   });
 
-  it("can be chosen on the command line, with a level, and cycled to", async () => {
+  it("can be chosen on the command line, with a level, cycled to, and be settings' default", async () => {
     const agent = start(world(), ["--model", "router/auto:low"]);
     const state = await data(agent, { type: "get_state" });
     expect(state["model"]).toMatchObject({ provider: "router", id: "auto" });
@@ -204,6 +205,16 @@ describe("virtual models (spawned CLI)", () => {
     const scoped = start(world(), ["--models", "phys/large,router/auto"]);
     expect((await data(scoped, { type: "get_state" }))["model"]).toMatchObject({ provider: "phys", id: "large" });
     expect((await data(scoped, { type: "cycle_model" }))["model"]).toMatchObject({ provider: "router", id: "auto" });
+
+    // settings.json's default model may be one too.
+    const w = world();
+    writeFileSync(
+      join(w.home, ".pi", "agent", "settings.json"),
+      JSON.stringify({ defaultProvider: "router", defaultModel: "auto", defaultThinkingLevel: "high" }),
+    );
+    const fromSettings = start(w);
+    const settled = await data(fromSettings, { type: "get_state" });
+    expect([settled["model"], settled["thinkingLevel"]]).toMatchObject([{ provider: "router", id: "auto" }, "high"]);
   });
 
   it("ctx.modelRegistry resolves request credentials, and routes a request an extension makes through it", async () => {
@@ -216,5 +227,24 @@ describe("virtual models (spawned CLI)", () => {
       text: "large level=medium key=phys-key",
     });
     expect(routes(agent)).toEqual([{ reason: "direct", level: "high", state: null }]);
+  });
+
+  it("in ACP: offered as a model option with its own levels, and routed", async () => {
+    const w = world();
+    const h = await startAcp(["--session-dir", w.sessions, "-e", ROUTER], { cwd: w.cwd, home: w.home });
+    try {
+      const { sessionId, configOptions } = await h.agent.request("session/new", { cwd: w.cwd, mcpServers: [] });
+      const model = configOptions?.find((o) => o.id === "model");
+      expect(model?.type === "select" ? model.options.map((o) => ("value" in o ? o.value : "")) : []).toContain("router/auto");
+      const set = await h.agent.request("session/set_config_option", { sessionId, configId: "model", value: "router/auto" });
+      const thinking = set.configOptions.find((o) => o.id === "thinking");
+      expect(thinking?.type === "select" ? thinking.options.map((o) => ("value" in o ? o.value : "")) : []).toEqual(["low", "high"]);
+      await h.agent.request("session/set_config_option", { sessionId, configId: "thinking", value: "low" });
+      const done = await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello" }] });
+      expect(done.stopReason).toBe("end_turn");
+      expect(agentText(h, sessionId)).toContain("small level=medium key=phys-key");
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -180,6 +180,10 @@ export async function runCompaction(
       details = { readFiles, modifiedFiles };
     }
     if (signal.aborted) throw new CompactionCancelledError();
+    // A session switch that came while the summary was made (one started after the switch aborted
+    // compactions) leaves this compaction behind: written nowhere, and the next session's context
+    // is not replaced by this one's.
+    if (agent.session !== session) throw new CompactionCancelledError();
 
     const entry = session.append({
       type: "compaction",

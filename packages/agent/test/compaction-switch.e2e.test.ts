@@ -1,0 +1,96 @@
+/**
+ * A compaction and a session switch that overlap (found by the interleaving model test,
+ * scripts/interleave.mjs): the compaction must never write into the session left behind and
+ * then hand the agent that session's context, or the client is shown messages the session it is
+ * in does not hold (a resume gives back others).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
+import { spawnAgent, PARLEY_BIN, ROOT, type Rec } from "./helpers/spawn.js";
+import { tempDir, writeScript } from "./fixtures/agent/harness.js";
+
+const HOLD = join(ROOT, "packages/agent/test/fixtures/switch-hold.ts");
+const agents = checkedAgents();
+
+describe("compaction beside a session switch", () => {
+  it("a compact sent while a switch is under way compacts the session switched to, never the one left", async () => {
+    const dir = tempDir();
+    const sessions = join(dir, "sessions");
+    const agent = spawnAgent(
+      PARLEY_BIN,
+      ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "summary", "second"]), "-e", HOLD],
+      {
+        cwd: dir,
+      },
+    );
+    agents.push(agent);
+    await agent.request({ type: "prompt", message: "hi" });
+    await agent.waitFor((r) => r.type === "agent_settled");
+
+    // The switch stops at its session_shutdown dialog; a compact arrives meanwhile.
+    agent.send({ type: "new_session", id: "switch" });
+    const leave = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Leave?");
+    agent.send({ type: "compact", id: "compact" });
+    // Let the switch go on; any compaction dialog that opens is accepted.
+    agent.send({ type: "extension_ui_response", id: leave["id"], confirmed: true });
+    const switched = await agent.response("switch");
+    expect(switched["success"]).toBe(true);
+    // Whatever compaction dialog opens (in either session) is accepted, until the compact is answered.
+    const accepted = new Set<unknown>();
+    await agent.until(() => {
+      for (const r of agent.records) {
+        if (r["method"] !== "confirm" || r["title"] !== "Compact?" || accepted.has(r["id"])) continue;
+        accepted.add(r["id"]);
+        agent.send({ type: "extension_ui_response", id: r["id"], confirmed: true });
+      }
+      return agent.records.some((r) => r.type === "response" && r["id"] === "compact");
+    });
+    // Nothing to compact in the new session.
+    expect(await agent.response("compact")).toMatchObject({ success: false });
+
+    // The new session is empty, as the client is shown; the file left behind has no compaction.
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages).toEqual([]);
+    const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+    expect(files).toHaveLength(1);
+    const entries = readFileSync(join(sessions, files[0] as string), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Rec);
+    expect(entries.map((e) => e["type"])).not.toContain("compaction");
+  });
+
+  it("a compaction of the session left, started while the switch is under way, ends cancelled when the switch is done first", async () => {
+    const dir = tempDir();
+    const sessions = join(dir, "sessions");
+    const agent = spawnAgent(
+      PARLEY_BIN,
+      ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "summary", "second"]), "-e", HOLD],
+      {
+        cwd: dir,
+        env: { COMPACT_ON_LEAVE: "1" },
+      },
+    );
+    agents.push(agent);
+    await agent.request({ type: "prompt", message: "hi" });
+    await agent.waitFor((r) => r.type === "agent_settled");
+
+    agent.send({ type: "new_session", id: "switch" });
+    // The compaction session_shutdown started waits at its dialog until the switch is done.
+    const compact = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Compact?");
+    const leave = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Leave?");
+    agent.send({ type: "extension_ui_response", id: leave["id"], confirmed: true });
+    expect((await agent.response("switch"))["success"]).toBe(true);
+    agent.send({ type: "extension_ui_response", id: compact["id"], confirmed: true });
+    await agent.until(() => agent.stderr().includes("compaction outcome: "));
+    expect(agent.stderr()).toContain("compaction outcome: Compaction cancelled\n");
+
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages).toEqual([]);
+    const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
+    expect(files).toHaveLength(1);
+    expect(readFileSync(join(sessions, files[0] as string), "utf8")).not.toContain('"type":"compaction"');
+  });
+});
