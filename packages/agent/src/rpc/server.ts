@@ -266,6 +266,10 @@ export class RpcServer implements TransportSink, FrontDoor {
   #dispatch<K extends CommandType>(type: K, command: CommandOf<K>, text: string): void {
     const handler = COMMANDS[type];
     const id = command.id;
+    if (handler.sessionBound && this.agent.isSwitching) {
+      this.#track(this.agent.afterSwitches().then(() => this.#dispatch(type, command, text)));
+      return;
+    }
     if (handler.needsCatalog && !this.agent.models.catalogReady) {
       if (this.#catalogError === undefined) {
         const models = this.agent.models;

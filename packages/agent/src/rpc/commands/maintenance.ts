@@ -1,13 +1,10 @@
 /** Compaction, retries and the user's own shell commands. */
-import { async, sync, type CommandTable } from "./types.js";
+import { afterSwitch, async, sync, type CommandTable } from "./types.js";
 
 export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
   // As pi: a run or a compaction in progress is aborted first, then this one runs (the compactor does both).
-  compact: async(async (c, ctx) => {
-    // Sent after a switch under way, it compacts the session switched to (as a prompt runs there).
-    if (ctx.agent.isSwitching) await ctx.agent.afterSwitches();
-    return ctx.agent.compact(c.customInstructions, "manual");
-  }),
+  // Sent during a switch, it compacts the session switched to.
+  compact: afterSwitch(async((c, ctx) => ctx.agent.compact(c.customInstructions, "manual"))),
   abort_retry: sync((_c, ctx) => {
     ctx.agent.abortRetry();
     return undefined;

@@ -1,7 +1,7 @@
-/** Commands that read or set the agent's state: answered at once, in order. */
+/** Commands that read or set the agent's state: answered at once, in order (those that change the session, sent during a switch, wait for it: see afterSwitch). */
 import { CommandError } from "../responses.js";
 import { withKnownJson } from "../../transport/json-pieces.js";
-import { sync, type CommandTable } from "./types.js";
+import { afterSwitch, sync, type CommandTable } from "./types.js";
 
 type StateCommands =
   | "get_state"
@@ -46,15 +46,19 @@ export const stateCommands: CommandTable<StateCommands> = {
     const json = ctx.agent.session.takeMessageJson();
     return { messages: json !== undefined ? withKnownJson(ctx.agent.messages, json) : ctx.agent.messages };
   }),
-  set_thinking_level: sync((c, ctx) => {
-    // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped as any level is).
-    ctx.agent.setThinkingLevel(c.level === "max" ? "xhigh" : c.level);
-    return undefined;
-  }),
-  cycle_thinking_level: sync((_c, ctx) => {
-    const level = ctx.agent.cycleThinkingLevel();
-    return level === null ? null : { level };
-  }),
+  set_thinking_level: afterSwitch(
+    sync((c, ctx) => {
+      // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped as any level is).
+      ctx.agent.setThinkingLevel(c.level === "max" ? "xhigh" : c.level);
+      return undefined;
+    }),
+  ),
+  cycle_thinking_level: afterSwitch(
+    sync((_c, ctx) => {
+      const level = ctx.agent.cycleThinkingLevel();
+      return level === null ? null : { level };
+    }),
+  ),
   get_available_thinking_levels: sync((_c, ctx) => ({ levels: ctx.agent.availableThinkingLevels() })),
   set_steering_mode: sync((c, ctx) => {
     ctx.agent.steeringMode = c.mode;
@@ -72,12 +76,14 @@ export const stateCommands: CommandTable<StateCommands> = {
     ctx.agent.autoRetryEnabled = c.enabled;
     return undefined;
   }),
-  set_session_name: sync((c, ctx) => {
-    const name = c.name.trim();
-    if (!name) throw new CommandError("Session name cannot be empty");
-    ctx.sessions.setSessionName(name);
-    return undefined;
-  }),
+  set_session_name: afterSwitch(
+    sync((c, ctx) => {
+      const name = c.name.trim();
+      if (!name) throw new CommandError("Session name cannot be empty");
+      ctx.sessions.setSessionName(name);
+      return undefined;
+    }),
+  ),
   // As pi: the last assistant message that is not an empty aborted one; no text → no `text`.
   get_last_assistant_text: sync((_c, ctx) => {
     const last = ctx.agent.messages.findLast((m) => m.role === "assistant" && !(m.stopReason === "aborted" && m.content.length === 0));

@@ -48,12 +48,22 @@ export type CommandHandler<K extends CommandType> = ({ kind: "sync"; run: SyncRu
    * loaded, this line and every later one wait (in order) while it loads.
    */
   needsCatalog?: boolean;
+  /**
+   * The command changes the session the client is in (its model, level, name, context): sent
+   * while a session switch is under way, it waits for the switch and applies to the session
+   * switched to. Its answer then leaves when it is done; later lines do not wait for it (a
+   * switch can be held by an extension's dialog, and get_state must still be answered).
+   */
+  sessionBound?: boolean;
 };
 
 export type CommandTable<K extends CommandType> = { [P in K]: CommandHandler<P> };
 
 export const sync = <K extends CommandType>(run: SyncRun<K>): CommandHandler<K> => ({ kind: "sync", run });
 export const async = <K extends CommandType>(run: AsyncRun<K>): CommandHandler<K> => ({ kind: "async", run });
+
+/** Marks a handler as applying to the session switched to when a switch is under way (see CommandHandler.sessionBound). */
+export const afterSwitch = <K extends CommandType>(handler: CommandHandler<K>): CommandHandler<K> => ({ ...handler, sessionBound: true });
 
 /** Marks a handler as needing the model catalogue (see CommandHandler.needsCatalog). */
 export const withCatalog = <K extends CommandType>(handler: CommandHandler<K>): CommandHandler<K> => ({ ...handler, needsCatalog: true });

@@ -1,8 +1,10 @@
 /**
- * A compaction and a session switch that overlap (found by the interleaving model test,
- * scripts/interleave.mjs): the compaction must never write into the session left behind and
- * then hand the agent that session's context, or the client is shown messages the session it is
- * in does not hold (a resume gives back others).
+ * What a client sends while a session switch is under way belongs to the session switched to.
+ * Found by the interleaving model test (scripts/interleave.mjs): a compaction that a switch
+ * overtook wrote into the session left and handed the agent that session's context, so the
+ * client was shown messages its session did not hold. Then the class: every command that changes
+ * the session (model, level, name, compaction) waits for the switch, and is not lost with the
+ * session left.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +16,7 @@ import { tempDir, writeScript } from "./fixtures/agent/harness.js";
 const HOLD = join(ROOT, "packages/agent/test/fixtures/switch-hold.ts");
 const agents = checkedAgents();
 
-describe("compaction beside a session switch", () => {
+describe("commands sent during a session switch", () => {
   it("a compact sent while a switch is under way compacts the session switched to, never the one left", async () => {
     const dir = tempDir();
     const sessions = join(dir, "sessions");
@@ -92,5 +94,40 @@ describe("compaction beside a session switch", () => {
     const files = readdirSync(sessions).filter((f) => f.endsWith(".jsonl"));
     expect(files).toHaveLength(1);
     expect(readFileSync(join(sessions, files[0] as string), "utf8")).not.toContain('"type":"compaction"');
+  });
+
+  it("set_model and set_session_name sent during a switch apply to the session switched to; get_state is answered meanwhile", async () => {
+    const dir = tempDir();
+    const sessions = join(dir, "sessions");
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "second"]), "-e", HOLD], {
+      cwd: dir,
+    });
+    agents.push(agent);
+    await agent.request({ type: "prompt", message: "hi" });
+    await agent.waitFor((r) => r.type === "agent_settled");
+    expect(((await agent.request({ type: "get_state" }))["data"] as Rec)["model"]).toMatchObject({ provider: "parley", id: "script" });
+
+    agent.send({ type: "clone", id: "switch" });
+    const leave = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Leave?");
+    agent.send({ type: "set_model", provider: "parley", modelId: "offline", id: "model" });
+    agent.send({ type: "set_session_name", name: "the clone", id: "name" });
+    // The switch is held by a dialog: state is still answered.
+    expect((await agent.request({ type: "get_state" }))["success"]).toBe(true);
+    agent.send({ type: "extension_ui_response", id: leave["id"], confirmed: true });
+    for (const id of ["switch", "model", "name"]) expect((await agent.response(id))["success"]).toBe(true);
+
+    const state = (await agent.request({ type: "get_state" }))["data"] as Rec;
+    expect([state["model"], state["sessionName"]]).toMatchObject([{ provider: "parley", id: "offline" }, "the clone"]);
+    // Recorded in the clone's file, not in the session left.
+    const file = String(state["sessionFile"]);
+    const entries = readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Rec);
+    expect(entries.filter((e) => e["type"] === "model_change").at(-1)).toMatchObject({ provider: "parley", modelId: "offline" });
+    expect(entries.filter((e) => e["type"] === "session_info").at(-1)).toMatchObject({ name: "the clone" });
+    const left = readdirSync(sessions).filter((f) => f.endsWith(".jsonl") && join(sessions, f) !== file);
+    expect(left).toHaveLength(1);
+    expect(readFileSync(join(sessions, left[0] as string), "utf8")).not.toContain("the clone");
   });
 });
