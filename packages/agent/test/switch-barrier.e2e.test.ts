@@ -130,4 +130,41 @@ describe("commands sent during a session switch", () => {
     expect(left).toHaveLength(1);
     expect(readFileSync(join(sessions, left[0] as string), "utf8")).not.toContain("the clone");
   });
+
+  it("a tree move of the session left, waiting on its handlers when the switch is done, ends cancelled and leaves that session as it was", async () => {
+    const dir = tempDir();
+    const sessions = join(dir, "sessions");
+    const agent = spawnAgent(
+      PARLEY_BIN,
+      ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "second", "summary"]), "-e", HOLD],
+      {
+        cwd: dir,
+      },
+    );
+    agents.push(agent);
+    for (const message of ["hi", "again"]) {
+      const from = agent.records.length;
+      await agent.request({ type: "prompt", message });
+      await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    }
+    const file = String(((await agent.request({ type: "get_state" }))["data"] as Rec)["sessionFile"]);
+    const before = readFileSync(file, "utf8");
+    const firstUser = before
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Rec)
+      .find((e) => e["type"] === "message" && (e["message"] as Rec)["role"] === "user");
+
+    agent.send({ type: "prompt", message: `/nav ${String(firstUser?.["id"])}` });
+    const tree = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Tree?");
+    agent.send({ type: "new_session", id: "switch" });
+    const leave = await agent.waitFor((r) => r["method"] === "confirm" && r["title"] === "Leave?");
+    agent.send({ type: "extension_ui_response", id: leave["id"], confirmed: true });
+    expect((await agent.response("switch"))["success"]).toBe(true);
+    agent.send({ type: "extension_ui_response", id: tree["id"], confirmed: true });
+    await agent.until(() => agent.stderr().includes("navigation outcome: "));
+    expect(agent.stderr()).toContain('navigation outcome: {"cancelled":true,"aborted":true}');
+    expect(readFileSync(file, "utf8")).toBe(before);
+    expect(((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages).toEqual([]);
+  });
 });

@@ -93,6 +93,10 @@ export async function navigateTree(
     }
   }
 
+  // A session switch that came while handlers or the summary were awaited leaves this move
+  // behind: the session left is not changed after it was left (as a compaction is not).
+  if (agent.session !== session) return { cancelled: true, aborted: true };
+
   // A user (or injected) message is re-typed rather than kept: the leaf goes to its parent.
   let newLeafId: string | null = targetId;
   let editorText: string | undefined;

@@ -7,7 +7,7 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, AssistantMessageEventStream, Message, Model } from "@mariozechner/pi-ai";
 import type { RpcEvent } from "@parley/protocol";
-import { errorMessage } from "../error-text.js";
+import { endWithError, errorResponse } from "../models/error-response.js";
 import type { ExtensionProviders } from "../models/extension-providers.js";
 import type { ThinkingLevel } from "../models/model-patterns.js";
 import type { PiAi } from "../models/pi-ai.js";
@@ -82,28 +82,9 @@ export class LoopRouting {
   }
 }
 
-/** An error response for `model`: it names the model asked for (a virtual one when routing failed, as in pi). */
-function failure(model: Model<Api>, error: unknown): AssistantMessage {
-  return {
-    role: "assistant",
-    content: [],
-    api: model.api,
-    provider: model.provider,
-    model: model.id,
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: "error",
-    errorMessage: errorMessage(error),
-    timestamp: Date.now(),
-  };
-}
-
-/** The request ends with an error response (the loop records it as any failed reply). */
+/** The request ends with an error response naming the virtual model (the loop records it as any failed reply). */
 export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown): AssistantMessageEventStream {
-  const stream = pi.createAssistantMessageEventStream();
-  const message = failure(model, error);
-  stream.push({ type: "error", reason: "error", error: message });
-  stream.end(message);
-  return stream;
+  return endWithError(pi, errorResponse(model, error));
 }
 
 /**
@@ -124,9 +105,7 @@ export function stampThinkingLevel(pi: PiAi, source: AssistantMessageEventStream
       out.end(stamp(await source.result()));
     } catch (error) {
       // Providers report failures as events; one whose stream throws still ends the request.
-      const message = stamp(failure(model, error));
-      out.push({ type: "error", reason: "error", error: message });
-      out.end(message);
+      endWithError(pi, stamp(errorResponse(model, error)), out);
     }
   })();
   return out;

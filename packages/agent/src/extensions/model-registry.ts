@@ -4,8 +4,8 @@
  * methods, which resolve credentials when the request is made and route a virtual model first
  * (reason "direct", as pi routes a request made outside the agent loop).
  */
-import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions, StreamOptions } from "@mariozechner/pi-ai";
-import { errorMessage } from "../error-text.js";
+import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
+import { endWithError, errorResponse } from "../models/error-response.js";
 import type { ExtensionProviders, ModelResolution } from "../models/index.js";
 import { lastResort } from "../models/resolve.js";
 import { type PiAi, loadPiAiNow, piAiIfLoaded } from "../models/pi-ai.js";
@@ -37,19 +37,7 @@ function lazyStream(pi: PiAi, model: Model<Api>, open: () => Promise<AssistantMe
       for await (const event of source) out.push(event);
       out.end(await source.result());
     } catch (error) {
-      const message = {
-        role: "assistant" as const,
-        content: [],
-        api: model.api,
-        provider: model.provider,
-        model: model.id,
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-        stopReason: "error" as const,
-        errorMessage: errorMessage(error),
-        timestamp: Date.now(),
-      };
-      out.push({ type: "error", reason: "error", error: message });
-      out.end(message);
+      endWithError(pi, errorResponse(model, error), out);
     }
   })();
   return out;
@@ -64,26 +52,22 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     models.catalogNow() ? models.findModel(provider, id) : known().find((m) => m.provider === provider && m.id === id);
 
   /** The physical model and options a request is sent with: a virtual model routed, the key looked up when not given. */
-  async function prepare<O extends StreamOptions & { reasoning?: SimpleStreamOptions["reasoning"] }>(
-    model: Model<Api>,
-    context: Context,
-    options: O | undefined,
-  ): Promise<{ model: Model<Api>; options: O | StreamOptions }> {
+  async function prepare(model: Model<Api>, context: Context, options: SimpleStreamOptions = {}): Promise<{ model: Model<Api>; options: SimpleStreamOptions }> {
     await registerParleyProviders();
     let target = model;
-    let sent: O | StreamOptions = options ?? {};
+    let sent = options;
     if (isVirtualModel(model)) {
       const route = await models.route(model, {
         reason: "direct",
-        thinkingLevel: options?.reasoning ?? "off",
+        thinkingLevel: options.reasoning ?? "off",
         messages: context.messages,
-        ...(options?.signal ? { signal: options.signal } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
       });
       target = route.model;
       // The caller's credentials were for the virtual model's provider: never sent to another.
-      const { apiKey: _key, headers: _headers, reasoning: _level, ...rest } = sent as O;
-      const maxTokens = options?.maxTokens !== undefined && target.maxTokens > 0 ? Math.min(options.maxTokens, target.maxTokens) : options?.maxTokens;
-      sent = { ...rest, ...(maxTokens !== undefined ? { maxTokens } : {}), ...(route.thinkingLevel !== "off" ? { reasoning: route.thinkingLevel } : {}) };
+      const { apiKey: _key, headers: _headers, reasoning: _level, maxTokens, ...rest } = options;
+      const capped = maxTokens !== undefined && target.maxTokens > 0 ? Math.min(maxTokens, target.maxTokens) : maxTokens;
+      sent = { ...rest, ...(capped !== undefined ? { maxTokens: capped } : {}), ...(route.thinkingLevel !== "off" ? { reasoning: route.thinkingLevel } : {}) };
     }
     const apiKey = sent.apiKey ?? models.getApiKey(target.provider);
     return { model: target, options: { ...sent, ...(apiKey !== undefined ? { apiKey } : {}) } };
