@@ -223,6 +223,7 @@ describe("virtual models (spawned CLI)", () => {
     const note = await agent.waitFor((r) => r["method"] === "notify" && String(r["message"]).startsWith("ask "));
     expect(JSON.parse(String(note["message"]).slice("ask ".length))).toEqual({
       auth: { ok: true, apiKey: "phys-key" },
+      providerAuth: { auth: { apiKey: "phys-key" } },
       model: "phys/large",
       text: "large level=medium key=phys-key",
     });

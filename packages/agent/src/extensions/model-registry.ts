@@ -96,6 +96,10 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     },
     getProviderAuthStatus: (provider) => ({ configured: models.getApiKey(provider) !== undefined }),
     getApiKeyForProvider: async (provider) => models.getApiKey(provider),
+    getProviderAuth: async (provider) => {
+      const apiKey = models.getApiKey(provider);
+      return apiKey === undefined ? undefined : { auth: { apiKey } };
+    },
     isUsingOAuth: () => false,
     getError: () => undefined,
     getProviderDisplayName: (provider) => provider,

@@ -165,6 +165,8 @@ export interface ExtensionModelRegistry {
   getApiKeyAndHeaders(model: Model<Api>): Promise<ResolvedRequestAuth>;
   getProviderAuthStatus(provider: string): { configured: boolean; source?: string };
   getApiKeyForProvider(provider: string): Promise<string | undefined>;
+  /** The newest pi's: a provider's current credentials without a model; undefined when it has none. */
+  getProviderAuth(provider: string): Promise<{ auth: { apiKey?: string }; source?: string } | undefined>;
   isUsingOAuth(model: Model<Api>): boolean;
   getError(): string | undefined;
   getProviderDisplayName(provider: string): string;
