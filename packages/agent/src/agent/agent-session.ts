@@ -88,12 +88,13 @@ interface SessionDefaults {
 }
 
 function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
+  const branch = session.branch();
   return {
     model: context.model,
     thinkingLevel: context.thinkingLevel,
     existing: context.messages.length > 0,
-    thinkingRecorded: session.branch().some((e) => e.type === "thinking_level_change"),
-    selected: lastModelChange(session.branch()),
+    thinkingRecorded: branch.some((e) => e.type === "thinking_level_change"),
+    selected: lastModelChange(branch),
   };
 }
 
