@@ -390,7 +390,7 @@ describe("parley --mode acp: an extension starts another pi session inside an AC
 
 describe("parley --mode acp: one session's ctx.reload() beside another session's prompt", () => {
   it(
-    "each session's requests go through its own extension instance's provider, not the one registered last",
+    "each session's requests, and its extension's ctx.modelRegistry calls, go through its own extension instance's provider, not the one registered last",
     async () => {
       const ws = workspace();
       const fixture = join(ROOT, "packages/agent/test/fixtures/acp-shared-provider.ts");
@@ -414,6 +414,9 @@ describe("parley --mode acp: one session's ctx.reload() beside another session's
       expect(agentText(h, a)).toContain(`ok from ${ia}`);
       expect(agentText(h, a)).not.toContain(`ok from ${ib}`);
       expect(agentText(h, b)).toContain(`ok from ${ib}`);
+      // An extension's own call through ctx.modelRegistry reaches its own instance too.
+      expect((await prompt(h, a, "/ask-registry")).stopReason).toBe("end_turn");
+      expect(agentText(h, a)).toContain(`registry said ok from ${ia}`);
       expect(await h.close()).toEqual({ code: 0 });
     },
     TEST_MS,
