@@ -313,4 +313,21 @@ describe("first contact on the command line", () => {
     },
     MINUTE,
   );
+
+  it(
+    "-e builtin:<name> (the newest pi's built-in extensions): a known one is said and skipped, an unknown one stops parley as it stops pi",
+    async () => {
+      const p = place("parley-pi-files-");
+      const known = start(p, ["-e", "builtin:mcp", "-e", "builtin:tool-search"]);
+      expect((await known.request({ type: "get_state" }))["success"]).toBe(true);
+      expect(known.stderr()).toContain("-e builtin:mcp: parley has no built-in extensions");
+      expect(known.stderr()).toContain("-e builtin:tool-search: parley has no built-in extensions");
+      known.closeInput();
+      expect((await known.exited).code).toBe(0);
+      const unknown = start(p, ["-e", "builtin:nope"]);
+      expect((await unknown.exited).code).toBe(1);
+      expect(unknown.stderr()).toContain("Unknown built-in extension: builtin:nope");
+    },
+    MINUTE,
+  );
 });

@@ -261,7 +261,9 @@ async function resolveSetupResources(
     legacyExtensionDirs: true,
   });
   // -e paths start from where parley was started, as in pi.
-  return { resolved, cli: resolveCliSources(options.extensions, { ...places, cwd: setup.launchCwd }) };
+  const cli = resolveCliSources(options.extensions, { ...places, cwd: setup.launchCwd });
+  // What -e sources had to say (a built-in extension parley lacks) is said with the rest.
+  return { resolved: { ...resolved, warnings: [...resolved.warnings, ...cli.warnings] }, cli };
 }
 
 /**
