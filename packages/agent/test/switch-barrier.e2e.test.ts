@@ -10,26 +10,31 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkedAgents } from "./helpers/checked-agents.js";
-import { spawnAgent, PARLEY_BIN, ROOT, type Rec } from "./helpers/spawn.js";
+import { type AgentProcess, spawnAgent, PARLEY_BIN, ROOT, type Rec } from "./helpers/spawn.js";
 import { tempDir, writeScript } from "./fixtures/agent/harness.js";
 
 const HOLD = join(ROOT, "packages/agent/test/fixtures/switch-hold.ts");
 const agents = checkedAgents();
 
+/** parley on a scripted model with fixtures/switch-hold.ts, its sessions in a folder of their own. */
+function startHeld(script: string[], env: NodeJS.ProcessEnv = {}): { agent: AgentProcess; sessions: string } {
+  const dir = tempDir();
+  const sessions = join(dir, "sessions");
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(script), "-e", HOLD], { cwd: dir, env });
+  agents.push(agent);
+  return { agent, sessions };
+}
+
+async function settledPrompt(agent: AgentProcess, message: string): Promise<void> {
+  const from = agent.records.length;
+  await agent.request({ type: "prompt", message });
+  await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+}
+
 describe("commands sent during a session switch", () => {
   it("a compact sent while a switch is under way compacts the session switched to, never the one left", async () => {
-    const dir = tempDir();
-    const sessions = join(dir, "sessions");
-    const agent = spawnAgent(
-      PARLEY_BIN,
-      ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "summary", "second"]), "-e", HOLD],
-      {
-        cwd: dir,
-      },
-    );
-    agents.push(agent);
-    await agent.request({ type: "prompt", message: "hi" });
-    await agent.waitFor((r) => r.type === "agent_settled");
+    const { agent, sessions } = startHeld(["first", "summary", "second"]);
+    await settledPrompt(agent, "hi");
 
     // The switch stops at its session_shutdown dialog; a compact arrives meanwhile.
     agent.send({ type: "new_session", id: "switch" });
@@ -65,19 +70,8 @@ describe("commands sent during a session switch", () => {
   });
 
   it("a compaction of the session left, started while the switch is under way, ends cancelled when the switch is done first", async () => {
-    const dir = tempDir();
-    const sessions = join(dir, "sessions");
-    const agent = spawnAgent(
-      PARLEY_BIN,
-      ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "summary", "second"]), "-e", HOLD],
-      {
-        cwd: dir,
-        env: { COMPACT_ON_LEAVE: "1" },
-      },
-    );
-    agents.push(agent);
-    await agent.request({ type: "prompt", message: "hi" });
-    await agent.waitFor((r) => r.type === "agent_settled");
+    const { agent, sessions } = startHeld(["first", "summary", "second"], { COMPACT_ON_LEAVE: "1" });
+    await settledPrompt(agent, "hi");
 
     agent.send({ type: "new_session", id: "switch" });
     // The compaction session_shutdown started waits at its dialog until the switch is done.
@@ -97,14 +91,8 @@ describe("commands sent during a session switch", () => {
   });
 
   it("set_model and set_session_name sent during a switch apply to the session switched to; get_state is answered meanwhile", async () => {
-    const dir = tempDir();
-    const sessions = join(dir, "sessions");
-    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "second"]), "-e", HOLD], {
-      cwd: dir,
-    });
-    agents.push(agent);
-    await agent.request({ type: "prompt", message: "hi" });
-    await agent.waitFor((r) => r.type === "agent_settled");
+    const { agent, sessions } = startHeld(["first", "second"]);
+    await settledPrompt(agent, "hi");
     expect(((await agent.request({ type: "get_state" }))["data"] as Rec)["model"]).toMatchObject({ provider: "parley", id: "script" });
 
     agent.send({ type: "clone", id: "switch" });
@@ -132,21 +120,8 @@ describe("commands sent during a session switch", () => {
   });
 
   it("a tree move of the session left, waiting on its handlers when the switch is done, ends cancelled and leaves that session as it was", async () => {
-    const dir = tempDir();
-    const sessions = join(dir, "sessions");
-    const agent = spawnAgent(
-      PARLEY_BIN,
-      ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(["first", "second", "summary"]), "-e", HOLD],
-      {
-        cwd: dir,
-      },
-    );
-    agents.push(agent);
-    for (const message of ["hi", "again"]) {
-      const from = agent.records.length;
-      await agent.request({ type: "prompt", message });
-      await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
-    }
+    const { agent } = startHeld(["first", "second", "summary"]);
+    for (const message of ["hi", "again"]) await settledPrompt(agent, message);
     const file = String(((await agent.request({ type: "get_state" }))["data"] as Rec)["sessionFile"]);
     const before = readFileSync(file, "utf8");
     const firstUser = before
