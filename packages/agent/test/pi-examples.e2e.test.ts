@@ -11,25 +11,20 @@ import { PI_EXAMPLES, ROOT, openDialog, spawnParley, spawnPi, type AgentProcess 
 // Folders whose extension needs packages of its own (they ship a package.json for `npm install`).
 const NEEDS_OWN_INSTALL = new Set(["sandbox", "with-deps", "custom-provider-anthropic", "custom-provider-gitlab-duo", "gondolin"]);
 
-const ALL = [
-  ...readdirSync(PI_EXAMPLES)
+/** The example extensions of a folder: each `.ts` file, and each folder's `index.ts` that needs no install of its own. */
+const examplesIn = (folder: string): string[] => [
+  ...readdirSync(folder)
     .filter((f) => f.endsWith(".ts"))
-    .map((f) => join(PI_EXAMPLES, f)),
-  ...readdirSync(PI_EXAMPLES, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && !NEEDS_OWN_INSTALL.has(d.name) && existsSync(join(PI_EXAMPLES, d.name, "index.ts")))
-    .map((d) => join(PI_EXAMPLES, d.name, "index.ts")),
+    .map((f) => join(folder, f)),
+  ...readdirSync(folder, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !NEEDS_OWN_INSTALL.has(d.name) && existsSync(join(folder, d.name, "index.ts")))
+    .map((d) => join(folder, d.name, "index.ts")),
 ];
 
+const ALL = examplesIn(PI_EXAMPLES);
 // The newest pi's examples (pi 1.6.0), by the same rule.
 const NEWEST_EXAMPLES = join(ROOT, "node_modules/pi-newest/examples/extensions");
-const NEWEST = [
-  ...readdirSync(NEWEST_EXAMPLES)
-    .filter((f) => f.endsWith(".ts"))
-    .map((f) => join(NEWEST_EXAMPLES, f)),
-  ...readdirSync(NEWEST_EXAMPLES, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && !NEEDS_OWN_INSTALL.has(d.name) && existsSync(join(NEWEST_EXAMPLES, d.name, "index.ts")))
-    .map((d) => join(NEWEST_EXAMPLES, d.name, "index.ts")),
-];
+const NEWEST = examplesIn(NEWEST_EXAMPLES);
 
 const agents = checkedAgents();
 const start = (files: string[]) => {
