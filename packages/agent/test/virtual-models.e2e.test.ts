@@ -165,6 +165,20 @@ describe("virtual models (spawned CLI)", () => {
     expect(text((await assistants(agent)).at(-1))).toBe("large level=medium key=phys-key");
   });
 
+  it("abort ends a run whose router never answers (and ignores its signal)", async () => {
+    const agent = start(world());
+    await data(agent, { type: "set_model", provider: "router", modelId: "auto" });
+    const from = agent.records.length;
+    await data(agent, { type: "prompt", message: "hang in routing" });
+    await agent.until(() => routes(agent, from).length === 1);
+    await data(agent, { type: "abort" });
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    expect((await assistants(agent)).at(-1)).toMatchObject({ provider: "router", model: "auto", stopReason: "aborted" });
+    // Nothing of the hung routing is left: the next prompt is routed and answered.
+    await prompt(agent, "hello");
+    expect(text((await assistants(agent)).at(-1))).toBe("large level=medium key=phys-key");
+  });
+
   it("a resumed session keeps its virtual selection, or falls back to the model that answered when the router is gone", async () => {
     const w = world();
     const first = start(w);

@@ -323,7 +323,7 @@ export class AgentSession {
           try {
             routed = await this.#routing.route(selected, sent.messages, options?.signal);
           } catch (error) {
-            return failedRequest(await loadPiAi(), selected, error);
+            return failedRequest(await loadPiAi(), selected, error, options?.signal?.aborted === true);
           }
           model = routed.model;
         }

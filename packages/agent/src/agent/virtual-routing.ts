@@ -82,9 +82,12 @@ export class LoopRouting {
   }
 }
 
-/** The request ends with an error response naming the virtual model (the loop records it as any failed reply). */
-export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown): AssistantMessageEventStream {
-  return endWithError(pi, errorResponse(model, error));
+/**
+ * The request ends with an error response naming the virtual model (the loop records it as any
+ * failed reply), or an aborted one when the run was aborted while it was routed.
+ */
+export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown, aborted = false): AssistantMessageEventStream {
+  return endWithError(pi, errorResponse(model, error, aborted));
 }
 
 /**

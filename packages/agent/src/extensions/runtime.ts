@@ -416,7 +416,6 @@ export class ExtensionRuntime {
     return current;
   }
 
-  /** The context a tool or handler of this extension gets (a neutral one for built-ins). */
   /** pi's two forms: (name, config), or one provider object named by its `id` (or `name`). */
   #registerProvider(nameOrProvider: unknown, config?: unknown): void {
     const provider = typeof nameOrProvider === "object" && nameOrProvider !== null ? nameOrProvider : undefined;
@@ -447,6 +446,7 @@ export class ExtensionRuntime {
     this.#virtualModels.delete(`${provider}/${id}`);
   }
 
+  /** The context a tool or handler of this extension gets (a neutral one for built-ins). */
   contextFor(extensionPath: string | undefined): ExtensionContext {
     const extension = this.extensions.find((e) => e.path === extensionPath);
     return this.context(

@@ -7,7 +7,8 @@ import { errorMessage } from "../error-text.js";
 import type { PiAi } from "./pi-ai.js";
 import { emptyUsage } from "./reply-stream.js";
 
-export function errorResponse(model: Model<Api>, error: unknown): AssistantMessage {
+/** `aborted`: the request was aborted (pi-ai's stopReason and words), not failed. */
+export function errorResponse(model: Model<Api>, error: unknown, aborted = false): AssistantMessage {
   return {
     role: "assistant",
     content: [],
@@ -15,8 +16,8 @@ export function errorResponse(model: Model<Api>, error: unknown): AssistantMessa
     provider: model.provider,
     model: model.id,
     usage: emptyUsage(),
-    stopReason: "error",
-    errorMessage: errorMessage(error),
+    stopReason: aborted ? "aborted" : "error",
+    errorMessage: aborted ? "Request was aborted" : errorMessage(error),
     timestamp: Date.now(),
   };
 }
@@ -27,7 +28,7 @@ export function endWithError(
   message: AssistantMessage,
   stream: AssistantMessageEventStream = pi.createAssistantMessageEventStream(),
 ): AssistantMessageEventStream {
-  stream.push({ type: "error", reason: "error", error: message });
+  stream.push({ type: "error", reason: message.stopReason === "aborted" ? "aborted" : "error", error: message });
   stream.end(message);
   return stream;
 }

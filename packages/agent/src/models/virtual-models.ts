@@ -189,12 +189,17 @@ export async function routeRequest(
   // A failed routing names the virtual model: there is no physical request to report.
   const failedModel = failed && catalog.physical(failed.provider, failed.model);
   const failedLevel = failed && levelOf(failed);
-  const answer: unknown = await definition.route({
-    ...rest,
-    model,
-    ...(previousModel ? { previous: { model: previousModel, ...(previousLevel ? { thinkingLevel: previousLevel } : {}) } } : {}),
-    ...(failed && failedModel ? { failed: { model: failedModel, ...(failedLevel ? { thinkingLevel: failedLevel } : {}), message: failed } } : {}),
-  });
+  const answer: unknown = await untilAborted(
+    request.signal,
+    Promise.resolve().then(() =>
+      definition.route({
+        ...rest,
+        model,
+        ...(previousModel ? { previous: { model: previousModel, ...(previousLevel ? { thinkingLevel: previousLevel } : {}) } } : {}),
+        ...(failed && failedModel ? { failed: { model: failedModel, ...(failedLevel ? { thinkingLevel: failedLevel } : {}), message: failed } } : {}),
+      }),
+    ),
+  );
   if (typeof answer !== "object" || answer === null) throw new Error(`${name}: route() must return { model, thinkingLevel }.`);
   const chosen: unknown = Reflect.get(answer, "model");
   const provider = typeof chosen === "object" && chosen !== null ? Reflect.get(chosen, "provider") : undefined;
@@ -207,6 +212,20 @@ export async function routeRequest(
   const level = knownLevel(Reflect.get(answer, "thinkingLevel")) ?? "off";
   const state: unknown = Reflect.get(answer, "state");
   return { model: target, thinkingLevel: catalog.clamp(target, level), ...(state !== undefined ? { state } : {}) };
+}
+
+/**
+ * A router's answer, or a rejection once `signal` aborts: a router that ignores the signal (a
+ * classifier call that never returns) must not keep the run from being aborted.
+ */
+function untilAborted<T>(signal: AbortSignal | undefined, work: Promise<T>): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error("Request was aborted"));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /** The latest successful response (failed and aborted ones, routing failures among them, are skipped). */
