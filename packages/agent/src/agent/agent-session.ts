@@ -60,6 +60,12 @@ export interface AgentSessionOptions {
   log: (message: string) => void;
 }
 
+/** How long an aborted run waits for each of its remaining events' extension handlers. */
+const ABORTED_RUN_HANDLER_GRACE_MS = 2000;
+
+/** A prompt whose preparation (input or before_agent_start handlers) an abort ended. */
+const PREPARATION_ABORTED = "Aborted while extensions were preparing the prompt: it was not sent";
+
 export class AgentError extends Error {
   override readonly name = "AgentError";
 }
@@ -662,7 +668,9 @@ export class AgentSession {
     let prepared!: () => void;
     if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
-      const handled = await this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior);
+      const handled = await this.#unlessAborted(this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior), () => {
+        throw new AgentError(PREPARATION_ABORTED);
+      });
       if (handled === undefined) {
         options.onAccepted?.("handled");
         return "handled";
@@ -683,23 +691,28 @@ export class AgentSession {
       await this.ensureCore();
       const systemPrompt = this.systemPrompt();
       this.#effectivePrompt = systemPrompt;
-      const start = await this.#runtime.emitChained(
-        {
-          type: "before_agent_start",
-          messageType: "user",
-          prompt: input.text,
-          images: input.images,
-          systemPrompt,
-          systemPromptOptions: { cwd: this.#options.cwd },
-        },
-        (event, r) => {
-          const next = { ...event };
-          if (typeof r.systemPrompt === "string") {
-            next.systemPrompt = r.systemPrompt;
-            this.#effectivePrompt = r.systemPrompt; // later handlers' ctx.getSystemPrompt() sees it
-          }
-          if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
-          return { event: next };
+      const start = await this.#unlessAborted(
+        this.#runtime.emitChained(
+          {
+            type: "before_agent_start",
+            messageType: "user",
+            prompt: input.text,
+            images: input.images,
+            systemPrompt,
+            systemPromptOptions: { cwd: this.#options.cwd },
+          },
+          (event, r) => {
+            const next = { ...event };
+            if (typeof r.systemPrompt === "string") {
+              next.systemPrompt = r.systemPrompt;
+              this.#effectivePrompt = r.systemPrompt; // later handlers' ctx.getSystemPrompt() sees it
+            }
+            if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
+            return { event: next };
+          },
+        ),
+        () => {
+          throw new AgentError(PREPARATION_ABORTED);
         },
       );
       stillCurrent();
@@ -807,7 +820,38 @@ export class AgentSession {
     this.#retry.abort();
     this.#compactor.abort();
     this.#core?.abort();
+    // Extension handlers the run or a prompt's preparation waits on are waited on no longer.
+    for (const release of [...this.#waiting]) release();
     if (this.#runState.name === "running") await this.#runState.run;
+  }
+
+  /** Releases of the extension handlers being waited on (see #unlessAborted). */
+  readonly #waiting = new Set<() => void>();
+
+  /**
+   * Waits for extension handlers, but not past an abort: a handler that never returns must not
+   * keep a run (or a prompt's preparation) from ending. On abort, `onAbort` answers instead (it
+   * may throw); a result the handler gives later is not used. pi waits for ever here.
+   */
+  #unlessAborted<T>(work: Promise<T>, onAbort: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const release = (): void => {
+        try {
+          resolve(onAbort());
+        } catch (error) {
+          reject(error);
+        }
+      };
+      this.#waiting.add(release);
+      // After the run's abort, its remaining events' handlers get a grace period each (one that
+      // hangs on every event would otherwise need an abort per event).
+      const grace = this.#core?.signal?.aborted ? setTimeout(release, ABORTED_RUN_HANDLER_GRACE_MS) : undefined;
+      grace?.unref();
+      work.then(resolve, reject).finally(() => {
+        this.#waiting.delete(release);
+        clearTimeout(grace);
+      });
+    });
   }
 
   /**
@@ -1193,21 +1237,24 @@ export class AgentSession {
     }
     if (event.type === "turn_start") {
       this.#boundaries.turnStarted();
-      await this.#runtime.emit({ type: "turn_start", turnIndex: this.#turnIndex, timestamp: Date.now() });
+      await this.#unlessAborted(this.#runtime.emit({ type: "turn_start", turnIndex: this.#turnIndex, timestamp: Date.now() }), () => undefined);
     } else if (event.type === "turn_end") {
       // Before the client's turn_end: entries the handlers append are announced first, as in pi.
-      await this.#boundaries.turnEnd(event.message, event.toolResults, this.#turnIndex++);
+      await this.#unlessAborted(this.#boundaries.turnEnd(event.message, event.toolResults, this.#turnIndex++), () => undefined);
     } else if (event.type === "message_end") {
-      const final = await this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => ({
-        event: result.message ? { ...e, message: result.message } : e,
-      }));
+      const final = await this.#unlessAborted(
+        this.#runtime.emitChained({ type: "message_end", message: event.message }, (e, result) => ({
+          event: result.message ? { ...e, message: result.message } : e,
+        })),
+        () => ({ type: "message_end" as const, message: event.message }),
+      );
       if (final.message !== event.message) {
         // The loop keeps the object it emitted: update it in place so state and session agree.
         Object.assign(event.message, final.message);
       }
       wire = { ...event, message: event.message };
     } else {
-      await this.#runtime.emit(wire.type === "tool_execution_end" ? wire : event);
+      await this.#unlessAborted(this.#runtime.emit(wire.type === "tool_execution_end" ? wire : event), () => undefined);
     }
     this.#emit(toWireEvent(wire));
     if (event.type === "message_end") this.#persist(event.message);
@@ -1280,16 +1327,19 @@ export class AgentSession {
     const messages = this.#contextFromSession ? this.#state.messages.slice() : loopMessages;
     const context = this.#runtime.hasHandlers("context")
       ? (
-          await this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
-            event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
-          }))
+          await this.#unlessAborted(
+            this.#runtime.emitChained({ type: "context", messages }, (event, r) => ({
+              event: Array.isArray(r.messages) ? { ...event, messages: r.messages } : event,
+            })),
+            () => ({ type: "context" as const, messages }),
+          )
         ).messages
       : messages;
     this.#routing.sawContext(context);
     if (!this.#runtime.hasHandlers("context_with_system")) return context;
     // The newest pi's second phase: the transcript with its leading system message, used as returned.
     const transcript = withSystemMessage(this.#state.systemPrompt, this.#core?.state.tools ?? [], context);
-    const folded = foldSystemMessages(await this.#runtime.emitContextWithSystem(transcript));
+    const folded = foldSystemMessages(await this.#unlessAborted(this.#runtime.emitContextWithSystem(transcript), () => transcript));
     this.#requestSystem = folded.system;
     return folded.messages;
   }
