@@ -1,8 +1,9 @@
 /**
  * An abort ends what it is asked to end even when an extension's handler never returns: the run
  * (its loop waits on handlers of every event) or the preparation of a prompt (input and
- * before_agent_start handlers). pi waits for ever in both. After the abort, each remaining event
- * of the run gives its handlers a grace period, then goes on.
+ * before_agent_start handlers), and a tool whose execute ignores its signal. pi waits for ever in
+ * each. After the abort, each remaining event of the run gives its handlers a grace period (and
+ * the tool one), then goes on.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -41,4 +42,18 @@ describe("abort with a handler that never returns", () => {
       expect(((await agent.request({ type: "get_state" }))["data"] as { isStreaming: boolean }).isStreaming).toBe(false);
     });
   }
+
+  it("a tool whose execute ignores its signal: the run ends, the call answered with an error", async () => {
+    const script = writeScript([{ text: "calling", toolCalls: [{ name: "hang", arguments: {} }] }, "done"]);
+    const agent = spawnParley(["--model-script", script, "-e", HANG], { cwd: tempDir(), env: { HANG_EVENT: "tool" } });
+    agents.push(agent);
+    expect((await agent.request({ type: "prompt", message: "hello" }))["success"]).toBe(true);
+    await agent.until(() => agent.stderr().includes("entered tool"));
+    expect((await agent.request({ type: "abort" }))["success"]).toBe(true);
+    await agent.waitFor((r) => r.type === "agent_settled");
+    const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Record<string, unknown>[] }).messages;
+    const result = messages.find((m) => m["role"] === "toolResult");
+    expect(result).toMatchObject({ toolName: "hang", isError: true });
+    expect(JSON.stringify(result?.["content"])).toContain("Tool hang did not stop when aborted");
+  });
 });

@@ -35,6 +35,7 @@ import { errorMessage, errorText } from "../error-text.js";
 import { loadPiAi } from "../models/pi-ai.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
+import { ABORT_GRACE_MS } from "./abort-grace.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../rpc/transport.js";
@@ -59,9 +60,6 @@ export interface AgentSessionOptions {
   config?: AgentConfig | undefined;
   log: (message: string) => void;
 }
-
-/** How long an aborted run waits for each of its remaining events' extension handlers. */
-const ABORTED_RUN_HANDLER_GRACE_MS = 2000;
 
 /** A prompt whose preparation (input or before_agent_start handlers) an abort ended. */
 const PREPARATION_ABORTED = "Aborted while extensions were preparing the prompt: it was not sent";
@@ -662,15 +660,18 @@ export class AgentSession {
     // A session switch during the preparation ends what belonged to the old session: this prompt
     // must not start (or queue) in the next one (the switch's abort could not stop it: no run yet).
     const session = this.#session;
+    const switched = "The session was switched while this prompt was being prepared: it was not sent";
     const stillCurrent = (): void => {
-      if (this.#session !== session) throw new AgentError("The session was switched while this prompt was being prepared: it was not sent");
+      if (this.#session !== session) throw new AgentError(switched);
+    };
+    // An abort (a switch's included) ends a preparation whose handlers have not returned.
+    const aborted = (): never => {
+      throw new AgentError(this.isSwitching || this.#session !== session ? switched : PREPARATION_ABORTED);
     };
     let prepared!: () => void;
     if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
     try {
-      const handled = await this.#unlessAborted(this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior), () => {
-        throw new AgentError(PREPARATION_ABORTED);
-      });
+      const handled = await this.#unlessAborted(this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior), aborted);
       if (handled === undefined) {
         options.onAccepted?.("handled");
         return "handled";
@@ -711,9 +712,7 @@ export class AgentSession {
             return { event: next };
           },
         ),
-        () => {
-          throw new AgentError(PREPARATION_ABORTED);
-        },
+        aborted,
       );
       stillCurrent();
       this.#state.systemPrompt = start.systemPrompt;
@@ -845,7 +844,7 @@ export class AgentSession {
       this.#waiting.add(release);
       // After the run's abort, its remaining events' handlers get a grace period each (one that
       // hangs on every event would otherwise need an abort per event).
-      const grace = this.#core?.signal?.aborted ? setTimeout(release, ABORTED_RUN_HANDLER_GRACE_MS) : undefined;
+      const grace = this.#core?.signal?.aborted ? setTimeout(release, ABORT_GRACE_MS) : undefined;
       grace?.unref();
       work.then(resolve, reject).finally(() => {
         this.#waiting.delete(release);

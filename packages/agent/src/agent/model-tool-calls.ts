@@ -8,6 +8,7 @@
  * A call blocked with `terminate` is let through the loop's own check and answered here instead of
  * running the tool, because only a result (not a block) can carry `terminate` in that loop.
  */
+import { settleAfterAbort } from "./abort-grace.js";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import type { ToolResultMessage, Usage } from "@mariozechner/pi-ai";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
@@ -54,9 +55,11 @@ export class ModelToolCalls {
         let accepting = true;
         const started = performance.now();
         try {
-          const result = await tool.execute(id, params, signal, (partial) => {
+          const run = tool.execute(id, params, signal, (partial) => {
             if (accepting) onUpdate?.(partial);
           });
+          // A tool that ignores the abort must not keep the run from ending.
+          const result = await settleAfterAbort(run, signal, `Tool ${tool.name}`);
           // A copy: the loop may rebuild it, and the tool may return one shared object every time.
           return typeof result === "object" && result !== null ? { ...result } : result;
         } finally {
