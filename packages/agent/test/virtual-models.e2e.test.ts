@@ -149,6 +149,17 @@ describe("virtual models (spawned CLI)", () => {
     expect(agent.records.slice(from).filter((r) => r.type === "entry_appended")).toEqual([]);
   });
 
+  it("a retry made on a physical model is not reported to the router of a later prompt", async () => {
+    const agent = start(world());
+    await data(agent, { type: "set_model", provider: "phys", modelId: "large" });
+    await prompt(agent, "fail once");
+    await agent.waitFor((r) => r.type === "auto_retry_end");
+    await data(agent, { type: "set_model", provider: "router", modelId: "auto" });
+    const from = agent.records.length;
+    await prompt(agent, "hello");
+    expect(routes(agent, from)).toMatchObject([{ reason: "user", previous: "large:?" }]);
+  });
+
   it("ends the request with an error response when the router names no physical model", async () => {
     const agent = start(world());
     await data(agent, { type: "set_model", provider: "router", modelId: "auto" });

@@ -330,7 +330,7 @@ export class AgentSession {
             return failedRequest(await loadPiAi(), selected, error, options?.signal?.aborted === true);
           }
           model = routed.model;
-        }
+        } else this.#routing.requestMade();
         // A routed request has its model's key and level, never the virtual provider's.
         const { apiKey: _key, reasoning: _level, ...common } = options ?? {};
         const apiKey = routed ? this.models.getApiKey(model.provider) : options?.apiKey;

@@ -37,6 +37,11 @@ export class LoopRouting {
     this.#userTurn = messages.slice(lastResponse + 1).some((m) => m.role === "user");
   }
 
+  /** A loop request that needs no routing was made: a retry it made is not the next routed request's. */
+  requestMade(): void {
+    this.#failed = undefined;
+  }
+
   /** The loop's next request retries `failed` (an automatic retry, or after compacting for an overflow). */
   retrying(failed: AssistantMessage | undefined): void {
     this.#failed = failed;
