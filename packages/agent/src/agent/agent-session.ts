@@ -91,6 +91,12 @@ interface SessionDefaults {
   thinkingPinned: boolean;
 }
 
+/** A routed request's options: the routed model's key and level in place of the virtual provider's. */
+function routedOptions(options: SimpleStreamOptions | undefined, apiKey: string | undefined, level: ThinkingLevel): SimpleStreamOptions {
+  const { apiKey: _key, reasoning: _level, ...common } = options ?? {};
+  return { ...common, ...(apiKey !== undefined ? { apiKey } : {}), ...(level !== "off" ? { reasoning: level } : {}) };
+}
+
 function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
   const branch = session.branch();
   return {
@@ -332,10 +338,7 @@ export class AgentSession {
           model = routed.model;
         } else this.#routing.requestMade();
         // A routed request has its model's key and level, never the virtual provider's.
-        const { apiKey: _key, reasoning: _level, ...common } = options ?? {};
-        const apiKey = routed ? this.models.getApiKey(model.provider) : options?.apiKey;
-        const reasoning = routed ? (routed.thinkingLevel === "off" ? undefined : routed.thinkingLevel) : options?.reasoning;
-        const sendOptions = { ...common, ...(apiKey !== undefined ? { apiKey } : {}), ...(reasoning !== undefined ? { reasoning } : {}) };
+        const sendOptions = routed ? routedOptions(options, this.models.getApiKey(model.provider), routed.thinkingLevel) : options;
         // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
         const send = this.models.ownStream(model) ?? stream;
         const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
@@ -1082,6 +1085,8 @@ export class AgentSession {
    */
   #recordSelection(): void {
     const model = this.model;
+    // No virtual model on either side: nothing to record (and no branch to walk, each run).
+    if (!isVirtualModel(model) && !this.models.hasVirtualModels()) return;
     const change = lastModelChange(this.#session.branch());
     if (change?.provider === model.provider && change.modelId === model.id) return;
     const recordedVirtual = change !== undefined && this.models.virtualModel(change.provider, change.modelId) !== undefined;

@@ -7,7 +7,7 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, AssistantMessageEventStream, Message, Model } from "@mariozechner/pi-ai";
 import type { RpcEvent } from "@parley/protocol";
-import { endWithError, errorResponse } from "../models/error-response.js";
+import { endWithError, errorResponse, relayStream } from "../models/error-response.js";
 import type { ExtensionProviders } from "../models/extension-providers.js";
 import type { ThinkingLevel } from "../models/model-patterns.js";
 import type { PiAi } from "../models/pi-ai.js";
@@ -100,21 +100,10 @@ export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown, abort
  * newest pi records it), so a router's `previous` and `failed` can report it.
  */
 export function stampThinkingLevel(pi: PiAi, source: AssistantMessageEventStream, model: Model<Api>, level: ThinkingLevel): AssistantMessageEventStream {
-  const out = pi.createAssistantMessageEventStream();
-  const stamp = (message: AssistantMessage): AssistantMessage => Object.assign(message, { thinkingLevel: level });
-  void (async () => {
-    try {
-      for await (const event of source) {
-        if ("partial" in event) stamp(event.partial);
-        if (event.type === "done") stamp(event.message);
-        if (event.type === "error") stamp(event.error);
-        out.push(event);
-      }
-      out.end(stamp(await source.result()));
-    } catch (error) {
-      // Providers report failures as events; one whose stream throws still ends the request.
-      endWithError(pi, stamp(errorResponse(model, error)), out);
-    }
-  })();
-  return out;
+  return relayStream(
+    pi,
+    model,
+    () => source,
+    (message) => Object.assign(message, { thinkingLevel: level }),
+  );
 }

@@ -5,7 +5,7 @@
  * (reason "direct", as pi routes a request made outside the agent loop).
  */
 import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
-import { endWithError, errorResponse } from "../models/error-response.js";
+import { relayStream } from "../models/error-response.js";
 import type { ExtensionProviders, ModelResolution } from "../models/index.js";
 import { lastResort } from "../models/resolve.js";
 import { type PiAi, loadPiAiNow, piAiIfLoaded } from "../models/pi-ai.js";
@@ -26,21 +26,6 @@ function piAiNow(): PiAi {
   const pi = piAiIfLoaded() ?? loadPiAiNow();
   if (!pi) throw new Error("ctx.modelRegistry: pi-ai is not loaded yet; import it in the extension, or call this once the session has started");
   return pi;
-}
-
-/** A stream returned at once whose source is worked out first (credentials, routing); a failure ends it with an error response. */
-function lazyStream(pi: PiAi, model: Model<Api>, open: () => Promise<AssistantMessageEventStream>): AssistantMessageEventStream {
-  const out = pi.createAssistantMessageEventStream();
-  void (async () => {
-    try {
-      const source = await open();
-      for await (const event of source) out.push(event);
-      out.end(await source.result());
-    } catch (error) {
-      endWithError(pi, errorResponse(model, error), out);
-    }
-  })();
-  return out;
 }
 
 export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegistry {
@@ -75,7 +60,7 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
 
   const streamSimple = (model: Model<Api>, context: Context, options?: SimpleStreamOptions): AssistantMessageEventStream => {
     const pi = piAiNow();
-    return lazyStream(pi, model, async () => {
+    return relayStream(pi, model, async () => {
       const request = await prepare(model, context, options);
       const own = models.ownStream(request.model);
       return own ? own(request.model, context, request.options) : pi.streamSimple(request.model, context, request.options);
@@ -105,7 +90,7 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     getProviderDisplayName: (provider) => provider,
     stream: (model, context, options) => {
       const pi = piAiNow();
-      return lazyStream(pi, model, async () => {
+      return relayStream(pi, model, async () => {
         const request = await prepare(model, context, options);
         return pi.stream(request.model, context, { ...request.options });
       });

@@ -82,6 +82,8 @@ export interface ExtensionProviders {
   /** pi.registerVirtualModel: replaces one of the same provider and id; throws when a physical model has that id. */
   registerVirtual(definition: VirtualModelDefinition): void;
   unregisterVirtual(provider: string, id: string): void;
+  /** Whether any virtual model is registered. */
+  hasVirtualModels(): boolean;
   /** A registered virtual model (found without the catalogue). */
   virtualModel(provider: string, id: string): Model<Api> | undefined;
   /** A physical model known now: never a virtual one. */
@@ -191,6 +193,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     unregisterVirtual(provider, id) {
       virtual.unregister(provider, id);
     },
+    hasVirtualModels: () => virtual.size > 0,
     virtualModel: (provider, id) => virtual.find(provider, id),
     physicalModel: physical,
     route(model, request) {

@@ -47,7 +47,8 @@ export interface ReplyStreamSettings {
 }
 
 const CHARS_PER_TOKEN = 4;
-const ABORTED_MESSAGE = "Request was aborted";
+/** pi-ai's words for an aborted request. */
+export const ABORTED_MESSAGE = "Request was aborted";
 
 /** Rough token count for a piece of text (never negative, 0 for ""). */
 export function estimateTokens(chars: number): number {

@@ -9,6 +9,7 @@ import type { Api, AssistantMessage, Message, Model } from "@mariozechner/pi-ai"
 import type { SessionEntry } from "@parley/protocol";
 import { isThinkingLevel, THINKING_LEVELS } from "@parley/protocol/constants";
 import type { ThinkingLevel } from "./model-patterns.js";
+import { ABORTED_MESSAGE } from "./reply-stream.js";
 
 /** The api of virtual catalogue entries: a request for it fails unless routed first. */
 export const VIRTUAL_MODEL_API = "pi-virtual";
@@ -221,7 +222,7 @@ export async function routeRequest(
 function untilAborted<T>(signal: AbortSignal | undefined, work: Promise<T>): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new Error("Request was aborted"));
+    const onAbort = (): void => reject(new Error(ABORTED_MESSAGE));
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
