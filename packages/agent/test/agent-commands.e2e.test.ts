@@ -67,8 +67,17 @@ describe("state, model and settings commands (--no-session)", () => {
     expect(s).not.toHaveProperty("sessionName");
   });
 
-  it("get_commands without extensions is empty; an unknown command is named", async () => {
-    expect(await ok(agent, { type: "get_commands" })).toEqual({ commands: [] });
+  it("get_commands without extensions lists only the built-in /mcp (as the newest pi); an unknown command is named", async () => {
+    expect(await ok(agent, { type: "get_commands" })).toEqual({
+      commands: [
+        {
+          name: "mcp",
+          description: expect.stringContaining("MCP servers"),
+          source: "extension",
+          sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "user", origin: "top-level" },
+        },
+      ],
+    });
     expect(await fail(agent, { type: "no_such_command" })).toMatch(/Unknown command: no_such_command/);
   });
 

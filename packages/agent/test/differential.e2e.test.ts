@@ -210,6 +210,13 @@ const DIFFERENCES = [
     parley: "no sessionFile: the new session is in memory too",
     why: "--no-session must hold for the whole process; a relative path naming a file that was never written is useless to a client",
   },
+  {
+    key: "builtin-mcp-command",
+    where: "get_commands, and an extension listing pi.getCommands() (commands.ts's /commands select)",
+    pi: "only the extensions' commands",
+    parley: "also `/mcp`, the built-in MCP extension's (sourceInfo.source 'builtin')",
+    why: "the newest pi's built-in MCP support (`/mcp`, listed the same way there); pi 0.73.1 has none",
+  },
 ] as const satisfies readonly Difference[];
 
 type DiffKey = (typeof DIFFERENCES)[number]["key"];
@@ -307,7 +314,30 @@ const withModel =
 
 const stripIds = (records: Rec[]): object[] => records.map(({ id: _id, ...rest }) => rest);
 
+/** parley's records with the built-in `/mcp` taken out of get_commands' list and of select options (it must be there). */
+const withoutMcpCommand: StepNormaliser = (records) =>
+  records.map((r) => {
+    if (r.type === "response" && r["command"] === "get_commands") {
+      const commands = (r["data"] as { commands: Rec[] }).commands;
+      expect(
+        commands.some((c) => c["name"] === "mcp" && (c["sourceInfo"] as Rec)["source"] === "builtin"),
+        "the built-in /mcp is listed",
+      ).toBe(true);
+      return { ...r, data: { commands: commands.filter((c) => c["name"] !== "mcp") } };
+    }
+    if (r.type === "extension_ui_request" && r["method"] === "select") {
+      const options = r["options"] as string[];
+      expect(
+        options.some((o) => o.startsWith("/mcp")),
+        "the built-in /mcp is offered",
+      ).toBe(true);
+      return { ...r, options: options.filter((o) => !o.startsWith("/mcp")) };
+    }
+    return r;
+  });
+
 const NORMALISERS: Record<DiffKey, Normaliser> = {
+  "builtin-mcp-command": { pi: same, parley: withoutMcpCommand },
   "get-state-model": {
     pi: withModel(PI_PLACEHOLDER_MODEL),
     parley: withModel(expect.objectContaining({ provider: "parley", id: "offline", api: "parley-offline" }), { offlineModel: true }),
@@ -501,7 +531,12 @@ const getState = (id: string): Step => ({
   until: untilResponse("get_state"),
   diffs: ["get-state-model"],
 });
-const getCommands: Step = { name: "get_commands", input: json({ type: "get_commands", id: "cmds" }), until: untilResponse("get_commands") };
+const getCommands: Step = {
+  name: "get_commands",
+  input: json({ type: "get_commands", id: "cmds" }),
+  until: untilResponse("get_commands"),
+  diffs: ["builtin-mcp-command"],
+};
 
 const ext = (file: string): string => join(PI_EXAMPLES, file);
 
@@ -643,7 +678,7 @@ const SCENARIOS: Scenario[] = [
     extensions: [ext("commands.ts")],
     steps: [
       getCommands,
-      { name: "/commands opens a select", input: prompt("/commands", "c1"), until: untilRequest("select") },
+      { name: "/commands opens a select", input: prompt("/commands", "c1"), until: untilRequest("select"), diffs: ["builtin-mcp-command"] },
       {
         name: "a command picked: confirm with its path",
         input: answer({ value: "/commands - List available slash commands" }),

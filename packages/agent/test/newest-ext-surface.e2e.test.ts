@@ -11,8 +11,8 @@ import { ROOT, type AgentProcess } from "./helpers/spawn.js";
 const procs = processRegistry();
 const noErrors = (agent: AgentProcess) => expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
 
-function start(fixture: string, replies: string[] = ["hi"], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): AgentProcess {
-  const args = ["--mode", "rpc", "--no-session", "--model-script", writeScript(replies), "-e", join(AGENT_FIXTURES, fixture)];
+function start(fixture: string, replies: string[] = ["hi"], options: { cwd?: string; env?: NodeJS.ProcessEnv; args?: string[] } = {}): AgentProcess {
+  const args = ["--mode", "rpc", "--no-session", "--model-script", writeScript(replies), "-e", join(AGENT_FIXTURES, fixture), ...(options.args ?? [])];
   return procs.raw(args, { cwd: options.cwd ?? tempDir(), ...(options.env ? { env: options.env } : {}) });
 }
 
@@ -48,8 +48,8 @@ describe("VERSION under each package name", () => {
 });
 
 describe("pi 1.6.0's ExtensionAPI members", () => {
-  it("pi.on returns an unsubscribe; registerToolRenderer is accepted; an MCP server is kept, listed, removed, and reported as not connected; a virtual model is registered; before_agent_start says messageType", async () => {
-    const agent = start("newest-api.js", ["one", "two"]);
+  it("pi.on returns an unsubscribe; registerToolRenderer is accepted; an MCP server is kept, listed, removed, and (with --no-mcp) reported as not connected; a virtual model is registered; before_agent_start says messageType", async () => {
+    const agent = start("newest-api.js", ["one", "two"], { args: ["--no-mcp"] });
     await runPrompt(agent, "first");
     await agent.request({ type: "prompt", message: "/unsubscribe-input" });
     await runPrompt(agent, "second");
@@ -68,11 +68,22 @@ describe("pi 1.6.0's ExtensionAPI members", () => {
     const models = ((await agent.request({ type: "get_available_models" }))["data"] as { models: { provider: string; id: string }[] }).models;
     expect(models).toContainEqual(expect.objectContaining({ provider: "router", id: "auto" }));
     const errors = agent.records.filter((r) => r.type === "extension_error");
-    // The MCP server is reported once session_start has run and no extension has taken up
-    // mcp_servers_change (pi's order). The virtual model is registered (virtual-models.e2e.test.ts).
+    // With the built-in MCP support off, the MCP server is reported once session_start has run and
+    // no extension has taken up mcp_servers_change (pi's order). The virtual model is registered
+    // (virtual-models.e2e.test.ts).
     expect(errors.map((r) => [r["event"], r["error"]])).toEqual([
-      ["register_mcp_server", 'MCP server "jira" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)'],
+      [
+        "register_mcp_server",
+        'MCP server "jira" is registered, but no loaded extension connects MCP servers (the built-in MCP support is off: --no-mcp, --no-extensions or the settings)',
+      ],
     ]);
+  });
+
+  it("with the built-in MCP support on, a registered server is connected rather than reported: its failure is told as a notify", async () => {
+    const agent = start("newest-api.js", ["one"]);
+    await agent.until(() => notes(agent, 0).some((note) => note.startsWith("MCP servers need attention")));
+    expect(notes(agent, 0).find((note) => note.startsWith("MCP servers need attention"))).toMatch(/jira: failed: /);
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
   });
 });
 

@@ -28,6 +28,7 @@ import { outboundViolation } from "./helpers/outbound-schema.js";
 import { ROOT } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
 import { expectCompleteModels, firstAnswer, normalise, withoutKeys } from "./helpers/rpc-results.js";
+import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 // Each class as its package ships it (the packages' roots load far more, and pi 1.6.0's needs Node 22).
 const NEWEST_CLIENT_JS = join(ROOT, "node_modules/pi-newest/dist/modes/rpc/rpc-client.js");
@@ -144,7 +145,7 @@ const STEPS: Step[] = [
   ["setAutoCompaction", ({ side }) => side.client.setAutoCompaction(false)],
   ["setAutoRetry", ({ side }) => side.client.setAutoRetry(false)],
   ["abortRetry", ({ side }) => side.client.abortRetry()],
-  ["getCommands", ({ side }) => side.client.getCommands()],
+  ["getCommands", async ({ side }) => withoutBuiltins(await side.client.getCommands())],
   [
     "promptAndWait",
     async (s) => {

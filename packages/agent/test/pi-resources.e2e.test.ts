@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
+import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 const OFFLINE = join(import.meta.dirname, "fixtures/offline-provider.ts");
 
@@ -95,7 +96,7 @@ function start(kind: "pi" | "parley", p: Place & { prefix: string }, extra: stri
 async function commands(agent: AgentProcess): Promise<Rec[]> {
   const r = await agent.request({ type: "get_commands" }, MINUTE);
   expect(r["success"], agent.stderr()).toBe(true);
-  return (r["data"] as { commands: Rec[] }).commands;
+  return withoutBuiltins((r["data"] as { commands: Rec[] }).commands);
 }
 
 /** The text of the user message a prompt became (templates and skills expanded). */

@@ -26,6 +26,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
 import { expectCompleteModels, firstAnswer, normalise, withoutKeys } from "./helpers/rpc-results.js";
+import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 // The class as the package ships it (its package exports only the root, which loads far more).
 const RPC_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
@@ -119,7 +120,7 @@ const STEPS: Step[] = [
   ["setAutoCompaction", ({ client }) => client.setAutoCompaction(false)],
   ["setAutoRetry", ({ client }) => client.setAutoRetry(false)],
   ["abortRetry", ({ client }) => client.abortRetry()],
-  ["getCommands", ({ client }) => client.getCommands()],
+  ["getCommands", async ({ client }) => withoutBuiltins(await client.getCommands())],
   [
     "promptAndWait",
     async ({ client }) => (await client.promptAndWait("Reply with just: hello")).map((e): string => e.type).filter((t) => !UNCOMPARED_EVENTS.has(t)),

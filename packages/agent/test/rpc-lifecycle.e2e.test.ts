@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { checkedAgents } from "./helpers/checked-agents.js";
 import { DEMO, PARLEY_BIN, openDialog, spawnParley, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { quietFor } from "./helpers/waits.js";
+import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 const FIX = join(import.meta.dirname, "fixtures");
 const agents = checkedAgents();
@@ -344,7 +345,9 @@ describe("extension discovery", () => {
       const agent = spawnParley(extra, { cwd: project, env: { HOME: home } });
       agents.push(agent);
       const data = (await agent.request({ type: "get_commands" }))["data"] as { commands: { name: string }[] };
-      return data.commands.map((c) => c.name).sort();
+      return withoutBuiltins(data.commands)
+        .map((c) => c.name)
+        .sort();
     };
     // The project's own extensions load once the project is trusted (here --approve), as in pi.
     expect(await names([])).toEqual(["from-folder", "from-user"]);
@@ -528,7 +531,7 @@ describe("the built-in tools' definitions wait for TypeBox", () => {
     const agent = start(["-e", file]);
     await agent.request({ type: "prompt", message: "/later" });
     expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
-    expect(JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"]))).toEqual({ afterStartUp: false, tools: 7, afterAsking: true });
+    expect(JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"]))).toEqual({ afterStartUp: false, tools: 8, afterAsking: true }); // the seven built-ins and tool_search
   });
 });
 

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { expandPromptTemplate, loadResources, parseCommandArgs, substituteArgs } from "../src/resources/index.js";
 import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/offline-provider.ts");
 const agents: AgentProcess[] = [];
@@ -127,7 +128,7 @@ describe("skills and prompt templates on the wire, against pi", () => {
     const t = tree();
     const run = async (kind: "pi" | "parley") => {
       const agent = await start(kind, t);
-      const commands = (await agent.request({ type: "get_commands" }, 60_000))["data"];
+      const commands = withoutBuiltins(((await agent.request({ type: "get_commands" }, 60_000))["data"] as { commands: Rec[] }).commands);
       const userTexts: string[] = [];
       for (const message of ["/review a.ts b.ts", "/skill:proj-skill then say ok", "/xp one"]) {
         const from = agent.records.length;

@@ -11,7 +11,16 @@
  * factories per session). A session stays open until session/close, the end of the process, or
  * (idle) until more sessions than the limit are open (#closeIdleBeyondLimit).
  */
-import type { AgentConnection, AgentContext, ClientCapabilities, InitializeResponse, NewSessionResponse, SessionUpdate } from "@agentclientprotocol/sdk";
+import type {
+  AgentConnection,
+  AgentContext,
+  ClientCapabilities,
+  InitializeResponse,
+  McpServer,
+  NewSessionResponse,
+  SessionUpdate,
+} from "@agentclientprotocol/sdk";
+import { CLIENT_MCP_OWNER, clientMcpServers } from "./client-mcp-servers.js";
 import type { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
@@ -145,10 +154,10 @@ export class AcpServer implements FrontDoor {
         return this.#initialize();
       })
       .onRequest("authenticate", () => ({}))
-      .onRequest("session/new", ({ params }) => this.#serially(() => this.#newSession(params.cwd)))
-      .onRequest("session/load", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd, true)))
+      .onRequest("session/new", ({ params }) => this.#serially(() => this.#newSession(params.cwd, params.mcpServers)))
+      .onRequest("session/load", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd, true, params.mcpServers)))
       // As session/load, without the replay: for clients that keep the conversation themselves.
-      .onRequest("session/resume", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd, false)))
+      .onRequest("session/resume", ({ params }) => this.#serially(() => this.#loadSession(params.sessionId, params.cwd, false, params.mcpServers)))
       .onRequest("session/list", ({ params }) => this.#listSessions(params.cwd ?? undefined))
       // In turn with opening: a request naming the session after this reopens it from its file only once this agent has ended.
       .onRequest("session/close", ({ params }) => this.#serially(() => this.#close(params.sessionId)))
@@ -174,6 +183,8 @@ export class AcpServer implements FrontDoor {
       agentCapabilities: {
         loadSession: stored,
         promptCapabilities: { image: true, embeddedContext: true },
+        // The client's MCP servers connect through the built-in MCP support (client-mcp-servers.ts).
+        mcpCapabilities: { http: true, sse: false },
         sessionCapabilities: { close: {}, ...(stored ? { list: {}, resume: {} } : {}) },
       },
       agentInfo: { name: "parley", title: "parley", version: this.#options.version },
@@ -214,24 +225,26 @@ export class AcpServer implements FrontDoor {
     return session;
   }
 
-  async #newSession(cwd: string): Promise<NewSessionResponse> {
+  async #newSession(cwd: string, mcpServers: readonly McpServer[] | undefined): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
     if (!this.#begun) {
       const initial = this.#options.session;
       // The session the command line opened, unless it already holds a conversation.
       const session = this.agent.messages.length === 0 ? initial : this.#options.sessions.create({});
       if (session !== initial) this.agent.useSession(session);
+      this.#useClientMcpServers(this.#first, mcpServers);
       return this.#begin(session, []);
     }
     const session = await this.#openLater(this.#options.sessions.create({}));
+    this.#useClientMcpServers(session, mcpServers);
     // The response names the session; its session_start runs after, and what it shows waits for that.
     session.startAfterResponse(() => this.#markVisible(session.id));
     return session.state();
   }
 
-  async #loadSession(sessionId: string, cwd: string, replay: boolean): Promise<NewSessionResponse> {
+  async #loadSession(sessionId: string, cwd: string, replay: boolean, mcpServers: readonly McpServer[] | undefined): Promise<NewSessionResponse> {
     try {
-      return await this.#load(sessionId, cwd, replay);
+      return await this.#load(sessionId, cwd, replay, mcpServers);
     } catch (error) {
       // pi's words for a session whose folder is gone reach the client (the SDK would say only "Internal error").
       if (error instanceof MissingSessionCwdError) throw this.#sdk.RequestError.internalError(undefined, error.message);
@@ -240,7 +253,7 @@ export class AcpServer implements FrontDoor {
   }
 
   /** session/load (`replay`: the conversation goes to the client first) and session/resume (it does not). */
-  async #load(sessionId: string, cwd: string, replay: boolean): Promise<NewSessionResponse> {
+  async #load(sessionId: string, cwd: string, replay: boolean, mcpServers: readonly McpServer[] | undefined): Promise<NewSessionResponse> {
     this.#checkCwd(cwd);
     if (!this.#begun) {
       const session = this.#options.session.id === sessionId ? this.#options.session : this.#openStored(sessionId);
@@ -255,6 +268,7 @@ export class AcpServer implements FrontDoor {
         await this.#first.core.startIn(sessionFolder(session, this.#first.core.cwd));
         this.#first.resetMapper();
       }
+      this.#useClientMcpServers(this.#first, mcpServers);
       return this.#begin(session, replay ? this.#first.replay() : []);
     }
     // Open already: the same agent, the one writer of its file; its conversation is replayed again.
@@ -265,15 +279,25 @@ export class AcpServer implements FrontDoor {
       open.knownAs(sessionId);
       this.#visible.add(sessionId);
       if (replay) for (const update of open.replay()) this.#update(sessionId, update);
+      this.#useClientMcpServers(open, mcpServers);
       open.sendName();
       open.sendCommands();
       return open.state();
     }
     const session = await this.#openLater(this.#openStored(sessionId));
+    this.#useClientMcpServers(session, mcpServers);
     this.#visible.add(sessionId);
     if (replay) for (const update of session.replay()) this.#update(sessionId, update);
     session.startAfterResponse(() => this.#markVisible(sessionId));
     return session.state();
+  }
+
+  /** The MCP servers the client offers for this session connect with the built-in MCP support (before its session_start). */
+  #useClientMcpServers(session: AcpSession, offered: readonly McpServer[] | undefined): void {
+    if (offered === undefined) return;
+    const { servers, skipped } = clientMcpServers(offered);
+    for (const reason of skipped) this.#options.log?.(reason);
+    session.core.runtime.setClientMcpServers(servers, CLIENT_MCP_OWNER);
   }
 
   /** The first session: replay (for a load), answer, then session_start "startup" once the client knows the id. */

@@ -7,7 +7,7 @@ import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
 import { allToolNames } from "../tools/names.js";
 import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
-import { selectTools, type ToolSelection } from "./tool-selection.js";
+import { isMcpToolName, selectTools, type ToolSelection } from "./tool-selection.js";
 import { requireToolsModule, type ToolsModule } from "../startup/module-loader.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
@@ -84,8 +84,19 @@ export class ToolRegistry {
    * `pi.getAllTools()`, nor `pi.setActiveTools()` can reach it.
    */
   #registrable(name: string): boolean {
-    const { allowed, excluded } = this.#selection;
-    return !excluded(name) && (allowed === undefined || allowed(name));
+    const { allowed, excluded, keepsMcp } = this.#selection;
+    return !excluded(name) && (allowed === undefined || allowed(name) || (keepsMcp === true && isMcpToolName(name)));
+  }
+
+  /**
+   * Whether the tool may be active (declared): an MCP tool the allowlist keeps without naming it
+   * only through tool_search, so never when `direct` nor without tool_search (newest pi).
+   */
+  #activatable(name: string): boolean {
+    const { allowed } = this.#selection;
+    if (allowed === undefined || allowed(name) || !isMcpToolName(name)) return true;
+    const definition = this.#extensionTools.get(name)?.definition;
+    return definition !== undefined && exposureOf(definition) !== "direct" && this.#extensionTools.has("tool_search");
   }
 
   /**
@@ -95,7 +106,7 @@ export class ToolRegistry {
    */
   #startsActive(name: string, definition: AnyDefinition): boolean {
     if (!this.#registrable(name)) return false;
-    if (this.#selection.allowed) return true;
+    if (this.#selection.allowed) return this.#selection.allowed(name);
     if (this.#selection.initial.includes(name)) return true;
     const exposure = exposureOf(definition);
     const byDefault = (exposure === "direct" || exposure === "model-only") && definition.defaultActive !== false;
@@ -187,7 +198,7 @@ export class ToolRegistry {
 
   /** Unknown names are ignored (pi does the same): a typo must not disable every tool. */
   setActive(names: string[]): void {
-    this.#active = [...new Set(names)];
+    this.#active = [...new Set(names)].filter((name) => this.#activatable(name));
   }
 
   /** The active tools as the agent loop runs them (a hidden tool stays out even when named active). */

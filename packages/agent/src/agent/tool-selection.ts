@@ -54,11 +54,20 @@ export function resolveDefaultTools(entries: readonly string[]): string[] {
   return applyToolModifiers(plain.length > 0 || entries.length === 0 ? plain : codingToolNames, entries);
 }
 
+/** MCP's tools (`mcp__<server>__<tool>`) and resource tools. */
+export const isMcpToolName = (name: string): boolean =>
+  name.startsWith("mcp__") || name === "list_mcp_resources" || name === "list_mcp_resource_templates" || name === "read_mcp_resource";
+
 export interface ToolSelection {
   /** The tools active at the start (names; some may be registered later, by extensions). */
   initial: string[];
   /** With an allowlist: every tool it names or matches starts active, and no other tool is activated on registration. */
   allowed?: (name: string) => boolean;
+  /**
+   * An allowlist none of whose entries starts with `mcp__` keeps MCP tools registered (newest pi):
+   * they are not declared at the start, but tool_search (or codemode) can still reach them.
+   */
+  keepsMcp?: boolean;
   /** Never active at the start. */
   excluded: (name: string) => boolean;
   /** The tools settings' `defaultTools` (or pi's defaults) select, with `--tools` +name/-name applied; empty when --tools or --no-tools replace them. */
@@ -75,5 +84,6 @@ export function selectTools(policy: ToolPolicy): ToolSelection {
   const initial = (selected ?? defaults).filter((name) => !name.includes("*") && !excluded(name));
   // pi's "uses default tools": no --tools list other than +name/-name entries, and no --no-tools.
   const fromDefaults = (policy.allow === undefined || modifiers !== undefined) && policy.none === undefined ? (selected ?? defaults) : [];
-  return { initial, ...(allowList !== undefined ? { allowed: toolNameMatcher(allowList) } : {}), excluded, fromDefaults };
+  const keepsMcp = allowList !== undefined && allowList.length > 0 && !allowList.some((entry) => entry.startsWith("mcp__"));
+  return { initial, ...(allowList !== undefined ? { allowed: toolNameMatcher(allowList), keepsMcp } : {}), excluded, fromDefaults };
 }

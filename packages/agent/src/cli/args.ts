@@ -58,6 +58,8 @@ export interface CliOptions {
   // resources: parsed here, loaded by their own modules
   extensions: string[];
   noExtensions: boolean;
+  /** --no-mcp: the built-in MCP extension does not load. */
+  noMcp: boolean;
   skills: string[];
   noSkills: boolean;
   promptTemplates: string[];
@@ -157,7 +159,7 @@ const FLAG_TABLE: [names: string[], flag: Flag][] = [
   [["--verbose"], { kind: "on", key: "verbose" }],
   [["--offline"], { kind: "on", key: "offline" }],
   // The newest pi's "no MCP servers, no MCP tools": parley has no MCP support, so it holds already.
-  [["--no-mcp"], { kind: "special", apply: () => false }],
+  [["--no-mcp"], { kind: "on", key: "noMcp" }],
   [["--approve", "-a"], { kind: "special", apply: (_next, o) => ((o.projectTrust = true), false) }],
   [["--no-approve", "-na"], { kind: "special", apply: (_next, o) => ((o.projectTrust = false), false) }],
   // pi's print mode: `-p "message"` takes the next token as a message when it is one.
@@ -256,6 +258,7 @@ export function parseArgs(argv: string[]): CliOptions {
     noBuiltinTools: false,
     extensions: [],
     noExtensions: false,
+    noMcp: false,
     skills: [],
     noSkills: false,
     promptTemplates: [],
@@ -449,6 +452,7 @@ Options (pi's, with pi's meaning):
   --no-builtin-tools, -nbt       no built-in tools enabled at start (extension tools stay)
   --extension, -e <path>         load an extension (repeatable); a missing file stops parley
   --no-extensions, -ne           skip extension discovery (-e still loads)
+  --no-mcp                       no MCP servers connect (the built-in MCP support is off)
   --skill <path>                 load a skill file or folder (repeatable)
   --no-skills, -ns               skip skill discovery
   --prompt-template <path>       load a prompt template file or folder (repeatable)
@@ -459,7 +463,7 @@ Options (pi's, with pi's meaning):
   --help, -h / --version, -v
   Accepted and without effect, as in pi's RPC mode (they concern pi's terminal UI):
   --theme <path>, --use-theme <name>, --no-themes, --tui-mode <mode>, --verbose, --offline,
-  --print, -p; --no-mcp (parley has no MCP support). Extensions may register more flags (pi.registerFlag).
+  --print, -p. Extensions may register more flags (pi.registerFlag).
 
 parley's own:
   --model-script <file>          offline scripted model for tests and demos (JSON array of turns)

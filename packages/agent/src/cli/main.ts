@@ -19,6 +19,7 @@ import { askProjectTrust, trustWithoutAsking } from "../config/project-trust.js"
 import { applyHttpProxySetting, configureHttpDispatcher } from "../config/http-dispatcher.js";
 import { loadSettings, type Settings } from "../config/settings.js";
 import { loadExtension } from "../extensions/loader.js";
+import { builtinSources } from "../extensions/builtin-extensions.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
@@ -213,7 +214,7 @@ async function trustProject(
   await server.agent.configure(agentConfig(start.options, start.setup));
   Object.assign(server.agent, keep);
   useResources(server, start);
-  return { sources: await loadAll(start.options, start.resources, "project"), order: extensionOrder(start.options, start.resources) };
+  return { sources: await loadAll(start.options, start.resources, start.setup, "project"), order: extensionOrder(start.options, start.resources) };
 }
 
 /** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
@@ -292,7 +293,12 @@ function extensionOrder(options: CliOptions, { resolved, cli }: SetupResources):
  * ones of settings, discovery and packages. Packages that are not installed are said by startAgent.
  * `only: "project"`: the project's alone (they join once project_trust has trusted it).
  */
-async function loadAll(options: CliOptions, { resolved, cli }: SetupResources, only?: "project"): Promise<ExtensionSource[]> {
+async function loadAll(
+  options: CliOptions,
+  { resolved, cli }: SetupResources,
+  setup: Pick<Setup, "agentDir" | "resources">,
+  only?: "project",
+): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
   const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
   if (only === undefined) {
@@ -307,6 +313,20 @@ async function loadAll(options: CliOptions, { resolved, cli }: SetupResources, o
       if (only !== undefined && scope !== only) continue;
       sources.push({ ...(await load(r.path)), scope, sourceInfo: r.sourceInfo });
     }
+  }
+  // The built-in extensions (MCP, tool_search) load last, as in pi.
+  if (only === undefined) {
+    sources.push(
+      ...builtinSources({
+        agentDir: setup.agentDir,
+        version: version(),
+        noExtensions: options.noExtensions,
+        noMcp: options.noMcp,
+        requested: cli.builtins,
+        userPatterns: setup.resources.user.extensions,
+        projectPatterns: options.projectTrust === false ? undefined : setup.resources.project?.extensions,
+      }),
+    );
   }
   return sources;
 }
@@ -447,7 +467,7 @@ const silentTransport: Transport = {
 async function listModelsAndExit(start: Startup): Promise<never> {
   const [models, sources] = await Promise.all([
     modelEnvironment(start.setup).then((environment) => resolveModels({ loadCatalog: true }, environment)),
-    loadAll(start.options, start.resources),
+    loadAll(start.options, start.resources, start.setup),
   ]);
   const server = new RpcServer({ transport: silentTransport, cwd: start.setup.cwd, extensions: sources, log, models });
   for (const failure of await server.loadExtensions({ explicitFailuresFatal: true })) log(`Failed to load extension ${failure.path}: ${failure.error}`);
@@ -579,7 +599,7 @@ export async function main(argv: string[]): Promise<void> {
     // start-up model is chosen once the extensions have registered their providers.
     [models, extensionSources] = await Promise.all([
       modelEnvironment(setup).then((environment) => resolveModels(options.modelScript !== undefined ? { modelScript: options.modelScript } : {}, environment)),
-      loadAll(options, start.resources),
+      loadAll(options, start.resources, setup),
     ]);
   } catch (error) {
     exitOnStartupError(error);
@@ -721,7 +741,7 @@ async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Pr
   await server.agent.configure(agentConfig(start.options, start.setup));
   Object.assign(server.agent, keep);
   useResources(server, start);
-  const sources = await loadAll(start.options, start.resources);
+  const sources = await loadAll(start.options, start.resources, start.setup);
   if (!ask) return { sources };
   return {
     sources,

@@ -10,6 +10,8 @@ export interface ExtensionSource {
   scope?: "temporary" | "user" | "project";
   /** How get_commands reports its commands' origin (pi's sourceInfo); derived from `scope` when absent. */
   sourceInfo?: SourceInfo;
+  /** A built-in that is not loaded when an extension loaded before it registered this command or tool (as in pi). */
+  replaceable?: { command?: string; tool?: string };
 }
 
 /** An extension given with -e that could not be loaded or whose factory threw. */

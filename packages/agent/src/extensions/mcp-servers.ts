@@ -55,7 +55,7 @@ export class McpServerRegistry {
       this.#report({
         extensionPath: server.extensionPath,
         event: "register_mcp_server",
-        error: `MCP server "${server.name}" is registered, but no loaded extension connects MCP servers (parley has no built-in MCP support)`,
+        error: `MCP server "${server.name}" is registered, but no loaded extension connects MCP servers (the built-in MCP support is off: --no-mcp, --no-extensions or the settings)`,
       });
     }
   }

@@ -130,6 +130,8 @@ export class ExtensionRuntime {
   readonly #virtualModels = new Map<string, { provider: string; id: string }>();
   /** MCP servers extensions registered (parley connects none: see mcp-servers.ts). */
   #mcpServers: McpServerRegistry;
+  /** The client's MCP servers (setClientMcpServers), kept across reloads. */
+  #clientMcpServers: { name: string; config: Record<string, unknown>; owner: string }[] = [];
   /** ui_prompt_start / ui_prompt_end around every extension's dialogs (one nesting count for all, as pi). */
   readonly #uiPrompts = new UiPromptEvents((event) => void this.emit(event));
 
@@ -220,6 +222,19 @@ export class ExtensionRuntime {
     // Listeners of the old instances must not hear the new ones.
     this.#bus = createEventBus();
     this.#mcpServers = new McpServerRegistry((report) => this.#host.reportError(report));
+    for (const { name, config, owner } of this.#clientMcpServers) this.#mcpServers.register(name, config, owner);
+  }
+
+  /**
+   * MCP servers the client offers (ACP's session/new): registered as an extension's would be, under
+   * `owner`, and again after every reload, for the session's whole life.
+   */
+  setClientMcpServers(servers: readonly { name: string; config: Record<string, unknown> }[], owner: string): void {
+    const same = JSON.stringify(servers) === JSON.stringify(this.#clientMcpServers.map(({ name, config }) => ({ name, config })));
+    if (same && this.#clientMcpServers.every((server) => server.owner === owner)) return;
+    for (const { name } of this.#clientMcpServers) this.#mcpServers.unregister(name, owner);
+    this.#clientMcpServers = servers.map((server) => ({ ...server, owner }));
+    for (const { name, config } of servers) this.#mcpServers.register(name, config, owner);
   }
 
   /**

@@ -225,6 +225,11 @@ export class AgentCore {
         else this.host.reportError({ extensionPath: ext.path, event: "load", error });
         continue;
       }
+      const replacedBy = this.#replacement(ext);
+      if (replacedBy !== undefined) {
+        this.#log(`${replacedBy.path} registers ${replacedBy.what}, so built-in extension \`${ext.path}\` was not loaded`);
+        continue;
+      }
       const onError = fatal ? (e: { error: string; stack?: string }) => failures.push({ path: ext.path, ...e }) : undefined;
       await whileSayingSlow(
         this.runtime.add(ext.path, ext.factory, ext.scope, onError, ext.sourceInfo),
@@ -239,6 +244,17 @@ export class AgentCore {
     // TypeBox, ~4 MiB, for an extension that never asks: pi's rpc-demo.ts).
     if (toolDefinitionsAreCheap()) this.agent.tools.loadNow();
     return failures;
+  }
+
+  /** The loaded extension that registered what a replaceable built-in would, and what it is. */
+  #replacement({ replaceable }: ExtensionSource): { path: string; what: string } | undefined {
+    if (replaceable === undefined) return undefined;
+    const { command, tool } = replaceable;
+    const commander = command === undefined ? undefined : this.runtime.extensions.find((extension) => extension.commands.has(command));
+    if (commander) return { path: commander.path, what: `command \`/${command}\`` };
+    const owner = tool === undefined ? undefined : this.runtime.tools.get(tool);
+    if (owner) return { path: owner.extensionPath, what: `tool \`${tool}\`` };
+    return undefined;
   }
 
   /**

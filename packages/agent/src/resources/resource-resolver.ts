@@ -14,6 +14,7 @@
  */
 import { realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { BUILTIN_PREFIX, isParleyBuiltin, MISSING_BUILTINS } from "../extensions/builtin-names.js";
 import type { SourceInfo } from "../extensions/types.js";
 import { isDirectory, isFile, listFolder } from "./fs-entries.js";
 import {
@@ -359,24 +360,23 @@ function deltaFilter(files: readonly string[], patterns: readonly string[], root
  * or conventional folders, else the folder itself as an extension). npm and git sources would be
  * installed for the run by pi; parley reports them instead.
  */
-const BUILTIN_PREFIX = "builtin:";
-/** The newest pi's built-in extensions (`-e builtin:<name>`, settings' `-builtin:<name>`). */
-const NEWEST_BUILTIN_EXTENSIONS = ["mcp", "llama.cpp", "codemode", "tool-search"];
 
 export function resolveCliSources(
   sources: readonly string[],
   options: { cwd: string; agentDir: string; home: string },
-): ResolvedResources & { unavailable: { source: string; error: string }[] } {
+): ResolvedResources & { unavailable: { source: string; error: string }[]; builtins: string[] } {
   const acc = newAccumulator();
   const unavailable: { source: string; error: string }[] = [];
+  const builtins: string[] = [];
   const warnings: string[] = [];
   for (const source of sources) {
-    // The newest pi's built-in extensions, which parley does not have: said and skipped; an unknown
-    // name stops parley as it stops pi.
+    // The newest pi's built-in extensions: parley's own load with the others (builtin-extensions.ts);
+    // those it lacks are said and skipped; an unknown name stops parley as it stops pi.
     if (source.startsWith(BUILTIN_PREFIX)) {
-      if (NEWEST_BUILTIN_EXTENSIONS.includes(source.slice(BUILTIN_PREFIX.length))) {
-        warnings.push(`-e ${source}: parley has no built-in extensions (the newest pi's MCP, codemode, tool search and llama.cpp support); ignored`);
-      } else unavailable.push({ source, error: `Unknown built-in extension: ${source}` });
+      const name = source.slice(BUILTIN_PREFIX.length);
+      if (isParleyBuiltin(name)) builtins.push(name);
+      else if (MISSING_BUILTINS.includes(name)) warnings.push(`-e ${source}: parley has no ${name} support (a built-in extension of the newest pi); ignored`);
+      else unavailable.push({ source, error: `Unknown built-in extension: ${source}` });
       continue;
     }
     const parsed = parseSource(source);
@@ -402,5 +402,5 @@ export function resolveCliSources(
   for (const type of ["extensions", "skills"] as const) {
     for (const [path, value] of acc[type]) acc[type].set(path, { ...value, sourceInfo: { path, source: "cli", scope: "temporary", origin: "top-level" } });
   }
-  return { ...finish(acc, warnings), unavailable };
+  return { ...finish(acc, warnings), unavailable, builtins };
 }

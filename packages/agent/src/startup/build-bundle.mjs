@@ -57,7 +57,18 @@ const groupOf = (specifier) =>
 const exportNames = new Map(); // specifier → its export names, from the installed package (libraryExportNames)
 const groupFile = (group) => join(outdir, `lib-${group}.js`);
 const bundledLibrary = new RegExp(`^(${BUNDLED_LIBRARIES.map((n) => n.replace(/[/]/g, "\\/")).join("|")})(\\/.*)?$`);
-const COMPILED_IN = new Set([...BUNDLED_LIBRARIES, "chalk", "get-east-asian-width", "marked", "mime-types", "mime-db", "partial-json"]);
+// pi-mcp is ES-module only (the bundle is CommonJS); minisearch is small: both compiled in.
+const COMPILED_IN = new Set([
+  ...BUNDLED_LIBRARIES,
+  "chalk",
+  "get-east-asian-width",
+  "marked",
+  "mime-types",
+  "mime-db",
+  "partial-json",
+  "@earendil-works/pi-mcp",
+  "minisearch",
+]);
 
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });

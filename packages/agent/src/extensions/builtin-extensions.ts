@@ -1,0 +1,53 @@
+/**
+ * The newest pi's built-in extensions that parley has: `builtin:mcp` (MCP servers) and
+ * `builtin:tool-search` (the `tool_search` tool). They load after every other extension, unless
+ * `--no-extensions` (then only with `-e builtin:<name>`), `--no-mcp`, or the settings'
+ * `extensions` list turns them off (`-builtin:mcp` in the user's, `+`/`-`/`!` in the project's).
+ * As in pi, an extension that registers the same command or tool (`/mcp`, `tool_search`) replaces
+ * the built-in one, which is then said on the log and not loaded (agent-core.ts).
+ */
+import { createMcpExtension } from "../mcp/mcp-extension.js";
+import { TOOL_SEARCH_TOOL_NAME, toolSearchExtension } from "../mcp/tool-search.js";
+import { BUILTIN_PREFIX, PARLEY_BUILTINS } from "./builtin-names.js";
+import type { ExtensionSource } from "./extension-source.js";
+
+export interface BuiltinOptions {
+  agentDir: string;
+  version: string;
+  noExtensions: boolean;
+  noMcp: boolean;
+  /** `-e builtin:<name>` */
+  requested: readonly string[];
+  userPatterns: readonly string[] | undefined;
+  projectPatterns: readonly string[] | undefined;
+}
+
+/** The last entry naming the path decides: `+path` or `path` turns it on, `-path` or `!path` off. */
+function verdict(path: string, patterns: readonly string[] | undefined): boolean | undefined {
+  let on: boolean | undefined;
+  for (const pattern of patterns ?? []) {
+    if (pattern === path || pattern === `+${path}`) on = true;
+    else if (pattern === `-${path}` || pattern === `!${path}`) on = false;
+  }
+  return on;
+}
+
+export function builtinSources(options: BuiltinOptions): ExtensionSource[] {
+  const sources: ExtensionSource[] = [];
+  for (const name of PARLEY_BUILTINS) {
+    const path = `${BUILTIN_PREFIX}${name}`;
+    const requested = options.requested.includes(name);
+    const bySettings = !options.noExtensions && (verdict(path, options.projectPatterns) ?? verdict(path, options.userPatterns) ?? true);
+    if (name === "mcp" && options.noMcp) continue;
+    if (!requested && !bySettings) continue;
+    const factory = name === "mcp" ? createMcpExtension({ agentDir: options.agentDir, clientVersion: options.version }) : toolSearchExtension;
+    sources.push({
+      path,
+      factory,
+      replaceable: name === "mcp" ? { command: "mcp" } : { tool: TOOL_SEARCH_TOOL_NAME },
+      scope: requested ? "temporary" : "user",
+      sourceInfo: { path, source: "builtin", scope: requested ? "temporary" : "user", origin: "top-level" },
+    });
+  }
+  return sources;
+}

@@ -1,0 +1,333 @@
+/**
+ * One MCP server's connection, made with pi-mcp's client: a stdio server parley starts (in a
+ * process group of its own, tracked so it never outlives parley) or a Streamable HTTP server.
+ * It connects in the background, lists the server's tools, follows `tools/list_changed`, and
+ * reconnects lazily when a call finds the connection gone. HTTP connects are retried after a
+ * transient failure (network, 408, 429, 5xx); tool calls never are, since they may have run.
+ *
+ * parley does not sign in to MCP servers (OAuth): an HTTP server that answers 401 is reported
+ * with what to do instead (an `Authorization` header, or `auth.provider`).
+ */
+import { homedir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  type AuthProvider,
+  type CallToolResult,
+  JSON_RPC_ERROR_CODES,
+  McpAuthRequiredError,
+  McpClient,
+  McpError,
+  McpHttpError,
+  type McpRequestOptions,
+  McpSessionExpiredError,
+  type McpTransport,
+  type ListResourcesResult,
+  type ListResourceTemplatesResult,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+  StdioTransport,
+  StreamableHttpTransport,
+  type Tool,
+} from "@earendil-works/pi-mcp";
+import { trackChild } from "../child-processes.js";
+import { guardedEnv } from "../child-watchdog.js";
+import type { McpServerEntry } from "./config.js";
+import { resolveMcpValues } from "./config-values.js";
+
+export type McpConnectionState = "connecting" | "connected" | "failed" | "disconnected" | "needs-auth" | "closed";
+
+const DEFAULT_TIMEOUT_SECONDS = 60;
+const STDERR_TAIL_CHARS = 2_000;
+const CONNECT_RETRY_DELAYS_MS = [250, 1_000];
+
+export interface McpConnectionOptions {
+  entry: McpServerEntry;
+  /** The session's folder: roots, and where a relative `cwd` starts. */
+  cwd: string;
+  clientName: string;
+  clientVersion: string;
+  /** `auth.provider`'s token: the provider's API key, read for every request. */
+  providerToken: (provider: string) => Promise<string | undefined>;
+  /** The tool list arrived or changed. */
+  onTools: (connection: McpServerConnection) => void;
+  /** The state changed. */
+  onChange: (connection: McpServerConnection) => void;
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+const tail = (text: string): string => (text.length > STDERR_TAIL_CHARS ? `…${text.slice(-STDERR_TAIL_CHARS)}` : text);
+
+function isTransient(error: unknown): boolean {
+  if (error instanceof McpHttpError) return error.status === 408 || error.status === 429 || (error.status >= 500 && error.status !== 501);
+  return error instanceof TypeError; // fetch's network failures
+}
+
+/** `~` and `~/…` name the home directory, as in a shell. */
+function expandHome(value: string): string {
+  if (value === "~") return homedir();
+  return value.startsWith("~/") ? join(homedir(), value.slice(2)) : value;
+}
+
+/** An abortable pause. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", finish);
+      done();
+    }
+    signal.addEventListener("abort", finish, { once: true });
+  });
+}
+
+export class McpServerConnection {
+  state: McpConnectionState = "connecting";
+  /** Why it failed or dropped, with the tail of a stdio server's stderr. */
+  error: string | undefined;
+  tools: Tool[] = [];
+  hasResources = false;
+  /** The server's `initialize` instructions. */
+  instructions: string | undefined;
+  readonly entry: McpServerEntry;
+  readonly #options: McpConnectionOptions;
+  #client: McpClient | undefined;
+  #opening: Promise<McpClient> | undefined;
+  /** Aborted by close(): cancels a connect under way and the wait between attempts. */
+  readonly #shutdown = new AbortController();
+
+  constructor(options: McpConnectionOptions) {
+    this.entry = options.entry;
+    this.#options = options;
+  }
+
+  get name(): string {
+    return this.entry.name;
+  }
+
+  get timeoutMs(): number {
+    return (this.entry.config.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+  }
+
+  /** The connected client: the open one, or a new connection. */
+  getClient(): Promise<McpClient> {
+    if (this.#shutdown.signal.aborted) return Promise.reject(new Error(`MCP server "${this.name}" is shut down`));
+    if (this.#client?.connectionState === "connected") return Promise.resolve(this.#client);
+    this.#opening ??= this.#open().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  callTool(name: string, args: Record<string, unknown>, options: McpRequestOptions): Promise<CallToolResult> {
+    return this.#withClient((client) => client.callTool(name, args, options), false);
+  }
+
+  readResource(uri: string, options: McpRequestOptions): Promise<ReadResourceResult> {
+    return this.#withClient((client) => client.readResource(uri, options), true);
+  }
+
+  resourcesPage(cursor: string | undefined, options: McpRequestOptions): Promise<ListResourcesResult> {
+    return this.#withClient((client) => client.listResourcesPage(cursor, options), true);
+  }
+
+  resourceTemplatesPage(cursor: string | undefined, options: McpRequestOptions): Promise<ListResourceTemplatesResult> {
+    return this.#withClient((client) => withoutTemplates(() => client.listResourceTemplatesPage(cursor, options), { resourceTemplates: [] }), true);
+  }
+
+  allResources(options: McpRequestOptions): Promise<Resource[]> {
+    return this.#withClient((client) => client.listResources(options), true);
+  }
+
+  allResourceTemplates(options: McpRequestOptions): Promise<ResourceTemplate[]> {
+    return this.#withClient((client) => withoutTemplates(() => client.listResourceTemplates(options), []), true);
+  }
+
+  /** Drops the connection and connects again. */
+  async reconnect(): Promise<void> {
+    await this.#opening?.catch(() => undefined);
+    await this.#drop();
+    await this.getClient();
+  }
+
+  /** Resolves once no transport of this server is open, a stdio server's process ended. */
+  async close(): Promise<void> {
+    this.#shutdown.abort();
+    this.state = "closed";
+    this.#options.onChange(this);
+    await Promise.all([this.#drop(), this.#opening?.catch(() => undefined)]);
+  }
+
+  /** A read-only request is retried once after a transient HTTP error; an expired HTTP session reconnects once. */
+  async #withClient<T>(run: (client: McpClient) => Promise<T>, readOnly: boolean): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.getClient();
+      try {
+        return await run(client);
+      } catch (error) {
+        if (attempt === 1 && readOnly && error instanceof McpHttpError && isTransient(error)) {
+          await pause(CONNECT_RETRY_DELAYS_MS[0] ?? 250, this.#shutdown.signal);
+          continue;
+        }
+        if (attempt === 1 && error instanceof McpSessionExpiredError) {
+          if (this.#client === client) this.#client = undefined;
+          continue;
+        }
+        if (error instanceof McpAuthRequiredError) {
+          await this.#drop();
+          this.#needsAuth();
+          throw new Error(this.error);
+        }
+        throw error;
+      }
+    }
+  }
+
+  async #drop(): Promise<void> {
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  #needsAuth(): void {
+    const config = this.entry.config;
+    this.state = "needs-auth";
+    this.error =
+      config.kind === "http" && config.auth
+        ? `MCP server "${this.name}" rejected the credentials of provider "${config.auth.provider}"`
+        : `MCP server "${this.name}" requires sign-in, which parley does not do: give it an "Authorization" header (for example "Bearer \${TOKEN}") or "auth": { "provider": "<provider>" } in mcp.json`;
+    this.#options.onChange(this);
+  }
+
+  async #open(): Promise<McpClient> {
+    this.state = "connecting";
+    this.#options.onChange(this);
+    const retries = this.entry.config.kind === "http" ? CONNECT_RETRY_DELAYS_MS : [];
+    for (let attempt = 0; ; attempt++) {
+      let stderr: (() => string) | undefined;
+      try {
+        return await this.#connectOnce((read) => {
+          stderr = read;
+        });
+      } catch (error) {
+        const delay = retries[attempt];
+        if (!this.#shutdown.signal.aborted && delay !== undefined && isTransient(error)) {
+          await pause(delay, this.#shutdown.signal);
+          if (!this.#shutdown.signal.aborted) continue;
+        }
+        if (error instanceof McpAuthRequiredError && !this.#shutdown.signal.aborted) {
+          this.#needsAuth();
+          throw new Error(this.error);
+        }
+        const output = stderr?.().trim();
+        this.state = this.#shutdown.signal.aborted ? "closed" : "failed";
+        this.error = output ? `${errorText(error)}\n${tail(output)}` : errorText(error);
+        this.#options.onChange(this);
+        throw new Error(`MCP server "${this.name}" failed to connect: ${this.error}`);
+      }
+    }
+  }
+
+  #transport(onStderr: (read: () => string) => void): McpTransport {
+    const { config, name } = this.entry;
+    if (config.kind === "http") {
+      const provider = config.auth?.provider;
+      const authProvider: AuthProvider | undefined = provider ? { token: () => this.#options.providerToken(provider) } : undefined;
+      return new StreamableHttpTransport({
+        url: config.url,
+        headers: resolveMcpValues(config.headers, (key) => `MCP server "${name}" header "${key}"`),
+        ...(authProvider ? { authProvider } : {}),
+      });
+    }
+    const env = resolveMcpValues(config.env, (key) => `MCP server "${name}" env "${key}"`);
+    const transport = new StdioTransport({
+      command: expandHome(config.command),
+      args: (config.args ?? []).map(expandHome),
+      cwd: resolve(this.#options.cwd, expandHome(config.cwd ?? ".")),
+      // The child tag lets parley's watchdog end the server should parley die without cleaning up.
+      env: { ...stringEnv(guardedEnv()), ...env },
+      stderr: "pipe",
+    });
+    onStderr(() => transport.stderr);
+    return transport;
+  }
+
+  async #connectOnce(onStderr: (read: () => string) => void): Promise<McpClient> {
+    const client = new McpClient({
+      name: this.#options.clientName,
+      version: this.#options.clientVersion,
+      requestTimeoutMs: this.timeoutMs,
+      roots: [{ uri: pathToFileURL(this.#options.cwd).href, name: basename(this.#options.cwd) }],
+    });
+    const closeOnShutdown = () => void client.close().catch(() => undefined);
+    this.#shutdown.signal.addEventListener("abort", closeOnShutdown, { once: true });
+    try {
+      const transport = this.#transport(onStderr);
+      await client.connect(transport);
+      if (transport instanceof StdioTransport) {
+        const tracked = trackChild(transport.pid, { group: true });
+        client.onClose(() => tracked.dispose());
+      }
+      client.onNotification("notifications/tools/list_changed", () => void this.#refreshTools(client));
+      client.onClose(() => this.#dropped(client, transport));
+      const tools = client.serverCapabilities?.tools ? await client.listTools() : [];
+      if (this.#shutdown.signal.aborted) throw new Error("shut down while connecting");
+      if (client.connectionState !== "connected") throw new Error("connection closed during setup");
+      this.#client = client;
+      this.tools = tools;
+      this.hasResources = client.serverCapabilities?.resources !== undefined;
+      this.instructions = client.instructions?.trim() || undefined;
+      this.state = "connected";
+      this.error = undefined;
+      this.#options.onTools(this);
+      this.#options.onChange(this);
+      return client;
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    } finally {
+      this.#shutdown.signal.removeEventListener("abort", closeOnShutdown);
+    }
+  }
+
+  /** The transport dropped: the next call reconnects; until then the state says why. */
+  #dropped(client: McpClient, transport: McpTransport): void {
+    if (this.#client !== client || this.#shutdown.signal.aborted) return;
+    this.#client = undefined;
+    this.state = "disconnected";
+    const stderr = transport instanceof StdioTransport ? transport.stderr.trim() : "";
+    this.error = stderr ? `Connection closed\n${tail(stderr)}` : "Connection closed";
+    this.#options.onChange(this);
+  }
+
+  async #refreshTools(client: McpClient): Promise<void> {
+    try {
+      const tools = await client.listTools();
+      if (this.#client !== client || this.#shutdown.signal.aborted) return;
+      this.tools = tools;
+      this.#options.onTools(this);
+    } catch (error) {
+      this.error = `Failed to refresh tools: ${errorText(error)}`;
+    }
+    this.#options.onChange(this);
+  }
+}
+
+/** Servers without `resources/templates/list` have no templates. */
+async function withoutTemplates<T>(list: () => Promise<T>, empty: T): Promise<T> {
+  try {
+    return await list();
+  } catch (error) {
+    if (error instanceof McpError && error.code === JSON_RPC_ERROR_CODES.methodNotFound) return empty;
+    throw error;
+  }
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) out[key] = value;
+  return out;
+}

@@ -1,0 +1,180 @@
+/**
+ * MCP resources through the three tools other agents (Codex, opencode) give models, so models
+ * trained on them use them unchanged: `list_mcp_resources`, `list_mcp_resource_templates`,
+ * `read_mcp_resource`. Listings are JSON (`{ server?, resources: [{ server, ... }], nextCursor? }`);
+ * with `server` one page is listed and `cursor` goes on, without it every page of every server.
+ * Resources meant for hosts that draw MCP Apps (`ui://`, `profile=mcp-app`) are left out.
+ */
+import { limitMcpContent, type McpRequestOptions } from "@earendil-works/pi-mcp";
+import type { TSchema } from "typebox";
+import type { ToolDefinition } from "../tools/types.js";
+import type { McpServerConnection } from "./connection.js";
+import type { ToolExposure } from "./server-tools.js";
+import { modelContent, READ_MCP_RESOURCE_TOOL, saveOutput } from "./tool-results.js";
+
+export const LIST_MCP_RESOURCES_TOOL = "list_mcp_resources";
+export const LIST_MCP_RESOURCE_TEMPLATES_TOOL = "list_mcp_resource_templates";
+export { READ_MCP_RESOURCE_TOOL };
+export const RESOURCE_TOOL_NAMES: ReadonlySet<string> = new Set([LIST_MCP_RESOURCES_TOOL, LIST_MCP_RESOURCE_TEMPLATES_TOOL, READ_MCP_RESOURCE_TOOL]);
+
+type Details = { server: string; tool: string; fullOutputPath?: string };
+type Listed = { uri?: string; uriTemplate?: string; mimeType?: string | undefined };
+
+const text = (description: string) => ({ type: "string", description });
+const LIST_PARAMETERS = {
+  type: "object",
+  properties: {
+    server: text("The MCP server to list. Leave it out to list every server that has resources."),
+    cursor: text("The nextCursor of an earlier call for the same server; leave it out for the first page."),
+  },
+  additionalProperties: false,
+} as unknown as TSchema;
+const READ_PARAMETERS = {
+  type: "object",
+  properties: {
+    server: text("The MCP server, by the name list_mcp_resources gives in its 'server' field."),
+    uri: text("The URI of the resource, as list_mcp_resources gives it."),
+  },
+  required: ["server", "uri"],
+  additionalProperties: false,
+} as unknown as TSchema;
+
+const isAppResource = (item: Listed): boolean =>
+  (item.uri ?? item.uriTemplate ?? "").startsWith("ui://") || /;\s*profile\s*=\s*"?mcp-app"?/i.test(item.mimeType ?? "");
+
+/** The item tagged with its server, without `_meta` and icons. */
+function listed(server: string, item: Listed): Record<string, unknown> {
+  const rest: Record<string, unknown> = { ...item };
+  delete rest._meta;
+  delete rest.icons;
+  return { server, ...rest };
+}
+
+function stringArgument(params: unknown, key: string): string | undefined {
+  const value = typeof params === "object" && params !== null ? (params as Record<string, unknown>)[key] : undefined;
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw new Error(`${key} must be a string`);
+  return value.trim() || undefined;
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+async function jsonResult(tool: string, server: string | undefined, payload: unknown) {
+  const { content, fullOutputPath } = await limitMcpContent([{ type: "text", text: JSON.stringify(payload) }], saveOutput);
+  return { content, details: { server: server ?? "", tool, ...(fullOutputPath ? { fullOutputPath } : {}) } };
+}
+
+/** The three tools; `servers` gives, when a call runs, the connections whose resources they reach. */
+export function resourceToolDefinitions(exposure: ToolExposure, servers: () => McpServerConnection[]): ToolDefinition<TSchema, Details>[] {
+  const annotations = { readOnlyHint: true };
+  const find = (name: string): McpServerConnection => {
+    const all = servers();
+    const found = all.find((server) => server.name === name);
+    if (found) return found;
+    const names = all.map((server) => server.name).join(", ");
+    throw new Error(`MCP server "${name}" has no resources${names ? `. Servers with resources: ${names}` : ""}`);
+  };
+  const list = async (
+    params: unknown,
+    signal: AbortSignal | undefined,
+    key: string,
+    page: (
+      server: McpServerConnection,
+      cursor: string | undefined,
+      options: McpRequestOptions,
+    ) => Promise<{ items: Listed[]; nextCursor?: string | undefined }>,
+    all: (server: McpServerConnection, options: McpRequestOptions) => Promise<Listed[]>,
+  ): Promise<Record<string, unknown>> => {
+    const name = stringArgument(params, "server");
+    const cursor = stringArgument(params, "cursor");
+    const options = (server: McpServerConnection): McpRequestOptions => ({ ...(signal ? { signal } : {}), timeoutMs: server.timeoutMs });
+    if (name) {
+      const server = find(name);
+      const result = await page(server, cursor, options(server));
+      return {
+        server: server.name,
+        [key]: result.items.filter((item) => !isAppResource(item)).map((item) => listed(server.name, item)),
+        ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
+      };
+    }
+    if (cursor) throw new Error("cursor can only be used when a server is specified");
+    const sorted = [...servers()].sort((a, b) => a.name.localeCompare(b.name));
+    const results = await Promise.allSettled(sorted.map((server) => all(server, options(server))));
+    const items: Record<string, unknown>[] = [];
+    const errors: { server: string; error: string }[] = [];
+    results.forEach((result, index) => {
+      const server = sorted[index]?.name ?? "";
+      if (result.status === "fulfilled") items.push(...result.value.filter((item) => !isAppResource(item)).map((item) => listed(server, item)));
+      else errors.push({ server, error: errorText(result.reason) });
+    });
+    return { [key]: items, ...(errors.length > 0 ? { errors } : {}) };
+  };
+  return [
+    {
+      name: LIST_MCP_RESOURCES_TOOL,
+      label: LIST_MCP_RESOURCES_TOOL,
+      description:
+        "Lists the resources MCP servers offer: files, schemas and other data a server shares as context. Prefer a server's resources to a web search when they cover the question.",
+      parameters: LIST_PARAMETERS,
+      exposure,
+      annotations,
+      async execute(_id, params, signal) {
+        const payload = await list(
+          params,
+          signal,
+          "resources",
+          async (server, cursor, options) => {
+            const result = await server.resourcesPage(cursor, options);
+            return { items: result.resources, nextCursor: result.nextCursor };
+          },
+          (server, options) => server.allResources(options),
+        );
+        return jsonResult(LIST_MCP_RESOURCES_TOOL, stringArgument(params, "server"), payload);
+      },
+    },
+    {
+      name: LIST_MCP_RESOURCE_TEMPLATES_TOOL,
+      label: LIST_MCP_RESOURCE_TEMPLATES_TOOL,
+      description:
+        "Lists the resource templates MCP servers offer: URI templates (RFC 6570) for data a server shares when given parameters. Prefer them to a web search when they cover the question.",
+      parameters: LIST_PARAMETERS,
+      exposure,
+      annotations,
+      async execute(_id, params, signal) {
+        const payload = await list(
+          params,
+          signal,
+          "resourceTemplates",
+          async (server, cursor, options) => {
+            const result = await server.resourceTemplatesPage(cursor, options);
+            return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+          },
+          (server, options) => server.allResourceTemplates(options),
+        );
+        return jsonResult(LIST_MCP_RESOURCE_TEMPLATES_TOOL, stringArgument(params, "server"), payload);
+      },
+    },
+    {
+      name: READ_MCP_RESOURCE_TOOL,
+      label: READ_MCP_RESOURCE_TOOL,
+      description: "Reads one resource of an MCP server, given the server's name and the resource's URI.",
+      parameters: READ_PARAMETERS,
+      exposure,
+      annotations,
+      async execute(_id, params, signal) {
+        const name = stringArgument(params, "server");
+        const uri = stringArgument(params, "uri");
+        if (!name || !uri) throw new Error("server and uri are required");
+        const server = find(name);
+        const result = await server.readResource(uri, { ...(signal ? { signal } : {}), timeoutMs: server.timeoutMs });
+        const blocks = result.contents.map((resource) => ({ type: "resource" as const, resource }));
+        const converted = await modelContent(server.name, blocks, true);
+        const { content, fullOutputPath } = await limitMcpContent(
+          converted.length > 0 ? converted : [{ type: "text", text: `Resource ${uri} is empty` }],
+          saveOutput,
+        );
+        return { content, details: { server: server.name, tool: READ_MCP_RESOURCE_TOOL, ...(fullOutputPath ? { fullOutputPath } : {}) } };
+      },
+    },
+  ];
+}

@@ -1,0 +1,70 @@
+/**
+ * An MCP server's tool as a parley tool: named `mcp__<server>__<tool>` (pi-mcp's naming, with its
+ * hash suffix when names collide), its input schema made an object schema, its annotations kept for
+ * permission extensions, and calls run through parley's tool pipeline (`tool_call`/`tool_result`
+ * hooks apply). `codemode` and `deferred` tools are both `deferred` tools: declared once
+ * `tool_search` (or a codemode extension) reaches them.
+ */
+import { normalizeMcpInputSchema, type Tool } from "@earendil-works/pi-mcp";
+import type { TSchema } from "typebox";
+import type { ToolDefinition } from "../tools/types.js";
+import type { McpExposure } from "./config.js";
+import type { McpServerConnection } from "./connection.js";
+import { type McpToolOutput, toolOutput } from "./tool-results.js";
+
+export type ToolExposure = "direct" | "deferred" | "hidden";
+
+export const toToolExposure = (exposure: McpExposure): ToolExposure => (exposure === "codemode" ? "deferred" : exposure);
+
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const;
+
+function annotationsOf(tool: Tool): ToolDefinition["annotations"] {
+  const out: NonNullable<ToolDefinition["annotations"]> = {};
+  for (const hint of HINTS) {
+    const value = tool.annotations?.[hint];
+    if (typeof value === "boolean") out[hint] = value;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export interface McpToolOptions {
+  server: string;
+  tool: Tool;
+  name: string;
+  exposure: McpExposure;
+  namespace: NonNullable<ToolDefinition["namespace"]>;
+  /** The server's connection when the call runs (it may have been replaced or disabled meanwhile). */
+  connection: () => McpServerConnection;
+  /** Whether the server's resources can be read (resource links then name read_mcp_resource). */
+  readableResources: () => boolean;
+}
+
+/** A JSON Schema as the tool's parameters: parley validates arguments against JSON Schema. */
+const asParameters = (schema: Record<string, unknown>): TSchema => schema as TSchema;
+
+export function mcpToolDefinition(options: McpToolOptions): ToolDefinition<TSchema, McpToolOutput["details"]> {
+  const { server, tool } = options;
+  const annotations = annotationsOf(tool);
+  return {
+    name: options.name,
+    label: `${server}/${tool.name}`,
+    description: tool.description?.trim() || tool.title || tool.annotations?.title || `MCP tool ${tool.name} from server ${server}`,
+    parameters: asParameters(normalizeMcpInputSchema(tool.inputSchema)),
+    exposure: toToolExposure(options.exposure),
+    namespace: options.namespace,
+    ...(annotations ? { annotations } : {}),
+    async execute(_toolCallId, params, signal, onUpdate) {
+      const connection = options.connection();
+      const args = typeof params === "object" && params !== null ? (params as Record<string, unknown>) : {};
+      const result = await connection.callTool(tool.name, args, {
+        ...(signal ? { signal } : {}),
+        timeoutMs: connection.timeoutMs,
+        onProgress: (progress) => {
+          const total = progress.total === undefined ? "" : `/${progress.total}`;
+          onUpdate?.({ content: [{ type: "text", text: progress.message ?? `Progress ${progress.progress}${total}` }], details: { server, tool: tool.name } });
+        },
+      });
+      return toolOutput(server, tool.name, result, options.readableResources());
+    },
+  };
+}

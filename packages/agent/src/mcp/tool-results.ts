@@ -1,0 +1,101 @@
+/**
+ * What the model gets from an MCP result: text and images (pi-mcp's conversion), a resource link
+ * as a line naming `read_mcp_resource`, a binary resource saved to a file parley creates. Text
+ * over pi-mcp's limit (20 KB) keeps its start and end, and the whole text is saved to a file the
+ * model can read. A result with `isError` becomes an error for the model.
+ */
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type CallToolResult, type ContentBlock, type LlmContent, limitMcpContent, toLlmContent } from "@earendil-works/pi-mcp";
+
+export const READ_MCP_RESOURCE_TOOL = "read_mcp_resource";
+
+let outputDir: Promise<string> | undefined;
+let saved = 0;
+
+/** Saves data under a folder of parley's own in the temp folder; returns the file's path. */
+export async function saveOutput(data: string | Uint8Array, extension: string): Promise<string> {
+  outputDir ??= mkdtemp(join(tmpdir(), "parley-mcp-"));
+  const path = join(await outputDir, `output-${++saved}${extension}`);
+  // "wx": a file of this name that is not ours is never written over.
+  await writeFile(path, data, { flag: "wx" });
+  return path;
+}
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+function isTextType(mimeType: string | undefined): boolean {
+  const type = mimeType?.split(";", 1)[0]?.trim().toLowerCase();
+  if (!type) return false;
+  return type.startsWith("text/") || type === "application/json" || type.endsWith("+json") || type.endsWith("+xml");
+}
+
+function extensionOf(uri: string): string {
+  let path = uri;
+  try {
+    path = new URL(uri).pathname;
+  } catch {
+    // not a URL: its own text
+  }
+  return /\.[A-Za-z0-9]{1,8}$/.exec(path)?.[0] ?? ".bin";
+}
+
+async function blockContent(server: string, block: ContentBlock, readable: boolean): Promise<LlmContent[]> {
+  if (block.type === "resource_link") {
+    const details = [block.mimeType, block.size === undefined ? undefined : formatSize(block.size)].filter(Boolean);
+    const read = readable ? `. Read it with ${READ_MCP_RESOURCE_TOOL} (server "${server}")` : "";
+    const description = block.description ? `: ${block.description}` : "";
+    return [
+      {
+        type: "text",
+        text: `[Resource ${block.uri} "${block.title ?? block.name}"${details.length > 0 ? ` (${details.join(", ")})` : ""}${description}${read}]`,
+      },
+    ];
+  }
+  if (block.type === "resource" && "blob" in block.resource && !block.resource.mimeType?.startsWith("image/")) {
+    const { uri, mimeType, blob } = block.resource;
+    const data = Buffer.from(blob, "base64");
+    if (isTextType(mimeType)) return [{ type: "text", text: data.toString("utf8") }];
+    const kind = `${mimeType ?? "unknown type"}, ${formatSize(data.length)}`;
+    try {
+      return [{ type: "text", text: `[Binary resource ${uri} (${kind}) saved to ${await saveOutput(data, extensionOf(uri))}]` }];
+    } catch (error) {
+      return [{ type: "text", text: `[Binary resource ${uri} (${kind}) could not be saved: ${error instanceof Error ? error.message : String(error)}]` }];
+    }
+  }
+  return toLlmContent({ content: [block] });
+}
+
+/** Content blocks for the model, before the size limit. */
+export async function modelContent(server: string, blocks: readonly ContentBlock[], readable: boolean): Promise<LlmContent[]> {
+  return (await Promise.all(blocks.map((block) => blockContent(server, block, readable)))).flat();
+}
+
+export interface McpToolOutput {
+  content: LlmContent[];
+  details: { server: string; tool: string; fullOutputPath?: string; structuredContent?: unknown };
+}
+
+/** A tool result for the model; throws (an error result) when the server said `isError`. */
+export async function toolOutput(server: string, tool: string, result: CallToolResult, readable: boolean): Promise<McpToolOutput> {
+  const converted = result.content.length > 0 ? await modelContent(server, result.content, readable) : toLlmContent(result);
+  const { content, fullOutputPath } = await limitMcpContent(converted, saveOutput);
+  if (result.isError) {
+    const text = content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
+    throw new Error(text || `MCP tool ${server}/${tool} returned an error`);
+  }
+  return {
+    content,
+    details: {
+      server,
+      tool,
+      ...(fullOutputPath ? { fullOutputPath } : {}),
+      ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+    },
+  };
+}

@@ -1,0 +1,295 @@
+/**
+ * MCP servers (the newest pi's built-in MCP support) through the spawned CLI, against servers made
+ * with the official MCP SDK (fixtures/mcp/probe-server.mjs): mcp.json's servers connect, their
+ * tools are declared or found with tool_search by exposure, calls and resources reach the server,
+ * problems are told once, the command line and settings turn it off, and no server outlives parley.
+ * The model is fixtures/mcp/mcp-model.ts: it calls what the prompt says and lists what it is offered.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { McpServer } from "@agentclientprotocol/sdk";
+import { describe, expect, it } from "vitest";
+import { agentText, startAcp } from "./helpers/acp-client.js";
+import { checkedAgents } from "./helpers/checked-agents.js";
+import { type AgentProcess, PARLEY_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { poll } from "./helpers/waits.js";
+
+type Rec = Record<string, unknown>;
+
+const SERVER = join(ROOT, "packages/agent/test/fixtures/mcp/probe-server.mjs");
+const MODEL = join(ROOT, "packages/agent/test/fixtures/mcp/mcp-model.ts");
+const agents = checkedAgents();
+
+interface World {
+  home: string;
+  agentDir: string;
+  cwd: string;
+  base: string;
+}
+
+function world(servers: Record<string, unknown>, extra: Rec = {}): World {
+  const base = mkdtempSync(join(tmpdir(), "parley-mcp-"));
+  const home = join(base, "home");
+  const agentDir = join(home, ".pi", "agent");
+  const cwd = join(base, "proj");
+  for (const dir of [agentDir, cwd]) mkdirSync(dir, { recursive: true });
+  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers, ...extra }, null, 2));
+  return { home, agentDir, cwd, base };
+}
+
+const stdio = (env: Record<string, string> = {}, more: Rec = {}): Rec => ({ command: process.execPath, args: [SERVER], env, ...more });
+
+function start(w: World, args: string[] = [], env: NodeJS.ProcessEnv = {}): AgentProcess {
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", MODEL, "--model", "mcptest/m1", ...args], {
+    cwd: w.cwd,
+    env: { HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir, ...env },
+  });
+  agents.push(agent);
+  return agent;
+}
+
+/** Sends a prompt, waits for its run to end, and returns the last assistant text of it. */
+async function ask(agent: AgentProcess, message: string): Promise<string> {
+  const from = agent.records.length;
+  const response = await agent.request({ type: "prompt", message });
+  expect(response["success"], JSON.stringify(response)).toBe(true);
+  await agent.waitFor(
+    (r) => r.type === "agent_settled" || (r.type === "response" && r["command"] === "prompt" && (r["data"] as Rec | undefined)?.["disposition"] === "handled"),
+    undefined,
+    from,
+  );
+  const ends = agent.records.slice(from).filter((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
+  const last = ends.at(-1)?.["message"] as Rec | undefined;
+  return ((last?.["content"] ?? []) as Rec[]).flatMap((c) => (c["type"] === "text" ? [String(c["text"])] : [])).join("");
+}
+
+const notices = (agent: AgentProcess, from = 0): string[] =>
+  agent.records.slice(from).flatMap((r) => (r.type === "extension_ui_request" && r["method"] === "notify" ? [String(r["message"])] : []));
+
+/** The /mcp status text. */
+async function status(agent: AgentProcess): Promise<string> {
+  const from = agent.records.length;
+  await agent.request({ type: "prompt", message: "/mcp" });
+  await agent.until(() => notices(agent, from).length > 0);
+  return notices(agent, from)[0] ?? "";
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("MCP servers from mcp.json", () => {
+  it("declares a direct server's tools in the first request, calls them, and resolves ${VAR} in env", async () => {
+    const w = world({ calc: stdio({ PROBE_SECRET: "${MCP_TEST_SECRET}" }, { exposure: "direct" }) });
+    const agent = start(w, [], { MCP_TEST_SECRET: "s3cr3t" });
+    const tools = (await ask(agent, "list tools")).split(",");
+    expect(tools).toEqual(expect.arrayContaining(["mcp__calc__add", "mcp__calc__secret", "read_mcp_resource", "list_mcp_resources"]));
+    expect(tools).not.toContain("tool_search");
+    expect(await ask(agent, 'call mcp__calc__add {"a":2,"b":40}')).toBe("tool said: 42");
+    expect(await ask(agent, "call mcp__calc__secret")).toBe("tool said: secret=s3cr3t");
+    // The call went through parley's tool pipeline: the wire shows it as any tool call.
+    expect(agent.records.some((r) => r.type === "tool_execution_end" && r["toolName"] === "mcp__calc__add")).toBe(true);
+  });
+
+  it("keeps a codemode or deferred server's tools undeclared until tool_search loads them", async () => {
+    const w = world({ weather: stdio({ PROBE_NAME: "weather" }, { description: "Weather forecasts for cities" }), calc: stdio({}, { exposure: "deferred" }) });
+    const agent = start(w);
+    const first = (await ask(agent, "list tools")).split(",");
+    expect(first).toContain("tool_search");
+    expect(first.filter((name) => name.startsWith("mcp__"))).toEqual([]);
+    // The servers are named to the model, with how to reach them.
+    const system = await ask(agent, "show system");
+    expect(system).toContain("- mcp__weather (tool_search): Weather forecasts for cities");
+    expect(system).toContain("- mcp__calc (tool_search)");
+    const found = await ask(agent, 'call tool_search {"query":"forecast the weather of a city"}');
+    expect(found).toMatch(/^tool said: Loaded \d+ tools?/);
+    expect(found.split("\n")[1]).toBe("- mcp__weather__weather_forecast: Forecast the weather of a city");
+    expect((await ask(agent, "list tools")).split(",")).toContain("mcp__weather__weather_forecast");
+    expect(await ask(agent, 'call mcp__weather__weather_forecast {"city":"Oslo"}')).toBe("tool said: sunny in Oslo");
+  });
+
+  it("reads resources, reports a server's isError as a failed call, and cuts long output keeping the whole in a file", async () => {
+    const w = world({ calc: stdio({}, { exposure: "direct" }) });
+    const agent = start(w);
+    const listing = await ask(agent, "call list_mcp_resources");
+    expect(JSON.parse(listing.replace(/^tool said: /, ""))).toEqual({
+      resources: [{ server: "calc", uri: "file:///readme.txt", name: "readme", mimeType: "text/plain", description: "The read-me" }],
+    });
+    expect(await ask(agent, 'call read_mcp_resource {"server":"calc","uri":"file:///readme.txt"}')).toBe("tool said: hello from the resource");
+    expect(await ask(agent, "call mcp__calc__broken")).toBe("tool failed: it broke");
+    const big = await ask(agent, "call mcp__calc__big");
+    expect(big.length).toBeLessThan(25_000);
+    expect(big).toMatch(/truncated/);
+    const saved = /(\/\S+output-\d+\.txt)/.exec(big)?.[1];
+    expect(saved, big.slice(-300)).toBeDefined();
+    expect(readFileSync(saved as string, "utf8")).toBe(`${"x".repeat(30_000)}END`);
+  });
+
+  it("tells bad entries and failed servers once, and /mcp shows each server's state", async () => {
+    const w = world({
+      calc: stdio({}, { exposure: "direct" }),
+      crashing: stdio({ PROBE_FAIL_START: "1" }, { exposure: "direct" }),
+      "bad name!": stdio(),
+      unset: stdio({ PROBE_SECRET: "${MCP_TEST_NEVER_SET}" }),
+    });
+    const agent = start(w);
+    await agent.until(() => notices(agent).some((n) => n.startsWith("MCP servers need attention")));
+    const told = notices(agent).filter((n) => n.startsWith("MCP servers need attention"));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain("bad name!");
+    expect(told[0]).toMatch(/crashing: failed: /);
+    expect(told[0]).toMatch(/unset: failed: Failed to resolve MCP server "unset" env "PROBE_SECRET" from environment variable: MCP_TEST_NEVER_SET/);
+    const shown = await status(agent);
+    expect(shown).toMatch(/^calc: connected, 5 tools, resources \(direct\)$/m);
+    expect(shown).toContain("probe: refusing to start (PROBE_FAIL_START)");
+    expect(shown).toMatch(/^config error: .*bad name!/m);
+    // The good server works regardless.
+    expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":1}')).toBe("tool said: 2");
+  });
+
+  it("reads a project's .pi/mcp.json only in a trusted project, where it can turn a user's server off", async () => {
+    const w = world({ calc: stdio({}, { exposure: "direct" }) });
+    mkdirSync(join(w.cwd, ".pi"), { recursive: true });
+    writeFileSync(
+      join(w.cwd, ".pi", "mcp.json"),
+      JSON.stringify({ mcpServers: { calc: { enabled: false }, extra: stdio({ PROBE_NAME: "extra" }, { exposure: "direct" }) } }),
+    );
+    const untrusted = start(w, ["--no-approve"]);
+    const plain = (await ask(untrusted, "list tools")).split(",");
+    expect(plain).toContain("mcp__calc__add");
+    expect(plain.some((name) => name.startsWith("mcp__extra__"))).toBe(false);
+    const trusted = start(w, ["--approve"]);
+    const project = (await ask(trusted, "list tools")).split(",");
+    expect(project).toContain("mcp__extra__add");
+    expect(project.some((name) => name.startsWith("mcp__calc__"))).toBe(false);
+    expect(await status(trusted)).toMatch(/^calc: disabled/m);
+  });
+
+  it("reaches a Streamable HTTP server with a header from the environment, and says what to do when one needs sign-in", async () => {
+    const portFile = join(mkdtempSync(join(tmpdir(), "parley-mcp-port-")), "port");
+    const server = spawnAgent(process.execPath, [SERVER, "--http", portFile], { env: { PROBE_TOKEN: "tok-1" }, checkSchema: false });
+    agents.push(server);
+    await poll(() => existsSync(portFile) && readFileSync(portFile, "utf8").length > 0, "the HTTP server's port");
+    const url = `http://127.0.0.1:${readFileSync(portFile, "utf8")}/mcp`;
+    const w = world({
+      remote: { url, headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" }, exposure: "direct" },
+      locked: { url, exposure: "direct" },
+    });
+    const agent = start(w, [], { MCP_TEST_TOKEN: "tok-1" });
+    expect(await ask(agent, 'call mcp__remote__add {"a":20,"b":22}')).toBe("tool said: 42");
+    const shown = await status(agent);
+    expect(shown).toMatch(/^remote: connected, 5 tools/m);
+    expect(shown).toMatch(/^locked: needs sign-in/m);
+    expect(shown).toContain('"Authorization" header');
+  });
+});
+
+describe("MCP servers from extensions", () => {
+  it("connects a server an extension registers with pi.registerMcpServer, with no error about it", async () => {
+    const w = world({});
+    const extension = join(w.base, "registers.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi: any) { pi.registerMcpServer("fromext", { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(SERVER)}], exposure: "direct" }); }\n`,
+    );
+    const agent = start(w, ["-e", extension]);
+    expect(await ask(agent, 'call mcp__fromext__add {"a":3,"b":4}')).toBe("tool said: 7");
+    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
+  });
+});
+
+describe("turning MCP off", () => {
+  const calc = () => world({ calc: stdio({}, { exposure: "direct" }) });
+  const mcpTools = async (agent: AgentProcess) =>
+    (await ask(agent, "list tools")).split(",").filter((name) => name.startsWith("mcp__") || name === "tool_search");
+
+  it("--no-mcp, -ne and the settings' -builtin:mcp keep servers unconnected; -ne -e builtin:mcp connects them", async () => {
+    expect(await mcpTools(start(calc(), ["--no-mcp"]))).toEqual([]);
+    expect(await mcpTools(start(calc(), ["-ne"]))).toEqual([]);
+    const off = calc();
+    writeFileSync(join(off.agentDir, "settings.json"), JSON.stringify({ extensions: ["-builtin:mcp"] }));
+    expect(await mcpTools(start(off))).toEqual([]);
+    expect(await mcpTools(start(calc(), ["-ne", "-e", "builtin:mcp"]))).toContain("mcp__calc__add");
+  });
+
+  it("--no-mcp leaves /mcp to the model, and get_commands lists /mcp only when MCP is on", async () => {
+    const on = start(calc());
+    const commands = (await on.request({ type: "get_commands" }))["data"] as { commands: Rec[] };
+    expect(commands.commands.find((c) => c["name"] === "mcp")).toMatchObject({ source: "extension", sourceInfo: { path: "builtin:mcp", source: "builtin" } });
+    const off = start(calc(), ["--no-mcp"]);
+    const none = (await off.request({ type: "get_commands" }))["data"] as { commands: Rec[] };
+    expect(none.commands.some((c) => c["name"] === "mcp")).toBe(false);
+  });
+});
+
+describe("--tools and MCP tools", () => {
+  it("an allowlist without mcp__ entries declares no MCP tool, but tool_search it names still loads them", async () => {
+    const direct = world({ calc: stdio({}, { exposure: "direct" }) });
+    expect(await ask(start(direct, ["--tools", "read,bash"]), "list tools")).toBe("bash,read");
+    const deferred = world({ calc: stdio({}, { exposure: "deferred" }) });
+    const agent = start(deferred, ["--tools", "read,tool_search"]);
+    expect(await ask(agent, "list tools")).toBe("read,tool_search");
+    expect(await ask(agent, 'call tool_search {"query":"add two numbers"}')).toMatch(/^tool said: Loaded \d+ tools?.*\n- mcp__calc__add: /s);
+    expect((await ask(agent, "list tools")).split(",")).toContain("mcp__calc__add");
+  });
+
+  it("an allowlist with mcp__ patterns keeps only the MCP tools it matches", async () => {
+    const w = world({ calc: stdio({}, { exposure: "direct" }) });
+    const agent = start(w, ["--tools", "read,mcp__calc__a*"]);
+    expect(await ask(agent, "list tools")).toBe("mcp__calc__add,read");
+    expect(await ask(agent, 'call mcp__calc__add {"a":5,"b":5}')).toBe("tool said: 10");
+  });
+});
+
+describe("MCP servers an ACP client offers", () => {
+  it("initialize offers stdio and HTTP; session/new's stdio server connects with the client's env taken literally, for that session only", async () => {
+    const w = world({});
+    const h = await startAcp(["--session-dir", join(w.base, "sessions"), "-e", MODEL, "--model", "mcptest/m1"], { cwd: w.cwd, home: w.home });
+    try {
+      const offered: McpServer = {
+        name: "editor tools",
+        command: process.execPath,
+        args: [SERVER],
+        env: [
+          { name: "PROBE_SECRET", value: "$HOME and !not-a-command" },
+          { name: "PROBE_NAME", value: "editor" },
+        ],
+      };
+      const { sessionId } = await h.agent.request("session/new", { cwd: w.cwd, mcpServers: [offered] });
+      await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "call mcp__editor_tools__secret" }] });
+      expect(agentText(h, sessionId)).toContain("tool said: secret=$HOME and !not-a-command");
+      // Another session, offered nothing, has none of them.
+      const { sessionId: otherId } = await h.agent.request("session/new", { cwd: w.cwd, mcpServers: [] });
+      await h.agent.request("session/prompt", { sessionId: otherId, prompt: [{ type: "text", text: "list tools" }] });
+      expect(agentText(h, otherId)).not.toContain("mcp__");
+      const { agentCapabilities } = await h.agent.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+      expect(agentCapabilities?.mcpCapabilities).toEqual({ http: true, sse: false });
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("MCP server processes", () => {
+  it("ends a stdio server with parley, also when parley is killed", async () => {
+    for (const signal of ["stdin closed", "SIGKILL"] as const) {
+      const w = world({});
+      const pidFile = join(w.base, "server.pid");
+      writeFileSync(join(w.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { calc: stdio({ PROBE_PID_FILE: pidFile }, { exposure: "direct" }) } }));
+      const agent = start(w);
+      expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":2}')).toBe("tool said: 3");
+      const pid = Number(readFileSync(pidFile, "utf8"));
+      expect(alive(pid)).toBe(true);
+      if (signal === "SIGKILL") agent.child.kill("SIGKILL");
+      else agent.closeInput();
+      await agent.exited;
+      await poll(() => !alive(pid), `the MCP server (pid ${pid}) to end after ${signal}`);
+    }
+  });
+});
