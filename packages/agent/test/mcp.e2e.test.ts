@@ -146,7 +146,7 @@ describe("MCP servers from mcp.json", () => {
     expect(told[0]).toMatch(/crashing: failed: /);
     expect(told[0]).toMatch(/unset: failed: Failed to resolve MCP server "unset" env "PROBE_SECRET" from environment variable: MCP_TEST_NEVER_SET/);
     const shown = await status(agent);
-    expect(shown).toMatch(/^calc: connected, 5 tools, resources \(direct\)$/m);
+    expect(shown).toMatch(/^calc: connected, 7 tools, resources \(direct\)$/m);
     expect(shown).toContain("probe: refusing to start (PROBE_FAIL_START)");
     expect(shown).toMatch(/^config error: .*bad name!/m);
     // The good server works regardless.
@@ -171,26 +171,92 @@ describe("MCP servers from mcp.json", () => {
     expect(await status(trusted)).toMatch(/^calc: disabled/m);
   });
 
-  it("reaches a Streamable HTTP server with a header from the environment, and says what to do when one needs sign-in", async () => {
+  it("reaches a Streamable HTTP server with a header from the environment or a provider's key (auth.provider), and says what to do when one needs sign-in", async () => {
     const portFile = join(mkdtempSync(join(tmpdir(), "parley-mcp-port-")), "port");
-    const server = spawnAgent(process.execPath, [SERVER, "--http", portFile], { env: { PROBE_TOKEN: "tok-1" }, checkSchema: false });
+    // It accepts the header's token and the mcptest provider's API key (the model fixture's).
+    const server = spawnAgent(process.execPath, [SERVER, "--http", portFile], { env: { PROBE_TOKEN: "tok-1,mcptest-key" }, checkSchema: false });
     agents.push(server);
     await poll(() => existsSync(portFile) && readFileSync(portFile, "utf8").length > 0, "the HTTP server's port");
     const url = `http://127.0.0.1:${readFileSync(portFile, "utf8")}/mcp`;
     const w = world({
       remote: { url, headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}" }, exposure: "direct" },
+      keyed: { url, auth: { provider: "mcptest" }, exposure: "direct" },
       locked: { url, exposure: "direct" },
     });
     const agent = start(w, [], { MCP_TEST_TOKEN: "tok-1" });
     expect(await ask(agent, 'call mcp__remote__add {"a":20,"b":22}')).toBe("tool said: 42");
+    expect(await ask(agent, 'call mcp__keyed__add {"a":1,"b":1}')).toBe("tool said: 2");
     const shown = await status(agent);
-    expect(shown).toMatch(/^remote: connected, 5 tools/m);
+    expect(shown).toMatch(/^remote: connected, 7 tools/m);
     expect(shown).toMatch(/^locked: needs sign-in/m);
     expect(shown).toContain('"Authorization" header');
   });
 });
 
+describe("MCP servers that misbehave", () => {
+  it("an abort during a call the server never answers ends the run at once, and the server stays usable", async () => {
+    const agent = start(world({ calc: stdio({}, { exposure: "direct" }) }));
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "call mcp__calc__hang" });
+    await agent.waitFor((r) => r.type === "tool_execution_start" && r["toolName"] === "mcp__calc__hang", undefined, from);
+    expect((await agent.request({ type: "abort" }))["success"]).toBe(true);
+    const end = await agent.waitFor((r) => r.type === "tool_execution_end", undefined, from);
+    expect(end["isError"]).toBe(true);
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    expect(await ask(agent, 'call mcp__calc__add {"a":2,"b":2}')).toBe("tool said: 4");
+  });
+
+  it("a server that dies is shown disconnected, and the next call starts it again", async () => {
+    const agent = start(world({ calc: stdio({}, { exposure: "direct" }) }));
+    expect(await ask(agent, "call mcp__calc__crash")).toMatch(/^tool failed: /);
+    expect(await status(agent)).toMatch(/^calc: disconnected, reconnects on the next call \(direct\)$/m);
+    expect(await ask(agent, 'call mcp__calc__add {"a":3,"b":3}')).toBe("tool said: 6");
+  });
+
+  it("a new session connects its servers again and ends the previous session's", async () => {
+    const w = world({});
+    const pidFile = join(w.base, "server.pid");
+    writeFileSync(join(w.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { calc: stdio({ PROBE_PID_FILE: pidFile }, { exposure: "direct" }) } }));
+    const agent = start(w);
+    expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":1}')).toBe("tool said: 2");
+    const first = Number(readFileSync(pidFile, "utf8"));
+    expect((await agent.request({ type: "new_session" }))["success"]).toBe(true);
+    expect(await ask(agent, 'call mcp__calc__add {"a":2,"b":2}')).toBe("tool said: 4");
+    const second = Number(readFileSync(pidFile, "utf8"));
+    expect(second).not.toBe(first);
+    await poll(() => !alive(first), `the first session's MCP server (pid ${first}) to end`);
+    expect(alive(second)).toBe(true);
+  });
+});
+
 describe("MCP servers from extensions", () => {
+  it("a registration pi would refuse throws to the extension, in pi's words", async () => {
+    const w = world({});
+    const extension = join(w.base, "bad-registration.ts");
+    writeFileSync(
+      extension,
+      [
+        "export default function (pi: any) {",
+        "  const said: string[] = [];",
+        '  for (const [name, config] of [["bad name", { command: "x" }], ["nothing", {}], ["a-b", { command: "x" }], ["a_b", { command: "x" }]] as const) {',
+        "    try { pi.registerMcpServer(name, config); said.push(`${name}: ok`); } catch (error) { said.push(`${name}: ${(error as Error).message}`); }",
+        "  }",
+        '  pi.registerCommand("said", { handler: async (_a: string, ctx: any) => ctx.ui.notify(said.join("\\n")) });',
+        "}",
+      ].join("\n"),
+    );
+    const agent = start(w, ["-e", extension, "--no-mcp"]);
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/said" });
+    await agent.until(() => notices(agent, from).length > 0);
+    expect(notices(agent, from)[0]?.split("\n")).toEqual([
+      `bad name: Invalid MCP server registered by extension "${extension}": invalid server name "bad name" (use letters, digits, "_" and "-")`,
+      `nothing: Invalid MCP server registered by extension "${extension}": server "nothing" needs either "command" (stdio) or "url" (streamable HTTP)`,
+      "a-b: ok",
+      'a_b: MCP server "a_b" conflicts with registered server "a-b"',
+    ]);
+  });
+
   it("connects a server an extension registers with pi.registerMcpServer, with no error about it", async () => {
     const w = world({});
     const extension = join(w.base, "registers.ts");

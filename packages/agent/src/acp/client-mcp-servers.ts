@@ -1,7 +1,7 @@
 /**
  * The MCP servers an ACP client offers in `session/new`, `session/load` and `session/resume`
  * (stdio and HTTP; SSE is refused in `initialize`'s `mcpCapabilities`), as entries of the
- * `mcpServers` shape the built-in MCP support connects. Their tools are `direct`: the editor
+ * `mcpServers` shape the built-in MCP support connects, named with letters, digits and `_`. Their tools are `direct`: the editor
  * offered them for the agent to use. Values are the client's, taken literally (a `$` or a leading
  * `!` is escaped, so nothing in them names a variable or runs a command).
  */
@@ -26,8 +26,10 @@ export function clientMcpServers(servers: readonly McpServer[] | undefined): {
   const out: { name: string; config: Record<string, unknown> }[] = [];
   const skipped: string[] = [];
   for (const server of servers ?? []) {
-    let name = server.name.replace(/[^A-Za-z0-9_-]/g, "_") || "server";
-    for (let n = 2; out.some((taken) => taken.name === name); n++) name = `${server.name.replace(/[^A-Za-z0-9_-]/g, "_")}_${n}`;
+    // "_" for everything else, "-" included: two names then never share a namespace (mcp__<name>).
+    const base = server.name.replace(/[^A-Za-z0-9_]/g, "_") || "server";
+    let name = base;
+    for (let n = 2; out.some((taken) => taken.name === name); n++) name = `${base}_${n}`;
     if ("type" in server && server.type === "sse") {
       skipped.push(`MCP server "${server.name}": SSE servers are not supported (parley connects stdio and Streamable HTTP servers)`);
       continue;

@@ -19,13 +19,21 @@ export class McpServerRegistry {
     this.#report = report;
   }
 
+  /**
+   * Checks what can be checked without the MCP client, in pi's words (the rest of the entry is
+   * checked when the server connects, and reported then).
+   */
   register(name: string, config: unknown, extensionPath: string): void {
-    if (!name.trim()) throw new TypeError("registerMcpServer: the server needs a name");
-    if (typeof config !== "object" || config === null || Array.isArray(config)) {
-      throw new TypeError(`Invalid MCP server registered by extension "${extensionPath}": "${name}" needs a config object`);
-    }
+    const invalid = (why: string) => new TypeError(`Invalid MCP server registered by extension "${extensionPath}": ${why}`);
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw invalid(`invalid server name "${name}" (use letters, digits, "_" and "-")`);
+    if (typeof config !== "object" || config === null || Array.isArray(config)) throw invalid(`server "${name}" must be an object`);
+    if (!("command" in config) && !("url" in config)) throw invalid(`server "${name}" needs either "command" (stdio) or "url" (streamable HTTP)`);
     const owner = this.#servers.get(name)?.extensionPath;
     if (owner !== undefined && owner !== extensionPath) throw new Error(`MCP server "${name}" is already registered by extension "${owner}"`);
+    // Names that differ only in "-" and "_" would share a namespace (mcp__<name>).
+    const namespace = (server: string) => server.replaceAll("-", "_");
+    const clash = [...this.#servers.keys()].find((other) => other !== name && namespace(other) === namespace(name));
+    if (clash !== undefined) throw new Error(`MCP server "${name}" conflicts with registered server "${clash}"`);
     this.#servers.set(name, { name, config: structuredClone({ ...config }), extensionPath });
     this.#onChange?.();
   }
