@@ -128,7 +128,26 @@ describe("turn_end (newest pi)", () => {
     expect(errors(agent)).toEqual([]);
   });
 
-  it("refuses a proposal parley cannot append (a context_edit) as a whole, and a continuation with nothing to answer", async () => {
+  it("a context_edit leaves the turn's answer out of the context, the session keeps it, and the run continues from the edited context", async () => {
+    const agent = start("edit", ["first", "second"]);
+    const run = await runPrompt(agent, "go", MINUTE);
+    const appended = run.filter((r) => r.type === "entry_appended").map((r) => r["entry"] as Rec);
+    expect(appended.map((e) => e["type"])).toEqual(["context_edit", "custom_message"]);
+    const answered = run.find((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
+    expect(appended[0]).toMatchObject({ replacement: null });
+    // The model's second request did not see the first answer.
+    const { contexts } = await report(agent);
+    expect(contexts).toEqual([["user"], ["user", "custom:again"]]);
+    // The context (get_messages) leaves it out; the session keeps it (get_entries).
+    expect((await messages(agent)).map((m) => `${m.role}:${textOf(m)}`)).toEqual(["user:go", "custom:Answer again.", "assistant:second"]);
+    const entries = ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
+    const firstAnswer = entries.find((e) => e["type"] === "message" && textOf(e["message"] as Rec) === "first");
+    expect(firstAnswer, JSON.stringify(answered)).toBeDefined();
+    expect(appended[0]?.["targetId"]).toBe(firstAnswer?.["id"]);
+    expect(errors(agent)).toEqual([]);
+  });
+
+  it("refuses a proposal parley cannot append (a context_edit of an entry off the branch) as a whole, and a continuation with nothing to answer", async () => {
     const agent = start("invalid", ["only"]);
     const run = await runPrompt(agent, "go", MINUTE);
     expect(run.filter((r) => r.type === "entry_appended")).toEqual([]);
@@ -139,7 +158,7 @@ describe("turn_end (newest pi)", () => {
         type: "extension_error",
         extensionPath,
         event: "turn_end",
-        error: "Invalid boundary entries: context_edit drafts are not supported: parley's session format has no context_edit entries",
+        error: "Invalid boundary entries: Entry no-such-entry is not on the active branch",
       },
       {
         type: "extension_error",

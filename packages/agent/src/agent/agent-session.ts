@@ -205,8 +205,8 @@ export class AgentSession {
       runtime: options.runtime,
       pendingMessages: () => [...this.#queued],
       appended: (entries) => {
-        // A compaction reshapes the context (rebuilt from the session); other entries add their message, if any.
-        if (entries.some((e) => e.type === "compaction")) this.#state.messages = this.#session.buildContext();
+        // A compaction or a context edit reshapes the context (rebuilt from the session); other entries add their message, if any.
+        if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = this.#session.buildContext();
         else this.#state.messages = [...this.#state.messages, ...entries.flatMap((e) => (e.type === "custom_message" ? [customEntryMessage(e)] : []))];
         this.#contextFromSession = true;
       },

@@ -15,10 +15,10 @@ import { convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { BoundaryPreview, ExtensionRuntime } from "../extensions/runtime.js";
 import type { AgentActivityOutcome, BoundaryContextPreview, SessionBoundaryDraft } from "../extensions/types.js";
 import { buildSessionProjection } from "../session/context.js";
-import type { CompactionEntry, CustomEntry, CustomMessageEntry, Session, SessionEntry } from "../session/session.js";
+import type { CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Session, SessionEntry } from "../session/session.js";
 
 /** The entries drafts become, before the session gives them an id, a parent and a time. */
-type DraftEntry = Omit<CustomEntry, Placed> | Omit<CustomMessageEntry, Placed> | Omit<CompactionEntry, Placed>;
+type DraftEntry = Omit<CustomEntry, Placed> | Omit<CustomMessageEntry, Placed> | Omit<CompactionEntry, Placed> | Omit<ContextEditEntry, Placed>;
 type Placed = "id" | "parentId" | "timestamp";
 
 /** What the boundaries need from the agent. */
@@ -133,7 +133,7 @@ export class RunBoundaries {
   /** The proposal checked, and the context it would make (the session is not touched). */
   #preview(proposal: unknown, boundary: Boundary): BoundaryPreview {
     const branch = this.#host.session().branch();
-    const drafts = checkDrafts(proposal, new Set(branch.map((e) => e.id)));
+    const drafts = checkDrafts(proposal, branch);
     const path = [...branch];
     drafts.forEach((draft, i) => {
       const id = `draft-${i}`;
@@ -207,17 +207,30 @@ function draftEntry(draft: SessionBoundaryDraft, path: readonly SessionEntry[]):
         fromHook: true,
       };
     }
-    case "context_edit":
-      // checkDrafts refuses these before any is turned into an entry.
-      throw new Error(CONTEXT_EDIT_UNSUPPORTED);
+    case "context_edit": {
+      // Text for an assistant or a tool result becomes one text block, as pi writes it (those roles hold arrays).
+      const target = path.find((entry) => entry.id === draft.targetId);
+      const role = target?.type === "message" ? target.message.role : "custom";
+      const { replacement } = draft;
+      const normalized =
+        replacement !== null && (role === "assistant" || role === "toolResult") && typeof replacement.content === "string"
+          ? { content: [{ type: "text" as const, text: replacement.content }] }
+          : replacement;
+      return { type: "context_edit", targetId: draft.targetId, replacement: normalized };
+    }
   }
 }
 
-const CONTEXT_EDIT_UNSUPPORTED = "context_edit drafts are not supported: parley's session format has no context_edit entries";
+/** Whether an entry gives the model content a context_edit can change: a user, assistant or tool-result message, or a custom message. */
+function editable(entry: SessionEntry): boolean {
+  if (entry.type === "custom_message") return true;
+  return entry.type === "message" && (entry.message.role === "user" || entry.message.role === "assistant" || entry.message.role === "toolResult");
+}
 
-/** What a handler returned as `entries`, checked draft by draft (the first problem is the error). */
-export function checkDrafts(proposal: unknown, branchIds: ReadonlySet<string>): SessionBoundaryDraft[] {
+/** What a handler returned as `entries`, checked draft by draft (the first problem is the error); `branch` is the active branch. */
+export function checkDrafts(proposal: unknown, branch: readonly SessionEntry[]): SessionBoundaryDraft[] {
   if (!Array.isArray(proposal)) throw new Error("entries must be an array of entry drafts");
+  const branchIds = new Set(branch.map((entry) => entry.id));
   return proposal.map((raw: unknown, i): SessionBoundaryDraft => {
     const at = `entries[${i}]`;
     if (typeof raw !== "object" || raw === null) throw new Error(`${at} must be an entry draft object`);
@@ -246,8 +259,18 @@ export function checkDrafts(proposal: unknown, branchIds: ReadonlySet<string>): 
         const draft: SessionBoundaryDraft = { type, summary, firstKeptEntryId, details: get("details") };
         return isUsage(usage) ? { ...draft, usage } : draft;
       }
-      case "context_edit":
-        throw new Error(CONTEXT_EDIT_UNSUPPORTED);
+      case "context_edit": {
+        const targetId = get("targetId");
+        const replacement = get("replacement");
+        if (typeof targetId !== "string") throw new Error(`${at}.targetId must be an entry id`);
+        if (replacement !== null && !(typeof replacement === "object" && isEditedContent(Reflect.get(replacement, "content")))) {
+          throw new Error("Context edit replacement must be null or contain string/array content");
+        }
+        if (!branchIds.has(targetId)) throw new Error(`Entry ${targetId} is not on the active branch`);
+        const target = branch.find((entry) => entry.id === targetId);
+        if (target === undefined || !editable(target)) throw new Error(`Entry ${targetId} does not contribute editable model content`);
+        return { type, targetId, replacement: replacement === null ? null : { content: Reflect.get(replacement, "content") as EditedContent } };
+      }
       default:
         throw new Error(`${at}.type must be "custom", "custom_message", "context_edit" or "compaction"`);
     }
@@ -264,6 +287,30 @@ function isContent(value: unknown): value is Content {
     const kind = Reflect.get(block, "type");
     if (kind === "text") return typeof Reflect.get(block, "text") === "string";
     return kind === "image" && typeof Reflect.get(block, "data") === "string" && typeof Reflect.get(block, "mimeType") === "string";
+  });
+}
+
+type EditedContent = NonNullable<ContextEditEntry["replacement"]>["content"];
+
+/** A replacement's content: text, or blocks a message can hold (text, image, thinking, tool call). */
+function isEditedContent(value: unknown): value is EditedContent {
+  if (typeof value === "string") return true;
+  if (!Array.isArray(value)) return false;
+  return value.every((block: unknown) => {
+    if (typeof block !== "object" || block === null) return false;
+    const field = (key: string): unknown => Reflect.get(block, key);
+    switch (field("type")) {
+      case "text":
+        return typeof field("text") === "string";
+      case "image":
+        return typeof field("data") === "string" && typeof field("mimeType") === "string";
+      case "thinking":
+        return typeof field("thinking") === "string";
+      case "toolCall":
+        return typeof field("id") === "string" && typeof field("name") === "string" && typeof field("arguments") === "object" && field("arguments") !== null;
+      default:
+        return false;
+    }
   });
 }
 

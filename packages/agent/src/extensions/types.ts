@@ -15,7 +15,9 @@ import type {
   SimpleStreamOptions,
   StreamOptions,
   TextContent,
+  ThinkingContent,
   Tool,
+  ToolCall,
   ToolResultMessage,
   Usage,
 } from "@mariozechner/pi-ai";
@@ -357,11 +359,11 @@ export interface CustomMessageEntryDraft {
   display: boolean;
   details?: unknown;
 }
-/** Accepted in the type for pi's extensions; parley's session format has no context_edit entries, so a proposal holding one is refused. */
+/** An edit of an earlier message in the model's context (newest pi): null leaves it out, content replaces its content. */
 export interface ContextEditEntryDraft {
   type: "context_edit";
   targetId: string;
-  replacement: { content: string | (TextContent | ImageContent)[] } | null;
+  replacement: { content: string | (TextContent | ImageContent | ThinkingContent | ToolCall)[] } | null;
 }
 export interface CompactionEntryDraft {
   type: "compaction";

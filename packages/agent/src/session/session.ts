@@ -44,6 +44,7 @@ export type MessageEntry = EntryOfType<"message">;
 export type CustomEntry = EntryOfType<"custom">;
 export type CustomMessageEntry = EntryOfType<"custom_message">;
 export type CompactionEntry = EntryOfType<"compaction">;
+export type ContextEditEntry = EntryOfType<"context_edit">;
 export type BranchSummaryEntry = EntryOfType<"branch_summary">;
 export type LabelEntry = EntryOfType<"label">;
 export type SessionInfoEntry = EntryOfType<"session_info">;
