@@ -5,7 +5,7 @@
  * problems are told once, the command line and settings turn it off, and no server outlives parley.
  * The model is fixtures/mcp/mcp-model.ts: it calls what the prompt says and lists what it is offered.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { McpServer } from "@agentclientprotocol/sdk";
@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import { agentText, startAcp } from "./helpers/acp-client.js";
 import { checkedAgents } from "./helpers/checked-agents.js";
 import { type AgentProcess, PARLEY_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { alive } from "./helpers/marker.js";
 import { poll } from "./helpers/waits.js";
 
 type Rec = Record<string, unknown>;
@@ -75,14 +76,6 @@ async function status(agent: AgentProcess): Promise<string> {
   return notices(agent, from)[0] ?? "";
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("MCP servers from mcp.json", () => {
   it("declares a direct server's tools in the first request, calls them, and resolves ${VAR} in env", async () => {
@@ -339,6 +332,21 @@ describe("MCP servers an ACP client offers", () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe("start-up without MCP servers", () => {
+  it("loads no MCP client (its transports load once a server is configured)", async () => {
+    const watch = join(ROOT, "packages/agent/test/fixtures/mcp/module-watch.cjs");
+    const env = { NODE_OPTIONS: `--require ${watch}` };
+    const bare = world({});
+    rmSync(join(bare.agentDir, "mcp.json"));
+    const none = start(bare, [], env);
+    expect(await ask(none, "list tools")).not.toContain("mcp__");
+    expect(none.stderr()).not.toContain("module-watch: cross-spawn");
+    const some = start(world({ calc: stdio({}, { exposure: "direct" }) }), [], env);
+    expect(await ask(some, "list tools")).toContain("mcp__calc__add");
+    expect(some.stderr()).toContain("module-watch: cross-spawn");
   });
 });
 

@@ -6,7 +6,16 @@
 import type { ExtensionProviders, ModelResolution } from "../models/index.js";
 import type { VirtualModelDefinition } from "../models/virtual-models.js";
 import type { Session } from "../session/session.js";
-import type { ContextUsage, CustomMessageInput, ExtensionContext, ExtensionUIContext, NavigateTreeOptions, ScopedModel, ThinkingLevel } from "./types.js";
+import type {
+  ContextUsage,
+  CustomMessageInput,
+  ExtensionContext,
+  ExtensionUIContext,
+  NavigateTreeOptions,
+  ScopedModel,
+  ThinkingLevel,
+  ToolInfo,
+} from "./types.js";
 import type { SessionEntry } from "../session/session.js";
 import type { TextContent, ImageContent } from "@mariozechner/pi-ai";
 
@@ -47,7 +56,7 @@ export interface ExtensionHost {
   systemPrompt(): string;
   activeToolNames(): string[];
   setActiveTools(names: string[]): void;
-  allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[];
+  allTools(): ToolInfo[];
   /** Switches model if it is one parley can use; false otherwise. */
   setModel(model: unknown): Promise<boolean>;
   registerProvider(name: string, config: unknown): void;

@@ -793,6 +793,19 @@ export interface RegisteredMcpServer {
   extensionPath: string;
 }
 
+/** A registered tool as pi.getAllTools() describes it (with the newest pi's exposure fields). */
+export interface ToolInfo {
+  name: string;
+  description?: string;
+  parameters?: unknown;
+  promptGuidelines?: string[];
+  exposure?: "direct" | "model-only" | "codemode" | "deferred" | "hidden";
+  namespace?: { name: string; aliases?: readonly string[]; description?: string; instructions?: string };
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  reachesTools?: (input: Record<string, unknown>) => "all" | readonly string[];
+  sourceInfo?: unknown;
+}
+
 /** Each `on` returns a function that removes that handler again (newest pi). */
 export interface ExtensionAPI {
   on(event: "project_trust", handler: ProjectTrustHandler): () => void;
@@ -829,7 +842,7 @@ export interface ExtensionAPI {
   /** A copy of the effective settings.json (global and project merged, as written). */
   getSettings(): Record<string, unknown>;
   getActiveTools(): string[];
-  getAllTools(): { name: string; description?: string; parameters?: unknown }[];
+  getAllTools(): ToolInfo[];
   setActiveTools(toolNames: string[]): void;
   getCommands(): SlashCommandInfo[];
   setModel(model: unknown): Promise<boolean>;

@@ -71,30 +71,34 @@ export function validateMcpServer(name: string, raw: unknown): McpServerSettings
           : {}),
       }
     : raw;
-  // pi's Client ID Metadata Documents belong to pi: an entry asking for them is refused as pi-mcp refuses it without a check.
+  // Without a check of pi's Client ID Metadata Documents (they are pi's), pi-mcp refuses `clientRegistration: "cimd"`.
   const result = validateSharedFields(name, entry);
   if (result.kind === "invalid") return result.error;
-  const { exposure, toolExposure } = result.config;
   const names = EXPOSURES.map((value) => `"${value}"`).join(", ");
-  if (exposure !== undefined && !isExposure(exposure)) return `server "${name}": exposure must be one of ${names}`;
+  const { exposure, toolExposure } = result.config;
+  const fields: PiFields = {};
+  if (exposure !== undefined) {
+    if (!isExposure(exposure)) return `server "${name}": exposure must be one of ${names}`;
+    fields.exposure = exposure;
+  }
   if (toolExposure !== undefined) {
     if (!isRecord(toolExposure)) return `server "${name}": toolExposure must map tool names to exposures`;
+    const checked: Record<string, McpExposure> = {};
     for (const [tool, value] of Object.entries(toolExposure)) {
       if (!isExposure(value)) return `server "${name}": toolExposure "${tool}" must be one of ${names}`;
+      checked[tool] = value;
     }
+    fields.toolExposure = checked;
   }
-  if (result.kind === "http") {
-    const auth = result.config.auth;
-    if (auth !== undefined) {
-      if (!isRecord(auth) || typeof auth.provider !== "string" || !auth.provider) return `server "${name}": auth.provider must be a provider name`;
-      const url = new URL(result.config.url);
-      if (url.protocol !== "https:" && !LOOPBACK_HOSTS.includes(url.hostname)) {
-        return `server "${name}": auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]`;
-      }
-    }
-    return { ...(result.config as McpHttpServerConfig & PiFields), kind: "http" };
+  if (result.kind === "stdio") return { ...result.config, ...fields, kind: "stdio" };
+  const auth = result.config.auth;
+  if (auth === undefined) return { ...result.config, ...fields, auth: undefined, kind: "http" };
+  if (!isRecord(auth) || typeof auth.provider !== "string" || !auth.provider) return `server "${name}": auth.provider must be a provider name`;
+  const url = new URL(result.config.url);
+  if (url.protocol !== "https:" && !LOOPBACK_HOSTS.includes(url.hostname)) {
+    return `server "${name}": auth requires an https URL, or http on localhost, 127.0.0.1, or [::1]`;
   }
-  return { ...(result.config as McpStdioServerConfig & PiFields), kind: "stdio" };
+  return { ...result.config, ...fields, auth: { provider: auth.provider }, kind: "http" };
 }
 
 /** The exposure of one tool: its `toolExposure` entry (exact name first, then the first matching pattern), else the server's. */

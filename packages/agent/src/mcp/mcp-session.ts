@@ -171,7 +171,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
           return now.connection;
         },
         readableResources: () => resourceServers().some((candidate) => candidate.entry.name === server),
-      }) as ToolDefinition;
+      });
       definitions.set(name, definition);
       register(definition);
     }
@@ -203,7 +203,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     const needsCodemode = exposures.has("codemode");
     const needsSearch = exposures.has("deferred");
     if (!needsCodemode && !needsSearch) return;
-    const tools = pi.getAllTools() as { name: string; reachesTools?: unknown }[];
+    const tools = pi.getAllTools();
     const reaching = (name: string) => tools.some((tool) => tool.name === name && tool.reachesTools !== undefined);
     const hasCodemode = reaching(CODEMODE_TOOL_NAME);
     const hasSearch = reaching(TOOL_SEARCH_TOOL_NAME);
@@ -290,7 +290,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       .filter((server) => isEnabled(server) && [...configuredExposures(server.entry.config)].some((e) => e === "codemode" || e === "deferred"))
       .sort((a, b) => a.entry.name.localeCompare(b.entry.name));
     if (listed.length === 0) return undefined;
-    const tools = pi.getAllTools() as { name: string; reachesTools?: unknown }[];
+    const tools = pi.getAllTools();
     const codemode = tools.some((tool) => tool.name === CODEMODE_TOOL_NAME && tool.reachesTools !== undefined);
     const lines = listed.map((server) => {
       const reach = codemode && configuredExposures(server.entry.config).has("codemode") ? "codemode" : TOOL_SEARCH_TOOL_NAME;
@@ -348,9 +348,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
   const toolCall = async (event: ToolCallEvent, ctx: ExtensionContext): Promise<void> => {
     const enabled = servers.filter((server) => isEnabled(server) && server.ready);
     if (enabled.length === 0) return;
-    const tool = (pi.getAllTools() as { name: string; reachesTools?: (input: Record<string, unknown>) => "all" | readonly string[] }[]).find(
-      (candidate) => candidate.name === event.toolName,
-    );
+    const tool = pi.getAllTools().find((candidate) => candidate.name === event.toolName);
     if (!tool) return;
     const input = typeof event.input === "object" && event.input !== null ? { ...event.input } : {};
     const reach = tool.reachesTools?.(input);

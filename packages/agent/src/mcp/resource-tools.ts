@@ -9,6 +9,7 @@ import { limitMcpContent, type McpRequestOptions } from "@earendil-works/pi-mcp"
 import type { TSchema } from "typebox";
 import type { ToolDefinition } from "../tools/types.js";
 import type { McpServerConnection } from "./connection.js";
+import { jsonSchemaParameters } from "./json-schema.js";
 import type { ToolExposure } from "./server-tools.js";
 import { modelContent, READ_MCP_RESOURCE_TOOL, saveOutput } from "./tool-results.js";
 
@@ -21,15 +22,15 @@ type Details = { server: string; tool: string; fullOutputPath?: string };
 type Listed = { uri?: string; uriTemplate?: string; mimeType?: string | undefined };
 
 const text = (description: string) => ({ type: "string", description });
-const LIST_PARAMETERS = {
+const LIST_PARAMETERS = jsonSchemaParameters({
   type: "object",
   properties: {
     server: text("The MCP server to list. Leave it out to list every server that has resources."),
     cursor: text("The nextCursor of an earlier call for the same server; leave it out for the first page."),
   },
   additionalProperties: false,
-} as unknown as TSchema;
-const READ_PARAMETERS = {
+});
+const READ_PARAMETERS = jsonSchemaParameters({
   type: "object",
   properties: {
     server: text("The MCP server, by the name list_mcp_resources gives in its 'server' field."),
@@ -37,7 +38,7 @@ const READ_PARAMETERS = {
   },
   required: ["server", "uri"],
   additionalProperties: false,
-} as unknown as TSchema;
+});
 
 const isAppResource = (item: Listed): boolean =>
   (item.uri ?? item.uriTemplate ?? "").startsWith("ui://") || /;\s*profile\s*=\s*"?mcp-app"?/i.test(item.mimeType ?? "");
@@ -51,7 +52,7 @@ function listed(server: string, item: Listed): Record<string, unknown> {
 }
 
 function stringArgument(params: unknown, key: string): string | undefined {
-  const value = typeof params === "object" && params !== null ? (params as Record<string, unknown>)[key] : undefined;
+  const value: unknown = typeof params === "object" && params !== null ? Reflect.get(params, key) : undefined;
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string") throw new Error(`${key} must be a string`);
   return value.trim() || undefined;
@@ -74,9 +75,10 @@ export function resourceToolDefinitions(exposure: ToolExposure, servers: () => M
     const names = all.map((server) => server.name).join(", ");
     throw new Error(`MCP server "${name}" has no resources${names ? `. Servers with resources: ${names}` : ""}`);
   };
-  const list = async (
-    params: unknown,
-    signal: AbortSignal | undefined,
+  /** A listing tool: one page of one server (`server`, `cursor`), or every page of every server. */
+  const listing = (
+    name: string,
+    description: string,
     key: string,
     page: (
       server: McpServerConnection,
@@ -84,76 +86,62 @@ export function resourceToolDefinitions(exposure: ToolExposure, servers: () => M
       options: McpRequestOptions,
     ) => Promise<{ items: Listed[]; nextCursor?: string | undefined }>,
     all: (server: McpServerConnection, options: McpRequestOptions) => Promise<Listed[]>,
-  ): Promise<Record<string, unknown>> => {
-    const name = stringArgument(params, "server");
-    const cursor = stringArgument(params, "cursor");
-    const options = (server: McpServerConnection): McpRequestOptions => ({ ...(signal ? { signal } : {}), timeoutMs: server.timeoutMs });
-    if (name) {
-      const server = find(name);
-      const result = await page(server, cursor, options(server));
-      return {
-        server: server.name,
-        [key]: result.items.filter((item) => !isAppResource(item)).map((item) => listed(server.name, item)),
-        ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
-      };
-    }
-    if (cursor) throw new Error("cursor can only be used when a server is specified");
-    const sorted = [...servers()].sort((a, b) => a.name.localeCompare(b.name));
-    const results = await Promise.allSettled(sorted.map((server) => all(server, options(server))));
-    const items: Record<string, unknown>[] = [];
-    const errors: { server: string; error: string }[] = [];
-    results.forEach((result, index) => {
-      const server = sorted[index]?.name ?? "";
-      if (result.status === "fulfilled") items.push(...result.value.filter((item) => !isAppResource(item)).map((item) => listed(server, item)));
-      else errors.push({ server, error: errorText(result.reason) });
-    });
-    return { [key]: items, ...(errors.length > 0 ? { errors } : {}) };
-  };
+  ): ToolDefinition<TSchema, Details> => ({
+    name,
+    label: name,
+    description,
+    parameters: LIST_PARAMETERS,
+    exposure,
+    annotations,
+    async execute(_id, params, signal) {
+      const serverName = stringArgument(params, "server");
+      const cursor = stringArgument(params, "cursor");
+      const options = (server: McpServerConnection): McpRequestOptions => ({ ...(signal ? { signal } : {}), timeoutMs: server.timeoutMs });
+      const shown = (server: string, items: Listed[]) => items.filter((item) => !isAppResource(item)).map((item) => listed(server, item));
+      if (serverName) {
+        const server = find(serverName);
+        const result = await page(server, cursor, options(server));
+        const payload = {
+          server: server.name,
+          [key]: shown(server.name, result.items),
+          ...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
+        };
+        return jsonResult(name, serverName, payload);
+      }
+      if (cursor) throw new Error("cursor can only be used when a server is specified");
+      const sorted = [...servers()].sort((a, b) => a.name.localeCompare(b.name));
+      const results = await Promise.allSettled(sorted.map((server) => all(server, options(server))));
+      const items: Record<string, unknown>[] = [];
+      const errors: { server: string; error: string }[] = [];
+      results.forEach((result, index) => {
+        const server = sorted[index]?.name ?? "";
+        if (result.status === "fulfilled") items.push(...shown(server, result.value));
+        else errors.push({ server, error: errorText(result.reason) });
+      });
+      return jsonResult(name, undefined, { [key]: items, ...(errors.length > 0 ? { errors } : {}) });
+    },
+  });
   return [
-    {
-      name: LIST_MCP_RESOURCES_TOOL,
-      label: LIST_MCP_RESOURCES_TOOL,
-      description:
-        "Lists the resources MCP servers offer: files, schemas and other data a server shares as context. Prefer a server's resources to a web search when they cover the question.",
-      parameters: LIST_PARAMETERS,
-      exposure,
-      annotations,
-      async execute(_id, params, signal) {
-        const payload = await list(
-          params,
-          signal,
-          "resources",
-          async (server, cursor, options) => {
-            const result = await server.resourcesPage(cursor, options);
-            return { items: result.resources, nextCursor: result.nextCursor };
-          },
-          (server, options) => server.allResources(options),
-        );
-        return jsonResult(LIST_MCP_RESOURCES_TOOL, stringArgument(params, "server"), payload);
+    listing(
+      LIST_MCP_RESOURCES_TOOL,
+      "Lists the resources MCP servers offer: files, schemas and other data a server shares as context. Prefer a server's resources to a web search when they cover the question.",
+      "resources",
+      async (server, cursor, options) => {
+        const result = await server.resourcesPage(cursor, options);
+        return { items: result.resources, nextCursor: result.nextCursor };
       },
-    },
-    {
-      name: LIST_MCP_RESOURCE_TEMPLATES_TOOL,
-      label: LIST_MCP_RESOURCE_TEMPLATES_TOOL,
-      description:
-        "Lists the resource templates MCP servers offer: URI templates (RFC 6570) for data a server shares when given parameters. Prefer them to a web search when they cover the question.",
-      parameters: LIST_PARAMETERS,
-      exposure,
-      annotations,
-      async execute(_id, params, signal) {
-        const payload = await list(
-          params,
-          signal,
-          "resourceTemplates",
-          async (server, cursor, options) => {
-            const result = await server.resourceTemplatesPage(cursor, options);
-            return { items: result.resourceTemplates, nextCursor: result.nextCursor };
-          },
-          (server, options) => server.allResourceTemplates(options),
-        );
-        return jsonResult(LIST_MCP_RESOURCE_TEMPLATES_TOOL, stringArgument(params, "server"), payload);
+      (server, options) => server.allResources(options),
+    ),
+    listing(
+      LIST_MCP_RESOURCE_TEMPLATES_TOOL,
+      "Lists the resource templates MCP servers offer: URI templates (RFC 6570) for data a server shares when given parameters. Prefer them to a web search when they cover the question.",
+      "resourceTemplates",
+      async (server, cursor, options) => {
+        const result = await server.resourceTemplatesPage(cursor, options);
+        return { items: result.resourceTemplates, nextCursor: result.nextCursor };
       },
-    },
+      (server, options) => server.allResourceTemplates(options),
+    ),
     {
       name: READ_MCP_RESOURCE_TOOL,
       label: READ_MCP_RESOURCE_TOOL,

@@ -9,6 +9,7 @@ import { normalizeMcpInputSchema, type Tool } from "@earendil-works/pi-mcp";
 import type { TSchema } from "typebox";
 import type { ToolDefinition } from "../tools/types.js";
 import type { McpExposure } from "./config.js";
+import { jsonSchemaParameters } from "./json-schema.js";
 import type { McpServerConnection } from "./connection.js";
 import { type McpToolOutput, toolOutput } from "./tool-results.js";
 
@@ -39,9 +40,6 @@ export interface McpToolOptions {
   readableResources: () => boolean;
 }
 
-/** A JSON Schema as the tool's parameters: parley validates arguments against JSON Schema. */
-const asParameters = (schema: Record<string, unknown>): TSchema => schema as TSchema;
-
 export function mcpToolDefinition(options: McpToolOptions): ToolDefinition<TSchema, McpToolOutput["details"]> {
   const { server, tool } = options;
   const annotations = annotationsOf(tool);
@@ -49,7 +47,7 @@ export function mcpToolDefinition(options: McpToolOptions): ToolDefinition<TSche
     name: options.name,
     label: `${server}/${tool.name}`,
     description: tool.description?.trim() || tool.title || tool.annotations?.title || `MCP tool ${tool.name} from server ${server}`,
-    parameters: asParameters(normalizeMcpInputSchema(tool.inputSchema)),
+    parameters: jsonSchemaParameters(normalizeMcpInputSchema(tool.inputSchema)),
     exposure: toToolExposure(options.exposure),
     namespace: options.namespace,
     ...(annotations ? { annotations } : {}),

@@ -6,30 +6,26 @@
  * `direct`, and `--tools` or `setActiveTools` can too.
  */
 import type { TSchema } from "typebox";
-import type { ExtensionAPI, ExtensionFactory } from "../extensions/types.js";
+import type { ExtensionAPI, ExtensionFactory, ToolInfo } from "../extensions/types.js";
 import type { ToolDefinition } from "../tools/types.js";
+import { jsonSchemaParameters } from "./json-schema.js";
 
 export const TOOL_SEARCH_TOOL_NAME = "tool_search";
 const DEFAULT_LIMIT = 8;
 
-const PARAMETERS = {
+const PARAMETERS = jsonSchemaParameters({
   type: "object",
   properties: {
     query: { type: "string", description: "What the tool should do, or its name." },
     limit: { type: "number", description: `How many tools to load at most (default ${DEFAULT_LIMIT}).` },
   },
   required: ["query"],
-} as unknown as TSchema;
+});
 
 const DESCRIPTION = `Finds tools that were not given to you up front, such as the tools of MCP servers, and makes the best matches callable from your next call. Search with ${TOOL_SEARCH_TOOL_NAME} whenever a task needs a tool you do not have.`;
 
-export interface SearchableTool {
-  name: string;
-  description?: string;
-  parameters?: unknown;
-  exposure?: string;
-  namespace?: { name: string; description?: string; instructions?: string };
-}
+/** What the ranker reads of a tool. */
+export type SearchableTool = Pick<ToolInfo, "name" | "description" | "parameters" | "namespace">;
 
 export function toolSearchDefinition(
   pi: Pick<ExtensionAPI, "getAllTools" | "getActiveTools" | "setActiveTools">,
@@ -49,9 +45,7 @@ export function toolSearchDefinition(
       const max = limit ?? DEFAULT_LIMIT;
       if (typeof max !== "number" || !Number.isInteger(max) || max <= 0) throw new Error("limit must be a positive integer");
       const active = pi.getActiveTools();
-      const candidates = (pi.getAllTools() as SearchableTool[]).filter(
-        (tool) => (tool.exposure === "codemode" || tool.exposure === "deferred") && !active.includes(tool.name),
-      );
+      const candidates = pi.getAllTools().filter((tool) => (tool.exposure === "codemode" || tool.exposure === "deferred") && !active.includes(tool.name));
       // The ranker (MiniSearch) loads with the first search.
       const { rankTools } = await import("./tool-ranker.js");
       const matches = rankTools(query, candidates, max);

@@ -22,6 +22,7 @@ import type {
   NavigateTreeOptions,
   ScopedModel,
   ThinkingLevel,
+  ToolInfo,
 } from "../extensions/types.js";
 import type { ExtensionProviders, ModelResolution, ProviderConfig } from "../models/index.js";
 import type { Session, SessionEntry } from "../session/session.js";
@@ -264,7 +265,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   }
 
   /** pi.getAllTools(): with the newest pi's exposure, namespace, annotations and reachesTools. */
-  allTools(): { name: string; description?: string; parameters?: unknown; sourceInfo?: unknown }[] {
+  allTools(): ToolInfo[] {
     this.#agent.tools.sync(this.runtime.tools);
     return this.#agent.tools.all().map(({ definition, extensionPath }) => ({
       name: definition.name,
