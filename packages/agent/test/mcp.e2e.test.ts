@@ -7,6 +7,7 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
@@ -75,7 +76,6 @@ async function status(agent: AgentProcess): Promise<string> {
   await agent.until(() => notices(agent, from).length > 0);
   return notices(agent, from)[0] ?? "";
 }
-
 
 describe("MCP servers from mcp.json", () => {
   it("declares a direct server's tools in the first request, calls them, and resolves ${VAR} in env", async () => {
@@ -332,6 +332,48 @@ describe("MCP servers an ACP client offers", () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe("parley mcp (the newest pi's `pi mcp`)", () => {
+  const run = (w: World, args: string[]) =>
+    spawnSync(process.execPath, [join(ROOT, "packages/agent/bin/parley.js"), "mcp", ...args], {
+      cwd: w.cwd,
+      env: { ...process.env, HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+
+  it("list connects each enabled server and says its state, tools and errors; exit 1 when one fails or an entry is invalid", () => {
+    const w = world({ calc: stdio({}, { exposure: "direct", toolExposure: { big: "hidden" } }), off: stdio({}, { enabled: false }) });
+    const good = run(w, ["list"]);
+    expect(good.status, good.stderr).toBe(0);
+    expect(good.stdout).toContain("calc: connected, 7 tools (direct, global)\n");
+    expect(good.stdout).toMatch(/^ {2}tools: add, secret, big \[hidden\], broken, weather_forecast, hang, crash$/m);
+    expect(good.stdout).toContain("  offers resources\n");
+    expect(good.stdout).toContain("off: disabled (codemode, global)\n");
+    const json = JSON.parse(run(w, ["list", "--json"]).stdout) as { servers: Rec[]; errors: string[] };
+    expect(json.servers.map((server) => [server["name"], server["state"]])).toEqual([
+      ["calc", "connected"],
+      ["off", "disabled"],
+    ]);
+    const bad = world({ calc: stdio({}, { exposure: "direct" }), crashing: stdio({ PROBE_FAIL_START: "1" }), "no good": stdio() });
+    const failed = run(bad, ["list"]);
+    expect(failed.status).toBe(1);
+    expect(failed.stdout).toContain("crashing: failed (codemode, global)");
+    expect(failed.stdout).toContain("probe: refusing to start (PROBE_FAIL_START)");
+    expect(failed.stdout).toMatch(/^config error: .*no good/m);
+  });
+
+  it("add, remove, login and logout say what to do instead, and change nothing", () => {
+    const w = world({ calc: stdio() });
+    const before = readFileSync(join(w.agentDir, "mcp.json"), "utf8");
+    for (const command of ["add", "remove", "login", "logout"]) {
+      const result = run(w, [command, "calc"]);
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(command === "add" || command === "remove" ? /parley does not change mcp\.json/ : /parley does not sign in to MCP servers/);
+    }
+    expect(readFileSync(join(w.agentDir, "mcp.json"), "utf8")).toBe(before);
   });
 });
 

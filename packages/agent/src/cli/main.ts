@@ -496,6 +496,21 @@ async function listModelsAndExit(start: Startup): Promise<never> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `parley mcp …`, as `pi mcp …`: a shell command of its own, no agent.
+  if (argv[0] === "mcp") {
+    // The servers it starts end with it, whichever way it ends.
+    new ProcessLifetime();
+    const { runMcpCommand } = await import("../mcp/mcp-cli.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    const code = await runMcpCommand(argv.slice(1), {
+      agentDir: findAgentDir(),
+      cwd: process.cwd(),
+      version: version(),
+      out: write(process.stdout),
+      err: write(process.stderr),
+    });
+    process.exit(code);
+  }
   let options: CliOptions;
   try {
     options = parseArgs(argv);

@@ -1,0 +1,134 @@
+/**
+ * `parley mcp list [--json]`, the newest pi's `pi mcp list`: connects every enabled server of
+ * `mcp.json` (a project's only when it is trusted in trust.json) and says its state, tools and
+ * errors; exit status 1 when an entry is invalid or an enabled server did not connect. parley
+ * never writes `mcp.json` nor signs in, so `add`, `remove`, `login` and `logout` say what to do
+ * instead. No extensions load.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
+import { storedTrust } from "../config/trust-store.js";
+import { loadMcpConfig, type McpServerEntry, toolExposureOf } from "./config.js";
+import { McpServerConnection } from "./connection.js";
+
+export interface McpCliOptions {
+  agentDir: string;
+  cwd: string;
+  version: string;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}
+
+const USAGE = "Usage: parley mcp list [--json]";
+
+function transportOf(entry: McpServerEntry): string {
+  const { config } = entry;
+  return config.kind === "http" ? config.url : [config.command, ...(config.args ?? [])].join(" ");
+}
+
+interface Report {
+  name: string;
+  scope: string;
+  source: string;
+  override?: string;
+  enabled: boolean;
+  exposure: string;
+  transport: string;
+  state: string;
+  tools: string[];
+  toolExposure?: Record<string, string>;
+  resources?: true;
+  error?: string;
+}
+
+async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Report> {
+  const exposure = entry.config.exposure ?? "codemode";
+  const base: Report = {
+    name: entry.name,
+    scope: entry.scope,
+    source: entry.source,
+    ...(entry.override ? { override: entry.override } : {}),
+    enabled: entry.config.enabled !== false,
+    exposure,
+    transport: transportOf(entry),
+    state: "disabled",
+    tools: [],
+  };
+  if (!base.enabled) return base;
+  const connection = new McpServerConnection({
+    entry,
+    cwd: options.cwd,
+    clientName: "parley",
+    clientVersion: options.version,
+    // No model setup is read here: a server with auth.provider reports that it needs its key.
+    providerToken: async () => undefined,
+    onTools: () => {},
+    onChange: () => {},
+  });
+  try {
+    await connection.getClient();
+  } catch {
+    // The connection keeps the state and the error.
+  }
+  const overrides = connection.tools.flatMap((tool) => {
+    const own = toolExposureOf(entry.config, tool.name);
+    return own === exposure ? [] : [[tool.name, own] as const];
+  });
+  const result: Report = {
+    ...base,
+    state: connection.state,
+    tools: connection.tools.map((tool) => tool.name),
+    ...(overrides.length > 0 ? { toolExposure: Object.fromEntries(overrides) } : {}),
+    ...(connection.hasResources ? { resources: true as const } : {}),
+    ...(connection.state !== "connected" && connection.error ? { error: connection.error } : {}),
+  };
+  await connection.close();
+  return result;
+}
+
+export async function runMcpCommand(args: readonly string[], options: McpCliOptions): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === "add" || command === "remove" || command === "login" || command === "logout") {
+    options.err(
+      command === "add" || command === "remove"
+        ? `parley does not change mcp.json: edit ${join(options.agentDir, "mcp.json")} (or the project's .pi/mcp.json), or run \`pi mcp ${command}\`.`
+        : `parley does not sign in to MCP servers: give the server an "Authorization" header or "auth": { "provider": "<provider>" } in mcp.json, or run \`pi mcp ${command}\`.`,
+    );
+    return 1;
+  }
+  if (command !== "list") {
+    options.err(command === undefined ? USAGE : `Unknown mcp command "${command}".\n${USAGE}`);
+    return 1;
+  }
+  const json = rest.includes("--json");
+  if (rest.some((arg) => arg !== "--json")) {
+    options.err(USAGE);
+    return 1;
+  }
+  const projectTrusted = storedTrust(options.agentDir, options.cwd).decision === true;
+  const loaded = loadMcpConfig({ agentDir: options.agentDir, cwd: options.cwd, projectTrusted });
+  const projectFile = join(options.cwd, PROJECT_DIR_NAME, "mcp.json");
+  const untrusted = !projectTrusted && existsSync(projectFile) ? `${projectFile} is ignored because the project is not trusted.` : undefined;
+  const reports = await Promise.all(loaded.servers.map((entry) => report(entry, options)));
+  const failed = loaded.errors.length > 0 || reports.some((r) => r.enabled && r.state !== "connected");
+  if (json) {
+    options.out(JSON.stringify({ servers: reports, errors: loaded.errors, ...(untrusted ? { note: untrusted } : {}) }, null, 2));
+    return failed ? 1 : 0;
+  }
+  if (reports.length === 0 && loaded.errors.length === 0)
+    options.out(`No MCP servers configured. Add them to ${join(options.agentDir, "mcp.json")} or .pi/mcp.json.`);
+  for (const r of reports) {
+    const state =
+      r.state === "connected" ? `connected, ${r.tools.length} tool${r.tools.length === 1 ? "" : "s"}` : r.state === "needs-auth" ? "needs sign-in" : r.state;
+    options.out(`${r.name}: ${state} (${r.exposure}, ${r.scope})`);
+    options.out(`  ${r.transport}`);
+    if (r.override) options.out(`  project override: ${r.override}`);
+    if (r.tools.length > 0) options.out(`  tools: ${r.tools.map((tool) => (r.toolExposure?.[tool] ? `${tool} [${r.toolExposure[tool]}]` : tool)).join(", ")}`);
+    if (r.resources) options.out("  offers resources");
+    if (r.error) options.out(`  ${r.error.split("\n").join("\n  ")}`);
+  }
+  for (const error of loaded.errors) options.out(`config error: ${error}`);
+  if (untrusted) options.out(untrusted);
+  return failed ? 1 : 0;
+}
