@@ -139,7 +139,7 @@ describe("MCP servers from mcp.json", () => {
     expect(told[0]).toMatch(/crashing: failed: /);
     expect(told[0]).toMatch(/unset: failed: Failed to resolve MCP server "unset" env "PROBE_SECRET" from environment variable: MCP_TEST_NEVER_SET/);
     const shown = await status(agent);
-    expect(shown).toMatch(/^calc: connected, 7 tools, resources \(direct\)$/m);
+    expect(shown).toMatch(/^calc: connected, 8 tools, resources \(direct\)$/m);
     expect(shown).toContain("probe: refusing to start (PROBE_FAIL_START)");
     expect(shown).toMatch(/^config error: .*bad name!/m);
     // The good server works regardless.
@@ -180,7 +180,7 @@ describe("MCP servers from mcp.json", () => {
     expect(await ask(agent, 'call mcp__remote__add {"a":20,"b":22}')).toBe("tool said: 42");
     expect(await ask(agent, 'call mcp__keyed__add {"a":1,"b":1}')).toBe("tool said: 2");
     const shown = await status(agent);
-    expect(shown).toMatch(/^remote: connected, 7 tools/m);
+    expect(shown).toMatch(/^remote: connected, 8 tools/m);
     expect(shown).toMatch(/^locked: needs sign-in/m);
     expect(shown).toContain('"Authorization" header');
   });
@@ -219,6 +219,51 @@ describe("MCP servers that misbehave", () => {
     expect(second).not.toBe(first);
     await poll(() => !alive(first), `the first session's MCP server (pid ${first}) to end`);
     expect(alive(second)).toBe(true);
+  });
+});
+
+describe("a server that asks its user (MCP elicitation)", () => {
+  it("each field is a dialog of the extension UI, and the answers go back to the server", async () => {
+    const agent = start(world({ calc: stdio({}, { exposure: "direct" }) }));
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "call mcp__calc__ask" });
+    const dialog = (method: string) => agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === method, undefined, from);
+    const select = await dialog("select");
+    expect(select).toMatchObject({ title: "calc: Deploy? (Environment)", options: ["staging", "prod"] });
+    agent.send({ type: "extension_ui_response", id: select["id"], value: "prod" });
+    const count = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "input", undefined, from);
+    expect(count["title"]).toBe("calc: Deploy? (Replicas)");
+    agent.send({ type: "extension_ui_response", id: count["id"], value: "three" });
+    // Not a number: asked again.
+    const again = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "input" && r["id"] !== count["id"], undefined, from);
+    agent.send({ type: "extension_ui_response", id: again["id"], value: "3" });
+    const sure = await dialog("confirm");
+    agent.send({ type: "extension_ui_response", id: sure["id"], confirmed: true });
+    const note = await agent.waitFor(
+      (r) => r.type === "extension_ui_request" && r["method"] === "input" && r["id"] !== count["id"] && r["id"] !== again["id"],
+      undefined,
+      from,
+    );
+    agent.send({ type: "extension_ui_response", id: note["id"], value: "" });
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    const said = agent.records
+      .slice(from)
+      .filter((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant")
+      .at(-1);
+    const text = ((said?.["message"] as Rec)["content"] as Rec[])[0]?.["text"];
+    expect(JSON.parse(String(text).replace(/^tool said: /, ""))).toEqual({ action: "accept", content: { env: "prod", replicas: 3, sure: true } });
+  });
+
+  it("a dismissed dialog cancels the request", async () => {
+    const agent = start(world({ calc: stdio({}, { exposure: "direct" }) }));
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: "call mcp__calc__ask" });
+    const select = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "select", undefined, from);
+    agent.send({ type: "extension_ui_response", id: select["id"], cancelled: true });
+    await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+    expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":1}')).toBe("tool said: 2");
+    const results = agent.records.filter((r) => r.type === "tool_execution_end" && r["toolName"] === "mcp__calc__ask");
+    expect(((results[0]?.["result"] as Rec)["content"] as Rec[])[0]?.["text"]).toBe('{"action":"cancel"}');
   });
 });
 
@@ -300,7 +345,7 @@ describe("--tools and MCP tools", () => {
 
   it("an allowlist with mcp__ patterns keeps only the MCP tools it matches", async () => {
     const w = world({ calc: stdio({}, { exposure: "direct" }) });
-    const agent = start(w, ["--tools", "read,mcp__calc__a*"]);
+    const agent = start(w, ["--tools", "read,mcp__calc__ad*"]);
     expect(await ask(agent, "list tools")).toBe("mcp__calc__add,read");
     expect(await ask(agent, 'call mcp__calc__add {"a":5,"b":5}')).toBe("tool said: 10");
   });
@@ -348,8 +393,8 @@ describe("parley mcp (the newest pi's `pi mcp`)", () => {
     const w = world({ calc: stdio({}, { exposure: "direct", toolExposure: { big: "hidden" } }), off: stdio({}, { enabled: false }) });
     const good = run(w, ["list"]);
     expect(good.status, good.stderr).toBe(0);
-    expect(good.stdout).toContain("calc: connected, 7 tools (direct, global)\n");
-    expect(good.stdout).toMatch(/^ {2}tools: add, secret, big \[hidden\], broken, weather_forecast, hang, crash$/m);
+    expect(good.stdout).toContain("calc: connected, 8 tools (direct, global)\n");
+    expect(good.stdout).toMatch(/^ {2}tools: add, secret, big \[hidden\], broken, weather_forecast, hang, ask, crash$/m);
     expect(good.stdout).toContain("  offers resources\n");
     expect(good.stdout).toContain("off: disabled (codemode, global)\n");
     const json = JSON.parse(run(w, ["list", "--json"]).stdout) as { servers: Rec[]; errors: string[] };

@@ -50,6 +50,8 @@ export interface McpConnectionOptions {
   clientVersion: string;
   /** `auth.provider`'s token: the provider's API key, read for every request. */
   providerToken: (provider: string) => Promise<string | undefined>;
+  /** The server's `elicitation/create` (form mode), answered by the user; without it parley offers no elicitation. */
+  elicit?: ((server: string, params: unknown, signal: AbortSignal) => Promise<unknown>) | undefined;
   /** The tool list arrived or changed. */
   onTools: (connection: McpServerConnection) => void;
   /** The state changed. */
@@ -261,7 +263,10 @@ export class McpServerConnection {
       version: this.#options.clientVersion,
       requestTimeoutMs: this.timeoutMs,
       roots: [{ uri: pathToFileURL(this.#options.cwd).href, name: basename(this.#options.cwd) }],
+      ...(this.#options.elicit ? { capabilities: { elicitation: { form: {} } } } : {}),
     });
+    const elicit = this.#options.elicit;
+    if (elicit) client.setRequestHandler("elicitation/create", (params, { signal }) => elicit(this.name, params, signal));
     const closeOnShutdown = () => void client.close().catch(() => undefined);
     this.#shutdown.signal.addEventListener("abort", closeOnShutdown, { once: true });
     try {

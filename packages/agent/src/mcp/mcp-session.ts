@@ -231,6 +231,11 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       clientName: "parley",
       clientVersion: options.clientVersion,
       providerToken: async (provider) => context?.modelRegistry.getApiKeyForProvider(provider),
+      elicit: async (name, params, signal) => {
+        if (!context?.hasUI) return { action: "decline" };
+        const { elicitWithDialogs } = await import("./elicitation.js");
+        return elicitWithDialogs(context.ui, name, params, signal);
+      },
       onTools: (current) => {
         if (!signal.aborted && server.connection === current) registerTools(current);
       },
