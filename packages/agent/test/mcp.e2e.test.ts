@@ -437,6 +437,27 @@ describe("start-up without MCP servers", () => {
   });
 });
 
+describe("MCP servers an ACP client offers, beside an extension's", () => {
+  it("a client's server whose name an extension took is reported, and the session opens with the extension's", async () => {
+    const w = world({});
+    const extension = join(w.base, "takes-dup.ts");
+    writeFileSync(
+      extension,
+      `export default function (pi: any) { pi.registerMcpServer("dup", { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(SERVER)}], exposure: "direct" }); }\n`,
+    );
+    const h = await startAcp(["--session-dir", join(w.base, "sessions"), "-e", MODEL, "-e", extension, "--model", "mcptest/m1"], { cwd: w.cwd, home: w.home });
+    try {
+      const offered: McpServer = { name: "dup", command: process.execPath, args: [SERVER], env: [] };
+      const { sessionId } = await h.agent.request("session/new", { cwd: w.cwd, mcpServers: [offered] });
+      await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: 'call mcp__dup__add {"a":4,"b":4}' }] });
+      expect(agentText(h, sessionId)).toContain("tool said: 8");
+      expect(h.stderr()).toContain('MCP server "dup" is already registered by extension');
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe("MCP server processes", () => {
   it("ends a stdio server with parley, also when parley is killed", async () => {
     for (const signal of ["stdin closed", "SIGKILL"] as const) {

@@ -1,7 +1,7 @@
 /**
- * pi.registerMcpServer's bookkeeping. The newest pi connects registered servers through its
- * built-in MCP extension, or through any extension that handles `mcp_servers_change`; parley has
- * no built-in one. As in pi: registrations made while extensions load are read on session_start
+ * pi.registerMcpServer's bookkeeping. Registered servers are connected by the built-in MCP
+ * extension (mcp/), or by any extension that handles `mcp_servers_change`, as in the newest pi.
+ * As in pi: registrations made while extensions load are read on session_start
  * (getMcpServers); once the extensions are bound, every change is announced (mcp_servers_change),
  * and when no extension handles that event, each server is reported once as not connected.
  */

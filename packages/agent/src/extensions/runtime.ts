@@ -128,7 +128,7 @@ export class ExtensionRuntime {
   readonly #providers = new Set<string>();
   /** Virtual models extensions registered (provider and id), for the same reason. */
   readonly #virtualModels = new Map<string, { provider: string; id: string }>();
-  /** MCP servers extensions registered (parley connects none: see mcp-servers.ts). */
+  /** MCP servers extensions (and an ACP client) registered; the built-in MCP support connects them. */
   #mcpServers: McpServerRegistry;
   /** The client's MCP servers (setClientMcpServers), kept across reloads. */
   #clientMcpServers: { name: string; config: Record<string, unknown>; owner: string }[] = [];
@@ -222,7 +222,16 @@ export class ExtensionRuntime {
     // Listeners of the old instances must not hear the new ones.
     this.#bus = createEventBus();
     this.#mcpServers = new McpServerRegistry((report) => this.#host.reportError(report));
-    for (const { name, config, owner } of this.#clientMcpServers) this.#mcpServers.register(name, config, owner);
+    for (const server of this.#clientMcpServers) this.#registerClientServer(server);
+  }
+
+  /** A client's server that cannot be registered (its name taken by an extension's) is reported, not thrown at the client. */
+  #registerClientServer({ name, config, owner }: { name: string; config: Record<string, unknown>; owner: string }): void {
+    try {
+      this.#mcpServers.register(name, config, owner);
+    } catch (error) {
+      this.#host.reportError({ extensionPath: owner, event: "register_mcp_server", ...errorText(error) });
+    }
   }
 
   /**
@@ -234,7 +243,7 @@ export class ExtensionRuntime {
     if (same && this.#clientMcpServers.every((server) => server.owner === owner)) return;
     for (const { name } of this.#clientMcpServers) this.#mcpServers.unregister(name, owner);
     this.#clientMcpServers = servers.map((server) => ({ ...server, owner }));
-    for (const { name, config } of servers) this.#mcpServers.register(name, config, owner);
+    for (const server of this.#clientMcpServers) this.#registerClientServer(server);
   }
 
   /**

@@ -821,7 +821,7 @@ export interface ExtensionAPI {
   registerEntryRenderer(customType: string, renderer: unknown): void;
   /** How tool calls are drawn: a terminal UI's concern, accepted and unused as in pi's RPC mode. */
   registerToolRenderer(resolver: unknown): void;
-  /** Kept and listed; parley connects no MCP server, and says so with an extension_error. */
+  /** Checked as pi checks it, then connected by the built-in MCP support (or an extension handling mcp_servers_change). */
   registerMcpServer(name: string, config: unknown): void;
   /**
    * A model that routes each request to a physical model (the newest pi's; see
