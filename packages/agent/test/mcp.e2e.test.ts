@@ -206,6 +206,20 @@ describe("MCP servers that misbehave", () => {
     expect(await ask(agent, 'call mcp__calc__add {"a":3,"b":3}')).toBe("tool said: 6");
   });
 
+  it("/mcp reconnect starts a dead server again at once; a name that is not configured is said", async () => {
+    const agent = start(world({ calc: stdio({}, { exposure: "direct" }) }));
+    expect(await ask(agent, "call mcp__calc__crash")).toMatch(/^tool failed: /);
+    let from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/mcp reconnect" });
+    await agent.until(() => notices(agent, from).length > 0);
+    expect(notices(agent, from)[0]).toBe('Reconnected to MCP server "calc" (connected, 8 tools, resources).');
+    expect(await status(agent)).toMatch(/^calc: connected, 8 tools, resources \(direct\)$/m);
+    from = agent.records.length;
+    await agent.request({ type: "prompt", message: "/mcp reconnect nope" });
+    await agent.until(() => notices(agent, from).length > 0);
+    expect(notices(agent, from)[0]).toBe('No enabled MCP server named "nope".');
+  });
+
   it("a new session connects its servers again and ends the previous session's", async () => {
     const w = world({});
     const pidFile = join(w.base, "server.pid");
