@@ -7,7 +7,8 @@ import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
 import { allToolNames } from "../tools/names.js";
 import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
-import { isMcpToolName, selectTools, type ToolSelection } from "./tool-selection.js";
+import { isMcpToolName } from "../mcp/names.js";
+import { selectTools, type ToolSelection } from "./tool-selection.js";
 import { requireToolsModule, type ToolsModule } from "../startup/module-loader.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;

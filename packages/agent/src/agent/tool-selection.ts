@@ -54,10 +54,6 @@ export function resolveDefaultTools(entries: readonly string[]): string[] {
   return applyToolModifiers(plain.length > 0 || entries.length === 0 ? plain : codingToolNames, entries);
 }
 
-/** MCP's tools (`mcp__<server>__<tool>`) and resource tools. */
-export const isMcpToolName = (name: string): boolean =>
-  name.startsWith("mcp__") || name === "list_mcp_resources" || name === "list_mcp_resource_templates" || name === "read_mcp_resource";
-
 export interface ToolSelection {
   /** The tools active at the start (names; some may be registered later, by extensions). */
   initial: string[];

@@ -7,7 +7,8 @@
  * the built-in one, which is then said on the log and not loaded (agent-core.ts).
  */
 import { createMcpExtension } from "../mcp/mcp-extension.js";
-import { TOOL_SEARCH_TOOL_NAME, toolSearchExtension } from "../mcp/tool-search.js";
+import { TOOL_SEARCH_TOOL_NAME } from "../mcp/names.js";
+import { toolSearchExtension } from "../mcp/tool-search.js";
 import { BUILTIN_PREFIX, PARLEY_BUILTINS } from "./builtin-names.js";
 import type { ExtensionSource } from "./extension-source.js";
 

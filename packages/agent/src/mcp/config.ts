@@ -7,7 +7,6 @@
  * and skipped; the others still connect. parley only reads these files: it never writes them.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import {
   isMcpServerOverride,
   type McpHttpServerConfig,
@@ -15,7 +14,8 @@ import {
   mcpNamespace,
   validateMcpServerConfig as validateSharedFields,
 } from "@earendil-works/pi-mcp";
-import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
+import { errorMessage } from "../error-text.js";
+import { projectMcpFile, userMcpFile } from "./names.js";
 
 export type McpExposure = "codemode" | "deferred" | "direct" | "hidden";
 const EXPOSURES: readonly McpExposure[] = ["codemode", "deferred", "direct", "hidden"];
@@ -51,8 +51,6 @@ export interface LoadedMcpConfig {
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function resolveAlias(value: unknown): unknown {
   return typeof value === "string" ? (EXPOSURE_ALIASES[value] ?? value) : value;
@@ -132,7 +130,7 @@ function readFile(path: string, scope: "global" | "project", servers: Map<string
   try {
     parsed = JSON.parse(readFileSync(path, "utf8").replace(/^\uFEFF/, ""));
   } catch (error) {
-    out.errors.push(`${path}: ${errorText(error)}`);
+    out.errors.push(`${path}: ${errorMessage(error)}`);
     return;
   }
   if (!isRecord(parsed) || (parsed.mcpServers !== undefined && !isRecord(parsed.mcpServers))) {
@@ -178,8 +176,8 @@ function readFile(path: string, scope: "global" | "project", servers: Map<string
 export function loadMcpConfig(options: { agentDir: string; cwd: string; projectTrusted: boolean }): LoadedMcpConfig {
   const out: LoadedMcpConfig = { servers: [], errors: [] };
   const servers = new Map<string, McpServerEntry>();
-  readFile(join(options.agentDir, "mcp.json"), "global", servers, out);
-  if (options.projectTrusted) readFile(join(options.cwd, PROJECT_DIR_NAME, "mcp.json"), "project", servers, out);
+  readFile(userMcpFile(options.agentDir), "global", servers, out);
+  if (options.projectTrusted) readFile(projectMcpFile(options.cwd), "project", servers, out);
   out.servers = [...servers.values()];
   return out;
 }

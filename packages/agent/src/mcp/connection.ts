@@ -8,8 +8,8 @@
  * parley does not sign in to MCP servers (OAuth): an HTTP server that answers 401 is reported
  * with what to do instead (an `Authorization` header, or `auth.provider`).
  */
-import { homedir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { basename, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pathToFileURL } from "node:url";
 import {
   type AuthProvider,
@@ -32,9 +32,12 @@ import {
   type Tool,
 } from "@earendil-works/pi-mcp";
 import { trackChild } from "../child-processes.js";
+import { expandTilde } from "../config/agent-dir.js";
+import { errorMessage } from "../error-text.js";
 import { guardedEnv } from "../child-watchdog.js";
 import type { McpServerEntry } from "./config.js";
 import { resolveMcpValues } from "./config-values.js";
+import { INSTEAD_OF_SIGN_IN } from "./names.js";
 
 export type McpConnectionState = "connecting" | "connected" | "failed" | "disconnected" | "needs-auth" | "closed";
 
@@ -58,32 +61,11 @@ export interface McpConnectionOptions {
   onChange: (connection: McpServerConnection) => void;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 const tail = (text: string): string => (text.length > STDERR_TAIL_CHARS ? `…${text.slice(-STDERR_TAIL_CHARS)}` : text);
 
 function isTransient(error: unknown): boolean {
   if (error instanceof McpHttpError) return error.status === 408 || error.status === 429 || (error.status >= 500 && error.status !== 501);
   return error instanceof TypeError; // fetch's network failures
-}
-
-/** `~` and `~/…` name the home directory, as in a shell. */
-function expandHome(value: string): string {
-  if (value === "~") return homedir();
-  return value.startsWith("~/") ? join(homedir(), value.slice(2)) : value;
-}
-
-/** An abortable pause. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", finish);
-      done();
-    }
-    signal.addEventListener("abort", finish, { once: true });
-  });
 }
 
 export class McpServerConnection {
@@ -171,7 +153,7 @@ export class McpServerConnection {
         return await run(client);
       } catch (error) {
         if (attempt === 1 && readOnly && error instanceof McpHttpError && isTransient(error)) {
-          await pause(CONNECT_RETRY_DELAYS_MS[0] ?? 250, this.#shutdown.signal);
+          await this.#pause(CONNECT_RETRY_DELAYS_MS[0] ?? 250);
           continue;
         }
         if (attempt === 1 && error instanceof McpSessionExpiredError) {
@@ -188,6 +170,11 @@ export class McpServerConnection {
     }
   }
 
+  /** A wait between attempts, cut short by close(). */
+  #pause(ms: number): Promise<void> {
+    return sleep(ms, undefined, { signal: this.#shutdown.signal, ref: false }).catch(() => undefined);
+  }
+
   async #drop(): Promise<void> {
     const client = this.#client;
     this.#client = undefined;
@@ -200,7 +187,7 @@ export class McpServerConnection {
     this.error =
       config.kind === "http" && config.auth
         ? `MCP server "${this.name}" rejected the credentials of provider "${config.auth.provider}"`
-        : `MCP server "${this.name}" requires sign-in, which parley does not do: give it an "Authorization" header (for example "Bearer \${TOKEN}") or "auth": { "provider": "<provider>" } in mcp.json`;
+        : `MCP server "${this.name}" requires sign-in, which parley does not do: ${INSTEAD_OF_SIGN_IN}`;
     this.#options.onChange(this);
   }
 
@@ -217,7 +204,7 @@ export class McpServerConnection {
       } catch (error) {
         const delay = retries[attempt];
         if (!this.#shutdown.signal.aborted && delay !== undefined && isTransient(error)) {
-          await pause(delay, this.#shutdown.signal);
+          await this.#pause(delay);
           if (!this.#shutdown.signal.aborted) continue;
         }
         if (error instanceof McpAuthRequiredError && !this.#shutdown.signal.aborted) {
@@ -226,7 +213,7 @@ export class McpServerConnection {
         }
         const output = stderr?.().trim();
         this.state = this.#shutdown.signal.aborted ? "closed" : "failed";
-        this.error = output ? `${errorText(error)}\n${tail(output)}` : errorText(error);
+        this.error = output ? `${errorMessage(error)}\n${tail(output)}` : errorMessage(error);
         this.#options.onChange(this);
         throw new Error(`MCP server "${this.name}" failed to connect: ${this.error}`);
       }
@@ -246,9 +233,9 @@ export class McpServerConnection {
     }
     const env = resolveMcpValues(config.env, (key) => `MCP server "${name}" env "${key}"`);
     const transport = new StdioTransport({
-      command: expandHome(config.command),
-      args: (config.args ?? []).map(expandHome),
-      cwd: resolve(this.#options.cwd, expandHome(config.cwd ?? ".")),
+      command: expandTilde(config.command),
+      args: (config.args ?? []).map((arg) => expandTilde(arg)),
+      cwd: resolve(this.#options.cwd, expandTilde(config.cwd ?? ".")),
       // The child tag lets parley's watchdog end the server should parley die without cleaning up.
       env: { ...stringEnv(guardedEnv()), ...env },
       stderr: "pipe",
@@ -315,7 +302,7 @@ export class McpServerConnection {
       this.tools = tools;
       this.#options.onTools(this);
     } catch (error) {
-      this.error = `Failed to refresh tools: ${errorText(error)}`;
+      this.error = `Failed to refresh tools: ${errorMessage(error)}`;
     }
     this.#options.onChange(this);
   }

@@ -6,11 +6,10 @@
  * instead. No extensions load.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import { storedTrust } from "../config/trust-store.js";
 import { loadMcpConfig, type McpServerEntry, toolExposureOf } from "./config.js";
 import { McpServerConnection } from "./connection.js";
+import { INSTEAD_OF_SIGN_IN, noServersConfigured, projectMcpFile, userMcpFile } from "./names.js";
 
 export interface McpCliOptions {
   agentDir: string;
@@ -92,8 +91,8 @@ export async function runMcpCommand(args: readonly string[], options: McpCliOpti
   if (command === "add" || command === "remove" || command === "login" || command === "logout") {
     options.err(
       command === "add" || command === "remove"
-        ? `parley does not change mcp.json: edit ${join(options.agentDir, "mcp.json")} (or the project's .pi/mcp.json), or run \`pi mcp ${command}\`.`
-        : `parley does not sign in to MCP servers: give the server an "Authorization" header or "auth": { "provider": "<provider>" } in mcp.json, or run \`pi mcp ${command}\`.`,
+        ? `parley does not change mcp.json: edit ${userMcpFile(options.agentDir)} (or the project's .pi/mcp.json), or run \`pi mcp ${command}\`.`
+        : `parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}, or run \`pi mcp ${command}\`.`,
     );
     return 1;
   }
@@ -108,7 +107,7 @@ export async function runMcpCommand(args: readonly string[], options: McpCliOpti
   }
   const projectTrusted = storedTrust(options.agentDir, options.cwd).decision === true;
   const loaded = loadMcpConfig({ agentDir: options.agentDir, cwd: options.cwd, projectTrusted });
-  const projectFile = join(options.cwd, PROJECT_DIR_NAME, "mcp.json");
+  const projectFile = projectMcpFile(options.cwd);
   const untrusted = !projectTrusted && existsSync(projectFile) ? `${projectFile} is ignored because the project is not trusted.` : undefined;
   const reports = await Promise.all(loaded.servers.map((entry) => report(entry, options)));
   const failed = loaded.errors.length > 0 || reports.some((r) => r.enabled && r.state !== "connected");
@@ -116,8 +115,7 @@ export async function runMcpCommand(args: readonly string[], options: McpCliOpti
     options.out(JSON.stringify({ servers: reports, errors: loaded.errors, ...(untrusted ? { note: untrusted } : {}) }, null, 2));
     return failed ? 1 : 0;
   }
-  if (reports.length === 0 && loaded.errors.length === 0)
-    options.out(`No MCP servers configured. Add them to ${join(options.agentDir, "mcp.json")} or .pi/mcp.json.`);
+  if (reports.length === 0 && loaded.errors.length === 0) options.out(noServersConfigured(options.agentDir));
   for (const r of reports) {
     const state =
       r.state === "connected" ? `connected, ${r.tools.length} tool${r.tools.length === 1 ? "" : "s"}` : r.state === "needs-auth" ? "needs sign-in" : r.state;

@@ -5,19 +5,16 @@
  * project's) or a server an extension registered.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import type { ExtensionAPI, ExtensionContext, ExtensionFactory } from "../extensions/types.js";
 import type { McpOptions, McpSession } from "./mcp-session.js";
+import { noServersConfigured, projectMcpFile, userMcpFile } from "./names.js";
 
 export function createMcpExtension(options: McpOptions): ExtensionFactory {
   return (pi: ExtensionAPI) => {
     let session: McpSession | undefined;
 
     const hasServers = (ctx: ExtensionContext): boolean =>
-      pi.getMcpServers().length > 0 ||
-      existsSync(join(options.agentDir, "mcp.json")) ||
-      (ctx.isProjectTrusted() && existsSync(join(ctx.cwd, PROJECT_DIR_NAME, "mcp.json")));
+      pi.getMcpServers().length > 0 || existsSync(userMcpFile(options.agentDir)) || (ctx.isProjectTrusted() && existsSync(projectMcpFile(ctx.cwd)));
 
     /** The session's MCP integration, loaded on first need. */
     const load = async (): Promise<McpSession> => {
@@ -46,7 +43,7 @@ export function createMcpExtension(options: McpOptions): ExtensionFactory {
       description: "Show the MCP servers' state; /mcp reconnect [server] connects one again",
       handler: async (args, ctx) => {
         if (session) await session.command(args, ctx);
-        else ctx.ui.notify(`No MCP servers configured. Add them to ${join(options.agentDir, "mcp.json")} or .pi/mcp.json.`, "info");
+        else ctx.ui.notify(noServersConfigured(options.agentDir), "info");
       },
     });
   };

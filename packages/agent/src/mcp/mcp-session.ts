@@ -13,13 +13,14 @@
  * (OAuth) and never writes `mcp.json`.
  */
 import { createMcpToolName, mcpNamespace, mcpServerSummary } from "@earendil-works/pi-mcp";
+import { errorMessage } from "../error-text.js";
 import type { BeforeAgentStartEvent, ExtensionAPI, ExtensionContext, ToolCallEvent } from "../extensions/types.js";
 import type { ToolDefinition } from "../tools/types.js";
 import { configuredExposures, type LoadedMcpConfig, loadMcpConfig, type McpServerEntry, toolExposureOf, validateMcpServer } from "./config.js";
 import { McpServerConnection } from "./connection.js";
-import { RESOURCE_TOOL_NAMES, resourceToolDefinitions } from "./resource-tools.js";
+import { INSTEAD_OF_SIGN_IN, noServersConfigured, RESOURCE_TOOL_NAMES, TOOL_SEARCH_TOOL_NAME } from "./names.js";
+import { resourceToolDefinitions } from "./resource-tools.js";
 import { mcpToolDefinition, type ToolExposure, toToolExposure } from "./server-tools.js";
-import { TOOL_SEARCH_TOOL_NAME } from "./tool-search.js";
 
 const CODEMODE_TOOL_NAME = "codemode";
 const DEFAULT_STARTUP_WAIT_MS = 10_000;
@@ -54,7 +55,6 @@ interface Server {
   registered?: string;
 }
 
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 const isEnabled = (server: Server): boolean => server.entry.config.enabled !== false;
 const exposureOf = (entry: McpServerEntry) => entry.config.exposure ?? "codemode";
 const firstLine = (text: string): string => text.split("\n", 1)[0] ?? "";
@@ -277,7 +277,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
 
   const formatStatus = (): string => {
     if (servers.length === 0 && loaded.errors.length === 0 && registrationErrors.length === 0 && overridden.length === 0) {
-      return `No MCP servers configured. Add them to ${options.agentDir}/mcp.json or .pi/mcp.json.`;
+      return noServersConfigured(options.agentDir);
     }
     const lines = servers.map((server) => {
       const connection = server.connection;
@@ -407,10 +407,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       return;
     }
     if (action === "login" || action === "logout") {
-      ctx.ui.notify(
-        `parley does not sign in to MCP servers. Give the server an "Authorization" header (for example "Bearer \${TOKEN}") or "auth": { "provider": "<provider>" } in mcp.json.`,
-        "error",
-      );
+      ctx.ui.notify(`parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}.`, "error");
       return;
     }
     if (action !== "reconnect") {
@@ -448,7 +445,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       ensureDiscoveryActive(ctx);
       ctx.ui.notify(`Reconnected to MCP server "${server.entry.name}" (${describeState(server)}).`, "info");
     } catch (error) {
-      ctx.ui.notify(errorText(error), "error");
+      ctx.ui.notify(errorMessage(error), "error");
     }
   };
 

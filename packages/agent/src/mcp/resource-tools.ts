@@ -7,16 +7,13 @@
  */
 import { limitMcpContent, type McpRequestOptions } from "@earendil-works/pi-mcp";
 import type { TSchema } from "typebox";
+import { errorMessage } from "../error-text.js";
 import type { ToolDefinition } from "../tools/types.js";
 import type { McpServerConnection } from "./connection.js";
 import { jsonSchemaParameters } from "./json-schema.js";
 import type { ToolExposure } from "./server-tools.js";
-import { modelContent, READ_MCP_RESOURCE_TOOL, saveOutput } from "./tool-results.js";
-
-export const LIST_MCP_RESOURCES_TOOL = "list_mcp_resources";
-export const LIST_MCP_RESOURCE_TEMPLATES_TOOL = "list_mcp_resource_templates";
-export { READ_MCP_RESOURCE_TOOL };
-export const RESOURCE_TOOL_NAMES: ReadonlySet<string> = new Set([LIST_MCP_RESOURCES_TOOL, LIST_MCP_RESOURCE_TEMPLATES_TOOL, READ_MCP_RESOURCE_TOOL]);
+import { LIST_MCP_RESOURCE_TEMPLATES_TOOL, LIST_MCP_RESOURCES_TOOL, READ_MCP_RESOURCE_TOOL } from "./names.js";
+import { modelContent, saveOutput } from "./tool-results.js";
 
 type Details = { server: string; tool: string; fullOutputPath?: string };
 type Listed = { uri?: string; uriTemplate?: string; mimeType?: string | undefined };
@@ -57,8 +54,6 @@ function stringArgument(params: unknown, key: string): string | undefined {
   if (typeof value !== "string") throw new Error(`${key} must be a string`);
   return value.trim() || undefined;
 }
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 async function jsonResult(tool: string, server: string | undefined, payload: unknown) {
   const { content, fullOutputPath } = await limitMcpContent([{ type: "text", text: JSON.stringify(payload) }], saveOutput);
@@ -116,7 +111,7 @@ export function resourceToolDefinitions(exposure: ToolExposure, servers: () => M
       results.forEach((result, index) => {
         const server = sorted[index]?.name ?? "";
         if (result.status === "fulfilled") items.push(...shown(server, result.value));
-        else errors.push({ server, error: errorText(result.reason) });
+        else errors.push({ server, error: errorMessage(result.reason) });
       });
       return jsonResult(name, undefined, { [key]: items, ...(errors.length > 0 ? { errors } : {}) });
     },

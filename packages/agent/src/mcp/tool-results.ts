@@ -8,8 +8,9 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CallToolResult, type ContentBlock, type LlmContent, limitMcpContent, toLlmContent } from "@earendil-works/pi-mcp";
-
-export const READ_MCP_RESOURCE_TOOL = "read_mcp_resource";
+import { errorMessage } from "../error-text.js";
+import { formatSize } from "../tools/truncate.js";
+import { READ_MCP_RESOURCE_TOOL } from "./names.js";
 
 let outputDir: Promise<string> | undefined;
 let saved = 0;
@@ -21,12 +22,6 @@ export async function saveOutput(data: string | Uint8Array, extension: string): 
   // "wx": a file of this name that is not ours is never written over.
   await writeFile(path, data, { flag: "wx" });
   return path;
-}
-
-function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 function isTextType(mimeType: string | undefined): boolean {
@@ -65,7 +60,7 @@ async function blockContent(server: string, block: ContentBlock, readable: boole
     try {
       return [{ type: "text", text: `[Binary resource ${uri} (${kind}) saved to ${await saveOutput(data, extensionOf(uri))}]` }];
     } catch (error) {
-      return [{ type: "text", text: `[Binary resource ${uri} (${kind}) could not be saved: ${error instanceof Error ? error.message : String(error)}]` }];
+      return [{ type: "text", text: `[Binary resource ${uri} (${kind}) could not be saved: ${errorMessage(error)}]` }];
     }
   }
   return toLlmContent({ content: [block] });

@@ -9,8 +9,8 @@ import type { TSchema } from "typebox";
 import type { ExtensionAPI, ExtensionFactory, ToolInfo } from "../extensions/types.js";
 import type { ToolDefinition } from "../tools/types.js";
 import { jsonSchemaParameters } from "./json-schema.js";
+import { TOOL_SEARCH_TOOL_NAME } from "./names.js";
 
-export const TOOL_SEARCH_TOOL_NAME = "tool_search";
 const DEFAULT_LIMIT = 8;
 
 const PARAMETERS = jsonSchemaParameters({

@@ -1,0 +1,26 @@
+/**
+ * What the MCP modules name alike: the tools' names, where `mcp.json` lives, and what parley says
+ * instead of signing in. Nothing heavy is imported: the start-up path (tool selection, the light
+ * MCP extension, tool_search) reads these without loading the MCP client.
+ */
+import { join } from "node:path";
+import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
+
+export const TOOL_SEARCH_TOOL_NAME = "tool_search";
+export const LIST_MCP_RESOURCES_TOOL = "list_mcp_resources";
+export const LIST_MCP_RESOURCE_TEMPLATES_TOOL = "list_mcp_resource_templates";
+export const READ_MCP_RESOURCE_TOOL = "read_mcp_resource";
+export const RESOURCE_TOOL_NAMES: ReadonlySet<string> = new Set([LIST_MCP_RESOURCES_TOOL, LIST_MCP_RESOURCE_TEMPLATES_TOOL, READ_MCP_RESOURCE_TOOL]);
+
+/** MCP's tools: a server's (`mcp__<server>__<tool>`) and the resource tools. */
+export const isMcpToolName = (name: string): boolean => name.startsWith("mcp__") || RESOURCE_TOOL_NAMES.has(name);
+
+/** The user's `mcp.json`, in the agent directory. */
+export const userMcpFile = (agentDir: string): string => join(agentDir, "mcp.json");
+/** A project's `mcp.json` (read only when the project is trusted). */
+export const projectMcpFile = (cwd: string): string => join(cwd, PROJECT_DIR_NAME, "mcp.json");
+
+export const noServersConfigured = (agentDir: string): string => `No MCP servers configured. Add them to ${userMcpFile(agentDir)} or .pi/mcp.json.`;
+
+/** What to do instead of an OAuth sign-in, which parley does not do. */
+export const INSTEAD_OF_SIGN_IN = `give the server an "Authorization" header (for example "Bearer \${TOKEN}") or "auth": { "provider": "<provider>" } in mcp.json`;
