@@ -42,6 +42,22 @@ function world(servers: Record<string, unknown>, extra: Rec = {}): World {
 
 const stdio = (env: Record<string, string> = {}, more: Rec = {}): Rec => ({ command: process.execPath, args: [SERVER], env, ...more });
 
+/** A world whose one server, `calc` (direct tools), writes its pid to the returned file when it starts. */
+function pidWorld(): { w: World; pidFile: string } {
+  const w = world({});
+  const pidFile = join(w.base, "server.pid");
+  writeFileSync(join(w.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { calc: stdio({ PROBE_PID_FILE: pidFile }, { exposure: "direct" }) } }));
+  return { w, pidFile };
+}
+
+/** An extension file that registers the probe server as `name` (direct tools); returns its path. */
+function registeringExtension(w: World, name: string): string {
+  const file = join(w.base, `registers-${name}.ts`);
+  const config = { command: process.execPath, args: [SERVER], exposure: "direct" };
+  writeFileSync(file, `export default function (pi: any) { pi.registerMcpServer(${JSON.stringify(name)}, ${JSON.stringify(config)}); }\n`);
+  return file;
+}
+
 function start(w: World, args: string[] = [], env: NodeJS.ProcessEnv = {}): AgentProcess {
   const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", MODEL, "--model", "mcptest/m1", ...args], {
     cwd: w.cwd,
@@ -221,9 +237,7 @@ describe("MCP servers that misbehave", () => {
   });
 
   it("a new session connects its servers again and ends the previous session's", async () => {
-    const w = world({});
-    const pidFile = join(w.base, "server.pid");
-    writeFileSync(join(w.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { calc: stdio({ PROBE_PID_FILE: pidFile }, { exposure: "direct" }) } }));
+    const { w, pidFile } = pidWorld();
     const agent = start(w);
     expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":1}')).toBe("tool said: 2");
     const first = Number(readFileSync(pidFile, "utf8"));
@@ -311,12 +325,7 @@ describe("MCP servers from extensions", () => {
 
   it("connects a server an extension registers with pi.registerMcpServer, with no error about it", async () => {
     const w = world({});
-    const extension = join(w.base, "registers.ts");
-    writeFileSync(
-      extension,
-      `export default function (pi: any) { pi.registerMcpServer("fromext", { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(SERVER)}], exposure: "direct" }); }\n`,
-    );
-    const agent = start(w, ["-e", extension]);
+    const agent = start(w, ["-e", registeringExtension(w, "fromext")]);
     expect(await ask(agent, 'call mcp__fromext__add {"a":3,"b":4}')).toBe("tool said: 7");
     expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
   });
@@ -454,11 +463,7 @@ describe("start-up without MCP servers", () => {
 describe("MCP servers an ACP client offers, beside an extension's", () => {
   it("a client's server whose name an extension took is reported, and the session opens with the extension's", async () => {
     const w = world({});
-    const extension = join(w.base, "takes-dup.ts");
-    writeFileSync(
-      extension,
-      `export default function (pi: any) { pi.registerMcpServer("dup", { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(SERVER)}], exposure: "direct" }); }\n`,
-    );
+    const extension = registeringExtension(w, "dup");
     const h = await startAcp(["--session-dir", join(w.base, "sessions"), "-e", MODEL, "-e", extension, "--model", "mcptest/m1"], { cwd: w.cwd, home: w.home });
     try {
       const offered: McpServer = { name: "dup", command: process.execPath, args: [SERVER], env: [] };
@@ -475,9 +480,7 @@ describe("MCP servers an ACP client offers, beside an extension's", () => {
 describe("MCP server processes", () => {
   it("ends a stdio server with parley, also when parley is killed", async () => {
     for (const signal of ["stdin closed", "SIGKILL"] as const) {
-      const w = world({});
-      const pidFile = join(w.base, "server.pid");
-      writeFileSync(join(w.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { calc: stdio({ PROBE_PID_FILE: pidFile }, { exposure: "direct" }) } }));
+      const { w, pidFile } = pidWorld();
       const agent = start(w);
       expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":2}')).toBe("tool said: 3");
       const pid = Number(readFileSync(pidFile, "utf8"));
