@@ -3,8 +3,14 @@
 "use strict";
 const { existsSync } = require("node:fs");
 const { join } = require("node:path");
+const { nodeVersionProblem } = require("./node-version.js");
 
 module.exports = function runBundle(argv) {
+  const problem = nodeVersionProblem(process.versions.node);
+  if (problem) {
+    process.stderr.write(`${problem}\n`);
+    process.exit(1);
+  }
   const launcher = join(__dirname, "../dist/bundle/launch.cjs");
   if (!existsSync(launcher)) {
     process.stderr.write(`parley: ${launcher} is missing: parley is not built. Run \`npm run build\` (\`npm ci\` runs it).\n`);
