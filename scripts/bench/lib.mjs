@@ -10,7 +10,8 @@ export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const ROOT = resolve(BENCH_DIR, "../..");
 export const FIXTURES = join(BENCH_DIR, "fixtures");
 export const BENCH_EXT = join(FIXTURES, "bench-ext.js");
-export const PI_PKG = join(ROOT, "node_modules/@mariozechner/pi-coding-agent");
+// The reference: the newest pi (the `pi-newest` devDependency, pi 1.6), on the same Node.
+export const PI_PKG = join(ROOT, "node_modules/pi-newest");
 export const PI_SCRIPT = join(PI_PKG, "dist/cli.js");
 export const PARLEY_SCRIPT = join(ROOT, "packages/agent/bin/parley.js");
 export const FLOOR_SCRIPT = join(FIXTURES, "floor-agent.mjs");

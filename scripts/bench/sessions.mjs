@@ -131,8 +131,6 @@ async function appendAndCursorOnce(agent, big, appends) {
       await request(proc, { type: "get_state" }, 300_000);
       await appendCost(proc, 20);
       const bigMs = await appendCost(proc, appends);
-      // pi 0.73.1 has no get_entries (a newer command of pi's protocol).
-      if (agent.name === "pi") return { freshMs, bigMs, allMs: null, allEntries: null, cursorMs: null, cursorEntries: null };
       let started = performance.now();
       const all = await request(proc, { type: "get_entries" }, 300_000);
       const allMs = performance.now() - started;
