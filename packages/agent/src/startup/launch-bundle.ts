@@ -99,7 +99,7 @@ function writeCache(script: Script, cacheFile: string): void {
 let optimizerPauses = 0;
 
 /**
- * While extensions load: V8's optimizing compiler (Turbofan) off, and the young generation kept at
+ * While extensions load: V8's optimizing compilers (Turbofan, and Maglev, which Node 22+ run too) off, and the young generation kept at
  * its size. Loading extensions makes a few functions hot for a moment (jiti's alias table and path
  * handling, esbuild's export helpers), and the first optimized compile maps in ~3.5 MiB of the
  * compiler's code and allocates its working memory: ~5 MiB of the start-up peak with pi's
@@ -108,8 +108,8 @@ let optimizerPauses = 0;
  * functions that stay hot are optimized, and the young generation grows, once they are back.
  * Only runs without flags of their own pause: the values restored are V8's defaults.
  */
-const PAUSED_FLAGS = "--no-opt --semi-space-growth-factor=1";
-const DEFAULT_FLAGS = "--opt --semi-space-growth-factor=2";
+const PAUSED_FLAGS = "--no-opt --no-maglev --semi-space-growth-factor=1";
+const DEFAULT_FLAGS = "--opt --maglev --semi-space-growth-factor=2";
 
 /** Pauses as above until the returned function is called (pauses nest). */
 export function pauseOptimizer(): () => void {
