@@ -562,9 +562,9 @@ export class ExtensionRuntime {
         return live(() => ui);
       },
       get hasUI() {
-        return live(() => true);
+        return live(() => host.mode === "rpc");
       },
-      mode: "rpc",
+      mode: host.mode,
       get cwd() {
         return live(() => host.cwd);
       },
