@@ -9,9 +9,9 @@
  * Also parley's own: a misspelt flag, `--mode rpc` fed a one-shot question, `--help`.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { makeImage } from "./helpers/images.js";
@@ -199,6 +199,33 @@ describe.concurrent("print mode (-p) against pi 1.6.0", () => {
     expect([r.pi.code, r.parley.code]).toEqual([0, 0]);
     expect(r.pi.stdout).toBe("");
     expect(r.parley.stdout).toBe(r.pi.stdout);
+  });
+});
+
+describe.concurrent("sessions in print mode, against pi 1.6.0", () => {
+  it("without --no-session the run is saved where pi saves it, and -c continues it", LONG, async () => {
+    const base = ["-ne", "-e", OFFLINE_PROVIDER, "--provider", "offline", "--model", "echo"];
+    const saved = await Promise.all(
+      (["pi", "parley"] as const).map(async (agent) => {
+        const world = agentWorld(`parley-print-${agent}-`);
+        worlds.push(world);
+        const first = await run(agent, ["-p", "Reply with just: first"], { world, base });
+        const again = await run(agent, ["-c", "-p", "Reply with just: again"], { world, base });
+        expect([first.stdout, again.stdout, first.code, again.code], `${agent}: ${first.stderr}${again.stderr}`).toEqual(["first\n", "again\n", 0, 0]);
+        const sessions = join(world.agentDir, "sessions");
+        const files = readdirSync(sessions, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl"));
+        expect(files).toHaveLength(1);
+        const entries = readFileSync(join(sessions, files[0]!), "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+        // The newest pi's system message entries are a known difference (README).
+        // The project's folder named as pi names it (its path with dashes), the world's own part left out.
+        const folder = dirname(files[0]!).replace(world.base.replace(/^\//, "").replace(/\//g, "-"), "BASE");
+        return { folder, entries: entries.filter((e) => e.message?.role !== "system").map((e) => e.message?.role ?? e.type) };
+      }),
+    );
+    expect(saved[1]).toEqual(saved[0]);
   });
 });
 
