@@ -101,6 +101,22 @@ function signature(event: Record<string, unknown>): string {
   return [event["type"], message?.role, update?.type].filter((part) => part !== undefined).join(":");
 }
 
+/** A 2×2 24-bit Windows bitmap (rows bottom-up, each padded to 4 bytes). */
+function bitmap2x2(): Buffer {
+  const pixels = Buffer.from([0, 0, 255, 0, 255, 0, 0, 0, 255, 0, 0, 255, 255, 255, 0, 0]);
+  const header = Buffer.alloc(54);
+  header.write("BM", 0, "latin1");
+  header.writeUInt32LE(54 + pixels.length, 2);
+  header.writeUInt32LE(54, 10);
+  header.writeUInt32LE(40, 14);
+  header.writeInt32LE(2, 18);
+  header.writeInt32LE(2, 22);
+  header.writeUInt16LE(1, 26);
+  header.writeUInt16LE(24, 28);
+  header.writeUInt32LE(pixels.length, 34);
+  return Buffer.concat([header, pixels]);
+}
+
 /** Each test runs both agents, several at once on a shared machine: a ceiling against a hang, not a speed. */
 const LONG = { timeout: deadline(10 * AGENT_CEILING_MS) };
 
@@ -154,10 +170,14 @@ describe.concurrent("print mode (-p) against pi 1.6.0", () => {
     writeFileSync(text, "line one\nline two\n");
     const image = join(shared, "pixel.png");
     writeFileSync(image, makeImage(4, 3, "png"));
-    const r = await both(["--mode", "json", `@${text}`, `@${image}`, "Reply with just: seen"]);
+    // A BMP, which pi converts to PNG and says so.
+    const bmp = join(shared, "dot.bmp");
+    writeFileSync(bmp, bitmap2x2());
+    const r = await both(["--mode", "json", `@${text}`, `@${image}`, `@${bmp}`, "Reply with just: seen"]);
     expect([r.pi.code, r.parley.code]).toEqual([0, 0]);
     const [piUser, parleyUser] = [userMessages(lines(r.pi.stdout)), userMessages(lines(r.parley.stdout))];
     expect(piUser).toHaveLength(1);
+    expect(JSON.stringify(piUser)).toContain("[Image converted from image/bmp to image/png.]");
     expect(parleyUser.map((m) => m.content)).toEqual(piUser.map((m) => m.content));
   });
 
