@@ -214,6 +214,22 @@ describe.concurrent("print mode (-p) against pi 1.6.0", () => {
     }
   });
 
+  it("a reply cut off at the output limit: its text printed, a warning, exit 1 (pi's print-mode rule)", LONG, async () => {
+    // parley alone: pi 1.6.0's loop drops such a reply before print mode sees it (a context_edit
+    // entry, then agent_settled), so pi prints nothing and exits 0, unlike its print mode's own rule.
+    const base = ["--no-session", "-ne", "-e", OFFLINE_PROVIDER, "-e", FIXTURE, "--provider", "failing", "--model", "cut"];
+    const r = await run("parley", ["-p", "hello"], { base });
+    expect([r.stdout, r.code]).toEqual(["cut short here\n", 1]);
+    expect(r.stderr).toContain("Response was truncated");
+  });
+
+  it("a run an extension aborts: nothing on stdout, the error on stderr, exit 1, as pi", LONG, async () => {
+    const r = await both(["--abort-run", "-p", "sleep"]);
+    expect([r.pi.stdout, r.parley.stdout]).toEqual(["", ""]);
+    expect([r.pi.code, r.parley.code]).toEqual([1, 1]);
+    for (const x of [r.pi, r.parley]) expect(x.stderr).toMatch(/abort/i);
+  });
+
   it("an extension command as the prompt runs until its handler returns; a turn it starts is not waited for, as in pi", LONG, async () => {
     const r = await both(["-p", "/say-hi"]);
     expect([r.pi.code, r.parley.code]).toEqual([0, 0]);
