@@ -196,7 +196,7 @@ describe.concurrent("print mode (-p) against pi 1.6.0", () => {
         ),
       );
       expect(reports["parley"]).toEqual(reports["pi"]);
-      expect(reports["pi"]).toMatchObject({ hasUI: false, select: null, confirm: false, input: null, editor: null });
+      expect(reports["pi"]).toMatchObject({ hasUI: false, select: null, confirm: false, input: null, editor: null, announced: 0 });
     }
   });
 
