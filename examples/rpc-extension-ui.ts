@@ -9,9 +9,13 @@
  * open dialog), the widgets placed below it, and a status bar (title, statuses by key, model).
  * Widgets and statuses come from a UiStore, so they stay in place instead of being logged.
  *
- * Keys: Enter sends the line (a `/command` or a message; while the agent streams, messages
- * steer it), Tab completes a command name, ↑/↓ walk the history, PgUp/PgDn scroll the
- * transcript, Ctrl-C (anywhere), Ctrl-D on an empty line, or `/quit` close the agent and exit.
+ * Keys, as in pi's terminal UI: Enter sends the line (a `/command` or a message); while the
+ * agent works, Enter queues the message as a steer (delivered after the current tool calls) and
+ * Alt+Enter as a follow-up (delivered when the agent would stop); queued messages wait below the
+ * transcript until the agent takes them, and the status bar counts them. Esc aborts the running
+ * turn (queued messages come back to the input line); on an idle, empty line a second Esc quits.
+ * Ctrl-C clears the line, and a second Ctrl-C in a row quits; so do Ctrl-D on an empty line and
+ * `/quit`. Tab completes a command name, ↑/↓ walk the history, PgUp/PgDn scroll the transcript.
  * Dialogs: select ↑/↓ + Enter; confirm y/n (or ←/→ + Enter); input Enter; editor: Enter adds a
  * line, Ctrl-S or Ctrl-D submits. Esc cancels any dialog. A dialog with a timeout shows its
  * countdown; one the agent withdraws (timeout, the extension's AbortSignal, shutdown) closes
@@ -616,6 +620,9 @@ function shellLine(words: string[]): string {
   return words.map((w) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`)).join(" ");
 }
 
+/** "a select dialog", "an editor dialog". */
+const article = (word: string): string => (/^[aeiou]/i.test(word) ? "an" : "a");
+
 function summarizeArgs(args: unknown): string {
   if (args === undefined || args === null) return "";
   const text = typeof args === "object" ? JSON.stringify(args) : String(args);
@@ -658,6 +665,13 @@ function main(): void {
   let assistantEntry: Entry | undefined;
   let thinkingEntry: Entry | undefined;
   let stderrPartial = "";
+  /** Messages sent while the agent works, until it takes them (a user message_start). */
+  let queued: { kind: "steer" | "followUp"; text: string }[] = [];
+  /** Prompts sent while idle (shown at once) whose user message_start has not come yet. */
+  let awaitingStart: string[] = [];
+  /** The key pressed last when it was a first Esc or Ctrl-C on nothing to clear: the same key again quits. */
+  let armed: "escape" | "ctrl+c" | undefined;
+  let aborting = false;
 
   // ---- drawing ----
 
@@ -681,10 +695,17 @@ function main(): void {
     const [activity, short] = quitting
       ? ["closing the agent…", "closing…"]
       : dialog !== undefined
-        ? [yellow(`⏸ ${dialogs.length > 1 ? `${dialogs.length} dialogs wait` : `a ${dialog.method} dialog waits`} for you`), yellow(`⏸ ${dialog.method}`)]
-        : busy()
-          ? [`${spinner} working`, `${spinner}`]
-          : ["idle", "idle"];
+        ? [
+            yellow(`⏸ ${dialogs.length > 1 ? `${dialogs.length} dialogs wait` : `${article(dialog.method)} ${dialog.method} dialog waits`} for you`),
+            yellow(`⏸ ${dialog.method}`),
+          ]
+        : aborting
+          ? [`${spinner} aborting…`, `${spinner} aborting`]
+          : busy()
+            ? [`${spinner} working${queueSummary()}`, `${spinner}${queued.length > 0 ? ` +${queued.length}` : ""}`]
+            : armed !== undefined
+              ? [yellow(`${armed === "escape" ? "Esc" : "Ctrl-C"} again quits`), yellow("again quits")]
+              : ["idle", "idle"];
     // The activity and the model stay (shortened if need be); the title and statuses give way, cut with an ellipsis.
     const candidates = [`${activity}${sep}${model}`, `${short}${sep}${model}`];
     let rightText = `${candidates.find((c) => visibleWidth(c) <= width - 14) ?? `${short}${sep}${fit(model, Math.max(1, width - 14 - visibleWidth(short) - 3))}`} `;
@@ -693,6 +714,22 @@ function main(): void {
     const leftText = room > 2 ? fit(` ${left.join(sep)}`, room - 1) : "";
     const bar = leftText + INVERSE + " ".repeat(Math.max(0, width - visibleWidth(leftText) - visibleWidth(rightText))) + rightText;
     return INVERSE + bar + INVERSE_OFF;
+  }
+
+  /** " · 1 steer, 2 follow-ups queued", or "" when nothing waits. */
+  function queueSummary(): string {
+    const steers = queued.filter((q) => q.kind === "steer").length;
+    const followUps = queued.length - steers;
+    const parts = [
+      ...(steers > 0 ? [`${steers} steer${steers === 1 ? "" : "s"}`] : []),
+      ...(followUps > 0 ? [`${followUps} follow-up${followUps === 1 ? "" : "s"}`] : []),
+    ];
+    return parts.length === 0 ? "" : ` · ${parts.join(", ")} queued`;
+  }
+
+  /** The queued messages, each on a row of its own between the transcript and the input line. */
+  function queueRows(width: number): string[] {
+    return queued.map((q) => fit(`${dim(q.kind === "steer" ? "  ⏳ steer: " : "  ⏳ follow-up: ")}${clean(q.text)}`, width));
   }
 
   function widgetRows(placement: "aboveEditor" | "belowEditor", width: number): string[] {
@@ -735,7 +772,9 @@ function main(): void {
       const prompt = quitting ? dim("› ") : bold(green("› "));
       area = completions.length > 0 ? [fit(dim(`  ${completions.join("  ")}`), width)] : [];
       if (input.chars.length === 0) {
-        const hint = busy() ? "the agent is working: Enter steers it" : "a message or /command · Tab completes · Ctrl-C quits";
+        const hint = busy()
+          ? "the agent is working: Enter steers · Alt+Enter queues a follow-up · Esc aborts"
+          : "a message or /command · Tab completes · Ctrl-C twice quits";
         area.push(prompt + dim(fit(hint, width - 2)));
         areaCursor = { row: area.length - 1, col: 2 };
       } else {
@@ -744,12 +783,14 @@ function main(): void {
         areaCursor = { row: area.length - 1, col: 2 + cursorCol };
       }
     }
-    // Widgets take what is left after the status bar, the input area, a rule and two transcript rows.
-    let budget = Math.max(0, height - 1 - area.length - 1 - 2);
+    // Queued messages sit right under the transcript (the reply they wait for), above the widgets.
+    const queue = queueRows(width).slice(0, Math.max(0, height - 1 - area.length - 1 - 2));
+    // Widgets take what is left after the status bar, the input area, the queue, a rule and two transcript rows.
+    let budget = Math.max(0, height - 1 - area.length - queue.length - 1 - 2);
     const above = widgetRows("aboveEditor", width).slice(0, budget);
     budget -= above.length;
     const below = widgetRows("belowEditor", width).slice(0, budget);
-    const logHeight = Math.max(0, height - 1 - area.length - 1 - above.length - below.length);
+    const logHeight = Math.max(0, height - 1 - area.length - 1 - queue.length - above.length - below.length);
 
     const all = log.rows(width);
     log.scroll = Math.max(0, Math.min(log.scroll, all.length - logHeight));
@@ -759,8 +800,9 @@ function main(): void {
     while (visible.length < logHeight) visible.push("");
 
     const rule = dim("─".repeat(width));
-    const rows = [...visible, rule, ...above, ...area, ...below, statusBar(width)].slice(-height);
-    const areaTop = visible.length + 1 + above.length - Math.max(0, visible.length + 1 + above.length + area.length + below.length + 1 - height);
+    const rows = [...visible, rule, ...queue, ...above, ...area, ...below, statusBar(width)].slice(-height);
+    const before = visible.length + 1 + queue.length + above.length;
+    const areaTop = before - Math.max(0, before + area.length + below.length + 1 - height);
     screen.draw(rows, areaCursor && !quitting ? { row: areaTop + areaCursor.row, col: Math.min(width - 1, areaCursor.col) } : undefined);
 
     // Tick while something on screen moves: a countdown or the spinner.
@@ -899,6 +941,10 @@ function main(): void {
   });
   const idle = (): void => {
     streaming = false;
+    aborting = false;
+    // Whatever was queued was delivered (or dropped with an aborted run) by now.
+    queued = [];
+    awaitingStart = [];
     assistantEntry = thinkingEntry = undefined;
     render();
   };
@@ -907,7 +953,22 @@ function main(): void {
   });
   client.on("agent_settled", idle);
   client.on("message_start", (event) => {
-    if (event.message.role === "assistant") assistantEntry = thinkingEntry = undefined;
+    const message = event.message;
+    if (message.role === "assistant") assistantEntry = thinkingEntry = undefined;
+    if (message.role !== "user") return;
+    const text = typeof message.content === "string" ? message.content : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    // A prompt sent while idle is in the transcript already.
+    const sentIdle = awaitingStart.indexOf(text.trim());
+    if (sentIdle >= 0) return void awaitingStart.splice(sentIdle, 1);
+    if (queued.length === 0) return;
+    const match = queued.findIndex((q) => q.text === text.trim());
+    if (match < 0 && awaitingStart.length > 0) return void awaitingStart.shift();
+    // A queued message the agent takes now: it joins the transcript here, below the reply so far.
+    const at = Math.max(0, match);
+    const [taken] = queued.splice(at, 1);
+    log.add("user", clean(text, true) + dim(taken?.kind === "followUp" ? "  (follow-up)" : "  (steer)"));
+    assistantEntry = thinkingEntry = undefined;
+    render();
   });
   client.on("message_update", ({ assistantMessageEvent: e }) => {
     if (e.type === "text_delta") {
@@ -958,7 +1019,7 @@ function main(): void {
 
   // ---- what the user types ----
 
-  function submit(): void {
+  function submit(kind: "steer" | "followUp" = "steer"): void {
     const text = input.text.trim();
     completions = [];
     if (text === "") return;
@@ -971,16 +1032,23 @@ function main(): void {
     }
     const name = text.startsWith("/") ? text.slice(1).split(/\s/, 1)[0] : undefined;
     const isCommand = name !== undefined && commands.some((c) => c.name === name);
-    const steer = busy() && !isCommand;
-    log.add("user", text + (steer ? dim("  (steering)") : ""));
-    assistantEntry = undefined;
+    const queue = busy() && !isCommand;
+    // A message for a working agent waits below the transcript until the agent takes it (message_start).
+    if (queue) queued.push({ kind, text });
+    else {
+      log.add("user", text);
+      if (!isCommand) awaitingStart.push(text);
+      assistantEntry = undefined;
+    }
     // Until the agent accepts it, a plain prompt counts as a run (a quick second line steers it).
     const counted = !isCommand;
     if (counted) promptsAwaitingStart++;
     client
-      .prompt(text, steer ? { streamingBehavior: "steer" } : {})
+      .prompt(text, queue ? { streamingBehavior: kind } : {})
       .catch((error: unknown) => {
         if (error instanceof ConnectionClosedError) return;
+        const i = queued.findIndex((q) => q.text === text);
+        if (i >= 0) queued.splice(i, 1);
         log.add("error", error instanceof RpcError ? clean(error.error, true) : String(error));
       })
       .finally(() => {
@@ -1004,10 +1072,40 @@ function main(): void {
     }
   }
 
+  /** Esc while the agent works: abort the turn; what was queued comes back to the input line, as in pi. */
+  function abortTurn(): void {
+    if (aborting) return;
+    aborting = true;
+    const restored = queued.map((q) => q.text);
+    queued = [];
+    if (restored.length > 0) input.set([...restored, input.text].filter((t) => t !== "").join(" "));
+    log.add("note", "aborted by Esc");
+    void client
+      .clearQueue()
+      .catch(() => {})
+      .then(() => client.abort())
+      .catch((error: unknown) => {
+        if (!(error instanceof ConnectionClosedError)) log.add("error", `abort failed: ${error instanceof Error ? error.message : String(error)}`);
+      })
+      .finally(() => {
+        aborting = false;
+        render();
+      });
+  }
+
   function onKey(data: string): void {
     const key = keyName(data);
-    if (key === "ctrl+c") return void quit();
     if (quitting) return;
+    // Esc on an idle, empty line and Ctrl-C arm quitting: the same key pressed next quits; any other key disarms.
+    const wasArmed = armed;
+    armed = undefined;
+    if (key === "ctrl+c") {
+      if (wasArmed === "ctrl+c") return void quit();
+      armed = "ctrl+c";
+      if (dialogs.length === 0) input.set("");
+      completions = [];
+      return render();
+    }
     const { height } = screen.size;
     if (key === "pageUp" || key === "pageDown") {
       const step = Math.max(1, height - 8);
@@ -1021,15 +1119,20 @@ function main(): void {
       return render();
     }
     if (key !== "tab") completions = [];
-    if (key === "enter") submit();
+    if (key === "enter") submit("steer");
+    else if (key === "alt+enter") submit("followUp");
     else if (key === "tab") complete();
     else if (key === "ctrl+d" && input.chars.length === 0) return void quit();
     else if (key === "ctrl+d") input.edit("delete", data);
     else if (key === "up" || key === "down") {
       historyIndex = Math.max(0, Math.min(history.length, historyIndex + (key === "up" ? -1 : 1)));
       input.set(history[historyIndex] ?? "");
-    } else if (key === "escape") input.set("");
-    else input.edit(key, data);
+    } else if (key === "escape") {
+      if (busy()) abortTurn();
+      else if (input.chars.length > 0) input.set("");
+      else if (wasArmed === "escape") return void quit();
+      else armed = "escape";
+    } else input.edit(key, data);
     render();
   }
 
@@ -1074,7 +1177,12 @@ function main(): void {
         const widest = Math.min(24, Math.max(...commands.map((c) => c.name.length + 1)));
         for (const c of commands) log.add("system", dim(clean(c.description ?? "")), `  ${cyan(pad(`/${clean(c.name)}`, widest))}  `);
       }
-      log.add("system", dim("Enter sends · Tab completes · ↑/↓ history · PgUp/PgDn scroll · Ctrl-C or /quit exits"));
+      log.add(
+        "system",
+        dim(
+          "Enter sends (steers while the agent works) · Alt+Enter queues a follow-up · Esc aborts · Tab completes · ↑/↓ history · PgUp/PgDn scroll · Ctrl-C twice or /quit exits",
+        ),
+      );
     } catch (error) {
       if (error instanceof ConnectionClosedError) return; // the exit handler reports it
       log.add("error", `could not talk to the agent: ${error instanceof Error ? error.message : String(error)}`);

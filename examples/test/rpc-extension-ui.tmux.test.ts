@@ -209,7 +209,10 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     expect(screen.some((line) => line.includes("package.json: "))).toBe(true);
   });
 
-  it("Ctrl-C closes the agent, restores the terminal and returns to the shell", async () => {
+  it("Ctrl-C twice closes the agent, restores the terminal and returns to the shell", async () => {
+    // The first Ctrl-C clears the line and arms; the second quits (pi's app.clear).
+    keys("C-c");
+    await waitFor("the armed status", (s) => lastLine(s).includes("Ctrl-C again quits"));
     keys("C-c");
     const screen = await waitFor(
       "the shell again",
@@ -270,7 +273,78 @@ describe.sequential("examples/rpc-extension-ui.ts under tmux", () => {
     expect(screen[wide]).toContain("confirm() with a timeout (default 5000 ms, or the number given)");
     keys("Escape");
     await waitFor("idle again", (s) => lastLine(s).includes("idle │ parley offline demo"));
+    // An editor dialog is "an editor dialog".
+    submit("/demo-editor");
+    await waitFor("the editor in the status bar", (s) => lastLine(s).includes("⏸ an editor dialog waits for you"));
+    keys("Escape");
+    await waitFor("idle again", (s) => lastLine(s).includes("idle │ parley offline demo"));
+    keys("C-c");
+    await waitFor("the armed status", (s) => lastLine(s).includes("Ctrl-C again quits"));
     keys("C-c");
     await waitFor("the shell again", (s) => showing("narrow client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
+  });
+
+  describe("while the agent works, as in pi's terminal UI", () => {
+    const working = (s: string[]): boolean => /working/.test(lastLine(s));
+    const idle = (s: string[]): boolean => lastLine(s).includes("idle │ parley offline demo");
+
+    it("Enter queues a steer and Alt+Enter a follow-up under the reply; the status bar counts them; each joins the transcript when taken", async () => {
+      keys("C-l");
+      // Slow replies (the offline model's deltas 300 ms apart), so there is time to type while one streams.
+      submit(`PARLEY_STREAM_DELAY_MS=300 ${COMMAND}; echo "queue client exit status: $?"`);
+      await waitFor("the client", (s) => showing("/demo-select")(s) && idle(s), 40_000);
+      submit("what's in package.json?");
+      await waitFor("the agent working", working);
+      typeText("also list the folder");
+      keys("Enter");
+      typeText("and then say bye");
+      keys("M-Enter");
+      const queued = await waitFor(
+        "both queued, counted in the status bar",
+        (s) => showing("⏳ steer: also list the folder", "⏳ follow-up: and then say bye")(s) && lastLine(s).includes("1 steer, 1 follow-up queued"),
+      );
+      // Below the transcript (the rule), above the widgets and the input line; not in the transcript yet.
+      const rule = queued.findIndex((line) => /^─+$/.test(line.trim()));
+      expect(rowOf(queued, "⏳ steer: also list the folder")).toBe(rule + 1);
+      expect(rowOf(queued, "⏳ follow-up: and then say bye")).toBe(rule + 2);
+      expect(rowOf(queued, "▍ parley RPC demo")).toBe(rule + 3);
+      expect(queued.some((line) => line.startsWith("› also list the folder"))).toBe(false);
+      const done = await waitFor(
+        "both taken in turn, and the agent idle",
+        (s) => showing("› also list the folder  (steer)", "› and then say bye  (follow-up)")(s) && idle(s) && !showing("⏳")(s),
+        120_000,
+      );
+      // Each joined the transcript after the reply it waited for: the steer after the first reply, the follow-up after the steer's.
+      expect(rowOf(done, "package.json: ")).toBeLessThan(rowOf(done, "› also list the folder  (steer)"));
+      expect(rowOf(done, "› also list the folder  (steer)")).toBeLessThan(rowOf(done, "› and then say bye  (follow-up)"));
+    });
+
+    it("Esc aborts the running turn; what was queued comes back to the input line", async () => {
+      keys("C-l");
+      submit("what's in package.json?");
+      await waitFor("the agent working", working);
+      typeText("queued one");
+      keys("Enter");
+      await waitFor("the steer queued", showing("⏳ steer: queued one"));
+      keys("Escape");
+      const screen = await waitFor("the turn aborted and the agent idle", (s) => idle(s) && showing("↳ aborted by Esc", /^› queued one\s*$/)(s));
+      expect(screen.some((line) => line.includes("⏳"))).toBe(false);
+      keys("C-u");
+      await waitFor("the line empty", showing("› a message or /command"));
+    });
+
+    it("Ctrl-C clears the line, another key disarms it; on an idle, empty line a second Esc quits", async () => {
+      typeText("a draft");
+      await waitFor("the draft", showing(/^› a draft\s*$/));
+      keys("C-c");
+      await waitFor("the line cleared and the status armed", (s) => showing("› a message or /command")(s) && lastLine(s).includes("Ctrl-C again quits"));
+      typeText("x");
+      await waitFor("disarmed by another key", (s) => showing(/^› x\s*$/)(s) && idle(s));
+      keys("BSpace");
+      keys("Escape");
+      await waitFor("the Esc armed", (s) => lastLine(s).includes("Esc again quits"));
+      keys("Escape");
+      await waitFor("the shell again", (s) => showing("queue client exit status: 0")(s) && lastLine(s).startsWith(PROMPT.trim()));
+    });
   });
 });

@@ -258,13 +258,14 @@ describe("CLI", () => {
 
   it.each([
     [["--mode", "rpc", "--bogus"], "Unknown option --bogus"],
-    [["--mode", "json"], "--mode json is pi's print mode, which parley does not have"],
+    [["--mode", "jsno"], "--mode jsno is not a mode parley has"],
+    [["--mode", "rpc", "@notes.txt"], "@file arguments are not supported in RPC mode"],
     [["--mode", "rpc", "--tui-mode", "huge"], 'Invalid TUI mode "huge"'],
     [["--mode", "rpc", "-e"], "-e needs a value"],
     [["--mode", "rpc", "-x"], "Unknown option: -x"],
     [["--mode", "rpc", "--max-line-bytes", "0"], "--max-line-bytes 0 must be a positive"],
     [["--mode", "rpc", "--session", "x", "-c"], "cannot be combined"],
-    [[], "no --mode given"],
+    [["--mode", "rpc", "--sesion", "x"], "unknown option --sesion (did you mean --session?)"],
   ])("%j is refused with a clear message and exit 1, as in pi", (args, message) => {
     const result = run(args);
     expect(result.status).toBe(1);

@@ -8,7 +8,7 @@ import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
+import type { ContextUsage, CustomMessageInput, InputSource } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { SaveNotice, Session, SessionContext } from "../session/session.js";
@@ -646,13 +646,13 @@ export class AgentSession {
     images: ImageContent[] | undefined,
     options: {
       streamingBehavior?: "steer" | "followUp" | undefined;
-      source: "rpc" | "extension";
+      source: InputSource;
       onAccepted?: (disposition: PromptDisposition) => void;
       /** Expand `/skill:…` and prompt templates (default); pi.sendUserMessage does only when asked. */
       expandPromptTemplates?: boolean;
     },
   ): Promise<PromptDisposition> {
-    if (options.source === "rpc" && this.isSwitching) await this.afterSwitches();
+    if (options.source !== "extension" && this.isSwitching) await this.afterSwitches();
     if (this.isCompacting && !this.isStreaming) {
       throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
     }
@@ -762,7 +762,7 @@ export class AgentSession {
   async #runInputHandlers(
     text: string,
     images: ImageContent[] | undefined,
-    source: "rpc" | "extension",
+    source: InputSource,
     streamingBehavior: "steer" | "followUp" | undefined,
   ): Promise<{ text: string; images: ImageContent[] | undefined } | undefined> {
     if (!this.#runtime.hasHandlers("input")) return { text, images };

@@ -6,21 +6,33 @@
 import type { ThinkingLevel } from "@parley/protocol";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 import { toolListError } from "../agent/tool-selection.js";
+import { likelyFlag } from "./flag-typos.js";
 
 /**
  * The modes parley serves: rpc (pi's JSON-lines protocol on stdio), acp (the Agent Client
- * Protocol on stdio, src/acp/), web (the RPC protocol over WebSockets with a browser UI, src/web/).
- * pi's other modes (`text`, `json`: its print mode) are refused with a clear message. A new mode
- * is one entry here and one branch in main.
+ * Protocol on stdio, src/acp/), web (the RPC protocol over WebSockets with a browser UI, src/web/),
+ * and pi's one-shot modes (src/modes/print/): json (`--mode json`, every event as a JSON line)
+ * and print (`-p`, the final text). `--mode text` is pi's name for print's output. A new mode is
+ * one entry here and one branch in main.
  */
-export const MODES = ["rpc", "acp", "web"] as const;
-export type Mode = (typeof MODES)[number];
+export const MODES = ["rpc", "acp", "web", "json"] as const;
+/** What `--mode` takes: the modes, and pi's `text`. */
+const MODE_NAMES = [...MODES, "text"] as const;
+type ModeName = (typeof MODE_NAMES)[number];
+export type Mode = (typeof MODES)[number] | "print";
+
+/** Whether stdin and stdout are terminals: without a mode, pi runs print mode unless both are. */
+export interface Terminals {
+  stdin: boolean;
+  stdout: boolean;
+}
 
 /** pi's thinking levels on the command line: the wire's, plus `max` (the model's highest). */
 export type CliThinkingLevel = ThinkingLevel | "max";
 export const CLI_THINKING_LEVELS: readonly CliThinkingLevel[] = [...THINKING_LEVELS, "max"];
 
 export interface CliOptions {
+  /** The mode this run serves: `--mode`, else print mode (pi's rule: `-p`, or stdin or stdout not a terminal). */
   mode: Mode;
   /** --web-* flags (used with --mode web). token undefined: a random one per start. */
   web: { host: string; port: number; token?: string; allowedOrigins: string[]; open: boolean };
@@ -70,7 +82,7 @@ export interface CliOptions {
   noThemes: boolean;
   tuiMode?: "regular" | "fullscreen";
   verbose: boolean;
-  /** --print/-p: pi's print mode; --mode rpc wins over it, as in pi. */
+  /** --print/-p: pi's print mode; a --mode other than text wins over it, as in pi. */
   print: boolean;
   /** --approve (true) / --no-approve (false): whether the project's .pi/ files are used. */
   projectTrust?: boolean;
@@ -117,7 +129,7 @@ type Flag =
 
 /** pi's flags. Aliases share an entry; the first name is the one help shows. */
 const FLAG_TABLE: [names: string[], flag: Flag][] = [
-  [["--mode"], { kind: "value", apply: (v, o) => (o.mode = parseMode(v)) }],
+  [["--mode"], { kind: "value", apply: (v) => void parseMode(v) }],
   [["--help", "-h"], { kind: "on", key: "help" }],
   [["--version", "-v"], { kind: "on", key: "version" }],
   // sessions
@@ -191,13 +203,10 @@ const FLAG_TABLE: [names: string[], flag: Flag][] = [
 
 const FLAGS = new Map<string, Flag>(FLAG_TABLE.flatMap(([names, flag]) => names.map((name): [string, Flag] => [name, flag])));
 
-function parseMode(value: string): Mode {
-  const mode = MODES.find((m) => m === value);
+function parseMode(value: string): ModeName {
+  const mode = MODE_NAMES.find((m) => m === value);
   if (mode) return mode;
-  if (value === "text" || value === "json") {
-    throw new UsageError(`--mode ${value} is pi's print mode, which parley does not have; parley serves ${MODES.map((m) => `--mode ${m}`).join(", ")}`);
-  }
-  throw new UsageError(`--mode ${value} is not a mode parley has; use ${MODES.map((m) => `--mode ${m}`).join(", ")}`);
+  throw new UsageError(`--mode ${value} is not a mode parley has; use ${MODE_NAMES.map((m) => `--mode ${m}`).join(", ")}`);
 }
 
 /** As in pi, an unknown level is a warning and the flag is ignored. */
@@ -245,9 +254,9 @@ function positional(token: string, options: CliOptions): void {
   else options.messages.push(token);
 }
 
-export function parseArgs(argv: string[]): CliOptions {
+export function parseArgs(argv: string[], terminals: Terminals = { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true }): CliOptions {
   const options: CliOptions = {
-    mode: "rpc",
+    mode: "print",
     web: { host: "127.0.0.1", port: 4781, allowedOrigins: [], open: false },
     noSession: false,
     continue: false,
@@ -276,7 +285,7 @@ export function parseArgs(argv: string[]): CliOptions {
     unknown: [],
     argv,
   };
-  let modeGiven = false;
+  let modeGiven: ModeName | undefined;
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i] as string;
     if (token === "--") {
@@ -330,29 +339,52 @@ export function parseArgs(argv: string[]): CliOptions {
       }
       case "value":
         flag.apply(value, options);
-        if (name === "--mode") modeGiven = true;
+        if (name === "--mode") modeGiven = parseMode(value);
         break;
     }
   }
-  validate(options, modeGiven);
+  validate(options, modeGiven, terminals);
   return options;
 }
 
+/**
+ * pi's choice of mode: `--mode rpc|json` (and parley's acp, web) as given; else print mode with
+ * `-p`, or when stdin or stdout is not a terminal. Both terminals and no `-p` is pi's terminal
+ * UI, which parley does not have: then it says what to run instead.
+ */
+function chooseMode(options: CliOptions, given: ModeName | undefined, terminals: Terminals): Mode {
+  if (given !== undefined && given !== "text") return given;
+  if (options.print || !terminals.stdin || !terminals.stdout) return "print";
+  const typo = options.unknown.map((u) => closeFlag(u.name)).find((match) => match !== undefined);
+  throw new UsageError(
+    `${given === "text" ? "--mode text in a terminal is pi's terminal UI, which parley does not have" : "no --mode given"}` +
+      `${typo !== undefined ? ` (${typo})` : ""}. Ask one question with \`parley -p "question"\` (or pipe it: \`echo question | parley -p\`); ` +
+      "for programs, run `parley --mode rpc` and speak pi's RPC protocol (JSON lines) on stdin/stdout, " +
+      "`parley --mode acp` for an ACP editor, or `parley --mode web` for the browser UI.",
+  );
+}
+
+/** The built-in long flags, for "did you mean": pi's and parley's own. */
+const LONG_FLAGS = FLAG_TABLE.flatMap(([names]) => names.filter((n) => n.startsWith("--")).map((n) => n.slice(2)));
+
+/** `unknown option --mdoe (did you mean --mode?)` when a built-in flag is a close match, else undefined. */
+export function closeFlag(name: string, others: readonly string[] = []): string | undefined {
+  const match = likelyFlag(name, [...LONG_FLAGS, ...others]);
+  return match === undefined ? undefined : `unknown option --${name} (did you mean --${match}?)`;
+}
+
 /** Combinations pi refuses, refused the same way, before anything starts. */
-function validate(options: CliOptions, modeGiven: boolean): void {
+function validate(options: CliOptions, modeGiven: ModeName | undefined, terminals: Terminals): void {
   if (options.help || options.version || options.export !== undefined || options.listModels !== undefined) return;
-  if (!modeGiven) {
-    throw new UsageError(
-      "no --mode given. parley is an agent for programs: run `parley --mode rpc` and speak pi's RPC protocol (JSON lines) on stdin/stdout, " +
-        "`parley --mode acp` for an ACP editor, or `parley --mode web` for the browser UI.",
-    );
-  }
+  options.mode = chooseMode(options, modeGiven, terminals);
+  const oneShot = options.mode === "print" || options.mode === "json";
   if (options.name !== undefined) {
     const trimmed = options.name.trim();
     if (trimmed === "") throw new UsageError("--name requires a non-empty value");
     options.name = trimmed;
   }
-  if (options.fileArgs.length > 0) throw new UsageError("@file arguments are not supported in RPC mode (send the files' contents in a prompt)");
+  if (options.fileArgs.length > 0 && !oneShot)
+    throw new UsageError("@file arguments are not supported in RPC mode (send the files' contents in a prompt, or use -p / --mode json)");
   const conflicts = (flag: string, others: [boolean, string][]): void => {
     const given = others.filter(([on]) => on).map(([, n]) => n);
     if (given.length > 0) throw new UsageError(`${flag} cannot be combined with ${given.join(", ")}`);
@@ -388,7 +420,7 @@ function validate(options: CliOptions, modeGiven: boolean): void {
   if (options.session !== undefined && (options.continue || options.resume)) {
     throw new UsageError(`--session cannot be combined with ${options.continue ? "--continue" : "--resume"}`);
   }
-  if (options.messages.length > 0) {
+  if (options.messages.length > 0 && !oneShot) {
     options.warnings.push(
       `RPC mode does not send messages given on the command line (as in pi); ignored: ${options.messages.map((m) => JSON.stringify(m)).join(" ")}`,
     );
@@ -404,6 +436,9 @@ export function resolveExtensionFlags(options: CliOptions, registered: ReadonlyM
   for (const { name, inlineValue, next } of options.unknown) {
     const flag = registered.get(name);
     if (!flag) {
+      // A close match of a flag (built-in or an extension's) is most likely a typo of it.
+      const typo = closeFlag(name, [...registered.keys()]);
+      if (typo !== undefined) throw new UsageError(typo);
       const known = [...registered.keys()].map((n) => `--${n}`);
       throw new UsageError(`Unknown option --${name}${known.length ? ` (extension flags: ${known.join(", ")})` : ""}`);
     }
@@ -421,15 +456,26 @@ export function resolveExtensionFlags(options: CliOptions, registered: ReadonlyM
 }
 
 export const USAGE = `Usage: parley --mode rpc|acp|web [options]
+       parley -p [options] [@files...] [messages...]          one question, the answer's text on stdout
+       parley --mode json [options] [@files...] [messages...] one run, every event as a JSON line
        parley mcp list [--json]      connect mcp.json's servers and say their state
 
-parley is a drop-in for pi's RPC mode (\`pi --mode rpc\`): it speaks pi's protocol, JSON lines on
+parley is a drop-in for pi's headless modes: --mode rpc speaks pi's protocol, JSON lines on
 stdin/stdout, takes pi's flags and reads pi's files. --mode acp speaks the Agent Client Protocol
 on stdin/stdout instead; --mode web serves pi's protocol over WebSockets with a browser UI.
-Diagnostics go to stderr.
+-p (print mode) and --mode json run the prompts given on the command line once and exit; piped
+stdin and @file arguments go first into the first prompt. Without --mode, parley runs print mode
+when stdin or stdout is not a terminal, as pi does. Diagnostics go to stderr.
+
+Examples:
+  ANTHROPIC_API_KEY=sk-ant-… parley --mode rpc --model claude-sonnet-4-5
+  ANTHROPIC_API_KEY=sk-ant-… parley -p --model claude-sonnet-4-5 "What does this repository do?"
+  git diff | parley -p "Review this change"
+  parley --mode json "List the files" > events.jsonl
 
 Options (pi's, with pi's meaning):
-  --mode rpc|acp|web             the protocol mode (required)
+  --mode rpc|acp|web|json|text   the mode (text: print mode's output)
+  --print, -p [message]          print mode: run the prompts, print the last reply's text, exit
   --provider <name>              model provider
   --model <pattern>              model id or pattern ("provider/id", optional ":<thinking>")
   --api-key <key>                API key for the chosen model's provider
@@ -463,8 +509,8 @@ Options (pi's, with pi's meaning):
   --list-models [search]         list the models that can be used and exit
   --help, -h / --version, -v
   Accepted and without effect, as in pi's RPC mode (they concern pi's terminal UI):
-  --theme <path>, --use-theme <name>, --no-themes, --tui-mode <mode>, --verbose, --offline,
-  --print, -p. Extensions may register more flags (pi.registerFlag).
+  --theme <path>, --use-theme <name>, --no-themes, --tui-mode <mode>, --verbose, --offline.
+  Extensions may register more flags (pi.registerFlag).
 
 parley's own:
   --model-script <file>          offline scripted model for tests and demos (JSON array of turns)

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ImageContent } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
 import type { AgentConfig, ProviderRequestConfig } from "../agent/agent-config.js";
 import type { AgentSession } from "../agent/agent-session.js";
@@ -24,6 +25,7 @@ import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
+import type { ExtensionMode } from "../extensions/types.js";
 import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
 import type { Transport } from "../rpc/transport.js";
@@ -189,10 +191,16 @@ async function askLoadedExtensions(server: LoadingCore, start: Startup): Promise
     defaultProjectTrust: settings.defaultProjectTrust,
     handlers: server.runtime.projectTrustHandlers(),
     log,
+    mode: extensionMode(start.options.mode),
   });
   start.trustPending = false;
   start.trustByFolder.set(cwd, trusted);
   return trusted;
+}
+
+/** ctx.mode for a run in `mode`: pi's names; ACP and web serve clients as RPC does. */
+function extensionMode(mode: CliOptions["mode"]): ExtensionMode {
+  return mode === "print" || mode === "json" ? mode : "rpc";
 }
 
 /**
@@ -654,6 +662,11 @@ export async function main(argv: string[]): Promise<void> {
     onOutputClosed: lifetime.outputClosed,
   };
 
+  if (options.mode === "print" || options.mode === "json") {
+    await runOneShot(options.mode, core, stdin, lifetime, start, [...startup.notes, ...models.warnings], models);
+    return;
+  }
+
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
     const { acpServer } = await import("../acp/run.js");
@@ -705,6 +718,54 @@ export async function main(argv: string[]): Promise<void> {
     lifetime.fail(1);
   }
   await begun;
+}
+
+/**
+ * pi's one-shot modes (modes/print/): `-p` prints the last reply's text, `--mode json` writes
+ * the session header and every event. As in pi, the extensions load first; then piped stdin and
+ * the `@file` arguments make the first prompt; the run ends when the prompts have.
+ */
+async function runOneShot(
+  mode: "print" | "json",
+  core: AgentCoreSettings,
+  stdin: ReturnType<typeof claimStdin>,
+  lifetime: ProcessLifetime,
+  start: Startup,
+  notes: string[],
+  models: ModelResolution,
+): Promise<void> {
+  const [{ PrintFrontDoor }, { planPrompts, readPipedInput }] = await Promise.all([
+    import("../modes/print/print-mode.js"),
+    import("../modes/print/initial-message.js"),
+  ]);
+  // Captured before stdout is taken over: the reply's text is the only thing print mode writes there.
+  const writeStdout = process.stdout.write.bind(process.stdout);
+  if (mode === "print") process.stdout.on("error", lifetime.outputClosed);
+  // JSON mode's transport captures stdout's own write as it is made, so it is made first.
+  const front = new PrintFrontDoor(core, {
+    output: mode === "json" ? "json" : "text",
+    log,
+    writeText: (text) => new Promise<void>((resolve) => writeStdout(text, () => resolve())),
+    onOutputClosed: lifetime.outputClosed,
+  });
+  takeOverStdout();
+  await startAgent(front, start, notes, models);
+  const { options } = start;
+  const piped = await readPipedInput(stdin.stream);
+  let files: { text: string; images: ImageContent[] } | undefined;
+  if (options.fileArgs.length > 0) {
+    const { FileArgumentError, readFileArguments } = await import("../modes/print/file-arguments.js");
+    try {
+      files = await readFileArguments(options.fileArgs, start.setup.launchCwd);
+    } catch (error) {
+      if (!(error instanceof FileArgumentError)) throw error;
+      writeStderr(`Error: ${error.message}\n`);
+      process.exit(STARTUP_ERROR_STATUS);
+    }
+  }
+  const plan = planPrompts({ stdin: piped, fileText: files?.text, images: files?.images, messages: options.messages });
+  lifetime.serve(front);
+  lifetime.finish(await front.run(plan));
 }
 
 /** Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt). */

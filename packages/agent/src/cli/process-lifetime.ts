@@ -64,6 +64,13 @@ export class ProcessLifetime {
     watchOutputClosed(1, this.outputClosed);
   }
 
+  /** The mode's work is done (print mode's prompts have run): shut down, then exit with `code`. */
+  finish(code: number): void {
+    // A signal that stopped the work decides the status (the work then ends early, seemingly fine).
+    if (!this.#signalled) this.#exitCode = code;
+    void this.#server?.shutdown();
+  }
+
   /** The mode cannot go on (web: the port is taken): shut down, then exit with `code`. */
   fail(code: number): void {
     this.#exitCode = code;

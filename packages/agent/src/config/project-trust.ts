@@ -16,7 +16,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { errorMessage } from "../error-text.js";
-import type { ProjectTrustContext, ProjectTrustHandler } from "../extensions/types.js";
+import type { ExtensionMode, ProjectTrustContext, ProjectTrustHandler } from "../extensions/types.js";
 import { PROJECT_DIR_NAME } from "./agent-dir.js";
 import { rememberTrust, storedTrust } from "./trust-store.js";
 
@@ -60,13 +60,15 @@ export interface AskTrustInput {
   /** The loaded extensions' project_trust handlers, in load order. */
   handlers: { extensionPath: string; handler: ProjectTrustHandler }[];
   log: (message: string) => void;
+  /** The run's mode (ctx.mode); default "rpc". */
+  mode?: ExtensionMode | undefined;
 }
 
-/** The context pi gives project_trust handlers in RPC mode: no UI (prompts answer nothing), notices to stderr. */
-function trustContext(cwd: string, log: (message: string) => void): ProjectTrustContext {
+/** The context pi gives project_trust handlers outside its terminal UI: no UI (prompts answer nothing), notices to stderr. */
+function trustContext(cwd: string, log: (message: string) => void, mode: ExtensionMode): ProjectTrustContext {
   return {
     cwd,
-    mode: "rpc",
+    mode,
     hasUI: false,
     ui: {
       select: async () => undefined,
@@ -80,7 +82,7 @@ function trustContext(cwd: string, log: (message: string) => void): ProjectTrust
 /** Steps 3 to 5, for a project whose resources need trust. */
 export async function askProjectTrust(input: AskTrustInput): Promise<boolean> {
   const event = { type: "project_trust" as const, cwd: input.cwd };
-  const ctx = trustContext(input.cwd, input.log);
+  const ctx = trustContext(input.cwd, input.log, input.mode ?? "rpc");
   for (const { extensionPath, handler } of input.handlers) {
     let trusted: unknown;
     let remember: unknown;

@@ -10,6 +10,7 @@ import type {
   ContextUsage,
   CustomMessageInput,
   ExtensionContext,
+  ExtensionMode,
   ExtensionUIContext,
   NavigateTreeOptions,
   ScopedModel,
@@ -28,6 +29,8 @@ export interface ExtensionErrorReport {
 
 export interface ExtensionHost {
   readonly cwd: string;
+  /** ctx.mode; ctx.hasUI is true in RPC mode only (print and JSON mode answer every dialog at once, as pi does). */
+  readonly mode: ExtensionMode;
   session(): Session;
   /** The ctx.ui for one extension (diagnostics name that extension). */
   ui(extensionPath: string): ExtensionUIContext;

@@ -546,7 +546,8 @@ export class ExtensionRuntime {
       assertActive(extension);
       return value();
     };
-    const ui = this.#uiPrompts.wrap(host.ui(extension.path));
+    // As in pi, dialogs are announced (ui_prompt_start/end) only where someone can answer them.
+    const ui = host.mode === "rpc" ? this.#uiPrompts.wrap(host.ui(extension.path)) : host.ui(extension.path);
     const thinkingLevel = host.thinkingLevel();
     // Registrations through ctx.modelRegistry count as the extension's own (a reload takes them away).
     const registry = () =>
@@ -562,9 +563,9 @@ export class ExtensionRuntime {
         return live(() => ui);
       },
       get hasUI() {
-        return live(() => true);
+        return live(() => host.mode === "rpc");
       },
-      mode: "rpc",
+      mode: host.mode,
       get cwd() {
         return live(() => host.cwd);
       },

@@ -205,12 +205,18 @@ export interface VirtualModelRegistration<TState = unknown> {
     | Promise<{ model: Model<Api>; thinkingLevel: ThinkingLevel | "max"; state?: TState }>;
 }
 
+/** Where a prompt came from (the input event's `source`): pi's print and JSON mode prompt as "interactive". */
+export type InputSource = "rpc" | "extension" | "interactive";
+
+/** The mode extensions run in, as pi names it (`ctx.mode`): parley has no "tui". */
+export type ExtensionMode = "rpc" | "print" | "json";
+
 export interface ExtensionContext {
   ui: ExtensionUIContext;
-  /** true in RPC mode: dialogs and fire-and-forget calls reach the client. */
+  /** true in RPC mode (dialogs and fire-and-forget calls reach the client); false in print and JSON mode, as in pi. */
   hasUI: boolean;
-  /** "rpc" in this mode; guard terminal-only features with `ctx.mode === "tui"`. */
-  mode: "rpc";
+  /** "rpc", "print" or "json"; guard terminal-only features with `ctx.mode === "tui"`. */
+  mode: ExtensionMode;
   cwd: string;
   /** The thinking level when the context was made. */
   thinkingLevel: ThinkingLevel;
@@ -448,7 +454,7 @@ export interface InputEvent {
   type: "input";
   text: string;
   images: ImageContent[] | undefined;
-  source: "rpc" | "extension";
+  source: InputSource;
   /** How the message will be queued: set only while a run goes on (newest pi). */
   streamingBehavior?: "steer" | "followUp";
 }
@@ -671,7 +677,7 @@ export interface ProjectTrustEventResult {
 }
 export interface ProjectTrustContext {
   cwd: string;
-  mode: "rpc";
+  mode: ExtensionMode;
   /** RPC mode cannot prompt before the session exists: the dialogs answer nothing. */
   hasUI: boolean;
   ui: Pick<ExtensionUIContext, "select" | "confirm" | "input" | "notify">;

@@ -8,6 +8,7 @@ import { AgentSession, type Emit } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
+import type { ExtensionMode } from "../extensions/types.js";
 import { resolveModels, type ModelResolution } from "../models/index.js";
 import { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { OutputPressure, Transport } from "../rpc/transport.js";
@@ -91,6 +92,8 @@ export interface AgentCoreWiring {
   requestShutdown: () => void;
   /** After ctx.reload() has run session_start again (ACP sends the new command list). */
   afterReload?: (() => void) | undefined;
+  /** ctx.mode (default "rpc"); print and JSON mode have no UI (ctx.hasUI false, dialogs answer nothing). */
+  mode?: ExtensionMode | undefined;
 }
 
 export class AgentCore {
@@ -121,6 +124,7 @@ export class AgentCore {
       reloadForSession: () => this.#loadAgain(),
       moveTo: (cwd) => this.#moveTo(cwd),
       launchCwd: settings.launchCwd,
+      mode: wiring.mode,
     });
     this.runtime = this.host.runtime;
   }

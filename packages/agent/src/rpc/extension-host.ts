@@ -18,6 +18,7 @@ import type {
   ContextUsage,
   CustomMessageInput,
   ExtensionContext,
+  ExtensionMode,
   ExtensionUIContext,
   NavigateTreeOptions,
   ScopedModel,
@@ -27,6 +28,7 @@ import type {
 import type { ExtensionProviders, ModelResolution, ProviderConfig } from "../models/index.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
+import { noUiContext } from "../ui/no-ui-context.js";
 import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
 import type { Transport } from "./transport.js";
 import { errorMessage } from "../error-text.js";
@@ -51,6 +53,8 @@ export interface RpcExtensionHostOptions {
   launchCwd?: string | undefined;
   /** A switch to a session of another folder: the agent moves there (this host's `cwd` already has). */
   moveTo?: ((cwd: string) => Promise<void>) | undefined;
+  /** ctx.mode (default "rpc"). In print and JSON mode there is no client: ctx.ui answers nothing, as pi's does (ui/no-ui-context.ts). */
+  mode?: ExtensionMode | undefined;
 }
 
 export class RpcExtensionHost implements ExtensionHost, UiBridge {
@@ -70,9 +74,11 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   readonly #uiContexts = new Map<string, ExtensionUIContext>();
   readonly #diagnosed = new Set<string>();
   #extensionFlags = new Map<string, string | boolean>();
+  readonly mode: ExtensionMode;
 
   constructor(options: RpcExtensionHostOptions) {
     this.#cwd = options.cwd;
+    this.mode = options.mode ?? "rpc";
     this.dialogs = options.dialogs;
     this.#getAgent = options.agent;
     this.#send = options.send;
@@ -196,7 +202,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   ui(extensionPath: string): ExtensionUIContext {
     let ui = this.#uiContexts.get(extensionPath);
     if (!ui) {
-      ui = createRpcUiContext(this, extensionPath);
+      ui = this.mode === "rpc" ? createRpcUiContext(this, extensionPath) : noUiContext();
       this.#uiContexts.set(extensionPath, ui);
     }
     return ui;

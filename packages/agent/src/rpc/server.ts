@@ -56,6 +56,10 @@ type StopRequest =
 
 type HeldInput = string | { bytes: number; maxLineBytes: number };
 
+const RUN_CUT_SHORT = "input ended while a prompt was running, so the run is cancelled (RPC mode ends with its input).";
+/** Where a newcomer's one-shot question belongs. */
+const ONE_SHOT_HINT = 'For a one-shot answer use print mode: `parley -p "question"` or `echo "question" | parley -p`.';
+
 export class RpcServer implements TransportSink, FrontDoor {
   readonly dialogs: DialogRegistry;
   /** What extensions (and the commands that do what they can do) reach through. */
@@ -77,6 +81,8 @@ export class RpcServer implements TransportSink, FrontDoor {
    */
   #held: HeldInput[] = [];
   #stopRequest: StopRequest = "none";
+  /** The plain-text hint was said (once per run). */
+  #saidPlainText = false;
   /** The model catalogue failed to load (then commands that need it fail with this). */
   #catalogError: string | undefined;
   readonly #inFlight = new Set<Promise<void>>();
@@ -186,7 +192,10 @@ export class RpcServer implements TransportSink, FrontDoor {
         return;
       }
     }
-    if (this.#stopRequest === "after-held-lines") void this.shutdown("quit");
+    if (this.#stopRequest === "after-held-lines") {
+      this.#sayRunCutShort();
+      void this.shutdown("quit");
+    }
     this.#maybeShutdown();
   }
 
@@ -228,7 +237,19 @@ export class RpcServer implements TransportSink, FrontDoor {
   end(): void {
     // Lines read before EOF still get their answers, even when start-up is not over yet.
     if (this.#holding) this.#stopRequest = "after-held-lines";
-    else void this.shutdown("quit");
+    else {
+      this.#sayRunCutShort();
+      void this.shutdown("quit");
+    }
+  }
+
+  /**
+   * `echo '{"type":"prompt",…}' | parley --mode rpc` ends input while the prompt runs, which ends
+   * the run (RPC mode lives as long as its input): said on stderr, with the one-shot way to ask.
+   */
+  #sayRunCutShort(): void {
+    if (this.#phase !== "serving" || !this.#core.hasAgent || !this.agent.isStreaming) return;
+    this.#log(`${RUN_CUT_SHORT} ${ONE_SHOT_HINT}`);
   }
 
   // ---- input -----------------------------------------------------------------
@@ -241,6 +262,11 @@ export class RpcServer implements TransportSink, FrontDoor {
       value = JSON.parse(text);
     } catch (error) {
       this.#answer(failure(undefined, "parse", `Failed to parse command: ${errorMessage(error)}`));
+      // Plain text where a command belongs is most likely a question meant for print mode.
+      if (!this.#saidPlainText && !text.trimStart().startsWith("{")) {
+        this.#saidPlainText = true;
+        this.#log(`RPC mode reads JSON commands, one per line; a line of plain text is not one. ${ONE_SHOT_HINT}`);
+      }
       return;
     }
     if (isUiResponse(value)) {

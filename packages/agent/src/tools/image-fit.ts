@@ -102,3 +102,19 @@ export async function fitImage(bytes: Uint8Array, mimeType: string): Promise<Fit
     image.free();
   }
 }
+
+/** The image re-encoded as PNG (a format models do not take, such as BMP); undefined when it cannot be decoded. */
+export async function convertToPng(bytes: Uint8Array): Promise<Uint8Array | undefined> {
+  const lib = await loadPhoton();
+  if (!lib) return undefined;
+  try {
+    const image = lib.PhotonImage.new_from_byteslice(bytes);
+    try {
+      return image.get_bytes();
+    } finally {
+      image.free();
+    }
+  } catch {
+    return undefined;
+  }
+}
