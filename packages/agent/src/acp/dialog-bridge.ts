@@ -18,6 +18,7 @@ import type {
   PermissionOption,
   RequestPermissionRequest,
   SessionUpdate,
+  ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import type { DialogRequest } from "@parley/protocol";
 import type { DialogResponseBody } from "@parley/protocol/dialog-answers";
@@ -168,10 +169,14 @@ export class DialogBridge {
           { optionId: "no", name: "No", kind: "reject_once" },
         ];
     const text = request.method === "confirm" && request.message ? `${request.title}\n\n${request.message}` : request.title;
-    if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call", toolCallId, title: request.title, kind: "other", status: "pending", rawInput: request });
+    const content: ToolCallContent[] = [{ type: "content", content: { type: "text", text } }];
+    // The card shows what the extension asked (title, message, choices), never parley's own record of the dialog.
+    const card = { title: request.title, kind: "other", content, rawInput: dialogInput(request) } as const;
+    if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call", toolCallId, status: "pending", ...card });
     const params: RequestPermissionRequest = {
       sessionId,
-      toolCall: { toolCallId, ...(ownCard ? {} : { content: [{ type: "content", content: { type: "text", text } }] }) },
+      // A client that shows only the request (not the card) still has the title, kind and message.
+      toolCall: ownCard ? { toolCallId, ...card } : { toolCallId, content },
       options,
       _meta: { "parley/dialog": { id: request.id, method: request.method, ...(request.timeout !== undefined ? { timeoutMs: request.timeout } : {}) } },
     };
@@ -219,6 +224,18 @@ export class DialogBridge {
     if (!dialog) return;
     this.#live.delete(id);
     if (!dialog.settled) dialog.controller.abort();
+  }
+}
+
+/** What a dialog asks, as a permission card's raw input. */
+function dialogInput(request: DialogRequest): Record<string, unknown> {
+  switch (request.method) {
+    case "select":
+      return { dialog: "select", title: request.title, options: request.options };
+    case "confirm":
+      return { dialog: "confirm", title: request.title, message: request.message };
+    default:
+      return { dialog: request.method, title: request.title };
   }
 }
 

@@ -661,7 +661,8 @@ export async function main(argv: string[]): Promise<void> {
       {
         ...core,
         version: version(),
-        sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
+        // --no-session: nothing is stored, so nothing is listed or loaded (loadSession not advertised).
+        sessionDir: options.noSession ? undefined : (chosenDir ?? defaultSessionDir(cwd, agentDir)),
         startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
         maxOpenSessions: maxOpenSessions(process.env["PARLEY_ACP_MAX_SESSIONS"]),
       },
