@@ -80,6 +80,25 @@ describe("parley --mode acp: races and edges", () => {
   );
 
   it(
+    "session/cancel followed at once by the client's cancelled answer to a command's dialog: the turn ends cancelled, every time",
+    async () => {
+      const RUNS = 25;
+      const ws = workspace(["unused"]);
+      const h = await start(["--no-session", "-e", DEMO, "--model-script", ws.script], { cwd: ws.dir });
+      const session = await newSession(h, ws.dir);
+      h.onPermission = async () => {
+        await h.agent.notify("session/cancel", { sessionId: session.sessionId });
+        return { outcome: { outcome: "cancelled" } };
+      };
+      const reasons: string[] = [];
+      for (let run = 0; run < RUNS; run++) reasons.push((await prompt(h, session.sessionId, run % 2 === 0 ? "/demo-confirm" : "/demo-select")).stopReason);
+      expect(reasons).toEqual(Array.from({ length: RUNS }, () => "cancelled"));
+      expect(await h.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
     "a session created and never prompted is loaded, resumed and prompted by a new process under the same id",
     async () => {
       const ws = workspace(["first reply", "second reply"]);

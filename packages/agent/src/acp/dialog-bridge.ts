@@ -139,7 +139,7 @@ export class DialogBridge {
     };
     const client = this.#options.client();
     if (!client) return this.#answer(request.id, { cancelled: true });
-    client.request("elicitation/create", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true }).then(
+    afterEarlierMessages(client.request("elicitation/create", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true })).then(
       (response) => {
         dialog.settled = true;
         if (response.action !== "accept") return this.#answer(request.id, { cancelled: true });
@@ -185,7 +185,7 @@ export class DialogBridge {
     const close = (status: "completed" | "failed"): void => {
       if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call_update", toolCallId, status });
     };
-    client.request("session/request_permission", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true }).then(
+    afterEarlierMessages(client.request("session/request_permission", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true })).then(
       ({ outcome }) => {
         dialog.settled = true;
         if (outcome.outcome !== "selected") {
@@ -225,6 +225,22 @@ export class DialogBridge {
     this.#live.delete(id);
     if (!dialog.settled) dialog.controller.abort();
   }
+}
+
+/**
+ * The client's answer, once what it sent before the answer has been handled. The SDK resolves a
+ * response at once but runs a notification's handlers a few promise steps later, so a
+ * session/cancel followed at once by a "cancelled" answer (acpx's runtime does that) would let
+ * the dialog's code finish, and the turn end as end_turn, before the cancel is seen. Lines read
+ * together are all dispatched before the next macrotask.
+ */
+function afterEarlierMessages<T>(answer: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    answer.then(
+      (value) => setImmediate(() => resolve(value)),
+      (error: unknown) => setImmediate(() => reject(error)),
+    );
+  });
 }
 
 /** What a dialog asks, as a permission card's raw input. */
