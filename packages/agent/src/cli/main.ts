@@ -546,6 +546,7 @@ export async function main(argv: string[]): Promise<void> {
   if (web) {
     try {
       webToken = web.webToken(options.web);
+      for (const warning of web.webWarnings(options.web)) log(warning);
     } catch (error) {
       exitOnStartupError(error);
     }

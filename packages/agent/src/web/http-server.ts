@@ -211,10 +211,10 @@ function digest(text: string): Buffer {
  * this machine's external addresses, since the wildcard is for reaching it from elsewhere (the
  * loopback address when it has none).
  */
-function urlHost(host: string): string {
+export function urlHost(host: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string {
   const wildcard = host === "0.0.0.0" ? "IPv4" : host === "::" || host === "[::]" ? "IPv6" : undefined;
   if (!wildcard) return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  const external = Object.values(networkInterfaces())
+  const external = Object.values(interfaces)
     .flat()
     .find((a) => a !== undefined && !a.internal && a.family === wildcard && !(a.family === "IPv6" && a.address.startsWith("fe80:")));
   return external?.address ?? (wildcard === "IPv4" ? "127.0.0.1" : "::1");

@@ -45,6 +45,14 @@ export function webToken(options: Pick<WebModeOptions, "host" | "token">): strin
   return options.token ?? randomBytes(18).toString("base64url");
 }
 
+/** What to warn of before listening: a host other machines may reach. */
+export function webWarnings(options: Pick<WebModeOptions, "host" | "port">): string[] {
+  if (isLoopback(options.host)) return [];
+  return [
+    `warning: --web-host ${options.host} is not a loopback address: anyone who can reach it on port ${options.port} and has the token can drive this agent (and run commands as you), and plain HTTP carries the token unencrypted; prefer 127.0.0.1 with an SSH tunnel or a TLS proxy`,
+  ];
+}
+
 /** Starts listening; the hub must already be the server's transport (started). */
 export async function serveWeb(hub: ConnectionHub, options: WebModeOptions & { token: string }): Promise<WebServer> {
   const server = await startWebServer({
@@ -57,11 +65,6 @@ export async function serveWeb(hub: ConnectionHub, options: WebModeOptions & { t
     maxMessageBytes: options.maxMessageBytes,
     log: options.log,
   });
-  if (!isLoopback(options.host)) {
-    options.log(
-      `warning: --web-host ${options.host} is not a loopback address: anyone who can reach port ${server.port} and has the token can drive this agent (and run commands as you), and plain HTTP carries the token unencrypted; prefer 127.0.0.1 behind an SSH tunnel or a TLS proxy`,
-    );
-  }
   if (options.open) openBrowser(server.url, options.log);
   return server;
 }
