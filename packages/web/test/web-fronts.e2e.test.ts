@@ -107,11 +107,11 @@ describe("web mode's front door", { timeout: 4 * START_MS }, () => {
       .flatMap((r) => (r["method"] === "notify" && typeof r["message"] === "string" && r["message"].startsWith("flood ") ? [r["message"].split(" ")[1]] : []));
     expect(seen.length).toBe(COUNT + 1);
     expect(seen.slice(0, COUNT).every((n, i) => n === String(i))).toBe(true);
-    // The cut used to stall every tab for seconds (tens of thousands of pending writes failed one
-    // by one); the flood's own pace keeps gaps far below this ceiling, even on a loaded machine.
+    // No long pause while the stalled tab is cut (the hub hands a socket at most 256 KiB, so the
+    // cut fails few pending writes; connection-hub.test.ts checks that bound exactly). The
+    // ceiling is generous: a loaded 2-core machine shows pauses of a few hundred ms (GC).
     let longest = 0;
     for (let i = 1; i < arrivals.length; i++) longest = Math.max(longest, (arrivals[i] ?? 0) - (arrivals[i - 1] ?? 0));
-    console.log("LONGEST GAP", longest);
     expect(longest).toBeLessThan(1000);
     stalled.destroy();
   });
@@ -140,6 +140,43 @@ describe("web mode's front door", { timeout: 4 * START_MS }, () => {
       await first.waitFor((r) => r.type === "agent_settled", start);
       await late.close();
     }
+  });
+
+  it("a page opened or reloaded mid-reply shows the reply from its beginning while it streams (Chromium)", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "parley-web-page-mid-"));
+    // Long enough (3000 words, 10 ms a delta) that it still streams while pages open and reload.
+    const words = Array.from({ length: 3000 }, (_, i) => `w${i}`);
+    const script = join(cwd, "script.json");
+    writeFileSync(script, JSON.stringify([words.join(" ")]));
+    const agent = await web(["--model-script", script], { cwd, env: { PARLEY_STREAM_DELAY_MS: "10" } });
+    const browser = await launchChromium(chromium);
+    cleanups.push(() => browser.close());
+    const open = async () => {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(START_MS);
+      await page.goto(agent.url);
+      await page.locator(".connection[data-state=open]").waitFor();
+      return page;
+    };
+    const a = await open();
+    const box = a.getByRole("textbox", { name: "Message" });
+    await box.fill("go");
+    await box.press("Enter");
+    await a.locator(".transcript", { hasText: "w40 " }).waitFor();
+    const b = await open();
+    const last = words.at(-1) ?? "";
+    /** The page shows the reply's first words while its last one has not come yet. */
+    const showsBeginningMidReply = async (page: typeof a): Promise<void> => {
+      await page.locator(".transcript", { hasText: "w0 w1 w2" }).waitFor();
+      expect(await page.locator(".transcript").textContent()).not.toContain(last);
+    };
+    await showsBeginningMidReply(b);
+    await b.reload();
+    await b.locator(".connection[data-state=open]").waitFor();
+    await showsBeginningMidReply(b);
+    // And it ends whole, as in the first page.
+    await b.locator(".transcript", { hasText: last }).waitFor();
+    await a.locator(".transcript", { hasText: last }).waitFor();
   });
 
   it("a --web-token shorter than 16 characters is refused with a clear error; 16 are taken", async () => {
