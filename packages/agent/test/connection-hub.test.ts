@@ -143,7 +143,7 @@ describe("ConnectionHub", () => {
       }
     }
     const hub = new ConnectionHub({ maxBufferedBytes: 4 * 1024 * 1024, socketHighWaterBytes: 64 * 1024 });
-    hub.start({ line: () => {} });
+    hub.start({ line: () => {}, overflow: () => {}, end: () => {} });
     const stalled = new StalledSocket();
     hub.add(stalled);
     const healthy = new FakeSocket();

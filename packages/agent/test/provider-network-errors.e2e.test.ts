@@ -47,10 +47,21 @@ function agentFor(baseUrl: string): AgentProcess {
   const agentDir = join(base, "agent");
   mkdirSync(agentDir, { recursive: true });
   writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ retry: { enabled: true, maxRetries: 1, baseDelayMs: 10 } }));
-  const model = { id: "m", name: "M", reasoning: false, input: ["text"], contextWindow: 8000, maxTokens: 1000, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } };
+  const model = {
+    id: "m",
+    name: "M",
+    reasoning: false,
+    input: ["text"],
+    contextWindow: 8000,
+    maxTokens: 1000,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  };
   const provider = { baseUrl, api: "openai-completions", apiKey: "local-key", compat: { supportsDeveloperRole: false }, models: [model] };
   writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { local: provider } }));
-  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "--provider", "local", "--model", "m"], { cwd: base, env: { PI_CODING_AGENT_DIR: agentDir } });
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "--provider", "local", "--model", "m"], {
+    cwd: base,
+    env: { PI_CODING_AGENT_DIR: agentDir },
+  });
   cleanups.push(() => agent.kill());
   return agent;
 }

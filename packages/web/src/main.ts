@@ -79,7 +79,10 @@ function start(): void {
               : "disconnected, reconnecting…";
       // Once, not at every retry (until a connection works again).
       if (state === "refused" && !tokenRefusedShown) {
-        chrome.toast("parley no longer accepts this page's token (it was restarted with a new one). Open the URL it printed on start-up; it carries the new token.", "error");
+        chrome.toast(
+          "parley no longer accepts this page's token (it was restarted with a new one). Open the URL it printed on start-up; it carries the new token.",
+          "error",
+        );
       }
       if (state === "refused" || state === "open") tokenRefusedShown = state === "refused";
       ui.connection.dataset["state"] = state;

@@ -220,10 +220,18 @@ describe("web mode's front door", { timeout: 4 * START_MS }, () => {
       eth0: [
         { address: "fe80::1", netmask: "ffff:ffff:ffff:ffff::", family: "IPv6", mac: "02:00:00:00:00:01", internal: false, cidr: "fe80::1/64", scopeid: 2 },
         { address: "192.168.7.20", netmask: "255.255.255.0", family: "IPv4", mac: "02:00:00:00:00:01", internal: false, cidr: "192.168.7.20/24" },
-        { address: "2001:db8::20", netmask: "ffff:ffff:ffff:ffff::", family: "IPv6", mac: "02:00:00:00:00:01", internal: false, cidr: "2001:db8::20/64", scopeid: 0 },
+        {
+          address: "2001:db8::20",
+          netmask: "ffff:ffff:ffff:ffff::",
+          family: "IPv6",
+          mac: "02:00:00:00:00:01",
+          internal: false,
+          cidr: "2001:db8::20/64",
+          scopeid: 0,
+        },
       ],
     } as const;
-    const copy = JSON.parse(JSON.stringify(interfaces)) as Parameters<typeof urlHost>[1];
+    const copy = JSON.parse(JSON.stringify(interfaces)) as NonNullable<Parameters<typeof urlHost>[1]>;
     expect(urlHost("0.0.0.0", copy)).toBe("192.168.7.20");
     expect(urlHost("::", copy)).toBe("2001:db8::20");
     expect(urlHost("0.0.0.0", { lo: copy["lo"] ?? [] })).toBe("127.0.0.1");

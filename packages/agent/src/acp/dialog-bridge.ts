@@ -185,7 +185,9 @@ export class DialogBridge {
     const close = (status: "completed" | "failed"): void => {
       if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call_update", toolCallId, status });
     };
-    afterEarlierMessages(client.request("session/request_permission", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true })).then(
+    afterEarlierMessages(
+      client.request("session/request_permission", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true }),
+    ).then(
       ({ outcome }) => {
         dialog.settled = true;
         if (outcome.outcome !== "selected") {

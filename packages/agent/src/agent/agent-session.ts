@@ -1038,7 +1038,8 @@ export class AgentSession {
   /** Emits one wire record (for the modules that extend the agent: compaction, bash, retry). */
   emit(event: RpcEvent): void {
     // A retry cycle that gave up is said on stderr too, where someone watching a log looks.
-    if (event.type === "auto_retry_end" && !event.success && event.finalError !== RETRY_CANCELLED) this.#options.log(`giving up on the request: ${event.finalError}`);
+    if (event.type === "auto_retry_end" && !event.success && event.finalError !== RETRY_CANCELLED)
+      this.#options.log(`giving up on the request: ${event.finalError}`);
     this.#emit(event);
   }
 
