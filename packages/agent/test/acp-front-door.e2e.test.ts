@@ -4,15 +4,17 @@
  * the client's "cancelled" answer, a session loaded by another process before its first prompt,
  * what a dialog's permission request carries, relative folders, and --no-session.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { startAcp, type AcpHarness } from "./helpers/acp-client.js";
-import { DEMO, ROOT } from "./helpers/spawn.js";
+import { startAcp, WAIT_MS, type AcpHarness } from "./helpers/acp-client.js";
+import { DEMO, PARLEY_BIN, ROOT } from "./helpers/spawn.js";
 
 const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
+const ACPX_BIN = join(ROOT, "node_modules/.bin/acpx");
 const TEST_MS = 180_000;
 
 const running: AcpHarness[] = [];
@@ -125,6 +127,36 @@ describe("parley --mode acp: races and edges", () => {
       expect(replay).toContain("first reply");
       expect(replay).not.toContain("second reply");
       expect(await third.close()).toEqual({ code: 0 });
+    },
+    TEST_MS,
+  );
+
+  it(
+    "acpx: `sessions new`, then a prompt from a new acpx process, goes to that session (its file holds the turn; no other session made)",
+    async () => {
+      const ws = workspace(["reply through acpx"]);
+      const project = join(ws.dir, "project");
+      mkdirSync(project, { recursive: true });
+      const agent = `${PARLEY_BIN} --mode acp --model-script ${ws.script}`;
+      const env = { ...process.env, HOME: ws.home, PI_CODING_AGENT_DIR: join(ws.home, ".pi", "agent") };
+      // acpx keeps a queue owner (and so parley) alive while idle: one second here, and closed at the end.
+      const acpx = (args: string[]) =>
+        spawnSync(ACPX_BIN, ["--ttl", "1", "--agent", agent, ...args], { cwd: project, env, encoding: "utf8", timeout: WAIT_MS });
+      const created = acpx(["sessions", "new"]);
+      expect(created.status, created.stderr).toBe(0);
+      const id = created.stdout.trim().split("\n").at(-1) ?? "";
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      const prompted = acpx(["prompt", "hello through acpx"]);
+      expect(prompted.status, prompted.stderr).toBe(0);
+      expect(prompted.stdout).toContain("reply through acpx");
+      const dir = join(ws.home, ".pi", "agent", "sessions");
+      const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl"));
+      expect(files).toHaveLength(1);
+      expect(files[0]).toContain(id);
+      const text = readFileSync(join(dir, files[0] ?? ""), "utf8");
+      expect(text).toContain("hello through acpx");
+      expect(text).toContain("reply through acpx");
+      acpx(["sessions", "close"]);
     },
     TEST_MS,
   );
