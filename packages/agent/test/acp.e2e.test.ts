@@ -478,12 +478,15 @@ describe("parley --mode acp", () => {
       const first = await start(["--model-script", ws.script, "--session-dir", ws.sessions], { cwd: ws.dir, home });
       const made = await first.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
       await prompt(first, made.sessionId, "make notes");
-      await first.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
+      // A session never prompted is on disk too (a client may load it by id), untitled.
+      const empty = await first.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
       expect(await first.close()).toEqual({ code: 0 });
 
       const h = await start(["--model-script", ws.script, "--session-dir", ws.sessions], { cwd: ws.dir, home });
       const listed = await h.agent.request("session/list", { cwd: ws.dir });
-      expect(listed.sessions).toEqual([{ sessionId: made.sessionId, cwd: ws.dir, title: "make notes", updatedAt: expect.any(String) }]);
+      expect(listed.sessions).toHaveLength(2);
+      expect(listed.sessions).toContainEqual({ sessionId: made.sessionId, cwd: ws.dir, title: "make notes", updatedAt: expect.any(String) });
+      expect(listed.sessions).toContainEqual({ sessionId: empty.sessionId, cwd: ws.dir, updatedAt: expect.any(String) });
 
       let replayedBeforeResponse = 0;
       const loading = h.agent.request("session/load", { sessionId: made.sessionId, cwd: ws.dir, mcpServers: [] }).then((r) => {

@@ -155,9 +155,14 @@ describe("AutoRetry.afterRun", () => {
       ["auto_retry_start", 1, "503 a"],
       ["auto_retry_start", 2, "503 b"],
       ["auto_retry_start", 3, "503 c"],
-      ["auto_retry_end", 3, "503 d"],
+      ["auto_retry_end", 3, "503 d (retried 3 times, waiting 7 ms in all)"],
     ]);
-    expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 3, finalError: "503 d" });
+    expect(retryEvents(transport).at(-1)).toEqual({
+      type: "auto_retry_end",
+      success: false,
+      attempt: 3,
+      finalError: "503 d (retried 3 times, waiting 7 ms in all)",
+    });
   });
 
   it("stops when a retry fails with an error that is not transient", async () => {
@@ -166,7 +171,12 @@ describe("AutoRetry.afterRun", () => {
     await request({ type: "prompt", message: "hello" });
     await until(() => transport.of("agent_settled").length === 1);
     await new AutoRetry({ baseDelayMs: 1 }).afterRun(server.agent, lastAssistant());
-    expect(retryEvents(transport).at(-1)).toEqual({ type: "auto_retry_end", success: false, attempt: 1, finalError: "401 invalid api key" });
+    expect(retryEvents(transport).at(-1)).toEqual({
+      type: "auto_retry_end",
+      success: false,
+      attempt: 1,
+      finalError: "401 invalid api key (retried 1 time, waiting 1 ms in all)",
+    });
   });
 
   it("does nothing for a reply that did not fail, or failed for good", async () => {

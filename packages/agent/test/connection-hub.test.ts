@@ -128,6 +128,43 @@ describe("ConnectionHub", () => {
     await server.shutdown();
   });
 
+  it("hands a stalled socket no more than its high-water mark: the rest waits in the hub, and the cut drops it without failing a write per record", async () => {
+    /** A socket whose peer reads nothing: every send stays in its buffer and no callback comes. */
+    class StalledSocket implements HubSocket {
+      bufferedAmount = 0;
+      sends = 0;
+      terminated = false;
+      send(data: string): void {
+        this.sends++;
+        this.bufferedAmount += data.length;
+      }
+      terminate(): void {
+        this.terminated = true;
+      }
+    }
+    const hub = new ConnectionHub({ maxBufferedBytes: 4 * 1024 * 1024, socketHighWaterBytes: 64 * 1024 });
+    hub.start({ line: () => {}, overflow: () => {}, end: () => {} });
+    const stalled = new StalledSocket();
+    hub.add(stalled);
+    const healthy = new FakeSocket();
+    hub.add(healthy);
+    const record = { type: "extension_ui_request", id: "n", method: "notify", message: "x".repeat(1000) };
+    const size = JSON.stringify(record).length;
+    let sent = 0;
+    while (!stalled.terminated && sent < 100_000) {
+      hub.send(record);
+      sent++;
+    }
+    // Cut once it held its 4 MiB, of which the socket itself was handed at most 64 KiB (one record past it).
+    expect(stalled.terminated).toBe(true);
+    expect(sent).toBeGreaterThan((4 * 1024 * 1024) / size);
+    expect(stalled.sends).toBeLessThanOrEqual(Math.ceil((64 * 1024) / size) + 1);
+    expect(hub.connectionCount).toBe(1);
+    // The healthy one got every record, in order.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(healthy.received).toHaveLength(sent);
+  });
+
   it("keeps several stalled connections within one total budget: the one holding the most is cut first", async () => {
     const { hub, server, connect, until } = await setup({ maxTotalBufferedBytes: 1500 });
     // Each is under the per-connection ceiling (1000); together they are over the total.

@@ -19,7 +19,8 @@ export interface Response {
 export interface ConnectionHandlers {
   onOpen(): void;
   onRecord(record: WireRecord): void;
-  onState(state: "connecting" | "open" | "closed"): void;
+  /** `refused`: parley is up but no longer takes this page's token (it restarted with a new one). */
+  onState(state: "connecting" | "open" | "closed" | "refused"): void;
 }
 
 export function isWireRecord(value: unknown): value is WireRecord {
@@ -101,10 +102,25 @@ export class Connection {
         this.#requests.delete(id);
         waiter({ type: "response", command: "", success: false, error: "the connection to parley closed" });
       }
-      this.#handlers.onState("closed");
       const wait = this.#retryMs;
       this.#retryMs = Math.min(5000, this.#retryMs * 2);
-      setTimeout(() => this.#connect(), wait);
+      void this.#tokenRefused().then((refused) => {
+        this.#handlers.onState(refused ? "refused" : "closed");
+        // Still retried (slowly when refused): the same parley may take the token again.
+        setTimeout(() => this.#connect(), refused ? 5000 : wait);
+      });
     });
+  }
+
+  /** A browser hides why a WebSocket failed: an HTTP request with the same token tells a refused token (401) from a parley that is down. */
+  async #tokenRefused(): Promise<boolean> {
+    const url = new URL(this.#url);
+    url.protocol = url.protocol === "wss:" ? "https:" : "http:";
+    url.pathname = "/app.css";
+    try {
+      return (await fetch(url, { method: "HEAD", cache: "no-store" })).status === 401;
+    } catch {
+      return false;
+    }
   }
 }

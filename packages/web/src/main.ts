@@ -64,9 +64,27 @@ function start(): void {
   };
   setStreaming(false);
 
+  let tokenRefusedShown = false;
   const connection: Connection = new Connection(wsUrl, {
     onState: (state) => {
-      ui.connection.textContent = state === "open" ? "connected" : state === "connecting" ? "connecting…" : "disconnected, reconnecting…";
+      // A retry after a refused token keeps saying what to do.
+      if (state === "connecting" && tokenRefusedShown) return;
+      ui.connection.textContent =
+        state === "open"
+          ? "connected"
+          : state === "connecting"
+            ? "connecting…"
+            : state === "refused"
+              ? "parley restarted with a new token: open the URL it printed"
+              : "disconnected, reconnecting…";
+      // Once, not at every retry (until a connection works again).
+      if (state === "refused" && !tokenRefusedShown) {
+        chrome.toast(
+          "parley no longer accepts this page's token (it was restarted with a new one). Open the URL it printed on start-up; it carries the new token.",
+          "error",
+        );
+      }
+      if (state === "refused" || state === "open") tokenRefusedShown = state === "refused";
       ui.connection.dataset["state"] = state;
     },
     onOpen: () => void resync(),

@@ -18,6 +18,7 @@ import type {
   PermissionOption,
   RequestPermissionRequest,
   SessionUpdate,
+  ToolCallContent,
 } from "@agentclientprotocol/sdk";
 import type { DialogRequest } from "@parley/protocol";
 import type { DialogResponseBody } from "@parley/protocol/dialog-answers";
@@ -138,7 +139,7 @@ export class DialogBridge {
     };
     const client = this.#options.client();
     if (!client) return this.#answer(request.id, { cancelled: true });
-    client.request("elicitation/create", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true }).then(
+    afterEarlierMessages(client.request("elicitation/create", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true })).then(
       (response) => {
         dialog.settled = true;
         if (response.action !== "accept") return this.#answer(request.id, { cancelled: true });
@@ -168,10 +169,14 @@ export class DialogBridge {
           { optionId: "no", name: "No", kind: "reject_once" },
         ];
     const text = request.method === "confirm" && request.message ? `${request.title}\n\n${request.message}` : request.title;
-    if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call", toolCallId, title: request.title, kind: "other", status: "pending", rawInput: request });
+    const content: ToolCallContent[] = [{ type: "content", content: { type: "text", text } }];
+    // The card shows what the extension asked (title, message, choices), never parley's own record of the dialog.
+    const card = { title: request.title, kind: "other", content, rawInput: dialogInput(request) } as const;
+    if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call", toolCallId, status: "pending", ...card });
     const params: RequestPermissionRequest = {
       sessionId,
-      toolCall: { toolCallId, ...(ownCard ? {} : { content: [{ type: "content", content: { type: "text", text } }] }) },
+      // A client that shows only the request (not the card) still has the title, kind and message.
+      toolCall: ownCard ? { toolCallId, ...card } : { toolCallId, content },
       options,
       _meta: { "parley/dialog": { id: request.id, method: request.method, ...(request.timeout !== undefined ? { timeoutMs: request.timeout } : {}) } },
     };
@@ -180,7 +185,9 @@ export class DialogBridge {
     const close = (status: "completed" | "failed"): void => {
       if (ownCard) o.update(sessionId, { sessionUpdate: "tool_call_update", toolCallId, status });
     };
-    client.request("session/request_permission", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true }).then(
+    afterEarlierMessages(
+      client.request("session/request_permission", params, { cancellationSignal: dialog.controller.signal, stopWaitingOnCancel: true }),
+    ).then(
       ({ outcome }) => {
         dialog.settled = true;
         if (outcome.outcome !== "selected") {
@@ -219,6 +226,34 @@ export class DialogBridge {
     if (!dialog) return;
     this.#live.delete(id);
     if (!dialog.settled) dialog.controller.abort();
+  }
+}
+
+/**
+ * The client's answer, once what it sent before the answer has been handled. The SDK resolves a
+ * response at once but runs a notification's handlers a few promise steps later, so a
+ * session/cancel followed at once by a "cancelled" answer (acpx's runtime does that) would let
+ * the dialog's code finish, and the turn end as end_turn, before the cancel is seen. Lines read
+ * together are all dispatched before the next macrotask.
+ */
+function afterEarlierMessages<T>(answer: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    answer.then(
+      (value) => setImmediate(() => resolve(value)),
+      (error: unknown) => setImmediate(() => reject(error)),
+    );
+  });
+}
+
+/** What a dialog asks, as a permission card's raw input. */
+function dialogInput(request: DialogRequest): Record<string, unknown> {
+  switch (request.method) {
+    case "select":
+      return { dialog: "select", title: request.title, options: request.options };
+    case "confirm":
+      return { dialog: "confirm", title: request.title, message: request.message };
+    default:
+      return { dialog: request.method, title: request.title };
   }
 }
 

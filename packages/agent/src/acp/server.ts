@@ -20,6 +20,7 @@ import type {
   NewSessionResponse,
   SessionUpdate,
 } from "@agentclientprotocol/sdk";
+import { isAbsolute } from "node:path";
 import { CLIENT_MCP_OWNER, clientMcpServers } from "./client-mcp-servers.js";
 import type { AgentSession } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
@@ -232,10 +233,13 @@ export class AcpServer implements FrontDoor {
       // The session the command line opened, unless it already holds a conversation.
       const session = this.agent.messages.length === 0 ? initial : this.#options.sessions.create({});
       if (session !== initial) this.agent.useSession(session);
+      writeNow(session);
       this.#useClientMcpServers(this.#first, mcpServers);
       return this.#begin(session, []);
     }
-    const session = await this.#openLater(this.#options.sessions.create({}));
+    const created = this.#options.sessions.create({});
+    writeNow(created);
+    const session = await this.#openLater(created);
     this.#useClientMcpServers(session, mcpServers);
     // The response names the session; its session_start runs after, and what it shows waits for that.
     session.startAfterResponse(() => this.#markVisible(session.id));
@@ -389,6 +393,7 @@ export class AcpServer implements FrontDoor {
   }
 
   async #listSessions(cwd: string | undefined): Promise<{ sessions: { sessionId: string; cwd: string; title?: string | null; updatedAt?: string | null }[] }> {
+    if (cwd !== undefined) this.#absolute(cwd);
     const dir = this.#options.sessionDir;
     if (dir === undefined) return { sessions: [] };
     const listed = listSessionFiles(dir).filter((s) => cwd === undefined || s.cwd === cwd);
@@ -415,7 +420,13 @@ export class AcpServer implements FrontDoor {
   }
 
   #checkCwd(cwd: string): void {
+    this.#absolute(cwd);
     if (cwd !== this.#first.core.cwd) this.#log(`the client asked for a session in ${cwd}; parley works in ${this.#first.core.cwd} (its session's folder)`);
+  }
+
+  /** ACP paths are absolute: a relative one is refused (-32602), never resolved against parley's own folder. */
+  #absolute(cwd: string): void {
+    if (!isAbsolute(cwd)) throw this.#sdk.RequestError.invalidParams(undefined, `cwd must be an absolute path: ${JSON.stringify(cwd)}`);
   }
 
   // ---- delivery ------------------------------------------------------------------------------
@@ -462,4 +473,13 @@ export class AcpServer implements FrontDoor {
     })();
     return this.#shutdown;
   }
+}
+
+/**
+ * A session the client created is on disk before the response names it, where pi waits for the
+ * first reply: an ACP client may load or resume it by id in another process before any prompt
+ * (acpx's `sessions new` then `prompt`). A session in memory (--no-session) stays there.
+ */
+function writeNow(session: Session): void {
+  session.flush(true);
 }

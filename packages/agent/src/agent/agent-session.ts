@@ -2,6 +2,7 @@
  * The agent: pi-agent-core's loop with parley's models, tools, session and extension hooks.
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
+import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
 import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Api, AssistantMessage, ImageContent, Message, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
@@ -13,7 +14,7 @@ import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import type { SaveNotice, Session, SessionContext } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
-import { AutoRetry, isRetryableError } from "./auto-retry.js";
+import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import type { CompactionSettings } from "./compaction-cut.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
@@ -341,7 +342,12 @@ export class AgentSession {
         const sendOptions = routed ? routedOptions(options, this.models.getApiKey(model.provider), routed.thinkingLevel) : options;
         // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
         const send = this.models.ownStream(model) ?? stream;
+        watchNetworkFailures();
+        const since = Date.now();
         const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
+        // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
+        const result = response.result.bind(response);
+        response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
         return routed ? stampThinkingLevel(await loadPiAi(), response, model, routed.thinkingLevel) : response;
       };
       core.subscribe(async (event) => {
@@ -1031,6 +1037,9 @@ export class AgentSession {
 
   /** Emits one wire record (for the modules that extend the agent: compaction, bash, retry). */
   emit(event: RpcEvent): void {
+    // A retry cycle that gave up is said on stderr too, where someone watching a log looks.
+    if (event.type === "auto_retry_end" && !event.success && event.finalError !== RETRY_CANCELLED)
+      this.#options.log(`giving up on the request: ${event.finalError}`);
     this.#emit(event);
   }
 
@@ -1211,6 +1220,10 @@ export class AgentSession {
         return;
       }
       event = { ...event, messages };
+    }
+    // A failed request is said on stderr as well as in the reply (a client may show neither).
+    if (event.type === "message_end" && event.message.role === "assistant" && event.message.stopReason === "error") {
+      this.#options.log(`the request to ${event.message.provider}/${event.message.model} failed: ${event.message.errorMessage ?? "no reason given"}`);
     }
     // A queued message leaves its queue when it starts (as pi shows it).
     if (event.type === "message_start") this.#queued = this.#queued.filter((m) => m !== event.message);

@@ -124,6 +124,12 @@ const HARD_LIMIT = new RegExp(
 
 export const RETRY_CANCELLED = "Retry cancelled";
 
+function formatSeconds(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  const seconds = ms / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
+
 /** Whether a failed reply is worth retrying as is (a context overflow is not: compaction is the cure). */
 export function isRetryableError(message: AssistantMessage, contextWindow: number, pi: PiAi | undefined = piAiIfLoaded()): boolean {
   if (message.stopReason !== "error" || !message.errorMessage) return false;
@@ -160,10 +166,14 @@ export class AutoRetry {
     this.#cycle = cycle;
     let failed = last;
     let attempt = 0;
+    /** The waits before the retries of this cycle, in all (said when it gives up). */
+    let waitedMs = 0;
+    const gaveUp = (error: string): string => `${error} (retried ${attempt} time${attempt === 1 ? "" : "s"}, waiting ${formatSeconds(waitedMs)} in all)`;
     try {
       for (;;) {
         attempt++;
         const delayMs = Math.min(this.baseDelayMs * 2 ** (attempt - 1), this.maxDelayMs);
+        waitedMs += delayMs;
         agent.emit({ type: "auto_retry_start", attempt, maxAttempts: this.maxAttempts, delayMs, errorMessage: failed.errorMessage ?? "Unknown error" });
         // The failed reply stays in the session's history, not in what the model sees next.
         const messages = agent.messages;
@@ -192,11 +202,11 @@ export class AutoRetry {
           return true;
         }
         if (!isRetryableError(failed, agent.contextWindowFor(failed), pi)) {
-          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: failed.errorMessage ?? "Unknown error" });
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: gaveUp(failed.errorMessage ?? "Unknown error") });
           return true;
         }
         if (attempt >= this.maxAttempts) {
-          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: failed.errorMessage ?? "Unknown error" });
+          agent.emit({ type: "auto_retry_end", success: false, attempt, finalError: gaveUp(failed.errorMessage ?? "Unknown error") });
           return true;
         }
       }

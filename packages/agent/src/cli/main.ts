@@ -554,6 +554,7 @@ export async function main(argv: string[]): Promise<void> {
   if (web) {
     try {
       webToken = web.webToken(options.web);
+      for (const warning of web.webWarnings(options.web)) log(warning);
     } catch (error) {
       exitOnStartupError(error);
     }
@@ -674,7 +675,8 @@ export async function main(argv: string[]): Promise<void> {
       {
         ...core,
         version: version(),
-        sessionDir: chosenDir ?? defaultSessionDir(cwd, agentDir),
+        // --no-session: nothing is stored, so nothing is listed or loaded (loadSession not advertised).
+        sessionDir: options.noSession ? undefined : (chosenDir ?? defaultSessionDir(cwd, agentDir)),
         startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
         maxOpenSessions: maxOpenSessions(process.env["PARLEY_ACP_MAX_SESSIONS"]),
       },

@@ -8,6 +8,14 @@
  * When one connection answers a dialog, the others get `extension_ui_dismissed` with reason
  * "answered" at once. With no connection open, records are dropped: a late connection rebuilds
  * its view with get_messages and get_ui_state, and dialogs wait for it (within their timeout).
+ * get_messages holds finished messages only: the reply being streamed follows its response, as
+ * the records that built it so far (its message_start and deltas), so a tab that opens mid-reply
+ * shows it from its beginning.
+ *
+ * Each socket is handed at most `socketHighWaterBytes` at a time; the rest waits in the hub's own
+ * queue for that connection. A tab that stops reading is cut once it holds `maxBufferedBytes`,
+ * and cutting it then drops an array rather than destroying a socket with tens of thousands of
+ * writes pending (each failed one by one), which held every other tab up for seconds.
  */
 import type { DialogMethod } from "@parley/protocol";
 import type { Transport, TransportSink } from "../rpc/transport.js";
@@ -30,6 +38,10 @@ export interface ConnectionHubOptions {
    * so several stalled tabs cannot multiply the per-connection ceiling.
    */
   maxTotalBufferedBytes?: number;
+  /** What a socket is handed before the hub queues for it (default 256 KiB). */
+  socketHighWaterBytes?: number;
+  /** The most the reply being streamed may take to replay to a new tab (default 16 MiB); beyond it a new tab sees it from its end. */
+  maxCatchUpBytes?: number;
   log?: (message: string) => void;
 }
 
@@ -50,8 +62,11 @@ export interface HubConnection {
 interface Connection {
   readonly socket: HubSocket;
   open: boolean;
-  /** Sends whose callback has not come yet (for flush()). */
+  /** Sends whose callback has not come yet, queued ones included (for flush()). */
   unsent: number;
+  /** Messages not yet handed to the socket (it holds its high-water mark already), oldest first. */
+  queue: string[];
+  queuedBytes: number;
 }
 
 interface Route {
@@ -63,6 +78,8 @@ interface Route {
 const TAG = "\u0000web:";
 const DEFAULT_MAX_BUFFERED = 64 * 1024 * 1024;
 const DEFAULT_MAX_TOTAL_BUFFERED = 128 * 1024 * 1024;
+const DEFAULT_SOCKET_HIGH_WATER = 256 * 1024;
+const DEFAULT_MAX_CATCH_UP = 16 * 1024 * 1024;
 /** Delayed refusals are rare (they follow a bad command's explanation); remember few senders. */
 const MAX_REMEMBERED_ANSWERERS = 1024;
 
@@ -76,7 +93,11 @@ export class ConnectionHub implements Transport {
   readonly #lastAnswerer = new Map<string, Connection>();
   readonly #maxBuffered: number;
   readonly #maxTotalBuffered: number;
+  readonly #highWater: number;
+  readonly #maxCatchUp: number;
   readonly #log: (message: string) => void;
+  /** The assistant message being streamed, as the records sent for it so far; undefined between messages or once too big. */
+  #streaming: { records: string[]; bytes: number } | undefined;
   #sink: TransportSink | undefined;
   #lookup: DialogLookup | undefined;
   /** The connection whose message the server is handling right now (synchronous replies go to it). */
@@ -87,6 +108,8 @@ export class ConnectionHub implements Transport {
   constructor(options: ConnectionHubOptions = {}) {
     this.#maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
     this.#maxTotalBuffered = options.maxTotalBufferedBytes ?? DEFAULT_MAX_TOTAL_BUFFERED;
+    this.#highWater = options.socketHighWaterBytes ?? DEFAULT_SOCKET_HIGH_WATER;
+    this.#maxCatchUp = options.maxCatchUpBytes ?? DEFAULT_MAX_CATCH_UP;
     this.#log = options.log ?? (() => {});
   }
 
@@ -118,7 +141,7 @@ export class ConnectionHub implements Transport {
 
   /** A new connection; call receive() for each of its messages and close() when it ends. */
   add(socket: HubSocket): HubConnection {
-    const connection: Connection = { socket, open: true, unsent: 0 };
+    const connection: Connection = { socket, open: true, unsent: 0, queue: [], queuedBytes: 0 };
     this.#connections.add(connection);
     return {
       receive: (text) => this.#receive(connection, text),
@@ -134,7 +157,10 @@ export class ConnectionHub implements Transport {
       const route = this.#routes.get(id);
       if (fields.type === "response") this.#routes.delete(id);
       // A response, or an event that belongs to one command (bash_execution_update): its sender only.
-      if (route) this.#sendTo(route.connection, JSON.stringify(withId(record, route.id)));
+      if (route) {
+        this.#sendTo(route.connection, JSON.stringify(withId(record, route.id)));
+        if (fields.type === "response" && isMessagesResponse(record)) this.#catchUp(route.connection);
+      }
       return;
     }
     switch (fields.type) {
@@ -157,7 +183,28 @@ export class ConnectionHub implements Transport {
         if (typeof id === "string") this.#dialogs.delete(id);
         break;
     }
-    this.#broadcast(JSON.stringify(record), undefined);
+    const text = JSON.stringify(record);
+    this.#follow(fields.type, record, text);
+    this.#broadcast(text, undefined);
+  }
+
+  /** Keeps the records of the assistant message being streamed, for tabs that open mid-reply. */
+  #follow(type: unknown, record: object, text: string): void {
+    if (type === "message_start") {
+      const message = (record as { message?: { role?: unknown } }).message;
+      this.#streaming = message?.role === "assistant" ? { records: [text], bytes: text.length } : undefined;
+    } else if (type === "message_update") {
+      const streaming = this.#streaming;
+      if (!streaming) return;
+      streaming.records.push(text);
+      streaming.bytes += text.length;
+      if (streaming.bytes > this.#maxCatchUp) this.#streaming = undefined;
+    } else if (type === "message_end" || type === "agent_end") this.#streaming = undefined;
+  }
+
+  /** After a get_messages response: the reply so far, to that connection only (live deltas follow it in order). */
+  #catchUp(connection: Connection): void {
+    for (const text of this.#streaming?.records ?? []) this.#sendTo(connection, text);
   }
 
   flush(): Promise<void> {
@@ -237,23 +284,47 @@ export class ConnectionHub implements Transport {
 
   #sendTo(connection: Connection, text: string): void {
     if (!connection.open) return;
-    if (connection.socket.bufferedAmount > this.#maxBuffered) {
+    if (held(connection) > this.#maxBuffered) {
       this.#cut(connection);
       return;
     }
     this.#keepWithinTotal();
     if (!connection.open) return;
     connection.unsent++;
+    if (connection.queue.length > 0 || connection.socket.bufferedAmount >= this.#highWater) {
+      connection.queue.push(text);
+      connection.queuedBytes += text.length;
+      return;
+    }
+    this.#hand(connection, text);
+  }
+
+  #hand(connection: Connection, text: string): void {
     connection.socket.send(text, () => {
+      if (!connection.open) return;
       connection.unsent--;
+      this.#pump(connection);
       if (connection.unsent === 0) this.#wakeFlushers();
     });
   }
 
+  /** The socket wrote something: hand it what waits, up to its high-water mark. */
+  #pump(connection: Connection): void {
+    let handed = 0;
+    while (handed < connection.queue.length && connection.socket.bufferedAmount < this.#highWater) {
+      const text = connection.queue[handed++] as string;
+      connection.queuedBytes -= text.length;
+      this.#hand(connection, text);
+      if (!connection.open) return;
+    }
+    if (handed > 0) connection.queue.splice(0, handed);
+  }
+
   #cut(connection: Connection): void {
-    this.#log(`web: a connection stopped reading (${connection.socket.bufferedAmount} bytes queued); closing it`);
-    connection.socket.terminate();
+    this.#log(`web: a connection stopped reading (${held(connection)} bytes queued); closing it`);
+    // Its queue goes first (one array dropped); the socket holds at most its high-water mark.
     this.#drop(connection);
+    connection.socket.terminate();
   }
 
   /** Cuts the connections holding the most until all of them together are within the budget. */
@@ -262,8 +333,8 @@ export class ConnectionHub implements Transport {
       let total = 0;
       let largest: Connection | undefined;
       for (const connection of this.#connections) {
-        total += connection.socket.bufferedAmount;
-        if (!largest || connection.socket.bufferedAmount > largest.socket.bufferedAmount) largest = connection;
+        total += held(connection);
+        if (!largest || held(connection) > held(largest)) largest = connection;
       }
       if (total <= this.#maxTotalBuffered || !largest) return;
       this.#cut(largest);
@@ -274,6 +345,8 @@ export class ConnectionHub implements Transport {
     if (!connection.open) return;
     connection.open = false;
     connection.unsent = 0;
+    connection.queue = [];
+    connection.queuedBytes = 0;
     this.#connections.delete(connection);
     // Its routes and places in the untagged queue stay until their responses pass (then dropped).
     this.#wakeFlushers();
@@ -290,6 +363,16 @@ export class ConnectionHub implements Transport {
     this.#flushWaiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+/** What a connection has not yet sent: in the socket's buffer and in the hub's queue (characters for the latter, close enough). */
+function held(connection: Connection): number {
+  return connection.socket.bufferedAmount + connection.queuedBytes;
+}
+
+function isMessagesResponse(record: object): boolean {
+  const response = record as { command?: unknown; success?: unknown };
+  return response.command === "get_messages" && response.success === true;
 }
 
 function withId(record: object, id: string | number | undefined): object {

@@ -7,6 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { networkInterfaces } from "node:os";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { ConnectionHub } from "./connection-hub.js";
@@ -122,7 +123,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   });
   const address = server.address();
   if (address && typeof address === "object") port = address.port;
-  const hostForUrl = options.host.includes(":") ? `[${options.host}]` : options.host === "0.0.0.0" ? "127.0.0.1" : options.host;
+  const shown = urlHost(options.host);
+  const hostForUrl = shown.includes(":") ? `[${shown}]` : shown;
   const query = options.token === "" ? "" : `?token=${encodeURIComponent(options.token)}`;
   return {
     url: `http://${hostForUrl}:${port}/${query}`,
@@ -202,6 +204,20 @@ function utf8OrUndefined(bytes: Buffer): string | undefined {
 
 function digest(text: string): Buffer {
   return createHash("sha256").update(text, "utf8").digest();
+}
+
+/**
+ * The host to print in the URL: the one given, or for a wildcard address (0.0.0.0, ::) one of
+ * this machine's external addresses, since the wildcard is for reaching it from elsewhere (the
+ * loopback address when it has none).
+ */
+export function urlHost(host: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string {
+  const wildcard = host === "0.0.0.0" ? "IPv4" : host === "::" || host === "[::]" ? "IPv6" : undefined;
+  if (!wildcard) return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  const external = Object.values(interfaces)
+    .flat()
+    .find((a) => a !== undefined && !a.internal && a.family === wildcard && !(a.family === "IPv6" && a.address.startsWith("fe80:")));
+  return external?.address ?? (wildcard === "IPv4" ? "127.0.0.1" : "::1");
 }
 
 export function isLoopback(host: string): boolean {

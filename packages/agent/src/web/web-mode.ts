@@ -25,12 +25,32 @@ export interface WebModeOptions {
   log: (message: string) => void;
 }
 
-/** Refuses what must not start (a non-loopback host without a token); call before anything runs. */
+/**
+ * The shortest --web-token taken: the token is all that stands between whoever reaches the port
+ * and a shell; 16 characters of a random token are about 96 bits. The random default has 24.
+ */
+export const MIN_WEB_TOKEN_LENGTH = 16;
+
+/** Refuses what must not start (a non-loopback host without a token, a token too short to guess hard); call before anything runs. */
 export function webToken(options: Pick<WebModeOptions, "host" | "token">): string {
   if (options.token === "" && !isLoopback(options.host)) {
     throw new UsageError(`--web-host ${options.host} is not a loopback address: it needs a token (leave --web-token out for a random one)`);
   }
+  // An empty token is "none" (loopback only, checked above); anything else must be hard to guess.
+  if (options.token !== undefined && options.token !== "" && options.token.length < MIN_WEB_TOKEN_LENGTH) {
+    throw new UsageError(
+      `--web-token is ${options.token.length} character${options.token.length === 1 ? "" : "s"} long: use at least ${MIN_WEB_TOKEN_LENGTH} (anyone who guesses it can run commands as you), or leave it out for a random one`,
+    );
+  }
   return options.token ?? randomBytes(18).toString("base64url");
+}
+
+/** What to warn of before listening: a host other machines may reach. */
+export function webWarnings(options: Pick<WebModeOptions, "host" | "port">): string[] {
+  if (isLoopback(options.host)) return [];
+  return [
+    `warning: --web-host ${options.host} is not a loopback address: anyone who can reach it on port ${options.port} and has the token can drive this agent (and run commands as you), and plain HTTP carries the token unencrypted; prefer 127.0.0.1 with an SSH tunnel or a TLS proxy`,
+  ];
 }
 
 /** Starts listening; the hub must already be the server's transport (started). */
