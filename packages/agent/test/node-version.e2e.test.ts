@@ -40,9 +40,7 @@ describe("the Node version parley needs", () => {
       const run = runAs("20.20.2", entry, ["--mode", "rpc", "--no-session"]);
       expect(run.status).toBe(1);
       expect(run.stdout).toBe("");
-      expect(run.stderr).toBe(
-        "parley needs Node.js 22.19 or newer, and this is Node.js 20.20.2: install a newer Node.js and run parley again.\n",
-      );
+      expect(run.stderr).toBe("parley needs Node.js 22.19 or newer, and this is Node.js 20.20.2: install a newer Node.js and run parley again.\n");
     });
   }
 });
