@@ -1,0 +1,42 @@
+/**
+ * Your files when things go wrong, through the real CLI (issue 34, items 6–10): a kill in the
+ * middle of a write or edit leaves the old content or the new, never a torn file.
+ */
+import { chmodSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { setImmediate } from "node:timers/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { AGENT_FIXTURES, call, processRegistry, tempDir, writeScript } from "./fixtures/agent/harness.js";
+
+const procs = processRegistry();
+
+describe("write and edit killed mid-write", () => {
+  // Big enough that the write takes a while, so the kill lands in it.
+  const size = 64 * 1024 * 1024;
+
+  it.each(["write", "edit"] as const)("%s: SIGKILL during the write leaves the old or the new content, the mode, and the link", async (tool) => {
+    const cwd = tempDir();
+    const target = join(cwd, "big.txt");
+    const link = join(cwd, "link.txt");
+    const old = `${"o".repeat(size - 4)}END\n`;
+    writeFileSync(target, old);
+    chmodSync(target, 0o640);
+    symlinkSync("big.txt", link);
+    const script = writeScript([call("big_write", { tool, path: "link.txt", size }), "done"]);
+    const agent = procs.raw(["--mode", "rpc", "--no-session", "-e", join(AGENT_FIXTURES, "big-write.js"), "--model-script", script], { cwd });
+    agent.send({ type: "prompt", message: "go" });
+    await agent.waitFor((r) => r.type === "tool_execution_start" && r["toolName"] === tool);
+    // Killed as soon as the write shows on disk: the file changed, or a file appeared beside it.
+    const writing = () => statSync(target).size !== size || readdirSync(cwd).length > 2;
+    while (!writing() && !agent.records.some((r) => r.type === "tool_execution_end" && r["toolName"] === tool)) await setImmediate();
+    agent.child.kill("SIGKILL");
+    await agent.exited;
+    const after = readFileSync(target, "utf8");
+    const expected = tool === "write" ? `${"n".repeat(size - 4)}NEW\n` : `${"o".repeat(size - 4)}NEW\n`;
+    expect(after.length).toBe(size);
+    expect(after === old || after === expected).toBe(true);
+    expect(statSync(target).mode & 0o777).toBe(0o640);
+    // Still a link to it: the new content went to the target, not over the link.
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+  });
+});
