@@ -2,13 +2,13 @@
  * Your files when things go wrong, through the real CLI (issue 34, items 6–10): a kill in the
  * middle of a write or edit leaves the old content or the new, never a torn file.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, rmSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { setImmediate } from "node:timers/promises";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { AgentProcess } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
-import { AGENT_FIXTURES, call, processRegistry, tempDir, writeScript } from "./fixtures/agent/harness.js";
+import { AGENT_FIXTURES, call, processRegistry, runPrompt, state, tempDir, writeScript } from "./fixtures/agent/harness.js";
 
 const procs = processRegistry();
 
@@ -89,5 +89,76 @@ describe("full tool outputs", () => {
     agent.closeInput();
     expect((await agent.exited).code).toBe(0);
     expect(readFileSync(path, "utf8")).toContain("\n200000\n");
+  });
+});
+
+describe("two parleys on one session file", () => {
+  it("--session at one new path: the second is refused at once (exit 1, what to do), the first keeps its whole conversation; once it ends the file opens", async () => {
+    const cwd = tempDir();
+    const file = join(cwd, "shared.jsonl");
+    const first = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["one", "two"])], { cwd });
+    await runPrompt(first, "first");
+    const second = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["other"])], { cwd });
+    expect((await second.exited).code).toBe(1);
+    expect(second.stderr()).toMatch(/the session file .*shared\.jsonl is open in another process \(pid \d+\).*End the other one first, or continue in a copy of the session \(--fork/);
+    await runPrompt(first, "second");
+    first.closeInput();
+    expect((await first.exited).code).toBe(0);
+    const texts = readFileSync(file, "utf8");
+    for (const t of ["first", "one", "second", "two"]) expect(texts).toContain(`"${t}"`);
+    expect(readdirSync(cwd).filter((n) => n.endsWith(".lock"))).toEqual([]);
+    const third = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["three"])], { cwd });
+    await runPrompt(third, "third");
+    expect((await state(third))["messageCount"]).toBe(6);
+  });
+
+  it("switch_session to a file another parley writes answers an error and keeps the current session", async () => {
+    const cwd = tempDir();
+    const file = join(cwd, "held.jsonl");
+    const holder = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["held"])], { cwd });
+    await runPrompt(holder, "mine");
+    const other = procs.raw(["--mode", "rpc", "--session-dir", join(cwd, "sessions"), "--model-script", writeScript(["x"])], { cwd });
+    const before = await state(other);
+    const answer = await other.request({ type: "switch_session", sessionPath: file });
+    expect(answer["success"]).toBe(false);
+    expect(String(answer["error"])).toMatch(/is open in another process/);
+    expect((await state(other))["sessionId"]).toBe(before["sessionId"]);
+  });
+
+  it("a kill -9 leaves a lock that the next parley takes over", async () => {
+    const cwd = tempDir();
+    const file = join(cwd, "killed.jsonl");
+    const first = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["one"])], { cwd });
+    await runPrompt(first, "first");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    expect(readdirSync(cwd)).toContain("killed.jsonl.lock");
+    const next = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["two"])], { cwd });
+    await runPrompt(next, "again");
+    expect((await state(next))["messageCount"]).toBe(4);
+  });
+});
+
+describe("a session file replaced while parley runs", () => {
+  it.each([
+    ["swapped for a symlink to another file", (file: string, other: string) => (rmSync(file), symlinkSync(other, file))],
+    ["deleted", (file: string) => rmSync(file)],
+  ])("%s: nothing is written there; the client is told at once, stderr again at exit", async (_what, replace) => {
+    const cwd = tempDir();
+    const file = join(cwd, "live.jsonl");
+    const other = join(cwd, "other.txt");
+    writeFileSync(other, "someone's notes\n");
+    const agent = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["one", "two"])], { cwd });
+    await runPrompt(agent, "first");
+    replace(file, other);
+    await runPrompt(agent, "second");
+    const told = await agent.waitFor((r) => r.type === "extension_error" && r["event"] === "session_save");
+    expect(String(told["error"])).toMatch(/parley will not write to the session file .*live\.jsonl any more: .*The conversation goes on in memory only .*clone/);
+    agent.closeInput();
+    await agent.exited;
+    expect(agent.records.filter((r) => r.type === "extension_error" && r["event"] === "session_save")).toHaveLength(1);
+    expect(agent.stderr()).toMatch(/parley: 2 entries of session .* were never written to .*live\.jsonl/);
+    expect(readFileSync(other, "utf8")).toBe("someone's notes\n");
+    if (!existsSync(file)) expect(readdirSync(cwd).filter((n) => n.startsWith("live"))).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
-import type { SaveNotice, Session, SessionContext } from "../session/session.js";
+import { refusalText, type SaveNotice, type Session, type SessionContext } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
@@ -553,6 +553,9 @@ export class AgentSession {
    * and level pi would start it with, recorded in it.
    */
   useSession(session: Session): void {
+    // The session left is no longer written by this agent: its file's lock goes (counted, so a
+    // switch to the same file keeps it).
+    if (this.#session !== session) this.#session.release();
     this.#session = session;
     session.onSave = this.#onSave;
     if (this.#core) this.#core.sessionId = session.id;
@@ -1272,7 +1275,9 @@ export class AgentSession {
   /**
    * A session file that cannot be written must not go unnoticed by the client: the first failure
    * of an episode is an `extension_error` record (event "session_save") as well as a line on
-   * stderr; the agent goes on, and the unsaved entries are appended once writing works again.
+   * stderr; the agent goes on, and the unsaved entries are appended once writing works again. A
+   * refusal (the file is no longer this session's) is told the same way, once, saying the
+   * entries stay in memory only and how to keep them.
    */
   readonly #onSave = (notice: SaveNotice): void => {
     if (notice.kind === "resumed") {
@@ -1282,7 +1287,10 @@ export class AgentSession {
     this.#runtime.reportError({
       extensionPath: "<session>",
       event: "session_save",
-      error: `could not save to the session file ${notice.file}: ${notice.error}. The conversation goes on in memory; ${notice.unsaved} unsaved entries are appended to the file once writing to it works again (tried with every new entry).`,
+      error:
+        notice.kind === "refused"
+          ? refusalText(notice)
+          : `could not save to the session file ${notice.file}: ${notice.error}. The conversation goes on in memory; ${notice.unsaved} unsaved entries are appended to the file once writing to it works again (tried with every new entry).`,
     });
   };
 
