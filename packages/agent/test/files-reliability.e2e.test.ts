@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { AgentProcess } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
-import { AGENT_FIXTURES, call, processRegistry, runPrompt, state, tempDir, writeScript } from "./fixtures/agent/harness.js";
+import { AGENT_FIXTURES, call, messages, processRegistry, runPrompt, textOf, state, tempDir, writeScript } from "./fixtures/agent/harness.js";
 
 const procs = processRegistry();
 
@@ -160,5 +160,29 @@ describe("a session file replaced while parley runs", () => {
     expect(agent.stderr()).toMatch(/parley: 2 entries of session .* were never written to .*live\.jsonl/);
     expect(readFileSync(other, "utf8")).toBe("someone's notes\n");
     if (!existsSync(file)) expect(readdirSync(cwd).filter((n) => n.startsWith("live"))).toEqual([]);
+  });
+});
+
+describe("a session resumed after a kill -9 in the middle of a tool call", () => {
+  it("ends the call with an error result saying it was interrupted, seen by the client and in the model's context, and recorded once", async () => {
+    const cwd = tempDir();
+    const file = join(cwd, "killed.jsonl");
+    const first = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript([call("bash", { command: "sleep 60" }), "never"])], { cwd });
+    first.send({ type: "prompt", message: "run it" });
+    const started = await first.waitFor((r) => r.type === "tool_execution_start");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const resumed = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["after"])], { cwd });
+    const seen = await messages(resumed);
+    const last = seen.at(-1)!;
+    expect(last).toMatchObject({ role: "toolResult", toolCallId: started["toolCallId"], toolName: "bash", isError: true });
+    expect(textOf(last)).toMatch(/^No result provided: the tool call was interrupted/);
+    await runPrompt(resumed, "go on");
+    // The next turn follows the result: user, assistant (call), result, user, assistant.
+    expect((await messages(resumed)).map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+    resumed.closeInput();
+    await resumed.exited;
+    const again = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["x"])], { cwd });
+    expect((await messages(again)).filter((m) => m.role === "toolResult")).toHaveLength(1);
   });
 });

@@ -11,6 +11,7 @@ import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
+import { closeInterruptedCalls } from "./interrupted-calls.js";
 import { refusalText, type SaveNotice, type Session, type SessionContext } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError } from "./auto-retry.js";
@@ -200,6 +201,7 @@ export class AgentSession {
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
     options.session.onSave = this.#onSave;
+    closeInterruptedCalls(options.session);
     this.#boundaries = new RunBoundaries({
       session: () => this.#session,
       runtime: options.runtime,
@@ -558,6 +560,7 @@ export class AgentSession {
     if (this.#session !== session) this.#session.release();
     this.#session = session;
     session.onSave = this.#onSave;
+    closeInterruptedCalls(session);
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
     this.#state.messages = context.messages;
