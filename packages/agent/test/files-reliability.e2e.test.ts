@@ -55,7 +55,10 @@ describe("full tool outputs", () => {
     const cwd = tempDir();
     const tmp = join(cwd, "tmp");
     mkdirSync(tmp);
-    const agent = procs.raw(["--mode", "rpc", "--no-session", "--model-script", writeScript([bashCall, "done"])], { cwd, env: { ...process.env, TMPDIR: tmp, ...env } });
+    const agent = procs.raw(["--mode", "rpc", "--no-session", "--model-script", writeScript([bashCall, "done"])], {
+      cwd,
+      env: { ...process.env, TMPDIR: tmp, ...env },
+    });
     agent.send({ type: "prompt", message: "go" });
     return { agent, tmp };
   };
@@ -100,7 +103,9 @@ describe("two parleys on one session file", () => {
     await runPrompt(first, "first");
     const second = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["other"])], { cwd });
     expect((await second.exited).code).toBe(1);
-    expect(second.stderr()).toMatch(/the session file .*shared\.jsonl is open in another process \(pid \d+\).*End the other one first, or continue in a copy of the session \(--fork/);
+    expect(second.stderr()).toMatch(
+      /the session file .*shared\.jsonl is open in another process \(pid \d+\).*End the other one first, or continue in a copy of the session \(--fork/,
+    );
     await runPrompt(first, "second");
     first.closeInput();
     expect((await first.exited).code).toBe(0);
@@ -153,7 +158,9 @@ describe("a session file replaced while parley runs", () => {
     replace(file, other);
     await runPrompt(agent, "second");
     const told = await agent.waitFor((r) => r.type === "extension_error" && r["event"] === "session_save");
-    expect(String(told["error"])).toMatch(/parley will not write to the session file .*live\.jsonl any more: .*The conversation goes on in memory only .*clone/);
+    expect(String(told["error"])).toMatch(
+      /parley will not write to the session file .*live\.jsonl any more: .*The conversation goes on in memory only .*clone/,
+    );
     agent.closeInput();
     await agent.exited;
     expect(agent.records.filter((r) => r.type === "extension_error" && r["event"] === "session_save")).toHaveLength(1);

@@ -232,7 +232,11 @@ describe("only ever appends", () => {
     expect(readFileSync(s.file!).equals(before)).toBe(true);
     expect(new Set([s.file, forked.file, cloned.file]).size).toBe(3);
     // Beside each, while it is open, its lock (session-lock.ts).
-    expect(readdirSync(dir).filter((name) => !name.endsWith(".lock")).sort()).toEqual([s.file!, forked.file!, cloned.file!].map((f) => path.basename(f)).sort());
+    expect(
+      readdirSync(dir)
+        .filter((name) => !name.endsWith(".lock"))
+        .sort(),
+    ).toEqual([s.file!, forked.file!, cloned.file!].map((f) => path.basename(f)).sort());
     expect(openSession(forked.file!, quiet).header.parentSession).toBe(s.file);
   });
 
@@ -242,7 +246,9 @@ describe("only ever appends", () => {
     const notices = told(s);
     say(s, user("q"));
     say(s, assistant("a"));
-    expect(notices).toEqual([{ kind: "refused", file: s.file, error: expect.stringMatching(/a file appeared at this path that parley did not create/), unsaved: 2 }]);
+    expect(notices).toEqual([
+      { kind: "refused", file: s.file, error: expect.stringMatching(/a file appeared at this path that parley did not create/), unsaved: 2 },
+    ]);
     expect(readFileSync(s.file!, "utf8")).toBe("someone else's file\n");
   });
 
@@ -333,7 +339,11 @@ describe("a session file replaced while parley runs", () => {
     ["a symlink to another session file", (file: string, other: string) => (rmSync(file), symlinkSync(other, file)), /replaced by another file/],
     // Renamed over it, as an editor saves (a new inode while the old one is still taken).
     ["a file that is not a session", (file: string) => (writeFileSync(`${file}.new`, "notes\n"), renameSync(`${file}.new`, file)), /replaced by another file/],
-    ["the same file rewritten in place", (file: string) => writeFileSync(file, "notes, much longer than the session was, so it does not look cut short ".repeat(40)), /no longer a session file/],
+    [
+      "the same file rewritten in place",
+      (file: string) => writeFileSync(file, "notes, much longer than the session was, so it does not look cut short ".repeat(40)),
+      /no longer a session file/,
+    ],
     ["the same file cut short", (file: string) => writeFileSync(file, '{"type":"session","id":"x"}\n'), /cut short/],
     ["nothing (deleted)", (file: string) => rmSync(file), /deleted/],
   ])("%s: refused at once, said once, never written; nothing is created", (_what, replace, reason) => {
@@ -369,7 +379,11 @@ describe("a session file replaced while parley runs", () => {
     const lines = readFileSync(file, "utf8").split("\n");
     expect(lines).toContain(piLine);
     expect(JSON.parse(lines.at(-2)!)).toMatchObject({ type: "message", message: { role: "user" } });
-    expect(openSession(file, { ...quiet, lock: false }).entries().map((e) => e.id)).toContain("p1");
+    expect(
+      openSession(file, { ...quiet, lock: false })
+        .entries()
+        .map((e) => e.id),
+    ).toContain("p1");
   });
 });
 

@@ -318,7 +318,11 @@ export class McpServerConnection {
         garbage = 0;
       }
       if (++garbage > GARBAGE_LINES_PER_SECOND)
-        this.#cut(client, transport, `it flooded its stdout with output that is not JSON-RPC (over ${GARBAGE_LINES_PER_SECOND} bad lines a second; the last: ${message}); parley closed the connection`);
+        this.#cut(
+          client,
+          transport,
+          `it flooded its stdout with output that is not JSON-RPC (over ${GARBAGE_LINES_PER_SECOND} bad lines a second; the last: ${message}); parley closed the connection`,
+        );
     });
   }
 

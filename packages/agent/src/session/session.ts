@@ -25,7 +25,6 @@ import {
   newSessionId,
   notASessionFile,
   readSessionFile,
-  SessionFileError,
   sessionFileName,
   type EntryOfType,
   type SessionHeader,
@@ -610,7 +609,8 @@ export class Session implements SessionView {
         try {
           fd = openSync(file, "wx");
         } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "EEXIST") throw new Refusal(`a file appeared at this path that parley did not create (another program's); parley does not write into it`);
+          if ((error as NodeJS.ErrnoException).code === "EEXIST")
+            throw new Refusal(`a file appeared at this path that parley did not create (another program's); parley does not write into it`);
           throw error;
         }
         this.#mark = markOf(fstatSync(fd));
