@@ -5,7 +5,7 @@
  * problems are told once, the command line and settings turn it off, and no server outlives parley.
  * The model is fixtures/mcp/mcp-model.ts: it calls what the prompt says and lists what it is offered.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -135,9 +135,11 @@ describe("MCP servers from mcp.json", () => {
     const big = await ask(agent, "call mcp__calc__big");
     expect(big.length).toBeLessThan(25_000);
     expect(big).toMatch(/truncated/);
-    const saved = /(\/\S+output-\d+\.txt)/.exec(big)?.[1];
+    const saved = /(\/\S+parley-mcp-[0-9a-f]+\.txt)/.exec(big)?.[1];
     expect(saved, big.slice(-300)).toBeDefined();
     expect(readFileSync(saved as string, "utf8")).toBe(`${"x".repeat(30_000)}END`);
+    // Private, as every full output parley keeps (README, Reliability).
+    expect(statSync(saved as string).mode & 0o777).toBe(0o600);
   });
 
   it("tells bad entries and failed servers once, and /mcp shows each server's state", async () => {
