@@ -11,7 +11,6 @@
 import { closeSync, linkSync, lstatSync, openSync, readFileSync, realpathSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { errorMessage } from "../error-text.js";
 
 export class SessionLockedError extends Error {
   override name = "SessionLockedError";
@@ -98,8 +97,8 @@ function create(path: string): boolean {
 
 /**
  * Takes the lock of the session file `file`; returns its release (to call once). Throws
- * SessionLockedError when another running process holds it. A folder that does not exist yet
- * (a new session's) cannot hold a lock: undefined, and the caller tries again when it creates it.
+ * SessionLockedError when another running process holds it. A folder that cannot hold a lock
+ * (not made yet, read-only): undefined, and the caller tries again when it writes there.
  */
 export function lockSessionFile(file: string): (() => void) | undefined {
   const path = `${realTarget(file)}.lock`;
@@ -115,9 +114,11 @@ export function lockSessionFile(file: string): (() => void) | undefined {
         hookExit();
         return releaser(path);
       }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw new SessionLockedError(`cannot lock the session file ${file} (${path}): ${errorMessage(error)}`);
+    } catch {
+      // A folder that does not exist yet, or where nothing can be created (read-only, not
+      // ours): no lock now. Writing the session there fails the same way and is told as a save
+      // failure; the lock is tried again with the next save.
+      return undefined;
     }
     let ino: number;
     try {
