@@ -15,6 +15,7 @@
  * - When the pipe reaches EOF (parley has ended, whichever way), it sends SIGTERM to all of them,
  *   gives them up to 2 s, then SIGKILLs what is left (twice, for what forked meanwhile) and exits.
  *   After a normal exit parley has already killed its children, so it finds nothing and exits at once.
+ *   Last, it removes the folder of parley's output files, if it was told one (`=path`).
  *
  * Linux reads the tags from /proc; elsewhere only the told groups and pids are ended; on Windows
  * there is no watchdog.
@@ -37,6 +38,7 @@ while IFS= read -r line; do
   case $line in
     +*) targets="$targets \${line#+}" ;;
     -*) kept=; for t in $targets; do [ "$t" = "\${line#-}" ] || kept="$kept $t"; done; targets=$kept ;;
+    =*) remove=\${line#=} ;;
   esac
 done
 tagged() { grep -lzxF -e "$tag" /proc/[0-9]*/environ 2>/dev/null | sed -n 's,^/proc/\\([0-9]*\\)/environ$,\\1,p'; }
@@ -47,6 +49,7 @@ waited=0
 while [ $waited -lt 20 ] && any_alive; do sleep 0.1; waited=$((waited + 1)); done
 signal_all KILL
 signal_all KILL
+[ -n "$remove" ] && rm -rf -- "$remove"
 `;
 
 let watchdog: ChildProcess | undefined;
@@ -97,6 +100,15 @@ export function watchdogTrack(pid: number, group: boolean): void {
 /** Tells the watchdog `pid` (or its group) is over: the number may be reused. */
 export function watchdogForget(pid: number, group: boolean): void {
   watchdog?.stdin?.write(`-${group ? -pid : pid}\n`);
+}
+
+/**
+ * Has the watchdog remove `folder` (parley's output files, see output-files.ts) once parley has
+ * ended and its children are gone; starts the watchdog if it is not running.
+ */
+export function watchdogRemoveAtEnd(folder: string): void {
+  startWatchdog();
+  if (!folder.includes("\n")) watchdog?.stdin?.write(`=${folder}\n`);
 }
 
 /** The watchdog's pid, for tests: undefined until the first child was spawned. */

@@ -538,3 +538,26 @@ describe("parley --mode acp: session/resume", () => {
     TEST_MS,
   );
 });
+
+// Issue 34, item 6: one writer per session file, across processes too.
+describe("a session another parley process has open", () => {
+  it(
+    "session/load is refused, saying which process holds it and what to do; once that process ends, it loads",
+    async () => {
+      const ws = workspace();
+      const first = await start(ws);
+      const id = await newSession(first, ws);
+      await prompt(first, id, "hello");
+      const second = await start(ws);
+      const refused = await second.agent.request("session/load", { sessionId: id, cwd: ws.dir, mcpServers: [] }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(JSON.stringify(refused)).toMatch(/is open in another process \(pid \d+\)/);
+      await first.close();
+      await second.agent.request("session/load", { sessionId: id, cwd: ws.dir, mcpServers: [] });
+      expect(second.updates.some((n) => n.sessionId === id && n.update.sessionUpdate === "user_message_chunk")).toBe(true);
+    },
+    TEST_MS,
+  );
+});

@@ -5,7 +5,7 @@
  * problems are told once, the command line and settings turn it off, and no server outlives parley.
  * The model is fixtures/mcp/mcp-model.ts: it calls what the prompt says and lists what it is offered.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -135,9 +135,11 @@ describe("MCP servers from mcp.json", () => {
     const big = await ask(agent, "call mcp__calc__big");
     expect(big.length).toBeLessThan(25_000);
     expect(big).toMatch(/truncated/);
-    const saved = /(\/\S+output-\d+\.txt)/.exec(big)?.[1];
+    const saved = /(\/\S+parley-mcp-[0-9a-f]+\.txt)/.exec(big)?.[1];
     expect(saved, big.slice(-300)).toBeDefined();
     expect(readFileSync(saved as string, "utf8")).toBe(`${"x".repeat(30_000)}END`);
+    // Private, as every full output parley keeps (README, Reliability).
+    expect(statSync(saved as string).mode & 0o777).toBe(0o600);
   });
 
   it("tells bad entries and failed servers once, and /mcp shows each server's state", async () => {
@@ -490,5 +492,42 @@ describe("MCP server processes", () => {
       await agent.exited;
       await poll(() => !alive(pid), `the MCP server (pid ${pid}) to end after ${signal}`);
     }
+  });
+});
+
+// Issue 34, item 11: servers that break the protocol get a clear answer at once.
+describe("MCP servers that misbehave", () => {
+  it("a result over the 16 MB stdio limit fails the call at once, saying so (not a timeout); the next call reconnects", async () => {
+    const w = world({ calc: stdio({ PROBE_MISBEHAVE: "1" }, { exposure: "direct", timeout: 600 }) });
+    const agent = start(w);
+    const started = Date.now();
+    expect(await ask(agent, "call mcp__calc__huge")).toMatch(/^tool failed: MCP server "calc": it sent a message larger than MCP's stdio limit of 16 MB/);
+    // Far below the server's 600 s timeout.
+    expect(Date.now() - started).toBeLessThan(120_000);
+    expect(await ask(agent, 'call mcp__calc__add {"a":1,"b":2}')).toBe("tool said: 3");
+  });
+
+  it("a server flooding its stdout with garbage is cut off at once: the call fails saying so, and the server process is gone", async () => {
+    const { w, pidFile } = pidWorld();
+    writeFileSync(
+      join(w.agentDir, "mcp.json"),
+      JSON.stringify({ mcpServers: { calc: stdio({ PROBE_PID_FILE: pidFile, PROBE_MISBEHAVE: "1" }, { exposure: "direct", timeout: 600 }) } }),
+    );
+    const agent = start(w);
+    expect(await ask(agent, "call mcp__calc__flood")).toMatch(/^tool failed: MCP server "calc": it flooded its stdout with output that is not JSON-RPC/);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    await poll(() => !alive(pid), "the flooding server ended");
+  });
+
+  it("malformed tools/list entries are skipped and named; the server's good tools work", async () => {
+    const w = world({ calc: stdio({ PROBE_BAD_TOOLS: "1" }, { exposure: "direct" }) });
+    const agent = start(w);
+    const tools = (await ask(agent, "list tools")).split(",");
+    expect(tools).toContain("mcp__calc__add");
+    expect(tools.filter((name) => name.startsWith("mcp__calc__"))).toEqual(["mcp__calc__add"]);
+    expect(await ask(agent, 'call mcp__calc__add {"a":2,"b":3}')).toBe("tool said: 5");
+    const told = notices(agent).join("\n");
+    expect(told).toContain('calc: malformed tools/list entries skipped: tool "no_schema" (no inputSchema), tool #3 (no name), tool #4 (not an object)');
+    expect(await status(agent)).toMatch(/calc: connected.*\n\s+skipped \(malformed\): tool "no_schema" \(no inputSchema\)/);
   });
 });

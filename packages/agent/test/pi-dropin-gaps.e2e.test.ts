@@ -183,8 +183,13 @@ describe("pi's settings and models, the remaining gaps", () => {
       await first.exited;
       expect(readdirSync(dirname(sessionFile))).toHaveLength(1);
 
-      expect(modelOf((await ok(start(p, ["-e", TRIO, "-c"]), { type: "get_state" }))["data"])).toBe("trio/gamma");
-      expect(modelOf((await ok(start(p, ["-e", TRIO, "--session", sessionFile]), { type: "get_state" }))["data"])).toBe("trio/gamma");
+      // One writer per session file: each run ends before the next opens it.
+      for (const args of [["-c"], ["--session", sessionFile]]) {
+        const resumed = start(p, ["-e", TRIO, ...args]);
+        expect(modelOf((await ok(resumed, { type: "get_state" }))["data"])).toBe("trio/gamma");
+        resumed.closeInput();
+        await resumed.exited;
+      }
       const other = start(p, ["-e", TRIO, "--no-session"]);
       expect(modelOf((await ok(other, { type: "get_state" }))["data"])).toBe("trio/alpha");
       const switcher = start(p, ["-e", TRIO]);

@@ -169,7 +169,11 @@ describe("pi's files", () => {
       write(legacy, `${header(oldId)}\n${user}\n`);
       const far = new Date(Date.now() + 60_000);
       utimesSync(legacy, far, far);
-      expect((await state(start(p, ["-c"])))["sessionId"]).toBe(oldId);
+      const continued = start(p, ["-c"]);
+      expect((await state(continued))["sessionId"]).toBe(oldId);
+      // One writer per session file: the next opens it once this one has ended.
+      continued.closeInput();
+      await continued.exited;
       expect((await state(start(p, ["--session", "0199bbbb"])))["sessionId"]).toBe(oldId);
     },
     4 * MINUTE,

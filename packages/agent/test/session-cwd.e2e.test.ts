@@ -247,6 +247,9 @@ describe("a session runs in the folder its header records", () => {
         const agent = start(PARLEY_BIN, p, launch, args);
         await ok(agent, { type: "switch_session", sessionPath: target });
         marks.push(output(await ok(agent, { type: "bash", command: 'echo "mark=$MARK"' })).trim());
+        // One writer per session file: the next run opens it once this one has ended.
+        agent.closeInput();
+        await agent.exited;
       }
       // Without --approve nothing trusts the folder (defaultProjectTrust "ask" has no one to ask in RPC mode).
       expect(marks).toEqual(["mark=", "mark=session"]);
@@ -281,6 +284,9 @@ describe("a session runs in the folder its header records", () => {
         await ok(agent, { type: "switch_session", sessionPath: back });
         await ok(agent, { type: "switch_session", sessionPath: target });
         seen.push({ mark, fromOther: names.includes("from-other"), ...info, asks: asks() });
+        // One writer per session file: the next run opens it once this one has ended.
+        agent.closeInput();
+        await agent.exited;
       }
       expect(seen).toEqual([
         { mark: "mark=session", fromOther: true, trusted: true, asked: { cwd: other, mode: "rpc", hasUI: false }, asks: 1 },

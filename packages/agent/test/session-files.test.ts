@@ -6,7 +6,7 @@
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { AgentMessage, AssistantMessage } from "@parley/protocol";
@@ -122,7 +122,7 @@ describe("only ever appends", () => {
     s.onSave = (notice) => notices.push(notice);
     say(s, user("q"));
     say(s, assistant("a"));
-    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/no longer empty/), unsaved: 1 }]);
+    expect(notices).toEqual([{ kind: "refused", file, error: expect.stringMatching(/no longer empty/), unsaved: 1 }]);
     expect(s.written).toBe(false);
     expect(readFileSync(file, "utf8")).toBe("somebody else's text\n");
   });
@@ -231,7 +231,12 @@ describe("only ever appends", () => {
     cloned.flush(true);
     expect(readFileSync(s.file!).equals(before)).toBe(true);
     expect(new Set([s.file, forked.file, cloned.file]).size).toBe(3);
-    expect(readdirSync(dir).sort()).toEqual([s.file!, forked.file!, cloned.file!].map((f) => path.basename(f)).sort());
+    // Beside each, while it is open, its lock (session-lock.ts).
+    expect(
+      readdirSync(dir)
+        .filter((name) => !name.endsWith(".lock"))
+        .sort(),
+    ).toEqual([s.file!, forked.file!, cloned.file!].map((f) => path.basename(f)).sort());
     expect(openSession(forked.file!, quiet).header.parentSession).toBe(s.file);
   });
 
@@ -241,7 +246,9 @@ describe("only ever appends", () => {
     const notices = told(s);
     say(s, user("q"));
     say(s, assistant("a"));
-    expect(notices).toEqual([{ kind: "failed", file: s.file, error: expect.stringMatching(/EEXIST/), unsaved: 2 }]);
+    expect(notices).toEqual([
+      { kind: "refused", file: s.file, error: expect.stringMatching(/a file appeared at this path that parley did not create/), unsaved: 2 },
+    ]);
     expect(readFileSync(s.file!, "utf8")).toBe("someone else's file\n");
   });
 
@@ -252,7 +259,7 @@ describe("only ever appends", () => {
     const notices = told(s);
     say(s, user("q"));
     say(s, assistant("a"));
-    expect(notices).toEqual([{ kind: "failed", file, error: expect.stringMatching(/EEXIST/), unsaved: 2 }]);
+    expect(notices).toEqual([{ kind: "refused", file, error: expect.stringMatching(/a file appeared at this path that parley did not create/), unsaved: 2 }]);
     expect(readFileSync(file, "utf8")).toBe("raced\n");
   });
 });
@@ -313,5 +320,103 @@ describe("export_html never writes over a session or a file parley did not creat
     expect(exportHtml(s, out)).toBe(out);
     expect(readFileSync(out, "utf8")).toContain("later question");
     expect(readdirSync(path.dirname(out))).toEqual(["page.html"]);
+  });
+});
+
+// Issue 34, item 7: a session writes only to the file it opened or created.
+describe("a session file replaced while parley runs", () => {
+  const opened = (): { s: Session; file: string; before: string } => {
+    const file = path.join(dir, "live.jsonl");
+    const s = createSession({ cwd: "/p", sessionDir: dir, persist: true });
+    say(s, user("q"));
+    say(s, assistant("a"));
+    renameSync(s.file!, file);
+    const live = openSession(file, quiet);
+    return { s: live, file, before: readFileSync(file, "utf8") };
+  };
+
+  it.each([
+    ["a symlink to another session file", (file: string, other: string) => (rmSync(file), symlinkSync(other, file)), /replaced by another file/],
+    // Renamed over it, as an editor saves (a new inode while the old one is still taken).
+    ["a file that is not a session", (file: string) => (writeFileSync(`${file}.new`, "notes\n"), renameSync(`${file}.new`, file)), /replaced by another file/],
+    [
+      "the same file rewritten in place",
+      (file: string) => writeFileSync(file, "notes, much longer than the session was, so it does not look cut short ".repeat(40)),
+      /no longer a session file/,
+    ],
+    ["the same file cut short", (file: string) => writeFileSync(file, '{"type":"session","id":"x"}\n'), /cut short/],
+    ["nothing (deleted)", (file: string) => rmSync(file), /deleted/],
+  ])("%s: refused at once, said once, never written; nothing is created", (_what, replace, reason) => {
+    const { s, file } = opened();
+    const other = path.join(dir, "other.jsonl");
+    writeFileSync(other, '{"type":"session","version":3,"id":"other","timestamp":"t","cwd":"/o"}\n');
+    replace(file, other);
+    const shown = (() => {
+      try {
+        return readFileSync(file, "utf8");
+      } catch {
+        return undefined;
+      }
+    })();
+    const notices = told(s);
+    say(s, user("q2"));
+    say(s, assistant("a2"));
+    expect(notices).toEqual([{ kind: "refused", file, error: expect.stringMatching(reason), unsaved: 1 }]);
+    expect(s.written).toBe(false);
+    expect(s.unsavedReport()).toMatch(/2 entries of session .* were never written/);
+    expect(readFileSync(other, "utf8")).toBe('{"type":"session","version":3,"id":"other","timestamp":"t","cwd":"/o"}\n');
+    if (shown === undefined) expect(() => readFileSync(file)).toThrow(/ENOENT/);
+    else expect(readFileSync(file, "utf8")).toBe(shown);
+  });
+
+  it("lines another writer appended (a pi on the same file) stay, and parley's follow on lines of their own", () => {
+    const { s, file, before } = opened();
+    const piLine = '{"type":"custom","customType":"pi","id":"p1","parentId":null,"timestamp":"t"}';
+    writeFileSync(file, `${before}${piLine}`); // no final LF: torn by pi's kill
+    const notices = told(s);
+    say(s, user("q2"));
+    expect(notices).toEqual([]);
+    const lines = readFileSync(file, "utf8").split("\n");
+    expect(lines).toContain(piLine);
+    expect(JSON.parse(lines.at(-2)!)).toMatchObject({ type: "message", message: { role: "user" } });
+    expect(
+      openSession(file, { ...quiet, lock: false })
+        .entries()
+        .map((e) => e.id),
+    ).toContain("p1");
+  });
+});
+
+// Issue 34, item 6: one writer per session file.
+describe("a session file another process writes", () => {
+  const lockOf = (file: string) => `${file}.lock`;
+
+  it("is refused while its lock names a running process, with what to do; a lock left by a dead one is taken over", () => {
+    const file = path.join(dir, "shared.jsonl");
+    writeFileSync(lockOf(file), `${JSON.stringify({ pid: process.ppid, host: hostname() })}\n`);
+    expect(() => openSession(file, { ...quiet, createIfMissing: { cwd: "/p" } })).toThrow(
+      new RegExp(`is open in another process \\(pid ${process.ppid}\\).*End the other one first, or continue in a copy of the session \\(--fork`),
+    );
+    // A pid no process has: the lock is stale.
+    const dead = execFileSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).trim();
+    writeFileSync(lockOf(file), `${JSON.stringify({ pid: Number(dead), host: hostname() })}\n`);
+    const s = openSession(file, { ...quiet, createIfMissing: { cwd: "/p" } });
+    expect(JSON.parse(readFileSync(lockOf(file), "utf8"))).toEqual({ pid: process.pid, host: hostname() });
+    // Only reading (a --fork source, an export) takes no lock.
+    say(s, user("q"));
+    say(s, assistant("a"));
+    expect(openSession(file, { ...quiet, lock: false }).entries()).toHaveLength(2);
+    s.release();
+    expect(readdirSync(dir)).not.toContain("shared.jsonl.lock");
+  });
+
+  it("a new session whose lock another process took before the file was created is refused, and says so", () => {
+    const s = createSession({ cwd: "/p", sessionDir: dir, persist: true });
+    writeFileSync(lockOf(s.file!), `${JSON.stringify({ pid: process.ppid, host: hostname() })}\n`);
+    const notices = told(s);
+    say(s, user("q"));
+    say(s, assistant("a"));
+    expect(notices).toEqual([{ kind: "refused", file: s.file, error: expect.stringMatching(/is open in another process/), unsaved: 2 }]);
+    expect(readdirSync(dir)).not.toContain(path.basename(s.file!));
   });
 });

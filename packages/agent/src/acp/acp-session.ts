@@ -222,6 +222,8 @@ export class AcpSession {
       if (this.core.hasAgent) await withTimeout(this.agent.abort(), graceMs);
       if (this.#started) await withTimeout(this.core.runtime.emit({ type: "session_shutdown", reason: "quit" }), graceMs);
       this.dialogs.dismissAll("shutdown");
+      // Another process may open the file now.
+      if (this.core.hasAgent) this.agent.session.release();
     })();
     return this.#ended;
   }

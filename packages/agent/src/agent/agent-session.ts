@@ -12,7 +12,8 @@ import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput, InputSource } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
-import type { SaveNotice, Session, SessionContext } from "../session/session.js";
+import { closeInterruptedCalls } from "./interrupted-calls.js";
+import { refusalText, type SaveNotice, type Session, type SessionContext } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
@@ -201,6 +202,7 @@ export class AgentSession {
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
     options.session.onSave = this.#onSave;
+    closeInterruptedCalls(options.session);
     this.#boundaries = new RunBoundaries({
       session: () => this.#session,
       runtime: options.runtime,
@@ -559,8 +561,12 @@ export class AgentSession {
    * and level pi would start it with, recorded in it.
    */
   useSession(session: Session): void {
+    // The session left is no longer written by this agent: its file's lock goes (counted, so a
+    // switch to the same file keeps it).
+    if (this.#session !== session) this.#session.release();
     this.#session = session;
     session.onSave = this.#onSave;
+    closeInterruptedCalls(session);
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
     this.#state.messages = context.messages;
@@ -1285,7 +1291,9 @@ export class AgentSession {
   /**
    * A session file that cannot be written must not go unnoticed by the client: the first failure
    * of an episode is an `extension_error` record (event "session_save") as well as a line on
-   * stderr; the agent goes on, and the unsaved entries are appended once writing works again.
+   * stderr; the agent goes on, and the unsaved entries are appended once writing works again. A
+   * refusal (the file is no longer this session's) is told the same way, once, saying the
+   * entries stay in memory only and how to keep them.
    */
   readonly #onSave = (notice: SaveNotice): void => {
     if (notice.kind === "resumed") {
@@ -1295,7 +1303,10 @@ export class AgentSession {
     this.#runtime.reportError({
       extensionPath: "<session>",
       event: "session_save",
-      error: `could not save to the session file ${notice.file}: ${notice.error}. The conversation goes on in memory; ${notice.unsaved} unsaved entries are appended to the file once writing to it works again (tried with every new entry).`,
+      error:
+        notice.kind === "refused"
+          ? refusalText(notice)
+          : `could not save to the session file ${notice.file}: ${notice.error}. The conversation goes on in memory; ${notice.unsaved} unsaved entries are appended to the file once writing to it works again (tried with every new entry).`,
     });
   };
 

@@ -176,9 +176,15 @@ export class SessionSwitching {
       before: { type: "session_before_switch", reason: "resume", targetSessionFile: path },
       reason: "resume",
       check: () => {
-        next = this.#sessions.open(file);
+        const opened = this.#sessions.open(file);
         // As pi: a session whose recorded folder is gone is refused, with pi's words (after session_before_switch).
-        assertSessionCwdExists(next, this.#cwd());
+        try {
+          assertSessionCwdExists(opened, this.#cwd());
+        } catch (error) {
+          opened.release();
+          throw error;
+        }
+        next = opened;
       },
       // A file without a recorded folder opens in the current one (pi's SessionManager.open).
       folderOf: (session) => sessionFolder(session, this.#cwd()),

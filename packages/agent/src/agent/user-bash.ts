@@ -17,16 +17,14 @@
  *   lands between a tool call and its result; a prompt still being prepared has not touched the
  *   context yet, so the run it starts sees the output (as `!ls` then a prompt should).
  */
-import { createWriteStream, type WriteStream } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { WriteStream } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { BashExecutionMessage } from "../extensions/compat/messages.js";
 import { createLocalBashOperations, type BashOperations } from "../tools/bash-operations.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import { nodeCrypto } from "../lazy-node.js";
+import { createOutputFileStream } from "../output-files.js";
 import type { Session } from "../session/session.js";
 import type { OutputPressure } from "../rpc/transport.js";
 
@@ -124,8 +122,9 @@ class Collector {
 
   #openFile(): void {
     if (this.#file) return;
-    this.path = join(tmpdir(), `parley-bash-${nodeCrypto().randomBytes(8).toString("hex")}.log`);
-    this.#file = createWriteStream(this.path);
+    const { path, stream } = createOutputFileStream("parley-bash", ".log");
+    this.path = path;
+    this.#file = stream;
     this.#file.on("error", (error) => (this.#fileError = error));
     for (const chunk of this.#chunks ?? []) this.#file.write(chunk);
     this.#chunks = undefined;

@@ -450,7 +450,7 @@ async function startupScope(
 async function exportAndExit(file: string, output: string | undefined): Promise<never> {
   try {
     const { exportHtml } = await import("../session/export-html.js");
-    const path = exportHtml(openSession(file), output, process.cwd());
+    const path = exportHtml(openSession(file, { lock: false }), output, process.cwd());
     process.stdout.write(`Exported to: ${path}\n`);
     process.exit(0);
   } catch (error) {

@@ -76,9 +76,10 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
     if (anywhere) return { path: anywhere.path, elsewhere: anywhere.cwd };
     throw new UsageError(`${flag} ${arg}: no session found matching '${arg}'`);
   };
-  const open = (flag: string, path: string, createIfMissing: boolean): Session => {
+  /** `lock` false: a source to copy from, which another process may be writing. */
+  const open = (flag: string, path: string, createIfMissing: boolean, lock = true): Session => {
     try {
-      return openSession(path, { onWarning, ...(createIfMissing ? { createIfMissing: { cwd } } : {}) });
+      return openSession(path, { onWarning, lock, ...(createIfMissing ? { createIfMissing: { cwd } } : {}) });
     } catch (error) {
       throw new UsageError(`${flag} ${path}: ${errorMessage(error)}`);
     }
@@ -88,7 +89,7 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
     if (options.sessionId !== undefined && local().some((s) => s.id === options.sessionId)) {
       throw new UsageError(`--session-id ${options.sessionId}: a session with that id already exists`);
     }
-    const source = open("--fork", locate("--fork", options.fork).path, false);
+    const source = open("--fork", locate("--fork", options.fork).path, false, false);
     try {
       return here(source.clone({ cwd, sessionDir, ...(options.sessionId !== undefined ? { id: options.sessionId } : {}) }));
     } catch (error) {
@@ -100,7 +101,7 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
     if (found.elsewhere !== undefined) {
       // pi asks in its terminal whether to fork; RPC mode has no one to ask, so it forks (nothing is lost).
       notes.push(`--session ${options.session}: the session belongs to ${found.elsewhere}; continuing in a fork of it in this folder`);
-      const source = open("--session", found.path, false);
+      const source = open("--session", found.path, false, false);
       return here(source.clone({ cwd, sessionDir }));
     }
     return asRecorded(open("--session", found.path, true));

@@ -38,10 +38,13 @@ import { guardedEnv } from "../child-watchdog.js";
 import type { McpServerEntry } from "./config.js";
 import { resolveMcpValues } from "./config-values.js";
 import { INSTEAD_OF_SIGN_IN } from "./names.js";
+import { listTools } from "./tool-list.js";
 
 export type McpConnectionState = "connecting" | "connected" | "failed" | "disconnected" | "needs-auth" | "closed";
 
 const DEFAULT_TIMEOUT_SECONDS = 60;
+/** Lines on stdout that are not JSON-RPC, within one second, past which a server is cut off (a flood, not a stray log line). */
+const GARBAGE_LINES_PER_SECOND = 200;
 const STDERR_TAIL_CHARS = 2_000;
 const CONNECT_RETRY_DELAYS_MS = [250, 1_000];
 
@@ -73,6 +76,8 @@ export class McpServerConnection {
   /** Why it failed or dropped, with the tail of a stdio server's stderr. */
   error: string | undefined;
   tools: Tool[] = [];
+  /** Entries of the last tools/list left out as malformed, each named with why. */
+  skippedTools: string[] = [];
   hasResources = false;
   /** The server's `initialize` instructions. */
   instructions: string | undefined;
@@ -82,6 +87,8 @@ export class McpServerConnection {
   #opening: Promise<McpClient> | undefined;
   /** Aborted by close(): cancels a connect under way and the wait between attempts. */
   readonly #shutdown = new AbortController();
+  /** Why parley closed a client's connection itself (a message too big, a flood of garbage). */
+  readonly #cutOff = new WeakMap<McpClient, string>();
 
   constructor(options: McpConnectionOptions) {
     this.entry = options.entry;
@@ -152,6 +159,8 @@ export class McpServerConnection {
       try {
         return await run(client);
       } catch (error) {
+        const cut = this.#cutOff.get(client);
+        if (cut !== undefined) throw new Error(`MCP server "${this.name}": ${cut}`);
         if (attempt === 1 && readOnly && error instanceof McpHttpError && isTransient(error)) {
           await this.#pause(CONNECT_RETRY_DELAYS_MS[0] ?? 250);
           continue;
@@ -258,6 +267,7 @@ export class McpServerConnection {
     this.#shutdown.signal.addEventListener("abort", closeOnShutdown, { once: true });
     try {
       const transport = this.#transport(onStderr);
+      this.#watchOutput(client, transport);
       await client.connect(transport);
       if (transport instanceof StdioTransport) {
         const tracked = trackChild(transport.pid, { group: true });
@@ -265,11 +275,12 @@ export class McpServerConnection {
       }
       client.onNotification("notifications/tools/list_changed", () => void this.#refreshTools(client));
       client.onClose(() => this.#dropped(client, transport));
-      const tools = client.serverCapabilities?.tools ? await client.listTools() : [];
+      const listed = client.serverCapabilities?.tools ? await listTools(client) : { tools: [], skipped: [] };
       if (this.#shutdown.signal.aborted) throw new Error("shut down while connecting");
-      if (client.connectionState !== "connected") throw new Error("connection closed during setup");
+      if (client.connectionState !== "connected") throw new Error(this.#cutOff.get(client) ?? "connection closed during setup");
       this.#client = client;
-      this.tools = tools;
+      this.tools = listed.tools;
+      this.skippedTools = listed.skipped;
       this.hasResources = client.serverCapabilities?.resources !== undefined;
       this.instructions = client.instructions?.trim() || undefined;
       this.state = "connected";
@@ -285,21 +296,66 @@ export class McpServerConnection {
     }
   }
 
+  /**
+   * What a server sends that pi-mcp can only report, not act on: a message over the stdio limit
+   * (16 MB; the request it answered would wait out its whole timeout), or a flood of lines that
+   * are not JSON-RPC (parsed one by one until the timeout). Either cuts the server off at once:
+   * its process is ended, and the calls waiting on it fail saying why.
+   */
+  #watchOutput(client: McpClient, transport: McpTransport): void {
+    let windowStart = 0;
+    let garbage = 0;
+    client.onError((error) => {
+      if (this.#cutOff.has(client)) return;
+      const message = errorMessage(error);
+      if (/exceeds \d+ bytes/.test(message)) {
+        this.#cut(client, transport, `it sent a message larger than MCP's stdio limit of 16 MB (${message}); parley closed the connection`);
+        return;
+      }
+      const now = Date.now();
+      if (now - windowStart > 1_000) {
+        windowStart = now;
+        garbage = 0;
+      }
+      if (++garbage > GARBAGE_LINES_PER_SECOND)
+        this.#cut(
+          client,
+          transport,
+          `it flooded its stdout with output that is not JSON-RPC (over ${GARBAGE_LINES_PER_SECOND} bad lines a second; the last: ${message}); parley closed the connection`,
+        );
+    });
+  }
+
+  #cut(client: McpClient, transport: McpTransport, reason: string): void {
+    this.#cutOff.set(client, reason);
+    // Ended at once: a flooding server may not read its stdin, and closing would wait for it.
+    if (transport instanceof StdioTransport && transport.pid !== undefined) {
+      try {
+        process.kill(-transport.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    void client.close().catch(() => undefined);
+  }
+
   /** The transport dropped: the next call reconnects; until then the state says why. */
   #dropped(client: McpClient, transport: McpTransport): void {
     if (this.#client !== client || this.#shutdown.signal.aborted) return;
     this.#client = undefined;
     this.state = "disconnected";
     const stderr = transport instanceof StdioTransport ? transport.stderr.trim() : "";
-    this.error = stderr ? `Connection closed\n${tail(stderr)}` : "Connection closed";
+    const why = this.#cutOff.get(client) ?? "Connection closed";
+    this.error = stderr ? `${why}\n${tail(stderr)}` : why;
     this.#options.onChange(this);
   }
 
   async #refreshTools(client: McpClient): Promise<void> {
     try {
-      const tools = await client.listTools();
+      const listed = await listTools(client);
       if (this.#client !== client || this.#shutdown.signal.aborted) return;
-      this.tools = tools;
+      this.tools = listed.tools;
+      this.skippedTools = listed.skipped;
       this.#options.onTools(this);
     } catch (error) {
       this.error = `Failed to refresh tools: ${errorMessage(error)}`;

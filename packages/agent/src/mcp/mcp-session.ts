@@ -257,6 +257,8 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       const state = server.connection?.state;
       if (state === "failed" || state === "needs-auth")
         lines.push(`${server.entry.name}: ${state === "failed" ? `failed: ${firstLine(server.connection?.error ?? "unknown error")}` : "needs sign-in"}`);
+      const skipped = server.connection?.skippedTools ?? [];
+      if (skipped.length > 0) lines.push(`${server.entry.name}: malformed tools/list entries skipped: ${skipped.join(", ")}`);
     }
     if (lines.length === 0) return;
     ctx.ui.notify(`MCP servers need attention:\n${lines.map((line) => `  ${line}`).join("\n")}\nRun /mcp for details.`, "warning");
@@ -282,7 +284,8 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     const lines = servers.map((server) => {
       const connection = server.connection;
       const error = connection?.error && connection.state !== "connected" ? `\n    ${connection.error.split("\n").join("\n    ")}` : "";
-      return `${server.entry.name}: ${describeState(server)} (${exposureOf(server.entry)})${error}`;
+      const skipped = connection?.skippedTools.length ? `\n    skipped (malformed): ${connection.skippedTools.join(", ")}` : "";
+      return `${server.entry.name}: ${describeState(server)} (${exposureOf(server.entry)})${error}${skipped}`;
     });
     for (const error of [...loaded.errors, ...registrationErrors]) lines.push(`config error: ${error}`);
     for (const line of overridden) lines.push(`overridden: ${line}`);

@@ -4,24 +4,15 @@
  * over pi-mcp's limit (20 KB) keeps its start and end, and the whole text is saved to a file the
  * model can read. A result with `isError` becomes an error for the model.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type CallToolResult, type ContentBlock, type LlmContent, limitMcpContent, toLlmContent } from "@earendil-works/pi-mcp";
 import { errorMessage } from "../error-text.js";
+import { writeOutputFile } from "../output-files.js";
 import { formatSize } from "../tools/truncate.js";
 import { READ_MCP_RESOURCE_TOOL } from "./names.js";
 
-let outputDir: Promise<string> | undefined;
-let saved = 0;
-
-/** Saves data under a folder of parley's own in the temp folder; returns the file's path. */
-export async function saveOutput(data: string | Uint8Array, extension: string): Promise<string> {
-  outputDir ??= mkdtemp(join(tmpdir(), "parley-mcp-"));
-  const path = join(await outputDir, `output-${++saved}${extension}`);
-  // "wx": a file of this name that is not ours is never written over.
-  await writeFile(path, data, { flag: "wx" });
-  return path;
+/** Saves data to a new output file of parley's (private, removed at exit); returns its path. */
+export function saveOutput(data: string | Uint8Array, extension: string): Promise<string> {
+  return writeOutputFile("parley-mcp", extension, data);
 }
 
 function isTextType(mimeType: string | undefined): boolean {

@@ -11,7 +11,7 @@
  * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
  * relative to the session's cwd too, since that is the agent's working directory.
  */
-import { closeSync, fstatSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
@@ -43,8 +43,18 @@ export function exportHtml(session: Session, outputPath?: string, baseDir: strin
     throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
   makeDirsSync(dirname(path));
   if (target.kind === "missing") {
-    // wx: a file that appeared meanwhile is not overwritten either.
-    writeFileSync(path, content, { encoding: "utf8", flag: "wx" });
+    // Written whole beside it, then linked in place: a kill never leaves half a page, and a file
+    // that appeared at the path meanwhile is not overwritten either (link fails with EEXIST).
+    const temp = writeTemp(path, content);
+    try {
+      linkSync(temp, path);
+    } catch (error) {
+      // A file system without hard links: created exclusively in place instead.
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") throw error;
+      writeFileSync(path, content, { encoding: "utf8", flag: "wx" });
+    } finally {
+      rmSync(temp, { force: true });
+    }
     return path;
   }
   if (!isParleyExport(path)) {
@@ -54,8 +64,7 @@ export function exportHtml(session: Session, outputPath?: string, baseDir: strin
     );
   }
   // An earlier export: replaced whole (a temporary file renamed over it), never left half written.
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temp, content, { encoding: "utf8", flag: "wx" });
+  const temp = writeTemp(path, content);
   try {
     renameSync(temp, path);
   } catch (error) {
@@ -63,6 +72,23 @@ export function exportHtml(session: Session, outputPath?: string, baseDir: strin
     throw error;
   }
   return path;
+}
+
+/** The page in a new file beside `path`, flushed to disk; returns its path. */
+function writeTemp(path: string, content: string): string {
+  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  // wx: created here, so removing it after is never removing someone else's file.
+  const fd = openSync(temp, "wx", 0o666);
+  try {
+    writeFileSync(fd, content, "utf8");
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  return temp;
 }
 
 /** The generator tag every page from renderSessionHtml carries in its head. */

@@ -15,7 +15,7 @@
  * the same values (undefined fields dropped, no shared references with the caller). Treat
  * returned entries as read-only.
  */
-import { closeSync, fstatSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
 import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
@@ -25,7 +25,6 @@ import {
   newSessionId,
   notASessionFile,
   readSessionFile,
-  SessionFileError,
   sessionFileName,
   type EntryOfType,
   type SessionHeader,
@@ -33,7 +32,8 @@ import {
   type SessionWarningHandler,
 } from "./format.js";
 import { type FileIdentity, MessageBytes } from "./message-bytes.js";
-import { sniffFile } from "./sniff.js";
+import { sniffDescriptor, sniffFile } from "./sniff.js";
+import { lockSessionFile, SessionLockedError } from "./session-lock.js";
 import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
 import { errorMessage } from "../error-text.js";
@@ -56,16 +56,46 @@ export type NewSessionEntry =
   // Callers often build messages as plain objects whose role widens to string; accepted as is.
   | { type: "message"; message: { role: string; [key: string]: unknown } };
 
-/** A save failure (the first of an episode) or saving working again after one. */
-export type SaveNotice = { kind: "failed"; file: string; error: string; unsaved: number } | { kind: "resumed"; file: string };
+/**
+ * A save failure (the first of an episode; retried with every new entry), saving working again
+ * after one, or a refusal: the file is no longer the one this session opened or created (deleted,
+ * replaced, not a session any more, taken by another writer), so parley writes nothing there
+ * again and the conversation goes on in memory only.
+ */
+export type SaveNotice =
+  | { kind: "failed"; file: string; error: string; unsaved: number }
+  | { kind: "resumed"; file: string }
+  | { kind: "refused"; file: string; error: string; unsaved: number };
 export type SaveListener = (notice: SaveNotice) => void;
 
 const defaultSaveListener: SaveListener = (notice) =>
   writeStderr(
     notice.kind === "failed"
       ? `parley: could not save to the session file ${notice.file}: ${notice.error}; ${notice.unsaved} entries wait to be written\n`
-      : `parley: saving to the session file ${notice.file} works again\n`,
+      : notice.kind === "refused"
+        ? `parley: ${refusalText(notice)}\n`
+        : `parley: saving to the session file ${notice.file} works again\n`,
   );
+
+/** What a refusal means for the user, and what to do. */
+export function refusalText(notice: { file: string; error: string; unsaved: number }): string {
+  return `parley will not write to the session file ${notice.file} any more: ${notice.error}. The conversation goes on in memory only (${notice.unsaved} entries not saved); the clone command (or /clone) keeps it in a new session file.`;
+}
+
+/** Sessions holding entries their file does not, told on stderr when parley exits. */
+const unsavedAtExit = new Set<Session>();
+let exitReport = false;
+function reportAtExit(session: Session): void {
+  unsavedAtExit.add(session);
+  if (exitReport) return;
+  exitReport = true;
+  process.on("exit", () => {
+    for (const s of unsavedAtExit) {
+      const text = s.unsavedReport();
+      if (text !== undefined) writeStderr(`parley: ${text}\n`);
+    }
+  });
+}
 
 export interface SessionView {
   header: SessionHeader;
@@ -81,6 +111,8 @@ export interface SessionOptions {
   sessionDir?: string;
   /** Load-time problems; defaults to a line on stderr (never stdout: that is the RPC stream). */
   onWarning?: SessionWarningHandler;
+  /** Take the file's lock now (session-lock.ts): a file another process writes is refused. */
+  lock?: boolean;
 }
 
 /** Where a fork goes instead of beside its source: another project's folder and session directory. */
@@ -99,10 +131,19 @@ export interface ForkResult {
 /**
  * memory: never written. pending: file not created yet. empty: the file exists with 0 bytes (the
  * first write appends the header there, after checking it is still empty). synced: appends go
- * to the file. parley never truncates, replaces or renames over a file: it creates new files
- * exclusively (wx) and otherwise only appends.
+ * to the file. refused: the file is no longer this session's (see SaveNotice); never written
+ * again. parley never truncates, replaces or renames over a file: it creates new files
+ * exclusively (wx) and otherwise only appends, to the file it opened or created (same device and
+ * inode, still a session file).
  */
-type DiskState = "memory" | "pending" | "empty" | "synced";
+type DiskState = "memory" | "pending" | "empty" | "synced" | "refused";
+
+/** The file a session writes: which one, and how long it was after this session's last write. */
+interface FileMark {
+  dev: number;
+  ino: number;
+  size: number;
+}
 
 const defaultWarning: SessionWarningHandler = (w) => {
   writeStderr(`parley: session ${w.file ?? ""}: ${w.message}\n`);
@@ -134,6 +175,12 @@ export class Session implements SessionView {
   readonly #onWarning: SessionWarningHandler;
   /** Where the loaded file holds its messages, until the first get_messages takes it (see takeMessageJson). */
   #messageJson: MessageBytes | undefined;
+  /** The file this session opened or created; every write checks it is still that file. */
+  #mark: FileMark | undefined;
+  /** Why the file is refused (disk state "refused"). */
+  #refusal: string | undefined;
+  /** The file's lock, while this session holds it. */
+  #unlock: (() => void) | undefined;
 
   constructor(cwd: string, options: SessionOptions = {}) {
     this.#header = {
@@ -153,6 +200,7 @@ export class Session implements SessionView {
           : undefined;
     this.#disk = this.#file !== undefined ? "pending" : "memory";
     this.#onWarning = options.onWarning ?? defaultWarning;
+    if (options.lock === true && this.#file !== undefined) this.#unlock = lockSessionFile(this.#file);
   }
 
   /**
@@ -161,13 +209,25 @@ export class Session implements SessionView {
    * written. An empty file becomes a fresh session written there on first write. Appends go to
    * the end of the file; lines it could not read stay on disk untouched.
    */
-  static open(path: string, options: { onWarning?: SessionWarningHandler; cwd?: string } = {}): Session {
+  static open(path: string, options: { onWarning?: SessionWarningHandler; cwd?: string; lock?: boolean } = {}): Session {
     const file = resolve(path);
     const sniffed = sniffFile(file);
     // A missing file: reading it below throws the ENOENT error callers expect.
     if (sniffed.kind === "other") throw notASessionFile(file, sniffed.reason);
-    const parsed = readSessionFile(file);
-    const session = new Session(options.cwd ?? process.cwd(), { file, ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
+    const session = new Session(options.cwd ?? process.cwd(), {
+      file,
+      ...(options.onWarning ? { onWarning: options.onWarning } : {}),
+      ...(options.lock === true && sniffed.kind !== "missing" ? { lock: true } : {}),
+    });
+    let parsed: ReturnType<typeof readSessionFile>;
+    try {
+      // The file the reading saw is the one writes must reach: marked before it is read.
+      session.#mark = markOf(statSync(file));
+      parsed = readSessionFile(file);
+    } catch (error) {
+      session.release();
+      throw error;
+    }
     for (const warning of parsed.warnings) session.#onWarning(warning);
     if (parsed.header === undefined) {
       session.#disk = "empty";
@@ -209,8 +269,24 @@ export class Session implements SessionView {
   /** Who hears of save failures and recoveries (default: stderr); told at once of a failure going on. */
   set onSave(listener: SaveListener) {
     this.#onSave = listener;
-    if (this.#saveError !== undefined && this.#file !== undefined)
-      listener({ kind: "failed", file: this.#file, error: this.#saveError, unsaved: this.#unsavedCount() });
+    if (this.#file === undefined) return;
+    if (this.#refusal !== undefined) listener({ kind: "refused", file: this.#file, error: this.#refusal, unsaved: this.#unsavedCount() });
+    else if (this.#saveError !== undefined) listener({ kind: "failed", file: this.#file, error: this.#saveError, unsaved: this.#unsavedCount() });
+  }
+
+  /** Lets go of the file's lock: the agent has left this session (once it is released, another process may open the file). */
+  release(): void {
+    const unlock = this.#unlock;
+    this.#unlock = undefined;
+    unlock?.();
+  }
+
+  /** What parley says at exit when this session holds entries its file does not. */
+  unsavedReport(): string | undefined {
+    const unsaved = this.#unsavedCount();
+    if (this.#file === undefined || unsaved === 0 || (this.#refusal === undefined && this.#saveError === undefined)) return undefined;
+    const why = this.#refusal ?? this.#saveError;
+    return `${unsaved} entries of session ${this.id} were never written to ${this.#file} (${why}); they are lost now that parley ends`;
   }
   /** From the latest session_info entry (any branch, like pi); undefined when none or cleared. */
   get name(): string | undefined {
@@ -509,14 +585,19 @@ export class Session implements SessionView {
       case "synced":
         this.#unsaved.push(line);
         this.#save();
+        return;
+      case "refused":
+        this.#unsaved.push(line);
     }
   }
 
   /**
    * Writes what is not on disk yet. pending: a new file, created exclusively (never clobbers one
-   * that appeared at this path meanwhile) with the header and every entry; empty: the same into
-   * the empty file this session was opened on, only if it is still empty; synced: the waiting
-   * lines, appended. A failure is told once per episode and leaves the lines waiting.
+   * that appeared at this path meanwhile) with the header and every entry, under the file's lock;
+   * empty: the same into the empty file this session was opened on, only if it is still empty;
+   * synced: the waiting lines, appended. Every write goes to the file this session opened or
+   * created, checked on the open descriptor; anything else is refused for good (see SaveNotice).
+   * A failure is told once per episode and leaves the lines waiting.
    */
   #save(): void {
     const file = this.#file!;
@@ -524,28 +605,44 @@ export class Session implements SessionView {
     try {
       if (this.#disk === "pending") {
         makeDirsSync(dirname(file));
-        fd = openSync(file, "wx");
-        this.#startFile();
-      } else if (this.#disk === "empty") {
-        fd = openSync(file, "a");
-        if (fstatSync(fd).size !== 0)
-          throw new SessionFileError(`${file} is no longer empty (something else wrote to it); parley will not write a session into it`);
+        this.#unlock ??= lockSessionFile(file);
+        try {
+          fd = openSync(file, "wx");
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "EEXIST")
+            throw new Refusal(`a file appeared at this path that parley did not create (another program's); parley does not write into it`);
+          throw error;
+        }
+        this.#mark = markOf(fstatSync(fd));
         this.#startFile();
       } else {
-        fd = openSync(file, "a");
+        fd = this.#openMarked(file);
+        if (this.#disk === "empty") {
+          if (fstatSync(fd).size !== 0) throw new Refusal(`it is no longer empty (something else wrote to it); parley will not write a session into it`);
+          this.#startFile();
+        }
       }
       this.#writeUnsaved(fd);
+      this.#mark = markOf(fstatSync(fd));
     } catch (error) {
       this.#messageJson = undefined;
+      if (error instanceof Refusal || error instanceof SessionLockedError) {
+        this.#refuse(error.message);
+        return;
+      }
       const first = this.#saveError === undefined;
       this.#saveError = errorMessage(error);
-      if (first) this.#onSave({ kind: "failed", file, error: this.#saveError, unsaved: this.#unsavedCount() });
+      if (first) {
+        reportAtExit(this);
+        this.#onSave({ kind: "failed", file, error: this.#saveError, unsaved: this.#unsavedCount() });
+      }
       return;
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
     if (this.#saveError !== undefined) {
       this.#saveError = undefined;
+      unsavedAtExit.delete(this);
       this.#onSave({ kind: "resumed", file });
     }
     // The file changed, by this session's hand: its messages' bytes are still good.
@@ -558,6 +655,51 @@ export class Session implements SessionView {
     }
   }
 
+  /**
+   * Opens the session's file for appending, only if it is the one this session opened or created
+   * (never creating it again), still a session file, and no shorter than this session left it.
+   * Lines another writer appended meanwhile (a pi on the same file) stay; the next line starts on
+   * a line of its own.
+   */
+  #openMarked(file: string): number {
+    let fd: number;
+    try {
+      // Read too: the first line is checked when another writer appended meanwhile.
+      fd = openSync(file, constants.O_RDWR | constants.O_APPEND);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") throw new Refusal("it was deleted (or moved away) while parley ran; parley does not create it again");
+      if (code === "EISDIR") throw new Refusal("it was replaced by a folder");
+      throw error;
+    }
+    try {
+      const now = fstatSync(fd);
+      const mark = this.#mark;
+      if (mark !== undefined && (now.dev !== mark.dev || now.ino !== mark.ino))
+        throw new Refusal("it was replaced by another file (or a link to one) while parley ran; parley writes only to the file it opened");
+      if (!now.isFile()) throw new Refusal("it is no longer a regular file");
+      if (mark !== undefined && now.size !== mark.size && this.#disk === "synced") {
+        if (now.size < mark.size) throw new Refusal("it was cut short or rewritten by something else while parley ran");
+        if (sniffDescriptor(fd).kind !== "session") throw new Refusal("it is no longer a session file (something else rewrote it)");
+        this.#needsNewline = lastByte(fd, now.size) !== 0x0a;
+      }
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    return fd;
+  }
+
+  #refuse(reason: string): void {
+    const file = this.#file!;
+    if (this.#disk === "pending" || this.#disk === "empty") this.#unsaved = [this.#header, ...this.#entries].map((record) => JSON.stringify(record));
+    this.#disk = "refused";
+    this.#refusal = reason;
+    this.#saveError = undefined;
+    reportAtExit(this);
+    this.#onSave({ kind: "refused", file, error: reason, unsaved: this.#unsavedCount() });
+  }
+
   /** The file is this session's now (created, or found empty): header and every entry wait to be written. */
   #startFile(): void {
     this.#disk = "synced";
@@ -567,7 +709,9 @@ export class Session implements SessionView {
 
   /** Entries in memory and not on disk (the header aside). */
   #unsavedCount(): number {
-    return this.#disk === "synced" ? this.#unsaved.length : this.#entries.length;
+    if (this.#disk === "synced") return this.#unsaved.length;
+    if (this.#disk === "refused") return this.#unsaved.filter((line) => !line.startsWith('{"type":"session"')).length;
+    return this.#entries.length;
   }
 
   /** Appends the waiting lines in one write; on failure, drops from the queue only the lines wholly written. */
@@ -602,6 +746,19 @@ export class Session implements SessionView {
 }
 
 export type { SessionStatsData };
+
+/** A refusal to write to the session file (see SaveNotice), with its reason. */
+class Refusal extends Error {}
+
+function markOf(stat: { dev: number; ino: number; size: number }): FileMark {
+  return { dev: stat.dev, ino: stat.ino, size: stat.size };
+}
+
+function lastByte(fd: number, size: number): number | undefined {
+  if (size === 0) return undefined;
+  const byte = Buffer.alloc(1);
+  return readSync(fd, byte, 0, 1, size - 1) === 1 ? byte[0] : undefined;
+}
 
 function fileIdentity(file: string): FileIdentity {
   const { dev, ino, size, mtimeMs } = statSync(file);

@@ -66,6 +66,15 @@ export function sniffFile(path: string): FileKind {
     return code === "ENOENT" ? { kind: "missing" } : { kind: "other", reason: `it cannot be read (${code})` };
   }
   try {
+    return sniffDescriptor(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** sniffFile on a descriptor open for reading (left open). Never throws. */
+export function sniffDescriptor(fd: number): FileKind {
+  try {
     const stat = fstatSync(fd);
     if (stat.isDirectory()) return { kind: "other", reason: "it is a directory" };
     // A FIFO or device would block or never end: only regular files are sessions.
@@ -83,7 +92,5 @@ export function sniffFile(path: string): FileKind {
     return problem === undefined ? { kind: "session" } : { kind: "other", reason: problem };
   } catch (error) {
     return { kind: "other", reason: `it cannot be read (${errnoCode(error)})` };
-  } finally {
-    closeSync(fd);
   }
 }

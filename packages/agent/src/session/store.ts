@@ -58,18 +58,22 @@ export interface OpenSessionOptions {
    * (pi's `--session <new path>`), with this cwd. Without it, a missing file throws.
    */
   createIfMissing?: { cwd: string };
+  /** Take the file's lock (default: true, for a session parley will write); false to only read it. */
+  lock?: boolean;
 }
 
 /** Loads a session file; see Session.open for what is tolerated and what throws. */
 export function openSession(path: string, options: OpenSessionOptions = {}): Session {
   const file = resolve(path);
+  const lock = options.lock ?? true;
   if (options.createIfMissing !== undefined && !existsSync(file)) {
     return new Session(options.createIfMissing.cwd, {
       file: danglingLinkTarget(file),
+      lock,
       ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}),
     });
   }
-  return Session.open(file, options.onWarning !== undefined ? { onWarning: options.onWarning } : {});
+  return Session.open(file, { lock, ...(options.onWarning !== undefined ? { onWarning: options.onWarning } : {}) });
 }
 
 /**

@@ -1,6 +1,4 @@
-import { createWriteStream, type WriteStream } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { WriteStream } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { type Static, Type } from "typebox";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateTail } from "./truncate.js";
@@ -10,7 +8,7 @@ import { ABORTED, TIMEOUT_PREFIX, createLocalBashOperations, type BashSpawnConte
 export * from "./bash-operations.js";
 import { toAgentTool } from "./util.js";
 import { errorMessage } from "../error-text.js";
-import { nodeCrypto } from "../lazy-node.js";
+import { createOutputFileStream } from "../output-files.js";
 
 const bashSchema = Type.Object({
   command: Type.String({ description: "The bash command to run" }),
@@ -46,8 +44,11 @@ class OutputCollector {
     }
     this.pending.push(chunk);
     if (this.totalBytes > DEFAULT_MAX_BYTES || this.newlines + 1 > DEFAULT_MAX_LINES) {
-      this.fullOutputPath = join(tmpdir(), `parley-bash-${nodeCrypto().randomBytes(8).toString("hex")}.log`);
-      this.file = createWriteStream(this.fullOutputPath);
+      const { path, stream } = createOutputFileStream("parley-bash", ".log");
+      this.fullOutputPath = path;
+      this.file = stream;
+      // A file that cannot be written is not offered to the model (and does not end parley).
+      stream.on("error", () => (this.fullOutputPath = undefined));
       for (const c of this.pending) this.file.write(c);
       this.pending = [];
     }

@@ -1,9 +1,10 @@
 import { constants } from "node:fs";
-import { access, writeFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { type Static, Type } from "typebox";
 import { generateDiffString } from "./diff.js";
 import { withFileMutationQueue } from "./file-mutation-queue.js";
 import { resolveToCwd } from "./path-utils.js";
+import { replaceFile } from "./replace-file.js";
 import { readRegularFile } from "./read-regular-file.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { errorCode, throwIfAborted, toAgentTool } from "./util.js";
@@ -52,7 +53,7 @@ export interface EditToolOptions {
 
 const localOperations: EditOperations = {
   readFile: readRegularFile,
-  writeFile: (p, content) => writeFile(p, content, "utf8"),
+  writeFile: replaceFile,
   access: (p) => access(p, constants.R_OK | constants.W_OK),
 };
 

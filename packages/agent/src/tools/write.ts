@@ -1,8 +1,8 @@
-import { writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type Static, Type } from "typebox";
 import { withFileMutationQueue } from "./file-mutation-queue.js";
 import { resolveToCwd } from "./path-utils.js";
+import { replaceFile } from "./replace-file.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { describeFsError, errorCode, throwIfAborted, toAgentTool } from "./util.js";
 import { makeDirs } from "../make-dirs.js";
@@ -26,7 +26,7 @@ export interface WriteToolOptions {
 }
 
 const localOperations: WriteOperations = {
-  writeFile: (p, content) => writeFile(p, content, "utf8"),
+  writeFile: replaceFile,
   mkdir: makeDirs,
 };
 
