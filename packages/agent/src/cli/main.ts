@@ -511,6 +511,21 @@ export async function main(argv: string[]): Promise<void> {
     });
     process.exit(code);
   }
+  // `parley install|remove|uninstall|update|list|config`, as pi's package commands: no agent.
+  if (argv[0] !== undefined && ["install", "remove", "uninstall", "update", "list", "config"].includes(argv[0])) {
+    // The npm and git children it starts end with it, whichever way it ends.
+    new ProcessLifetime();
+    const { runPackageCommand } = await import("../packages/package-cli.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    const code = await runPackageCommand(argv, {
+      agentDir: findAgentDir(),
+      cwd: process.cwd(),
+      out: write(process.stdout),
+      err: write(process.stderr),
+      color: process.stdout.isTTY === true && !process.env["NO_COLOR"],
+    });
+    process.exit(code ?? 1);
+  }
   let options: CliOptions;
   try {
     options = parseArgs(argv);
