@@ -206,6 +206,9 @@ async function trustProject(
   keep: ReturnType<typeof commandChoices>,
 ): Promise<{ sources: ExtensionSource[]; order: string[] }> {
   start.options = { ...start.options, projectTrust: true };
+  // Loaded before trust (the user's): a file the project's settings name too (the same package in
+  // both, the project's entry winning) is not loaded a second time.
+  const loaded = new Set(start.resources.resolved.extensions.filter((r) => r.enabled).map((r) => r.path));
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
   start.resources = await resolveSetupResources(start.options, start.setup);
@@ -214,7 +217,8 @@ async function trustProject(
   await server.agent.configure(agentConfig(start.options, start.setup));
   Object.assign(server.agent, keep);
   useResources(server, start);
-  return { sources: await loadAll(start.options, start.resources, start.setup, "project"), order: extensionOrder(start.options, start.resources) };
+  const sources = (await loadAll(start.options, start.resources, start.setup, "project")).filter((source) => !loaded.has(source.path));
+  return { sources, order: extensionOrder(start.options, start.resources) };
 }
 
 /** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
