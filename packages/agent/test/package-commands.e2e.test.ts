@@ -61,7 +61,11 @@ beforeAll(() => {
   const npmPkg = join(fixtures, "npm-src");
   writeFile(join(npmPkg, "package.json"), JSON.stringify({ name: "parley-fixture-npm", version: "1.0.0", keywords: ["pi-package"] }));
   writeFile(join(npmPkg, "extensions", "index.ts"), extension("fixture-npm"));
-  const packed = spawnSync("npm", ["pack", "--pack-destination", fixtures], { cwd: npmPkg, encoding: "utf8", env: { ...process.env, npm_config_offline: "true" } });
+  const packed = spawnSync("npm", ["pack", "--pack-destination", fixtures], {
+    cwd: npmPkg,
+    encoding: "utf8",
+    env: { ...process.env, npm_config_offline: "true" },
+  });
   if (packed.status !== 0) throw new Error(`npm pack: ${packed.stderr}`);
   tarball = join(fixtures, "parley-fixture-npm-1.0.0.tgz");
   // git: a repository with a manifest naming its extension.
@@ -229,7 +233,11 @@ describe("package commands, parley against pi 1.6.0", () => {
       expect(existsSync(join(worlds.parley.agentDir, "npm", "node_modules", "parley-fixture-npm", "extensions", "index.ts"))).toBe(true);
       expect(existsSync(join(worlds.parley.agentDir, "git", "example.test", "user", "gitpkg", "ext", "main.ts"))).toBe(true);
       // No lock or temporary file left behind.
-      expect(readdirSync(worlds.parley.agentDir).filter((n) => n.includes("settings.json")).sort()).toEqual(["settings.json"]);
+      expect(
+        readdirSync(worlds.parley.agentDir)
+          .filter((n) => n.includes("settings.json"))
+          .sort(),
+      ).toEqual(["settings.json"]);
       expectSame(await both(["list"]));
     },
     TEST_MS,
@@ -280,7 +288,14 @@ describe("package commands, parley against pi 1.6.0", () => {
   it(
     "bad usage and an untrusted project are refused alike",
     async () => {
-      for (const args of [["install"], ["install", "--bogus", "x"], ["remove", "a", "b"], ["list", "-l"], ["update", "--extension"], ["update", "--all", "x"]]) {
+      for (const args of [
+        ["install"],
+        ["install", "--bogus", "x"],
+        ["remove", "a", "b"],
+        ["list", "-l"],
+        ["update", "--extension"],
+        ["update", "--all", "x"],
+      ]) {
         expectSame(await both(args));
       }
       // A project whose .pi/ holds code needs trust, which nobody gave: -l is refused.

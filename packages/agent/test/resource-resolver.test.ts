@@ -136,9 +136,29 @@ describe("packages", () => {
 
   it("parses sources as pi does", () => {
     expect(parseSource("npm:@scope/pkg@1.2.3")).toEqual({ type: "npm", spec: "@scope/pkg@1.2.3", name: "@scope/pkg", version: "1.2.3" });
-    expect(parseSource("git:github.com/user/repo@v1")).toEqual({ type: "git", host: "github.com", path: "user/repo", ref: "v1" });
-    expect(parseSource("git:git@github.com:user/repo.git")).toEqual({ type: "git", host: "github.com", path: "user/repo", ref: undefined });
-    expect(parseSource("https://gitlab.com/group/sub/repo@abc")).toEqual({ type: "git", host: "gitlab.com", path: "group/sub/repo", ref: "abc" });
+    expect(parseSource("git:github.com/user/repo@v1")).toEqual({
+      type: "git",
+      host: "github.com",
+      path: "user/repo",
+      ref: "v1",
+      repo: "https://github.com/user/repo",
+    });
+    expect(parseSource("git:git@github.com:user/repo.git")).toEqual({
+      type: "git",
+      host: "github.com",
+      path: "user/repo",
+      ref: undefined,
+      repo: "git@github.com:user/repo.git",
+    });
+    expect(parseSource("https://gitlab.com/group/sub/repo@abc")).toEqual({
+      type: "git",
+      host: "gitlab.com",
+      path: "group/sub/repo",
+      ref: "abc",
+      repo: "https://gitlab.com/group/sub/repo",
+    });
+    // Names that would leave the install folder are not git sources (pi refuses them too).
+    expect(parseSource("git:example.com/user/../../x").type).toBe("local");
     expect(parseSource("github.com/user/repo")).toEqual({ type: "local", path: "github.com/user/repo" });
     expect(parseSource("./here")).toEqual({ type: "local", path: "./here" });
   });

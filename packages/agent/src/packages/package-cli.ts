@@ -258,7 +258,14 @@ export async function runPackageCommand(argv: readonly string[], io: PackageCliI
         await list(io, manager, home, npmCommand, packagesOf(globalSettings), "settings" in project ? packagesOf(project.settings) : []);
         return 0;
       case "update":
-        return await update(io, p, manager, { user: packagesOf(globalSettings), project: "settings" in project ? packagesOf(project.settings) : [] }, updated, () => warnings);
+        return await update(
+          io,
+          p,
+          manager,
+          { user: packagesOf(globalSettings), project: "settings" in project ? packagesOf(project.settings) : [] },
+          updated,
+          () => warnings,
+        );
     }
   } catch (error) {
     io.err(red(c, `Error: ${errorMessage(error)}`));
@@ -281,7 +288,8 @@ async function update(
     const one = target.type === "extensions" ? target.source : undefined;
     await manager.update(one, lists);
     if (isOfflineMode()) io.out(yellow(c, "Skipped package updates (offline mode)"));
-    else if (updated.length === 0 && warnings() > 0) io.out(yellow(c, one ? `${one} was not updated, see the warnings above` : "No packages were updated, see the warnings above"));
+    else if (updated.length === 0 && warnings() > 0)
+      io.out(yellow(c, one ? `${one} was not updated, see the warnings above` : "No packages were updated, see the warnings above"));
     else if (updated.length === 0) io.out(green(c, one ? `${one} is already up to date` : "Packages are already up to date"));
     else {
       io.out(green(c, `Updated ${updated.length} package${updated.length === 1 ? "" : "s"}:`));

@@ -182,9 +182,7 @@ export class PackageManager {
         const after = installedVersion(this.#managedNpmPath(p.parsed, scope));
         if (after !== p.before) updated.push(`${p.source}${scope === "project" ? " (project)" : ""} ${p.before ?? "(none)"} -> ${after ?? "(none)"}`);
         else if (p.before !== undefined && p.target !== undefined)
-          this.#events.warning(
-            `${p.source} is still ${after} (registry reports ${p.target}); npm registry metadata may be stale, try again in a few minutes`,
-          );
+          this.#events.warning(`${p.source} is still ${after} (registry reports ${p.target}); npm registry metadata may be stale, try again in a few minutes`);
       }
     }
     for (const entry of chosen) {
@@ -195,7 +193,10 @@ export class PackageManager {
         const before = await this.#head(dir);
         await this.#updateGit(parsed, entry.scope);
         const after = await this.#head(dir);
-        if (before !== after) updated.push(`${entry.source}${entry.scope === "project" ? " (project)" : ""} ${before?.slice(0, 7) ?? "(none)"} -> ${after?.slice(0, 7) ?? "(none)"}`);
+        if (before !== after)
+          updated.push(
+            `${entry.source}${entry.scope === "project" ? " (project)" : ""} ${before?.slice(0, 7) ?? "(none)"} -> ${after?.slice(0, 7) ?? "(none)"}`,
+          );
       });
     }
     for (const message of updated) this.#events.updated(message);
@@ -210,7 +211,8 @@ export class PackageManager {
 
   #npm(): { command: string; args: string[] } {
     const [command, ...args] = this.#places.npmCommand ?? [];
-    if (this.#places.npmCommand && this.#places.npmCommand.length > 0 && !command) throw new Error("Invalid npmCommand: first array entry must be a non-empty command");
+    if (this.#places.npmCommand && this.#places.npmCommand.length > 0 && !command)
+      throw new Error("Invalid npmCommand: first array entry must be a non-empty command");
     return command ? { command, args } : { command: "npm", args: [] };
   }
 

@@ -57,7 +57,8 @@ function migrateAsPi(settings: Raw): Raw {
   }
   const skills = settings["skills"];
   if (isObject(skills)) {
-    if (skills["enableSkillCommands"] !== undefined && settings["enableSkillCommands"] === undefined) settings["enableSkillCommands"] = skills["enableSkillCommands"];
+    if (skills["enableSkillCommands"] !== undefined && settings["enableSkillCommands"] === undefined)
+      settings["enableSkillCommands"] = skills["enableSkillCommands"];
     const dirs = skills["customDirectories"];
     if (Array.isArray(dirs) && dirs.length > 0) settings["skills"] = dirs;
     else delete settings["skills"];

@@ -64,7 +64,8 @@ export function captureTool(command: string, args: readonly string[], options: R
       tracked.dispose();
       if (timedOut) reject(new Error(`${command} ${args.join(" ")} timed out after ${options.timeoutMs}ms`));
       else if (code === 0) resolve(stdout.trim());
-      else reject(new Error(`${command} ${args.join(" ")} failed with ${code === null ? `signal ${signal ?? "unknown"}` : `code ${code}`}: ${stderr || stdout}`));
+      else
+        reject(new Error(`${command} ${args.join(" ")} failed with ${code === null ? `signal ${signal ?? "unknown"}` : `code ${code}`}: ${stderr || stdout}`));
     });
   });
 }

@@ -30,7 +30,7 @@ export interface PackageFilter {
 
 export type ParsedSource =
   | { type: "npm"; spec: string; name: string; version: string | undefined }
-  | { type: "git"; host: string; path: string; ref: string | undefined; /** What `git clone` is given. */ repo: string }
+  | { type: "git"; host: string; path: string; ref: string | undefined /** What `git clone` is given. */; repo: string }
   | { type: "local"; path: string };
 
 /** An exact version (`1.2.3`), which pi never updates; a range or a tag it does. */
