@@ -117,13 +117,13 @@ describe("packages", () => {
     expect(r.warnings).toEqual([]);
   });
 
-  it("a pinned npm version that differs, and a package not installed, are reported with the pi install command", () => {
+  it("a pinned npm version that differs, and a package not installed, are reported with the parley install command", () => {
     const p = places();
     write(join(p.agentDir, "npm/node_modules/pinned/package.json"), { name: "pinned", version: "1.0.0" });
     const r = resolveResources({ ...p, user: { packages: [{ source: "npm:pinned@2.0.0" }, { source: "git:github.com/a/b" }] }, project: {} });
     expect(r.warnings).toEqual([
       expect.stringContaining("npm:pinned@2.0.0: version 1.0.0 is installed"),
-      expect.stringContaining("run `pi install git:github.com/a/b`"),
+      expect.stringContaining("run `parley install git:github.com/a/b`"),
     ]);
   });
 
@@ -167,7 +167,7 @@ describe("packages", () => {
     const p = places();
     const r = resolveCliSources(["npm:x", "git:github.com/a/b"], p);
     expect(r.unavailable.map((u) => u.source)).toEqual(["npm:x", "git:github.com/a/b"]);
-    expect(r.unavailable[0]?.error).toContain("pi install npm:x");
+    expect(r.unavailable[0]?.error).toContain("parley install npm:x");
   });
 });
 

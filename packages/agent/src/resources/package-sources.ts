@@ -1,6 +1,6 @@
 /**
  * pi packages as settings.json `packages` names them (`npm:name@version`, git URLs, local paths),
- * and where `pi install` puts them. parley only reads what pi installed: it never runs npm or git.
+ * and where `pi install` (and `parley install`, packages/) puts them. Reading them runs no npm or git.
  *   npm, user scope:    <agent dir>/npm/node_modules/<name> (the newest pi), else npm's global
  *                       node_modules (older pi installed with `npm install -g`);
  *   npm, project scope: <cwd>/.pi/npm/node_modules/<name>;
@@ -219,7 +219,7 @@ export function installedVersion(dir: string): string | undefined {
   }
 }
 
-/** The `pi install` command that installs a package in this scope. */
+/** The `parley install` command that installs a package in this scope (as `pi install` would). */
 export function installCommand(source: string, scope: PackageScope): string {
-  return `pi install ${scope === "project" ? "-l " : ""}${source}`;
+  return `parley install ${scope === "project" ? "-l " : ""}${source}`;
 }
