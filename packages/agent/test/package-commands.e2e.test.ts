@@ -311,10 +311,17 @@ describe("package commands, parley against pi 1.6.0", () => {
     TEST_MS,
   );
 
-  it("config: parley has no terminal UI, and says what to do instead with status 1", async () => {
-    const r = await run("parley", ["config"]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("parley has no terminal UI");
-    expect(r.stdout).toBe("");
-  });
+  it(
+    "config: as pi before its UI opens, a listed package that is missing is installed; then parley, which has no terminal UI, says what to do instead with status 1",
+    async () => {
+      const file = join(worlds.parley.agentDir, "settings.json");
+      const settings = JSON.parse(readFileSync(file, "utf8")) as { packages: unknown[] };
+      writeFileSync(file, JSON.stringify({ ...settings, packages: [...settings.packages, gitSource] }, null, 2));
+      const r = await run("parley", ["config"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("parley has no terminal UI");
+      expect(existsSync(join(worlds.parley.agentDir, "git", "example.test", "user", "gitpkg", "ext", "main.ts"))).toBe(true);
+    },
+    TEST_MS,
+  );
 });

@@ -366,7 +366,8 @@ function decideTrust(override: boolean | undefined, io: PackageCliIo, home: stri
 
 /**
  * `config`: pi's terminal UI for turning a package's resources on and off. parley has no
- * terminal UI: it checks the options as pi does, then says how to do it instead (status 1).
+ * terminal UI: it checks the options and installs missing packages as pi does before its UI
+ * opens, then says how to do it instead (status 1; pi without a terminal waits for ever).
  */
 async function runConfigCommand(rest: readonly string[], io: PackageCliIo): Promise<number> {
   const c = io.color;
@@ -398,10 +399,36 @@ entries' filters in settings.json ("extensions", "skills", "prompts", "themes": 
   }
   const home = io.home ?? homedir();
   const global = readSettingsFile(join(io.agentDir, "settings.json"));
-  const trusted = decideTrust(override, io, home, "settings" in global ? global.settings["defaultProjectTrust"] : undefined);
+  const globalSettings = "settings" in global ? global.settings : {};
+  const trusted = decideTrust(override, io, home, globalSettings["defaultProjectTrust"]);
   if (local && !trusted) {
     io.err(red(c, "Project is not trusted. Use --approve to modify local resource config."));
     return 1;
+  }
+  if ("error" in global) io.err(yellow(c, `Warning (config command, global settings): ${global.error}`));
+  // As pi before its UI opens: the listed packages that are missing are installed.
+  const project = trusted ? readSettingsFile(join(io.cwd, PROJECT_DIR_NAME, "settings.json")) : { settings: {} };
+  const npmCommand = strings(globalSettings["npmCommand"]);
+  const manager = new PackageManager(
+    { cwd: io.cwd, agentDir: io.agentDir, home, npmCommand, projectTrusted: trusted },
+    { start: () => {}, warning: () => {}, updated: () => {} },
+  );
+  let globalRoot: string | undefined;
+  if (npmCommand) {
+    const answer = await askNpmGlobalRoot(npmCommand, io.cwd);
+    if ("root" in answer) globalRoot = answer.root;
+  }
+  const failures = await manager.installMissing(
+    { user: packagesOf(globalSettings), project: "settings" in project ? packagesOf(project.settings) : [] },
+    globalRoot,
+  );
+  for (const f of failures) {
+    io.err(
+      yellow(
+        c,
+        `Warning: Extension package "${f.source}": failed to install (${f.message}). Run "parley remove ${f.source}${f.scope === "project" ? " --local" : ""}" to remove it from settings.json.`,
+      ),
+    );
   }
   io.err(
     red(

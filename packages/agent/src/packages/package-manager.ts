@@ -14,7 +14,16 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
-import { installedVersion, isPinnedNpmVersion, type PackageScope, type ParsedSource, parseSource } from "../resources/package-sources.js";
+import {
+  dedupePackages,
+  installedPath,
+  installedVersion,
+  isPinnedNpmVersion,
+  type PackageScope,
+  type ParsedSource,
+  parseSource,
+  type ScopedPackage,
+} from "../resources/package-sources.js";
 import { expandHome, fromFileUrl } from "../resources/paths.js";
 import { entrySource, type RawPackage, writePackages } from "./package-settings.js";
 import { captureTool, NETWORK_TIMEOUT_MS, runTool } from "./run-tool.js";
@@ -200,6 +209,37 @@ export class PackageManager {
       });
     }
     for (const message of updated) this.#events.updated(message);
+  }
+
+  /**
+   * What pi's resolution does before its `config` UI opens: each listed npm or git package that is
+   * not installed is installed (the project's entries winning over the user's for one package);
+   * nothing in offline mode. Failures are returned, not thrown.
+   */
+  async installMissing(
+    lists: { user: readonly RawPackage[]; project: readonly RawPackage[] },
+    npmGlobalRoot?: string,
+  ): Promise<{ source: string; scope: PackageScope; message: string }[]> {
+    if (isOfflineMode()) return [];
+    const scoped: ScopedPackage[] = (["project", "user"] as const).flatMap((scope) =>
+      lists[scope].flatMap((entry) => {
+        const source = entrySource(entry);
+        return source === undefined ? [] : [{ entry: { source }, scope }];
+      }),
+    );
+    const failures: { source: string; scope: PackageScope; message: string }[] = [];
+    const places = { cwd: this.#places.cwd, agentDir: this.#places.agentDir, home: this.#places.home, npmGlobalRoot };
+    for (const { entry, scope } of dedupePackages(scoped, (p) => this.#key(p.entry.source, this.baseDir(p.scope)))) {
+      const parsed = parseSource(entry.source);
+      if (parsed.type === "local" || installedPath(parsed, scope, places) !== undefined) continue;
+      try {
+        if (parsed.type === "npm") await this.#installNpm([parsed.spec], scope);
+        else await this.#installGit(parsed, scope);
+      } catch (error) {
+        failures.push({ source: entry.source, scope, message: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    return failures;
   }
 
   async #step(message: string, work: () => Promise<void>): Promise<void> {
