@@ -2,7 +2,7 @@
  * settings.json's `packages` written as pi writes it: its lock honoured, the file replaced whole,
  * other keys kept in their order with pi's migrations, a file that is not JSON left alone.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,6 +62,20 @@ describe("writePackages", () => {
     rmdirSync(`${file}.lock`);
     expect(await writing).toBeUndefined();
     expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ packages: ["npm:late"] });
+  });
+
+  it("a symlinked settings.json (a dotfiles repository's) is written at its target; the link stays a link", async () => {
+    const dir = folder();
+    mkdirSync(join(dir, "dotfiles"));
+    const target = join(dir, "dotfiles", "settings.json");
+    writeFileSync(target, '{"theme":"x"}');
+    const link = join(dir, "agent", "settings.json");
+    mkdirSync(join(dir, "agent"));
+    symlinkSync(target, link);
+    expect(await writePackages(link, () => ["npm:a"])).toBeUndefined();
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({ theme: "x", packages: ["npm:a"] });
+    expect(readdirSync(join(dir, "dotfiles"))).toEqual(["settings.json"]);
   });
 
   it("leaves a file that is not JSON byte for byte, and says so", async () => {

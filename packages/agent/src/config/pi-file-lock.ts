@@ -8,8 +8,22 @@
  * same folder that is then renamed over the old one: a reader sees the old or the new file, never
  * half of one.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, rmdirSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 
 /** proper-lockfile's default: a lock not touched for this long was left by a process that died. */
 const STALE_MS = 10_000;
@@ -45,8 +59,27 @@ export async function lockPiFile(file: string): Promise<() => void> {
   }
 }
 
+/**
+ * Where the text goes: a symlinked file (a dotfiles repository's `settings.json`) is written at
+ * its target, as pi's in-place write writes through the link; the link itself stays.
+ */
+function writeTarget(file: string): string {
+  try {
+    if (!lstatSync(file).isSymbolicLink()) return file;
+  } catch {
+    return file;
+  }
+  try {
+    return realpathSync(file);
+  } catch {
+    // A link to a file not made yet: made where the link points.
+    return resolve(dirname(file), readlinkSync(file));
+  }
+}
+
 /** Writes the text beside the file, then renames it over the file. The file keeps its permissions. */
-export function replaceFile(file: string, text: string): void {
+export function replaceFile(path: string, text: string): void {
+  const file = writeTarget(path);
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
   // A new file gets the usual permissions (as pi's writeFileSync gives it).
   const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o666;
