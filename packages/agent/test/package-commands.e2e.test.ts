@@ -266,6 +266,17 @@ describe("package commands, parley against pi 1.6.0", () => {
       expectSame(await both(["update", gitSource]));
       expectSame(await both(["update", "parley-fixture-npm"]));
       expect(tree(join(worlds.parley.agentDir, "git"))).toEqual(tree(join(worlds.pi.agentDir, "git")));
+      // An entry with filters, installed again at a ref: the entry's source changes, its filters stay.
+      for (const side of SIDES) {
+        const file = join(worlds[side].agentDir, "settings.json");
+        const settings = JSON.parse(readFileSync(file, "utf8")) as { packages: unknown[] };
+        const packages = settings.packages.map((p) => (p === gitSource ? { source: gitSource, extensions: [] } : p));
+        writeFileSync(file, JSON.stringify({ ...settings, packages }, null, 2));
+      }
+      expectSame(await both(["install", `${gitSource}@main`]));
+      expect(settingsText("parley")).toBe(settingsText("pi"));
+      expect(JSON.parse(settingsText("parley")).packages).toContainEqual({ source: `${gitSource}@main`, extensions: [] });
+      expectSame(await both(["list"]));
     },
     TEST_MS,
   );
