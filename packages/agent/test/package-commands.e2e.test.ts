@@ -206,9 +206,14 @@ async function loadedIn(side: Side, agent: Side): Promise<string[]> {
   expect(r["success"], p.stderr()).toBe(true);
   p.closeInput();
   await p.exited;
+  // Each fixture command with the scope and folder of the copy it came from.
   return (r["data"] as { commands: Rec[] }).commands
-    .map((c) => String(c["name"]))
-    .filter((n) => n.startsWith("fixture-"))
+    .filter((c) => String(c["name"]).startsWith("fixture-"))
+    .map((c) => {
+      const info = c["sourceInfo"] as { scope?: string; path?: string } | undefined;
+      const from = (info?.path ?? "").split(w.base).join("<world>").split(root).join("<root>");
+      return `${String(c["name"])} ${info?.scope} ${from}`;
+    })
     .sort();
 }
 
@@ -225,11 +230,14 @@ describe("package commands, parley against pi 1.6.0", () => {
       // Installing again changes nothing in settings.json.
       expectSame(await both(["install", "../../fixtures/local-pkg"]));
       expectSame(await both(["install", "-l", "../../fixtures/local-pkg"]));
+      // The npm package for the project too: the project's copy is the one loaded (see below).
+      expectSame(await both(["install", "-l", npmSource()]));
       expect(settingsText("parley")).toBe(settingsText("pi"));
       expect(settingsText("parley")).toContain('"../../../../fixtures/local-pkg"');
       const project = (side: Side): string => settingsText(side, join(worlds[side].cwd, ".pi", "settings.json"));
       expect(project("parley")).toBe(project("pi"));
       for (const folder of ["npm", "git"]) expect(tree(join(worlds.parley.agentDir, folder))).toEqual(tree(join(worlds.pi.agentDir, folder)));
+      expect(tree(join(worlds.parley.cwd, ".pi", "npm"))).toEqual(tree(join(worlds.pi.cwd, ".pi", "npm")));
       expect(existsSync(join(worlds.parley.agentDir, "npm", "node_modules", "parley-fixture-npm", "extensions", "index.ts"))).toBe(true);
       expect(existsSync(join(worlds.parley.agentDir, "git", "example.test", "user", "gitpkg", "ext", "main.ts"))).toBe(true);
       // No lock or temporary file left behind.
@@ -244,9 +252,13 @@ describe("package commands, parley against pi 1.6.0", () => {
   );
 
   it(
-    "what parley installed loads in pi 1.6.0, and what pi installed loads in parley",
+    "what parley installed loads in pi 1.6.0, and what pi installed loads in parley; a package in both settings loads once, the project's copy",
     async () => {
-      const all = ["fixture-git", "fixture-local", "fixture-npm"];
+      const all = [
+        "fixture-git user <world>/home/.pi/agent/git/example.test/user/gitpkg/ext/main.ts",
+        "fixture-local project <root>/fixtures/local-pkg/extensions/index.ts",
+        "fixture-npm project <world>/project/.pi/npm/node_modules/parley-fixture-npm/extensions/index.ts",
+      ];
       const [piLoadsParleys, parleyLoadsPis] = await Promise.all([loadedIn("parley", "pi"), loadedIn("pi", "parley")]);
       expect(piLoadsParleys).toEqual(all);
       expect(parleyLoadsPis).toEqual(all);

@@ -24,7 +24,7 @@ import { extensionStack } from "../extensions/extension-stack.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
-import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions } from "../modes/agent-core.js";
+import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions, TrustedProject } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
 import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
@@ -174,6 +174,7 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   const project = trusted ? await trustProject(server, start, {}) : undefined;
   if (!trusted) useResources(server, start);
   if (project) {
+    server.runtime.settleTrusted(project.settle.preloaded, project.settle.final);
     await server.addExtensions(project.sources, project.order);
     // pi chooses the session's tools once the project's settings count (its defaultTools may replace the user's).
     server.agent.restartTools();
@@ -200,14 +201,11 @@ async function askLoadedExtensions(server: LoadingCore, start: Startup): Promise
  * APPEND_SYSTEM.md and resources apply from here, and its extensions are returned to be added.
  * `keep`: what RPC commands set this run, kept over the new settings (see commandChoices).
  */
-async function trustProject(
-  server: LoadingCore,
-  start: Startup,
-  keep: ReturnType<typeof commandChoices>,
-): Promise<{ sources: ExtensionSource[]; order: string[] }> {
+async function trustProject(server: LoadingCore, start: Startup, keep: ReturnType<typeof commandChoices>): Promise<TrustedProject> {
   start.options = { ...start.options, projectTrust: true };
   // Loaded before trust (the user's): a file the project's settings name too (the same package in
-  // both, the project's entry winning) is not loaded a second time.
+  // both, the project's entry winning) is not loaded a second time, and one they replace or turn
+  // off (the same package installed for the project) is dropped, as pi leaves it out of its final set.
   const loaded = new Set(start.resources.resolved.extensions.filter((r) => r.enabled).map((r) => r.path));
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
@@ -218,7 +216,8 @@ async function trustProject(
   Object.assign(server.agent, keep);
   useResources(server, start);
   const sources = (await loadAll(start.options, start.resources, start.setup, "project")).filter((source) => !loaded.has(source.path));
-  return { sources, order: extensionOrder(start.options, start.resources) };
+  const final = new Map(start.resources.resolved.extensions.filter((r) => r.enabled).map((r) => [r.path, r.sourceInfo] as const));
+  return { sources, order: extensionOrder(start.options, start.resources), settle: { preloaded: loaded, final } };
 }
 
 /** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
