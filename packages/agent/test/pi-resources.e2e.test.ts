@@ -154,7 +154,7 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
       expect([pi.skillsInPrompt, parley.skillsInPrompt]).toEqual(["true", "true"]);
       // pi (offline) skips the package it would install; parley says how to install it.
       expect(parley.stderr).toContain("package npm:missing-pkg (project settings) is not installed");
-      expect(parley.stderr).toContain("pi install -l npm:missing-pkg");
+      expect(parley.stderr).toContain("parley install -l npm:missing-pkg");
     },
     4 * MINUTE,
   );
@@ -291,7 +291,7 @@ describe("pi's resource settings, where parley reads the newest pi's places", ()
   );
 
   it(
-    "-e npm:… (pi installs it for the run) stops parley with the pi install command, as an -e that cannot load does",
+    "-e npm:… (pi installs it for the run) stops parley with the parley install command, as an -e that cannot load does",
     async () => {
       const p = place("parley-resources-");
       const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", "npm:some-pkg"], {
@@ -300,7 +300,7 @@ describe("pi's resource settings, where parley reads the newest pi's places", ()
       });
       running.push(agent);
       expect((await agent.exited).code).toBe(1);
-      expect(agent.stderr()).toContain("pi install npm:some-pkg");
+      expect(agent.stderr()).toContain("parley install npm:some-pkg");
       expect(agent.records).toEqual([]);
     },
     2 * MINUTE,

@@ -117,13 +117,13 @@ describe("packages", () => {
     expect(r.warnings).toEqual([]);
   });
 
-  it("a pinned npm version that differs, and a package not installed, are reported with the pi install command", () => {
+  it("a pinned npm version that differs, and a package not installed, are reported with the parley install command", () => {
     const p = places();
     write(join(p.agentDir, "npm/node_modules/pinned/package.json"), { name: "pinned", version: "1.0.0" });
     const r = resolveResources({ ...p, user: { packages: [{ source: "npm:pinned@2.0.0" }, { source: "git:github.com/a/b" }] }, project: {} });
     expect(r.warnings).toEqual([
       expect.stringContaining("npm:pinned@2.0.0: version 1.0.0 is installed"),
-      expect.stringContaining("run `pi install git:github.com/a/b`"),
+      expect.stringContaining("run `parley install git:github.com/a/b`"),
     ]);
   });
 
@@ -136,9 +136,29 @@ describe("packages", () => {
 
   it("parses sources as pi does", () => {
     expect(parseSource("npm:@scope/pkg@1.2.3")).toEqual({ type: "npm", spec: "@scope/pkg@1.2.3", name: "@scope/pkg", version: "1.2.3" });
-    expect(parseSource("git:github.com/user/repo@v1")).toEqual({ type: "git", host: "github.com", path: "user/repo", ref: "v1" });
-    expect(parseSource("git:git@github.com:user/repo.git")).toEqual({ type: "git", host: "github.com", path: "user/repo", ref: undefined });
-    expect(parseSource("https://gitlab.com/group/sub/repo@abc")).toEqual({ type: "git", host: "gitlab.com", path: "group/sub/repo", ref: "abc" });
+    expect(parseSource("git:github.com/user/repo@v1")).toEqual({
+      type: "git",
+      host: "github.com",
+      path: "user/repo",
+      ref: "v1",
+      repo: "https://github.com/user/repo",
+    });
+    expect(parseSource("git:git@github.com:user/repo.git")).toEqual({
+      type: "git",
+      host: "github.com",
+      path: "user/repo",
+      ref: undefined,
+      repo: "git@github.com:user/repo.git",
+    });
+    expect(parseSource("https://gitlab.com/group/sub/repo@abc")).toEqual({
+      type: "git",
+      host: "gitlab.com",
+      path: "group/sub/repo",
+      ref: "abc",
+      repo: "https://gitlab.com/group/sub/repo",
+    });
+    // Names that would leave the install folder are not git sources (pi refuses them too).
+    expect(parseSource("git:example.com/user/../../x").type).toBe("local");
     expect(parseSource("github.com/user/repo")).toEqual({ type: "local", path: "github.com/user/repo" });
     expect(parseSource("./here")).toEqual({ type: "local", path: "./here" });
   });
@@ -147,7 +167,7 @@ describe("packages", () => {
     const p = places();
     const r = resolveCliSources(["npm:x", "git:github.com/a/b"], p);
     expect(r.unavailable.map((u) => u.source)).toEqual(["npm:x", "git:github.com/a/b"]);
-    expect(r.unavailable[0]?.error).toContain("pi install npm:x");
+    expect(r.unavailable[0]?.error).toContain("parley install npm:x");
   });
 });
 

@@ -26,7 +26,7 @@ import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolu
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionMode } from "../extensions/types.js";
-import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions } from "../modes/agent-core.js";
+import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions, TrustedProject } from "../modes/agent-core.js";
 import { RpcServer } from "../rpc/server.js";
 import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
@@ -176,6 +176,7 @@ async function settleTrust(server: FrontDoor, start: Startup): Promise<void> {
   const project = trusted ? await trustProject(server, start, {}) : undefined;
   if (!trusted) useResources(server, start);
   if (project) {
+    server.runtime.settleTrusted(project.settle.preloaded, project.settle.final);
     await server.addExtensions(project.sources, project.order);
     // pi chooses the session's tools once the project's settings count (its defaultTools may replace the user's).
     server.agent.restartTools();
@@ -208,12 +209,12 @@ function extensionMode(mode: CliOptions["mode"]): ExtensionMode {
  * APPEND_SYSTEM.md and resources apply from here, and its extensions are returned to be added.
  * `keep`: what RPC commands set this run, kept over the new settings (see commandChoices).
  */
-async function trustProject(
-  server: LoadingCore,
-  start: Startup,
-  keep: ReturnType<typeof commandChoices>,
-): Promise<{ sources: ExtensionSource[]; order: string[] }> {
+async function trustProject(server: LoadingCore, start: Startup, keep: ReturnType<typeof commandChoices>): Promise<TrustedProject> {
   start.options = { ...start.options, projectTrust: true };
+  // Loaded before trust (the user's): a file the project's settings name too (the same package in
+  // both, the project's entry winning) is not loaded a second time, and one they replace or turn
+  // off (the same package installed for the project) is dropped, as pi leaves it out of its final set.
+  const loaded = new Set(start.resources.resolved.extensions.filter((r) => r.enabled).map((r) => r.path));
   const idleBefore = start.setup.settings.httpIdleTimeoutMs;
   start.setup = readSetup(start.options, start.setup.cwd, start.setup.launchCwd);
   start.resources = await resolveSetupResources(start.options, start.setup);
@@ -222,7 +223,9 @@ async function trustProject(
   await server.agent.configure(agentConfig(start.options, start.setup));
   Object.assign(server.agent, keep);
   useResources(server, start);
-  return { sources: await loadAll(start.options, start.resources, start.setup, "project"), order: extensionOrder(start.options, start.resources) };
+  const sources = (await loadAll(start.options, start.resources, start.setup, "project")).filter((source) => !loaded.has(source.path));
+  const final = new Map(start.resources.resolved.extensions.filter((r) => r.enabled).map((r) => [r.path, r.sourceInfo] as const));
+  return { sources, order: extensionOrder(start.options, start.resources), settle: { preloaded: loaded, final } };
 }
 
 /** Before any request: pi's proxy and HTTP idle timeout (see http-dispatcher.ts). httpProxy is read from the user's file only, so a later project trust decision cannot change it. */
@@ -518,6 +521,21 @@ export async function main(argv: string[]): Promise<void> {
       err: write(process.stderr),
     });
     process.exit(code);
+  }
+  // `parley install|remove|uninstall|update|list|config`, as pi's package commands: no agent.
+  if (argv[0] !== undefined && ["install", "remove", "uninstall", "update", "list", "config"].includes(argv[0])) {
+    // The npm and git children it starts end with it, whichever way it ends.
+    new ProcessLifetime();
+    const { runPackageCommand } = await import("../packages/package-cli.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    const code = await runPackageCommand(argv, {
+      agentDir: findAgentDir(),
+      cwd: process.cwd(),
+      out: write(process.stdout),
+      err: write(process.stderr),
+      color: process.stdout.isTTY === true && !process.env["NO_COLOR"],
+    });
+    process.exit(code ?? 1);
   }
   let options: CliOptions;
   try {

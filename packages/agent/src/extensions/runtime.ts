@@ -274,6 +274,27 @@ export class ExtensionRuntime {
   }
 
   /**
+   * Once project trust is decided, the extensions loaded before it (`preloaded`: the user's files)
+   * are kept as pi keeps them in its final set: one the final resolution still loads takes its
+   * final `sourceInfo` (the project's entry, when both settings name the package); one it no longer
+   * loads (replaced by the project's copy of the package, or turned off by the project's settings)
+   * is dropped, with the tools, flags and shortcuts it registered, though its factory ran so that
+   * its project_trust handler could be asked. The instances dropped are stale.
+   */
+  settleTrusted(preloaded: ReadonlySet<string>, final: ReadonlyMap<string, SourceInfo>): void {
+    const dropped = new Set([...preloaded].filter((path) => !final.has(path)));
+    for (const extension of this.extensions) {
+      if (dropped.has(extension.path)) extension.stale = STALE_EXTENSION_MESSAGE;
+      else if (preloaded.has(extension.path)) extension.sourceInfo = final.get(extension.path) ?? extension.sourceInfo;
+    }
+    if (dropped.size === 0) return;
+    this.extensions.splice(0, this.extensions.length, ...this.extensions.filter((e) => !dropped.has(e.path)));
+    for (const [name, { extensionPath }] of this.tools) if (dropped.has(extensionPath)) this.tools.delete(name);
+    for (const [name, flag] of this.flags) if (dropped.has(flag.extensionPath)) this.flags.delete(name);
+    this.shortcuts.splice(0, this.shortcuts.length, ...this.shortcuts.filter((s) => !dropped.has(s.extensionPath)));
+  }
+
+  /**
    * The extensions in pi's load order (`order`: their paths), whatever order they were loaded in:
    * the project's load after project_trust, last. Unknown paths keep their place at the end.
    */

@@ -8,7 +8,7 @@ import { AgentSession, type Emit } from "../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ExtensionMode } from "../extensions/types.js";
+import type { ExtensionMode, SourceInfo } from "../extensions/types.js";
 import { resolveModels, type ModelResolution } from "../models/index.js";
 import { RpcExtensionHost } from "../rpc/extension-host.js";
 import type { OutputPressure, Transport } from "../rpc/transport.js";
@@ -42,9 +42,17 @@ export interface ReloadedExtensions {
   /**
    * The folder's project trust is for the loaded extensions' project_trust handlers to decide (a
    * switch to another folder, as pi asks its new runtime's): called once `sources` have loaded, it
-   * returns the project's extensions to add when trusted, in pi's load `order`.
+   * returns the project's extensions to add when trusted, in pi's load `order`, with what becomes
+   * of those already loaded (`settle`, see ExtensionRuntime.settleTrusted).
    */
-  settleTrust?: (() => Promise<{ sources: readonly ExtensionSource[]; order: readonly string[] } | undefined>) | undefined;
+  settleTrust?: (() => Promise<TrustedProject | undefined>) | undefined;
+}
+
+/** The project's extensions once trusted, and what becomes of the extensions loaded before. */
+export interface TrustedProject {
+  sources: readonly ExtensionSource[];
+  order: readonly string[];
+  settle: { preloaded: ReadonlySet<string>; final: ReadonlyMap<string, SourceInfo> };
 }
 
 /** What a mode hands on from the command line (the same for every mode). */
@@ -285,7 +293,10 @@ export class AgentCore {
     const loaded = this.#settings.reloadExtensions ? await this.#settings.reloadExtensions(this.cwd, this) : { sources: this.#settings.extensions ?? [] };
     await this.#addExtensions(loaded.sources);
     const project = await loaded.settleTrust?.();
-    if (project) await this.addExtensions(project.sources, project.order);
+    if (project) {
+      this.runtime.settleTrusted(project.settle.preloaded, project.settle.final);
+      await this.addExtensions(project.sources, project.order);
+    }
   }
 
   /** session_start "startup" and resources_discover, once the client can hear what they show. */

@@ -1,6 +1,6 @@
 /**
  * pi packages as settings.json `packages` names them (`npm:name@version`, git URLs, local paths),
- * and where `pi install` puts them. parley only reads what pi installed: it never runs npm or git.
+ * and where `pi install` (and `parley install`, packages/) puts them. Reading them runs no npm or git.
  *   npm, user scope:    <agent dir>/npm/node_modules/<name> (the newest pi), else npm's global
  *                       node_modules (older pi installed with `npm install -g`);
  *   npm, project scope: <cwd>/.pi/npm/node_modules/<name>;
@@ -30,8 +30,13 @@ export interface PackageFilter {
 
 export type ParsedSource =
   | { type: "npm"; spec: string; name: string; version: string | undefined }
-  | { type: "git"; host: string; path: string; ref: string | undefined }
+  | { type: "git"; host: string; path: string; ref: string | undefined /** What `git clone` is given. */; repo: string }
   | { type: "local"; path: string };
+
+/** An exact version (`1.2.3`), which pi never updates; a range or a tag it does. */
+export function isPinnedNpmVersion(version: string | undefined): boolean {
+  return version !== undefined && /^[v=]?\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/.test(version.trim());
+}
 
 export function parseNpmSpec(spec: string): { name: string; version: string | undefined } {
   const match = /^(@?[^@]+(?:\/[^@]+)?)(?:@(.+))?$/.exec(spec);
@@ -74,6 +79,7 @@ function parseGit(source: string): ParsedSource | undefined {
   const { repo, ref } = splitRef(url);
   let host: string;
   let path: string;
+  let cloneUrl = repo;
   const scp = /^git@([^:]+):(.+)$/.exec(repo);
   if (scp) {
     host = scp[1] ?? "";
@@ -92,10 +98,14 @@ function parseGit(source: string): ParsedSource | undefined {
     host = repo.slice(0, slash);
     path = repo.slice(slash + 1);
     if (!host.includes(".") && host !== "localhost") return undefined;
+    // A shorthand (`git:host/user/repo`) is cloned over https, as pi clones it.
+    cloneUrl = `https://${repo}`;
   }
   path = path.replace(/^\/+/, "").replace(/\.git$/, "");
   if (!host || path.split("/").length < 2) return undefined;
-  return { type: "git", host, path, ref };
+  // pi refuses names that would leave the install folder.
+  if ([host, ...path.split("/")].some((part) => part === ".." || part.includes("\\") || part.includes("\0"))) return undefined;
+  return { type: "git", host, path, ref, repo: cloneUrl };
 }
 
 export function parseSource(source: string): ParsedSource {
@@ -209,7 +219,7 @@ export function installedVersion(dir: string): string | undefined {
   }
 }
 
-/** The `pi install` command that installs a package in this scope. */
+/** The `parley install` command that installs a package in this scope (as `pi install` would). */
 export function installCommand(source: string, scope: PackageScope): string {
-  return `pi install ${scope === "project" ? "-l " : ""}${source}`;
+  return `parley install ${scope === "project" ? "-l " : ""}${source}`;
 }

@@ -10,7 +10,7 @@
  *      packages. A file found twice counts once, first place wins.
  * Disabled entries stay in the answer (enabled: false) so that a file keeps the place it was
  * disabled in. An untrusted project gives nothing (its settings are not read either).
- * parley never installs a package: one that pi has not installed is reported (`pi install …`).
+ * Nothing is installed here: a package that is not installed is reported (`parley install …`, packages/).
  */
 import { realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -238,7 +238,7 @@ function addPackage(
   const dir = installedPath(parsed, where.scope, places);
   if (dir === undefined) {
     warnings.push(
-      `package ${where.entry.source} (${where.scope} settings) is not installed; parley does not install packages: run \`${installCommand(where.entry.source, where.scope)}\``,
+      `package ${where.entry.source} (${where.scope} settings) is not installed (pi installs it when it starts, parley does not): run \`${installCommand(where.entry.source, where.scope)}\``,
     );
     return;
   }
@@ -383,7 +383,7 @@ export function resolveCliSources(
     if (parsed.type !== "local") {
       unavailable.push({
         source,
-        error: `-e ${source}: parley does not install packages (pi would, for this run); install it with \`pi install ${source}\` and list it in settings.json "packages", or give a path`,
+        error: `-e ${source}: parley does not install packages for one run (pi would); install it with \`parley install ${source}\`, or give a path`,
       });
       continue;
     }
