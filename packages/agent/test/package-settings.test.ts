@@ -95,8 +95,8 @@ describe("package entries", () => {
   });
 
   it("versions order as semver orders them (a pre-release before its release)", () => {
-    const sorted = ["1.10.0", "1.2.0", "1.2.0-beta.1", "0.9.9", "2.0.0"].sort(compareVersions);
-    expect(sorted).toEqual(["0.9.9", "1.2.0-beta.1", "1.2.0", "1.10.0", "2.0.0"]);
+    const sorted = ["1.10.0", "1.2.0", "1.2.0-beta.10", "1.2.0-beta.2", "0.9.9", "2.0.0", "v2.0.1"].sort(compareVersions);
+    expect(sorted).toEqual(["0.9.9", "1.2.0-beta.2", "1.2.0-beta.10", "1.2.0", "1.10.0", "2.0.0", "v2.0.1"]);
   });
 
   it("an update naming no listed package suggests the entry it probably meant, as pi does", () => {

@@ -13,6 +13,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import semver from "semver";
 import { PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import {
   dedupePackages,
@@ -522,22 +523,12 @@ function readFileText(file: string): string {
   return readFileSync(file, "utf8").replace(/^\uFEFF/, "");
 }
 
-/** Orders `x.y.z[-pre]` versions as semver does (a pre-release before its release). */
+/** Orders versions as npm does (semver; a string npm would not publish sorts first). */
 export function compareVersions(a: string, b: string): number {
-  const parse = (v: string): { nums: number[]; pre: string | undefined } => {
-    const [core = "", pre] = v.trim().replace(/^[v=]/, "").split(/\+/)[0]?.split(/-(.*)/s) ?? [];
-    return { nums: core.split(".").map((n) => Number.parseInt(n, 10) || 0), pre: pre || undefined };
-  };
-  const x = parse(a);
-  const y = parse(b);
-  for (let i = 0; i < 3; i++) {
-    const d = (x.nums[i] ?? 0) - (y.nums[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  if (x.pre === y.pre) return 0;
-  if (x.pre === undefined) return 1;
-  if (y.pre === undefined) return -1;
-  return x.pre < y.pre ? -1 : 1;
+  const x = semver.valid(semver.clean(a) ?? a);
+  const y = semver.valid(semver.clean(b) ?? b);
+  if (x === null || y === null) return (x === null ? 0 : 1) - (y === null ? 0 : 1);
+  return semver.compare(x, y);
 }
 
 /** pi's message for an update that names no listed package, with the entry it probably meant. */
