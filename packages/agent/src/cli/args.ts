@@ -422,6 +422,7 @@ export function resolveExtensionFlags(options: CliOptions, registered: ReadonlyM
 
 export const USAGE = `Usage: parley --mode rpc|acp|web [options]
        parley mcp list [--json]      connect mcp.json's servers and say their state
+       parley auth login|logout|check|print-api-key|print-bearer-token   pi's credentials (parley auth --help)
 
 parley is a drop-in for pi's RPC mode (\`pi --mode rpc\`): it speaks pi's protocol, JSON lines on
 stdin/stdout, takes pi's flags and reads pi's files. --mode acp speaks the Agent Client Protocol
