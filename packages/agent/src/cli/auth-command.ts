@@ -139,13 +139,20 @@ export async function authModels(agentDir: string, store?: CredentialStore): Pro
   return { models: builtinModels({ credentials }), store: credentials, file };
 }
 
-/** The provider a --model names (exact `provider/id` or id), as far as pi-ai 1.6's catalogue knows it. */
+/**
+ * The provider a --model names: `provider/id`, or an id exactly (pi's fuzzy matching is not
+ * reproduced). An id several providers have is ambiguous, as pi's check finds it.
+ */
 function providerOfModel(models: Models, model: string, provider: string | undefined): string {
   const slash = model.indexOf("/");
   const candidates = models.getModels(provider).filter((m) => m.id === model || (slash > 0 && `${m.provider}/${m.id}` === model));
-  const found = candidates[0];
-  if (!found) throw new AuthCommandError(`Model "${model}" not found. Use --list-models to see available models.`);
-  return found.provider;
+  const providers = [...new Set(candidates.map((m) => m.provider))];
+  if (providers.length === 0) throw new AuthCommandError(`Model "${model}" not found. Use --list-models to see available models.`);
+  if (providers.length > 1) {
+    const matches = candidates.map((m) => `${m.provider}/${m.id}`).sort((a, b) => a.localeCompare(b));
+    throw new AuthCommandError(`Model "${model}" is ambiguous across providers: ${matches.join(", ")}. Use --provider or provider/model.`);
+  }
+  return providers[0] as string;
 }
 
 type CheckResult =

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { AuthOperationOptions, Credential, CredentialInfo, CredentialStore } from "@earendil-works/pi-ai";
 import lockfile from "proper-lockfile";
 import writeFileAtomic from "write-file-atomic";
-import { resolveConfigValue } from "./config-value.js";
+import { resolveConfigTemplate } from "./config-value.js";
 
 const STALE_MS = 30_000;
 const MAX_DELAY_MS = 2_000;
@@ -84,7 +84,7 @@ export class AuthFileStore implements CredentialStore {
   async read(providerId: string, options?: AuthOperationOptions): Promise<Credential | undefined> {
     const credential = await this.#withLock(async (data) => ({ result: data[providerId] }), options);
     if (credential?.type !== "api_key" || credential.key === undefined) return credential;
-    const key = resolveConfigValue(credential.key, { ...process.env, ...credential.env });
+    const key = resolveConfigTemplate(credential.key, { ...process.env, ...credential.env });
     return key === undefined ? { ...credential, key: undefined } : { ...credential, key };
   }
 
