@@ -44,7 +44,11 @@ interface Outcome {
 }
 
 /** Each program's output with its own name and folder written alike. */
-const normalise = (text: string, dir: string): string => text.split(dir).join("<agent>").replace(/\bpi (auth|--help)/g, "parley $1");
+const normalise = (text: string, dir: string): string =>
+  text
+    .split(dir)
+    .join("<agent>")
+    .replace(/\bpi (auth|--help)/g, "parley $1");
 
 function run(bin: Bin, args: string[], auth: object | undefined = AUTH): Outcome {
   const { home, dir, file } = agentDir(auth);

@@ -96,7 +96,12 @@ async function ask(agent: AgentProcess, text: string): Promise<string> {
   expect(response["success"], JSON.stringify(response)).toBe(true);
   const end = await agent.waitFor((r: Rec) => r.type === "agent_end", undefined, from);
   const messages = (end["messages"] as { role: string; content: { type: string; text?: string }[] }[]).filter((m) => m.role === "assistant");
-  return messages.at(-1)?.content.map((c) => c.text ?? "").join("") ?? "";
+  return (
+    messages
+      .at(-1)
+      ?.content.map((c) => c.text ?? "")
+      .join("") ?? ""
+  );
 }
 
 function stored(authFile: string): Record<string, Record<string, unknown>> {

@@ -14,7 +14,7 @@ export interface SummaryHost {
   readonly model: Model<Api>;
   readonly thinkingLevel: ThinkingLevel;
   readonly models: {
-    getApiKey(provider: string): string | undefined;
+    /** The key a request sends (an OAuth login refreshed first when due). */
     getRequestKey(provider: string): Promise<string | undefined>;
     /** The agent's own extension stream for the model's provider, when it has one (see ExtensionProviders.ownStream). */
     ownStream?(model: Model<Api>): StreamSimple | undefined;

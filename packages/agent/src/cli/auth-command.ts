@@ -243,7 +243,9 @@ export async function runAuthCommand(args: string[], options: AuthCliOptions): P
   try {
     if (parsed.provider === undefined && parsed.model === undefined) {
       throw new AuthCommandError(
-        parsed.kind === "check" ? "Auth checks require --provider <provider> or --model <model>" : "Credential printing requires --provider <provider> or --model <model>",
+        parsed.kind === "check"
+          ? "Auth checks require --provider <provider> or --model <model>"
+          : "Credential printing requires --provider <provider> or --model <model>",
       );
     }
     if (parsed.kind !== "check") {

@@ -19,7 +19,6 @@ function findProvider(models: Models, ref: string): Provider | undefined {
 
 /** Control characters in what the user typed are shown as U+FFFD, never sent to the terminal. */
 function printable(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find them
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/gu, "\ufffd");
 }
 
@@ -223,7 +222,14 @@ export async function runAuthLogout(args: string[], options: AuthCliOptions): Pr
   const credential = stored.find((c) => c.providerId === (provider?.id ?? ref));
   if (!provider && !credential) {
     options.err(`Unknown provider "${printable(ref)}".`);
-    options.err(`Stored credentials: ${stored.map((c) => c.providerId).sort().join(", ") || "none"}`);
+    options.err(
+      `Stored credentials: ${
+        stored
+          .map((c) => c.providerId)
+          .sort()
+          .join(", ") || "none"
+      }`,
+    );
     return 1;
   }
   const name = provider?.name ?? ref;
@@ -238,9 +244,7 @@ export async function runAuthLogout(args: string[], options: AuthCliOptions): Pr
     return 1;
   }
   options.out(
-    credential.type === "oauth"
-      ? `Logged out of ${name}.`
-      : `Removed stored API key for ${name}. Environment variables and models.json config are unchanged.`,
+    credential.type === "oauth" ? `Logged out of ${name}.` : `Removed stored API key for ${name}. Environment variables and models.json config are unchanged.`,
   );
   return 0;
 }
