@@ -155,6 +155,25 @@ describe("OAuth tokens in a session", () => {
     }
   });
 
+  it("a refresh the server refuses fails that request with the reason, leaves auth.json as it was, and parley goes on", async () => {
+    const dirs = agentDirWith({ access: "access-gone", refresh: "refresh-never-issued", expires: Date.now() - 1000 });
+    const before = readFileSync(dirs.authFile, "utf8");
+    const parley = startAgent("parley", dirs);
+    try {
+      const from = parley.records.length;
+      const response = await parley.request({ type: "prompt", message: "hello" });
+      expect(response["success"], JSON.stringify(response)).toBe(true);
+      const end = await parley.waitFor((r: Rec) => r.type === "agent_end", undefined, from);
+      const last = (end["messages"] as { role: string; stopReason?: string; errorMessage?: string }[]).at(-1);
+      expect(last?.stopReason).toBe("error");
+      expect(last?.errorMessage).toContain("OAuth refresh failed for tokco");
+      expect(readFileSync(dirs.authFile, "utf8")).toBe(before);
+      expect((await parley.request({ type: "get_state" }))["success"]).toBe(true);
+    } finally {
+      parley.kill();
+    }
+  });
+
   it("a pi 1.6 and a parley sharing one auth.json, refreshing at the same time, both keep working", async () => {
     // Every token the server issues is already inside the refresh window: each request of each
     // agent refreshes, each time against the tokens the other one may just have rotated.
