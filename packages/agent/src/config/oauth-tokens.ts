@@ -57,12 +57,6 @@ export function builtInOAuthFlows(): Promise<Map<string, OAuthAuth>> {
   return builtIns;
 }
 
-export async function oauthFlow(providerId: string): Promise<OAuthFlow | undefined> {
-  const own = extensionFlows.get(providerId)?.at(-1);
-  if (own) return own;
-  return (await builtInOAuthFlows()).get(providerId);
-}
-
 /** pi-ai's refresh window: a token with less than five minutes left is refreshed. */
 export const MIN_VALIDITY_MS = 5 * 60_000;
 /** A refresh already started ignores cancellation (its result must be saved); this bounds it. */
@@ -111,10 +105,18 @@ export async function freshOAuthCredential(
   return after?.type === "oauth" ? after : undefined;
 }
 
-/** The request key of a provider's OAuth login, refreshed first when due; undefined without a login or a flow. */
+/**
+ * The request key of a provider's OAuth login, refreshed first when due; undefined without a
+ * login. An extension's flow gives the key (its getApiKey); a built-in provider's key is the
+ * access token, as pi-ai 0.73's streams take it, and its 1.6 flow loads only when a refresh is due.
+ */
 export async function oauthKey(store: CredentialStore, providerId: string, options: { minValidityMs?: number } = {}): Promise<string | undefined> {
-  const flow = await oauthFlow(providerId);
-  if (!flow) return undefined;
-  const credential = await freshOAuthCredential(store, providerId, flow, options);
-  return credential ? keyOfAuth(await flow.toAuth(credential)) : undefined;
+  const own = extensionFlows.get(providerId)?.at(-1);
+  const stored = await store.read(providerId);
+  if (stored?.type !== "oauth") return undefined;
+  const due = Date.now() + Math.max(MIN_VALIDITY_MS, options.minValidityMs ?? 0) >= stored.expires;
+  const flow = own ?? (due ? (await builtInOAuthFlows()).get(providerId) : undefined);
+  const credential = due && flow ? await freshOAuthCredential(store, providerId, flow, options) : stored;
+  if (!credential) return undefined;
+  return own ? keyOfAuth(await own.toAuth(credential)) : credential.access;
 }
