@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentText, startAcp } from "./helpers/acp-client.js";
 import { PARLEY_BIN, ROOT, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/oauth-provider.ts");
@@ -197,6 +198,30 @@ describe("OAuth tokens in a session", () => {
       tokenServer.lifetimeMs = saved;
       pi.kill();
       parley.kill();
+    }
+  });
+});
+
+describe("OAuth tokens in ACP mode", () => {
+  it("an expired token is refreshed and saved before an ACP session's prompt", async () => {
+    const old = tokenServer.issue(-1);
+    const dirs = agentDirWith(old);
+    const h = await startAcp(["-e", FIXTURE, "--provider", "tokco", "--model", "m1"], {
+      cwd: dirs.home,
+      home: dirs.home,
+      env: { OAUTH_TEST_SERVER: tokenServer.url, PI_OFFLINE: "1" },
+    });
+    try {
+      const { sessionId } = await h.agent.request("session/new", { cwd: dirs.home, mcpServers: [] });
+      const response = await h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "hello" }] });
+      expect(response.stopReason).toBe("end_turn");
+      const text = agentText(h, sessionId);
+      expect(text).toMatch(/^accepted access-\d+$/);
+      const file = stored(dirs.authFile);
+      expect(file["tokco"]?.["access"]).toBe(text.replace("accepted ", ""));
+      expect(file["tokco"]?.["refresh"]).not.toBe(old.refresh);
+    } finally {
+      await h.close();
     }
   });
 });
