@@ -28,7 +28,7 @@ function host(replies: ReturnType<typeof fauxAssistantMessage>[]): { host: Summa
     host: {
       model: faux.getModel(),
       thinkingLevel: "off",
-      models: { getApiKey: () => "key" },
+      models: { getRequestKey: async () => "key" },
       requestOptions: async (_model, options) => ({ ...options, timeoutMs: 1234, maxRetries: 2 }),
     },
     seen,

@@ -306,7 +306,8 @@ export class AgentSession {
         initialState: { ...local.state },
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
-        getApiKey: (provider) => this.models.getApiKey(provider),
+        // An OAuth login about to expire is refreshed (and saved) before the request, as pi does.
+        getApiKey: (provider) => this.models.getRequestKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
         // The newest pi's result fields (structuredContent, usage, isError, terminate) survive the loop: see model-tool-calls.ts.
         afterToolCall: (context) => this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
@@ -341,7 +342,7 @@ export class AgentSession {
           model = routed.model;
         } else this.#routing.requestMade();
         // A routed request has its model's key and level, never the virtual provider's.
-        const sendOptions = routed ? routedOptions(options, this.models.getApiKey(model.provider), routed.thinkingLevel) : options;
+        const sendOptions = routed ? routedOptions(options, await this.models.getRequestKey(model.provider), routed.thinkingLevel) : options;
         // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
         const send = this.models.ownStream(model) ?? stream;
         watchNetworkFailures();

@@ -14,7 +14,8 @@ export interface SummaryHost {
   readonly model: Model<Api>;
   readonly thinkingLevel: ThinkingLevel;
   readonly models: {
-    getApiKey(provider: string): string | undefined;
+    /** The key a request sends (an OAuth login refreshed first when due). */
+    getRequestKey(provider: string): Promise<string | undefined>;
     /** The agent's own extension stream for the model's provider, when it has one (see ExtensionProviders.ownStream). */
     ownStream?(model: Model<Api>): StreamSimple | undefined;
   };
@@ -54,7 +55,7 @@ export async function completeSummary(
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
   const { model, thinkingLevel: level } =
     isVirtualModel(agent.model) && agent.routeDirect ? await agent.routeDirect(messages, signal) : { model: agent.model, thinkingLevel: agent.thinkingLevel };
-  const apiKey = agent.models.getApiKey(model.provider);
+  const apiKey = await agent.models.getRequestKey(model.provider);
   // The summary may come from a local model before any run loaded the loop (which registers them).
   await registerParleyProviders();
   const options: SimpleStreamOptions = {

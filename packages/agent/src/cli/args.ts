@@ -460,6 +460,7 @@ export const USAGE = `Usage: parley --mode rpc|acp|web [options]
        parley --mode json [options] [@files...] [messages...] one run, every event as a JSON line
        parley mcp list [--json]      connect mcp.json's servers and say their state
        parley install|remove|update|list|config ...  pi's package commands (each takes --help)
+       parley auth login|logout|check|print-api-key|print-bearer-token   pi's credentials (parley auth --help)
 
 parley is a drop-in for pi's headless modes: --mode rpc speaks pi's protocol, JSON lines on
 stdin/stdout, takes pi's flags and reads pi's files. --mode acp speaks the Agent Client Protocol

@@ -123,6 +123,7 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
     cwd: setup.cwd,
     launchCwd: setup.launchCwd,
     authKey: setup.auth.apiKey,
+    freshAuthKey: setup.auth.freshKey,
     fallbackKey: (provider) => providerKey(file, provider),
     ...(file.overrides.size > 0 || oauth ? { adjustBuiltIn: (model) => adjustBuiltIn(file, oauth ? oauth(model) : model) } : {}),
   };
@@ -507,6 +508,18 @@ async function listModelsAndExit(start: Startup): Promise<never> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `parley auth …`, as `pi auth …`: sign in and out, print or check credentials; no agent.
+  if (argv[0] === "auth") {
+    const { runAuthCommand } = await import("./auth-command.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    const code = await runAuthCommand(argv, {
+      agentDir: findAgentDir(),
+      out: write(process.stdout),
+      err: write(process.stderr),
+      interactive: process.stdin.isTTY === true && process.stdout.isTTY === true,
+    });
+    process.exit(code);
+  }
   // `parley mcp …`, as `pi mcp …`: a shell command of its own, no agent.
   if (argv[0] === "mcp") {
     // The servers it starts end with it, whichever way it ends.

@@ -1,10 +1,11 @@
 /**
  * pi's `<agent dir>/auth.json`: `{ "<provider>": { "type": "api_key", "key": "…" } }`. A key is
  * resolved as pi resolves it (`!command`, an environment variable's name, or the key itself).
- * OAuth logins (`{ "type": "oauth", "access", "refresh", "expires" }`, written by pi's /login) are
- * used as pi uses them: the access token is the provider's key (what pi-ai's OAuth providers'
- * getApiKey returns). An expired one is not refreshed: the refresh token rotates, and parley never
- * writes pi's auth.json, so refreshing would leave pi a dead login. pi refreshes it on its next run.
+ * OAuth logins (`{ "type": "oauth", "access", "refresh", "expires" }`, written by `pi auth login`,
+ * /login or `parley auth login`) are used as pi uses them: before a request, `freshKey` refreshes
+ * a token that is about to expire and saves the new one under pi's lock (oauth-tokens.ts,
+ * auth-store.ts); the sync `apiKey` gives the latest token known, for the checks that only ask
+ * whether a provider has credentials.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,6 +22,11 @@ export interface OAuthLogin {
 export interface AuthFile {
   /** The key stored for a provider, resolved (an OAuth login's access token while it is valid); undefined when there is none. */
   apiKey(provider: string): string | undefined;
+  /**
+   * The key of a provider's OAuth login for a request, refreshed and saved first when it is about
+   * to expire; undefined (not a promise) when the provider has no OAuth login.
+   */
+  freshKey(provider: string): Promise<string | undefined> | undefined;
   /** Providers with an OAuth login, and the login. */
   oauth: Map<string, OAuthLogin>;
   providers(): string[];
@@ -46,23 +52,28 @@ export function loadAuthFile(agentDir: string): AuthFile {
             continue;
           }
           oauth.set(provider, login as OAuthLogin);
-          if (login.expires <= Date.now()) {
-            warnings.push(
-              `${file}: the OAuth login of "${provider}" expired at ${new Date(login.expires).toISOString()}; run pi once to refresh it (parley does not write pi's auth.json)`,
-            );
-          }
         }
       }
     } catch (error) {
       warnings.push(`${file}: ${error instanceof Error ? error.message : String(error)}; ignored`);
     }
   }
+  // The latest key of each OAuth login, as refreshed during the run.
+  const latest = new Map<string, string>();
   return {
     apiKey: (provider) => {
       const raw = keys.get(provider);
       if (raw !== undefined) return resolveConfigValue(raw);
-      const login = oauth.get(provider);
-      return login && login.expires > Date.now() ? login.access : undefined;
+      return latest.get(provider) ?? oauth.get(provider)?.access;
+    },
+    freshKey: (provider) => {
+      if (keys.has(provider) || !oauth.has(provider)) return undefined;
+      return (async () => {
+        const [{ AuthFileStore }, { oauthKey }] = await Promise.all([import("./auth-store.js"), import("./oauth-tokens.js")]);
+        const key = await oauthKey(new AuthFileStore(file), provider);
+        if (key !== undefined) latest.set(provider, key);
+        return key ?? latest.get(provider) ?? oauth.get(provider)?.access;
+      })();
     },
     oauth,
     providers: () => [...new Set([...keys.keys(), ...oauth.keys()])],

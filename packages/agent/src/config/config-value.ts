@@ -23,3 +23,43 @@ export function resolveConfigValue(value: string, env: Record<string, string | u
   }
   return env[value] || value;
 }
+
+/**
+ * The newest pi's reading of a configured value (auth.json keys in pi 1.6): `!command` as above;
+ * otherwise a template where `$NAME` and `${NAME}` are environment variables (undefined when one
+ * is unset), `$$` is `$` and `$!` is `!`; a bare name is the text itself.
+ */
+export function resolveConfigTemplate(value: string, env: Record<string, string | undefined> = process.env): string | undefined {
+  if (value.startsWith("!")) return resolveConfigValue(value, env);
+  let out = "";
+  for (let i = 0; i < value.length; ) {
+    const at = value.indexOf("$", i);
+    if (at < 0) {
+      out += value.slice(i);
+      break;
+    }
+    out += value.slice(i, at);
+    const next = value[at + 1];
+    if (next === "$" || next === "!") {
+      out += next;
+      i = at + 2;
+      continue;
+    }
+    const braced = next === "{" ? /^\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(value.slice(at + 1)) : null;
+    const bare = braced ? null : /^[A-Za-z_][A-Za-z0-9_]*/.exec(value.slice(at + 1));
+    const name = braced?.[1] ?? bare?.[0];
+    if (name === undefined) {
+      // An unclosed or invalid `${…}` stays as written, as does a lone `$`.
+      const close = next === "{" ? value.indexOf("}", at + 2) : -1;
+      const literal = close >= 0 ? value.slice(at, close + 1) : "$";
+      out += literal;
+      i = at + literal.length;
+      continue;
+    }
+    const resolved = env[name] || undefined;
+    if (resolved === undefined) return undefined;
+    out += resolved;
+    i = at + 1 + (braced ? braced[0].length : name.length);
+  }
+  return out;
+}

@@ -54,7 +54,7 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
       const capped = maxTokens !== undefined && target.maxTokens > 0 ? Math.min(maxTokens, target.maxTokens) : maxTokens;
       sent = { ...rest, ...(capped !== undefined ? { maxTokens: capped } : {}), ...(route.thinkingLevel !== "off" ? { reasoning: route.thinkingLevel } : {}) };
     }
-    const apiKey = sent.apiKey ?? models.getApiKey(target.provider);
+    const apiKey = sent.apiKey ?? (await models.getRequestKey(target.provider));
     return { model: target, options: { ...sent, ...(apiKey !== undefined ? { apiKey } : {}) } };
   }
 
@@ -75,14 +75,14 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     findOfType: (type, provider, id) => (type === "chat" ? find(provider, id) : undefined),
     hasConfiguredAuth: (model) => models.hasAuth(model),
     getApiKeyAndHeaders: async (model) => {
-      const apiKey = models.getApiKey(model.provider);
+      const apiKey = await models.getRequestKey(model.provider);
       const headers = model.headers && Object.keys(model.headers).length > 0 ? { ...model.headers } : undefined;
       return { ok: true, ...(apiKey !== undefined ? { apiKey } : {}), ...(headers ? { headers } : {}) };
     },
     getProviderAuthStatus: (provider) => ({ configured: models.getApiKey(provider) !== undefined }),
-    getApiKeyForProvider: async (provider) => models.getApiKey(provider),
+    getApiKeyForProvider: async (provider) => models.getRequestKey(provider),
     getProviderAuth: async (provider) => {
-      const apiKey = models.getApiKey(provider);
+      const apiKey = await models.getRequestKey(provider);
       return apiKey === undefined ? undefined : { auth: { apiKey } };
     },
     isUsingOAuth: () => false,

@@ -16,7 +16,15 @@ export class KeyLookup {
     private readonly env: Record<string, string | undefined>,
     private readonly authKey: ((provider: string) => string | undefined) | undefined,
     private readonly fallbackKey: ((provider: string) => string | undefined) | undefined = undefined,
+    private readonly freshAuthKey: ((provider: string) => Promise<string | undefined> | undefined) | undefined = undefined,
   ) {}
+
+  /** The key for a request: as `get`, with an OAuth login's token refreshed (and saved) first when it is about to expire. */
+  async getFresh(provider: string): Promise<string | undefined> {
+    if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
+    const fresh = this.freshAuthKey?.(provider);
+    return fresh !== undefined ? await fresh : this.get(provider);
+  }
 
   get(provider: string): string | undefined {
     if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;

@@ -3,6 +3,7 @@
  * provider that brings its own `streamSimple` is registered with pi-ai under its `api` name.
  */
 import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
+import { type ExtensionOAuthConfig, extensionOAuthFlow, registerOAuthFlow } from "../config/oauth-tokens.js";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
 import { lastResort, type ModelResolution } from "./resolve.js";
 import { PARLEY_PROVIDER } from "./script-model.js";
@@ -33,6 +34,8 @@ export interface ProviderConfig {
   headers?: Record<string, string>;
   compat?: Record<string, unknown>;
   models?: ProviderModelConfig[];
+  /** A login of the provider's own: its tokens are refreshed and saved as pi does (config/oauth-tokens.ts). */
+  oauth?: ExtensionOAuthConfig;
 }
 
 const SOURCE_PREFIX = "parley-extension:";
@@ -94,7 +97,7 @@ export interface ExtensionProviders {
 
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
 export function withExtensionProviders(base: ModelResolution): ModelResolution & ExtensionProviders {
-  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; api: string; stream?: StreamSimple }>();
+  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; api: string; stream?: StreamSimple; dropOAuth?: () => void }>();
   // This agent's source id in pi-ai's registry, per provider name.
   const serial = ++sources;
   const sourceOf = (name: string): string => `${SOURCE_PREFIX}${name}#${serial}`;
@@ -151,6 +154,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     },
     findModel: (provider, id) => virtual.find(provider, id) ?? providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
     getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),
+    getRequestKey: async (provider) => (providers.has(provider) ? ((await base.getRequestKey(provider)) ?? keyOf(provider)) : base.getRequestKey(provider)),
     hasAuth: hasOwnAuth,
     register(name, config) {
       const api = config.api ?? `${SOURCE_PREFIX}${name}`;
@@ -171,7 +175,11 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
         }),
       );
       const stream = typeof config.streamSimple === "function" ? (config.streamSimple as unknown as StreamSimple) : undefined;
-      const entry = { models, apiKey: config.apiKey, api, ...(stream !== undefined ? { stream } : {}) };
+      const oauth = config.oauth;
+      const usableOAuth = typeof oauth?.refreshToken === "function" && typeof oauth.getApiKey === "function";
+      const dropOAuth = usableOAuth ? registerOAuthFlow(name, extensionOAuthFlow(oauth)) : undefined;
+      const entry = { models, apiKey: config.apiKey, api, ...(stream !== undefined ? { stream } : {}), ...(dropOAuth ? { dropOAuth } : {}) };
+      providers.get(name)?.dropOAuth?.();
       providers.set(name, entry);
       if (stream !== undefined) {
         const register = (pi: typeof import("@mariozechner/pi-ai")): void => holdStream(pi, api, sourceOf(name), stream);
@@ -201,6 +209,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       return routeRequest(virtual.get(model.provider, model.id), model, catalog, request);
     },
     unregister(name) {
+      providers.get(name)?.dropOAuth?.();
       providers.delete(name);
       const pi = piAiIfLoaded();
       if (pi) releaseStreams(pi, sourceOf(name));

@@ -55,6 +55,8 @@ export interface ResolveEnvironment {
   launchCwd?: string;
   /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
   authKey?: (provider: string) => string | undefined;
+  /** An auth.json OAuth login's key for a request, refreshed first when due; undefined when the provider has none. */
+  freshAuthKey?: (provider: string) => Promise<string | undefined> | undefined;
   /** A key models.json gives a provider: after auth.json and the environment, as in pi. */
   fallbackKey?: (provider: string) => string | undefined;
   /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
@@ -131,6 +133,8 @@ export interface ModelResolution {
   clampThinkingLevel(model: Model<Api>, level: ThinkingLevel): ThinkingLevel;
   /** API key for a provider: `--api-key` for the CLI-selected provider, else the environment. */
   getApiKey(provider: string): string | undefined;
+  /** The key a request sends: as getApiKey, with an OAuth login refreshed and saved first when it is about to expire. */
+  getRequestKey(provider: string): Promise<string | undefined>;
   /** Whether a request with this model can authenticate (always true for parley's own models). */
   hasAuth(model: Model<Api>): boolean;
   /** Models registered later (extension providers, models.json) join matching and defaults. */
@@ -167,7 +171,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const offlineModel = createOfflineModel({ cwd, delayMs });
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
   const localModels = scriptModel ? [scriptModel, offlineModel] : [offlineModel];
-  const keys = new KeyLookup(pi, env, environment.authKey, environment.fallbackKey);
+  const keys = new KeyLookup(pi, env, environment.authKey, environment.fallbackKey, environment.freshAuthKey);
   // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
   let built: Catalog | undefined;
   let extra: ExtraModels | undefined;
@@ -284,6 +288,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     thinkingLevelsFor,
     clampThinkingLevel,
     getApiKey: (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.get(provider)),
+    getRequestKey: async (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.getFresh(provider)),
     hasAuth: (m) => m.provider === PARLEY_PROVIDER || keys.get(m.provider) !== undefined,
     setExtraModels: (source) => {
       extra = source;
