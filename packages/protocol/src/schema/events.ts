@@ -5,10 +5,26 @@
  */
 import { Type, type Static } from "typebox";
 import { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, Usage } from "./messages.js";
-import { CompactionResult, RpcResponse, GetUiStateResponse, ListSessionsResponse, ReloadResponse, RefreshModelsResponse, ListFilesResponse } from "./responses.js";
+import {
+  CompactionResult,
+  RpcResponse,
+  GetUiStateResponse,
+  ListSessionsResponse,
+  ReloadResponse,
+  RefreshModelsResponse,
+  ListFilesResponse,
+} from "./responses.js";
 import { RpcCommand } from "./commands.js";
 import { ExtensionUiRequest, ExtensionUiResponse } from "./extension-ui.js";
-import { ExtensionUiDismissed, ExtensionUiError, GetUiStateCommand, ListFilesCommand, ListSessionsCommand, RefreshModelsCommand, ReloadCommand } from "./additions.js";
+import {
+  ExtensionUiDismissed,
+  ExtensionUiError,
+  GetUiStateCommand,
+  ListFilesCommand,
+  ListSessionsCommand,
+  RefreshModelsCommand,
+  ReloadCommand,
+} from "./additions.js";
 
 // ---- agent lifecycle -------------------------------------------------------------
 
