@@ -10,6 +10,7 @@ import type {
   PendingDialogState,
   SessionState,
   SessionStats,
+  SessionTreeNode,
   SlashCommand,
   ThinkingLevel,
   UiState,
@@ -22,6 +23,7 @@ import { DialogList } from "./dialogs.js";
 import { h } from "./dom.js";
 import { ModelBar } from "./model-bar.js";
 import { isDialogRequest, isFireAndForget } from "./records.js";
+import { SessionTree } from "./session-tree.js";
 import { SessionList } from "./sessions.js";
 import { ThemeToggle } from "./theme.js";
 import { Transcript } from "./transcript.js";
@@ -112,11 +114,15 @@ function start(): void {
     following: (follow) => (ui.jump.hidden = follow),
   });
   const chrome = new Chrome({ statuses: ui.statuses, above: ui.above, below: ui.below, toasts: ui.toasts, title: ui.title });
-  const sessionList = new SessionList({
-    open: (path) => void switchTo({ type: "switch_session", sessionPath: path }),
-    create: () => void switchTo({ type: "new_session" }),
-    rename: (name) => void command({ type: "set_session_name", name }).then(() => void refreshSessions()),
-  });
+  const tree = new SessionTree((entryId) => void forkEntry(entryId, "", "edit"));
+  const sessionList = new SessionList(
+    {
+      open: (path) => void switchTo({ type: "switch_session", sessionPath: path }),
+      create: () => void switchTo({ type: "new_session" }),
+      rename: (name) => void command({ type: "set_session_name", name }).then(() => void refreshSessions()),
+    },
+    tree.element,
+  );
   const modelBar = new ModelBar({
     chooseModel: (provider, modelId) => void command({ type: "set_model", provider, modelId }).then(() => void refreshState()),
     chooseLevel: (level) => void command({ type: "set_thinking_level", level }).then(() => void refreshState()),
@@ -192,6 +198,11 @@ function start(): void {
     }
   }
 
+  async function refreshTree(): Promise<void> {
+    const response = await connection.request({ type: "get_tree" });
+    if (response.success) tree.update(field<SessionTreeNode[]>(response.data, "tree") ?? [], field<string | null>(response.data, "leafId") ?? null);
+  }
+
   async function refreshSessions(): Promise<void> {
     const response = await connection.request({ type: "list_sessions" });
     if (response.success) sessionList.update(field<ListedSession[]>(response.data, "sessions") ?? [], sessionFile, sessionName);
@@ -227,9 +238,14 @@ function start(): void {
       chrome.toast("fork: that message cannot be forked from", "error");
       return;
     }
-    const data = await switchTo({ type: "fork", entryId: target.entryId });
+    await forkEntry(target.entryId, target.text, then);
+  }
+
+  /** A fork before this user entry: its text to edit, or sent again. */
+  async function forkEntry(entryId: string, fallback: string, then: "edit" | "retry"): Promise<void> {
+    const data = await switchTo({ type: "fork", entryId });
     if (data === undefined) return;
-    const text = field<string>(data, "text") ?? target.text;
+    const text = field<string>(data, "text") ?? fallback;
     if (then === "retry") await command({ type: "prompt", message: text });
     else {
       ui.input.value = text;
@@ -256,7 +272,7 @@ function start(): void {
       if (data.editorText !== undefined && ui.input.value === "") ui.input.value = data.editorText;
       dialogs.reset(data.pendingDialogs ?? []);
     });
-    await Promise.all([state, messages, uiState, refreshSessions(), refreshModels(), refreshCommands()]);
+    await Promise.all([state, messages, uiState, refreshSessions(), refreshModels(), refreshCommands(), refreshTree()]);
   }
 
   function handle(record: WireRecord): void {
@@ -287,6 +303,7 @@ function start(): void {
       case "agent_settled":
         setStreaming(false);
         void refreshState();
+        void refreshTree();
         return;
       case "thinking_level_changed":
       case "session_info_changed":

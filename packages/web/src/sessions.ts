@@ -22,7 +22,7 @@ export class SessionList {
   #sessions: readonly ListedSession[] = [];
   #current: string | undefined;
 
-  constructor(actions: SessionActions) {
+  constructor(actions: SessionActions, extra: HTMLElement) {
     this.#filter = h("input", { attrs: { type: "search", "aria-label": "Filter sessions", placeholder: "Filter sessions" } });
     this.#list = h("ul", { class: "session-list" });
     this.#empty = h("p", { class: "hint" }, "No stored sessions yet.");
@@ -36,6 +36,7 @@ export class SessionList {
       this.#filter,
       this.#list,
       this.#empty,
+      extra,
       this.#rename,
     );
     newButton.addEventListener("click", () => actions.create());

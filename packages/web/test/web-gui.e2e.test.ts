@@ -68,6 +68,44 @@ function writeBigSession(dir: string, cwd: string, count: number): string {
   return file;
 }
 
+/** A stored session whose first answer has two continuations (as a tree move leaves it). */
+function writeBranchedSession(dir: string, cwd: string): void {
+  const at = (i: number) => new Date(Date.parse("2021-01-01T00:00:00Z") + i * 1000).toISOString();
+  const user = (id: string, parentId: string | null, text: string, i: number) =>
+    JSON.stringify({ type: "message", id, parentId, timestamp: at(i), message: { role: "user", content: [{ type: "text", text }], timestamp: i } });
+  const assistant = (id: string, parentId: string, text: string, i: number) =>
+    JSON.stringify({
+      type: "message",
+      id,
+      parentId,
+      timestamp: at(i),
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text }],
+        api: "parley-script",
+        provider: "parley",
+        model: "script",
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: "stop",
+        timestamp: i,
+      },
+    });
+  const lines = [
+    JSON.stringify({ type: "session", version: 3, id: "branched", timestamp: at(0), cwd }),
+    user("u1", null, "trunk question", 1),
+    assistant("a1", "u1", "trunk answer", 2),
+    user("u2", "a1", "first branch question", 3),
+    assistant("a2", "u2", "first branch answer", 4),
+    user("u3", "a1", "second branch question", 5),
+    assistant("a3", "u3", "second branch answer", 6),
+    JSON.stringify({ type: "session_info", id: "n1", parentId: "a3", timestamp: at(7), name: "Branched session" }),
+  ];
+  const file = join(dir, "2021-01-01T00-00-00-000Z_branched.jsonl");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  const old = new Date("2021-01-02T00:00:00Z");
+  utimesSync(file, old, old);
+}
+
 let agent: WebAgent;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
@@ -124,6 +162,7 @@ beforeAll(async () => {
   writeFileSync(join(cwd, "src", "app.ts"), "export {};\n");
   const sessionDir = mkdtempSync(join(tmpdir(), "parley-gui-sessions-"));
   writeBigSession(sessionDir, cwd, BIG);
+  writeBranchedSession(sessionDir, cwd);
   const script = join(cwd, "..", `${cwd.split("/").pop()}-script.json`);
   writeFileSync(
     script,
@@ -337,6 +376,29 @@ describe("the web page as a place to work", { timeout: 3 * START_MS }, () => {
     await nav(page).getByRole("button", { name: "New session" }).click();
     await expect.poll(() => page.locator(".message").count()).toBe(0);
     expect(await nav(page).locator(".session").count()).toBeGreaterThanOrEqual(before);
+  });
+
+  it("reaches the tree of a session with branches, and forks from a message on another branch", async () => {
+    const tree = nav(page).locator("details.session-tree");
+    expect(await tree.isVisible()).toBe(false);
+    await nav(page)
+      .getByRole("button", { name: /Branched session/ })
+      .click();
+    await page.locator(".message-assistant", { hasText: "second branch answer" }).waitFor();
+    await tree.locator("summary", { hasText: "Session tree" }).click();
+    await tree.getByText("You: first branch question").waitFor();
+    expect(await tree.locator("[aria-current=true]").allTextContents()).toEqual([
+      expect.stringContaining("trunk question"),
+      expect.stringContaining("trunk answer"),
+      expect.stringContaining("second branch question"),
+      expect.stringContaining("second branch answer"),
+    ]);
+    await tree.locator("li", { hasText: "You: first branch question" }).getByRole("button", { name: "Fork from here" }).click();
+    await expect.poll(() => box(page).inputValue()).toBe("first branch question");
+    await page.locator(".message-assistant", { hasText: "trunk answer" }).waitFor();
+    expect(await page.locator(".message-assistant", { hasText: "second branch answer" }).count()).toBe(0);
+    await tree.waitFor({ state: "hidden" });
+    await box(page).fill("");
   });
 
   it("follows the system theme, toggles it, and has no serious axe violation in dark", async () => {
