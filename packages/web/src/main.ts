@@ -304,6 +304,8 @@ function start(): void {
         setStreaming(false);
         void refreshState();
         void refreshTree();
+        // The run may have written the session's file for the first time.
+        void refreshSessions();
         return;
       case "thinking_level_changed":
       case "session_info_changed":

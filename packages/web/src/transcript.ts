@@ -353,7 +353,8 @@ export class Transcript {
   #addFinished(message: AgentMessage): void {
     switch (message.role) {
       case "user": {
-        const text = contentText(message.content);
+        // Its images show as images, not as "[image]".
+        const text = contentText(message.content, false);
         const view = this.#newMessage("user", "You", () => text);
         const markdown = new MarkdownView("text");
         markdown.set(text, true);
@@ -490,14 +491,14 @@ export class Transcript {
   }
 }
 
-function contentText(content: unknown): string {
+function contentText(content: unknown, imageMarks = true): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
     .map((block: unknown) => {
       if (typeof block !== "object" || block === null) return "";
       const b = block as { type?: unknown; text?: unknown };
-      return b.type === "text" && typeof b.text === "string" ? b.text : b.type === "image" ? "[image]" : "";
+      return b.type === "text" && typeof b.text === "string" ? b.text : b.type === "image" && imageMarks ? "[image]" : "";
     })
     .join("");
 }

@@ -218,6 +218,8 @@ describe("the web page as a place to work", { timeout: 3 * START_MS }, () => {
     await send(page, "show me code");
     await page.locator(".message-assistant", { hasText: "Edited the notes." }).waitFor();
     await idle(page);
+    // The session just written is listed, as the current one.
+    await nav(page).locator("[aria-current=true]", { hasText: "show me code" }).waitFor();
     const code = page.locator(".code-block code").first();
     expect(await code.textContent()).toBe("const answer: number = 42; // the answer");
     expect(await code.locator(".hljs-keyword").count()).toBeGreaterThan(0);
