@@ -52,6 +52,9 @@ describe("list_sessions", () => {
     // A listed path is what switch_session takes.
     expect((await agent.request({ type: "switch_session", sessionPath: here[1]?.path }))["success"]).toBe(true);
     expect(((await agent.request({ type: "get_state" }))["data"] as { sessionId: string }).sessionId).toBe(first.sessionId);
+    // Listed again after it grew: the new count, not a remembered one.
+    await runPrompt(agent, "one more");
+    expect((await list(agent)).find((s) => s.id === first.sessionId)?.messageCount).toBe(4);
   });
 
   it("lists nothing (not an error) where no session was ever stored", async () => {

@@ -19,12 +19,23 @@ export function listSessionSummaries(dirs: readonly string[]): ListSessionsData 
   for (const dir of new Set(dirs)) for (const info of listSessions(dir)) byPath.set(info.path, info);
   const found = [...byPath.values()].sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? 1 : -1));
   const sessions: ListedSession[] = [];
+  const seen = new Set<string>();
   for (const info of found.slice(0, MAX_LISTED_SESSIONS)) {
-    const summary = summarise(info);
-    if (summary) sessions.push(summary);
+    seen.add(info.path);
+    // A file is read again only when it changed since it was last listed (a client lists often).
+    const known = summaries.get(info.path);
+    const summary = known !== undefined && known.mtime === info.mtime ? known.summary : summarise(info);
+    if (summary) {
+      summaries.set(info.path, { mtime: info.mtime, summary });
+      sessions.push(summary);
+    }
   }
+  // Bounded: only the files of the latest listing are remembered.
+  for (const path of summaries.keys()) if (!seen.has(path)) summaries.delete(path);
   return found.length > MAX_LISTED_SESSIONS ? { sessions, truncated: true } : { sessions };
 }
+
+const summaries = new Map<string, { mtime: number; summary: ListedSession }>();
 
 function summarise(info: SessionFileInfo): ListedSession | undefined {
   let entries: ReturnType<typeof readSessionFile>["entries"];
