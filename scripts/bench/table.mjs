@@ -314,6 +314,13 @@ export function buildRows(results) {
       rows.push(makeRow({ section: "web", figure: `page's own work (script, style, layout) for it`, unit: "ms", parley: web.stream.pageWorkMs }));
     rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: longest frame gap`, unit: "ms", parley: web.stream.maxFrameGapMs }));
     rows.push(makeRow({ section: "web", figure: `page during the ${n}-delta reply: p99 frame gap`, unit: "ms", parley: web.stream.p99FrameGapMs }));
+    if (web.session) {
+      const m = web.session.entries.toLocaleString("en-US");
+      rows.push(
+        makeRow({ section: "web", figure: `a ${m}-message session chosen in the list: newest message on screen`, unit: "ms", parley: web.session.openMs }),
+      );
+      rows.push(makeRow({ section: "web", figure: `from it to a new session: conversation empty`, unit: "ms", parley: web.session.switchAwayMs }));
+    }
     const f = web.fanOut;
     rows.push(makeRow({ section: "web", figure: `fan-out: ${f.n.toLocaleString("en-US")} setStatus to ${f.clients} clients`, unit: "ms", parley: f.ms }));
   }

@@ -11,13 +11,14 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_EXT, PARLEY_SCRIPT, ROOT, percentile, progress } from "./lib.mjs";
+import { writeSession } from "./sessions.mjs";
 import { launchChromium } from "../headless-chromium.mjs";
 
 const require = createRequire(join(ROOT, "package.json"));
 
-function startWeb(args, env = {}) {
+function startWeb(args, env = {}, sessions = false) {
   const home = mkdtempSync(join(tmpdir(), "parley-bench-web-"));
-  const child = spawn(process.execPath, [PARLEY_SCRIPT, "--mode", "web", "--web-port", "0", "--no-session", ...args], {
+  const child = spawn(process.execPath, [PARLEY_SCRIPT, "--mode", "web", "--web-port", "0", ...(sessions ? [] : ["--no-session"]), ...args], {
     cwd: home,
     env: { ...process.env, HOME: home, ...env },
     stdio: ["pipe", "pipe", "pipe"],
@@ -135,6 +136,40 @@ async function fanOut(clients, n) {
   }
 }
 
+/**
+ * A stored session of `entries` messages chosen in the Sessions list: time from the click until its
+ * newest message is on screen; then "New session": time until the conversation is empty.
+ */
+async function openSession(entries) {
+  const { chromium } = require("playwright-core");
+  const dir = mkdtempSync(join(tmpdir(), "parley-bench-sessions-"));
+  writeSession(dir, entries, 200);
+  const server = startWeb(["--session-dir", dir], {}, true);
+  const browser = await launchChromium(chromium);
+  try {
+    const url = await server.url;
+    const page = await browser.newPage();
+    page.setDefaultTimeout(300_000);
+    await page.goto(url.href);
+    await page.locator(".connection[data-state=open]").waitFor();
+    const nav = page.getByRole("navigation", { name: "Sessions" });
+    const entry = nav.getByRole("button", { name: /question 0/ });
+    await entry.waitFor();
+    const last = entries - 1;
+    const started = Date.now();
+    await entry.click();
+    await page.locator(".message", { hasText: `answer ${last}:` }).waitFor();
+    const openMs = Date.now() - started;
+    const away = Date.now();
+    await nav.getByRole("button", { name: "New session" }).click();
+    await page.locator(".message").first().waitFor({ state: "detached" });
+    return { entries, openMs, switchAwayMs: Date.now() - away };
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+}
+
 export async function runWeb({ quick }) {
   const deltas = quick ? 2000 : 16_000;
   progress(`web: streaming ${deltas} deltas into chromium`);
@@ -146,5 +181,8 @@ export async function runWeb({ quick }) {
   progress(`web: fan-out of ${n} setStatus records to 10 clients`);
   const fan = await fanOut(10, n);
   progress(`web: fan-out ${fan.ms.toFixed(0)} ms (${Math.round(fan.recordsPerSec)} records/s delivered)`);
-  return { stream: streamed, fanOut: fan };
+  progress("web: opening a 1,000-message session from the Sessions list");
+  const session = await openSession(1000);
+  progress(`web: opened in ${session.openMs} ms, left for a new session in ${session.switchAwayMs} ms`);
+  return { stream: streamed, fanOut: fan, session };
 }

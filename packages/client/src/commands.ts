@@ -14,6 +14,8 @@ import type {
   GetEntriesData,
   GetTreeData,
   GetUiStateData,
+  ListFilesData,
+  ListSessionsData,
   ImageContent,
   Model,
   PromptData,
@@ -242,6 +244,26 @@ export abstract class CommandMethods {
   /** parley only: pi answers RpcError "Unknown command: get_ui_state" (see detectCapabilities). */
   getUiState(options?: RequestOptions): Promise<GetUiStateData> {
     return this.request({ type: "get_ui_state" }, options);
+  }
+
+  /** parley only: the stored sessions of this folder (default) or of every project, newest first. */
+  listSessions(scope?: "folder" | "all", options?: RequestOptions): Promise<ListSessionsData> {
+    return this.request({ type: "list_sessions", ...defined({ scope }) }, options);
+  }
+
+  /** parley only: settings, skills, prompt templates and extensions again, as ctx.reload(). */
+  reload(options?: RequestOptions): Promise<void> {
+    return this.request({ type: "reload" }, options);
+  }
+
+  /** parley only: models.json again; the available models after it. */
+  async refreshModels(options?: RequestOptions): Promise<Model[]> {
+    return (await this.request({ type: "refresh_models" }, options)).models;
+  }
+
+  /** parley only: files under the working folder matching `query` (for `@` references). */
+  listFiles(query?: string, limit?: number, options?: RequestOptions): Promise<ListFilesData> {
+    return this.request({ type: "list_files", ...defined({ query, limit }) }, options);
   }
 }
 

@@ -212,6 +212,11 @@ const COMMAND_EXAMPLES = [
   `{"type": "set_session_name", "name": "my-feature-work"}`,
   `{"type": "get_commands"}`,
   `{"type": "get_ui_state"}`,
+  `{"type": "list_sessions"}`,
+  `{"type": "list_sessions", "scope": "all"}`,
+  `{"type": "reload"}`,
+  `{"type": "refresh_models"}`,
+  `{"type": "list_files", "query": "src/ma", "limit": 20}`,
 ].map(json);
 
 describe("commands from the docs", () => {
@@ -373,6 +378,12 @@ const RESPONSE_EXAMPLES: Record<string, unknown>[] = [
                   "pendingDialogs": [{"request": {"type": "extension_ui_request", "id": "uuid-1", "method": "select",
                                                   "title": "Allow dangerous command?", "options": ["Allow", "Block"], "timeout": 10000},
                                       "remainingMs": 7000}]}}`),
+  json(`{"type": "response", "command": "list_sessions", "success": true,
+         "data": {"sessions": [{"id": "0193", "path": "/home/user/.pi/agent/sessions/--p--/a.jsonl", "cwd": "/p", "name": "refactor",
+                                "firstMessage": "Tidy the parser", "updated": "2026-01-02T03:04:05.000Z", "messageCount": 12}]}}`),
+  json(`{"type": "response", "command": "reload", "success": true}`),
+  json(`{"type": "response", "command": "refresh_models", "success": true, "data": {"models": []}}`),
+  json(`{"type": "response", "command": "list_files", "success": true, "data": {"files": ["src/", "src/main.ts"], "truncated": false}}`),
 ];
 
 const ERROR_EXAMPLES = [

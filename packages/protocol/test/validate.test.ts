@@ -232,6 +232,22 @@ const CASES: Record<CommandType, { valid: object[]; invalid: { value: object; er
     valid: [{ type: "get_ui_state" }, { id: "ui-1", type: "get_ui_state" }],
     invalid: { value: { type: "get_ui_state", id: false }, error: 'Invalid get_ui_state command: "id" must be a string or a number (got false)' },
   },
+  list_sessions: {
+    valid: [{ type: "list_sessions" }, { type: "list_sessions", scope: "folder" }, { type: "list_sessions", scope: "all" }],
+    invalid: { value: { type: "list_sessions", scope: "mine" }, error: 'Invalid list_sessions command: "scope" must be one of "folder", "all" (got "mine")' },
+  },
+  reload: {
+    valid: [{ type: "reload" }],
+    invalid: { value: { type: "reload", id: [] }, error: 'Invalid reload command: "id" must be a string or a number (got an array)' },
+  },
+  refresh_models: {
+    valid: [{ type: "refresh_models", id: 3 }],
+    invalid: { value: { type: "refresh_models", id: {} }, error: 'Invalid refresh_models command: "id" must be a string or a number (got an object)' },
+  },
+  list_files: {
+    valid: [{ type: "list_files" }, { type: "list_files", query: "ma", limit: 500 }],
+    invalid: { value: { type: "list_files", limit: 501 }, error: 'Invalid list_files command: "limit" must be <= 500 (got 501)' },
+  },
 };
 
 function expectFailure(result: CommandCheck): Extract<CommandCheck, { ok: false }> {

@@ -47,7 +47,7 @@ export class Chrome implements FrameView {
     const toast = h(
       "div",
       { class: `toast toast-${type}`, attrs: { role: type === "error" ? "alert" : "status" } },
-      h("span", { class: "toast-text" }, message),
+      h("span", { class: "toast-text", attrs: { tabindex: "0" } }, message),
       close,
     );
     const remove = (): void => toast.remove();
@@ -60,7 +60,9 @@ export class Chrome implements FrameView {
 
   render(): void {
     const { statuses, widgets } = this.#state;
-    this.#el.statuses.replaceChildren(...Object.entries(statuses).map(([key, text]) => h("span", { class: "status", attrs: { "data-key": key } }, text)));
+    this.#el.statuses.replaceChildren(
+      ...Object.entries(statuses).map(([key, text]) => h("span", { class: "status", attrs: { "data-key": key, title: text } }, text)),
+    );
     const above: HTMLElement[] = [];
     const below: HTMLElement[] = [];
     for (const [key, widget] of Object.entries(widgets)) {

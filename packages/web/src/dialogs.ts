@@ -138,11 +138,24 @@ export class DialogList {
     if (replacing) replacing.replaceWith(line);
     else this.#element.append(line);
     this.#element.hidden = false;
+    this.#collapseNotes();
     window.setTimeout(() => {
       line.remove();
+      this.#collapseNotes();
       this.#hideIfEmpty();
     }, NOTE_MS);
     return line;
+  }
+
+  /** Notes do not pile up: the newest shows, saying how many earlier ones it stands for. */
+  #collapseNotes(): void {
+    const notes = [...this.#element.querySelectorAll<HTMLElement>(".dialog-note")];
+    notes.forEach((note, index) => {
+      const newest = index === notes.length - 1;
+      note.hidden = !newest;
+      if (newest && notes.length > 1) note.dataset["earlier"] = ` (+${notes.length - 1} earlier)`;
+      else delete note.dataset["earlier"];
+    });
   }
 
   #hideIfEmpty(): void {

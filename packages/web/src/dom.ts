@@ -37,3 +37,34 @@ export function byId<T extends HTMLElement>(id: string, type: { new (): T }): T 
   if (!(element instanceof type)) throw new Error(`#${id} is missing`);
   return element;
 }
+
+/**
+ * A button that copies some text to the clipboard and says so for a moment ("Copied"). Its name
+ * stays `label` for assistive technology; the outcome is announced through its live text.
+ */
+export function copyButton(text: () => string, label: string): HTMLButtonElement {
+  const button = h("button", { class: "small copy", attrs: { type: "button", "aria-label": label } }, label);
+  button.addEventListener("click", () => {
+    void copyText(text()).then((ok) => {
+      button.textContent = ok ? "Copied" : "Copy failed";
+      window.setTimeout(() => (button.textContent = label), 1500);
+    });
+  });
+  return button;
+}
+
+async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // No clipboard API (an insecure origin) or no permission: the selection way.
+    const area = h("textarea", { class: "offscreen", attrs: { "aria-hidden": "true", tabindex: "-1" } });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    const ok = document.execCommand("copy");
+    area.remove();
+    return ok;
+  }
+}

@@ -6,7 +6,8 @@
  * A streamed message re-lexes only its last block: finished blocks are rendered once and kept.
  */
 import { Lexer, type Token, type Tokens } from "marked";
-import { append, h, type Child } from "./dom.js";
+import { append, copyButton, h, type Child } from "./dom.js";
+import { highlightInto } from "./highlight.js";
 import { schedule, type FrameView } from "./frame.js";
 
 const SAFE_PROTOCOLS = new Set(["http:", "https:", "mailto:"]);
@@ -42,7 +43,14 @@ function renderBlock(token: Token): Node | undefined {
       return undefined;
     case "code": {
       const t = token as Tokens.Code;
-      return h("pre", null, h("code", t.lang ? { attrs: { "data-lang": t.lang } } : null, t.text));
+      const code = h("code", t.lang ? { attrs: { "data-lang": t.lang } } : null);
+      highlightInto(code, t.text, t.lang);
+      return h(
+        "div",
+        { class: "code-block" },
+        h("pre", null, code),
+        copyButton(() => t.text, "Copy"),
+      );
     }
     case "heading": {
       const t = token as Tokens.Heading;

@@ -4,7 +4,7 @@
  * each block renders at most once per animation frame.
  */
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@parley/protocol";
-import { h } from "./dom.js";
+import { copyButton, h } from "./dom.js";
 import { afterRender, schedule, type FrameView } from "./frame.js";
 import { MarkdownView } from "./markdown.js";
 
@@ -15,12 +15,15 @@ class ToolCard implements FrameView {
   readonly #output: HTMLElement;
   readonly #state: HTMLElement;
   #argsText = "";
+  #argsValue: unknown;
   #outputText = "";
+  readonly #name: string;
 
   constructor(name: string) {
+    this.#name = name;
     this.#state = h("span", { class: "tool-state" }, "");
     this.#args = h("pre", { class: "tool-args" });
-    this.#output = h("pre", { class: "tool-output" });
+    this.#output = h("pre", { class: "tool-output", attrs: { tabindex: "0" } });
     this.element = h(
       "details",
       { class: "tool", attrs: { open: "" } },
@@ -37,6 +40,7 @@ class ToolCard implements FrameView {
 
   setArgs(args: unknown): void {
     this.#argsText = formatJson(args);
+    this.#argsValue = args;
     schedule(this);
   }
 
@@ -51,7 +55,10 @@ class ToolCard implements FrameView {
   }
 
   render(): void {
-    this.#args.textContent = this.#argsText;
+    const diff = this.#name === "edit" ? editDiff(this.#argsValue) : undefined;
+    if (diff) this.#args.replaceChildren(...diff);
+    else this.#args.textContent = this.#argsText;
+    this.#args.classList.toggle("diff", diff !== undefined);
     this.#output.textContent = this.#outputText;
     this.#output.hidden = this.#outputText === "";
   }
@@ -90,6 +97,16 @@ interface LiveMessage {
   element: HTMLElement;
   body: HTMLElement;
   blocks: Map<number, Block>;
+  actions: HTMLElement;
+}
+
+/** What the message buttons ask of the page; user messages are counted from the newest (0). */
+export interface TranscriptActions {
+  fork(fromEnd: number): void;
+  edit(fromEnd: number): void;
+  retry(): void;
+  /** Whether the view follows the newest message (false once the reader scrolls up). */
+  following(follow: boolean): void;
 }
 
 export class Transcript {
@@ -98,33 +115,132 @@ export class Transcript {
   #live: LiveMessage | undefined;
   readonly #tools = new Map<string, ToolCard>();
 
+  readonly #actions: TranscriptActions;
+  /** User and assistant messages in order, for Fork/Edit/Retry. */
+  readonly #users: HTMLElement[] = [];
+  #lastAssistant: HTMLElement | undefined;
+  readonly #edit: HTMLButtonElement;
+  readonly #retry: HTMLButtonElement;
+
   #follow = true;
   #scrollQueued = false;
+  /** Messages older than those shown (a long conversation opens with its newest). */
+  #earlier: readonly AgentMessage[] = [];
+  /** Where new message elements go: the transcript, or a fragment of earlier ones. */
+  #target: Node;
+  readonly #earlierButton: HTMLButtonElement;
 
-  constructor(element: HTMLElement, scroller: HTMLElement) {
+  constructor(element: HTMLElement, scroller: HTMLElement, actions: TranscriptActions) {
     this.element = element;
     this.#scroller = scroller;
+    this.#actions = actions;
+    this.#target = element;
+    this.#earlierButton = h("button", { class: "earlier", attrs: { type: "button" } }, "Show earlier messages");
+    this.#earlierButton.addEventListener("click", () => this.showEarlier());
+    this.#edit = h("button", { class: "small", attrs: { type: "button" } }, "Edit");
+    this.#retry = h("button", { class: "small", attrs: { type: "button" } }, "Retry");
+    this.#edit.addEventListener("click", () => actions.edit(0));
+    this.#retry.addEventListener("click", () => actions.retry());
     scroller.addEventListener(
       "scroll",
       () => {
-        this.#follow = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+        const follow = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+        if (follow !== this.#follow) actions.following(follow);
+        this.#follow = follow;
       },
       { passive: true },
     );
+    const away = (): void => {
+      if (!this.#follow) return;
+      this.#follow = false;
+      actions.following(false);
+    };
+    scroller.addEventListener("wheel", (event) => event.deltaY < 0 && away(), { passive: true });
+    scroller.addEventListener("keydown", (event) => ["ArrowUp", "PageUp", "Home"].includes(event.key) && away());
+    element.addEventListener("click", (event) => {
+      const button = event.target instanceof Element ? event.target.closest("button[data-action]") : null;
+      if (!button) return;
+      const message = button.closest("article");
+      if (button.getAttribute("data-action") === "fork" && message instanceof HTMLElement) {
+        const index = this.#users.indexOf(message);
+        if (index >= 0) actions.fork(this.#users.length - 1 - index);
+      }
+    });
+  }
+
+  /** Scroll to the newest message and follow it again ("Jump to newest", a message sent). */
+  follow(): void {
+    this.#stickToBottom(true);
+  }
+
+  /** While a run goes on, Edit and Retry wait (a fork would abort it). */
+  setBusy(busy: boolean): void {
+    this.#edit.disabled = this.#retry.disabled = busy;
+  }
+
+  /** Edit on the newest user message, Retry on the newest reply. */
+  #placeLastActions(): void {
+    const user = this.#users[this.#users.length - 1];
+    if (user) user.querySelector(".message-actions")?.append(this.#edit);
+    else this.#edit.remove();
+    if (this.#lastAssistant) this.#lastAssistant.querySelector(".message-actions")?.append(this.#retry);
+    else this.#retry.remove();
   }
 
   /** The whole conversation again (on connect): the messages as get_messages gives them. */
   reset(messages: readonly AgentMessage[]): void {
     this.element.replaceChildren();
     this.#tools.clear();
+    this.#users.length = 0;
+    this.#lastAssistant = undefined;
     this.#live = undefined;
-    for (const message of messages) this.#addFinished(message);
-    this.#stickToBottom(true);
+    const start = windowStart(messages, messages.length);
+    this.#earlier = messages.slice(0, start);
+    this.#target = this.element;
+    for (const message of messages.slice(start)) this.#addFinished(message);
+    this.#showEarlierButton();
+    this.#placeLastActions();
+    this.follow();
+  }
+
+  /**
+   * The next older part of a long conversation, above what is shown, the reader's place kept.
+   * A conversation opens with its newest messages only, so a session of thousands opens at once.
+   */
+  showEarlier(): void {
+    if (this.#earlier.length === 0) return;
+    const start = windowStart(this.#earlier, this.#earlier.length);
+    const part = this.#earlier.slice(start);
+    this.#earlier = this.#earlier.slice(0, start);
+    const fragment = document.createDocumentFragment();
+    const users = this.#users.splice(0);
+    const lastAssistant = this.#lastAssistant;
+    this.#target = fragment;
+    try {
+      for (const message of part) this.#addFinished(message);
+    } finally {
+      this.#target = this.element;
+    }
+    this.#users.push(...users);
+    this.#lastAssistant = lastAssistant;
+    this.#placeLastActions();
+    const before = this.#scroller.scrollHeight;
+    this.#earlierButton.after(fragment);
+    this.#showEarlierButton();
+    this.#scroller.scrollTop += this.#scroller.scrollHeight - before;
+  }
+
+  #showEarlierButton(): void {
+    if (this.#earlier.length === 0) this.#earlierButton.remove();
+    else {
+      this.#earlierButton.textContent = `Show earlier messages (${this.#earlier.length})`;
+      this.element.prepend(this.#earlierButton);
+    }
   }
 
   messageStart(message: AgentMessage): void {
     if (message.role === "assistant") {
-      this.#live = this.#newMessage("assistant", "Assistant");
+      this.#live = this.#assistant();
       this.#fillAssistant(this.#live, message, false);
       return;
     }
@@ -146,7 +262,7 @@ export class Transcript {
     toolCall?: { id: string; name: string; arguments: unknown };
     error?: AssistantMessage;
   }): void {
-    const live = (this.#live ??= this.#newMessage("assistant", "Assistant"));
+    const live = (this.#live ??= this.#assistant());
     const index = event.contentIndex ?? 0;
     switch (event.type) {
       case "text_start":
@@ -197,9 +313,10 @@ export class Transcript {
   /** The finished message: rendered from its final content (a late tab saw no start or deltas). */
   messageEnd(message: AgentMessage): void {
     if (message.role !== "assistant") return;
-    const live = (this.#live ??= this.#newMessage("assistant", "Assistant"));
+    const live = (this.#live ??= this.#assistant());
     this.#fillAssistant(live, message, true);
     this.#live = undefined;
+    this.#placeLastActions();
     this.#stickToBottom(false);
   }
 
@@ -236,15 +353,20 @@ export class Transcript {
   #addFinished(message: AgentMessage): void {
     switch (message.role) {
       case "user": {
-        const view = this.#newMessage("user", "You");
+        // Its images show as images, not as "[image]".
+        const text = contentText(message.content, false);
+        const view = this.#newMessage("user", "You", () => text);
         const markdown = new MarkdownView("text");
-        markdown.set(contentText(message.content), true);
-        view.body.append(markdown.element);
+        markdown.set(text, true);
+        view.body.append(markdown.element, ...images(message.content));
+        view.actions.append(h("button", { class: "small", attrs: { type: "button", "data-action": "fork" } }, "Fork from here"));
+        this.#users.push(view.element);
+        this.#placeLastActions();
         schedule(markdown);
         return;
       }
       case "assistant": {
-        const view = this.#newMessage("assistant", "Assistant");
+        const view = this.#assistant();
         this.#fillAssistant(view, message, true);
         return;
       }
@@ -324,11 +446,30 @@ export class Transcript {
     return card;
   }
 
-  #newMessage(kind: string, label: string): LiveMessage {
+  #assistant(): LiveMessage {
+    const blocks = new Map<number, Block>();
+    const view = this.#newMessage("assistant", "Assistant", () =>
+      [...blocks.entries()]
+        .sort(([a], [b]) => a - b)
+        .flatMap(([, block]) => (block instanceof MarkdownView ? [block.text] : []))
+        .join("\n\n"),
+    );
+    this.#lastAssistant = view.element;
+    return { ...view, blocks };
+  }
+
+  #newMessage(kind: string, label: string, text?: () => string): LiveMessage {
     const body = h("div", { class: "message-body" });
-    const element = h("article", { class: `message message-${kind}`, attrs: { "aria-label": label } }, h("div", { class: "message-role" }, label), body);
-    this.element.append(element);
-    return { element, body, blocks: new Map() };
+    const actions = h("div", { class: "message-actions" });
+    if (text) actions.append(copyButton(text, "Copy"));
+    const element = h(
+      "article",
+      { class: `message message-${kind}`, attrs: { "aria-label": label } },
+      h("div", { class: "message-head" }, h("div", { class: "message-role" }, label), actions),
+      body,
+    );
+    this.#target.appendChild(element);
+    return { element, body, blocks: new Map(), actions };
   }
 
   /**
@@ -336,24 +477,28 @@ export class Transcript {
    * Whether they are is learnt from scroll events, so no delta reads layout.
    */
   #stickToBottom(force: boolean): void {
-    if (force) this.#follow = true;
+    if (force) {
+      this.#follow = true;
+      this.#actions.following(true);
+    }
     if (!this.#follow || this.#scrollQueued) return;
     this.#scrollQueued = true;
     afterRender(() => {
       this.#scrollQueued = false;
-      this.#scroller.scrollTop = this.#scroller.scrollHeight;
+      // The reader may have scrolled up since this was queued: leave them there.
+      if (this.#follow) this.#scroller.scrollTop = this.#scroller.scrollHeight;
     });
   }
 }
 
-function contentText(content: unknown): string {
+function contentText(content: unknown, imageMarks = true): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
     .map((block: unknown) => {
       if (typeof block !== "object" || block === null) return "";
       const b = block as { type?: unknown; text?: unknown };
-      return b.type === "text" && typeof b.text === "string" ? b.text : b.type === "image" ? "[image]" : "";
+      return b.type === "text" && typeof b.text === "string" ? b.text : b.type === "image" && imageMarks ? "[image]" : "";
     })
     .join("");
 }
@@ -374,4 +519,44 @@ function formatJson(value: unknown): string {
   } catch {
     return String(value);
   }
+}
+
+/** A message's images, shown from their data (base64 only: nothing is fetched). */
+function images(content: unknown): HTMLElement[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((block: unknown) => {
+    if (typeof block !== "object" || block === null) return [];
+    const b = block as { type?: unknown; data?: unknown; mimeType?: unknown };
+    if (b.type !== "image" || typeof b.data !== "string" || typeof b.mimeType !== "string" || !/^image\/(png|jpeg|gif|webp)$/.test(b.mimeType)) return [];
+    return [h("img", { class: "message-image", attrs: { src: `data:${b.mimeType};base64,${b.data}`, alt: "Attached image" } })];
+  });
+}
+
+/** The edit tool's arguments as a diff: the file, then each replacement's old lines (-) and new lines (+). */
+function editDiff(args: unknown): HTMLElement[] | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const a = args as { path?: unknown; edits?: unknown; oldText?: unknown; newText?: unknown };
+  const edits = Array.isArray(a.edits) ? a.edits : a.oldText !== undefined ? [{ oldText: a.oldText, newText: a.newText }] : undefined;
+  if (!edits || typeof a.path !== "string") return undefined;
+  const lines: HTMLElement[] = [h("div", { class: "diff-file" }, a.path)];
+  for (const edit of edits) {
+    if (typeof edit !== "object" || edit === null) return undefined;
+    const { oldText, newText } = edit as { oldText?: unknown; newText?: unknown };
+    if (typeof oldText !== "string" || typeof newText !== "string") return undefined;
+    lines.push(h("div", { class: "diff-hunk" }, "@@"));
+    for (const line of oldText.split("\n")) lines.push(h("div", { class: "diff-del" }, `- ${line}`));
+    for (const line of newText.split("\n")) lines.push(h("div", { class: "diff-add" }, `+ ${line}`));
+  }
+  return lines;
+}
+
+/** Messages shown at a time from the end of a long conversation (more on request). */
+const WINDOW = 100;
+
+/** Where the part of `messages` before `end` to show starts: about WINDOW back, at a user message (tool results stay with their calls). */
+function windowStart(messages: readonly AgentMessage[], end: number): number {
+  if (end <= WINDOW) return 0;
+  let start = end - WINDOW;
+  while (start > 0 && messages[start]?.role !== "user") start--;
+  return start;
 }

@@ -3,7 +3,7 @@
 /**
  * The web UI in a real browser: Debian's chromium driven by playwright-core, two browser contexts
  * (two "tabs" with separate storage) on one `parley --mode web` with the demo extension and a
- * scripted model. Screenshots of the main states go to packages/web/screenshots/.
+ * scripted model. Screenshots of the main states go to a temp folder (or PARLEY_WEB_SCREENSHOTS).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,9 +11,10 @@ import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { launchChromium } from "../../../scripts/headless-chromium.mjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEMO, ROOT, startWeb, START_MS, type WebAgent } from "./helpers/web-server.js";
+import { DEMO, startWeb, START_MS, type WebAgent } from "./helpers/web-server.js";
 
-const SCREENSHOTS = join(ROOT, "packages/web/screenshots");
+/** A temp folder unless PARLEY_WEB_SCREENSHOTS names one (scripts/web-screenshots.mjs: the committed ones, on purpose). */
+const SCREENSHOTS = process.env["PARLEY_WEB_SCREENSHOTS"] ?? mkdtempSync(join(tmpdir(), "parley-web-shots-"));
 const XSS_EXTENSION = join(import.meta.dirname, "fixtures/xss-extension.ts");
 const TALL_EXTENSION = join(import.meta.dirname, "fixtures/tall-ui.ts");
 const WAIT = { timeout: START_MS };
@@ -154,7 +155,9 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
     for (const page of [a, b]) await toast(page, 'many: select=green confirm=true input=Ada editor="x\\ny"').waitFor();
     expect(await a.getByRole("dialog").count()).toBe(0);
     expect(await b.getByRole("dialog").count()).toBe(0);
-    await b.locator(".dialog-note", { hasText: "answered in another tab" }).first().waitFor();
+    // Notes collapse: the newest shows, counting the earlier ones.
+    await b.locator(".dialog-note", { hasText: "answered in another tab" }).last().waitFor();
+    await b.locator(".dialog-note[data-earlier]").waitFor();
   });
 
   it("cancels every dialog kind (Esc and the Cancel button)", async () => {
@@ -395,7 +398,7 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
   it("aborts a streaming reply", async () => {
     await send(b, "a long answer please");
     await a.locator(".message-assistant", { hasText: "word20" }).waitFor();
-    await a.getByRole("button", { name: "Abort" }).click();
+    await a.getByRole("button", { name: "Stop" }).click();
     for (const page of [a, b]) {
       await page.locator(".error-line", { hasText: "Aborted" }).waitFor();
       await page.locator(".activity", { hasText: "idle" }).waitFor();

@@ -37,6 +37,7 @@ import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
 import { ProcessLifetime } from "./process-lifetime.js";
 import { openStartupSession, sessionFactory, sessionsRoot } from "./startup-session.js";
+import { listFolder } from "../resources/fs-entries.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { whileSayingSlow } from "../slow-notice.js";
 import { loadResources, resolveCliSources, resolveResources, type ResolvedResources } from "../resources/index.js";
@@ -647,6 +648,24 @@ export async function main(argv: string[]): Promise<void> {
     return legacyDirs.includes(beside) ? fallback : beside;
   };
   const sessions = sessionFactory(options.noSession, runCwd, newSessionDir, warn);
+  // list_sessions: the folder's session directory (and the current session's, and the legacy one), or all of pi's.
+  const sessionDirs = (scope: "folder" | "all"): string[] => {
+    const folder = chosenDir ?? defaultSessionDir(runCwd(), agentDir);
+    const current = front?.agent.session.file;
+    const here = [folder, ...(chosenDir === undefined ? [legacySessionDir(runCwd())] : []), ...(current !== undefined ? [dirname(current)] : [])];
+    if (scope === "folder") return here;
+    return [...here, ...listFolder(sessionsRoot(agentDir)).flatMap((entry) => (entry.isDirectory ? [entry.path] : []))];
+  };
+  // refresh_models: models.json again; providers it no longer names are dropped.
+  const refreshModels = (agent: AgentSession): void => {
+    const before = new Set(start.setup.modelsFile.providers.map((p) => p.name));
+    const file = loadModelsFile(agentDir);
+    for (const warning of file.warnings) log(warning);
+    const now = new Set(file.providers.map((p) => p.name));
+    for (const name of before) if (!now.has(name)) agent.models.unregister(name);
+    for (const { name, config } of file.providers) agent.models.register(name, config);
+    start.setup = { ...start.setup, modelsFile: file };
+  };
   let models: ModelResolution;
   let extensionSources: ExtensionSource[];
   try {
@@ -726,7 +745,7 @@ export async function main(argv: string[]): Promise<void> {
   const hub = web ? new web.ConnectionHub({ log }) : undefined;
   const transport = hub ?? new StdioTransport(stdio);
   takeOverStdout();
-  const server = new RpcServer({ ...core, transport });
+  const server = new RpcServer({ ...core, transport, sessionDirs, refreshModels });
   front = server;
   await startAgent(server, start, [...startup.notes, ...models.warnings], models);
   lifetime.serve(server);

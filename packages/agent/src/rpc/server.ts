@@ -26,6 +26,10 @@ export { memorySessions, type SessionFactory } from "../session/session-factory.
 /** What every mode takes (agent-core.ts), and what is the RPC server's own. */
 export interface RpcServerOptions extends AgentCoreSettings {
   transport: Transport;
+  /** list_sessions: the session directories of this folder, or of every project (none when absent). */
+  sessionDirs?: ((scope: "folder" | "all") => string[]) | undefined;
+  /** refresh_models: models.json read again and its providers registered on this agent anew. */
+  refreshModels?: ((agent: AgentSession) => void) | undefined;
   /** How long shutdown waits for running commands and session_shutdown handlers. */
   shutdownGraceMs?: number;
 }
@@ -119,6 +123,14 @@ export class RpcServer implements TransportSink, FrontDoor {
       runtime: this.runtime,
       uiState: () => ({ ...this.host.uiState(), pendingDialogs: this.dialogs.snapshot() }),
       emitEvent: (event) => this.emitEvent(event),
+      workspace: {
+        get cwd() {
+          return server.cwd;
+        },
+        sessionDirs: (scope) => options.sessionDirs?.(scope) ?? [],
+        reload: () => this.host.reload(),
+        refreshModels: () => options.refreshModels?.(this.agent),
+      },
     };
   }
 

@@ -175,4 +175,24 @@ const check_0 = ((value) => ((typeof value === "object" && value !== null && !(A
 
 return check_0;
   })(),
+  "list_sessions": (() => {
+const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ("type" in value && (((value.id === undefined || (!("id" in value) || (typeof value.id === "string" || Number.isFinite(value.id)))) && (typeof value.type === "string" && value.type === "list_sessions")) && (value.scope === undefined || (!("scope" in value) || ((typeof value.scope === "string" && value.scope === "folder") || (typeof value.scope === "string" && value.scope === "all"))))))));
+
+return check_0;
+  })(),
+  "reload": (() => {
+const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ("type" in value && ((value.id === undefined || (!("id" in value) || (typeof value.id === "string" || Number.isFinite(value.id)))) && (typeof value.type === "string" && value.type === "reload")))));
+
+return check_0;
+  })(),
+  "refresh_models": (() => {
+const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ("type" in value && ((value.id === undefined || (!("id" in value) || (typeof value.id === "string" || Number.isFinite(value.id)))) && (typeof value.type === "string" && value.type === "refresh_models")))));
+
+return check_0;
+  })(),
+  "list_files": (() => {
+const check_0 = ((value) => ((typeof value === "object" && value !== null && !(Array.isArray(value))) && ("type" in value && ((((value.id === undefined || (!("id" in value) || (typeof value.id === "string" || Number.isFinite(value.id)))) && (typeof value.type === "string" && value.type === "list_files")) && (value.query === undefined || (!("query" in value) || typeof value.query === "string"))) && (value.limit === undefined || (!("limit" in value) || (Number.isInteger(value.limit) && (!((Number.isFinite(value.limit) || typeof value.limit === "bigint")) || (value.limit >= 1 && value.limit <= 500)))))))));
+
+return check_0;
+  })(),
 };

@@ -81,3 +81,83 @@ export type UiState = Static<typeof UiState>;
 
 export const GetUiStateData = Type.Intersect([UiState, Type.Object({ pendingDialogs: Type.Array(PendingDialogState, { description: "Oldest first." }) })]);
 export type GetUiStateData = Static<typeof GetUiStateData>;
+
+// ---- commands parley adds for any client (the web page uses them) ----------------------------
+
+const AdditionId = Type.Optional(Type.Union([Type.String(), Type.Number()]));
+
+/** `list_sessions`: the stored sessions a client can switch to. */
+export const ListSessionsCommand = Type.Object(
+  {
+    id: AdditionId,
+    type: Type.Literal("list_sessions"),
+    scope: Type.Optional(
+      Type.Union([Type.Literal("folder"), Type.Literal("all")], {
+        description: "folder (default): the sessions of the folder parley works in (its session directory); all: every project's.",
+      }),
+    ),
+  },
+  { description: "parley: list stored sessions, newest first." },
+);
+export type ListSessionsCommand = Static<typeof ListSessionsCommand>;
+
+export const ListedSession = Type.Object({
+  id: Type.String(),
+  path: Type.String({ description: "The session file; switch_session takes it." }),
+  cwd: Type.String({ description: "The folder the session was recorded in." }),
+  name: Type.Optional(Type.String({ description: "The session's name (its latest session_info)." })),
+  firstMessage: Type.Optional(Type.String({ description: "The start of the first user message (at most 200 characters)." })),
+  updated: Type.String({ description: "When the file last changed (ISO 8601)." }),
+  messageCount: Type.Number({ description: "Message entries in the file (every branch)." }),
+});
+export type ListedSession = Static<typeof ListedSession>;
+
+export const ListSessionsData = Type.Object(
+  {
+    sessions: Type.Array(ListedSession, { description: "Newest first." }),
+    truncated: Type.Optional(Type.Boolean({ description: "true when more sessions exist than were listed (at most 1,000)." })),
+  },
+  { description: "Data of list_sessions." },
+);
+export type ListSessionsData = Static<typeof ListSessionsData>;
+
+/** `reload`: what an extension's ctx.reload() does. */
+export const ReloadCommand = Type.Object(
+  { id: AdditionId, type: Type.Literal("reload") },
+  {
+    description:
+      "parley: reload as ctx.reload() does: settings, skills, prompt templates and extensions read again (session_shutdown and session_start with reason reload).",
+  },
+);
+export type ReloadCommand = Static<typeof ReloadCommand>;
+
+/** `refresh_models`: models.json read again. */
+export const RefreshModelsCommand = Type.Object(
+  { id: AdditionId, type: Type.Literal("refresh_models") },
+  { description: "parley: read models.json again (its providers registered anew, removed ones dropped) and answer the available models." },
+);
+export type RefreshModelsCommand = Static<typeof RefreshModelsCommand>;
+
+/** `list_files`: files under the working folder, for `@` file references. */
+export const ListFilesCommand = Type.Object(
+  {
+    id: AdditionId,
+    type: Type.Literal("list_files"),
+    query: Type.Optional(Type.String({ description: "Keep paths containing these characters in order (case-insensitive); empty or absent: any." })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: "At most this many paths (default 50)." })),
+  },
+  {
+    description:
+      "parley: files under the folder parley works in, relative to it (dot folders, node_modules and .gitignore'd paths left out), as pi's @ completion offers them.",
+  },
+);
+export type ListFilesCommand = Static<typeof ListFilesCommand>;
+
+export const ListFilesData = Type.Object(
+  {
+    files: Type.Array(Type.String(), { description: "Paths relative to cwd, '/'-separated; folders end with '/'." }),
+    truncated: Type.Boolean({ description: "true when the walk stopped at its bound (entries visited) before seeing every file." }),
+  },
+  { description: "Data of list_files." },
+);
+export type ListFilesData = Static<typeof ListFilesData>;

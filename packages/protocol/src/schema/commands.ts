@@ -7,7 +7,7 @@
  */
 import { Type, type Static, type TSchema } from "typebox";
 import { ImageContent } from "./messages.js";
-import { GetUiStateCommand } from "./additions.js";
+import { GetUiStateCommand, ListFilesCommand, ListSessionsCommand, RefreshModelsCommand, ReloadCommand } from "./additions.js";
 
 export const CommandId = Type.Optional(
   Type.Union([Type.String(), Type.Number()], {
@@ -354,6 +354,10 @@ export const COMMAND_SCHEMAS = {
   set_session_name: SetSessionNameCommand,
   get_commands: GetCommandsCommand,
   get_ui_state: GetUiStateCommand,
+  list_sessions: ListSessionsCommand,
+  reload: ReloadCommand,
+  refresh_models: RefreshModelsCommand,
+  list_files: ListFilesCommand,
 } as const satisfies Record<string, TSchema>;
 
 export const RpcCommand = Type.Union(
@@ -392,6 +396,10 @@ export const RpcCommand = Type.Union(
     SetSessionNameCommand,
     GetCommandsCommand,
     GetUiStateCommand,
+    ListSessionsCommand,
+    ReloadCommand,
+    RefreshModelsCommand,
+    ListFilesCommand,
   ],
   { description: "Any command a client may send." },
 );

@@ -5,10 +5,26 @@
  */
 import { Type, type Static } from "typebox";
 import { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, Usage } from "./messages.js";
-import { CompactionResult, RpcResponse, GetUiStateResponse } from "./responses.js";
+import {
+  CompactionResult,
+  RpcResponse,
+  GetUiStateResponse,
+  ListSessionsResponse,
+  ReloadResponse,
+  RefreshModelsResponse,
+  ListFilesResponse,
+} from "./responses.js";
 import { RpcCommand } from "./commands.js";
 import { ExtensionUiRequest, ExtensionUiResponse } from "./extension-ui.js";
-import { ExtensionUiDismissed, ExtensionUiError, GetUiStateCommand } from "./additions.js";
+import {
+  ExtensionUiDismissed,
+  ExtensionUiError,
+  GetUiStateCommand,
+  ListFilesCommand,
+  ListSessionsCommand,
+  RefreshModelsCommand,
+  ReloadCommand,
+} from "./additions.js";
 
 // ---- agent lifecycle -------------------------------------------------------------
 
@@ -438,9 +454,26 @@ export type RpcEvent = Static<typeof RpcEvent>;
 export type EventType = RpcEvent["type"];
 
 /** The records parley adds to pi's protocol. */
-export const ParleyAdditionRecord = Type.Union([ExtensionUiDismissed, ExtensionUiError, GetUiStateCommand, GetUiStateResponse], {
-  description: "Records parley adds: extension_ui_dismissed and extension_ui_error (agent → client), the get_ui_state command and its response.",
-});
+export const ParleyAdditionRecord = Type.Union(
+  [
+    ExtensionUiDismissed,
+    ExtensionUiError,
+    GetUiStateCommand,
+    GetUiStateResponse,
+    ListSessionsCommand,
+    ListSessionsResponse,
+    ReloadCommand,
+    ReloadResponse,
+    RefreshModelsCommand,
+    RefreshModelsResponse,
+    ListFilesCommand,
+    ListFilesResponse,
+  ],
+  {
+    description:
+      "Records parley adds: extension_ui_dismissed and extension_ui_error (agent → client); the get_ui_state, list_sessions, reload, refresh_models and list_files commands and their responses.",
+  },
+);
 export type ParleyAdditionRecord = Static<typeof ParleyAdditionRecord>;
 
 /** Everything the agent may write to stdout. */

@@ -8,7 +8,7 @@
 import { Type, type Static, type TSchema } from "typebox";
 import { AgentMessage, AssistantContentBlock, Model, SystemMessage, Usage, UserContentBlock } from "./messages.js";
 import { ThinkingLevel, QueueMode, type CommandType } from "./commands.js";
-import { GetUiStateData } from "./additions.js";
+import { GetUiStateData, ListFilesData, ListSessionsData } from "./additions.js";
 
 const ResponseId = Type.Optional(Type.Union([Type.String(), Type.Number()], { description: "The id of the command answered, when it had one." }));
 
@@ -446,6 +446,9 @@ export const RESPONSE_DATA_SCHEMAS = {
   ),
   get_commands: Type.Object({ commands: Type.Array(SlashCommand) }, { description: "Data of get_commands." }),
   get_ui_state: GetUiStateData,
+  list_sessions: ListSessionsData,
+  refresh_models: Type.Object({ models: Type.Array(Model) }, { description: "Data of refresh_models: the available models after the refresh." }),
+  list_files: ListFilesData,
 } as const satisfies Partial<Record<CommandType, TSchema>>;
 
 export type CommandWithData = keyof typeof RESPONSE_DATA_SCHEMAS;
@@ -462,6 +465,7 @@ export const COMMANDS_WITHOUT_DATA = [
   "abort_retry",
   "abort_bash",
   "set_session_name",
+  "reload",
 ] as const satisfies readonly CommandWithoutData[];
 
 /** The `data` of a successful response to command `K` (undefined when it has none). */
@@ -540,6 +544,10 @@ export const GetLastAssistantTextResponse = successWithData("get_last_assistant_
 export const SetSessionNameResponse = successWithoutData("set_session_name");
 export const GetCommandsResponse = successWithData("get_commands");
 export const GetUiStateResponse = successWithData("get_ui_state");
+export const ListSessionsResponse = successWithData("list_sessions");
+export const ReloadResponse = successWithoutData("reload");
+export const RefreshModelsResponse = successWithData("refresh_models");
+export const ListFilesResponse = successWithData("list_files");
 
 /** The successful-response schema of every command, keyed by command type. */
 export const SUCCESS_RESPONSE_SCHEMAS = {
@@ -577,6 +585,10 @@ export const SUCCESS_RESPONSE_SCHEMAS = {
   set_session_name: SetSessionNameResponse,
   get_commands: GetCommandsResponse,
   get_ui_state: GetUiStateResponse,
+  list_sessions: ListSessionsResponse,
+  reload: ReloadResponse,
+  refresh_models: RefreshModelsResponse,
+  list_files: ListFilesResponse,
 } as const satisfies Record<CommandType, TSchema>;
 
 /** A successful response to command `K`. */
@@ -619,6 +631,10 @@ export const RpcResponse = Type.Union(
     SetSessionNameResponse,
     GetCommandsResponse,
     GetUiStateResponse,
+    ListSessionsResponse,
+    ReloadResponse,
+    RefreshModelsResponse,
+    ListFilesResponse,
     ErrorResponse,
   ],
   { description: "The response to a command: a per-command success, or an error." },

@@ -31,9 +31,10 @@ export interface WebAgent {
   stop(): Promise<void>;
 }
 
-export function startWeb(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<WebAgent> {
+/** `sessions`: store sessions (pass --session-dir in args); without it, --no-session. */
+export function startWeb(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; sessions?: boolean } = {}): Promise<WebAgent> {
   const home = mkdtempSync(join(tmpdir(), "parley-web-home-"));
-  const child = spawn(PARLEY_BIN, ["--mode", "web", "--web-port", "0", "--no-session", ...args], {
+  const child = spawn(PARLEY_BIN, ["--mode", "web", "--web-port", "0", ...(options.sessions ? [] : ["--no-session"]), ...args], {
     cwd: options.cwd ?? home,
     env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...options.env },
     stdio: ["pipe", "pipe", "pipe"],

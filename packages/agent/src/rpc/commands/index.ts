@@ -5,6 +5,7 @@ import { promptCommands } from "./prompt.js";
 import { sessionCommands } from "./session.js";
 import { stateCommands } from "./state.js";
 import type { CommandTable } from "./types.js";
+import { workspaceCommands } from "./workspace.js";
 
 /** Every command type has exactly one handler; the type checker enforces completeness. */
 export const COMMANDS: CommandTable<CommandType> = {
@@ -13,4 +14,5 @@ export const COMMANDS: CommandTable<CommandType> = {
   ...modelCommands,
   ...sessionCommands,
   ...maintenanceCommands,
+  ...workspaceCommands,
 };

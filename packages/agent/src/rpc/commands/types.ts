@@ -14,6 +14,19 @@ export interface CommandContext {
   uiState(): UiState & { pendingDialogs: PendingDialogState[] };
   /** Writes one event outside the line order (the bash command's output). */
   emitEvent(event: RpcEvent): void;
+  /** The folder, its stored sessions, reloading: what parley's own commands (list_sessions, reload, …) reach. */
+  readonly workspace: CommandWorkspace;
+}
+
+export interface CommandWorkspace {
+  /** The folder the agent works in. */
+  readonly cwd: string;
+  /** The session directories list_sessions reads: this folder's, or every project's. */
+  sessionDirs(scope: "folder" | "all"): string[];
+  /** ctx.reload(). */
+  reload(): Promise<void>;
+  /** models.json read again, its providers registered anew. */
+  refreshModels(): void;
 }
 
 export interface CommandSessions {
