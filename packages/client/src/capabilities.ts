@@ -5,9 +5,13 @@
  * against both: without dismiss records a dialog still ends at its deadline, tracked here.
  */
 import type { GetUiStateData } from "@parley/protocol";
-import type { RpcClient } from "./client.js";
 import { RpcError } from "./errors.js";
 import type { RequestOptions } from "./requests.js";
+
+/** What the probe needs of a client (an `RpcClient` is one); narrow, so this module does not import the client back. */
+export interface UiStateSource {
+  getUiState(options?: RequestOptions): Promise<GetUiStateData>;
+}
 
 export interface Capabilities {
   /** The agent answers `get_ui_state` (late attach and reconnect can restore the UI). */
@@ -25,7 +29,7 @@ export interface DetectedCapabilities extends Capabilities {
  * Probes with one `get_ui_state` request. An "Unknown command" error means a pi-compatible
  * agent without parley's additions; any other failure (closed, timed out) is thrown.
  */
-export async function detectCapabilities(client: RpcClient, options?: RequestOptions): Promise<DetectedCapabilities> {
+export async function detectCapabilities(client: UiStateSource, options?: RequestOptions): Promise<DetectedCapabilities> {
   try {
     const data = await client.getUiState(options);
     return { uiState: true, dismissRecords: true, uiStateData: data };

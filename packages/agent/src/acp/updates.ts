@@ -7,9 +7,13 @@ import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import type { ContentBlock, SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { EventType } from "@parley/protocol";
 import { nodeCrypto } from "../lazy-node.js";
 
 type WireRecord = Record<string, unknown>;
+
+/** A table entry for an event ACP shows nothing of (each says why). */
+const none = (): SessionUpdate[] => [];
 
 /** Files larger than this get no diff (the tool's own text result is shown instead). */
 const MAX_DIFF_BYTES = 1 << 20;
@@ -114,34 +118,67 @@ export class UpdateMapper {
     this.#cwd = cwd;
   }
 
+  /**
+   * What ACP shows of each agent event, keyed by every event type of the protocol: a new event
+   * does not compile until it has an entry here. `none` entries say why ACP shows nothing.
+   */
+  readonly #updates: { readonly [K in EventType]: (record: WireRecord) => SessionUpdate[] } = {
+    message_start: (record) => {
+      if (obj(record["message"])["role"] === "assistant") this.#messageId = nodeCrypto().randomUUID();
+      return [];
+    },
+    message_update: (record) => {
+      const event = obj(record["assistantMessageEvent"]);
+      const delta = str(event["delta"]);
+      if (!delta) return [];
+      const messageId = this.#messageId ?? null;
+      if (event["type"] === "text_delta") return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: delta }, messageId }];
+      if (event["type"] === "thinking_delta") return [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: delta }, messageId }];
+      return [];
+    },
+    message_end: (record) => this.#messageEnd(obj(record["message"])),
+    tool_execution_start: (record) => [this.#toolStart(str(record["toolCallId"]) ?? "", str(record["toolName"]) ?? "", record["args"])],
+    tool_execution_update: (record) => {
+      const content = resultContent(record["partialResult"], record["toolName"] === "bash");
+      return [{ sessionUpdate: "tool_call_update", toolCallId: str(record["toolCallId"]) ?? "", status: "in_progress", content }];
+    },
+    tool_execution_end: (record) => [
+      this.#toolEnd(str(record["toolCallId"]) ?? "", str(record["toolName"]) ?? "", record["result"], record["isError"] === true),
+    ],
+    // Run boundaries: ACP ends a prompt with its session/prompt response, not an update.
+    agent_start: none,
+    agent_end: none,
+    agent_settled: none,
+    turn_start: none,
+    turn_end: none,
+    // Output of the RPC `bash` command, which ACP clients cannot send.
+    bash_execution_update: none,
+    // ACP has no update for the agent's steering/follow-up queue.
+    queue_update: none,
+    // Compaction and retries: ACP has no update for them.
+    compaction_start: none,
+    compaction_end: none,
+    auto_retry_start: none,
+    auto_retry_end: none,
+    summarization_retry_scheduled: none,
+    summarization_retry_attempt_start: none,
+    summarization_retry_finished: none,
+    // Session file bookkeeping; ACP clients see messages, not entries.
+    entry_appended: none,
+    // These come as the host's records, which AcpSession maps (a notice, session_info_update).
+    extension_error: none,
+    session_info_changed: none,
+    // AcpSession answers it (current_mode_update, config_option_update): that needs the agent.
+    thinking_level_changed: none,
+  };
+
   map(record: WireRecord): SessionUpdate[] {
-    switch (record["type"]) {
-      case "message_start": {
-        if (obj(record["message"])["role"] === "assistant") this.#messageId = nodeCrypto().randomUUID();
-        return [];
-      }
-      case "message_update": {
-        const event = obj(record["assistantMessageEvent"]);
-        const delta = str(event["delta"]);
-        if (!delta) return [];
-        const messageId = this.#messageId ?? null;
-        if (event["type"] === "text_delta") return [{ sessionUpdate: "agent_message_chunk", content: { type: "text", text: delta }, messageId }];
-        if (event["type"] === "thinking_delta") return [{ sessionUpdate: "agent_thought_chunk", content: { type: "text", text: delta }, messageId }];
-        return [];
-      }
-      case "message_end":
-        return this.#messageEnd(obj(record["message"]));
-      case "tool_execution_start":
-        return [this.#toolStart(str(record["toolCallId"]) ?? "", str(record["toolName"]) ?? "", record["args"])];
-      case "tool_execution_update": {
-        const content = resultContent(record["partialResult"], record["toolName"] === "bash");
-        return [{ sessionUpdate: "tool_call_update", toolCallId: str(record["toolCallId"]) ?? "", status: "in_progress", content }];
-      }
-      case "tool_execution_end":
-        return [this.#toolEnd(str(record["toolCallId"]) ?? "", str(record["toolName"]) ?? "", record["result"], record["isError"] === true)];
-      default:
-        return [];
-    }
+    const type = record["type"];
+    return this.#isEventType(type) ? this.#updates[type](record) : [];
+  }
+
+  #isEventType(type: unknown): type is EventType {
+    return typeof type === "string" && Object.hasOwn(this.#updates, type);
   }
 
   #messageEnd(message: Record<string, unknown>): SessionUpdate[] {

@@ -40,7 +40,7 @@ import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routin
 import { ABORT_GRACE_MS } from "./abort-grace.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
-import type { OutputPressure } from "../rpc/transport.js";
+import type { OutputPressure } from "../output-pressure.js";
 
 /** Writes one event record; events are the protocol's, so one that drifts from the wire does not compile. */
 export type Emit = (event: RpcEvent) => void;

@@ -9,7 +9,7 @@ import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
 import { isMcpToolName } from "../mcp/names.js";
 import { selectTools, type ToolSelection } from "./tool-selection.js";
-import { requireToolsModule, type ToolsModule } from "../startup/module-loader.js";
+import { requireToolsModule, type ToolsModule } from "../tools/tools-require.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
 

@@ -26,7 +26,7 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/tru
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import { createOutputFileStream } from "../output-files.js";
 import type { Session } from "../session/session.js";
-import type { OutputPressure } from "../rpc/transport.js";
+import type { OutputPressure } from "../output-pressure.js";
 
 /** What the user's shell commands need from the agent (AgentSession is one). */
 export interface UserBashHost {

@@ -4,7 +4,10 @@
  * query that is a tool's name, or the part after its last `__`, puts that tool first.
  */
 import MiniSearch from "minisearch";
-import type { SearchableTool } from "./tool-search.js";
+import type { ToolInfo } from "../extensions/types.js";
+
+/** What the ranker reads of a tool. */
+export type SearchableTool = Pick<ToolInfo, "name" | "description" | "parameters" | "namespace">;
 
 /** Words of identifiers too: `readFile` and `read_file` both give "read" and "file". */
 function tokenize(text: string): string[] {

@@ -6,7 +6,7 @@
  * `direct`, and `--tools` or `setActiveTools` can too.
  */
 import type { TSchema } from "typebox";
-import type { ExtensionAPI, ExtensionFactory, ToolInfo } from "../extensions/types.js";
+import type { ExtensionAPI, ExtensionFactory } from "../extensions/types.js";
 import type { ToolDefinition } from "../tools/types.js";
 import { jsonSchemaParameters } from "./json-schema.js";
 import { TOOL_SEARCH_TOOL_NAME } from "./names.js";
@@ -23,9 +23,6 @@ const PARAMETERS = jsonSchemaParameters({
 });
 
 const DESCRIPTION = `Finds tools that were not given to you up front, such as the tools of MCP servers, and makes the best matches callable from your next call. Search with ${TOOL_SEARCH_TOOL_NAME} whenever a task needs a tool you do not have.`;
-
-/** What the ranker reads of a tool. */
-export type SearchableTool = Pick<ToolInfo, "name" | "description" | "parameters" | "namespace">;
 
 export function toolSearchDefinition(
   pi: Pick<ExtensionAPI, "getAllTools" | "getActiveTools" | "setActiveTools">,

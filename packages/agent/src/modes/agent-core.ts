@@ -16,7 +16,8 @@ import type { Session } from "../session/session.js";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { whileSayingSlow } from "../slow-notice.js";
-import { canRequireTools, toolDefinitionsAreCheap, whileOptimizerPaused } from "../startup/module-loader.js";
+import { whileOptimizerPaused } from "../startup/module-loader.js";
+import { canRequireTools, toolDefinitionsAreCheap } from "../tools/tools-require.js";
 
 /** What the CLI's start-up (cli/start-agent.ts) and process lifetime need of a mode's server. */
 export interface FrontDoor {

@@ -10,7 +10,7 @@ const moduleLoader = require("../../dist/startup/module-loader.js");
 // The built-in tools' module, synchronously: the same lazy initialiser the bundle's import() of it
 // runs, so an extension's pi.getAllTools() creates their definitions when it first asks. And
 // whether TypeBox's bundle is loaded (its schemas need it): __parley_library's own check.
-moduleLoader.setToolsRequire(
+require("../../dist/tools/tools-require.js").setToolsRequire(
   () => require("../../dist/tools/index.js"),
   () => require.cache[require("node:path").join(__dirname, __parley_library_files.typebox)] !== undefined,
 );

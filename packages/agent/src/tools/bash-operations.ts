@@ -7,7 +7,7 @@ import type { TruncationResult } from "./truncate.js";
 import { nodeChildProcess } from "../lazy-node.js";
 import { killProcessTree, trackChild } from "../child-processes.js";
 import { guardedEnv } from "../child-watchdog.js";
-import type { OutputPressure } from "../rpc/transport.js";
+import type { OutputPressure } from "../output-pressure.js";
 
 export interface BashToolDetails {
   truncation?: TruncationResult;

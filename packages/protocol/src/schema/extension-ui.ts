@@ -74,8 +74,6 @@ export type EditorRequest = Static<typeof EditorRequest>;
 export const DialogRequest = Type.Union([SelectRequest, ConfirmRequest, InputRequest, EditorRequest]);
 export type DialogRequest = Static<typeof DialogRequest>;
 export type DialogMethod = DialogRequest["method"];
-// One list, kept where it loads without TypeBox (clients import it from there).
-export { DIALOG_METHODS } from "../ui-methods.js";
 
 // ---- fire-and-forget ---------------------------------------------------------
 
