@@ -33,15 +33,16 @@ const FLOORS: readonly (readonly string[])[] = [
     "error-text.ts",
     "lazy-node.ts",
     "make-dirs.ts",
+    "output-files.ts",
     "output-pressure.ts",
     "slow-notice.ts",
     "timers.ts",
     "with-timeout.ts",
   ],
-  // What the agent works with.
-  ["tools", "models"],
-  // pi's files, sessions, and what extends the agent.
-  ["config", "session", "resources", "extensions", "mcp"],
+  // The tools the model calls.
+  ["tools"],
+  // Models and their credentials, pi's files, sessions, and what extends the agent.
+  ["models", "config", "session", "resources", "extensions", "mcp", "packages", "workspace"],
   // The loop.
   ["agent"],
   // What every mode shares: the core, the RPC server and its transports, ctx.ui and dialogs.

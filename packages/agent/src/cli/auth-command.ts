@@ -9,15 +9,7 @@ import { join } from "node:path";
 import type { AuthOperationOptions, AuthResult, CredentialStore, Models } from "@earendil-works/pi-ai";
 import { AuthFileStore } from "../config/auth-store.js";
 import { keyOfAuth } from "../config/oauth-tokens.js";
-import { importModule } from "../startup/module-loader.js";
-
-export interface AuthCliOptions {
-  agentDir: string;
-  out: (line: string) => void;
-  err: (line: string) => void;
-  /** stdin and stdout are a terminal (login asks questions). */
-  interactive: boolean;
-}
+import { type AuthCliOptions, authModels } from "./auth-models.js";
 
 export class AuthCommandError extends Error {}
 
@@ -127,16 +119,6 @@ function readOnly(store: CredentialStore): CredentialStore {
     throw new Error("Read-only credential storage cannot modify auth.json");
   };
   return { read: (id, o) => store.read(id, o), list: (o) => store.list(o), modify: refuse, delete: refuse };
-}
-
-type ProvidersModule = typeof import("@earendil-works/pi-ai/providers/all");
-
-/** pi-ai 1.6's built-in providers over auth.json. */
-export async function authModels(agentDir: string, store?: CredentialStore): Promise<{ models: Models; store: CredentialStore; file: string }> {
-  const file = join(agentDir, "auth.json");
-  const credentials = store ?? new AuthFileStore(file);
-  const { builtinModels } = await importModule<ProvidersModule>("@earendil-works/pi-ai/providers/all");
-  return { models: builtinModels({ credentials }), store: credentials, file };
 }
 
 /**

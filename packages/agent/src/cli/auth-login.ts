@@ -6,7 +6,7 @@
  */
 import { createInterface } from "node:readline/promises";
 import type { AuthEvent, AuthInteraction, AuthPrompt, Models, Provider } from "@earendil-works/pi-ai";
-import { type AuthCliOptions, authModels } from "./auth-command.js";
+import { type AuthCliOptions, authModels } from "./auth-models.js";
 
 const LOGIN_USAGE = "parley auth login <provider> [--api-key] [--no-browser]";
 
