@@ -48,6 +48,7 @@ import { McpServerRegistry } from "./mcp-servers.js";
 import { loadSettings } from "../config/settings.js";
 import { agentDir } from "../config/agent-dir.js";
 import { UiPromptEvents } from "./ui-prompt-events.js";
+import { AwaitedCode } from "./awaited-code.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -134,6 +135,8 @@ export class ExtensionRuntime {
   #clientMcpServers: { name: string; config: Record<string, unknown>; owner: string }[] = [];
   /** ui_prompt_start / ui_prompt_end around every extension's dialogs (one nesting count for all, as pi). */
   readonly #uiPrompts = new UiPromptEvents((event) => void this.emit(event));
+  /** The handlers and commands being waited on, let go of when the agent aborts or shuts down. */
+  readonly awaited = new AwaitedCode();
 
   constructor(host: ExtensionHost) {
     this.#host = host;
@@ -529,7 +532,7 @@ export class ExtensionRuntime {
     if (!found) return false;
     const { command, args } = found;
     try {
-      await command.options.handler(args, this.commandContext(command.extension));
+      await this.awaited.guard(command.options.handler(args, this.commandContext(command.extension)), `The command /${command.name}`);
     } catch (error) {
       this.#host.reportError({ extensionPath: command.extension.path, event: `command:${command.name}`, ...errorText(error) });
     }
@@ -653,7 +656,8 @@ export class ExtensionRuntime {
       if (typeof handler !== "function") throw new TypeError(`pi.on("${event}", handler): handler must be a function`);
       // Filed as a wrapper of its own, so the returned unsubscribe removes this registration only
       // (one function registered twice is two registrations, as in pi).
-      const registered: AnyHandler = (event, ctx) => handler(event, ctx);
+      // Every wait on it can be let go of (see AwaitedCode), whichever emit calls it.
+      const registered: AnyHandler = (e, ctx) => this.awaited.guard(handler(e, ctx), `The ${event} handler of ${extension.path}`);
       const list = extension.handlers.get(event) ?? [];
       list.push(registered);
       extension.handlers.set(event, list);
