@@ -3,17 +3,21 @@
 /**
  * The web UI in a real browser: Debian's chromium driven by playwright-core, two browser contexts
  * (two "tabs" with separate storage) on one `parley --mode web` with the demo extension and a
- * scripted model. Screenshots of the main states go to packages/web/screenshots/.
+ * scripted model. Screenshots of the main states go to a temporary folder; `npm run screenshots`
+ * runs this file with PARLEY_SCREENSHOTS_DIR=packages/web/screenshots to renew the committed ones.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { launchChromium } from "../../../scripts/headless-chromium.mjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO, ROOT, startWeb, START_MS, type WebAgent } from "./helpers/web-server.js";
 
-const SCREENSHOTS = join(ROOT, "packages/web/screenshots");
+// The committed screenshots change only when asked (npm run screenshots): a test run writes its own.
+const SCREENSHOTS = process.env["PARLEY_SCREENSHOTS_DIR"]
+  ? resolve(ROOT, process.env["PARLEY_SCREENSHOTS_DIR"])
+  : mkdtempSync(join(tmpdir(), "parley-screenshots-"));
 const XSS_EXTENSION = join(import.meta.dirname, "fixtures/xss-extension.ts");
 const TALL_EXTENSION = join(import.meta.dirname, "fixtures/tall-ui.ts");
 const WAIT = { timeout: START_MS };
