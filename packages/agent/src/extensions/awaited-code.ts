@@ -8,9 +8,24 @@ import { ABORT_GRACE_MS } from "../agent/abort-grace.js";
  * it fails with an error saying so, which the caller handles as that handler's failure. Waits
  * begun while the agent is still winding down an abort get the same grace from their start.
  */
+/** What a wait let go of fails with; at shutdown it is not reported (the process is ending anyway). */
+class LetGo extends Error {
+  constructor(
+    message: string,
+    readonly atShutdown: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export function isLetGoAtShutdown(error: unknown): boolean {
+  return error instanceof LetGo && error.atShutdown;
+}
+
 export class AwaitedCode {
   /** Arms the grace timer of each wait under way. */
   readonly #pending = new Set<() => void>();
+  #shuttingDown = false;
   /** Whether an abort is still being wound down (set by the agent). */
   windingDown: () => boolean = () => false;
 
@@ -24,7 +39,7 @@ export class AwaitedCode {
         if (timer) return;
         timer = setTimeout(() => {
           this.#pending.delete(arm);
-          reject(new Error(`${what} did not stop when aborted`));
+          reject(new LetGo(`${what} did not stop when aborted`, this.#shuttingDown));
         }, ABORT_GRACE_MS);
         timer.unref();
       };
@@ -38,7 +53,8 @@ export class AwaitedCode {
   }
 
   /** The agent aborted or is shutting down: every wait under way ends within the abort grace. */
-  letGo(): void {
+  letGo(reason: "abort" | "shutdown" = "abort"): void {
+    if (reason === "shutdown") this.#shuttingDown = true;
     for (const arm of [...this.#pending]) arm();
   }
 

@@ -48,7 +48,7 @@ import { McpServerRegistry } from "./mcp-servers.js";
 import { loadSettings } from "../config/settings.js";
 import { agentDir } from "../config/agent-dir.js";
 import { UiPromptEvents } from "./ui-prompt-events.js";
-import { AwaitedCode } from "./awaited-code.js";
+import { AwaitedCode, isLetGoAtShutdown } from "./awaited-code.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -135,6 +135,12 @@ export class ExtensionRuntime {
   #clientMcpServers: { name: string; config: Record<string, unknown>; owner: string }[] = [];
   /** ui_prompt_start / ui_prompt_end around every extension's dialogs (one nesting count for all, as pi). */
   readonly #uiPrompts = new UiPromptEvents((event) => void this.emit(event));
+  /** A handler's or command's failure, reported; one let go of at shutdown is not (nobody is left to be told). */
+  #reportFailure(extensionPath: string, event: string, error: unknown): void {
+    if (isLetGoAtShutdown(error)) return;
+    this.#host.reportError({ extensionPath, event, ...errorText(error) });
+  }
+
   /** The handlers and commands being waited on, let go of when the agent aborts or shuts down. */
   readonly awaited = new AwaitedCode();
 
@@ -193,7 +199,7 @@ export class ExtensionRuntime {
             this.#host.diagnostic(`${extension.path}: resources_discover returned themePaths, which parley ignores (themes belong to a terminal UI)`);
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: "resources_discover", ...errorText(error) });
+          this.#reportFailure(extension.path, "resources_discover", error);
         }
       }
     }
@@ -313,7 +319,7 @@ export class ExtensionRuntime {
             if ("cancel" in value && value.cancel === true) return result;
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+          this.#reportFailure(extension.path, event.type, error);
         }
       }
     }
@@ -356,7 +362,7 @@ export class ExtensionRuntime {
           current = next.event;
           if (next.stop) return current;
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+          this.#reportFailure(extension.path, event.type, error);
         }
       }
     }
@@ -392,7 +398,7 @@ export class ExtensionRuntime {
             if (wanted !== undefined) shouldContinue = wanted === true;
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: type, ...errorText(error) });
+          this.#reportFailure(extension.path, type, error);
         }
         try {
           current = preview(proposal);
@@ -436,7 +442,7 @@ export class ExtensionRuntime {
             });
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: "context_with_system", ...errorText(error) });
+          this.#reportFailure(extension.path, "context_with_system", error);
         }
       }
     }
@@ -534,7 +540,7 @@ export class ExtensionRuntime {
     try {
       await this.awaited.guard(command.options.handler(args, this.commandContext(command.extension)), `The command /${command.name}`);
     } catch (error) {
-      this.#host.reportError({ extensionPath: command.extension.path, event: `command:${command.name}`, ...errorText(error) });
+      this.#reportFailure(command.extension.path, `command:${command.name}`, error);
     }
     return true;
   }

@@ -392,7 +392,7 @@ export class RpcServer implements TransportSink, FrontDoor {
     const agent = this.#core.agent;
     agent.abortBash();
     // Extension code being waited on (a hung handler, a command) ends within the abort grace.
-    this.runtime.awaited.letGo();
+    this.runtime.awaited.letGo("shutdown");
     if (agent.isStreaming || agent.isCompacting) await agent.abort();
   }
 }
