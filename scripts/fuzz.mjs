@@ -7,6 +7,8 @@
  *   node scripts/fuzz.mjs                          # 10^6 lines for each of 4 random seeds
  *   node scripts/fuzz.mjs --lines 200000 --seed 42 --seed 7
  *   node scripts/fuzz.mjs --unicode-blank          # also lines made only of U+2028, NBSP, BOM, VT, FF
+ *   node scripts/fuzz.mjs --hung-hooks [--runs K]   # a handler that never settles in each hook in turn
+ *                                                  # (packages/agent/test/hung-hooks.test.ts, K runs, default 120)
  *   node scripts/fuzz.mjs --interleave [--runs K] [--seed S]  # the interleaving model (scripts/interleave.mjs):
  *                                                  # K (default 40) random command sequences of up to 40
  *                                                  # commands, cut at random, instead of the line fuzzer
@@ -1147,6 +1149,7 @@ async function cli(argv) {
   const generator = {};
   let maxLineBytes;
   let interleave = false;
+  let hungHooks = false;
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -1161,16 +1164,20 @@ async function cli(argv) {
       runs = Number(val());
       runsGiven = true;
     } else if (a === "--interleave") interleave = true;
+    else if (a === "--hung-hooks") hungHooks = true;
     else if (a === "--max-depth") generator.maxDepth = Number(val());
     else if (a === "--max-line-bytes") maxLineBytes = Number(val());
     else if (a === "--unicode-blank") generator.unicodeBlank = true;
     else if (a === "-h" || a === "--help") {
       console.log("node scripts/fuzz.mjs [--lines N] [--seed S]... [--runs K] [--max-depth D] [--max-line-bytes B] [--unicode-blank]");
       console.log("node scripts/fuzz.mjs --interleave [--runs K] [--seed S]");
+      console.log("node scripts/fuzz.mjs --hung-hooks [--runs K]");
       return 0;
     } else throw new Error(`unknown argument ${a}`);
   }
+  if (hungHooks) return hungHooksStage(runsGiven ? runs : 120);
   if (interleave) return interleaveStage({ runs: runsGiven ? runs : 40, seed: seeds[0] });
+  const seedsGiven = seeds.length;
   if (seeds.length === 0) for (let k = 0; k < runs; k++) seeds.push(Math.floor(Math.random() * 2 ** 32));
   let ok = true;
   for (const seed of seeds) {
@@ -1187,7 +1194,23 @@ async function cli(argv) {
       for (const f of r.failures) console.error(`  - ${f}`);
     }
   }
+  // The whole run also hangs a handler in each hook in turn (its own stage: --hung-hooks).
+  if (seedsGiven === 0 && (await hungHooksStage(120)) !== 0) ok = false;
   return ok ? 0 : 1;
+}
+
+/** The hung-handler property (each hook in turn never settles), longer than its `npm test` variant. */
+function hungHooksStage(runs) {
+  console.error(`fuzz --hung-hooks: ${runs} runs`);
+  const vitest = join(ROOT, "node_modules/vitest/vitest.mjs");
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [vitest, "run", "packages/agent/test/hung-hooks.test.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, HUNG_HOOK_RUNS: String(runs) },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    child.on("exit", (code) => done(code === 0 ? 0 : 1));
+  });
 }
 
 /** The interleaving model, longer than its `npm test` variant: more scenarios, up to 40 commands each. */

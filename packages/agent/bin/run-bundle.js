@@ -6,6 +6,10 @@ const { join } = require("node:path");
 const { nodeVersionProblem } = require("./node-version.js");
 
 module.exports = function runBundle(argv) {
+  // SIGUSR1 would open Node's inspector on 127.0.0.1:9229, letting anyone who can signal parley
+  // attach to it and run code. A listener of our own takes the signal over, first thing, so it
+  // does nothing (Node's --disable-sigusr1 is not in every Node parley runs on).
+  process.on("SIGUSR1", () => {});
   const problem = nodeVersionProblem(process.versions.node);
   if (problem) {
     process.stderr.write(`${problem}\n`);

@@ -56,4 +56,73 @@ describe("abort with a handler that never returns", () => {
     expect(result).toMatchObject({ toolName: "hang", isError: true });
     expect(JSON.stringify(result?.["content"])).toContain("Tool hang did not stop when aborted");
   });
+
+  const onceUsable = async (agent: ReturnType<typeof start>) => {
+    // Usable after: idle, not compacting, a prompt runs to its end, a new session is answered.
+    const state = (await agent.request({ type: "get_state" }))["data"] as { isStreaming: boolean; isCompacting: boolean };
+    expect(state).toMatchObject({ isStreaming: false, isCompacting: false });
+    const settled = agent.records.filter((r) => r.type === "agent_settled").length;
+    expect(await agent.request({ type: "prompt", message: "again" })).toMatchObject({ success: true });
+    await agent.until(() => agent.records.filter((r) => r.type === "agent_settled").length > settled);
+    expect(await agent.request({ type: "new_session" })).toMatchObject({ success: true });
+  };
+
+  const startOnce = (event: string, turns: Parameters<typeof writeScript>[0]) => {
+    const agent = spawnParley(["--model-script", writeScript(turns), "-e", HANG], { cwd: tempDir(), env: { HANG_EVENT: event, HANG_ONCE: "1" } });
+    agents.push(agent);
+    return agent;
+  };
+
+  for (const event of ["tool_call", "tool_result"]) {
+    it(`${event} that never settles: abort is answered, the run ends, and the agent is usable after`, async () => {
+      const agent = startOnce(event, [{ toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] }, "after the tool", "again"]);
+      expect(await agent.request({ type: "prompt", message: "hello" })).toMatchObject({ success: true });
+      await agent.until(() => agent.stderr().includes(`entered ${event}`));
+      expect(await agent.request({ type: "abort" })).toMatchObject({ success: true });
+      await agent.waitFor((r) => r.type === "agent_settled");
+      await onceUsable(agent);
+    });
+  }
+
+  it("session_before_compact that never settles: abort answers the compact too, and compaction is over", async () => {
+    const agent = startOnce("session_before_compact", ["first reply", "second reply", "a summary", "again"]);
+    for (const message of ["one", "two"]) {
+      const settled = agent.records.filter((r) => r.type === "agent_settled").length;
+      await agent.request({ type: "prompt", message });
+      await agent.until(() => agent.records.filter((r) => r.type === "agent_settled").length > settled);
+    }
+    agent.send({ type: "compact", id: "c" });
+    await agent.until(() => agent.stderr().includes("entered session_before_compact"));
+    expect(await agent.request({ type: "abort" })).toMatchObject({ success: true });
+    expect(await agent.response("c")).toMatchObject({ success: false });
+    await onceUsable(agent);
+  });
+
+  for (const event of ["session_before_switch", "session_shutdown"]) {
+    it(`${event} that never settles: abort answers new_session`, async () => {
+      const agent = startOnce(event, ["again"]);
+      agent.send({ type: "new_session", id: "n" });
+      await agent.until(() => agent.stderr().includes(`entered ${event}`));
+      expect(await agent.request({ type: "abort" })).toMatchObject({ success: true });
+      expect((await agent.response("n"))["type"]).toBe("response");
+      await onceUsable(agent);
+    });
+  }
+
+  it("a command whose handler never settles: abort answers the prompt that ran it", async () => {
+    const agent = startOnce("command", ["again"]);
+    agent.send({ type: "prompt", message: "/hang", id: "p" });
+    await agent.until(() => agent.stderr().includes("entered command"));
+    expect(await agent.request({ type: "abort" })).toMatchObject({ success: true });
+    expect((await agent.response("p"))["type"]).toBe("response");
+    await onceUsable(agent);
+  });
+
+  it("stdin EOF with a tool_call handler that never settles: parley exits 0 within the grace", async () => {
+    const agent = startOnce("tool_call", [{ toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] }, "after the tool"]);
+    expect(await agent.request({ type: "prompt", message: "hello" })).toMatchObject({ success: true });
+    await agent.until(() => agent.stderr().includes("entered tool_call"));
+    agent.closeInput();
+    expect(await agent.exited).toMatchObject({ code: 0 });
+  });
 });

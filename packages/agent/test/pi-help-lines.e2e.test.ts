@@ -176,12 +176,14 @@ interface Outcome {
   stderr: string;
 }
 
-function prepare(): { cwd: string; agentDir: string; dir: string; session: string } {
+function prepare(): { cwd: string; agentDir: string; dir: string; session: string; home: string } {
   const root = mkdtempSync(join(tmpdir(), "parley-help-lines-"));
   const cwd = join(root, "project");
   const agentDir = join(root, "agent");
   const dir = join(root, "empty");
-  for (const d of [cwd, agentDir, dir]) mkdirSync(d, { recursive: true });
+  // The programs' HOME too: pi writes ~/.pi/agent/auth.json on start-up, which must not be the user's.
+  const home = join(root, "home");
+  for (const d of [cwd, agentDir, dir, home]) mkdirSync(d, { recursive: true });
   // A session of this project, in pi's place for it, so --session/--fork by id find it.
   const sessions = join(agentDir, "sessions", cwdSlug(cwd));
   mkdirSync(sessions, { recursive: true });
@@ -196,7 +198,7 @@ function prepare(): { cwd: string; agentDir: string; dir: string; session: strin
       .map((r) => JSON.stringify(r))
       .join("\n") + "\n",
   );
-  return { cwd, agentDir, dir, session };
+  return { cwd, agentDir, dir, session, home };
 }
 
 const expand = (line: string[], place: { session: string; dir: string }): string[] =>
@@ -211,7 +213,7 @@ function runOneShot(bin: string, line: string[]): { code: number | null; said: b
   const place = prepare();
   const result = spawnSync(bin, [...expand(line, place), "-e", FIXTURE], {
     cwd: place.cwd,
-    env: { ...process.env, ...NO_KEYS, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
+    env: { ...process.env, ...NO_KEYS, HOME: place.home, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
     encoding: "utf8",
     timeout: 120_000,
   });
@@ -229,7 +231,7 @@ async function run(bin: string, line: string[]): Promise<Outcome> {
   const args = expand(line, place);
   const agent = spawnAgent(bin, ["--mode", "rpc", "-e", FIXTURE, ...args], {
     cwd: place.cwd,
-    env: { ...NO_KEYS, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
+    env: { ...NO_KEYS, HOME: place.home, PI_CODING_AGENT_DIR: place.agentDir, PI_OFFLINE: "1" },
   });
   const answered = agent.request({ type: "get_state" }, 90_000).then(
     (r) => r,
@@ -336,7 +338,11 @@ describe("every command line of pi --help, against pi and parley", () => {
   );
 
   it("every option of pi 0.73.1's --help and of the newest pi's is in one of the lines above", () => {
-    const help = spawnSync(process.execPath, [join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"), "--help"], { encoding: "utf8" });
+    const { home, agentDir } = prepare();
+    const help = spawnSync(process.execPath, [join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"), "--help"], {
+      encoding: "utf8",
+      env: { ...process.env, ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir },
+    });
     // pi 0.73.1 prints it on stderr when stdin is not a terminal.
     const options =
       `${help.stdout}${help.stderr}`

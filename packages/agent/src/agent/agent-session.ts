@@ -198,6 +198,7 @@ export class AgentSession {
   constructor(options: AgentSessionOptions) {
     this.#options = options;
     this.#runtime = options.runtime;
+    this.#runtime.awaited.windingDown = () => this.#core?.signal?.aborted === true;
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
     this.#session = options.session;
@@ -835,6 +836,8 @@ export class AgentSession {
     this.#retry.abort();
     this.#compactor.abort();
     this.#core?.abort();
+    // Any other extension code being waited on (a tool_call or session_before_compact handler, a command) ends within the grace.
+    this.#runtime.awaited.letGo();
     // Extension handlers the run or a prompt's preparation waits on are waited on no longer.
     for (const release of [...this.#waiting]) release();
     if (this.#runState.name === "running") await this.#runState.run;

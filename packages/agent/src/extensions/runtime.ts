@@ -48,6 +48,7 @@ import { McpServerRegistry } from "./mcp-servers.js";
 import { loadSettings } from "../config/settings.js";
 import { agentDir } from "../config/agent-dir.js";
 import { UiPromptEvents } from "./ui-prompt-events.js";
+import { AwaitedCode, isLetGoAtShutdown } from "./awaited-code.js";
 
 type AnyHandler = (event: never, ctx: ExtensionContext) => unknown;
 
@@ -134,6 +135,14 @@ export class ExtensionRuntime {
   #clientMcpServers: { name: string; config: Record<string, unknown>; owner: string }[] = [];
   /** ui_prompt_start / ui_prompt_end around every extension's dialogs (one nesting count for all, as pi). */
   readonly #uiPrompts = new UiPromptEvents((event) => void this.emit(event));
+  /** A handler's or command's failure, reported; one let go of at shutdown is not (nobody is left to be told). */
+  #reportFailure(extensionPath: string, event: string, error: unknown): void {
+    if (isLetGoAtShutdown(error)) return;
+    this.#host.reportError({ extensionPath, event, ...errorText(error) });
+  }
+
+  /** The handlers and commands being waited on, let go of when the agent aborts or shuts down. */
+  readonly awaited = new AwaitedCode();
 
   constructor(host: ExtensionHost) {
     this.#host = host;
@@ -190,7 +199,7 @@ export class ExtensionRuntime {
             this.#host.diagnostic(`${extension.path}: resources_discover returned themePaths, which parley ignores (themes belong to a terminal UI)`);
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: "resources_discover", ...errorText(error) });
+          this.#reportFailure(extension.path, "resources_discover", error);
         }
       }
     }
@@ -331,7 +340,7 @@ export class ExtensionRuntime {
             if ("cancel" in value && value.cancel === true) return result;
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+          this.#reportFailure(extension.path, event.type, error);
         }
       }
     }
@@ -374,7 +383,7 @@ export class ExtensionRuntime {
           current = next.event;
           if (next.stop) return current;
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: event.type, ...errorText(error) });
+          this.#reportFailure(extension.path, event.type, error);
         }
       }
     }
@@ -410,7 +419,7 @@ export class ExtensionRuntime {
             if (wanted !== undefined) shouldContinue = wanted === true;
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: type, ...errorText(error) });
+          this.#reportFailure(extension.path, type, error);
         }
         try {
           current = preview(proposal);
@@ -454,7 +463,7 @@ export class ExtensionRuntime {
             });
           }
         } catch (error) {
-          this.#host.reportError({ extensionPath: extension.path, event: "context_with_system", ...errorText(error) });
+          this.#reportFailure(extension.path, "context_with_system", error);
         }
       }
     }
@@ -550,9 +559,9 @@ export class ExtensionRuntime {
     if (!found) return false;
     const { command, args } = found;
     try {
-      await command.options.handler(args, this.commandContext(command.extension));
+      await this.awaited.guard(command.options.handler(args, this.commandContext(command.extension)), `The command /${command.name}`);
     } catch (error) {
-      this.#host.reportError({ extensionPath: command.extension.path, event: `command:${command.name}`, ...errorText(error) });
+      this.#reportFailure(command.extension.path, `command:${command.name}`, error);
     }
     return true;
   }
@@ -675,7 +684,8 @@ export class ExtensionRuntime {
       if (typeof handler !== "function") throw new TypeError(`pi.on("${event}", handler): handler must be a function`);
       // Filed as a wrapper of its own, so the returned unsubscribe removes this registration only
       // (one function registered twice is two registrations, as in pi).
-      const registered: AnyHandler = (event, ctx) => handler(event, ctx);
+      // Every wait on it can be let go of (see AwaitedCode), whichever emit calls it.
+      const registered: AnyHandler = (e, ctx) => this.awaited.guard(handler(e, ctx), `The ${event} handler of ${extension.path}`);
       const list = extension.handlers.get(event) ?? [];
       list.push(registered);
       extension.handlers.set(event, list);

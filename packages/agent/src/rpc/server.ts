@@ -429,7 +429,9 @@ export class RpcServer implements TransportSink, FrontDoor {
     if (!this.#core.hasAgent) return;
     const agent = this.#core.agent;
     agent.abortBash();
-    if (agent.isStreaming) await agent.abort();
+    // Extension code being waited on (a hung handler, a command) ends within the abort grace.
+    this.runtime.awaited.letGo("shutdown");
+    if (agent.isStreaming || agent.isCompacting) await agent.abort();
   }
 }
 

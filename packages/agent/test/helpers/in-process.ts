@@ -62,7 +62,7 @@ export async function serveToClient(turns: unknown[], factories: Factory[] = [],
 export async function serveScripted(
   turns: unknown[],
   factories: Factory[] = [],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; agentConfig?: RpcServerOptions["agentConfig"] } = {},
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; agentConfig?: RpcServerOptions["agentConfig"]; shutdownGraceMs?: number } = {},
 ) {
   const { dir, models } = await scripted(turns, options.env ?? {});
   const transport = new MemoryTransport();
@@ -73,7 +73,7 @@ export async function serveScripted(
     models,
     extensions: factories.map((factory, i) => ({ path: `/ext/${i}.ts`, factory })),
     log: (m) => logs.push(m),
-    shutdownGraceMs: 200,
+    shutdownGraceMs: options.shutdownGraceMs ?? 200,
     ...(options.agentConfig === undefined ? {} : { agentConfig: options.agentConfig }),
   });
   await server.start();
