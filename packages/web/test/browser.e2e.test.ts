@@ -7,7 +7,7 @@
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { launchChromium } from "../../../scripts/headless-chromium.mjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
