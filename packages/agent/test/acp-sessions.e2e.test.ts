@@ -553,7 +553,8 @@ describe("a session another parley process has open", () => {
         () => undefined,
         (error: unknown) => error,
       );
-      expect(JSON.stringify(refused)).toMatch(/is open in another process \(pid \d+\)/);
+      // An invalid request with the reason in its message, not an internal error.
+      expect(refused).toMatchObject({ code: -32600, message: expect.stringMatching(/is open in another process \(pid \d+\)/) });
       await first.close();
       await second.agent.request("session/load", { sessionId: id, cwd: ws.dir, mcpServers: [] });
       expect(second.updates.some((n) => n.sessionId === id && n.update.sessionUpdate === "user_message_chunk")).toBe(true);

@@ -32,6 +32,7 @@ import type { Transport } from "../rpc/transport.js";
 import type { Session } from "../session/session.js";
 import type { SessionFactory } from "../session/session-factory.js";
 import { assertSessionCwdExists, MissingSessionCwdError, sessionFolder } from "../session/session-cwd.js";
+import { SessionLockedError } from "../session/session-lock.js";
 import { errorMessage } from "../error-text.js";
 import { withTimeout } from "../with-timeout.js";
 import { type AcpSdk, AcpSession, type AcpSessionLink } from "./acp-session.js";
@@ -252,6 +253,8 @@ export class AcpServer implements FrontDoor {
     } catch (error) {
       // pi's words for a session whose folder is gone reach the client (the SDK would say only "Internal error").
       if (error instanceof MissingSessionCwdError) throw this.#sdk.RequestError.internalError(undefined, error.message);
+      // Another process writes the file: the client is told which and what to do, not "Internal error".
+      if (error instanceof SessionLockedError) throw this.#sdk.RequestError.invalidRequest(undefined, error.message);
       throw error;
     }
   }
