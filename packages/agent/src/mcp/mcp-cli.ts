@@ -1,15 +1,15 @@
 /**
  * `parley mcp list [--json]`, the newest pi's `pi mcp list`: connects every enabled server of
  * `mcp.json` (a project's only when it is trusted in trust.json) and says its state, tools and
- * errors; exit status 1 when an entry is invalid or an enabled server did not connect. parley
- * never writes `mcp.json` nor signs in, so `add`, `remove`, `login` and `logout` say what to do
- * instead. No extensions load.
+ * errors; exit status 1 when an entry is invalid or an enabled server did not connect. `add` and
+ * `remove` change `mcp.json` as pi's do (mcp-edit-cli.ts). parley does not sign in to MCP
+ * servers, so `login` and `logout` say what to do instead. No extensions load.
  */
 import { existsSync } from "node:fs";
 import { storedTrust } from "../config/trust-store.js";
 import { loadMcpConfig, type McpServerEntry, toolExposureOf } from "./config.js";
 import { McpServerConnection } from "./connection.js";
-import { INSTEAD_OF_SIGN_IN, noServersConfigured, projectMcpFile, userMcpFile } from "./names.js";
+import { INSTEAD_OF_SIGN_IN, noServersConfigured, projectMcpFile } from "./names.js";
 
 export interface McpCliOptions {
   agentDir: string;
@@ -88,12 +88,12 @@ async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Re
 
 export async function runMcpCommand(args: readonly string[], options: McpCliOptions): Promise<number> {
   const [command, ...rest] = args;
-  if (command === "add" || command === "remove" || command === "login" || command === "logout") {
-    options.err(
-      command === "add" || command === "remove"
-        ? `parley does not change mcp.json: edit ${userMcpFile(options.agentDir)} (or the project's .pi/mcp.json), or run \`pi mcp ${command}\`.`
-        : `parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}, or run \`pi mcp ${command}\`.`,
-    );
+  if (command === "add" || command === "remove") {
+    const { addServer, removeServer } = await import("./mcp-edit-cli.js");
+    return (command === "add" ? addServer : removeServer)(rest, options);
+  }
+  if (command === "login" || command === "logout") {
+    options.err(`parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}, or run \`pi mcp ${command}\`.`);
     return 1;
   }
   if (command !== "list") {

@@ -17,7 +17,6 @@ import { expandHome, wirePath } from "../resources/paths.js";
 import { isOfflineMode, PackageManager } from "./package-manager.js";
 import { entrySource, packagesOf, readSettingsFile } from "./package-settings.js";
 
-
 export interface PackageCliIo {
   cwd: string;
   agentDir: string;
