@@ -165,11 +165,19 @@ describe("parley mcp add | remove, as pi 1.6's", () => {
       await same(["remove"]);
       await same(["remove", "a", "b"]);
       await same(["remove", "--all", "a"]);
+      await same(["frobnicate"]);
       // Files pi cannot edit are left as they are.
       for (const text of ["[1]\n", '{"mcpServers": []}\n', "{ not json\n"]) {
         for (const side of SIDES) writeFileSync(join(worlds[side].cwd, ".pi", "mcp.json"), text);
         expect((await same(["add", "-l", "y", "--", "cmd"])).code).toBe(1);
         expect((await same(["remove", "-l", "docs"])).code).toBe(1);
+      }
+      // --help anywhere prints the help (its text is each program's own) and changes nothing.
+      for (const args of [["--help"], ["add", "x", "--", "cmd", "--help"], ["remove", "-h"]]) {
+        const [pi, parley] = (await Promise.all(SIDES.map((side) => run(side, args)))) as [Result, Result];
+        expect([parley.code, parley.stderr, pi.code, pi.stderr]).toEqual([0, "", 0, ""]);
+        expect(parley.stdout).toMatch(/parley mcp add <server>/);
+        expect(files("parley")).toEqual(files("pi"));
       }
       // No lock folder or temporary file left by parley.
       expect(readdirSync(worlds.parley.agentDir).sort()).toEqual(["mcp.json", "settings.json", "trust.json"]);

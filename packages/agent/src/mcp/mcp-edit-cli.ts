@@ -7,7 +7,7 @@ import { storedTrust } from "../config/trust-store.js";
 import { errorMessage } from "../error-text.js";
 import { loadMcpConfig, resolveAlias, validateMcpServer } from "./config.js";
 import { addMcpServerConfig, removeMcpServerConfig } from "./mcp-config-file.js";
-import { projectMcpFile, userMcpFile } from "./names.js";
+import { MCP_HELP_HINT, projectMcpFile, userMcpFile } from "./names.js";
 
 export interface McpEditOptions {
   agentDir: string;
@@ -17,7 +17,6 @@ export interface McpEditOptions {
 }
 
 const APP = "parley";
-export const MCP_HELP_HINT = `Use "${APP} mcp --help" for usage.`;
 
 type OptionKind = "flag" | "value" | "list";
 interface Parsed {
