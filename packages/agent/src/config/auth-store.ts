@@ -40,10 +40,13 @@ export class AuthFileStore implements CredentialStore {
     return withPiFileLock(
       this.file,
       AUTH_LOCK,
-      async () => {
+      async (held) => {
         const { result, next } = await fn(parse(readFileSync(this.file, "utf8")));
         // The mode is kept when the file exists (pi's rule: administrators' modes stay).
-        if (next !== undefined) await replacePiFile(this.file, JSON.stringify(next, null, 2), 0o600);
+        if (next !== undefined) {
+          held();
+          await replacePiFile(this.file, JSON.stringify(next, null, 2), 0o600);
+        }
         return result;
       },
       { signal },

@@ -95,13 +95,13 @@ export async function lockPiFile(
 
 /**
  * Runs `change` under the file's lock, its folder made first (`dirMode` for a new folder);
- * `change` reads the file itself and may replace it. Fails, without writing, when the lock was
- * taken over meanwhile.
+ * `change` reads the file itself and may replace it, calling `held()` just before it writes:
+ * that throws, so nothing is written, when the lock was taken over meanwhile (as stale).
  */
 export async function withPiFileLock<T>(
   file: string,
   scheme: PiLockScheme,
-  change: () => T | Promise<T>,
+  change: (held: () => void) => T | Promise<T>,
   options: { signal?: AbortSignal | undefined; dirMode?: number } = {},
 ): Promise<T> {
   mkdirSync(dirname(file), { recursive: true, ...(options.dirMode === undefined ? {} : { mode: options.dirMode }) });
@@ -112,10 +112,13 @@ export async function withPiFileLock<T>(
       compromised = error;
     },
   });
+  const held = (): void => {
+    if (compromised) throw compromised;
+  };
   try {
-    if (compromised) throw compromised;
-    const result = await change();
-    if (compromised) throw compromised;
+    held();
+    const result = await change(held);
+    held();
     return result;
   } finally {
     await release().catch(() => undefined);

@@ -70,13 +70,14 @@ export function storedTrust(agentDir: string, cwd: string): { decision: boolean 
 export async function rememberTrust(agentDir: string, cwd: string, trusted: boolean): Promise<string | undefined> {
   const file = join(agentDir, TRUST_FILE);
   try {
-    return await withPiFileLock(file, TRUST_LOCK, async () => {
+    return await withPiFileLock(file, TRUST_LOCK, async (held) => {
       const current = read(file);
       if ("error" in current)
         return `${current.error}; the decision to ${trusted ? "trust" : "not trust"} ${trustKey(cwd)} was not saved, and the file was left as it is`;
       const entries: Record<string, Decision> = { ...current.entries, [trustKey(cwd)]: trusted };
       const sorted: Record<string, Decision> = {};
       for (const key of Object.keys(entries).sort()) sorted[key] = entries[key] ?? null;
+      held();
       await replacePiFile(file, `${JSON.stringify(sorted, null, 2)}\n`);
       return undefined;
     });

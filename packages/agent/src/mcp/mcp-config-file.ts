@@ -13,7 +13,7 @@ const isRecord = (value: unknown): value is Json => typeof value === "object" &&
 
 /** Lets `edit` change the file's `mcpServers` (undefined when it has none); writes the file when `edit` returns true. */
 async function editMcpServers(path: string, edit: (servers: Json | undefined, parsed: Json) => boolean): Promise<void> {
-  await withPiFileLock(path, MCP_CONFIG_LOCK, async () => {
+  await withPiFileLock(path, MCP_CONFIG_LOCK, async (held) => {
     const text = existsSync(path) ? readFileSync(path, "utf8").replace(/^\uFEFF/, "") : undefined;
     const parsed: unknown = text === undefined ? {} : JSON.parse(text);
     if (!isRecord(parsed) || (parsed["mcpServers"] !== undefined && !isRecord(parsed["mcpServers"]))) {
@@ -22,6 +22,7 @@ async function editMcpServers(path: string, edit: (servers: Json | undefined, pa
     const servers = parsed["mcpServers"];
     if (!edit(isRecord(servers) ? servers : undefined, parsed)) return;
     const indent = (text && /^([ \t]+)\S/m.exec(text)?.[1]) || "  ";
+    held();
     await replacePiFile(path, `${JSON.stringify(parsed, null, indent)}\n`);
   });
 }

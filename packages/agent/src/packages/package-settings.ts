@@ -81,11 +81,12 @@ function migrateAsPi(settings: Raw): Raw {
  */
 export async function writePackages(file: string, change: (current: RawPackage[]) => RawPackage[] | undefined): Promise<string | undefined> {
   try {
-    return await withPiFileLock(file, SETTINGS_LOCK, async () => {
+    return await withPiFileLock(file, SETTINGS_LOCK, async (held) => {
       const read = readSettingsFile(file);
       if ("error" in read) return `${read.error}; the file was left as it is`;
       const next = change(packagesOf(read.settings));
       if (next === undefined) return undefined;
+      held();
       await replacePiFile(file, JSON.stringify({ ...read.settings, packages: next }, null, 2));
       return undefined;
     });
