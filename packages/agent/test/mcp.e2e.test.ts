@@ -435,13 +435,13 @@ describe("parley mcp (the newest pi's `pi mcp`)", () => {
     expect(failed.stdout).toMatch(/^config error: .*no good/m);
   });
 
-  it("add, remove, login and logout say what to do instead, and change nothing", () => {
+  it("login and logout say what to do instead, and change nothing", () => {
     const w = world({ calc: stdio() });
     const before = readFileSync(join(w.agentDir, "mcp.json"), "utf8");
-    for (const command of ["add", "remove", "login", "logout"]) {
+    for (const command of ["login", "logout"]) {
       const result = run(w, [command, "calc"]);
       expect(result.status).toBe(1);
-      expect(result.stderr).toMatch(command === "add" || command === "remove" ? /parley does not change mcp\.json/ : /parley does not sign in to MCP servers/);
+      expect(result.stderr).toMatch(/parley does not sign in to MCP servers/);
     }
     expect(readFileSync(join(w.agentDir, "mcp.json"), "utf8")).toBe(before);
   });

@@ -459,6 +459,7 @@ export const USAGE = `Usage: parley --mode rpc|acp|web [options]
        parley -p [options] [@files...] [messages...]          one question, the answer's text on stdout
        parley --mode json [options] [@files...] [messages...] one run, every event as a JSON line
        parley mcp list [--json]      connect mcp.json's servers and say their state
+       parley mcp add|remove <server> ...   change mcp.json as pi mcp add|remove do
        parley install|remove|update|list|config ...  pi's package commands (each takes --help)
        parley auth login|logout|check|print-api-key|print-bearer-token   pi's credentials (parley auth --help)
 

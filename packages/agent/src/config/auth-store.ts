@@ -2,26 +2,17 @@
  * pi's `auth.json` as a pi-ai 1.6 `CredentialStore`: every read and write holds the lock pi
  * holds (proper-lockfile's `<auth.json's real path>.lock` folder, 30 s stale, retried with pi's
  * backoff for up to 30 s), so a pi and a parley never interleave a read-modify-write. A write
- * replaces the file whole (write-file-atomic: temp file beside it, fsync, rename), keeping its
+ * replaces the file whole (pi-file-lock.ts: write-file-atomic's temp file, fsync, rename), keeping its
  * mode (0600 when parley creates it, as pi does), so no reader ever sees half a file. A file that
  * does not parse is never written over: the operation fails and the file stays as it was.
  */
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import type { AuthOperationOptions, Credential, CredentialInfo, CredentialStore } from "@earendil-works/pi-ai";
-import lockfile from "proper-lockfile";
-import writeFileAtomic from "write-file-atomic";
 import { resolveConfigTemplate } from "./config-value.js";
-
-const STALE_MS = 30_000;
-const MAX_DELAY_MS = 2_000;
+import { AUTH_LOCK, errorCode, replacePiFile, withPiFileLock } from "./pi-file-lock.js";
 
 type AuthData = Record<string, Credential>;
-
-function errorCode(error: unknown): string | undefined {
-  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
-}
 
 function parse(content: string): AuthData {
   const text = content.charCodeAt(0) === 0xfeff ? content.slice(1) : content;
@@ -46,39 +37,20 @@ export class AuthFileStore implements CredentialStore {
     } catch (error) {
       if (errorCode(error) !== "EEXIST") throw error;
     }
-    let compromised: Error | undefined;
-    const release = await this.#lock(signal, (error) => {
-      compromised = error;
-    });
-    try {
-      if (compromised) throw compromised;
-      const { result, next } = await fn(parse(readFileSync(this.file, "utf8")));
-      if (compromised) throw compromised;
-      if (next !== undefined) {
+    return withPiFileLock(
+      this.file,
+      AUTH_LOCK,
+      async (held) => {
+        const { result, next } = await fn(parse(readFileSync(this.file, "utf8")));
         // The mode is kept when the file exists (pi's rule: administrators' modes stay).
-        const mode = statSync(this.file).mode & 0o777;
-        await writeFileAtomic(this.file, JSON.stringify(next, null, 2), { encoding: "utf8", mode });
-      }
-      return result;
-    } finally {
-      await release().catch(() => undefined);
-    }
-  }
-
-  /** pi's acquisition: no retries inside proper-lockfile, a jittered exponential wait outside, 30 s in all. */
-  async #lock(signal: AbortSignal | undefined, onCompromised: (error: Error) => void): Promise<() => Promise<void>> {
-    const deadline = Date.now() + STALE_MS;
-    for (let retry = 0; ; retry++) {
-      signal?.throwIfAborted();
-      try {
-        return await lockfile.lock(this.file, { retries: 0, stale: STALE_MS, onCompromised });
-      } catch (error) {
-        const remaining = deadline - Date.now();
-        if (errorCode(error) !== "ELOCKED" || remaining <= 0) throw error;
-        const base = Math.min(10 * 2 ** retry, MAX_DELAY_MS / 2);
-        await sleep(Math.min(Math.round(base * (1 + Math.random())), remaining), undefined, signal ? { signal } : {});
-      }
-    }
+        if (next !== undefined) {
+          held();
+          await replacePiFile(this.file, JSON.stringify(next, null, 2), 0o600);
+        }
+        return result;
+      },
+      { signal },
+    );
   }
 
   async read(providerId: string, options?: AuthOperationOptions): Promise<Credential | undefined> {

@@ -1,110 +1,161 @@
 /**
- * How parley writes a file pi also writes (`trust.json`, `settings.json`): under pi's own lock
- * and by atomic replacement.
+ * How parley writes a file pi also writes (`auth.json`, `trust.json`, `settings.json`,
+ * `mcp.json`): under the lock pi takes on that file and by atomic replacement.
  *
- * pi guards these files with proper-lockfile's lock: a directory `<file>.lock` made with mkdir,
- * taken over when it is older than 10 s (a process that died holding it). parley takes the same
- * lock, so the two never write over each other. The new text goes to a temporary file in the
- * same folder that is then renamed over the old one: a reader sees the old or the new file, never
- * half of one.
+ * pi guards each file with proper-lockfile (a `<file>.lock` folder), each with its own options:
+ * which path is locked, after how long a lock is stale (its holder died), how often to retry.
+ * parley takes the same lock with the same options through the same library, so a pi and a parley
+ * never interleave a read-modify-write. The new text goes through write-file-atomic (a temporary
+ * file beside the target, fsync, rename): a reader sees the old or the new file, never half.
  */
-import {
-  closeSync,
-  existsSync,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readlinkSync,
-  realpathSync,
-  renameSync,
-  rmdirSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { lstatSync, mkdirSync, readlinkSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import lockfile from "proper-lockfile";
+import writeFileAtomic from "write-file-atomic";
 
-/** proper-lockfile's default: a lock not touched for this long was left by a process that died. */
-const STALE_MS = 10_000;
-const LOCK_ATTEMPTS = 50;
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((done) => setTimeout(done, ms));
+/** One of pi's locking schemes, read from pi 1.6's compiled source. */
+export interface PiLockScheme {
+  /** What proper-lockfile is given to lock, and the lock folder, for the file. */
+  target(file: string): { path: string; realpath: boolean; lockfilePath?: string };
+  /** When a lock no longer counts (proper-lockfile's `stale`). */
+  staleMs: number;
+  /** How long to wait before retry number `retry` (0-based), or undefined to give up. */
+  wait(retry: number, startedAt: number): number | undefined;
 }
 
-/** Takes pi's lock on the file (`<file>.lock`); resolves to its release. */
-export async function lockPiFile(file: string): Promise<() => void> {
-  const path = `${file}.lock`;
-  for (let attempt = 1; ; attempt++) {
+/** pi's synchronous retry for settings.json and trust.json: 10 attempts, 20 ms apart. */
+const tenTimes20ms = (retry: number): number | undefined => (retry < 9 ? 20 : undefined);
+
+/** settings.json (global or project): `lockSync(file, { realpath: false })`, proper-lockfile's 10 s stale. */
+export const SETTINGS_LOCK: PiLockScheme = {
+  target: (file) => ({ path: file, realpath: false }),
+  staleMs: 10_000,
+  wait: tenTimes20ms,
+};
+
+/** trust.json: its folder locked through the lock folder `trust.json.lock`, proper-lockfile's 10 s stale. */
+export const TRUST_LOCK: PiLockScheme = {
+  target: (file) => ({ path: dirname(file), realpath: false, lockfilePath: `${file}.lock` }),
+  staleMs: 10_000,
+  wait: tenTimes20ms,
+};
+
+/**
+ * mcp.json (the user's or a project's): pi 1.6's `mcp add|remove` take no lock, so none of pi's
+ * is there to share; parley takes settings.json's scheme on `mcp.json.lock` so two parleys never
+ * interleave, and a pi, which does not look at it, is not held up.
+ */
+export const MCP_CONFIG_LOCK: PiLockScheme = SETTINGS_LOCK;
+
+/** auth.json: the real path locked, 30 s stale, a jittered exponential wait (at most 2 s) for up to 30 s. */
+export const AUTH_LOCK: PiLockScheme = {
+  target: (file) => ({ path: file, realpath: true }),
+  staleMs: 30_000,
+  wait: (retry, startedAt) => {
+    const remaining = startedAt + 30_000 - Date.now();
+    if (remaining <= 0) return undefined;
+    const base = Math.min(10 * 2 ** retry, 1_000);
+    return Math.min(Math.round(base * (1 + Math.random())), remaining);
+  },
+};
+
+export function errorCode(error: unknown): string | undefined {
+  return error instanceof Error && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+/**
+ * Takes pi's lock on the file; resolves to its release. `onCompromised` hears of the lock being
+ * taken over while held (it must not throw: proper-lockfile calls it from a timer).
+ */
+export async function lockPiFile(
+  file: string,
+  scheme: PiLockScheme,
+  options: { signal?: AbortSignal | undefined; onCompromised?: (error: Error) => void } = {},
+): Promise<() => Promise<void>> {
+  const { path, realpath, lockfilePath } = scheme.target(file);
+  const startedAt = Date.now();
+  for (let retry = 0; ; retry++) {
+    options.signal?.throwIfAborted();
     try {
-      mkdirSync(path);
-      return () => {
-        try {
-          rmdirSync(path);
-        } catch {
-          // Already gone (taken over as stale): nothing of ours to remove.
-        }
-      };
+      return await lockfile.lock(path, {
+        retries: 0,
+        stale: scheme.staleMs,
+        realpath,
+        ...(lockfilePath === undefined ? {} : { lockfilePath }),
+        onCompromised: options.onCompromised ?? (() => undefined),
+      });
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      if (attempt >= LOCK_ATTEMPTS) throw new Error(`another process (pi?) holds its lock ${path}`);
-      try {
-        if (Date.now() - statSync(path).mtimeMs > STALE_MS) rmdirSync(path);
-      } catch {
-        // Released meanwhile: try again at once.
-      }
-      await sleep(20);
+      const wait = errorCode(error) === "ELOCKED" ? scheme.wait(retry, startedAt) : undefined;
+      if (wait === undefined) throw error;
+      await sleep(wait, undefined, options.signal ? { signal: options.signal } : {});
     }
+  }
+}
+
+/**
+ * Runs `change` under the file's lock, its folder made first (`dirMode` for a new folder);
+ * `change` reads the file itself and may replace it, calling `held()` just before it writes:
+ * that throws, so nothing is written, when the lock was taken over meanwhile (as stale).
+ */
+export async function withPiFileLock<T>(
+  file: string,
+  scheme: PiLockScheme,
+  change: (held: () => void) => T | Promise<T>,
+  options: { signal?: AbortSignal | undefined; dirMode?: number } = {},
+): Promise<T> {
+  mkdirSync(dirname(file), { recursive: true, ...(options.dirMode === undefined ? {} : { mode: options.dirMode }) });
+  let compromised: Error | undefined;
+  const release = await lockPiFile(file, scheme, {
+    signal: options.signal,
+    onCompromised: (error) => {
+      compromised = error;
+    },
+  });
+  const held = (): void => {
+    if (compromised) throw compromised;
+  };
+  try {
+    held();
+    const result = await change(held);
+    held();
+    return result;
+  } finally {
+    await release().catch(() => undefined);
   }
 }
 
 /**
  * Where the text goes: a symlinked file (a dotfiles repository's `settings.json`) is written at
  * its target, as pi's in-place write writes through the link; the link itself stays.
+ * write-file-atomic follows a link itself; a link to a file not made yet is followed here.
  */
 function writeTarget(file: string): string {
   try {
     if (!lstatSync(file).isSymbolicLink()) return file;
-  } catch {
+    statSync(file);
     return file;
-  }
-  try {
-    return realpathSync(file);
-  } catch {
-    // A link to a file not made yet: made where the link points.
-    return resolve(dirname(file), readlinkSync(file));
-  }
-}
-
-/** Writes the text beside the file, then renames it over the file. The file keeps its permissions. */
-export function replaceFile(path: string, text: string): void {
-  const file = writeTarget(path);
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  // A new file gets the usual permissions (as pi's writeFileSync gives it).
-  const mode = existsSync(file) ? statSync(file).mode & 0o777 : 0o666;
-  const fd = openSync(temp, "wx", mode);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    renameSync(temp, file);
   } catch (error) {
-    unlinkSync(temp);
-    throw error;
+    if (errorCode(error) !== "ENOENT") return file;
+    try {
+      return resolve(dirname(file), readlinkSync(file));
+    } catch {
+      return file;
+    }
   }
 }
 
-/** Runs `change` under the file's lock, its folder made first; `change` reads the file itself and may replace it. */
-export async function withPiFileLock<T>(file: string, change: () => T): Promise<T> {
-  mkdirSync(dirname(file), { recursive: true });
-  const release = await lockPiFile(file);
+/**
+ * Replaces the file whole by atomic rename. An existing file keeps its mode; a new one gets
+ * `mode` (the usual 0666 less the umask unless given, as pi's writeFileSync gives it).
+ */
+export async function replacePiFile(file: string, text: string, mode?: number): Promise<void> {
+  const target = writeTarget(file);
+  let kept: number | undefined;
   try {
-    return change();
-  } finally {
-    release();
+    kept = statSync(target).mode & 0o777;
+  } catch {
+    kept = mode;
   }
+  await writeFileAtomic(target, text, { encoding: "utf8", ...(kept === undefined ? {} : { mode: kept }) });
 }

@@ -7,10 +7,10 @@
  * entry stays as it was, and a file that cannot be read as pi's format is never written (the
  * caller is told why instead).
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { errorMessage } from "../error-text.js";
-import { lockPiFile, replaceFile } from "./pi-file-lock.js";
+import { replacePiFile, TRUST_LOCK, withPiFileLock } from "./pi-file-lock.js";
 
 export const TRUST_FILE = "trust.json";
 type Decision = boolean | null;
@@ -70,20 +70,17 @@ export function storedTrust(agentDir: string, cwd: string): { decision: boolean 
 export async function rememberTrust(agentDir: string, cwd: string, trusted: boolean): Promise<string | undefined> {
   const file = join(agentDir, TRUST_FILE);
   try {
-    mkdirSync(agentDir, { recursive: true });
-    const release = await lockPiFile(file);
-    try {
+    return await withPiFileLock(file, TRUST_LOCK, async (held) => {
       const current = read(file);
       if ("error" in current)
         return `${current.error}; the decision to ${trusted ? "trust" : "not trust"} ${trustKey(cwd)} was not saved, and the file was left as it is`;
       const entries: Record<string, Decision> = { ...current.entries, [trustKey(cwd)]: trusted };
       const sorted: Record<string, Decision> = {};
       for (const key of Object.keys(entries).sort()) sorted[key] = entries[key] ?? null;
-      replaceFile(file, `${JSON.stringify(sorted, null, 2)}\n`);
+      held();
+      await replacePiFile(file, `${JSON.stringify(sorted, null, 2)}\n`);
       return undefined;
-    } finally {
-      release();
-    }
+    });
   } catch (error) {
     return `${file}: ${errorMessage(error)}; the project trust decision was not saved`;
   }

@@ -4,7 +4,7 @@
  * shared fields; pi's `exposure`, `toolExposure` and `auth` are checked here). A project entry
  * replaces the user's entry of the same name; a project entry without `command`, `url` or `type`
  * only overrides `enabled`, `exposure` and `toolExposure` of the user's. Bad entries are reported
- * and skipped; the others still connect. parley only reads these files: it never writes them.
+ * and skipped; the others still connect. Only `parley mcp add|remove` write them (mcp-config-file.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
 import {
@@ -52,14 +52,27 @@ export interface LoadedMcpConfig {
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
-function resolveAlias(value: unknown): unknown {
+export function resolveAlias(value: unknown): unknown {
   return typeof value === "string" ? (EXPOSURE_ALIASES[value] ?? value) : value;
 }
 
 const isExposure = (value: unknown): value is McpExposure => typeof value === "string" && (EXPOSURES as readonly string[]).includes(value);
 
-/** Checks the entry and returns it typed, or why it is invalid. */
-export function validateMcpServer(name: string, raw: unknown): McpServerSettings | string {
+/** pi's check of a `cimd` entry's callback: its Client ID Metadata Documents list only `/callback` on localhost or 127.0.0.1. */
+function metadataDocumentCallbackError(callbackUrl: string | undefined): string | undefined {
+  if (callbackUrl === undefined) return undefined;
+  const url = new URL(callbackUrl);
+  return url.hostname !== "[::1]" && url.pathname === "/callback"
+    ? undefined
+    : 'oauth.clientRegistration "cimd" requires oauth.callbackUrl on localhost or 127.0.0.1 with path /callback';
+}
+
+/**
+ * Checks the entry and returns it typed, or why it is invalid. `acceptMetadataDocuments`: a
+ * `cimd` registration passes pi's check (for `mcp add`, which writes what pi writes) instead of
+ * being refused.
+ */
+export function validateMcpServer(name: string, raw: unknown, options: { acceptMetadataDocuments?: boolean } = {}): McpServerSettings | string {
   const entry = isRecord(raw)
     ? {
         ...raw,
@@ -70,7 +83,7 @@ export function validateMcpServer(name: string, raw: unknown): McpServerSettings
       }
     : raw;
   // Without a check of pi's Client ID Metadata Documents (they are pi's), pi-mcp refuses `clientRegistration: "cimd"`.
-  const result = validateSharedFields(name, entry);
+  const result = validateSharedFields(name, entry, options.acceptMetadataDocuments ? { checkMetadataDocumentCallback: metadataDocumentCallbackError } : {});
   if (result.kind === "invalid") return result.error;
   const names = EXPOSURES.map((value) => `"${value}"`).join(", ");
   const { exposure, toolExposure } = result.config;

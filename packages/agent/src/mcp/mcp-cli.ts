@@ -1,15 +1,15 @@
 /**
  * `parley mcp list [--json]`, the newest pi's `pi mcp list`: connects every enabled server of
  * `mcp.json` (a project's only when it is trusted in trust.json) and says its state, tools and
- * errors; exit status 1 when an entry is invalid or an enabled server did not connect. parley
- * never writes `mcp.json` nor signs in, so `add`, `remove`, `login` and `logout` say what to do
- * instead. No extensions load.
+ * errors; exit status 1 when an entry is invalid or an enabled server did not connect. `add` and
+ * `remove` change `mcp.json` as pi's do (mcp-edit-cli.ts). parley does not sign in to MCP
+ * servers, so `login` and `logout` say what to do instead. No extensions load.
  */
 import { existsSync } from "node:fs";
 import { storedTrust } from "../config/trust-store.js";
 import { loadMcpConfig, type McpServerEntry, toolExposureOf } from "./config.js";
 import { McpServerConnection } from "./connection.js";
-import { INSTEAD_OF_SIGN_IN, noServersConfigured, projectMcpFile, userMcpFile } from "./names.js";
+import { INSTEAD_OF_SIGN_IN, MCP_HELP_HINT, noServersConfigured, projectMcpFile } from "./names.js";
 
 export interface McpCliOptions {
   agentDir: string;
@@ -20,6 +20,27 @@ export interface McpCliOptions {
 }
 
 const USAGE = "Usage: parley mcp list [--json]";
+const HELP = `Usage:
+  parley mcp add <server> [options] -- <command> [args...]
+  parley mcp add <server> [options] --url <url>
+  parley mcp remove <server> [-l]
+  parley mcp list [--json]
+
+The MCP servers of ~/.pi/agent/mcp.json and, in a trusted project, .pi/mcp.json, as pi's
+\`pi mcp\` sees them. No session starts and no extension loads.
+
+  add <server>     add a server to mcp.json, or replace the one of that name
+  remove <server>  take a server out of mcp.json
+  list             connect each enabled server, say its state, tools and errors (exit 1 on a failure)
+  login, logout    not in parley (it does not sign in to MCP servers): use pi mcp login|logout
+
+  -l, --local      add/remove: the project's .pi/mcp.json instead of the user's
+
+Options for add (as pi's): --url <url>, --env KEY=VALUE (repeatable), --cwd <dir>,
+--header KEY=VALUE (repeatable), --bearer-token-env-var <NAME>, --oauth-client-id <id>,
+--oauth-client-secret <secret>, --oauth-callback-port <port>, --oauth-client-name <name>,
+--oauth-client-registration auto|cimd|dcr, --exposure codemode|deferred|direct|hidden,
+--description <text>. list takes --json.`;
 
 function transportOf(entry: McpServerEntry): string {
   const { config } = entry;
@@ -88,16 +109,21 @@ async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Re
 
 export async function runMcpCommand(args: readonly string[], options: McpCliOptions): Promise<number> {
   const [command, ...rest] = args;
-  if (command === "add" || command === "remove" || command === "login" || command === "logout") {
-    options.err(
-      command === "add" || command === "remove"
-        ? `parley does not change mcp.json: edit ${userMcpFile(options.agentDir)} (or the project's .pi/mcp.json), or run \`pi mcp ${command}\`.`
-        : `parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}, or run \`pi mcp ${command}\`.`,
-    );
+  // As pi: a --help anywhere (even among a server's own arguments) prints the help.
+  if (command === undefined || command === "help" || args.includes("--help") || args.includes("-h")) {
+    options.out(HELP);
+    return 0;
+  }
+  if (command === "add" || command === "remove") {
+    const { addServer, removeServer } = await import("./mcp-edit-cli.js");
+    return (command === "add" ? addServer : removeServer)(rest, options);
+  }
+  if (command === "login" || command === "logout") {
+    options.err(`parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}, or run \`pi mcp ${command}\`.`);
     return 1;
   }
   if (command !== "list") {
-    options.err(command === undefined ? USAGE : `Unknown mcp command "${command}".\n${USAGE}`);
+    options.err(`Unknown mcp command "${command}".\n${MCP_HELP_HINT}`);
     return 1;
   }
   const json = rest.includes("--json");

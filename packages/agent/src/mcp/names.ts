@@ -24,3 +24,6 @@ export const noServersConfigured = (agentDir: string): string => `No MCP servers
 
 /** What to do instead of an OAuth sign-in, which parley does not do. */
 export const INSTEAD_OF_SIGN_IN = `give the server an "Authorization" header (for example "Bearer \${TOKEN}") or "auth": { "provider": "<provider>" } in mcp.json`;
+
+/** Where `parley mcp` errors point (pi's own words point at `pi mcp --help`). */
+export const MCP_HELP_HINT = 'Use "parley mcp --help" for usage.';

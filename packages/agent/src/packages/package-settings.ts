@@ -9,7 +9,7 @@
  * other keys (filters, `autoload`) stay untouched.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { replaceFile, withPiFileLock } from "../config/pi-file-lock.js";
+import { replacePiFile, SETTINGS_LOCK, withPiFileLock } from "../config/pi-file-lock.js";
 import { errorMessage } from "../error-text.js";
 
 /** An entry as written; one pi cannot use stays in the file as it is. */
@@ -81,12 +81,13 @@ function migrateAsPi(settings: Raw): Raw {
  */
 export async function writePackages(file: string, change: (current: RawPackage[]) => RawPackage[] | undefined): Promise<string | undefined> {
   try {
-    return await withPiFileLock(file, () => {
+    return await withPiFileLock(file, SETTINGS_LOCK, async (held) => {
       const read = readSettingsFile(file);
       if ("error" in read) return `${read.error}; the file was left as it is`;
       const next = change(packagesOf(read.settings));
       if (next === undefined) return undefined;
-      replaceFile(file, JSON.stringify({ ...read.settings, packages: next }, null, 2));
+      held();
+      await replacePiFile(file, JSON.stringify({ ...read.settings, packages: next }, null, 2));
       return undefined;
     });
   } catch (error) {
