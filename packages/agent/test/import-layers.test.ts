@@ -28,6 +28,7 @@ const FLOORS: readonly (readonly string[])[] = [
   // Leaves: start-up loading, children, small helpers.
   [
     "startup",
+    "abort-grace.ts",
     "child-processes.ts",
     "child-watchdog.ts",
     "error-text.ts",

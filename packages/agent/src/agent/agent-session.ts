@@ -37,7 +37,7 @@ import { errorMessage, errorText } from "../error-text.js";
 import { loadPiAi } from "../models/pi-ai.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
-import { ABORT_GRACE_MS } from "./abort-grace.js";
+import { ABORT_GRACE_MS } from "../abort-grace.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
 import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../output-pressure.js";

@@ -8,7 +8,7 @@
  * A call blocked with `terminate` is let through the loop's own check and answered here instead of
  * running the tool, because only a result (not a block) can carry `terminate` in that loop.
  */
-import { settleAfterAbort } from "./abort-grace.js";
+import { settleAfterAbort } from "../abort-grace.js";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import type { ToolResultMessage, Usage } from "@mariozechner/pi-ai";
 import type { ExtensionRuntime } from "../extensions/runtime.js";

@@ -1,4 +1,4 @@
-import { ABORT_GRACE_MS } from "../agent/abort-grace.js";
+import { ABORT_GRACE_MS } from "../abort-grace.js";
 
 /**
  * Extension code the agent is waiting on (handlers of every hook, command handlers), let go of
