@@ -11,55 +11,71 @@ const commandResults = new Map<string, string | undefined>();
 export function resolveConfigValue(value: string, env: Record<string, string | undefined> = process.env): string | undefined {
   if (value.startsWith("!")) {
     if (!commandResults.has(value)) {
-      let output: string | undefined;
-      try {
-        output = execSync(value.slice(1), { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] }).trim() || undefined;
-      } catch {
-        output = undefined;
-      }
-      commandResults.set(value, output);
+      commandResults.set(value, runConfigCommand(value.slice(1)));
     }
     return commandResults.get(value);
   }
   return env[value] || value;
 }
 
+/** A `!command` value's command run: its trimmed output, or undefined when it fails or prints nothing. */
+export function runConfigCommand(command: string): string | undefined {
+  try {
+    return execSync(command, { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+
+/**
+ * The newest pi's template grammar (auth.json keys, MCP `env` and `headers`): `$NAME` and
+ * `${NAME}` are environment variables, `$$` is `$` and `$!` is `!`; an invalid or unclosed
+ * `${…}`, or a lone `$`, stays as written. The value, or the names of the unset variables it uses.
+ */
+export function interpolateConfigTemplate(value: string, env: Record<string, string | undefined>): { value: string } | { missing: string[] } {
+  let out = "";
+  const missing: string[] = [];
+  const variable = (name: string) => {
+    const found = env[name];
+    if (found) out += found;
+    else if (!missing.includes(name)) missing.push(name);
+  };
+  for (let at = 0; at < value.length; ) {
+    const dollar = value.indexOf("$", at);
+    if (dollar < 0) {
+      out += value.slice(at);
+      break;
+    }
+    out += value.slice(at, dollar);
+    const next = value[dollar + 1];
+    if (next === "$" || next === "!") {
+      out += next;
+      at = dollar + 2;
+    } else if (next === "{" && value.indexOf("}", dollar + 2) >= 0) {
+      const end = value.indexOf("}", dollar + 2);
+      const name = value.slice(dollar + 2, end);
+      if (NAME.exec(name)?.[0] === name) variable(name);
+      else out += value.slice(dollar, end + 1);
+      at = end + 1;
+    } else {
+      const name = NAME.exec(value.slice(dollar + 1))?.[0];
+      if (name) variable(name);
+      else out += "$";
+      at = dollar + 1 + (name?.length ?? 0);
+    }
+  }
+  return missing.length > 0 ? { missing } : { value: out };
+}
+
 /**
  * The newest pi's reading of a configured value (auth.json keys in pi 1.6): `!command` as above;
- * otherwise a template where `$NAME` and `${NAME}` are environment variables (undefined when one
- * is unset), `$$` is `$` and `$!` is `!`; a bare name is the text itself.
+ * otherwise the template above, undefined when a variable it names is unset; a bare name is the
+ * text itself.
  */
 export function resolveConfigTemplate(value: string, env: Record<string, string | undefined> = process.env): string | undefined {
   if (value.startsWith("!")) return resolveConfigValue(value, env);
-  let out = "";
-  for (let i = 0; i < value.length; ) {
-    const at = value.indexOf("$", i);
-    if (at < 0) {
-      out += value.slice(i);
-      break;
-    }
-    out += value.slice(i, at);
-    const next = value[at + 1];
-    if (next === "$" || next === "!") {
-      out += next;
-      i = at + 2;
-      continue;
-    }
-    const braced = next === "{" ? /^\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(value.slice(at + 1)) : null;
-    const bare = braced ? null : /^[A-Za-z_][A-Za-z0-9_]*/.exec(value.slice(at + 1));
-    const name = braced?.[1] ?? bare?.[0];
-    if (name === undefined) {
-      // An unclosed or invalid `${…}` stays as written, as does a lone `$`.
-      const close = next === "{" ? value.indexOf("}", at + 2) : -1;
-      const literal = close >= 0 ? value.slice(at, close + 1) : "$";
-      out += literal;
-      i = at + literal.length;
-      continue;
-    }
-    const resolved = env[name] || undefined;
-    if (resolved === undefined) return undefined;
-    out += resolved;
-    i = at + 1 + (braced ? braced[0].length : name.length);
-  }
-  return out;
+  const result = interpolateConfigTemplate(value, env);
+  return "value" in result ? result.value : undefined;
 }
