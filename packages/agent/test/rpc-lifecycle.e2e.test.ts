@@ -315,7 +315,8 @@ describe("CLI", () => {
   it("an unbuilt tree gets a message that says to build, not a stack trace", () => {
     const tree = mkdtempSync(join(tmpdir(), "parley-unbuilt-"));
     mkdirSync(join(tree, "bin"));
-    for (const file of ["parley.js", "run-bundle.js", "package.json"]) copyFileSync(join(realpathSync(PARLEY_BIN), "..", file), join(tree, "bin", file));
+    for (const file of ["parley.js", "run-bundle.js", "node-version.js", "package.json"])
+      copyFileSync(join(realpathSync(PARLEY_BIN), "..", file), join(tree, "bin", file));
     const result = spawnSync(process.execPath, [join(tree, "bin", "parley.js"), "--version"], { encoding: "utf8" });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/parley is not built\. Run `npm run build`/);

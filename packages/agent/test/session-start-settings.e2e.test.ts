@@ -7,7 +7,7 @@
  * session with messages but no level recorded gets one. pi 0.73.1 and parley are driven alike
  * through the spawned CLI and must answer alike, entry for entry.
  */
-import { readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
@@ -181,8 +181,12 @@ describe("the model and level a session starts with, recorded in it (pi and parl
     async () => {
       const seen = await alike(async (bin) => {
         const { p, recorded, unrecorded } = world("parley-start-settings-resume-");
+        // Each its own copy: one file has one writer (parley refuses a second, with pi it would
+        // be a race), and neither start-up may see what the other records.
+        const copy = recorded.replace(/\.jsonl$/, "-copy.jsonl");
+        copyFileSync(recorded, copy);
         const levelOnly = start(bin, p, ["--session", recorded, "--thinking", "high"]);
-        const modelOnly = start(bin, p, ["--session", recorded, "--provider", "offline", "--model", "echo"]);
+        const modelOnly = start(bin, p, ["--session", copy, "--provider", "offline", "--model", "echo"]);
         const plain = start(bin, p, ["--session", unrecorded]);
         const states = [await state(levelOnly), await state(modelOnly), await state(plain)];
         return { states, unrecorded: recordedSettings(unrecorded) };

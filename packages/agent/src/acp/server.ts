@@ -270,7 +270,7 @@ export class AcpServer implements FrontDoor {
       if (session !== this.#options.session) {
         // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
         assertSessionCwdExists(session, this.#first.core.cwd);
-        this.agent.useSession(session);
+        this.agent.useSession(session, true);
         // It runs in its recorded folder, as a switch to it would (session-switching.ts).
         await this.#first.core.startIn(sessionFolder(session, this.#first.core.cwd));
         this.#first.resetMapper();

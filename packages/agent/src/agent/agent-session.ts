@@ -562,13 +562,15 @@ export class AgentSession {
    * Replaces the session (new, switch, fork): the agent continues from its context, with the model
    * and level pi would start it with, recorded in it.
    */
-  useSession(session: Session): void {
+  useSession(session: Session, resumed = false): void {
     // The session left is no longer written by this agent: its file's lock goes (counted, so a
     // switch to the same file keeps it).
     if (this.#session !== session) this.#session.release();
     this.#session = session;
     session.onSave = this.#onSave;
-    closeInterruptedCalls(session);
+    // A stored session taken up again (not a new, forked or cloned one, whose open call may still
+    // be running in the session it was copied from, as in pi, which writes nothing for it).
+    if (resumed) closeInterruptedCalls(session);
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
     this.#state.messages = context.messages;

@@ -45,7 +45,7 @@ export interface SwitchingAgent {
   clearQueue(): unknown;
   readonly models: { loadCatalog(): Promise<void> };
   /** Continues from another session's context, with the model and level pi would start it with. */
-  useSession(session: Session): void;
+  useSession(session: Session, resumed?: boolean): void;
   /** The start-up tool selection again (a new session's fresh runtime, in pi). */
   restartTools(): void;
   /** Takes up the current session's context again once a seed has changed it. */
@@ -120,7 +120,7 @@ export class SessionSwitching {
     // A prompt being prepared when the abort above came may have started its run since: it ends
     // here too, so nothing of the old session's runs into the next (a later one is refused).
     while (agent.isRunning) await agent.abort();
-    agent.useSession(next);
+    agent.useSession(next, events.reason === "resume");
     // pi's new runtime works in the opened session's folder: settings, resources and extensions are the ones there.
     const folder = events.folderOf?.(next);
     if (folder !== undefined && folder !== this.#cwd()) await this.#moveTo?.(folder);
