@@ -155,8 +155,12 @@ function start(): void {
     // Ended on this side only (an answer parley refused and the page showed again, or the local
     // clock ran out first): parley judges whether it still takes an answer.
     const response: ExtensionUiResponse = { type: "extension_ui_response", id, ...answer };
-    client.transport.send(response);
-    return true;
+    try {
+      client.transport.send(response);
+      return true;
+    } catch {
+      return false; // closed in the meantime: the dialog stays open, saying so
+    }
   });
 
   /** A request through the open client; a failure (or no connection) is said in a toast and gives undefined. */
