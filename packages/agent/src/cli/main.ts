@@ -26,16 +26,16 @@ import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolu
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionMode } from "../extensions/types.js";
-import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions, TrustedProject } from "../modes/agent-core.js";
-import { RpcServer } from "../rpc/server.js";
-import type { Transport } from "../rpc/transport.js";
+import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions, TrustedProject } from "../core/agent-core.js";
+import { RpcServer } from "../modes/rpc/server.js";
+import type { Transport } from "../core/transport.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
 import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
-import { ProcessLifetime } from "./process-lifetime.js";
+import { ProcessLifetime } from "../core/process-lifetime.js";
 import { openStartupSession, sessionFactory, sessionsRoot } from "./startup-session.js";
 import { listFolder } from "../resources/fs-entries.js";
 import { errorMessage, errorText } from "../error-text.js";
@@ -581,7 +581,7 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
-  const web = options.mode === "web" ? await import("../web/web-mode.js") : undefined;
+  const web = options.mode === "web" ? await import("../modes/web/web-mode.js") : undefined;
   let webToken = "";
   if (web) {
     try {
@@ -687,7 +687,7 @@ export async function main(argv: string[]): Promise<void> {
 
   // The mode's front door, once it exists (ctx.reload() needs it).
   let front: FrontDoor | undefined;
-  // What every mode's agent starts from (modes/agent-core.ts).
+  // What every mode's agent starts from (core/agent-core.ts).
   const core = {
     cwd,
     launchCwd,
@@ -720,7 +720,7 @@ export async function main(argv: string[]): Promise<void> {
 
   if (options.mode === "acp") {
     // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
-    const { acpServer } = await import("../acp/run.js");
+    const { acpServer } = await import("../modes/acp/run.js");
     const server = await acpServer(
       {
         ...core,

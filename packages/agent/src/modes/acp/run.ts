@@ -2,9 +2,9 @@
  * The CLI's ACP mode: the ACP front door on parley's stdio. Start-up (extensions, flags, model)
  * and the process's lifetime are the CLI's, the same as in RPC mode (cli/main.ts).
  */
-import type { ClaimedStdin } from "../transport/claim-stdin.js";
-import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
-import { importModule } from "../startup/module-loader.js";
+import type { ClaimedStdin } from "../../transport/claim-stdin.js";
+import { StdioTransport, takeOverStdout } from "../../transport/stdio.js";
+import { importModule } from "../../startup/module-loader.js";
 import { AcpServer, type AcpServerOptions, type AcpSdk } from "./server.js";
 
 export interface AcpStdio {

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { UsageError } from "../cli/args.js";
+import { UsageError } from "../../cli/args.js";
 import type { ConnectionHub } from "./connection-hub.js";
 import { isLoopback, startWebServer, type WebServer } from "./http-server.js";
 
