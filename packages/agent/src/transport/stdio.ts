@@ -5,7 +5,7 @@
  * sent waits in a bounded queue (back-pressure, see OutboundQueue).
  */
 import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
-import type { Transport, TransportSink } from "../rpc/transport.js";
+import type { Transport, TransportSink } from "../core/transport.js";
 import { jsonLinePieces } from "./json-pieces.js";
 import { writeStderr, writeToStderr } from "./stderr.js";
 import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";

@@ -19,7 +19,7 @@ import { errorMessage } from "../../error-text.js";
 import { StdioTransport } from "../../transport/stdio.js";
 import { DialogRegistry } from "../../ui/dialog-registry.js";
 import { withTimeout } from "../../with-timeout.js";
-import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../agent-core.js";
+import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../../core/agent-core.js";
 import type { PromptPlan } from "./initial-message.js";
 
 export type PrintOutput = "text" | "json";

@@ -8,8 +8,13 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { UsageError } from "../cli/args.js";
-import type { ConnectionHub } from "./connection-hub.js";
+import type { ModeContext } from "../../core/mode-context.js";
+import { UsageError } from "../../core/usage-error.js";
+import { errorMessage } from "../../error-text.js";
+import { takeOverStdout } from "../../transport/stdio.js";
+import type { RpcModeOptions } from "../rpc/run.js";
+import { RpcServer } from "../rpc/server.js";
+import { ConnectionHub } from "./connection-hub.js";
 import { isLoopback, startWebServer, type WebServer } from "./http-server.js";
 
 export { ConnectionHub } from "./connection-hub.js";
@@ -51,6 +56,31 @@ export function webWarnings(options: Pick<WebModeOptions, "host" | "port">): str
   return [
     `warning: --web-host ${options.host} is not a loopback address: anyone who can reach it on port ${options.port} and has the token can drive this agent (and run commands as you), and plain HTTP carries the token unencrypted; prefer 127.0.0.1 with an SSH tunnel or a TLS proxy`,
   ];
+}
+
+/**
+ * Web mode: pi's RPC server (modes/rpc/) with the connection hub as its transport; stdout carries
+ * one line, the URL to open, and anything else written there goes to stderr. `token`: webToken's.
+ */
+export async function runWeb(context: ModeContext, options: RpcModeOptions & Omit<WebModeOptions, "log"> & { token: string }): Promise<void> {
+  const { log, lifetime } = context;
+  const writeStdout = process.stdout.write.bind(process.stdout);
+  const hub = new ConnectionHub({ log });
+  takeOverStdout();
+  const server = new RpcServer({ ...context.core, transport: hub, sessionDirs: options.sessionDirs, refreshModels: options.refreshModels });
+  await context.startAgent(server);
+  lifetime.serve(server);
+  hub.setDialogs(server.dialogs);
+  const begun = server.begin();
+  try {
+    const { url } = await serveWeb(hub, { ...options, log });
+    log(`web UI: ${url}`);
+    writeStdout(`${url}\n`);
+  } catch (error) {
+    log(`--mode web could not listen on ${options.host}:${options.port}: ${errorMessage(error)}`);
+    lifetime.fail(1);
+  }
+  await begun;
 }
 
 /** Starts listening; the hub must already be the server's transport (started). */

@@ -1,6 +1,6 @@
 import type { CommandType, CommandWithData, PendingDialogState, ResponseData, RpcCommand, RpcEvent, UiState } from "@parley/protocol";
-import type { AgentSession } from "../../agent/agent-session.js";
-import type { ExtensionRuntime } from "../../extensions/runtime.js";
+import type { AgentSession } from "../../../agent/agent-session.js";
+import type { ExtensionRuntime } from "../../../extensions/runtime.js";
 
 export type CommandOf<K extends CommandType> = Extract<RpcCommand, { type: K }>;
 

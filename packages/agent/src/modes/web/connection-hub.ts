@@ -18,7 +18,7 @@
  * writes pending (each failed one by one), which held every other tab up for seconds.
  */
 import type { DialogMethod } from "@parley/protocol";
-import type { Transport, TransportSink } from "../rpc/transport.js";
+import type { Transport, TransportSink } from "../../core/transport.js";
 
 /** What the hub needs of a socket (the `ws` package's WebSocket has it). */
 export interface HubSocket {

@@ -22,8 +22,8 @@ import type {
 } from "@agentclientprotocol/sdk";
 import type { DialogRequest } from "@parley/protocol";
 import type { DialogResponseBody } from "@parley/protocol/dialog-answers";
-import type { DialogOutput, DialogRegistry } from "../ui/dialog-registry.js";
-import { errorMessage } from "../error-text.js";
+import type { DialogOutput, DialogRegistry } from "../../ui/dialog-registry.js";
+import { errorMessage } from "../../error-text.js";
 
 /** The one field of each dialog's form, named after what it holds. */
 const FIELD = { select: "choice", confirm: "confirmed", input: "value", editor: "text" } as const;

@@ -1,7 +1,7 @@
 /** Choosing the model. */
 import { CommandError } from "../responses.js";
 import { afterSwitch, sync, withCatalog, type CommandTable } from "./types.js";
-import { AgentError } from "../../agent/agent-session.js";
+import { AgentError } from "../../../agent/agent-session.js";
 
 export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_available_models"> = {
   set_model: withCatalog(

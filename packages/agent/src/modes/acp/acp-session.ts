@@ -19,12 +19,12 @@ import type {
 import type { FireAndForgetRequest } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
 import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
-import { AgentError, type AgentSession } from "../agent/agent-session.js";
-import { errorMessage } from "../error-text.js";
-import { AgentCore, type AgentCoreSettings } from "../modes/agent-core.js";
-import type { OutputPressure } from "../rpc/transport.js";
-import { DialogRegistry } from "../ui/dialog-registry.js";
-import { withTimeout } from "../with-timeout.js";
+import { AgentError, type AgentSession } from "../../agent/agent-session.js";
+import { errorMessage } from "../../error-text.js";
+import { AgentCore, type AgentCoreSettings } from "../../core/agent-core.js";
+import type { OutputPressure } from "../../core/transport.js";
+import { DialogRegistry } from "../../ui/dialog-registry.js";
+import { withTimeout } from "../../with-timeout.js";
 import { DialogBridge } from "./dialog-bridge.js";
 import { promptInput } from "./prompt-input.js";
 import { replayUpdates, UpdateMapper } from "./updates.js";

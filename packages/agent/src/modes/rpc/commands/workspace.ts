@@ -1,6 +1,6 @@
 /** parley's own commands for any client: stored sessions, reloading, models.json again, files for `@`. */
-import { listSessionSummaries } from "../../session/session-list.js";
-import { listFiles } from "../../workspace/file-list.js";
+import { listSessionSummaries } from "../../../session/session-list.js";
+import { listFiles } from "../../../workspace/file-list.js";
 import { CommandError } from "../responses.js";
 import { afterSwitch, async, sync, withCatalog, type CommandTable } from "./types.js";
 

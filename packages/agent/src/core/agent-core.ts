@@ -10,8 +10,8 @@ import type { ExtensionErrorReport } from "../extensions/host.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ExtensionMode, SourceInfo } from "../extensions/types.js";
 import { resolveModels, type ModelResolution } from "../models/index.js";
-import { RpcExtensionHost } from "../rpc/extension-host.js";
-import type { OutputPressure, Transport } from "../rpc/transport.js";
+import { RpcExtensionHost } from "./extension-host.js";
+import type { OutputPressure, Transport } from "./transport.js";
 import type { Session } from "../session/session.js";
 import { memorySessions, type SessionFactory } from "../session/session-factory.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
@@ -19,7 +19,7 @@ import { whileSayingSlow } from "../slow-notice.js";
 import { whileOptimizerPaused } from "../startup/module-loader.js";
 import { canRequireTools, toolDefinitionsAreCheap } from "../tools/tools-require.js";
 
-/** What the CLI's start-up (cli/start-agent.ts) and process lifetime need of a mode's server. */
+/** What the CLI's start-up (`startAgent` in cli/main.ts) and process lifetime need of a mode's server. */
 export interface FrontDoor {
   readonly agent: AgentSession;
   readonly runtime: ExtensionRuntime;

@@ -1,7 +1,7 @@
 /** An ACP prompt's content blocks as the agent's prompt: text (references and embedded context in it) and images. */
 import type { ContentBlock } from "@agentclientprotocol/sdk";
 import type { ImageContent } from "@mariozechner/pi-ai";
-import { fromFileUrl } from "../resources/paths.js";
+import { fromFileUrl } from "../../resources/paths.js";
 
 /**
  * A prompt's blocks as the agent's text and images; resources become references in the text. A

@@ -5,23 +5,23 @@
  */
 import type { CommandType, ExtensionUiError, RpcEvent } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
-import type { AgentSession } from "../agent/agent-session.js";
-import type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
-import type { ExtensionErrorReport } from "../extensions/host.js";
-import type { ExtensionRuntime } from "../extensions/runtime.js";
-import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../modes/agent-core.js";
-import { DialogRegistry } from "../ui/dialog-registry.js";
+import type { AgentSession } from "../../agent/agent-session.js";
+import type { ExtensionLoadFailure, ExtensionSource } from "../../extensions/extension-source.js";
+import type { ExtensionErrorReport } from "../../extensions/host.js";
+import type { ExtensionRuntime } from "../../extensions/runtime.js";
+import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../../core/agent-core.js";
+import { DialogRegistry } from "../../ui/dialog-registry.js";
 import { COMMANDS } from "./commands/index.js";
 import type { CommandContext, CommandOf } from "./commands/types.js";
-import type { RpcExtensionHost } from "./extension-host.js";
+import type { RpcExtensionHost } from "../../core/extension-host.js";
 import { failure, success, type ResponseRecord } from "./responses.js";
-import type { Transport, TransportSink } from "./transport.js";
-import { errorMessage } from "../error-text.js";
-import { withTimeout } from "../with-timeout.js";
+import type { Transport, TransportSink } from "../../core/transport.js";
+import { errorMessage } from "../../error-text.js";
+import { withTimeout } from "../../with-timeout.js";
 
 // Their homes are the modules named; re-exported for those who import them from here.
-export type { ExtensionLoadFailure, ExtensionSource } from "../extensions/extension-source.js";
-export { memorySessions, type SessionFactory } from "../session/session-factory.js";
+export type { ExtensionLoadFailure, ExtensionSource } from "../../extensions/extension-source.js";
+export { memorySessions, type SessionFactory } from "../../session/session-factory.js";
 
 /** What every mode takes (agent-core.ts), and what is the RPC server's own. */
 export interface RpcServerOptions extends AgentCoreSettings {

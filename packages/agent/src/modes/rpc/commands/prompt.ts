@@ -3,7 +3,7 @@
  * agent streams; its response follows the command's end, as in pi.
  */
 import type { ImageContent } from "@parley/protocol";
-import { AgentError } from "../../agent/agent-session.js";
+import { AgentError } from "../../../agent/agent-session.js";
 import { CommandError } from "../responses.js";
 import { async, sync, type CommandContext, type CommandResult, type CommandTable } from "./types.js";
 

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { ContentBlock, SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { EventType } from "@parley/protocol";
-import { nodeCrypto } from "../lazy-node.js";
+import { nodeCrypto } from "../../lazy-node.js";
 
 type WireRecord = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * Lines that are not JSON-RPC messages get a JSON-RPC error here, never a crash.
  */
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk";
-import type { Transport } from "../rpc/transport.js";
+import type { Transport } from "../../core/transport.js";
 
 export function transportStream(transport: Transport): Stream {
   const readable = new ReadableStream<AnyMessage>({

@@ -1,6 +1,6 @@
 /** Commands that read or set the agent's state: answered at once, in order (those that change the session, sent during a switch, wait for it: see afterSwitch). */
 import { CommandError } from "../responses.js";
-import { withKnownJson } from "../../transport/json-pieces.js";
+import { withKnownJson } from "../../../transport/json-pieces.js";
 import { afterSwitch, sync, type CommandTable } from "./types.js";
 
 type StateCommands =

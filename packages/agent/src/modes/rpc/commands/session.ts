@@ -2,10 +2,10 @@
  * Session commands. Switching (new, switch, fork, clone) waits for extensions, which may ask
  * the user before they allow it, so those answer when done.
  */
-import { MissingSessionCwdError } from "../../session/session-cwd.js";
+import { MissingSessionCwdError } from "../../../session/session-cwd.js";
 import { CommandError } from "../responses.js";
 import { async, sync, type CommandTable } from "./types.js";
-import { errorMessage } from "../../error-text.js";
+import { errorMessage } from "../../../error-text.js";
 
 type SessionCommands =
   | "new_session"
@@ -48,5 +48,7 @@ export const sessionCommands: CommandTable<SessionCommands> = {
     return { ...ctx.agent.session.stats(), ...(usage ? { contextUsage: usage } : {}) };
   }),
   // The renderer loads on first use: start-up does not need it.
-  export_html: async(async (c, ctx) => ({ path: (await import("../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath, process.cwd()) })),
+  export_html: async(async (c, ctx) => ({
+    path: (await import("../../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath, process.cwd()),
+  })),
 };

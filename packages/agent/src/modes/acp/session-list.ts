@@ -3,9 +3,9 @@
  * history (title, last activity). Read-only: listing never writes or repairs a file.
  */
 import { readFileSync } from "node:fs";
-import { parseSessionFile } from "../session/format.js";
-import { listSessions } from "../session/store.js";
-import { userText } from "../session/context.js";
+import { parseSessionFile } from "../../session/format.js";
+import { listSessions } from "../../session/store.js";
+import { userText } from "../../session/context.js";
 
 export interface ListedSession {
   sessionId: string;

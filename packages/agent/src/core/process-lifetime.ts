@@ -6,7 +6,7 @@
  */
 import { killAllChildren } from "../child-processes.js";
 import { errorText } from "../error-text.js";
-import type { FrontDoor } from "../modes/agent-core.js";
+import type { FrontDoor } from "./agent-core.js";
 import { watchOutputClosed } from "../transport/output-watch.js";
 
 const EXIT_SIGNALS = [
