@@ -21,8 +21,8 @@ import type {
   SessionEntry as PiSessionEntry,
 } from "@mariozechner/pi-coding-agent";
 import type * as M from "../src/schema/messages.js";
-import type * as C from "../src/schema/commands.js";
-import type * as R from "../src/schema/responses.js";
+import type * as C from "../src/schema/index.js";
+import type * as R from "../src/schema/index.js";
 import type * as E from "../src/schema/events.js";
 
 /** Compiles only when From is assignable to To. */

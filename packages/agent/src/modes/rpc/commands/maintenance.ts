@@ -1,7 +1,7 @@
 /** Compaction, retries and the user's own shell commands. */
-import { afterSwitch, async, sync, type CommandTable } from "./types.js";
+import { afterSwitch, async, sync, type CommandGroup } from "./types.js";
 
-export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash" | "abort_bash"> = {
+export const maintenanceCommands = {
   // As pi: a run or a compaction in progress is aborted first, then this one runs (the compactor does both).
   // Sent during a switch, it compacts the session switched to.
   compact: afterSwitch(async((c, ctx) => ctx.agent.compact(c.customInstructions, "manual"))),
@@ -19,4 +19,4 @@ export const maintenanceCommands: CommandTable<"compact" | "abort_retry" | "bash
     ctx.agent.abortBash();
     return undefined;
   }),
-};
+} satisfies CommandGroup;

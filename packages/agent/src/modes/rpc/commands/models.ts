@@ -1,9 +1,9 @@
 /** Choosing the model. */
 import { CommandError } from "../responses.js";
-import { afterSwitch, sync, withCatalog, type CommandTable } from "./types.js";
+import { afterSwitch, sync, withCatalog, type CommandGroup } from "./types.js";
 import { AgentError } from "../../../agent/agent-session.js";
 
-export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_available_models"> = {
+export const modelCommands = {
   set_model: withCatalog(
     afterSwitch(
       sync((c, ctx) => {
@@ -22,4 +22,4 @@ export const modelCommands: CommandTable<"set_model" | "cycle_model" | "get_avai
   ),
   cycle_model: withCatalog(afterSwitch(sync((_c, ctx) => ctx.agent.cycleModel()))),
   get_available_models: withCatalog(sync((_c, ctx) => ({ models: ctx.agent.models.availableModels() }))),
-};
+} satisfies CommandGroup;

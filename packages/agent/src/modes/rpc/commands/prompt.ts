@@ -5,7 +5,7 @@
 import type { ImageContent } from "@parley/protocol";
 import { AgentError } from "../../../agent/agent-session.js";
 import { CommandError } from "../responses.js";
-import { async, sync, type CommandContext, type CommandResult, type CommandTable } from "./types.js";
+import { async, sync, type CommandContext, type CommandResult, type CommandGroup } from "./types.js";
 
 function isExtensionCommand(ctx: CommandContext, message: string): boolean {
   return ctx.runtime.findCommand(message) !== undefined;
@@ -46,7 +46,7 @@ async function accept<T>(work: () => Promise<T> | T): Promise<T> {
   }
 }
 
-export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "abort" | "clear_queue"> = {
+export const promptCommands = {
   // The response says what became of the prompt (the newest pi's `disposition`): a client waits
   // for agent_settled only when it started a run.
   prompt: async(async (c, ctx, respond) => {
@@ -76,4 +76,4 @@ export const promptCommands: CommandTable<"prompt" | "steer" | "follow_up" | "ab
     return undefined;
   }),
   clear_queue: sync((_c, ctx) => ctx.agent.clearQueue()),
-};
+} satisfies CommandGroup;

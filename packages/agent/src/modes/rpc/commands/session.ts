@@ -4,21 +4,10 @@
  */
 import { MissingSessionCwdError } from "../../../session/session-cwd.js";
 import { CommandError } from "../responses.js";
-import { async, sync, type CommandTable } from "./types.js";
+import { async, sync, type CommandGroup } from "./types.js";
 import { errorMessage } from "../../../error-text.js";
 
-type SessionCommands =
-  | "new_session"
-  | "switch_session"
-  | "fork"
-  | "clone"
-  | "get_fork_messages"
-  | "get_entries"
-  | "get_tree"
-  | "get_session_stats"
-  | "export_html";
-
-export const sessionCommands: CommandTable<SessionCommands> = {
+export const sessionCommands = {
   // Switching is the agent\'s (agent/session-switching.ts), shared with extensions and ACP.
   new_session: async((c, ctx) => ctx.sessions.newSession(c.parentSession !== undefined ? { parentSession: c.parentSession } : {})),
   switch_session: async(async (c, ctx) => {
@@ -51,4 +40,4 @@ export const sessionCommands: CommandTable<SessionCommands> = {
   export_html: async(async (c, ctx) => ({
     path: (await import("../../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath, process.cwd()),
   })),
-};
+} satisfies CommandGroup;

@@ -1,24 +1,9 @@
 /** Commands that read or set the agent's state: answered at once, in order (those that change the session, sent during a switch, wait for it: see afterSwitch). */
 import { CommandError } from "../responses.js";
 import { withKnownJson } from "../../../transport/json-pieces.js";
-import { afterSwitch, sync, type CommandTable } from "./types.js";
+import { afterSwitch, sync, type CommandGroup } from "./types.js";
 
-type StateCommands =
-  | "get_state"
-  | "get_ui_state"
-  | "get_commands"
-  | "get_messages"
-  | "set_thinking_level"
-  | "cycle_thinking_level"
-  | "get_available_thinking_levels"
-  | "set_steering_mode"
-  | "set_follow_up_mode"
-  | "set_auto_compaction"
-  | "set_auto_retry"
-  | "set_session_name"
-  | "get_last_assistant_text";
-
-export const stateCommands: CommandTable<StateCommands> = {
+export const stateCommands = {
   get_state: sync((_c, ctx) => {
     const agent = ctx.agent;
     const session = agent.session;
@@ -96,4 +81,4 @@ export const stateCommands: CommandTable<StateCommands> = {
         : "";
     return text ? { text } : {};
   }),
-};
+} satisfies CommandGroup;

@@ -1,8 +1,8 @@
-import type { CommandType, CommandWithData, PendingDialogState, ResponseData, RpcCommand, RpcEvent, UiState } from "@parley/protocol";
+import type { CommandOf, CommandType, CommandWithData, PendingDialogState, ResponseData, RpcEvent, UiState } from "@parley/protocol";
 import type { AgentSession } from "../../../agent/agent-session.js";
 import type { ExtensionRuntime } from "../../../extensions/runtime.js";
 
-export type CommandOf<K extends CommandType> = Extract<RpcCommand, { type: K }>;
+export type { CommandOf };
 
 /** What a command handler reaches: the agent and the few server parts commands use, not the server. */
 export interface CommandContext {
@@ -70,7 +70,14 @@ export type CommandHandler<K extends CommandType> = ({ kind: "sync"; run: SyncRu
   sessionBound?: boolean;
 };
 
+/**
+ * A handler for each command in `K`. `COMMANDS` (index.ts) is a `CommandTable<CommandType>`: a
+ * command declared in the protocol's command table without a handler does not compile.
+ */
 export type CommandTable<K extends CommandType> = { [P in K]: CommandHandler<P> };
+
+/** Some commands' handlers, as a group file holds them (`satisfies CommandGroup`): its keys name the commands. */
+export type CommandGroup = Partial<CommandTable<CommandType>>;
 
 export const sync = <K extends CommandType>(run: SyncRun<K>): CommandHandler<K> => ({ kind: "sync", run });
 export const async = <K extends CommandType>(run: AsyncRun<K>): CommandHandler<K> => ({ kind: "async", run });

@@ -2,9 +2,9 @@
 import { listSessionSummaries } from "../../../session/session-list.js";
 import { listFiles } from "../../../workspace/file-list.js";
 import { CommandError } from "../responses.js";
-import { afterSwitch, async, sync, withCatalog, type CommandTable } from "./types.js";
+import { afterSwitch, async, sync, withCatalog, type CommandGroup } from "./types.js";
 
-export const workspaceCommands: CommandTable<"list_sessions" | "reload" | "refresh_models" | "list_files"> = {
+export const workspaceCommands = {
   list_sessions: sync((c, ctx) => listSessionSummaries(ctx.workspace.sessionDirs(c.scope ?? "folder"))),
   // As the newest pi's reload: refused (in its words) while a reply or a compaction runs.
   reload: afterSwitch(
@@ -22,4 +22,4 @@ export const workspaceCommands: CommandTable<"list_sessions" | "reload" | "refre
     }),
   ),
   list_files: sync((c, ctx) => listFiles(ctx.workspace.cwd, c.query ?? "", c.limit ?? undefined)),
-};
+} satisfies CommandGroup;
