@@ -8,8 +8,6 @@ import { dirname, resolve } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
   EventBus,
-  ExecOptions,
-  ExecResult,
   ExtensionAPI,
   ExtensionCommandContext,
   ExtensionContext,
@@ -37,9 +35,7 @@ export interface BoundaryPreview {
   drafts: SessionBoundaryDraft[];
   context: BoundaryContextPreview;
 }
-import { nodeChildProcess } from "../lazy-node.js";
-import { trackChild } from "../child-processes.js";
-import { guardedEnv } from "../child-watchdog.js";
+import { exec } from "./exec.js";
 import { contextEntries, sessionProjection } from "../session/context.js";
 import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
@@ -784,40 +780,6 @@ function createEventBus(): EventBus {
       }
     },
   };
-}
-
-function exec(command: string, args: string[], options: ExecOptions, cwd: string): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    const child = nodeChildProcess().spawn(command, args, {
-      cwd: options.cwd ?? cwd,
-      env: guardedEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-      signal: options.signal,
-    });
-    // pi.exec() children end with parley too.
-    const tracked = trackChild(child.pid, { group: false });
-    child.once("close", () => tracked.dispose());
-    let stdout = "";
-    let stderr = "";
-    let killed = false;
-    const timer = options.timeout
-      ? setTimeout(() => {
-          killed = true;
-          child.kill("SIGTERM");
-        }, options.timeout)
-      : undefined;
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", (error) => {
-      if (timer) clearTimeout(timer);
-      killed ||= options.signal?.aborted ?? false;
-      resolve({ stdout, stderr: stderr || error.message, code: 1, killed });
-    });
-    child.on("close", (code) => {
-      if (timer) clearTimeout(timer);
-      resolve({ stdout, stderr, code: code ?? 1, killed: killed || (options.signal?.aborted ?? false) });
-    });
-  });
 }
 
 function readonlyManager(session: Session): ReadonlySessionManager {

@@ -1,0 +1,91 @@
+/**
+ * Small behaviours where parley followed pi 0.73 and pi 1.6.0 now differs, checked through the
+ * spawned CLIs side by side: pi 1.6.0 (the `pi-newest` devDependency, on the same Node) and
+ * parley, each in RPC mode in its own temp HOME / agent directory, on the scripted model of
+ * fixtures/pi16-drifts.ts. Each test asserts what pi 1.6 does and that parley does the same:
+ * pi.exec's `maxBuffer`/`truncated` and signal codes; pi.events handler errors as
+ * extension_error; AGENTS.override.md; PI_CODING_AGENT / AI_AGENT and the bash tool's session
+ * variables; get_last_assistant_text passing over failed replies; "Could not restore model";
+ * clone of an unsaved session refused; export_html's path as given; the built-in /llama.
+ */
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { agentWorld, CLI, type AgentWorld } from "./helpers/offline-agents.js";
+import { closedAfterEach, MINUTE, NO_KEYS } from "./helpers/pi-home.js";
+import { type AgentProcess, type Rec, ROOT, spawnAgent } from "./helpers/spawn.js";
+
+const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
+const FIXTURE = join(ROOT, "packages/agent/test/fixtures/pi16-drifts.ts");
+const AGENTS = { pi: PI_NEWEST, parley: CLI.parley } as const;
+type Agent = keyof typeof AGENTS;
+const BOTH: Agent[] = ["pi", "parley"];
+/** The scripted model, unless a test chooses otherwise. */
+const MODEL = ["--provider", "drifts", "--model", "scripted"];
+
+const running = closedAfterEach();
+const worlds: AgentWorld[] = [];
+afterAll(() => {
+  for (const w of worlds) rmSync(w.base, { recursive: true, force: true });
+});
+
+function world(agent: Agent): AgentWorld {
+  const w = agentWorld(`parley-drifts-${agent}-`);
+  worlds.push(w);
+  return w;
+}
+
+function start(agent: Agent, w: AgentWorld, args: string[], env: NodeJS.ProcessEnv = {}): AgentProcess {
+  const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-e", FIXTURE, ...args], {
+    cwd: w.cwd,
+    env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1", ...env },
+    checkSchema: agent === "parley",
+  });
+  running.push(p);
+  return p;
+}
+
+/** Runs an extension command of the fixture and returns what its notification says (JSON). */
+async function notified(agent: AgentProcess, command: string): Promise<unknown> {
+  const from = agent.records.length;
+  await agent.request({ type: "prompt", message: `/${command}` }, MINUTE);
+  const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+  return JSON.parse(String(note["message"]));
+}
+
+/** Sends a prompt and waits for its run to end. */
+async function prompted(agent: AgentProcess, message: string): Promise<void> {
+  const from = agent.records.length;
+  const response = await agent.request({ type: "prompt", message }, MINUTE);
+  expect(response["success"], JSON.stringify(response)).toBe(true);
+  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+}
+
+const data = (r: Rec): Record<string, unknown> => (r["data"] ?? {}) as Record<string, unknown>;
+/** A response as compared: success and error, or data. */
+const outcome = (r: Rec): unknown => (r["success"] === true ? { success: true, data: r["data"] } : { success: false, error: r["error"] });
+
+describe("pi.exec as pi 1.6 runs it", () => {
+  it("maxBuffer cuts the output and stops the command (truncated, never a success); a signal's death reports 128+n; a bad cap is a RangeError", async () => {
+    const results = await Promise.all(BOTH.map((agent) => notified(start(agent, world(agent), ["-ne", ...MODEL]), "exec-cases")));
+    const [pi, parley] = results.map((r) => {
+      const all = r as Record<string, { stdout: string; stderr: string } & Record<string, unknown>>;
+      // Which pipe's bytes came first is the system's choice: only the total and the pieces are compared.
+      const both = all["cappedBoth"]!;
+      return { ...all, cappedBoth: { ...both, stdout: undefined, stderr: undefined, kept: both.stdout.length + both.stderr.length } };
+    });
+    expect(parley).toEqual(pi);
+    expect(parley).toMatchObject({
+      capped: { stdout: "0123", stderr: "", code: 143, killed: true, truncated: true },
+      cappedBoth: { kept: 5, code: 143, killed: true, truncated: true },
+      within: { stdout: "hello", stderr: "oops", code: 3, killed: false, truncated: false },
+      killed9: { code: 137, killed: false, truncated: false },
+      killed15: { code: 143, killed: false, truncated: false },
+      timeout: { code: 143, killed: true, truncated: false },
+      utf8: { stdout: "a", truncated: true },
+      missing: { code: 1, killed: false, truncated: false, hasStderr: true },
+    });
+    expect(String((parley as Record<string, unknown>)["negative"])).toMatch(/^RangeError: maxBuffer must be an integer between 0 and \d+ bytes$/);
+  });
+});
+
