@@ -89,3 +89,28 @@ describe("pi.exec as pi 1.6 runs it", () => {
   });
 });
 
+describe("pi.events as pi 1.6 runs it", () => {
+  it("a handler that throws or rejects is reported as extension_error (event `events:<channel>`); the other handlers still hear the event", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent), ["-ne", ...MODEL]);
+        const from = p.records.length;
+        const heard = await notified(p, "events-throw");
+        const errors = p.records
+          .slice(from)
+          .filter((r) => r.type === "extension_error")
+          .map((r) => ({ event: r["event"], error: r["error"], extensionPath: r["extensionPath"] }));
+        return { heard, errors };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toEqual({
+      heard: { heard: 1 },
+      errors: [
+        { event: "events:drifts:sync", error: "sync handler failed", extensionPath: FIXTURE },
+        { event: "events:drifts:async", error: "async handler failed", extensionPath: FIXTURE },
+      ],
+    });
+  });
+});
+

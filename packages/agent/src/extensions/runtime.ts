@@ -137,6 +137,15 @@ export class ExtensionRuntime {
     this.#host.reportError({ extensionPath, event, ...errorText(error) });
   }
 
+  /** The shared event bus as one extension uses it; a stale instance's handlers report nothing. */
+  #events(extension: LoadedExtension): EventBus {
+    const bus = reportingBus(this.#bus, (channel, error) => {
+      if (!extension.stale) this.#reportFailure(extension.path, `events:${channel}`, error);
+    });
+    // As pi: a stale instance's pi.events throws, like the rest of its pi.
+    return guardMethods(bus, extension);
+  }
+
   /** The handlers and commands being waited on, let go of when the agent aborts or shuts down. */
   readonly awaited = new AwaitedCode();
 
@@ -750,7 +759,7 @@ export class ExtensionRuntime {
       getMcpServers: () => this.#mcpServers.list(),
       registerVirtualModel: (model) => this.#registerVirtualModel(model, extension.path),
       unregisterVirtualModel: (provider, id) => this.#unregisterVirtualModel(String(provider), String(id)),
-      events: this.#bus,
+      events: this.#events(extension),
     };
     return guardMethods(api, extension);
   }
@@ -759,6 +768,22 @@ export class ExtensionRuntime {
 /** A property of an object whose shape is not known (what extension code passed). */
 function field(value: object, key: string): unknown {
   return key in value ? Reflect.get(value, key) : undefined;
+}
+
+/** pi.events for one extension: a handler's throw or rejection is reported as pi reports it (extension_error, event `events:<channel>`). */
+function reportingBus(bus: EventBus, report: (channel: string, error: unknown) => void): EventBus {
+  return {
+    emit: (channel, data) => bus.emit(channel, data),
+    on: (channel, handler) =>
+      bus.on(channel, (data) => {
+        try {
+          const result: unknown = handler(data);
+          if (result instanceof Promise) result.catch((error: unknown) => report(channel, error));
+        } catch (error) {
+          report(channel, error);
+        }
+      }),
+  };
 }
 
 function createEventBus(): EventBus {
