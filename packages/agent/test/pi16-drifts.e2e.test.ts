@@ -114,3 +114,24 @@ describe("pi.events as pi 1.6 runs it", () => {
   });
 });
 
+describe("context files as pi 1.6 reads them", () => {
+  it("AGENTS.override.md stands in for AGENTS.md and CLAUDE.md of its own folder only; a folder of that name is passed over", async () => {
+    const markers = await Promise.all(
+      BOTH.map(async (agent) => {
+        const w = world(agent);
+        const sub = join(w.cwd, "sub");
+        mkdirSync(join(w.cwd, "AGENTS.override.md"), { recursive: true });
+        mkdirSync(sub, { recursive: true });
+        writeFileSync(join(w.agentDir, "AGENTS.md"), "context-marker-global\n");
+        writeFileSync(join(w.cwd, "AGENTS.md"), "context-marker-parent-agents\n");
+        writeFileSync(join(sub, "AGENTS.md"), "context-marker-sub-agents\n");
+        writeFileSync(join(sub, "CLAUDE.md"), "context-marker-sub-claude\n");
+        writeFileSync(join(sub, "AGENTS.override.md"), "context-marker-sub-override\n");
+        return notified(start(agent, { ...w, cwd: sub }, ["--no-session", "-ne", ...MODEL]), "context-markers");
+      }),
+    );
+    expect(markers[1]).toEqual(markers[0]);
+    expect(markers[1]).toEqual(["context-marker-global", "context-marker-parent-agents", "context-marker-sub-override"]);
+  });
+});
+
