@@ -135,3 +135,45 @@ describe("context files as pi 1.6 reads them", () => {
   });
 });
 
+describe("the environment pi 1.6 sets", () => {
+  it("PI_CODING_AGENT=true and AI_AGENT=pi for extensions and their children", async () => {
+    const envs = await Promise.all(BOTH.map((agent) => notified(start(agent, world(agent), ["--no-session", "-ne", ...MODEL]), "env")));
+    expect(envs[1]).toEqual(envs[0]);
+    expect(envs[1]).toEqual({ PI_CODING_AGENT: "true", AI_AGENT: "pi", child: "true|pi" });
+  });
+
+  /** The PI_* / AI_AGENT variables a bash tool call saw (the scripted reply is the tool's output). */
+  async function bashEnv(agent: AgentProcess): Promise<Record<string, string>> {
+    await prompted(agent, "show env");
+    const text = String(data(await agent.request({ type: "get_last_assistant_text" }, MINUTE))["text"]);
+    return Object.fromEntries(text.split("\n").map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
+  }
+
+  it("the bash tool's commands get the session's PI_SESSION_ID, PI_SESSION_FILE, PI_PROVIDER, PI_MODEL and PI_REASONING_LEVEL", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent), ["-ne", ...MODEL, "--thinking", "low"], { PI_SESSION_ID: "inherited", PI_SESSION_FILE: "inherited" });
+        const env = await bashEnv(p);
+        const state = data(await p.request({ type: "get_state" }, MINUTE));
+        expect(env["PI_SESSION_ID"]).toBe(state["sessionId"]);
+        expect(env["PI_SESSION_FILE"]).toBe(state["sessionFile"]);
+        const { PI_SESSION_ID: _id, PI_SESSION_FILE: _file, PI_CODING_AGENT_DIR: _dir, PI_SKIP_VERSION_CHECK: _check, ...rest } = env;
+        return rest;
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toEqual({ AI_AGENT: "pi", PI_CODING_AGENT: "true", PI_OFFLINE: "1", PI_PROVIDER: "drifts", PI_MODEL: "scripted", PI_REASONING_LEVEL: "low" });
+  });
+
+  it("an in-memory session has no PI_SESSION_FILE, even one the agent inherited", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const env = await bashEnv(start(agent, world(agent), ["--no-session", "-ne", ...MODEL], { PI_SESSION_FILE: "inherited" }));
+        return { file: env["PI_SESSION_FILE"], hasId: (env["PI_SESSION_ID"] ?? "").length > 0 };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toEqual({ file: undefined, hasId: true });
+  });
+});
+

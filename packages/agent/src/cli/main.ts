@@ -509,6 +509,10 @@ async function listModelsAndExit(start: Startup): Promise<never> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // As pi 1.6 marks its process, for every command and mode: extensions and every child (tools,
+  // pi.exec, MCP servers, package managers) can tell they run under a coding agent.
+  process.env["PI_CODING_AGENT"] = "true";
+  process.env["AI_AGENT"] = "pi";
   // `parley auth …`, as `pi auth …`: sign in and out, print or check credentials; no agent.
   if (argv[0] === "auth") {
     const { runAuthCommand } = await import("./auth-command.js");
