@@ -177,3 +177,24 @@ describe("the environment pi 1.6 sets", () => {
   });
 });
 
+describe("RPC commands as pi 1.6 answers them", () => {
+  it("get_last_assistant_text passes over a failed reply without text, not one with text", async () => {
+    const texts = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent), ["--no-session", "-ne", ...MODEL]);
+        const last = async () => data(await p.request({ type: "get_last_assistant_text" }, MINUTE));
+        const seen: unknown[] = [await last()];
+        await prompted(p, "Reply with just: first");
+        seen.push(await last());
+        await prompted(p, "fail quietly");
+        seen.push(await last());
+        await prompted(p, "fail with words");
+        seen.push(await last());
+        return seen;
+      }),
+    );
+    expect(texts[1]).toEqual(texts[0]);
+    expect(texts[1]).toEqual([{}, { text: "first" }, { text: "first" }, { text: "partial words" }]);
+  });
+});
+
