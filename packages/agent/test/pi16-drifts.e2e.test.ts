@@ -198,3 +198,61 @@ describe("RPC commands as pi 1.6 answers them", () => {
   });
 });
 
+describe("a resumed session whose model is gone", () => {
+  /** A stored session last answered by gone/vanished, in pi's format. */
+  function goneSession(w: AgentWorld): string {
+    const file = join(w.base, "gone.jsonl");
+    const lines = [
+      { type: "session", version: 3, id: "01a251fe-0000-7000-8000-000000000001", timestamp: "2026-12-07T19:00:00.000Z", cwd: w.cwd },
+      { type: "model_change", id: "aaaa0001", parentId: null, timestamp: "2026-12-07T19:00:00.001Z", provider: "gone", modelId: "vanished" },
+      { type: "thinking_level_change", id: "aaaa0002", parentId: "aaaa0001", timestamp: "2026-12-07T19:00:00.002Z", thinkingLevel: "low" },
+      {
+        type: "message",
+        id: "aaaa0003",
+        parentId: "aaaa0002",
+        timestamp: "2026-12-07T19:00:00.003Z",
+        message: { role: "user", content: [{ type: "text", text: "hello" }], timestamp: 1796670000003 },
+      },
+      {
+        type: "message",
+        id: "aaaa0004",
+        parentId: "aaaa0003",
+        timestamp: "2026-12-07T19:00:00.004Z",
+        message: {
+          role: "assistant",
+          content: [{ type: "text", text: "hi there" }],
+          api: "openai-completions",
+          provider: "gone",
+          model: "vanished",
+          usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+          stopReason: "stop",
+          timestamp: 1796670000004,
+        },
+      },
+    ];
+    writeFileSync(file, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+    // The default model both fall back to, from the fixture.
+    writeFileSync(join(w.agentDir, "settings.json"), JSON.stringify({ defaultProvider: "drifts", defaultModel: "scripted" }));
+    return file;
+  }
+
+  const LINE = "Could not restore model gone/vanished. Using drifts/scripted";
+
+  it('says "Could not restore model …" on stderr at start-up and after a switch to it, and continues on the default model', async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const resumed = world(agent);
+        const atStart = start(agent, resumed, ["--session", goneSession(resumed), "-ne"]);
+        const model = data(await atStart.request({ type: "get_state" }, MINUTE))["model"] as Record<string, unknown>;
+        await atStart.until(() => atStart.stderr().includes(LINE));
+        const switched = world(agent);
+        const later = start(agent, switched, ["-ne"]);
+        const answer = outcome(await later.request({ type: "switch_session", sessionPath: goneSession(switched) }, MINUTE));
+        await later.until(() => later.stderr().includes(LINE));
+        return { model: `${model["provider"]}/${model["id"]}`, answer, times: atStart.stderr().split(LINE).length - 1 };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toEqual({ model: "drifts/scripted", answer: { success: true, data: { cancelled: false } }, times: 1 });
+  });
+});
