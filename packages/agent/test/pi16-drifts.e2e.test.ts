@@ -196,6 +196,27 @@ describe("RPC commands as pi 1.6 answers them", () => {
     expect(texts[1]).toEqual(texts[0]);
     expect(texts[1]).toEqual([{}, { text: "first" }, { text: "first" }, { text: "partial words" }]);
   });
+
+  it("clone of a session not saved yet is refused in pi's words; a saved one and an in-memory one clone", async () => {
+    const answers = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent), ["-ne", ...MODEL]);
+        const ask = async (command: object) => outcome(await p.request(command, MINUTE));
+        const fresh = await ask({ type: "clone" });
+        await prompted(p, "Reply with just: one");
+        const saved = await ask({ type: "clone" });
+        const memory = start(agent, world(agent), ["--no-session", "-ne", ...MODEL]);
+        const inMemory = outcome(await memory.request({ type: "clone" }, MINUTE));
+        return { fresh, saved, inMemory };
+      }),
+    );
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[1]).toEqual({
+      fresh: { success: false, error: "This session has not been saved yet. Send a message before cloning or forking it." },
+      saved: { success: true, data: { cancelled: false } },
+      inMemory: { success: true, data: { cancelled: false } },
+    });
+  });
 });
 
 describe("a resumed session whose model is gone", () => {
