@@ -217,6 +217,24 @@ describe("RPC commands as pi 1.6 answers them", () => {
       inMemory: { success: true, data: { cancelled: false } },
     });
   });
+
+  it("export_html answers the path as given: without one, pi's file name alone, written in the working folder", async () => {
+    const answers = await Promise.all(
+      BOTH.map(async (agent) => {
+        const w = world(agent);
+        const p = start(agent, w, ["-ne", ...MODEL]);
+        await prompted(p, "Reply with just: one");
+        const file = String(data(await p.request({ type: "get_state" }, MINUTE))["sessionFile"]);
+        const plain = String(data(await p.request({ type: "export_html" }, MINUTE))["path"]);
+        const named = String(data(await p.request({ type: "export_html", outputPath: "named.html" }, MINUTE))["path"]);
+        expect(existsSync(join(w.cwd, plain))).toBe(true);
+        expect(existsSync(join(w.cwd, "named.html"))).toBe(true);
+        return { plain: plain === `pi-session-${basename(file, ".jsonl")}.html` ? "pi-session-<session>.html" : plain, named };
+      }),
+    );
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[1]).toEqual({ plain: "pi-session-<session>.html", named: "named.html" });
+  });
 });
 
 describe("a resumed session whose model is gone", () => {

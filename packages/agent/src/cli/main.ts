@@ -454,9 +454,10 @@ async function startupScope(
 /** --export FILE [out.html]: pi's one-shot export. */
 async function exportAndExit(file: string, output: string | undefined): Promise<never> {
   try {
-    const { exportHtml } = await import("../session/export-html.js");
-    const path = exportHtml(openSession(file, { lock: false }), output, process.cwd());
-    process.stdout.write(`Exported to: ${path}\n`);
+    const { exportHtml, reportedExportPath } = await import("../session/export-html.js");
+    const session = openSession(file, { lock: false });
+    exportHtml(session, output, process.cwd());
+    process.stdout.write(`Exported to: ${reportedExportPath(session, output)}\n`);
     process.exit(0);
   } catch (error) {
     log(`--export ${file}: ${errorText(error).error}`);
