@@ -235,6 +235,31 @@ describe("RPC commands as pi 1.6 answers them", () => {
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[1]).toEqual({ plain: "pi-session-<session>.html", named: "named.html" });
   });
+
+  it("the built-in /llama: listed as pi lists it, and without a terminal it only says so", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent), ["--no-session", ...MODEL]);
+        const commands = data(await p.request({ type: "get_commands" }, MINUTE))["commands"] as Record<string, unknown>[];
+        const llama = commands.find((c) => c["name"] === "llama");
+        const from = p.records.length;
+        const response = await p.request({ type: "prompt", message: "/llama load x" }, MINUTE);
+        const note = await p.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
+        const sourceInfo = llama?.["sourceInfo"] as Record<string, unknown> | undefined;
+        return {
+          llama: { name: llama?.["name"], description: llama?.["description"], source: llama?.["source"], path: sourceInfo?.["path"], from: sourceInfo?.["source"] },
+          response: data(response),
+          note: { message: note["message"], notifyType: note["notifyType"] },
+        };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toEqual({
+      llama: { name: "llama", description: "Manage llama.cpp router models", source: "extension", path: "builtin:llama.cpp", from: "builtin" },
+      response: { disposition: "handled" },
+      note: { message: "/llama is available in interactive mode", notifyType: "warning" },
+    });
+  });
 });
 
 describe("a resumed session whose model is gone", () => {
