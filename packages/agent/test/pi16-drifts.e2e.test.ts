@@ -162,7 +162,14 @@ describe("the environment pi 1.6 sets", () => {
       }),
     );
     expect(seen[1]).toEqual(seen[0]);
-    expect(seen[1]).toEqual({ AI_AGENT: "pi", PI_CODING_AGENT: "true", PI_OFFLINE: "1", PI_PROVIDER: "drifts", PI_MODEL: "scripted", PI_REASONING_LEVEL: "low" });
+    expect(seen[1]).toEqual({
+      AI_AGENT: "pi",
+      PI_CODING_AGENT: "true",
+      PI_OFFLINE: "1",
+      PI_PROVIDER: "drifts",
+      PI_MODEL: "scripted",
+      PI_REASONING_LEVEL: "low",
+    });
   });
 
   it("an in-memory session has no PI_SESSION_FILE, even one the agent inherited", async () => {
@@ -247,7 +254,13 @@ describe("RPC commands as pi 1.6 answers them", () => {
         const note = await p.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
         const sourceInfo = llama?.["sourceInfo"] as Record<string, unknown> | undefined;
         return {
-          llama: { name: llama?.["name"], description: llama?.["description"], source: llama?.["source"], path: sourceInfo?.["path"], from: sourceInfo?.["source"] },
+          llama: {
+            name: llama?.["name"],
+            description: llama?.["description"],
+            source: llama?.["source"],
+            path: sourceInfo?.["path"],
+            from: sourceInfo?.["source"],
+          },
           response: data(response),
           note: { message: note["message"], notifyType: note["notifyType"] },
         };

@@ -6,10 +6,10 @@
  * that forbids scripts should anything slip through. Every string from the session is escaped.
  *
  * Default path, pi's name for it so that a script written for pi finds the page:
- * `pi-session-<file basename>.html` in the session's cwd; for an in-memory session,
- * `pi-session-<session id>.html` there
- * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
- * relative to the session's cwd too, since that is the agent's working directory.
+ * `pi-session-<file basename>.html`; for an in-memory session, `pi-session-<session id>.html`
+ * (pi refuses to export those; parley exports what it has). It and a relative `outputPath` are
+ * taken relative to the folder the caller names (front doors: the process's, as pi writes them),
+ * and reported as pi 1.6 reports them (`reportedExportPath`).
  */
 import { closeSync, fstatSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";

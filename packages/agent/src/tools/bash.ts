@@ -126,7 +126,14 @@ function commandEnv(expose: boolean, ctx: BashCallContext | undefined): NodeJS.P
     if (file) env["PI_SESSION_FILE"] = file;
   }
   const model = ctx.model;
-  if (typeof model === "object" && model !== null && "provider" in model && "id" in model && typeof model.provider === "string" && typeof model.id === "string") {
+  if (
+    typeof model === "object" &&
+    model !== null &&
+    "provider" in model &&
+    "id" in model &&
+    typeof model.provider === "string" &&
+    typeof model.id === "string"
+  ) {
     env["PI_PROVIDER"] = model.provider;
     env["PI_MODEL"] = model.id;
   }
