@@ -48,8 +48,9 @@ import { userPath } from "../resources/paths.js";
 import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
 import { resolveDefaultTools } from "../agent/tool-selection.js";
 
+// pi's own diagnostics ("Warning: …", "Error: …") are printed in pi's words, for scripts that read them.
 const log = (message: string): void => {
-  writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
+  writeStderr(/^(Warning|Error): /.test(message) ? `${message}\n` : `parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
 /** pi's exit status for every start-up error, flag errors included (pi 0.73.1 and 1.6.0 alike): clients and scripts written for pi test for it. */
@@ -455,9 +456,10 @@ async function startupScope(
 /** --export FILE [out.html]: pi's one-shot export. */
 async function exportAndExit(file: string, output: string | undefined): Promise<never> {
   try {
-    const { exportHtml } = await import("../session/export-html.js");
-    const path = exportHtml(openSession(file, { lock: false }), output, process.cwd());
-    process.stdout.write(`Exported to: ${path}\n`);
+    const { exportHtml, reportedExportPath } = await import("../session/export-html.js");
+    const session = openSession(file, { lock: false });
+    exportHtml(session, output, process.cwd());
+    process.stdout.write(`Exported to: ${reportedExportPath(session, output)}\n`);
     process.exit(0);
   } catch (error) {
     log(`--export ${file}: ${errorText(error).error}`);
@@ -510,6 +512,10 @@ async function listModelsAndExit(start: Startup): Promise<never> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // As pi 1.6 marks its process, for every command and mode: extensions and every child (tools,
+  // pi.exec, MCP servers, package managers) can tell they run under a coding agent.
+  process.env["PI_CODING_AGENT"] = "true";
+  process.env["AI_AGENT"] = "pi";
   // `parley auth …`, as `pi auth …`: sign in and out, print or check credentials; no agent.
   if (argv[0] === "auth") {
     const { runAuthCommand } = await import("./auth-command.js");

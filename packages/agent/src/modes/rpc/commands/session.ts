@@ -37,7 +37,10 @@ export const sessionCommands = {
     return { ...ctx.agent.session.stats(), ...(usage ? { contextUsage: usage } : {}) };
   }),
   // The renderer loads on first use: start-up does not need it.
-  export_html: async(async (c, ctx) => ({
-    path: (await import("../../../session/export-html.js")).exportHtml(ctx.agent.session, c.outputPath, process.cwd()),
-  })),
+  // Written relative to the process's folder; the path answered as pi 1.6 answers it (a relative one stays relative).
+  export_html: async(async (c, ctx) => {
+    const { exportHtml, reportedExportPath } = await import("../../../session/export-html.js");
+    exportHtml(ctx.agent.session, c.outputPath, process.cwd());
+    return { path: reportedExportPath(ctx.agent.session, c.outputPath) };
+  }),
 } satisfies CommandGroup;

@@ -69,9 +69,12 @@ export const stateCommands = {
       return undefined;
     }),
   ),
-  // As pi: the last assistant message that is not an empty aborted one; no text → no `text`.
+  // As pi 1.6: the last reply that ended normally, or one that did not (failed, aborted, only
+  // calling tools) but has text; no text → no `text`.
   get_last_assistant_text: sync((_c, ctx) => {
-    const last = ctx.agent.messages.findLast((m) => m.role === "assistant" && !(m.stopReason === "aborted" && m.content.length === 0));
+    const last = ctx.agent.messages.findLast(
+      (m) => m.role === "assistant" && (m.stopReason === "stop" || m.content.some((b) => b.type === "text" && b.text.trim() !== "")),
+    );
     const text =
       last?.role === "assistant"
         ? last.content
