@@ -3,7 +3,7 @@
  * and the process's lifetime are the CLI's, the same as in RPC mode (cli/main.ts).
  */
 import type { ClaimedStdin } from "../transport/claim-stdin.js";
-import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
+import { StdioTransport } from "../transport/stdio.js";
 import { importModule } from "../startup/module-loader.js";
 import { AcpServer, type AcpServerOptions, type AcpSdk } from "./server.js";
 
@@ -23,6 +23,5 @@ export async function acpServer(settings: Omit<AcpServerOptions, "sdk" | "transp
     ...(stdio.maxLineBytes !== undefined ? { maxLineBytes: stdio.maxLineBytes } : {}),
     onOutputClosed: stdio.onOutputClosed,
   });
-  takeOverStdout();
   return new AcpServer({ ...settings, sdk, transport });
 }

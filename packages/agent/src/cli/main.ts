@@ -32,7 +32,8 @@ import type { Transport } from "../rpc/transport.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
-import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
+import { StdioTransport } from "../transport/stdio.js";
+import { takeOverStdout } from "../transport/protocol-stdout.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
 import { ProcessLifetime } from "./process-lifetime.js";
@@ -741,10 +742,10 @@ export async function main(argv: string[]): Promise<void> {
   }
 
   // Web mode: stdout carries one line, the URL to open; anything else written there goes to stderr.
-  const writeStdout = process.stdout.write.bind(process.stdout);
+  const stdout = takeOverStdout().output;
+  const writeStdout = (text: string): boolean => stdout.write(text);
   const hub = web ? new web.ConnectionHub({ log }) : undefined;
   const transport = hub ?? new StdioTransport(stdio);
-  takeOverStdout();
   const server = new RpcServer({ ...core, transport, sessionDirs, refreshModels });
   front = server;
   await startAgent(server, start, [...startup.notes, ...models.warnings], models);
@@ -790,17 +791,15 @@ async function runOneShot(
     import("../modes/print/print-mode.js"),
     import("../modes/print/initial-message.js"),
   ]);
-  // Captured before stdout is taken over: the reply's text is the only thing print mode writes there.
-  const writeStdout = process.stdout.write.bind(process.stdout);
-  if (mode === "print") process.stdout.on("error", lifetime.outputClosed);
-  // JSON mode's transport captures stdout's own write as it is made, so it is made first.
+  // The protocol's stdout: the reply's text (print) or the events (json) are all that goes there.
+  const stdout = takeOverStdout().output;
+  if (mode === "print") stdout.on("error", lifetime.outputClosed);
   const front = new PrintFrontDoor(core, {
     output: mode === "json" ? "json" : "text",
     log,
-    writeText: (text) => new Promise<void>((resolve) => writeStdout(text, () => resolve())),
+    writeText: (text) => new Promise<void>((resolve) => stdout.write(text, () => resolve())),
     onOutputClosed: lifetime.outputClosed,
   });
-  takeOverStdout();
   await startAgent(front, start, notes, models);
   const { options } = start;
   const piped = await readPipedInput(stdin.stream);
