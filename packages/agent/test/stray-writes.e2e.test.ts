@@ -8,7 +8,7 @@
  *   (process.stdout, its inner write and handle, console.log) land on stderr, and direct writes
  *   to fd 1 are the documented gap.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { expectOutbound } from "./helpers/outbound-schema.js";
 import { spawnParleyOnPipe } from "./helpers/pipe-stdout.js";
 import { PARLEY_BIN, type Rec } from "./helpers/spawn.js";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 
 const EXT = join(import.meta.dirname, "fixtures/stray-writes.ts");
@@ -168,6 +168,31 @@ describe("stray writes never reach stdout", () => {
       expect(run.stderr()).toContain(`STRAY-${kind}-before`);
       expect(run.stderr()).toContain(`STRAY-${kind}-during`);
     }
+  });
+
+  it("stdout a file opened for appending (>>): what was there stays, every kind lands on stderr", () => {
+    const dir = mkdtempSync(join(tmpdir(), "parley-stray-file-"));
+    const out = join(dir, "out.jsonl");
+    const input = join(dir, "in.jsonl");
+    writeFileSync(out, "written before parley\n");
+    writeFileSync(input, `${JSON.stringify({ type: "prompt", message: `/stray ${ALL_KINDS.join(",")}`, id: "stray" })}\n`);
+    const run = spawnSync("sh", ["-c", `"${PARLEY_BIN}" --mode rpc --no-session -e "${EXT}" < "$IN" >> "$OUT" 2> "$ERR"`], {
+      cwd: dir,
+      env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent"), IN: input, OUT: out, ERR: join(dir, "err.txt") },
+      encoding: "utf8",
+      timeout: deadline(AGENT_CEILING_MS),
+    });
+    expect(run.status).toBe(0);
+    const text = readFileSync(out, "utf8");
+    expect(text.startsWith("written before parley\n")).toBe(true);
+    expect(text).not.toContain("STRAY-");
+    const records = expectRecordsOnly(text.slice("written before parley\n".length));
+    expect(
+      records.some((r) => r["message"] === "strays written"),
+      JSON.stringify(records).slice(0, 2000),
+    ).toBe(true);
+    const stderr = readFileSync(join(dir, "err.txt"), "utf8");
+    for (const kind of ALL_KINDS) expect(stderr).toContain(`STRAY-${kind}-before`);
   });
 
   it("stdout a socket (Node's spawn): the JavaScript paths land on stderr", async () => {

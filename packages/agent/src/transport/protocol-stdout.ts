@@ -74,7 +74,30 @@ function separateProtocolDescriptor(): number | undefined {
       // the next target
     }
   }
+  appendStderrFile();
   return fd;
+}
+
+/**
+ * A regular file as stderr: fd 1 writes at its end, and so must fd 2, or each would write over
+ * the other from its own offset. fd 2 is reopened for appending (it lands on 2, the lowest free).
+ */
+function appendStderrFile(): void {
+  try {
+    if (!fstatSync(2).isFile() || !fstatSync(1).isFile()) return;
+    closeSync(2);
+  } catch {
+    return; // stderr stays as it was
+  }
+  for (const target of ["/proc/self/fd/1", "/dev/null"]) {
+    try {
+      const at = openSync(target, constants.O_WRONLY | constants.O_APPEND);
+      if (at === 2) return;
+      closeSync(at);
+    } catch {
+      // the next target
+    }
+  }
 }
 
 /** Pipes and sockets are written asynchronously (a reader may be slow); files and terminals at once. */
