@@ -8,6 +8,7 @@ import { killAllChildren } from "../child-processes.js";
 import { errorText } from "../error-text.js";
 import type { FrontDoor } from "./agent-core.js";
 import { watchOutputClosed } from "../transport/output-watch.js";
+import { takeOverStdout } from "../transport/protocol-stdout.js";
 
 const EXIT_SIGNALS = [
   ["SIGTERM", 143],
@@ -61,7 +62,7 @@ export class ProcessLifetime {
 
   /** A reader that goes away is noticed at once, even while nothing is written (a silent command). */
   watchStdout(): void {
-    watchOutputClosed(1, this.outputClosed);
+    watchOutputClosed(takeOverStdout().output.fd, this.outputClosed);
   }
 
   /** The mode's work is done (print mode's prompts have run): shut down, then exit with `code`. */

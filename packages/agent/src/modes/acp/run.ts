@@ -4,7 +4,7 @@
  */
 import { stdioOptions, type ModeContext } from "../../core/mode-context.js";
 import type { ClaimedStdin } from "../../transport/claim-stdin.js";
-import { StdioTransport, takeOverStdout } from "../../transport/stdio.js";
+import { StdioTransport } from "../../transport/stdio.js";
 import { importModule } from "../../startup/module-loader.js";
 import { AcpServer, type AcpServerOptions, type AcpSdk } from "./server.js";
 
@@ -24,7 +24,6 @@ export async function acpServer(settings: Omit<AcpServerOptions, "sdk" | "transp
     ...(stdio.maxLineBytes !== undefined ? { maxLineBytes: stdio.maxLineBytes } : {}),
     onOutputClosed: stdio.onOutputClosed,
   });
-  takeOverStdout();
   return new AcpServer({ ...settings, sdk, transport });
 }
 

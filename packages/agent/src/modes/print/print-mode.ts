@@ -28,7 +28,7 @@ export interface PrintModeOptions {
   output: PrintOutput;
   /** Diagnostics for humans: stderr. */
   log: (message: string) => void;
-  /** Writes text to the real stdout (captured before takeOverStdout); resolves once it is taken. */
+  /** Writes text to the protocol's stdout (takeOverStdout); resolves once it is taken. */
   writeText: (text: string) => Promise<void>;
   /** The reader of stdout went away. */
   onOutputClosed?: ((error: Error) => void) | undefined;

@@ -5,7 +5,7 @@
  */
 import type { ImageContent } from "@parley/protocol";
 import type { ModeContext } from "../../core/mode-context.js";
-import { takeOverStdout } from "../../transport/stdio.js";
+import { takeOverStdout } from "../../transport/protocol-stdout.js";
 import { writeStderr } from "../../transport/stderr.js";
 import { planPrompts, readPipedInput } from "./initial-message.js";
 import { PrintFrontDoor, type PrintOutput } from "./print-mode.js";
@@ -24,17 +24,15 @@ export interface PrintRunOptions {
 
 export async function runPrint(context: ModeContext, options: PrintRunOptions): Promise<void> {
   const { lifetime } = context;
-  // Captured before stdout is taken over: the reply's text is the only thing print mode writes there.
-  const writeStdout = process.stdout.write.bind(process.stdout);
-  if (options.output === "text") process.stdout.on("error", lifetime.outputClosed);
-  // JSON mode's transport captures stdout's own write as it is made, so it is made first.
+  // The protocol's stdout: the reply's text (print) or the events (json) are all that goes there.
+  const stdout = takeOverStdout().output;
+  if (options.output === "text") stdout.on("error", lifetime.outputClosed);
   const front = new PrintFrontDoor(context.core, {
     output: options.output,
     log: context.log,
-    writeText: (text) => new Promise<void>((resolve) => writeStdout(text, () => resolve())),
+    writeText: (text) => new Promise<void>((resolve) => stdout.write(text, () => resolve())),
     onOutputClosed: lifetime.outputClosed,
   });
-  takeOverStdout();
   await context.startAgent(front);
   const piped = await readPipedInput(context.stdin.stream);
   let files: { text: string; images: ImageContent[] } | undefined;

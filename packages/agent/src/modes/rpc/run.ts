@@ -3,7 +3,7 @@
  * only; anything else written there goes to stderr.
  */
 import { stdioOptions, type ModeContext } from "../../core/mode-context.js";
-import { StdioTransport, takeOverStdout } from "../../transport/stdio.js";
+import { StdioTransport } from "../../transport/stdio.js";
 import { RpcServer, type RpcServerOptions } from "./server.js";
 
 /** What RPC mode takes beyond what every mode does: the RPC server's own options. */
@@ -11,7 +11,6 @@ export type RpcModeOptions = Pick<RpcServerOptions, "sessionDirs" | "refreshMode
 
 export async function runRpc(context: ModeContext, options: RpcModeOptions): Promise<void> {
   const transport = new StdioTransport(stdioOptions(context));
-  takeOverStdout();
   const server = new RpcServer({ ...context.core, transport, sessionDirs: options.sessionDirs, refreshModels: options.refreshModels });
   await context.startAgent(server);
   context.lifetime.serve(server);

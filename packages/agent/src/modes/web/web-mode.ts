@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import type { ModeContext } from "../../core/mode-context.js";
 import { UsageError } from "../../core/usage-error.js";
 import { errorMessage } from "../../error-text.js";
-import { takeOverStdout } from "../../transport/stdio.js";
+import { takeOverStdout } from "../../transport/protocol-stdout.js";
 import type { RpcModeOptions } from "../rpc/run.js";
 import { RpcServer } from "../rpc/server.js";
 import { ConnectionHub } from "./connection-hub.js";
@@ -64,9 +64,9 @@ export function webWarnings(options: Pick<WebModeOptions, "host" | "port">): str
  */
 export async function runWeb(context: ModeContext, options: RpcModeOptions & Omit<WebModeOptions, "log"> & { token: string }): Promise<void> {
   const { log, lifetime } = context;
-  const writeStdout = process.stdout.write.bind(process.stdout);
+  const stdout = takeOverStdout().output;
+  const writeStdout = (text: string): boolean => stdout.write(text);
   const hub = new ConnectionHub({ log });
-  takeOverStdout();
   const server = new RpcServer({ ...context.core, transport: hub, sessionDirs: options.sessionDirs, refreshModels: options.refreshModels });
   await context.startAgent(server);
   lifetime.serve(server);
