@@ -197,6 +197,8 @@ describe("start-up", () => {
       stderr: "err\n",
       code: 3,
       killed: false,
+      // pi 1.6's exec result says whether maxBuffer cut the output.
+      truncated: false,
     });
   });
 });
