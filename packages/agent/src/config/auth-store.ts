@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { AuthOperationOptions, Credential, CredentialInfo, CredentialStore } from "@earendil-works/pi-ai";
-import { resolveConfigTemplate } from "./config-value.js";
+import { resolveAuthKey } from "./config-value.js";
 import { AUTH_LOCK, ensurePiFile, replacePiFile, withPiFileLock } from "./pi-file-lock.js";
 
 type AuthData = Record<string, Credential>;
@@ -49,7 +49,7 @@ export class AuthFileStore implements CredentialStore {
   async read(providerId: string, options?: AuthOperationOptions): Promise<Credential | undefined> {
     const credential = await this.#withLock(async (data) => ({ result: data[providerId] }), options);
     if (credential?.type !== "api_key" || credential.key === undefined) return credential;
-    const key = resolveConfigTemplate(credential.key, { ...process.env, ...credential.env });
+    const key = resolveAuthKey(credential.key, credential.env);
     return key === undefined ? { ...credential, key: undefined } : { ...credential, key };
   }
 
