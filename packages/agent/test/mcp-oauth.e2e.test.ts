@@ -13,14 +13,18 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkedAgents } from "./helpers/checked-agents.js";
 import { OAuthMcpServer } from "./fixtures/mcp/oauth-mcp-server.js";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { NO_KEYS } from "./helpers/pi-home.js";
-import { PARLEY_BIN, ROOT } from "./helpers/spawn.js";
+import { type AgentProcess, PARLEY_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
 
 const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const COMMAND_MS = deadline(5 * AGENT_CEILING_MS);
 const TEST_MS = deadline(40 * AGENT_CEILING_MS);
+/** The model of the MCP tests: it calls the tool the prompt names and says what the tool said. */
+const MODEL = join(ROOT, "packages/agent/test/fixtures/mcp/mcp-model.ts");
+const agents = checkedAgents();
 
 type Side = "pi" | "parley";
 interface World {
@@ -57,14 +61,14 @@ afterAll(async () => {
 
 let worldCount = 0;
 /** A HOME with an agent directory whose mcp.json has the OAuth server as "docs". */
-function world(): World {
+function world(exposure = "codemode"): World {
   const base = join(root, `world-${++worldCount}`);
   const home = join(base, "home");
   const agentDir = join(home, ".pi", "agent");
   const cwd = join(base, "project");
   mkdirSync(agentDir, { recursive: true });
   mkdirSync(cwd, { recursive: true });
-  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { docs: { url: server.mcpUrl } } }));
+  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { docs: { url: server.mcpUrl, exposure } } }));
   writeFileSync(join(agentDir, "settings.json"), "{}\n");
   const env: NodeJS.ProcessEnv = {
     ...NO_KEYS,
@@ -257,4 +261,69 @@ describe("parley mcp login | logout, as pi 1.6's", () => {
     },
     TEST_MS,
   );
+
+  it(
+    "a session uses the stored sign-in, refreshes expired tokens mid-session and saves them, and picks up a sign-in done elsewhere",
+    async () => {
+      // Not signed in: the session says what to run; after `parley mcp login` elsewhere, the next prompt reconnects.
+      const w = world("direct");
+      const agent = start(w);
+      await agent.until(() => notices(agent).some((text) => text.includes('docs: needs sign-in, run "parley mcp login docs"')));
+      expect(await status(agent)).toContain('MCP server "docs" requires sign-in. Run "parley mcp login docs" to sign in.');
+      expect((await login("parley", w)).code).toBe(0);
+      expect(await ask(agent, "call mcp__docs__whoami {}")).toBe("tool said: signed in");
+
+      // The server stops accepting the access token mid-session: the call refreshes, saves, and succeeds.
+      const refreshes = server.refreshes;
+      const before = stored(w)[KEY()]?.tokens?.["refresh_token"];
+      server.expireAccessTokens();
+      expect(await ask(agent, "call mcp__docs__whoami {}")).toBe("tool said: signed in");
+      expect(server.refreshes).toBe(refreshes + 1);
+      expect(stored(w)[KEY()]?.tokens?.["refresh_token"]).not.toBe(before);
+      // A pi using the same file goes on with the saved tokens.
+      expect((await run("pi", w, ["list"])).stdout).toContain("docs: connected, 1 tool");
+      expect(server.refreshes).toBe(refreshes + 1);
+
+      // /mcp logout signs out in the session: the stored entry is gone and the server needs a sign-in.
+      const from = agent.records.length;
+      await agent.request({ type: "prompt", message: "/mcp logout docs" });
+      await agent.until(() => notices(agent, from).length > 0);
+      expect(notices(agent, from)[0]).toBe('Signed out of MCP server "docs".');
+      expect(stored(w)).toEqual({});
+      expect(await status(agent)).toMatch(/^docs: needs sign-in/m);
+    },
+    TEST_MS,
+  );
 });
+
+function start(w: World): AgentProcess {
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", MODEL, "--model", "mcptest/m1"], { cwd: w.cwd, env: w.env });
+  agents.push(agent);
+  return agent;
+}
+
+type Rec = Record<string, unknown>;
+
+/** Sends a prompt, waits for its run to end, and returns the last assistant text of it. */
+async function ask(agent: AgentProcess, message: string): Promise<string> {
+  const from = agent.records.length;
+  const response = await agent.request({ type: "prompt", message });
+  expect(response["success"], JSON.stringify(response)).toBe(true);
+  await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
+  const ends = agent.records.slice(from).filter((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
+  const last = ends.at(-1)?.["message"] as Rec | undefined;
+  return ((last?.["content"] ?? []) as Rec[]).flatMap((c) => (c["type"] === "text" ? [String(c["text"])] : [])).join("");
+}
+
+const notices = (agent: AgentProcess, from = 0): string[] =>
+  agent.records.slice(from).flatMap((r) => (r.type === "extension_ui_request" && r["method"] === "notify" ? [String(r["message"])] : []));
+
+/** The /mcp status text. */
+async function status(agent: AgentProcess): Promise<string> {
+  const from = agent.records.length;
+  await agent.request({ type: "prompt", message: "/mcp" });
+  // The start-up notice ("MCP servers need attention") may come first.
+  const reply = () => notices(agent, from).find((text) => !text.startsWith("MCP servers need attention"));
+  await agent.until(() => reply() !== undefined);
+  return reply() ?? "";
+}

@@ -22,7 +22,7 @@ import { configuredExposures, type LoadedMcpConfig, loadMcpConfig, type McpServe
 import { McpServerConnection } from "./connection.js";
 import { McpAuthStore } from "./mcp-auth-store.js";
 import { signInMcpServer } from "./mcp-oauth.js";
-import { noServersConfigured, RESOURCE_TOOL_NAMES, TOOL_SEARCH_TOOL_NAME } from "./names.js";
+import { noServersConfigured, RESOURCE_TOOL_NAMES, signInCommand, TOOL_SEARCH_TOOL_NAME } from "./names.js";
 import { resourceToolDefinitions } from "./resource-tools.js";
 import { mcpToolDefinition, type ToolExposure, toToolExposure } from "./server-tools.js";
 
@@ -292,7 +292,9 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     for (const server of only ?? servers) {
       const state = server.connection?.state;
       if (state === "failed" || state === "needs-auth")
-        lines.push(`${server.entry.name}: ${state === "failed" ? `failed: ${firstLine(server.connection?.error ?? "unknown error")}` : "needs sign-in"}`);
+        lines.push(
+          `${server.entry.name}: ${state === "failed" ? `failed: ${firstLine(server.connection?.error ?? "unknown error")}` : server.connection?.oauthUrl !== undefined ? `needs sign-in, run "${signInCommand(server.entry.name)}"` : "needs sign-in"}`,
+        );
       const skipped = server.connection?.skippedTools ?? [];
       if (skipped.length > 0) lines.push(`${server.entry.name}: malformed tools/list entries skipped: ${skipped.join(", ")}`);
     }
