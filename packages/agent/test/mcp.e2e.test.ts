@@ -200,7 +200,7 @@ describe("MCP servers from mcp.json", () => {
     const shown = await status(agent);
     expect(shown).toMatch(/^remote: connected, 8 tools/m);
     expect(shown).toMatch(/^locked: needs sign-in/m);
-    expect(shown).toContain('"Authorization" header');
+    expect(shown).toContain('MCP server "locked" requires sign-in. Run "parley mcp login locked" to sign in.');
   });
 });
 
@@ -435,15 +435,16 @@ describe("parley mcp (the newest pi's `pi mcp`)", () => {
     expect(failed.stdout).toMatch(/^config error: .*no good/m);
   });
 
-  it("login and logout say what to do instead, and change nothing", () => {
+  it("login and logout of a server that does not use OAuth say so (as pi), and change nothing", () => {
     const w = world({ calc: stdio() });
     const before = readFileSync(join(w.agentDir, "mcp.json"), "utf8");
     for (const command of ["login", "logout"]) {
       const result = run(w, [command, "calc"]);
       expect(result.status).toBe(1);
-      expect(result.stderr).toMatch(/parley does not sign in to MCP servers/);
+      expect(result.stderr).toBe('MCP server "calc" does not use OAuth. Only HTTP servers without an Authorization header do.\n');
     }
     expect(readFileSync(join(w.agentDir, "mcp.json"), "utf8")).toBe(before);
+    expect(existsSync(join(w.agentDir, "mcp-auth.json"))).toBe(false);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
- * pi's `<agent dir>/auth.json`: `{ "<provider>": { "type": "api_key", "key": "…" } }`. A key is
- * resolved as pi resolves it (`!command`, an environment variable's name, or the key itself).
+ * pi's `<agent dir>/auth.json`: `{ "<provider>": { "type": "api_key", "key": "…", "env"?: {…} } }`.
+ * A key is read as pi 1.6 reads it (config-value.ts `resolveAuthKey`: `$VAR`/`${VAR}` templates,
+ * `!command`, else the text itself), the one reading every mode and `parley auth` share.
  * OAuth logins (`{ "type": "oauth", "access", "refresh", "expires" }`, written by `pi auth login`,
  * /login or `parley auth login`) are used as pi uses them: before a request, `freshKey` refreshes
  * a token that is about to expire and saves the new one under pi's lock (oauth-tokens.ts,
@@ -9,7 +10,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { resolveConfigValue } from "./config-value.js";
+import { resolveAuthKey } from "./config-value.js";
 
 /** An OAuth login as pi stores it (other fields, such as an enterprise URL, are kept). */
 export interface OAuthLogin {
@@ -33,19 +34,23 @@ export interface AuthFile {
   warnings: string[];
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
 export function loadAuthFile(agentDir: string): AuthFile {
   const file = join(agentDir, "auth.json");
   const warnings: string[] = [];
-  const keys = new Map<string, string>();
+  const keys = new Map<string, { key: string; env?: Record<string, unknown> }>();
   const oauth = new Map<string, OAuthLogin>();
   if (existsSync(file)) {
     try {
       const data: unknown = JSON.parse(readFileSync(file, "utf8"));
       if (data === null || typeof data !== "object" || Array.isArray(data)) throw new Error("not a JSON object");
       for (const [provider, entry] of Object.entries(data as Record<string, unknown>)) {
-        const e = entry as { type?: unknown; key?: unknown } | null;
-        if (e && e.type === "api_key" && typeof e.key === "string") keys.set(provider, e.key);
-        else if (e && e.type === "oauth") {
+        const e = entry as { type?: unknown; key?: unknown; env?: unknown } | null;
+        if (e && e.type === "api_key" && typeof e.key === "string") {
+          const env = isRecord(e.env) ? e.env : undefined;
+          keys.set(provider, env ? { key: e.key, env } : { key: e.key });
+        } else if (e && e.type === "oauth") {
           const login = entry as Partial<OAuthLogin>;
           if (typeof login.access !== "string" || typeof login.expires !== "number") {
             warnings.push(`${file}: the OAuth login of "${provider}" has no access token or expiry; ignored`);
@@ -62,8 +67,8 @@ export function loadAuthFile(agentDir: string): AuthFile {
   const latest = new Map<string, string>();
   return {
     apiKey: (provider) => {
-      const raw = keys.get(provider);
-      if (raw !== undefined) return resolveConfigValue(raw);
+      const stored = keys.get(provider);
+      if (stored !== undefined) return resolveAuthKey(stored.key, stored.env);
       return latest.get(provider) ?? oauth.get(provider)?.access;
     },
     freshKey: (provider) => {

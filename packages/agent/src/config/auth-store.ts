@@ -6,11 +6,10 @@
  * mode (0600 when parley creates it, as pi does), so no reader ever sees half a file. A file that
  * does not parse is never written over: the operation fails and the file stays as it was.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { readFileSync } from "node:fs";
 import type { AuthOperationOptions, Credential, CredentialInfo, CredentialStore } from "@earendil-works/pi-ai";
-import { resolveConfigTemplate } from "./config-value.js";
-import { AUTH_LOCK, errorCode, replacePiFile, withPiFileLock } from "./pi-file-lock.js";
+import { resolveAuthKey } from "./config-value.js";
+import { AUTH_LOCK, ensurePiFile, replacePiFile, withPiFileLock } from "./pi-file-lock.js";
 
 type AuthData = Record<string, Credential>;
 
@@ -29,14 +28,8 @@ export class AuthFileStore implements CredentialStore {
   async #withLock<T>(fn: (data: AuthData) => Promise<{ result: T; next?: AuthData }>, options?: AuthOperationOptions): Promise<T> {
     const signal = options?.signal;
     signal?.throwIfAborted();
-    const dir = dirname(this.file);
-    if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
     // proper-lockfile locks the real path, which must exist (pi creates the file the same way).
-    try {
-      writeFileSync(this.file, "{}", { encoding: "utf8", mode: 0o600, flag: "wx" });
-    } catch (error) {
-      if (errorCode(error) !== "EEXIST") throw error;
-    }
+    ensurePiFile(this.file, "{}", 0o600, 0o700);
     return withPiFileLock(
       this.file,
       AUTH_LOCK,
@@ -56,7 +49,7 @@ export class AuthFileStore implements CredentialStore {
   async read(providerId: string, options?: AuthOperationOptions): Promise<Credential | undefined> {
     const credential = await this.#withLock(async (data) => ({ result: data[providerId] }), options);
     if (credential?.type !== "api_key" || credential.key === undefined) return credential;
-    const key = resolveConfigTemplate(credential.key, { ...process.env, ...credential.env });
+    const key = resolveAuthKey(credential.key, credential.env);
     return key === undefined ? { ...credential, key: undefined } : { ...credential, key };
   }
 

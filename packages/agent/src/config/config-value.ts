@@ -79,3 +79,15 @@ export function resolveConfigTemplate(value: string, env: Record<string, string 
   const result = interpolateConfigTemplate(value, env);
   return "value" in result ? result.value : undefined;
 }
+
+/**
+ * An auth.json API key as pi 1.6 reads it, in every mode and in `auth print-api-key`: the
+ * template above (`$VAR`, `${VAR}`, `$$`, `$!`), or `!command`; a bare name is the key itself, not
+ * an environment variable (pi 0.73's reading). A variable is looked up in the credential's own
+ * `env` first, then the process's, an empty value counting as unset (as pi's `||`).
+ */
+export function resolveAuthKey(key: string, credentialEnv?: Record<string, unknown>): string | undefined {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const [name, value] of Object.entries(credentialEnv ?? {})) if (typeof value === "string" && value) env[name] = value;
+  return resolveConfigTemplate(key, env);
+}

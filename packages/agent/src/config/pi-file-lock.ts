@@ -1,6 +1,7 @@
 /**
- * How parley writes a file pi also writes (`auth.json`, `trust.json`, `settings.json`,
- * `mcp.json`): under the lock pi takes on that file and by atomic replacement.
+ * How parley writes a file pi also writes (`auth.json`, `mcp-auth.json`, `trust.json`,
+ * `settings.json`, `mcp.json`): under the lock pi takes on that file and by atomic replacement.
+ * Every write parley makes to pi's files goes through here (a test scans the source for others).
  *
  * pi guards each file with proper-lockfile (a `<file>.lock` folder), each with its own options:
  * which path is locked, after how long a lock is stale (its holder died), how often to retry.
@@ -8,7 +9,7 @@
  * never interleave a read-modify-write. The new text goes through write-file-atomic (a temporary
  * file beside the target, fsync, rename): a reader sees the old or the new file, never half.
  */
-import { lstatSync, mkdirSync, readlinkSync, statSync } from "node:fs";
+import { lstatSync, mkdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import lockfile from "proper-lockfile";
@@ -58,6 +59,27 @@ export const AUTH_LOCK: PiLockScheme = {
     const base = Math.min(10 * 2 ** retry, 1_000);
     return Math.min(Math.round(base * (1 + Math.random())), remaining);
   },
+};
+
+/**
+ * mcp-auth.json: pi's `FileAuthStorageBackend.withLock`, a synchronous `lockSync` on the real
+ * path with proper-lockfile's 10 s stale, 10 attempts 20 ms apart.
+ */
+export const MCP_AUTH_LOCK: PiLockScheme = {
+  target: (file) => ({ path: file, realpath: true }),
+  staleMs: 10_000,
+  wait: tenTimes20ms,
+};
+
+/**
+ * An MCP server's refresh lock (`<agent dir>/mcp-auth-refresh-<hash>`, no file of its own):
+ * held from reading a server's tokens to saving the refreshed ones, 20 s stale, retried every
+ * 100 ms for 25 s (longer than a stale lock lives), as pi's MCP OAuth store takes it.
+ */
+export const MCP_REFRESH_LOCK: PiLockScheme = {
+  target: (file) => ({ path: file, realpath: false }),
+  staleMs: 20_000,
+  wait: (retry) => (retry < 250 ? 100 : undefined),
 };
 
 export function errorCode(error: unknown): string | undefined {
@@ -122,6 +144,41 @@ export async function withPiFileLock<T>(
     return result;
   } finally {
     await release().catch(() => undefined);
+  }
+}
+
+/**
+ * Holds the lock `scheme` names on `file` while `fn` runs (a lock with no file to write, such as
+ * an MCP server's refresh lock); the lock's folder is made first with `dirMode`. `busy` is what
+ * is thrown when another holder kept the lock for the whole wait.
+ */
+export async function holdPiLock<T>(
+  file: string,
+  scheme: PiLockScheme,
+  fn: () => Promise<T>,
+  options: { dirMode?: number; busy?: () => Error } = {},
+): Promise<T> {
+  mkdirSync(dirname(file), { recursive: true, ...(options.dirMode === undefined ? {} : { mode: options.dirMode }) });
+  const release = await lockPiFile(file, scheme).catch((error: unknown) => {
+    throw errorCode(error) === "ELOCKED" && options.busy ? options.busy() : error;
+  });
+  try {
+    return await fn();
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+/**
+ * Creates the file with `text` unless it exists (never replacing one), its folder with
+ * `dirMode`: pi makes `auth.json` and `mcp-auth.json` (`{}`, 0600) before locking their real path.
+ */
+export function ensurePiFile(file: string, text: string, mode: number, dirMode?: number): void {
+  mkdirSync(dirname(file), { recursive: true, ...(dirMode === undefined ? {} : { mode: dirMode }) });
+  try {
+    writeFileSync(file, text, { encoding: "utf8", mode, flag: "wx" });
+  } catch (error) {
+    if (errorCode(error) !== "EEXIST") throw error;
   }
 }
 

@@ -5,8 +5,9 @@
  * reconnects lazily when a call finds the connection gone. HTTP connects are retried after a
  * transient failure (network, 408, 429, 5xx); tool calls never are, since they may have run.
  *
- * parley does not sign in to MCP servers (OAuth): an HTTP server that answers 401 is reported
- * with what to do instead (an `Authorization` header, or `auth.provider`).
+ * An HTTP server without an `Authorization` header or `auth.provider` signs in with OAuth as pi's
+ * do: the tokens of pi's mcp-auth.json are sent and refreshed (mcp-oauth.ts); a server that needs
+ * a sign-in is reported with the command that does it (`parley mcp login <server>`).
  */
 import { basename, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -31,13 +32,16 @@ import {
   StreamableHttpTransport,
   type Tool,
 } from "@earendil-works/pi-mcp";
+import { McpOAuthAuthorizationRequiredError, type McpAuthProvider, type McpOAuthSettings, type OAuthChallenge } from "@earendil-works/pi-mcp/oauth";
 import { trackChild } from "../child-processes.js";
 import { expandTilde } from "../config/agent-dir.js";
 import { errorMessage } from "../error-text.js";
 import { guardedEnv } from "../child-watchdog.js";
 import type { McpServerEntry } from "./config.js";
 import { resolveMcpValues } from "./config-values.js";
-import { INSTEAD_OF_SIGN_IN } from "./names.js";
+import type { McpAuthStore } from "./mcp-auth-store.js";
+import { createMcpOAuthProvider, oauthSettingsOf, oauthUrlOf } from "./mcp-oauth.js";
+import { signInCommand } from "./names.js";
 import { listTools } from "./tool-list.js";
 
 export type McpConnectionState = "connecting" | "connected" | "failed" | "disconnected" | "needs-auth" | "closed";
@@ -56,6 +60,8 @@ export interface McpConnectionOptions {
   clientVersion: string;
   /** `auth.provider`'s token: the provider's API key, read for every request. */
   providerToken: (provider: string) => Promise<string | undefined>;
+  /** pi's mcp-auth.json, for servers that sign in with OAuth. */
+  credentials: McpAuthStore;
   /** The server's `elicitation/create` (form mode), answered by the user; without it parley offers no elicitation. */
   elicit?: ((server: string, params: unknown, signal: AbortSignal) => Promise<unknown>) | undefined;
   /** The tool list arrived or changed. */
@@ -81,8 +87,13 @@ export class McpServerConnection {
   hasResources = false;
   /** The server's `initialize` instructions. */
   instructions: string | undefined;
+  /** The server's last OAuth challenge: a sign-in uses its resource metadata URL and scope. */
+  challenge: OAuthChallenge | undefined;
   readonly entry: McpServerEntry;
+  /** The server's URL when it signs in with OAuth. */
+  readonly oauthUrl: string | undefined;
   readonly #options: McpConnectionOptions;
+  readonly #oauth: McpAuthProvider | undefined;
   #client: McpClient | undefined;
   #opening: Promise<McpClient> | undefined;
   /** Aborted by close(): cancels a connect under way and the wait between attempts. */
@@ -93,6 +104,23 @@ export class McpServerConnection {
   constructor(options: McpConnectionOptions) {
     this.entry = options.entry;
     this.#options = options;
+    this.oauthUrl = oauthUrlOf(options.entry);
+    this.#oauth =
+      this.oauthUrl === undefined
+        ? undefined
+        : createMcpOAuthProvider({
+            serverUrl: this.oauthUrl,
+            store: options.credentials.forServer(options.entry.name, this.oauthUrl),
+            settings: () => this.oauthSettings(),
+            onChallenge: (challenge) => {
+              this.challenge = challenge;
+            },
+          });
+  }
+
+  /** `oauth` of mcp.json for pi-mcp (its client secret resolved: this throws when it cannot be). */
+  oauthSettings(): McpOAuthSettings {
+    return oauthSettingsOf(this.entry);
   }
 
   get name(): string {
@@ -144,12 +172,24 @@ export class McpServerConnection {
     await this.getClient();
   }
 
-  /** Resolves once no transport of this server is open, a stdio server's process ended. */
+  /** Disconnects after its stored credentials were removed: the server needs a sign-in. */
+  async signedOut(): Promise<void> {
+    await this.#opening?.catch(() => undefined);
+    await this.#drop();
+    if (!this.#shutdown.signal.aborted) this.#needsAuth();
+  }
+
+  /**
+   * Resolves once no transport of this server is open, a stdio server's process ended, and no
+   * token refresh is under way (a refresh the server answered rotated the refresh token: its
+   * answer is saved before parley exits).
+   */
   async close(): Promise<void> {
     this.#shutdown.abort();
     this.state = "closed";
     this.#options.onChange(this);
     await Promise.all([this.#drop(), this.#opening?.catch(() => undefined)]);
+    await this.#oauth?.settled();
   }
 
   /** A read-only request is retried once after a transient HTTP error; an expired HTTP session reconnects once. */
@@ -169,7 +209,7 @@ export class McpServerConnection {
           if (this.#client === client) this.#client = undefined;
           continue;
         }
-        if (error instanceof McpAuthRequiredError) {
+        if (needsSignIn(error)) {
           await this.#drop();
           this.#needsAuth();
           throw new Error(this.error);
@@ -179,9 +219,12 @@ export class McpServerConnection {
     }
   }
 
-  /** A wait between attempts, cut short by close(). */
+  /**
+   * A wait between attempts, cut short by close(). It keeps the process alive: in `parley mcp
+   * list|login` nothing else may, and an unreferenced wait let the process end silently, status 0.
+   */
   #pause(ms: number): Promise<void> {
-    return sleep(ms, undefined, { signal: this.#shutdown.signal, ref: false }).catch(() => undefined);
+    return sleep(ms, undefined, { signal: this.#shutdown.signal }).catch(() => undefined);
   }
 
   async #drop(): Promise<void> {
@@ -196,7 +239,9 @@ export class McpServerConnection {
     this.error =
       config.kind === "http" && config.auth
         ? `MCP server "${this.name}" rejected the credentials of provider "${config.auth.provider}"`
-        : `MCP server "${this.name}" requires sign-in, which parley does not do: ${INSTEAD_OF_SIGN_IN}`;
+        : this.oauthUrl !== undefined
+          ? `MCP server "${this.name}" requires sign-in. Run "${signInCommand(this.name)}" to sign in.`
+          : `MCP server "${this.name}" rejected its Authorization header`;
     this.#options.onChange(this);
   }
 
@@ -216,7 +261,7 @@ export class McpServerConnection {
           await this.#pause(delay);
           if (!this.#shutdown.signal.aborted) continue;
         }
-        if (error instanceof McpAuthRequiredError && !this.#shutdown.signal.aborted) {
+        if (needsSignIn(error) && !this.#shutdown.signal.aborted) {
           this.#needsAuth();
           throw new Error(this.error);
         }
@@ -233,7 +278,7 @@ export class McpServerConnection {
     const { config, name } = this.entry;
     if (config.kind === "http") {
       const provider = config.auth?.provider;
-      const authProvider: AuthProvider | undefined = provider ? { token: () => this.#options.providerToken(provider) } : undefined;
+      const authProvider: AuthProvider | undefined = provider ? { token: () => this.#options.providerToken(provider) } : this.#oauth;
       return new StreamableHttpTransport({
         url: config.url,
         headers: resolveMcpValues(config.headers, (key) => `MCP server "${name}" header "${key}"`),
@@ -363,6 +408,9 @@ export class McpServerConnection {
     this.#options.onChange(this);
   }
 }
+
+/** The server turned the request away for want of (valid) credentials. */
+const needsSignIn = (error: unknown): boolean => error instanceof McpOAuthAuthorizationRequiredError || error instanceof McpAuthRequiredError;
 
 /** Servers without `resources/templates/list` have no templates. */
 async function withoutTemplates<T>(list: () => Promise<T>, empty: T): Promise<T> {

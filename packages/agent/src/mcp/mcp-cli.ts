@@ -2,14 +2,15 @@
  * `parley mcp list [--json]`, the newest pi's `pi mcp list`: connects every enabled server of
  * `mcp.json` (a project's only when it is trusted in trust.json) and says its state, tools and
  * errors; exit status 1 when an entry is invalid or an enabled server did not connect. `add` and
- * `remove` change `mcp.json` as pi's do (mcp-edit-cli.ts). parley does not sign in to MCP
- * servers, so `login` and `logout` say what to do instead. No extensions load.
+ * `remove` change `mcp.json` as pi's do (mcp-edit-cli.ts); `login` and `logout` sign in to an
+ * OAuth server and out again (mcp-login-cli.ts). No extensions load.
  */
 import { existsSync } from "node:fs";
 import { storedTrust } from "../config/trust-store.js";
 import { loadMcpConfig, type McpServerEntry, toolExposureOf } from "./config.js";
 import { McpServerConnection } from "./connection.js";
-import { INSTEAD_OF_SIGN_IN, MCP_HELP_HINT, noServersConfigured, projectMcpFile } from "./names.js";
+import { McpAuthStore } from "./mcp-auth-store.js";
+import { MCP_HELP_HINT, noServersConfigured, projectMcpFile, signInCommand } from "./names.js";
 
 export interface McpCliOptions {
   agentDir: string;
@@ -25,6 +26,8 @@ const HELP = `Usage:
   parley mcp add <server> [options] --url <url>
   parley mcp remove <server> [-l]
   parley mcp list [--json]
+  parley mcp login <server> [-l] [--timeout <seconds>]
+  parley mcp logout <server> [-l]
 
 The MCP servers of ~/.pi/agent/mcp.json and, in a trusted project, .pi/mcp.json, as pi's
 \`pi mcp\` sees them. No session starts and no extension loads.
@@ -32,9 +35,11 @@ The MCP servers of ~/.pi/agent/mcp.json and, in a trusted project, .pi/mcp.json,
   add <server>     add a server to mcp.json, or replace the one of that name
   remove <server>  take a server out of mcp.json
   list             connect each enabled server, say its state, tools and errors (exit 1 on a failure)
-  login, logout    not in parley (it does not sign in to MCP servers): use pi mcp login|logout
+  login <server>   sign in to an OAuth server: open the printed URL in a browser
+  logout <server>  delete the server's stored OAuth credentials
 
-  -l, --local      add/remove: the project's .pi/mcp.json instead of the user's
+  -l, --local      add/remove/login/logout: the project's .pi/mcp.json instead of the user's
+  --timeout <s>    login: the time limit for the whole sign-in (default: 300)
 
 Options for add (as pi's): --url <url>, --env KEY=VALUE (repeatable), --cwd <dir>,
 --header KEY=VALUE (repeatable), --bearer-token-env-var <NAME>, --oauth-client-id <id>,
@@ -55,6 +60,7 @@ interface Report {
   enabled: boolean;
   exposure: string;
   transport: string;
+  authProvider?: string;
   state: string;
   tools: string[];
   toolExposure?: Record<string, string>;
@@ -72,6 +78,7 @@ async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Re
     enabled: entry.config.enabled !== false,
     exposure,
     transport: transportOf(entry),
+    ...(entry.config.kind === "http" && entry.config.auth ? { authProvider: entry.config.auth.provider } : {}),
     state: "disabled",
     tools: [],
   };
@@ -83,6 +90,7 @@ async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Re
     clientVersion: options.version,
     // No model setup is read here: a server with auth.provider reports that it needs its key.
     providerToken: async () => undefined,
+    credentials: new McpAuthStore(options.agentDir),
     onTools: () => {},
     onChange: () => {},
   });
@@ -101,7 +109,8 @@ async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Re
     tools: connection.tools.map((tool) => tool.name),
     ...(overrides.length > 0 ? { toolExposure: Object.fromEntries(overrides) } : {}),
     ...(connection.hasResources ? { resources: true as const } : {}),
-    ...(connection.state !== "connected" && connection.error ? { error: connection.error } : {}),
+    // A server waiting for a sign-in is told by its "sign in with" line (pi gives no error then).
+    ...(connection.state !== "connected" && connection.state !== "needs-auth" && connection.error ? { error: connection.error } : {}),
   };
   await connection.close();
   return result;
@@ -119,8 +128,8 @@ export async function runMcpCommand(args: readonly string[], options: McpCliOpti
     return (command === "add" ? addServer : removeServer)(rest, options);
   }
   if (command === "login" || command === "logout") {
-    options.err(`parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}, or run \`pi mcp ${command}\`.`);
-    return 1;
+    const { runMcpLogin } = await import("./mcp-login-cli.js");
+    return runMcpLogin(command, rest, options);
   }
   if (command !== "list") {
     options.err(`Unknown mcp command "${command}".\n${MCP_HELP_HINT}`);
@@ -148,6 +157,7 @@ export async function runMcpCommand(args: readonly string[], options: McpCliOpti
     options.out(`${r.name}: ${state} (${r.exposure}, ${r.scope})`);
     options.out(`  ${r.transport}`);
     if (r.override) options.out(`  project override: ${r.override}`);
+    if (r.state === "needs-auth") options.out(`  sign in with: ${r.authProvider ? `/login ${r.authProvider} in parley` : signInCommand(r.name)}`);
     if (r.tools.length > 0) options.out(`  tools: ${r.tools.map((tool) => (r.toolExposure?.[tool] ? `${tool} [${r.toolExposure[tool]}]` : tool)).join(", ")}`);
     if (r.resources) options.out("  offers resources");
     if (r.error) options.out(`  ${r.error.split("\n").join("\n  ")}`);

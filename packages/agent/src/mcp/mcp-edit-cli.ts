@@ -29,7 +29,7 @@ interface Parsed {
  * `--name value` options as pi reads them: `-l` is `--local`; `--` ends the options, as does the
  * `maxPositionals`-th positional argument (a server command's own options pass through).
  */
-function parseOptions(
+export function parseOptions(
   args: readonly string[],
   known: Record<string, OptionKind>,
   err: (line: string) => void,

@@ -6,19 +6,23 @@
  * registered as `mcp__<server>__<tool>` with the server's exposure; resources are reached through
  * the resource tools. The first prompt waits (10 s at most) only for servers with `direct` tools;
  * a call waits for the server it needs. Problems (bad entries, failed connections) are told once
- * with a `notify`. `/mcp` prints the servers' state; `/mcp reconnect [server]` reconnects.
+ * with a `notify`. `/mcp` prints the servers' state; `/mcp reconnect [server]` reconnects;
+ * `/mcp login|logout [server]` sign in to an OAuth server (pi's mcp-auth.json) and out. A server
+ * waiting for a sign-in done elsewhere (`parley mcp login`, pi's) reconnects at the next prompt.
  *
  * parley has no codemode sandbox: tools of `codemode` servers are reached through `tool_search`
- * instead, unless an extension provides a `codemode` tool. parley does not sign in to servers
- * (OAuth) and never writes `mcp.json`.
+ * instead, unless an extension provides a `codemode` tool. The session never writes `mcp.json`.
  */
 import { createMcpToolName, mcpNamespace, mcpServerSummary } from "@earendil-works/pi-mcp";
+import { McpSignInCancelledError } from "@earendil-works/pi-mcp/oauth";
 import { errorMessage } from "../error-text.js";
 import type { BeforeAgentStartEvent, ExtensionAPI, ExtensionContext, ToolCallEvent } from "../extensions/types.js";
 import type { ToolDefinition } from "../tools/types.js";
 import { configuredExposures, type LoadedMcpConfig, loadMcpConfig, type McpServerEntry, toolExposureOf, validateMcpServer } from "./config.js";
 import { McpServerConnection } from "./connection.js";
-import { INSTEAD_OF_SIGN_IN, noServersConfigured, RESOURCE_TOOL_NAMES, TOOL_SEARCH_TOOL_NAME } from "./names.js";
+import { McpAuthStore } from "./mcp-auth-store.js";
+import { signInMcpServer } from "./mcp-oauth.js";
+import { noServersConfigured, RESOURCE_TOOL_NAMES, signInCommand, TOOL_SEARCH_TOOL_NAME } from "./names.js";
 import { resourceToolDefinitions } from "./resource-tools.js";
 import { mcpToolDefinition, type ToolExposure, toToolExposure } from "./server-tools.js";
 
@@ -26,7 +30,7 @@ const CODEMODE_TOOL_NAME = "codemode";
 const DEFAULT_STARTUP_WAIT_MS = 10_000;
 const SECTION_TITLE = "MCP servers whose tools are not declared to you.";
 const MAX_SUMMARY_CHARS = 250;
-const USAGE = "Usage: /mcp, /mcp reconnect [server]";
+const USAGE = "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]";
 
 export interface McpOptions {
   /** Where the user's mcp.json is. */
@@ -93,6 +97,37 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
   const serverTools = new Map<string, Set<string>>();
   const definitions = new Map<string, ToolDefinition>();
   let resourceExposure: ToolExposure | undefined;
+
+  const credentials = new McpAuthStore(options.agentDir);
+  /**
+   * The stored tokens of each server waiting for a sign-in, as they were when it began waiting: a
+   * `parley mcp login` (or pi's) in another process changes them, and the next prompt reconnects.
+   */
+  const tokensAtSignIn = new Map<McpServerConnection, Promise<string>>();
+  const storedTokens = async (connection: McpServerConnection): Promise<string> => {
+    const url = connection.oauthUrl;
+    if (url === undefined) return "null";
+    return JSON.stringify((await credentials.tokens(connection.name, url).catch(() => undefined)) ?? null);
+  };
+  const watchSignIn = (connection: McpServerConnection): void => {
+    if (connection.state !== "needs-auth") tokensAtSignIn.delete(connection);
+    else if (!tokensAtSignIn.has(connection)) tokensAtSignIn.set(connection, storedTokens(connection));
+  };
+  const reconnectSignedIn = async (): Promise<void> => {
+    const changed = await Promise.all(
+      [...tokensAtSignIn].map(async ([connection, before]) => ((await storedTokens(connection)) !== (await before) ? connection : undefined)),
+    );
+    await Promise.all(
+      changed.flatMap((connection) => {
+        const server = connection ? servers.find((candidate) => candidate.connection === connection) : undefined;
+        if (!connection || !server) return [];
+        tokensAtSignIn.delete(connection);
+        const ready = connection.reconnect().catch(() => undefined);
+        server.ready = ready;
+        return [ready];
+      }),
+    );
+  };
 
   const register = (definition: ToolDefinition): void => pi.registerTool({ ...definition });
   const findServer = (name: string) => servers.find((server) => server.entry.name === name);
@@ -231,6 +266,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       clientName: "parley",
       clientVersion: options.clientVersion,
       providerToken: async (provider) => context?.modelRegistry.getApiKeyForProvider(provider),
+      credentials,
       elicit: async (name, params, signal) => {
         if (!context?.hasUI) return { action: "decline" };
         const { elicitWithDialogs } = await import("./elicitation.js");
@@ -239,7 +275,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       onTools: (current) => {
         if (!signal.aborted && server.connection === current) registerTools(current);
       },
-      onChange: () => {},
+      onChange: watchSignIn,
     });
     server.connection = connection;
     const ready = connection.getClient().then(
@@ -256,7 +292,9 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     for (const server of only ?? servers) {
       const state = server.connection?.state;
       if (state === "failed" || state === "needs-auth")
-        lines.push(`${server.entry.name}: ${state === "failed" ? `failed: ${firstLine(server.connection?.error ?? "unknown error")}` : "needs sign-in"}`);
+        lines.push(
+          `${server.entry.name}: ${state === "failed" ? `failed: ${firstLine(server.connection?.error ?? "unknown error")}` : server.connection?.oauthUrl !== undefined ? `needs sign-in, run "${signInCommand(server.entry.name)}"` : "needs sign-in"}`,
+        );
       const skipped = server.connection?.skippedTools ?? [];
       if (skipped.length > 0) lines.push(`${server.entry.name}: malformed tools/list entries skipped: ${skipped.join(", ")}`);
     }
@@ -332,6 +370,10 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
 
   // The first prompt waits for servers whose tools are declared, so its first request has them; not for ever.
   const beforeAgentStart = async (event: BeforeAgentStartEvent, ctx: ExtensionContext): Promise<{ systemPrompt: string } | undefined> => {
+    if (tokensAtSignIn.size > 0) {
+      await reconnectSignedIn();
+      ensureDiscoveryActive(ctx);
+    }
     if (!waitedForStartup) {
       waitedForStartup = true;
       const direct = servers.filter((server) => isEnabled(server) && configuredExposures(server.entry.config).has("direct"));
@@ -410,7 +452,26 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
       return;
     }
     if (action === "login" || action === "logout") {
-      ctx.ui.notify(`parley does not sign in to MCP servers: ${INSTEAD_OF_SIGN_IN}.`, "error");
+      const oauthServers = servers.filter((candidate) => candidate.connection?.oauthUrl !== undefined);
+      const server = name ? findServer(name) : oauthServers.length === 1 ? oauthServers[0] : undefined;
+      if (!server?.connection?.oauthUrl) {
+        ctx.ui.notify(
+          name
+            ? `MCP server "${name}" does not use OAuth.`
+            : oauthServers.length === 0
+              ? "No enabled MCP server uses OAuth. Only HTTP servers without an Authorization header do."
+              : `Name the server: /mcp ${action} <server> (${oauthServers.map((candidate) => candidate.entry.name).join(", ")}).`,
+          "error",
+        );
+        return;
+      }
+      if (action === "logout") {
+        const removed = await credentials.remove(server.entry.name, server.connection.oauthUrl);
+        await server.connection.signedOut();
+        ctx.ui.notify(removed ? `Signed out of MCP server "${server.entry.name}".` : `No stored credentials for MCP server "${server.entry.name}".`, "info");
+        return;
+      }
+      await login(server, server.connection, ctx);
       return;
     }
     if (action !== "reconnect") {
@@ -450,6 +511,54 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     } catch (error) {
       ctx.ui.notify(errorMessage(error), "error");
     }
+  };
+
+  /** `/mcp login <server>`: the URL shown, a pasted redirect URL asked for; the session's end cancels it. */
+  const login = async (server: Server, connection: McpServerConnection, ctx: ExtensionContext): Promise<void> => {
+    const { name } = server.entry;
+    const url = connection.oauthUrl;
+    if (url === undefined) return;
+    if (!ctx.hasUI) {
+      ctx.ui.notify(`Signing in to MCP server "${name}" requires interactive mode.`, "error");
+      return;
+    }
+    const { signal } = session;
+    let failure: string | undefined;
+    try {
+      await signInMcpServer({
+        serverUrl: url,
+        store: credentials.forServer(name, url),
+        settings: connection.oauthSettings(),
+        challenge: connection.challenge,
+        prompt: {
+          showAuthorizationUrl: (authorizationUrl) => ctx.ui.notify(`Sign in to MCP server "${name}" in your browser:\n${authorizationUrl.href}`, "info"),
+          promptForRedirectUrl: (promptSignal) =>
+            ctx.ui.input(
+              `Waiting for sign-in to "${name}". If the browser cannot reach this machine, paste the URL it was redirected to.`,
+              "http://127.0.0.1:.../callback?code=...",
+              { signal: promptSignal },
+            ),
+        },
+        signal,
+      });
+      connection.challenge = undefined;
+      const ready = connection.reconnect();
+      server.ready = ready.catch(() => undefined);
+      try {
+        await ready;
+      } catch (error) {
+        failure = `Signed in, but ${errorMessage(error)}`;
+      }
+    } catch (error) {
+      failure = error instanceof McpSignInCancelledError ? "Sign-in cancelled." : `Sign-in failed: ${errorMessage(error)}`;
+    }
+    if (signal.aborted) return;
+    if (failure) {
+      ctx.ui.notify(failure, failure === "Sign-in cancelled." ? "info" : "error");
+      return;
+    }
+    ensureDiscoveryActive(ctx);
+    ctx.ui.notify(`Signed in to MCP server "${name}" (${connection.tools.length} tools).`, "info");
   };
 
   return { sessionStart, beforeAgentStart, toolCall, serversChanged, sessionShutdown, command };

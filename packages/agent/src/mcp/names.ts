@@ -1,6 +1,6 @@
 /**
- * What the MCP modules name alike: the tools' names, where `mcp.json` lives, and what parley says
- * instead of signing in. Nothing heavy is imported: the start-up path (tool selection, the light
+ * What the MCP modules name alike: the tools' names, where `mcp.json` lives, and the sign-in
+ * command they point at. Nothing heavy is imported: the start-up path (tool selection, the light
  * MCP extension, tool_search) reads these without loading the MCP client.
  */
 import { join } from "node:path";
@@ -22,8 +22,8 @@ export const projectMcpFile = (cwd: string): string => join(cwd, PROJECT_DIR_NAM
 
 export const noServersConfigured = (agentDir: string): string => `No MCP servers configured. Add them to ${userMcpFile(agentDir)} or .pi/mcp.json.`;
 
-/** What to do instead of an OAuth sign-in, which parley does not do. */
-export const INSTEAD_OF_SIGN_IN = `give the server an "Authorization" header (for example "Bearer \${TOKEN}") or "auth": { "provider": "<provider>" } in mcp.json`;
+/** The command that signs in to an OAuth-protected server. */
+export const signInCommand = (server: string): string => `parley mcp login ${server}`;
 
 /** Where `parley mcp` errors point (pi's own words point at `pi mcp --help`). */
 export const MCP_HELP_HINT = 'Use "parley mcp --help" for usage.';
