@@ -26,6 +26,8 @@ const DIRECT_WRITERS: Record<string, string> = {
   "session/session.ts": "session files (append only)",
   "session/session-lock.ts": "a session file's own lock (<file>.lock)",
   "transport/outbound-queue.ts": "parley's own spill files of the outbound queue",
+  "transport/output-watch.ts": "nothing: a zero-byte write to its own opening of stdout, to learn whether the reader is gone",
+  "transport/protocol-stdout.ts": "nothing: stdout and stderr opened again through /proc, so the protocol has a descriptor of its own",
   "tools/write.ts": "the model's write tool (the user's files)",
   "tools/edit.ts": "the model's edit tool (the user's files)",
   "tools/replace-file.ts": "the model's file tools (the user's files)",
