@@ -3,8 +3,19 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, ImageContent, Message, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { Agent, AgentEvent, AgentMessage, StreamFn } from "@earendil-works/pi-agent-core";
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEventStream,
+  ImageContent,
+  Message,
+  Model,
+  SimpleStreamOptions,
+  TextContent,
+  ToolResultMessage,
+  TranscriptContext,
+} from "@earendil-works/pi-ai";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
@@ -30,6 +41,7 @@ import { NestedToolCalls, type NestedCallEvent } from "./nested-tool-calls.js";
 import { toolContext } from "./tool-context.js";
 import { toolCallVerdict, toolResultChange } from "./tool-hooks.js";
 import { toWireEvent } from "./wire-events.js";
+import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
@@ -114,7 +126,7 @@ type UserContent = string | (TextContent | ImageContent)[];
 
 /** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
 interface LocalLoop {
-  state: { model: Model<Api>; thinkingLevel: ThinkingLevel; messages: AgentMessage[]; systemPrompt: string };
+  state: { model: Model<Api>; thinkingLevel: ThinkingLevel; messages: AgentMessage[] };
   steeringMode: QueueMode;
   followUpMode: QueueMode;
   /** Messages steered or queued while a prompt was being prepared, before the Agent existed. */
@@ -175,6 +187,10 @@ export class AgentSession {
    * costs ~250 ms that start-up and the first get_state should not pay.
    */
   #core: Agent | undefined;
+  /** The system prompt the next request is sent with (the Agent keeps its tools; the prompt stays here, see #request). */
+  #prompt = "";
+  /** The system messages pi-agent-core's loop made (its tool declarations): kept out of the context, the session and the wire. */
+  readonly #loopSystem = new WeakSet<AgentMessage>();
   #coreLoading: Promise<Agent> | undefined;
   readonly #local: LocalLoop;
   readonly #listeners = new Set<(event: AgentEvent) => void>();
@@ -210,7 +226,7 @@ export class AgentSession {
       pendingMessages: () => [...this.#queued],
       appended: (entries) => {
         // A compaction or a context edit reshapes the context (rebuilt from the session); other entries add their message, if any.
-        if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = this.#session.buildContext();
+        if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = loopMessages(this.#session.buildContext());
         else this.#state.messages = [...this.#state.messages, ...entries.flatMap((e) => (e.type === "custom_message" ? [customEntryMessage(e)] : []))];
         this.#contextFromSession = true;
       },
@@ -241,8 +257,7 @@ export class AgentSession {
       state: {
         model: options.models.model,
         thinkingLevel: options.models.thinkingLevel,
-        messages: context.messages,
-        systemPrompt: "",
+        messages: loopMessages(context.messages),
       },
       steeringMode: config.steeringMode ?? "one-at-a-time",
       followUpMode: config.followUpMode ?? "one-at-a-time",
@@ -293,7 +308,7 @@ export class AgentSession {
     this.#coreLoading ??= (async () => {
       // Compaction loads with the loop: the check after each run must not wait for a file.
       const [{ Agent }] = await Promise.all([
-        import("@mariozechner/pi-agent-core"),
+        import("@earendil-works/pi-agent-core"),
         this.tools.load(),
         this.models.loadCatalog(),
         loadCompactionRun(),
@@ -303,8 +318,12 @@ export class AgentSession {
       const local = this.#local;
       const config = this.#options.config ?? {};
       const request = config.provider ?? {};
+      const { streamSimple } = await loadPiAi();
+      // The Agent gets no prompt and no tools at first, so its transcript holds no system message:
+      // the request's leading system message is made per request (#request).
       const core = new Agent({
         initialState: { ...local.state },
+        streamFn: (selected, context, options) => this.#send(streamSimple, selected, context, options),
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         // An OAuth login about to expire is refreshed (and saved) before the request, as pi does.
@@ -327,33 +346,6 @@ export class AgentSession {
             await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
         },
       });
-      const stream = core.streamFn;
-      core.streamFn = async (selected, context, options) => {
-        const system = this.#requestSystem;
-        this.#requestSystem = undefined;
-        const sent = system ? { ...context, systemPrompt: system.systemPrompt, tools: system.tools } : context;
-        let model = selected;
-        let routed: Route | undefined;
-        if (isVirtualModel(selected)) {
-          try {
-            routed = await this.#routing.route(selected, sent.messages, options?.signal);
-          } catch (error) {
-            return failedRequest(await loadPiAi(), selected, error, options?.signal?.aborted === true);
-          }
-          model = routed.model;
-        } else this.#routing.requestMade();
-        // A routed request has its model's key and level, never the virtual provider's.
-        const sendOptions = routed ? routedOptions(options, await this.models.getRequestKey(model.provider), routed.thinkingLevel) : options;
-        // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
-        const send = this.models.ownStream(model) ?? stream;
-        watchNetworkFailures();
-        const since = Date.now();
-        const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
-        // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
-        const result = response.result.bind(response);
-        response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
-        return routed ? stampThinkingLevel(await loadPiAi(), response, model, routed.thinkingLevel) : response;
-      };
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -517,7 +509,9 @@ export class AgentSession {
     return this.#steering.length + this.#followUp.length;
   }
   get messages(): AgentMessage[] {
-    return this.#state.messages;
+    // The loop's own system messages (its tool declarations, see #send) are not part of the context.
+    const messages = this.#state.messages;
+    return messages.some((m) => this.#loopSystem.has(m)) ? messages.filter((m) => !this.#loopSystem.has(m)) : messages;
   }
 
   /** Replaces the context the next model call sees (compaction, retries, the bash command). */
@@ -573,7 +567,7 @@ export class AgentSession {
     if (resumed) closeInterruptedCalls(session);
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
-    this.#state.messages = context.messages;
+    this.#state.messages = loopMessages(context.messages);
     this.#nextTurn = [];
     this.#resumed = resumedSettings(session, context);
     this.#settle();
@@ -582,7 +576,7 @@ export class AgentSession {
 
   /** The current session's path changed (tree navigation, a new session's seed): the context follows; model and level stay, as in pi. */
   refreshContext(): void {
-    this.#state.messages = this.#session.buildSessionContext().messages;
+    this.#state.messages = loopMessages(this.#session.buildSessionContext().messages);
     this.#nextTurn = [];
   }
 
@@ -734,7 +728,7 @@ export class AgentSession {
         aborted,
       );
       stillCurrent();
-      this.#state.systemPrompt = start.systemPrompt;
+      this.#prompt = start.systemPrompt;
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];
       // Accepted: the client hears so before any event of the run.
@@ -897,7 +891,7 @@ export class AgentSession {
     if (options.triggerTurn) {
       this.#checkAuth();
       this.#startRun((core) => {
-        this.#state.systemPrompt = this.systemPrompt();
+        this.#prompt = this.systemPrompt();
         return core.prompt(message);
       });
       return;
@@ -1223,9 +1217,17 @@ export class AgentSession {
 
   async #onAgentEvent(loopEvent: AgentEvent): Promise<void> {
     if (loopEvent.type === "agent_start" && this.#heldRun !== undefined) return;
+    // pi-agent-core 1.6 declares the tools to the model with a system message before a request;
+    // parley sends the prompt and tools itself (#send), so that message stays out of the
+    // context, the session and the wire.
+    if ((loopEvent.type === "message_start" || loopEvent.type === "message_end") && loopEvent.message.role === "system") {
+      this.#loopSystem.add(loopEvent.message);
+      if (loopEvent.type === "message_end" && this.#core) this.#core.state.messages = this.#core.state.messages.filter((m) => m !== loopEvent.message);
+      return;
+    }
     let event = loopEvent;
     if (event.type === "agent_end") {
-      const messages = [...(this.#heldRun ?? []), ...event.messages];
+      const messages = [...(this.#heldRun ?? []), ...event.messages.filter((m) => !this.#loopSystem.has(m))];
       this.#heldRun = undefined;
       if (this.#boundaries.owesContinuation() && !this.#runAborted) {
         this.#heldRun = messages;
@@ -1358,7 +1360,8 @@ export class AgentSession {
 
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
     // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
-    const messages = this.#contextFromSession ? this.#state.messages.slice() : loopMessages;
+    // The loop's own system messages (its tool declarations) are not part of the context parley shows handlers (see #send).
+    const messages = (this.#contextFromSession ? this.#state.messages : loopMessages).filter((m) => !this.#loopSystem.has(m));
     const context = this.#runtime.hasHandlers("context")
       ? (
           await this.#unlessAborted(
@@ -1372,10 +1375,49 @@ export class AgentSession {
     this.#routing.sawContext(context);
     if (!this.#runtime.hasHandlers("context_with_system")) return context;
     // The newest pi's second phase: the transcript with its leading system message, used as returned.
-    const transcript = withSystemMessage(this.#state.systemPrompt, this.#core?.state.tools ?? [], context);
+    const transcript = withSystemMessage(this.#prompt, this.#core?.state.tools ?? [], context);
     const folded = foldSystemMessages(await this.#unlessAborted(this.#runtime.emitContextWithSystem(transcript), () => transcript));
     this.#requestSystem = folded.system;
     return folded.messages;
+  }
+
+  /**
+   * One model request. The loop's transcript may hold system messages (its tool declarations,
+   * a pi 1.6 session's); the request leads with one made from the current prompt and tools, or
+   * what context_with_system handlers left, as parley has sent it so far.
+   */
+  async #send(
+    stream: StreamFn,
+    selected: Model<Api>,
+    context: TranscriptContext,
+    options: SimpleStreamOptions | undefined,
+  ): Promise<AssistantMessageEventStream> {
+    const pi = await loadPiAi();
+    const system = this.#requestSystem ?? { systemPrompt: this.#prompt, tools: this.#core?.state.tools.map(pi.toToolDeclaration) ?? [] };
+    this.#requestSystem = undefined;
+    const sent = pi.normalizeContext({ systemPrompt: system.systemPrompt, tools: system.tools, messages: context.messages.filter((m) => m.role !== "system") });
+    let model = selected;
+    let routed: Route | undefined;
+    if (isVirtualModel(selected)) {
+      try {
+        routed = await this.#routing.route(selected, sent.messages, options?.signal);
+      } catch (error) {
+        return failedRequest(pi, selected, error, options?.signal?.aborted === true);
+      }
+      model = routed.model;
+    } else this.#routing.requestMade();
+    // A routed request has its model's key and level, never the virtual provider's.
+    const sendOptions = routed ? routedOptions(options, await this.models.getRequestKey(model.provider), routed.thinkingLevel) : options;
+    // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
+    const send = this.models.ownStream(model) ?? stream;
+    const request = this.#options.config?.provider ?? {};
+    watchNetworkFailures();
+    const since = Date.now();
+    const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
+    // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
+    const result = response.result.bind(response);
+    response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
+    return routed ? stampThinkingLevel(pi, response, model, routed.thinkingLevel) : response;
   }
 
   /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */

@@ -9,13 +9,14 @@
  * running the tool, because only a result (not a block) can carry `terminate` in that loop.
  */
 import { settleAfterAbort } from "../abort-grace.js";
-import type { AgentTool } from "@mariozechner/pi-agent-core";
-import type { ToolResultMessage, Usage } from "@mariozechner/pi-ai";
+import type { AgentTool } from "@earendil-works/pi-agent-core";
+import type { ToolResultMessage, Usage } from "@earendil-works/pi-ai";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { NestedCalls } from "./nested-tool-calls.js";
 import { errorResult, normalizeResult } from "./run-tool-call.js";
 import { toolCallVerdict, toolResultChange, type BlockVerdict, type ToolCallRef } from "./tool-hooks.js";
 import { addUsage } from "./usage-shape.js";
+import { jsonValue } from "./loop-messages.js";
 
 /** What is known of one call between its start and its result message. */
 interface CallNotes {
@@ -110,7 +111,7 @@ export class ModelToolCalls {
       typeof event.result === "object" && event.result !== null
         ? {
             ...event.result,
-            ...(notes.structuredContent !== undefined ? { structuredContent: notes.structuredContent } : {}),
+            ...(notes.structuredContent !== undefined ? { structuredContent: jsonValue(notes.structuredContent) } : {}),
             ...(notes.usage !== undefined ? { usage: notes.usage } : {}),
           }
         : event.result;

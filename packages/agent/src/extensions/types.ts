@@ -2,7 +2,7 @@
  * The extension API as pi extensions see it, restricted to what a headless agent can honour.
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
-import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AgentEvent, AgentMessage } from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,
@@ -11,6 +11,7 @@ import type {
   ImageContent,
   Message,
   Model,
+  JsonValue,
   ProviderResponse,
   SimpleStreamOptions,
   StreamOptions,
@@ -20,7 +21,7 @@ import type {
   ToolCall,
   ToolResultMessage,
   Usage,
-} from "@mariozechner/pi-ai";
+} from "@earendil-works/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { RouteReason, RouteRequest } from "../models/virtual-models.js";
 import type { sessionProjection } from "../session/context.js";
@@ -537,7 +538,7 @@ export interface ToolCallOutcome {
 export interface ToolCallOutcomeResult {
   content: (TextContent | ImageContent)[];
   details: unknown;
-  structuredContent?: unknown;
+  structuredContent?: JsonValue;
   usage?: Usage;
   isError?: boolean;
   terminate?: boolean;
