@@ -3,7 +3,7 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import type { Agent, AgentEvent, AgentMessage, StreamFn } from "@earendil-works/pi-agent-core";
+import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,
@@ -36,7 +36,7 @@ import type { ScopedModelChoice } from "../models/model-scope.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
-import { ModelToolCalls } from "./model-tool-calls.js";
+import { afterModelCall, beforeModelCall, completeResultMessage, withAbortGrace } from "./model-tool-calls.js";
 import { NestedToolCalls, type NestedCallEvent } from "./nested-tool-calls.js";
 import { toolContext } from "./tool-context.js";
 import { toolCallVerdict, toolResultChange } from "./tool-hooks.js";
@@ -329,7 +329,7 @@ export class AgentSession {
         // An OAuth login about to expire is refreshed (and saved) before the request, as pi does.
         getApiKey: (provider) => this.models.getRequestKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
-        // The newest pi's result fields (structuredContent, usage, isError, terminate) survive the loop: see model-tool-calls.ts.
+        // Extension hooks as the loop's own (model-tool-calls.ts): the loop keeps terminate, isError, structuredContent and usage.
         afterToolCall: (context) => this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
@@ -1062,11 +1062,8 @@ export class AgentSession {
 
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
-    if (this.#core) this.#core.state.tools = this.tools.activeTools().map((tool) => this.#modelCalls.wrap(tool));
+    if (this.#core) this.#core.state.tools = this.tools.activeTools().map(withAbortGrace);
   }
-
-  /** Model-issued tool calls: what the newest pi's loop does that pi-agent-core 0.73's does not. */
-  readonly #modelCalls = new ModelToolCalls();
 
   /** Calls tools make through ctx.executeTool (created when the first is made, as in pi). */
   #nestedCalls: NestedToolCalls | undefined;
@@ -1249,17 +1246,12 @@ export class AgentSession {
       if (f !== -1) this.#followUp.splice(f, 1);
       if (s !== -1 || f !== -1) this.#queueUpdate();
     }
-    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) | (AgentEvent & { durationMs?: number }) = event;
+    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
-    // tool_execution_end says how long execute() ran (newest pi: `durationMs`, absent when it did not run).
-    if (event.type === "tool_execution_end") wire = this.#modelCalls.endEvent(event);
-    // A tool's result message carries its usage, duration and the calls it made (newest pi).
+    // A tool's result message carries the calls it made, their usage counted in its own (newest pi).
     if (event.type === "message_start" && event.message.role === "toolResult")
-      this.#modelCalls.completeMessage(event.message, this.#nestedCalls?.take(event.message.toolCallId));
-    if (event.type === "agent_end") {
-      this.#modelCalls.clear();
-      this.#nestedCalls?.clear();
-    }
+      completeResultMessage(event.message, this.#nestedCalls?.take(event.message.toolCallId));
+    if (event.type === "agent_end") this.#nestedCalls?.clear();
     if (event.type === "agent_end") {
       // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
       const last = [...event.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
@@ -1423,11 +1415,11 @@ export class AgentSession {
   /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
   #requestSystem: RequestSystem | undefined;
 
-  async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
+  async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<BeforeToolCallResult | undefined> {
     if (!this.#runtime.hasHandlers("tool_call")) return undefined;
     this.#gating = { toolCallId, toolName, args };
     try {
-      return await this.#modelCalls.before(this.#runtime, { id: toolCallId, name: toolName }, args);
+      return await beforeModelCall(this.#runtime, { id: toolCallId, name: toolName }, args);
     } finally {
       this.#gating = undefined;
     }
@@ -1449,8 +1441,8 @@ export class AgentSession {
     args: unknown,
     result: { content: (TextContent | ImageContent)[]; details: unknown },
     isError: boolean,
-  ): Promise<{ content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined> {
-    return this.#modelCalls.after(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
+  ): Promise<AfterToolCallResult | undefined> {
+    return afterModelCall(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
   }
 }
 
