@@ -264,6 +264,13 @@ describe("createProvider with openAICompletionsApi()", () => {
       expect(requests).toHaveLength(1);
       expect(requests[0]).toMatchObject({ url: "/v1/chat/completions", auth: "Bearer local-key", body: { model: "local-1" } });
       expect(requests[0]?.body.messages?.map((m) => m.role)).toEqual(["system", "user"]);
+      // provider_stream_event: one per parsed chunk the server sent, before normalisation, as pi 1.6 emits it.
+      const from = agent.records.length;
+      await agent.request({ type: "prompt", message: "/stream-events" });
+      const events = JSON.parse(notes(agent, from)[0] as string) as unknown[];
+      expect(events).toEqual(
+        Array.from({ length: 3 }, () => ({ type: "provider_stream_event", provider: "local", api: expect.any(String), model: "local-1", id: "c1" })),
+      );
       noErrors(agent);
     } finally {
       server.close();

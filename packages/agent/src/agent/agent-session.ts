@@ -345,6 +345,11 @@ export class AgentSession {
           if (this.#runtime.hasHandlers("after_provider_response"))
             await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
         },
+        // Each parsed provider event before pi-ai normalises it, awaited in stream order (pi 1.6).
+        onProviderStreamEvent: async (data, model) => {
+          if (this.#runtime.hasHandlers("provider_stream_event"))
+            await this.#runtime.emit({ type: "provider_stream_event", data, provider: model.provider, api: model.api, model: model.id });
+        },
       });
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);

@@ -575,6 +575,14 @@ export interface BeforeProviderHeadersEvent {
 export interface AfterProviderResponseEvent extends ProviderResponse {
   type: "after_provider_response";
 }
+/** A provider's parsed stream event before pi-ai normalises it (read-only; not persisted), as pi 1.6 sends it. */
+export interface ProviderStreamEvent {
+  type: "provider_stream_event";
+  data: unknown;
+  provider: string;
+  api: string;
+  model: string;
+}
 export interface ModelSelectEvent {
   type: "model_select";
   model: Model<Api>;
@@ -713,6 +721,7 @@ export interface ExtensionHookMap {
   before_provider_request: { event: BeforeProviderRequestEvent; result: unknown };
   before_provider_headers: { event: BeforeProviderHeadersEvent; result: undefined };
   after_provider_response: { event: AfterProviderResponseEvent; result: undefined };
+  provider_stream_event: { event: ProviderStreamEvent; result: undefined };
   agent_start: { event: LoopEvent<"agent_start">; result: undefined };
   agent_end: { event: LoopEvent<"agent_end">; result: undefined };
   agent_settled: { event: AgentSettledEvent; result: undefined };
