@@ -1,4 +1,4 @@
-// Embedding parley with @parley/client: the README's example, type-checked by `npm test` and run
+// Embedding parley with @parley/client: docs/sdk.md's example, type-checked by `npm test` and run
 // by packages/client/test/pack.e2e.test.ts in a project outside this repository. Run it from a
 // project where `npm install @parley/client @parley/agent` put the `parley` binary in node_modules/.bin.
 import { RpcClient, spawnTransport } from "@parley/client";

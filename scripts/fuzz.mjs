@@ -31,7 +31,7 @@
  *   reply is reported as such, with the line that caused it;
  * - no `extension_error` (that is where parley reports exceptions nobody caught);
  * - a final `get_state` succeeds.
- * Only blank lines (nothing but space, tab or CR) get no reply, as parley's README documents.
+ * Only blank lines (nothing but space, tab or CR) get no reply, as docs/protocol.md documents.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

@@ -1,6 +1,6 @@
 /**
  * The terminal client (examples/rpc-extension-ui.ts) driven the way a person uses it: in a
- * tmux pane of fixed size, started with the README's command from a shell, keys sent with
+ * tmux pane of fixed size, started with the documented command from a shell, keys sent with
  * `send-keys`, the screen read with `capture-pane`. Every wait polls the screen against a
  * deadline. .ci/run installs tmux when it is missing; without it this test fails, not skips.
  */
@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-/** The README's command (section "Terminal client"). */
+/** The documented command (docs/cli.md, "Terminal client"). */
 const COMMAND = "./node_modules/.bin/jiti examples/rpc-extension-ui.ts";
 const SOCKET = `parley-tui-test-${process.pid}`;
 const SESSION = "tui";

@@ -1,7 +1,7 @@
 /** Types for extension authors, and the server for embedding parley in-process. */
 export type * from "./extensions/types.js";
-export { RpcServer, type RpcServerOptions, type ExtensionSource } from "./rpc/server.js";
-export type { Transport, TransportSink } from "./rpc/transport.js";
+export { RpcServer, type RpcServerOptions, type ExtensionSource } from "./modes/rpc/server.js";
+export type { Transport, TransportSink } from "./core/transport.js";
 export {
   inProcessTransportPair,
   InProcessAgentTransport,

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { describe, expect, it } from "vitest";
-import { replayUpdates, toolKind, toolLocations, UpdateMapper } from "../src/acp/updates.js";
+import { replayUpdates, toolKind, toolLocations, UpdateMapper } from "../src/modes/acp/updates.js";
 
 describe("ACP update mapping", () => {
   it("text and thinking deltas become message and thought chunks of one message id", () => {

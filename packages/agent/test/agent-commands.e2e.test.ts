@@ -67,9 +67,15 @@ describe("state, model and settings commands (--no-session)", () => {
     expect(s).not.toHaveProperty("sessionName");
   });
 
-  it("get_commands without extensions lists only the built-in /mcp (as the newest pi); an unknown command is named", async () => {
+  it("get_commands without extensions lists only the built-in /llama and /mcp (as the newest pi); an unknown command is named", async () => {
     expect(await ok(agent, { type: "get_commands" })).toEqual({
       commands: [
+        {
+          name: "llama",
+          description: "Manage llama.cpp router models",
+          source: "extension",
+          sourceInfo: { path: "builtin:llama.cpp", source: "builtin", scope: "user", origin: "top-level" },
+        },
         {
           name: "mcp",
           description: expect.stringContaining("MCP servers"),
@@ -250,11 +256,10 @@ describe("state, model and settings commands (--no-session)", () => {
       expect(html).toContain("tool-ran");
       expect(html).toMatch(/Answer with &lt;b&gt;markup&lt;\/b&gt; &amp; &lt;script&gt;alert\((&#39;|&#x27;|')x(&#39;|&#x27;|')\)&lt;\/script&gt;/);
       expect(html).not.toMatch(/<script/i);
-      // Without outputPath: a file in the working directory.
+      // Without outputPath: pi's file name alone (as pi 1.6 answers), the file in the working directory.
       const { path } = (await ok(agent, { type: "export_html" })) as { path: string };
-      expect(path.startsWith(cwd)).toBe(true);
-      expect(path.endsWith(".html")).toBe(true);
-      expect(existsSync(path)).toBe(true);
+      expect(path).toMatch(/^pi-session-[^/]+\.html$/);
+      expect(existsSync(join(cwd, path))).toBe(true);
       expect(await fail(agent, { type: "export_html", outputPath: join(cwd, "no-such-dir", "x", "\0bad.html") })).not.toBe("");
     });
 

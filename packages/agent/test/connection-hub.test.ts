@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ExtensionAPI } from "../src/index.js";
-import { RpcServer } from "../src/rpc/server.js";
-import { ConnectionHub, type HubSocket } from "../src/web/connection-hub.js";
+import { RpcServer } from "../src/modes/rpc/server.js";
+import { ConnectionHub, type HubSocket } from "../src/modes/web/connection-hub.js";
 
 type Rec = Record<string, unknown>;
 

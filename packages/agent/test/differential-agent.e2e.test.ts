@@ -361,17 +361,64 @@ const AGENT_RUN: DiffKey[] = [
 // ------------------------------------------------------------------------------------------------
 
 interface FauxOptions {
-  /** Slows the stream down (faux's own option): a 2-token chunk then takes 2000/tokensPerSecond ms. */
-  tokensPerSecond?: number;
+  /**
+   * Model calls (1-based) whose reply stops after its first delta until the test releases it (a
+   * step's `release`) or the call is aborted: commands sent meanwhile meet a reply that is still
+   * streaming, however slow the machine.
+   */
+  holdCalls?: number[];
   /** TS source: the elements of the faux response array (messages or factories of the context). */
   responses: string;
   /** TS source appended to the extension's body (`pi` is the ExtensionAPI). */
   extra?: string;
 }
 
-function fauxExtension({ tokensPerSecond, responses, extra = "" }: FauxOptions): string {
-  return `import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { registerFauxProvider, fauxAssistantMessage, fauxText, fauxToolCall, getApiProvider } from "@mariozechner/pi-ai";
+function fauxExtension({ holdCalls = [], responses, extra = "" }: FauxOptions): string {
+  return `import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { registerFauxProvider, fauxAssistantMessage, fauxText, fauxToolCall, getApiProvider, createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+
+// Held calls: after the first delta, the rest waits until the test creates $HOME/release-<call>
+// (each side has its own HOME), or the request is aborted, which ends the reply as faux's own abort does.
+const HOLD_CALLS: number[] = ${JSON.stringify(holdCalls)};
+let calls = 0;
+const released = (call: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve) => {
+    const check = (): void => {
+      if (signal?.aborted || existsSync(join(process.env.HOME ?? "", \`release-\${call}\`))) resolve();
+      else setTimeout(check, 10);
+    };
+    check();
+  });
+const holding = (inner: any, call: number, signal: AbortSignal | undefined): any => {
+  // Each event as faux pushes it: faux runs ahead while this holds, filling in its partial message.
+  const push = inner.push.bind(inner);
+  inner.push = (event: any) => push(structuredClone(event));
+  const outer = createAssistantMessageEventStream();
+  void (async () => {
+    let held = false;
+    let partial: any;
+    for await (const event of inner) {
+      if (held === false && event.type === "text_delta") {
+        outer.push(event);
+        partial = event.partial;
+        held = true;
+        await released(call, signal);
+        if (signal?.aborted) {
+          const aborted = { ...partial, stopReason: "aborted", errorMessage: "Request was aborted", timestamp: Date.now() };
+          outer.push({ type: "error", reason: "aborted", error: aborted });
+          outer.end(aborted);
+          return;
+        }
+        continue;
+      }
+      outer.push(event);
+    }
+    outer.end(await inner.result());
+  })();
+  return outer;
+};
 
 // What the model saw: roles of the context (u/a/t), user texts, and the last tool result.
 // pi 1.6's libraries hand the provider the system prompt as a leading system message (0.73's do not): not listed.
@@ -389,17 +436,22 @@ export default function (pi: ExtensionAPI) {
     provider: "faux",
     models: [{ id: "scripted" }],
     tokenSize: { min: 2, max: 2 },
-    ${tokensPerSecond === undefined ? "" : `tokensPerSecond: ${tokensPerSecond},`}
   });
   faux.setResponses([
 ${responses}
   ]);
   const model = faux.getModel();
+  // Taken now: registering the provider below puts the wrapper in its place.
+  const fauxStream = getApiProvider(model.api as any)!.streamSimple;
   pi.registerProvider("faux", {
     baseUrl: "http://localhost:0",
     apiKey: "faux-needs-no-key",
     api: model.api as any,
-    streamSimple: getApiProvider(model.api as any)!.streamSimple as any,
+    streamSimple: ((m: any, context: any, options: any) => {
+      const call = ++calls;
+      const inner = fauxStream(m, context, options);
+      return HOLD_CALLS.includes(call) ? holding(inner, call, options?.signal) : inner;
+    }) as any,
     models: [{ id: "scripted", name: "Scripted", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 100000, maxTokens: 1000 }],
   });
 ${extra}
@@ -416,6 +468,8 @@ type Input = { json: Record<string, unknown> } | { eof: true };
 interface Step {
   name: string;
   input?: Input;
+  /** A held model call (FauxOptions.holdCalls) to let go on, before the input is sent. */
+  release?: number;
   until: Terminal | { pi: Terminal; parley: Terminal };
   diffs?: DiffKey[];
   /** Shapes that must occur, in this order, in pi's normalised records (guards against vacuous passes). */
@@ -464,7 +518,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: "slow stream: follow-up while streaming, then abort",
     extension: {
-      tokensPerSecond: 5, // 400 ms per 2-token chunk: ample margin for a command sent after the first delta
+      holdCalls: [1, 3, 5], // each waits after its first delta for the steps below
       responses: `
     fauxAssistantMessage("Slow, but complete.", { timestamp: 1000 }),
     (context: any) => fauxAssistantMessage("saw " + roles(context), { timestamp: 2000 }),
@@ -497,6 +551,7 @@ const SCENARIOS: Scenario[] = [
       },
       {
         name: "the reply completes, then the follow-up runs as a second turn",
+        release: 1,
         until: UNTIL_IDLE,
         diffs: AGENT_RUN,
         expects: [
@@ -570,6 +625,7 @@ const SCENARIOS: Scenario[] = [
       },
       {
         name: "the reply completes, then the steering message runs as a second turn",
+        release: 5,
         until: UNTIL_IDLE,
         diffs: AGENT_RUN,
         expects: [
@@ -587,7 +643,7 @@ const SCENARIOS: Scenario[] = [
   {
     name: "abort with a follow-up and a steer queued: they stay queued for the next prompt",
     extension: {
-      tokensPerSecond: 5,
+      holdCalls: [1],
       responses: `
     fauxAssistantMessage("This long reply is aborted after its first delta. ".repeat(4), { timestamp: 1000 }),
     (context: any) => fauxAssistantMessage("next saw " + userTexts(context), { timestamp: 2000 }),
@@ -871,6 +927,7 @@ async function runScenario(scenario: Scenario): Promise<ScenarioResult> {
       const [piRaw, parleyRaw] = await Promise.all(
         (["pi", "parley"] as const).map(async (side) => {
           const run = runs[side];
+          if (step.release !== undefined) writeFileSync(join(run.home, `release-${step.release}`), "");
           if (step.input) run.send(step.input);
           return run.collect("pi" in step.until ? step.until[side] : step.until);
         }),

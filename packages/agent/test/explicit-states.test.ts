@@ -6,10 +6,10 @@ import type { RpcEvent } from "@parley/protocol";
 import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../src/agent/agent-session.js";
 import type { ExtensionAPI } from "../src/index.js";
-import type { CommandTable } from "../src/rpc/commands/types.js";
-import { async, sync } from "../src/rpc/commands/types.js";
+import type { CommandTable } from "../src/modes/rpc/commands/types.js";
+import { async, sync } from "../src/modes/rpc/commands/types.js";
 import type { ExtensionRuntime } from "../src/extensions/runtime.js";
-import { RpcServer } from "../src/rpc/server.js";
+import { RpcServer } from "../src/modes/rpc/server.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";
 
 const MINUTE = 60_000;

@@ -77,6 +77,9 @@ interface FloodRun {
  * still paused, then reads again and checks every record as it streams (records are not kept:
  * a million of them would weigh on the test process).
  */
+/** How long a flood may take at most: a ceiling for a broken agent, far beyond what a loaded machine needs. */
+const FLOOD_CEILING_MS = deadline(240_000);
+
 async function floodWhilePaused(command: "flood-status" | "flood-notify", n: number): Promise<FloodRun> {
   const home = tempDir("parley-flood-");
   const log = join(home, "faults.log");
@@ -148,15 +151,18 @@ async function floodWhilePaused(command: "flood-status" | "flood-notify", n: num
   child.stdout.pause();
   const bytesAtPause = run.bytesOut;
   child.stdin.write(`{"type":"prompt","message":"/${command} ${n}","id":"flood"}\n`);
+  // Until the extension says its loop is done, however long that takes on a loaded machine (the
+  // commands below must reach parley after the flood, or they are answered before it); then
+  // 500 ms more of memory samples, while what was produced waits.
   const t0 = Date.now();
   let doneAt = 0;
-  while (Date.now() - t0 < deadline(AGENT_CEILING_MS)) {
+  while (!doneAt || Date.now() - doneAt <= 500) {
+    if (Date.now() - t0 > FLOOD_CEILING_MS) throw new Error(`the ${command} loop had not finished after ${FLOOD_CEILING_MS} ms; stderr:\n${stderr}`);
     run.peakPausedMb = Math.max(run.peakPausedMb, rssMb(child.pid!));
     if (!doneAt && existsSync(log) && readFileSync(log, "utf8").includes(`${command}-done`)) doneAt = Date.now();
-    if (doneAt && Date.now() - doneAt > 500) break;
     await sleep(10);
   }
-  run.extensionFinishedWhilePaused = doneAt > 0;
+  run.extensionFinishedWhilePaused = true;
   // Commands sent while the client is not reading are answered once it reads again, in order.
   child.stdin.write('{"type":"get_state","id":"while-paused-1"}\n{"type":"get_ui_state","id":"while-paused-2"}\n');
   await sleep(200);
@@ -199,12 +205,16 @@ describe("(a) back-pressure: the client stops reading stdout while an extension 
     `baseline ${r.baselineMb.toFixed(0)} MB, peak while paused ${r.peakPausedMb.toFixed(0)} MB, ` +
     `${(r.bytesOut / 1e6).toFixed(1)} MB of output, ${r.bytesReadWhilePaused} bytes read while paused, extension finished while paused: ${r.extensionFinishedWhilePaused}`;
 
-  it("setStatus × 200,000 (~100-byte texts, one synchronous loop): once the client reads again, statuses arrive in order and the newest last", async () => {
-    const run = await floodWhilePaused("flood-status", 200_000);
-    runs.set("status", run);
-    console.log(`flood-status: ${describeRun(run)}`);
-    expectNewestKept(run);
-  });
+  it(
+    "setStatus × 200,000 (~100-byte texts, one synchronous loop): once the client reads again, statuses arrive in order and the newest last",
+    async () => {
+      const run = await floodWhilePaused("flood-status", 200_000);
+      runs.set("status", run);
+      console.log(`flood-status: ${describeRun(run)}`);
+      expectNewestKept(run);
+    },
+    deadline(300_000),
+  );
 
   // Output is handed to the stream as bytes in 64 KiB batches, so a synchronous flood costs about
   // its own size in memory, not several times it (it used to take RSS to ~300 MB here).
@@ -214,12 +224,16 @@ describe("(a) back-pressure: the client stops reading stdout while an extension 
     expect(run!.peakPausedMb, describeRun(run!)).toBeLessThan(RSS_BOUND_MB);
   });
 
-  it("notify × 1,000,000 (yielding every 100): once the client reads again, notifications arrive in order and the newest last", async () => {
-    const run = await floodWhilePaused("flood-notify", 1_000_000);
-    runs.set("notify", run);
-    console.log(`flood-notify: ${describeRun(run)}`);
-    expectNewestKept(run);
-  }, 300_000);
+  it(
+    "notify × 1,000,000 (yielding every 100): once the client reads again, notifications arrive in order and the newest last",
+    async () => {
+      const run = await floodWhilePaused("flood-notify", 1_000_000);
+      runs.set("notify", run);
+      console.log(`flood-notify: ${describeRun(run)}`);
+      expectNewestKept(run);
+    },
+    deadline(300_000),
+  );
 
   // A limit of the design, documented in the README: ctx.ui calls are synchronous, so output an
   // extension produces while the client does not read is held (as bytes) until it reads; commands

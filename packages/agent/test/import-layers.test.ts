@@ -46,10 +46,11 @@ const FLOORS: readonly (readonly string[])[] = [
   ["models", "config", "session", "resources", "extensions", "mcp", "packages", "workspace"],
   // The loop.
   ["agent"],
-  // What every mode shares: the core, the RPC server and its transports, ctx.ui and dialogs.
-  ["modes", "rpc", "transport", "ui"],
-  // Modes with a protocol of their own or many connections.
-  ["acp", "web"],
+  // What every mode shares: the core (the agent with its extension host, the transport contract,
+  // the process's lifetime), the stdio transports, ctx.ui and dialogs.
+  ["core", "transport", "ui"],
+  // The modes, one folder each under modes/ (rpc, web, acp, print); web serves modes/rpc's server.
+  ["modes"],
   // The entry points.
   ["cli", "index.ts"],
 ];

@@ -236,6 +236,13 @@ describe.concurrent("print mode (-p) against pi 1.6.0", () => {
     expect(r.pi.stdout).toBe("");
     expect(r.parley.stdout).toBe(r.pi.stdout);
   });
+
+  it("an extension command's ctx.reload() reloads in print mode, as in pi (the CLI hands every mode's front door to reload)", LONG, async () => {
+    const r = await both(["-p", "/reload-now"]);
+    expect([r.pi.code, r.parley.code]).toEqual([0, 0]);
+    for (const x of [r.pi, r.parley]) expect(x.stderr).toContain("reload returned");
+    expect(r.parley.stderr).not.toMatch(/before start-up ended/);
+  });
 });
 
 describe.concurrent("sessions in print mode, against pi 1.6.0", () => {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import type { ExtensionAPI } from "../src/index.js";
-import { RpcServer } from "../src/rpc/server.js";
+import { RpcServer } from "../src/modes/rpc/server.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";
 
 async function serve(...factories: ((pi: ExtensionAPI) => void)[]) {

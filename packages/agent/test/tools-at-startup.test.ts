@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ExtensionAPI } from "../src/index.js";
-import { RpcServer } from "../src/rpc/server.js";
+import { RpcServer } from "../src/modes/rpc/server.js";
 import { setToolsRequire, type ToolsModule } from "../src/tools/tools-require.js";
 import * as toolsModule from "../src/tools/index.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";

@@ -9,7 +9,7 @@ import { CommandMethods } from "./commands.js";
 import { DialogDispatcher } from "./dialogs.js";
 import { Emitter, reportUncaught, type Disposable } from "@parley/protocol/disposable";
 import { ConnectionClosedError, ListenerError, type ClientErrorEvent, type CloseInfo } from "./errors.js";
-import { asDialogRequest, asDismissed, isResponse, type AgentEventMap, type AgentRecord } from "./records.js";
+import { asDialogRequest, asDismissed, isResponse, type AgentEventMap, type AgentRecord, type ResponseRecord } from "./records.js";
 import { RequestTracker, type CommandInput, type IssuedRequest, type RequestOptions } from "./requests.js";
 import type { Transport } from "./transport.js";
 import { detectCapabilities } from "./capabilities.js";
@@ -37,6 +37,7 @@ export class RpcClient extends CommandMethods {
   readonly #errors = new Emitter<ClientErrorEvent>({ onListenerError: reportUncaught });
   readonly #stateChanges: Emitter<ConnectionState>;
   readonly #any: Emitter<AgentRecord>;
+  readonly #unmatched: Emitter<ResponseRecord>;
   readonly #events = new Map<string, Emitter<AgentRecord>>();
   readonly #subscriptions: Disposable[];
   #emitsSettled: Promise<boolean> | undefined;
@@ -49,6 +50,7 @@ export class RpcClient extends CommandMethods {
     const listenerError = (error: unknown): void => this.#reportError(new ListenerError(error));
     this.#stateChanges = new Emitter({ onListenerError: listenerError });
     this.#any = new Emitter({ onListenerError: listenerError });
+    this.#unmatched = new Emitter({ onListenerError: listenerError });
     this.#requests = new RequestTracker((record) => transport.send(record), options.idPrefix);
     this.ui = new DialogDispatcher({
       write: (record) => {
@@ -83,17 +85,17 @@ export class RpcClient extends CommandMethods {
     return this.#stateChanges.event(listener);
   }
 
+  /** Problems that do not stop the connection; with no onError listener they become warnings. */
+  #reportError(error: ClientErrorEvent): void {
+    if (this.#errors.listenerCount > 0) this.#errors.fire(error);
+    else warn(error);
+  }
+
   /**
    * Problems that belong to no request and do not stop the connection: malformed lines
    * (ProtocolError), dialog handlers that threw (DialogHandlerError), listeners that threw
-   * (ListenerError). With no listener they are discarded.
+   * (ListenerError). With no listener they become process warnings (console warnings in a browser).
    */
-  /** Problems that do not stop the connection; with no onError listener they become process warnings. */
-  #reportError(error: ClientErrorEvent): void {
-    if (this.#errors.listenerCount > 0) this.#errors.fire(error);
-    else process.emitWarning(error.message, { type: error.name, code: "PARLEY_CLIENT" });
-  }
-
   onError(listener: (error: ClientErrorEvent) => void): Disposable {
     return this.#errors.event(listener);
   }
@@ -106,6 +108,14 @@ export class RpcClient extends CommandMethods {
       this.#events.set(type, emitter);
     }
     return emitter.event(listener as unknown as (record: AgentRecord) => void);
+  }
+
+  /**
+   * Responses that answer no pending request: a late one (after its request timed out or was
+   * aborted), or one the agent wrote of its own accord (a line it could not parse, `command: "parse"`).
+   */
+  onUnmatchedResponse(listener: (response: ResponseRecord) => void): Disposable {
+    return this.#unmatched.event(listener);
   }
 
   /** Every record the agent writes, responses included, in order and as written (not validated). */
@@ -197,7 +207,7 @@ export class RpcClient extends CommandMethods {
     if (record.type === "auto_retry_start") this.#retryPending = true;
     else if (record.type === "agent_start" || record.type === "auto_retry_end") this.#retryPending = false;
     if (isResponse(record)) {
-      this.#requests.settle(record);
+      if (!this.#requests.settle(record)) this.#unmatched.fire(record);
       if (record.command === "get_ui_state" && record.success && isUiStateData(record.data)) {
         // A late-attaching client learns of dialogs opened before it was there.
         for (const pending of record.data.pendingDialogs) {
@@ -220,4 +230,11 @@ export class RpcClient extends CommandMethods {
 
 function isUiStateData(data: unknown): data is GetUiStateData {
   return typeof data === "object" && data !== null && Array.isArray((data as { pendingDialogs?: unknown }).pendingDialogs);
+}
+
+/** Under Node a process warning (shown once per kind, silenced by --no-warnings); elsewhere the console's. */
+function warn(error: ClientErrorEvent): void {
+  if (typeof process !== "undefined" && typeof process.emitWarning === "function") {
+    process.emitWarning(error.message, { type: error.name, code: "PARLEY_CLIENT" });
+  } else console.warn(`${error.name}: ${error.message}`);
 }

@@ -63,7 +63,7 @@ class DialogEntry implements PendingDialog {
   readonly deadline: number | undefined;
   readonly #controller = new AbortController();
   #endReason: DialogEndReason | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     request: DialogRequest,

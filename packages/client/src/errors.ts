@@ -33,6 +33,9 @@ export class RpcError extends ParleyClientError {
   }
 }
 
+/** A signal's name (`SIGTERM`, …): Node's signal names, written so that browsers need no Node types. */
+export type SignalName = `SIG${string}`;
+
 /** How a transport ended. */
 export interface CloseInfo {
   /** local: close() was called; remote: the other side ended the stream or exited; error: I/O failed. */
@@ -40,7 +43,7 @@ export interface CloseInfo {
   /** Exit code of a spawned agent (null when it was killed by a signal). */
   exitCode?: number | null;
   /** Signal that ended a spawned agent. */
-  signal?: NodeJS.Signals | null;
+  signal?: SignalName | null;
   /** The last part of a spawned agent's stderr. */
   stderrTail?: string;
   /** The I/O or spawn error, for reason "error". */
@@ -64,7 +67,7 @@ function describeClose(info: CloseInfo): string {
 export class ConnectionClosedError extends ParleyClientError {
   readonly reason: CloseInfo["reason"];
   readonly exitCode: number | null | undefined;
-  readonly signal: NodeJS.Signals | null | undefined;
+  readonly signal: SignalName | null | undefined;
   readonly stderrTail: string | undefined;
 
   constructor(info: CloseInfo, message = describeClose(info)) {

@@ -4,6 +4,9 @@
  *   const client = new RpcClient(spawnTransport("parley", ["--mode", "rpc"]));
  *   client.ui.handle("confirm", async (request, signal) => true);
  *   console.log(await client.getState());
+ *
+ * Browsers get `browser.ts` (the `browser` export condition, or `@parley/client/browser`): the same
+ * client and a WebSocket transport, without the Node transports.
  */
 export { RpcClient, type ConnectionState, type RpcClientOptions } from "./client.js";
 export { CommandMethods, type BashOptions, type MessageOptions, type PromptOptions } from "./commands.js";
@@ -19,11 +22,14 @@ export {
   type DialogResult,
   type PendingDialog,
 } from "./dialogs.js";
+export { onEvents, type EventSource, type EventTable } from "./event-table.js";
 export { UiStore, type UiChange, type UiStoreAttachOptions } from "./ui-store.js";
 export { detectCapabilities, type Capabilities, type DetectedCapabilities } from "./capabilities.js";
-export { TransportBase, StreamTransport, type StreamTransportOptions, type Transport } from "./transport.js";
+export { TransportBase, type Transport } from "./transport.js";
+export { StreamTransport, type StreamTransportOptions } from "./stream-transport.js";
 export { ProcessTransport, spawnTransport, type ProcessCloseOptions, type SpawnTransportOptions } from "./spawn.js";
-export { WebSocketTransport, webSocketTransport, type WebSocketConstructor, type WebSocketLike, type WebSocketTransportOptions } from "./websocket.js";
+export { WebSocketTransport, webSocketTransport } from "./websocket-node.js";
+export type { WebSocketConstructor, WebSocketLike, WebSocketTransportOptions } from "./websocket.js";
 export { InMemoryTransport, createInMemoryTransportPair } from "./memory-transport.js";
 export { DisposableStore, Emitter, toDisposable, type Disposable } from "@parley/protocol/disposable";
 export type { AgentEventMap, AgentEventType, AgentRecord, ResponseRecord } from "./records.js";
@@ -40,4 +46,5 @@ export {
   type ClientErrorEvent,
   type CloseInfo,
   type DialogEndReason,
+  type SignalName,
 } from "./errors.js";

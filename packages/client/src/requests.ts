@@ -56,7 +56,7 @@ export class RequestTracker {
       return { id: undefined, response: Promise.reject(new RequestAbortedError(command.type, undefined, signal.reason)) };
     }
     const id = `${this.#prefix}${++this.#counter}`;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     let onAbort: (() => void) | undefined;
     const cleanup = (): void => {
       this.#pending.delete(id);

@@ -1,7 +1,8 @@
 /**
  * A transport over a WebSocket, for `parley --mode web` (or any server that carries one protocol
- * record per WebSocket message). Uses the global WebSocket where there is one (browsers, newer
- * Node) and the `ws` package otherwise, loaded only when a connection is made.
+ * record per WebSocket message). Uses the given WebSocket class, else the global one (browsers,
+ * newer Node). No Node API here: the browser entry exports this class as it is; the Node entry's
+ * (websocket-node.ts) falls back to the `ws` package where there is no global WebSocket.
  *
  *   const client = new RpcClient(webSocketTransport("ws://127.0.0.1:4781/ws?token=…"));
  */
@@ -22,7 +23,7 @@ export interface WebSocketLike {
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
 
 export interface WebSocketTransportOptions {
-  /** The WebSocket class to use (default: the global one, else the `ws` package's). */
+  /** The WebSocket class to use (default: the global one; under Node without one, the `ws` package's). */
   WebSocket?: WebSocketConstructor;
 }
 
@@ -37,15 +38,26 @@ export class WebSocketTransport extends TransportBase {
   constructor(url: string, options: WebSocketTransportOptions = {}) {
     super();
     const given = options.WebSocket ?? globalWebSocket();
-    if (given) this.#attach(new given(url));
-    else
-      void import("ws").then(
-        (ws) => {
-          if (this.isClosed) return;
-          this.#attach(new (ws.WebSocket as unknown as WebSocketConstructor)(url));
-        },
-        (error: unknown) => this.markClosed({ reason: "error", error: error instanceof Error ? error : new Error(String(error)) }),
-      );
+    if (given) {
+      this.#attach(new given(url));
+      return;
+    }
+    const fallback = this.loadWebSocket();
+    if (fallback === undefined) {
+      this.markClosed({ reason: "error", error: new Error("There is no WebSocket class here: pass one as options.WebSocket") });
+      return;
+    }
+    fallback.then(
+      (constructor) => {
+        if (!this.isClosed) this.#attach(new constructor(url));
+      },
+      (error: unknown) => this.markClosed({ reason: "error", error: error instanceof Error ? error : new Error(String(error)) }),
+    );
+  }
+
+  /** Where there is no global WebSocket and none was given: a class to load, or undefined (none). */
+  protected loadWebSocket(): Promise<WebSocketConstructor> | undefined {
+    return undefined;
   }
 
   protected writeLine(line: string): void {

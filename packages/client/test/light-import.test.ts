@@ -53,6 +53,7 @@ describe("importing @parley/client", () => {
       "dist/command-envelope.js",
       "dist/dialog-answers.js",
       "dist/disposable.js",
+      "dist/json-line.js",
       "dist/jsonl.js",
       "dist/ui-methods.js",
       "dist/ui-state.js",

@@ -1,7 +1,7 @@
 /**
  * The packages install anywhere: `npm pack` @parley/protocol, @parley/client, @parley/web (the page) and @parley/agent,
  * install the tarballs into empty projects outside the repository, offline, type-check and run
- * the README's embedding program (examples/embed.ts) against the installed `parley` binary.
+ * docs/sdk.md's embedding program (examples/embed.ts) against the installed `parley` binary.
  *
  * Offline: npm 11 resolves versions from full registry documents, which the npm cache may not
  * hold, so each project gets a lockfile built from the repository's (same versions, same
@@ -139,7 +139,7 @@ describe("packed packages", () => {
     }
   });
 
-  it("protocol, client and agent install offline in a project outside the repository; the README's program type-checks and runs", {
+  it("protocol, client and agent install offline in a project outside the repository; docs/sdk.md's program type-checks and runs", {
     timeout: 8 * MINUTE,
   }, () => {
     const dir = installProject(tarballs);

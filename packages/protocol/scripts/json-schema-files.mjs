@@ -8,6 +8,8 @@
 //
 // Pure and deterministic: the same schemas always give byte-identical files.
 
+import { pascalName } from "./alias-code.mjs";
+
 const DRAFT = "https://json-schema.org/draft/2020-12/schema";
 
 /** One file per record family. `schema` names an export of src/schema/index.ts. */
@@ -49,8 +51,8 @@ export const FAMILIES = [
     file: "parley-additions.json",
     schema: "ParleyAdditionRecord",
     title: "parley additions",
-    description:
-      "Records parley adds to pi's protocol; a client that ignores them still works: extension_ui_dismissed, extension_ui_error, the get_ui_state command and its response.",
+    // The union's own description, which lists the commands parley adds (from the command table).
+    description: undefined,
   },
   {
     file: "inbound.json",
@@ -75,9 +77,18 @@ const isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v)
 const isCyclic = (s) => isObject(s) && isObject(s.$defs) && typeof s.$ref === "string" && !s.$ref.startsWith("#");
 const isNameWorthy = (s) => isObject(s) && !isCyclic(s) && (s.type === "object" || Array.isArray(s.anyOf) || Array.isArray(s.allOf));
 
-/** Maps the JSON text of every exported, name-worthy schema to its export name. */
+/**
+ * Maps the JSON text of every exported, name-worthy schema to its export name. Each declared
+ * command's schema and successful response are named from the command table first
+ * (`PromptCommand`, `PromptResponse`: the names the generated aliases export), so the files
+ * do not depend on the aliases being generated yet.
+ */
 function nameRegistry(schemas) {
   const names = new Map();
+  for (const type of Object.keys(schemas.COMMAND_SCHEMAS ?? {})) {
+    names.set(JSON.stringify(schemas.COMMAND_SCHEMAS[type]), `${pascalName(type)}Command`);
+    names.set(JSON.stringify(schemas.SUCCESS_RESPONSE_SCHEMAS[type]), `${pascalName(type)}Response`);
+  }
   for (const name of Object.keys(schemas).sort()) {
     const schema = schemas[name];
     if (!isNameWorthy(schema)) continue;
@@ -155,11 +166,11 @@ export function buildJsonSchemaFiles(schemas) {
     const root = schemas[family.schema];
     if (!isObject(root)) throw new Error(`No schema named ${family.schema}`);
     const { body, defs } = convert(root, names);
-    const { description: _description, ...rest } = body;
+    const { description, ...rest } = body;
     const document = {
       $schema: DRAFT,
       title: family.title,
-      description: family.description,
+      description: family.description ?? `${description} A client that ignores them still works.`,
       ...rest,
       ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}),
     };

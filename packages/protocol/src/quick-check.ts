@@ -4,7 +4,7 @@
  */
 import { inspectEnvelope } from "./command-envelope.js";
 import { COMMAND_CHECKS } from "./generated/command-checks.js";
-import type { CommandType, RpcCommand } from "./schema/commands.js";
+import type { CommandType, RpcCommand } from "./schema/command-records.js";
 
 export type QuickCheck =
   | { ok: true; command: RpcCommand }

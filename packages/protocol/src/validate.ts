@@ -7,7 +7,7 @@
  */
 import { Compile } from "typebox/compile";
 import { describeValue, inspectEnvelope } from "./command-envelope.js";
-import { COMMAND_SCHEMAS, type CommandType, type RpcCommand } from "./schema/commands.js";
+import { COMMAND_SCHEMAS, type CommandType, type RpcCommand } from "./schema/command-records.js";
 
 export type CommandCheck = { ok: true; command: RpcCommand } | { ok: false; id?: string | number; command: string; error: string };
 

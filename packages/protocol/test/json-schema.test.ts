@@ -6,7 +6,7 @@ import path from "node:path";
 import { buildJsonSchemaFiles, FAMILIES } from "../scripts/json-schema-files.mjs";
 import * as schemas from "../src/schema/index.js";
 
-const STALE = "JSON Schema files are stale: run `node packages/protocol/scripts/generate-json-schema.mjs`";
+const STALE = "JSON Schema files are stale: run `npm run generate`";
 const dir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../json-schema");
 
 const generated = buildJsonSchemaFiles(schemas) as Record<string, string>;

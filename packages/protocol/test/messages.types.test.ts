@@ -23,8 +23,8 @@ import type {
 // pi 1.6's coding-agent messages, merged into pi-agent-core 1.6's AgentMessage by its declarations.
 import type {} from "pi-newest";
 import type * as M from "../src/schema/messages.js";
-import type * as C from "../src/schema/commands.js";
-import type * as R from "../src/schema/responses.js";
+import type * as C from "../src/schema/index.js";
+import type * as R from "../src/schema/index.js";
 import type * as E from "../src/schema/events.js";
 
 /** Compiles only when From is assignable to To. */

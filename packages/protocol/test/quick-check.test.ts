@@ -11,11 +11,9 @@ import { buildValidatorModule } from "../scripts/validator-code.mjs";
 const ROOT = join(import.meta.dirname, "..");
 
 describe("generated command validators", () => {
-  it("are fresh (regenerate with node packages/protocol/scripts/generate-validators.mjs)", () => {
+  it("are fresh (regenerate with npm run generate)", () => {
     const committed = readFileSync(join(ROOT, "src/generated/command-checks.ts"), "utf8");
-    expect(committed, "src/generated/command-checks.ts is stale: run `node packages/protocol/scripts/generate-validators.mjs`").toBe(
-      (buildValidatorModule as (s: unknown) => string)(schemas),
-    );
+    expect(committed, "src/generated/command-checks.ts is stale: run `npm run generate`").toBe((buildValidatorModule as (s: unknown) => string)(schemas));
   });
 
   const samples: unknown[] = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { checkCommand, type CommandCheck } from "../src/validate.js";
-import { COMMAND_SCHEMAS, type CommandType } from "../src/schema/commands.js";
+import { COMMAND_SCHEMAS, type CommandType } from "../src/schema/command-records.js";
 
 /** A valid example per command (from pi's RPC docs where they give one) and a bad variant. */
 const CASES: Record<CommandType, { valid: object[]; invalid: { value: object; error: string } }> = {

@@ -2,24 +2,16 @@
  * parley's web UI. Connects to the server that served it (the token comes from the page URL),
  * rebuilds the conversation and the extension UI state on every (re)connection, then follows
  * the record stream. Every tab is a full client: dialogs show in all of them, the first answer wins.
+ * It speaks to parley only through @parley/client (its browser entry): typed commands, and every
+ * record parley sends unasked through one table the compiler checks is complete (`events` below).
  */
-import type {
-  AgentMessage,
-  ListedSession,
-  Model,
-  PendingDialogState,
-  SessionState,
-  SessionStats,
-  SessionTreeNode,
-  SlashCommand,
-  ThinkingLevel,
-  UiState,
-} from "@parley/protocol";
+import { ConnectionClosedError, onEvents, RpcError, type AnyPendingDialog, type EventTable, type RpcClient } from "@parley/client/browser";
+import type { ExtensionUiResponse } from "@parley/protocol";
 import { Attachments } from "./attachments.js";
 import { Chrome } from "./chrome.js";
-import { Connection, type WireRecord } from "./connection.js";
+import { Connection } from "./connection.js";
 import { Completion, type CompletionItem } from "./completion.js";
-import { DialogList } from "./dialogs.js";
+import { DialogList, type DialogAnswer } from "./dialogs.js";
 import { h } from "./dom.js";
 import { ModelBar } from "./model-bar.js";
 import { isDialogRequest, isFireAndForget } from "./records.js";
@@ -117,22 +109,22 @@ function start(): void {
   const tree = new SessionTree((entryId) => void forkEntry(entryId, "", "edit"));
   const sessionList = new SessionList(
     {
-      open: (path) => void switchTo({ type: "switch_session", sessionPath: path }),
-      create: () => void switchTo({ type: "new_session" }),
-      rename: (name) => void command({ type: "set_session_name", name }).then(() => void refreshSessions()),
+      open: (path) => void switchTo("switch_session", (c) => c.switchSession(path)),
+      create: () => void switchTo("new_session", (c) => c.newSession()),
+      rename: (name) => void command("set_session_name", (c) => c.setSessionName(name)).then(() => void refreshSessions()),
     },
     tree.element,
   );
   const modelBar = new ModelBar({
-    chooseModel: (provider, modelId) => void command({ type: "set_model", provider, modelId }).then(() => void refreshState()),
-    chooseLevel: (level) => void command({ type: "set_thinking_level", level }).then(() => void refreshState()),
+    chooseModel: (provider, modelId) => void command("set_model", (c) => c.setModel(provider, modelId)).then(() => void refreshState()),
+    chooseLevel: (level) => void command("set_thinking_level", (c) => c.setThinkingLevel(level)).then(() => void refreshState()),
   });
   let commands: CompletionItem[] = [];
   const completion = new Completion(ui.input, {
     commands: () => commands,
     files: async (query) => {
-      const response = await connection.request({ type: "list_files", query, limit: 30 });
-      return response.success ? (field<string[]>(response.data, "files") ?? []).map((value) => ({ value })) : [];
+      const data = await quietly((c) => c.listFiles(query, 30));
+      return (data?.files ?? []).map((value) => ({ value }));
     },
   });
   const attachments = new Attachments(ui.form, (why) => chrome.toast(why, "error"));
@@ -155,8 +147,197 @@ function start(): void {
   };
   setStreaming(false);
 
+  const dialogs = new DialogList(ui.dialogs, (id, answer) => {
+    const client = connection.client;
+    if (client === undefined) return false;
+    const pending = client.ui.get(id);
+    if (pending !== undefined) return answerDialog(pending, answer);
+    // Ended on this side only (an answer parley refused and the page showed again, or the local
+    // clock ran out first): parley judges whether it still takes an answer.
+    const response: ExtensionUiResponse = { type: "extension_ui_response", id, ...answer };
+    try {
+      client.transport.send(response);
+      return true;
+    } catch {
+      return false; // closed in the meantime: the dialog stays open, saying so
+    }
+  });
+
+  /** A request through the open client; a failure (or no connection) is said in a toast and gives undefined. */
+  async function command<T>(label: string, send: (client: RpcClient) => Promise<T>): Promise<T | undefined> {
+    try {
+      return await send(openClient());
+    } catch (error) {
+      chrome.toast(`${label}: ${failureText(error)}`, "error");
+      return undefined;
+    }
+  }
+
+  /** A request whose failure the page shows no sign of (a refresh: the next one repairs it). */
+  async function quietly<T>(send: (client: RpcClient) => Promise<T>): Promise<T | undefined> {
+    try {
+      return await send(openClient());
+    } catch {
+      return undefined;
+    }
+  }
+
+  function openClient(): RpcClient {
+    const client = connection.client;
+    if (client === undefined) throw new Error("not connected to parley");
+    return client;
+  }
+
+  async function refreshState(): Promise<void> {
+    const [state, levels, stats] = await Promise.all([
+      quietly((c) => c.getState()),
+      quietly((c) => c.getAvailableThinkingLevels()),
+      quietly((c) => c.getSessionStats()),
+    ]);
+    if (state !== undefined) {
+      setStreaming(state.isStreaming);
+      const changed = state.sessionFile !== sessionFile;
+      sessionFile = state.sessionFile;
+      sessionName = state.sessionName;
+      modelBar.setCurrent(state.model ?? undefined, state.thinkingLevel, levels ?? []);
+      if (changed) void refreshSessions();
+    }
+    if (stats !== undefined) modelBar.setStats(stats.contextUsage, stats.cost);
+  }
+
+  async function refreshTree(): Promise<void> {
+    const data = await quietly((c) => c.getTree());
+    if (data !== undefined) tree.update(data.tree, data.leafId);
+  }
+
+  async function refreshSessions(): Promise<void> {
+    const data = await quietly((c) => c.listSessions());
+    if (data !== undefined) sessionList.update(data.sessions, sessionFile, sessionName);
+  }
+
+  async function refreshCommands(): Promise<void> {
+    const list = await quietly((c) => c.getCommands());
+    if (list !== undefined) commands = list.map((c) => ({ value: c.name, description: c.description }));
+  }
+
+  async function refreshModels(): Promise<void> {
+    const models = await quietly((c) => c.getAvailableModels());
+    if (models !== undefined) modelBar.setModels(models);
+  }
+
+  /** A switch (new, stored, fork) the server made: everything again. Cancelled by an extension: nothing changes. */
+  async function switchTo<T extends { cancelled: boolean }>(label: string, send: (client: RpcClient) => Promise<T>): Promise<T | undefined> {
+    const data = await command(label, send);
+    if (data === undefined || data.cancelled) return undefined;
+    document.body.classList.remove("show-sessions");
+    ui.menu.setAttribute("aria-expanded", "false");
+    await resync();
+    return data;
+  }
+
+  /** Fork before a user message (counted from the newest), then edit its text or send it again. */
+  async function forkUser(fromEnd: number, then: "edit" | "retry"): Promise<void> {
+    const messages = (await quietly((c) => c.getForkMessages())) ?? [];
+    const target = messages[messages.length - 1 - fromEnd];
+    if (!target) {
+      chrome.toast("fork: that message cannot be forked from", "error");
+      return;
+    }
+    await forkEntry(target.entryId, target.text, then);
+  }
+
+  /** A fork before this user entry: its text to edit, or sent again. */
+  async function forkEntry(entryId: string, fallback: string, then: "edit" | "retry"): Promise<void> {
+    const data = await switchTo("fork", (c) => c.fork(entryId));
+    if (data === undefined) return;
+    const text = data.text ?? fallback;
+    if (then === "retry") await command("prompt", (c) => c.prompt(text));
+    else {
+      ui.input.value = text;
+      ui.input.focus();
+    }
+  }
+
+  /**
+   * Sent in this order and answered in this order; each answer is applied as soon as it arrives,
+   * so events after it (which the answer does not include) are applied on top.
+   */
+  async function resync(): Promise<void> {
+    synced = false;
+    // The conversation first: it is what the reader waits for.
+    const messages = quietly((c) => c.getMessages()).then((list) => {
+      if (list !== undefined) transcript.reset(list);
+      synced = true;
+    });
+    const state = refreshState();
+    const uiState = quietly((c) => c.getUiState()).then((data) => {
+      if (data === undefined) return;
+      chrome.reset(data);
+      if (data.editorText !== undefined && ui.input.value === "") ui.input.value = data.editorText;
+      dialogs.reset(data.pendingDialogs.filter((pending) => isDialogRequest(pending.request)));
+    });
+    await Promise.all([state, messages, uiState, refreshSessions(), refreshModels(), refreshCommands(), refreshTree()]);
+  }
+
+  /** Until the conversation is loaded, its events are not applied (the loaded conversation has them). */
+  const whenSynced =
+    <E>(apply: (event: E) => void) =>
+    (event: E): void => {
+      if (synced) apply(event);
+    };
+
+  /**
+   * What the page does with each record parley sends unasked. Every event of the protocol is here
+   * (the type requires it): a new one fails to compile until it is handled or ignored (`null`).
+   */
+  const events: EventTable = {
+    extension_ui_request: (record) => {
+      // Dialogs come through client.ui (above); these are the fire-and-forget ones.
+      if (!isFireAndForget(record)) return;
+      if (record.method === "set_editor_text") ui.input.value = record.text;
+      else chrome.apply(record);
+    },
+    extension_ui_dismissed: (record) => dialogs.dismissed(record.id, record.reason),
+    extension_ui_error: (record) => {
+      if (typeof record.id === "string") dialogs.refused(record.id, String(record.error), record.pending === true);
+      else chrome.toast(String(record.error), "error");
+    },
+    extension_error: (record) => transcript.error(`Extension error (${record.extensionPath}, ${record.event}): ${record.error}`),
+    agent_start: () => setStreaming(true),
+    agent_settled: () => {
+      setStreaming(false);
+      void refreshState();
+      void refreshTree();
+      // The run may have written the session's file for the first time.
+      void refreshSessions();
+    },
+    thinking_level_changed: () => void refreshState().then(() => refreshSessions()),
+    session_info_changed: () => void refreshState().then(() => refreshSessions()),
+    message_start: whenSynced((record) => transcript.messageStart(record.message)),
+    message_update: whenSynced((record) => transcript.delta(record.assistantMessageEvent)),
+    message_end: whenSynced((record) => transcript.messageEnd(record.message)),
+    tool_execution_start: whenSynced((record) => transcript.toolStart(record.toolCallId, record.toolName, record.args)),
+    tool_execution_update: whenSynced((record) => transcript.toolUpdate(record.toolCallId, record.toolName, record.partialResult)),
+    tool_execution_end: whenSynced((record) => transcript.toolEnd(record.toolCallId, record.toolName, record.result, record.isError === true)),
+    auto_retry_start: whenSynced((record) => transcript.note(`Retrying after an error (attempt ${record.attempt}): ${record.errorMessage ?? ""}`)),
+    compaction_start: whenSynced(() => transcript.note("Compacting the conversation…")),
+    // Shown by what follows them: agent_settled ends the run, get_state and get_tree refresh after it.
+    agent_end: null,
+    turn_start: null,
+    turn_end: null,
+    compaction_end: null,
+    auto_retry_end: null,
+    entry_appended: null,
+    // The page sends no bash command and shows no queue; summaries are retried inside a compaction.
+    bash_execution_update: null,
+    queue_update: null,
+    summarization_retry_scheduled: null,
+    summarization_retry_attempt_start: null,
+    summarization_retry_finished: null,
+  };
+
   let tokenRefusedShown = false;
-  const connection: Connection = new Connection(wsUrl, {
+  const connection = new Connection(wsUrl, {
     onState: (state) => {
       // A retry after a refused token keeps saying what to do.
       if (state === "connecting" && tokenRefusedShown) return;
@@ -178,202 +359,36 @@ function start(): void {
       if (state === "refused" || state === "open") tokenRefusedShown = state === "refused";
       ui.connection.dataset["state"] = state;
     },
+    onClient: (client) => {
+      synced = false;
+      onEvents(client, events);
+      // A failure that answers none of the page's requests (e.g. a line parley could not parse).
+      client.onUnmatchedResponse((response) => {
+        if (!response.success) chrome.toast(`${response.command}: ${String(response.error)}`, "error");
+      });
+      // Every dialog, from its request or from a get_ui_state snapshot, is the page's to answer.
+      client.ui.onDialog((dialog) => {
+        if (isDialogRequest(dialog.request)) dialogs.show(dialog.request, dialog.deadline === undefined ? undefined : dialog.deadline - Date.now());
+      });
+    },
     onOpen: () => void resync(),
-    onRecord: (record) => handle(record),
   });
-
-  const dialogs = new DialogList(ui.dialogs, (id, answer) => connection.send({ type: "extension_ui_response", id, ...answer }));
-
-  /** A command whose failure is said in a toast; the response's data when it succeeded. */
-  async function command(record: { type: string; [key: string]: unknown }): Promise<unknown> {
-    const response = await connection.request(record);
-    if (!response.success) {
-      chrome.toast(`${record.type}: ${response.error ?? "failed"}`, "error");
-      return undefined;
-    }
-    return response.data ?? null;
-  }
-
-  async function refreshState(): Promise<void> {
-    const [state, levels, stats] = await Promise.all([
-      connection.request({ type: "get_state" }),
-      connection.request({ type: "get_available_thinking_levels" }),
-      connection.request({ type: "get_session_stats" }),
-    ]);
-    if (state.success && isObject(state.data)) {
-      const data = state.data as Partial<SessionState>;
-      setStreaming(data.isStreaming === true);
-      const changed = data.sessionFile !== sessionFile;
-      sessionFile = data.sessionFile;
-      sessionName = data.sessionName;
-      const levelList = levels.success ? (field<ThinkingLevel[]>(levels.data, "levels") ?? []) : [];
-      modelBar.setCurrent(data.model ?? undefined, data.thinkingLevel, levelList);
-      if (changed) void refreshSessions();
-    }
-    if (stats.success && isObject(stats.data)) {
-      const data = stats.data as Partial<SessionStats>;
-      modelBar.setStats(data.contextUsage, data.cost);
-    }
-  }
-
-  async function refreshTree(): Promise<void> {
-    const response = await connection.request({ type: "get_tree" });
-    if (response.success) tree.update(field<SessionTreeNode[]>(response.data, "tree") ?? [], field<string | null>(response.data, "leafId") ?? null);
-  }
-
-  async function refreshSessions(): Promise<void> {
-    const response = await connection.request({ type: "list_sessions" });
-    if (response.success) sessionList.update(field<ListedSession[]>(response.data, "sessions") ?? [], sessionFile, sessionName);
-  }
-
-  async function refreshCommands(): Promise<void> {
-    const response = await connection.request({ type: "get_commands" });
-    if (!response.success) return;
-    commands = (field<SlashCommand[]>(response.data, "commands") ?? []).map((c) => ({ value: c.name, description: c.description }));
-  }
-
-  async function refreshModels(): Promise<void> {
-    const response = await connection.request({ type: "get_available_models" });
-    if (response.success) modelBar.setModels(field<Model[]>(response.data, "models") ?? []);
-  }
-
-  /** A switch (new, stored, fork) the server made: everything again. Cancelled by an extension: nothing changes. */
-  async function switchTo(record: { type: string; [key: string]: unknown }): Promise<unknown> {
-    const data = await command(record);
-    if (data === undefined || field<boolean>(data, "cancelled") === true) return undefined;
-    document.body.classList.remove("show-sessions");
-    ui.menu.setAttribute("aria-expanded", "false");
-    await resync();
-    return data;
-  }
-
-  /** Fork before a user message (counted from the newest), then edit its text or send it again. */
-  async function forkUser(fromEnd: number, then: "edit" | "retry"): Promise<void> {
-    const list = await connection.request({ type: "get_fork_messages" });
-    const messages = list.success ? (field<{ entryId: string; text: string }[]>(list.data, "messages") ?? []) : [];
-    const target = messages[messages.length - 1 - fromEnd];
-    if (!target) {
-      chrome.toast("fork: that message cannot be forked from", "error");
-      return;
-    }
-    await forkEntry(target.entryId, target.text, then);
-  }
-
-  /** A fork before this user entry: its text to edit, or sent again. */
-  async function forkEntry(entryId: string, fallback: string, then: "edit" | "retry"): Promise<void> {
-    const data = await switchTo({ type: "fork", entryId });
-    if (data === undefined) return;
-    const text = field<string>(data, "text") ?? fallback;
-    if (then === "retry") await command({ type: "prompt", message: text });
-    else {
-      ui.input.value = text;
-      ui.input.focus();
-    }
-  }
-
-  /**
-   * Sent in this order and answered in this order; each answer is applied as soon as it arrives,
-   * so events after it (which the answer does not include) are applied on top.
-   */
-  async function resync(): Promise<void> {
-    synced = false;
-    // The conversation first: it is what the reader waits for.
-    const messages = connection.request({ type: "get_messages" }).then((response) => {
-      if (response.success) transcript.reset(field<AgentMessage[]>(response.data, "messages") ?? []);
-      synced = true;
-    });
-    const state = refreshState();
-    const uiState = connection.request({ type: "get_ui_state" }).then((response) => {
-      if (!response.success || typeof response.data !== "object" || response.data === null) return;
-      const data = response.data as UiState & { pendingDialogs?: PendingDialogState[] };
-      chrome.reset(data);
-      if (data.editorText !== undefined && ui.input.value === "") ui.input.value = data.editorText;
-      dialogs.reset(data.pendingDialogs ?? []);
-    });
-    await Promise.all([state, messages, uiState, refreshSessions(), refreshModels(), refreshCommands(), refreshTree()]);
-  }
-
-  function handle(record: WireRecord): void {
-    switch (record.type) {
-      case "extension_ui_request":
-        if (isDialogRequest(record)) dialogs.show(record);
-        else if (isFireAndForget(record)) {
-          if (record.method === "set_editor_text") ui.input.value = record.text;
-          else chrome.apply(record);
-        }
-        return;
-      case "extension_ui_dismissed":
-        dialogs.dismissed(String(record["id"]), String(record["reason"]));
-        return;
-      case "extension_ui_error":
-        if (typeof record["id"] === "string") dialogs.refused(record["id"], String(record["error"]), record["pending"] === true);
-        else chrome.toast(String(record["error"]), "error");
-        return;
-      case "extension_error":
-        transcript.error(`Extension error (${String(record["extensionPath"])}, ${String(record["event"])}): ${String(record["error"])}`);
-        return;
-      case "response":
-        if (record["success"] === false) chrome.toast(`${String(record["command"])}: ${String(record["error"])}`, "error");
-        return;
-      case "agent_start":
-        setStreaming(true);
-        return;
-      case "agent_settled":
-        setStreaming(false);
-        void refreshState();
-        void refreshTree();
-        // The run may have written the session's file for the first time.
-        void refreshSessions();
-        return;
-      case "thinking_level_changed":
-      case "session_info_changed":
-        void refreshState().then(() => refreshSessions());
-        return;
-    }
-    if (!synced) return;
-    switch (record.type) {
-      case "message_start":
-        transcript.messageStart(record["message"] as AgentMessage);
-        return;
-      case "message_update":
-        transcript.delta(record["assistantMessageEvent"] as Parameters<Transcript["delta"]>[0]);
-        return;
-      case "message_end":
-        transcript.messageEnd(record["message"] as AgentMessage);
-        return;
-      case "tool_execution_start":
-        transcript.toolStart(String(record["toolCallId"]), String(record["toolName"]), record["args"]);
-        return;
-      case "tool_execution_update":
-        transcript.toolUpdate(String(record["toolCallId"]), String(record["toolName"]), record["partialResult"]);
-        return;
-      case "tool_execution_end":
-        transcript.toolEnd(String(record["toolCallId"]), String(record["toolName"]), record["result"], record["isError"] === true);
-        return;
-      case "auto_retry_start":
-        transcript.note(`Retrying after an error (attempt ${String(record["attempt"])}): ${String(record["errorMessage"] ?? "")}`);
-        return;
-      case "compaction_start":
-        transcript.note("Compacting the conversation…");
-        return;
-    }
-  }
 
   async function submit(kind: "prompt" | "steer" | "follow_up"): Promise<void> {
     const message = ui.input.value;
     const images = attachments.take();
     if (message.trim() === "" && images.length === 0) return;
     const withImages = images.length > 0 ? { images } : {};
-    const command =
-      kind === "prompt"
-        ? { type: "prompt", message, ...withImages, ...(streaming ? { streamingBehavior: "steer" } : {}) }
-        : { type: kind, message, ...withImages };
     ui.input.value = "";
     completion.close();
     transcript.follow();
-    const response = await connection.request(command);
-    if (!response.success) {
-      chrome.toast(`${kind}: ${response.error ?? "failed"}`, "error");
+    try {
+      const client = openClient();
+      if (kind === "prompt") await client.prompt(message, { ...withImages, ...(streaming ? { streamingBehavior: "steer" as const } : {}) });
+      else if (kind === "steer") await client.steer(message, withImages);
+      else await client.followUp(message, withImages);
+    } catch (error) {
+      chrome.toast(`${kind}: ${failureText(error)}`, "error");
       if (ui.input.value === "") ui.input.value = message;
       attachments.restore(images);
     }
@@ -391,7 +406,7 @@ function start(): void {
   });
   ui.steer.addEventListener("click", () => void submit("steer"));
   ui.followUp.addEventListener("click", () => void submit("follow_up"));
-  ui.abort.addEventListener("click", () => void connection.request({ type: "abort" }));
+  ui.abort.addEventListener("click", () => void quietly((c) => c.abort()));
   ui.jump.addEventListener("click", () => transcript.follow());
   ui.menu.addEventListener("click", () => {
     const open = document.body.classList.toggle("show-sessions");
@@ -400,12 +415,18 @@ function start(): void {
   ui.input.focus();
 }
 
-function isObject(value: unknown): value is object {
-  return typeof value === "object" && value !== null;
+/** What went wrong, in the words the page showed before it used the typed client. */
+function failureText(error: unknown): string {
+  if (error instanceof RpcError) return error.error;
+  if (error instanceof ConnectionClosedError) return "the connection to parley closed";
+  return error instanceof Error ? error.message : String(error);
 }
 
-function field<T>(data: unknown, key: string): T | undefined {
-  return typeof data === "object" && data !== null && key in data ? ((data as Record<string, unknown>)[key] as T) : undefined;
+/** Writes the page's answer through the client, which sends exactly one per dialog. */
+function answerDialog(dialog: AnyPendingDialog, answer: DialogAnswer): boolean {
+  if ("cancelled" in answer) return dialog.cancel();
+  if (dialog.method === "confirm") return "confirmed" in answer && dialog.answer(answer.confirmed);
+  return "value" in answer && dialog.answer(answer.value);
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);

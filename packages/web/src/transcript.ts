@@ -3,7 +3,7 @@
  * with their arguments and live output, errors. Deltas touch only the block they extend, and
  * each block renders at most once per animation frame.
  */
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "@parley/protocol";
+import type { AgentMessage, AssistantMessage, MessageStartEvent, StreamingAssistantMessage, ToolResultMessage } from "@parley/protocol";
 import { copyButton, h } from "./dom.js";
 import { afterRender, schedule, type FrameView } from "./frame.js";
 import { MarkdownView } from "./markdown.js";
@@ -238,7 +238,7 @@ export class Transcript {
     }
   }
 
-  messageStart(message: AgentMessage): void {
+  messageStart(message: MessageStartEvent["message"]): void {
     if (message.role === "assistant") {
       this.#live = this.#assistant();
       this.#fillAssistant(this.#live, message, false);
@@ -386,7 +386,7 @@ export class Transcript {
     }
   }
 
-  #fillAssistant(live: LiveMessage, message: AssistantMessage, final: boolean): void {
+  #fillAssistant(live: LiveMessage, message: AssistantMessage | StreamingAssistantMessage, final: boolean): void {
     message.content.forEach((block, index) => {
       if (block.type === "text") {
         const view = this.#block(live, index, () => new MarkdownView("text"));

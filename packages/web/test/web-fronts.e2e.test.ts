@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { chromium, type Browser } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { launchChromium } from "../../../scripts/headless-chromium.mjs";
-import { urlHost } from "../../agent/src/web/http-server.js";
+import { urlHost } from "../../agent/src/modes/web/http-server.js";
 import { connectRaw, PARLEY_BIN, startWeb, START_MS, type RawClient, type Rec, type WebAgent } from "./helpers/web-server.js";
 
 const FLOOD = join(import.meta.dirname, "fixtures/flood.ts");

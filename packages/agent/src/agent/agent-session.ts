@@ -379,15 +379,17 @@ export class AgentSession {
    * command line's when it gave them; else, for a session with messages, the ones it last used
    * (when still usable); else the defaults.
    */
-  #settle(): void {
+  #settle(): string | undefined {
     const resumed = this.#resumed;
     const defaults = this.#defaults;
     let model = defaults.model;
+    let fallback: string | undefined;
     if (!defaults.modelPinned && resumed.existing && resumed.model) {
       // As the newest pi: a virtual selection holds while it is registered; else the model that answered last.
       const virtual = resumed.selected && this.models.virtualModel(resumed.selected.provider, resumed.selected.modelId);
       const recorded = virtual ?? this.models.findModel(resumed.model.provider, resumed.model.modelId);
       if (recorded && this.models.hasAuth(recorded)) model = recorded;
+      else fallback = `Warning: Could not restore model ${resumed.model.provider}/${resumed.model.modelId}. Using ${model.provider}/${model.id}`;
     }
     // A level this parley does not know (a newer pi's, or a damaged file) counts as none recorded.
     const recordedLevel = resumed.existing && resumed.thinkingRecorded && isThinkingLevel(resumed.thinkingLevel) ? resumed.thinkingLevel : undefined;
@@ -399,6 +401,15 @@ export class AgentSession {
         : (this.#modelLevel(model) ?? defaults.thinkingLevel);
     this.#state.model = model;
     this.#state.thinkingLevel = this.models.clampThinkingLevel(model, level);
+    return fallback;
+  }
+
+  /** pi 1.6's diagnostic when a resumed session's model is unavailable: said at start-up and after a switch, each wording once. */
+  readonly #saidFallbacks = new Set<string>();
+  #sayFallback(message: string | undefined): void {
+    if (message === undefined || this.#saidFallbacks.has(message)) return;
+    this.#saidFallbacks.add(message);
+    this.#options.log(message);
   }
 
   /**
@@ -575,7 +586,7 @@ export class AgentSession {
     this.#state.messages = loopMessages(context.messages);
     this.#nextTurn = [];
     this.#resumed = resumedSettings(session, context);
-    this.#settle();
+    this.#sayFallback(this.#settle());
     this.recordSessionStart();
   }
 
@@ -596,7 +607,7 @@ export class AgentSession {
       modelPinned: choice.source === "cli" || choice.source === "script",
       thinkingPinned: choice.thinkingFromCli,
     };
-    this.#settle();
+    this.#sayFallback(this.#settle());
   }
 
   systemPrompt(): string {

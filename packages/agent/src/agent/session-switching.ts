@@ -7,6 +7,7 @@
  * session: factories run again, module state starts afresh, the old instances' pi and ctx go
  * stale), session_start and resources_discover, once each.
  */
+import { existsSync } from "node:fs";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ForkTarget, Session } from "../session/session.js";
 import { wirePath } from "../resources/paths.js";
@@ -198,6 +199,8 @@ export class SessionSwitching {
     const check = (): void => {
       const entry = current.entry(entryId);
       if (!entry || (position === "before" && (entry.type !== "message" || entry.message.role !== "user"))) throw new Error("Invalid entry ID for forking");
+      // A fork before the first entry is a new session, which needs nothing of the file.
+      if (position === "at" || entry.parentId !== null) assertSaved(current);
     };
     let text: string | undefined;
     const result = await this.switchTo(
@@ -224,6 +227,18 @@ export class SessionSwitching {
     return this.switchTo(() => current.fork(leaf, "at", this.#forkTarget()).session, {
       before: { type: "session_before_fork", entryId: leaf, position: "at" },
       reason: "fork",
+      check: () => assertSaved(current),
     });
+  }
+}
+
+/**
+ * As pi 1.6 (after session_before_fork): a stored session is forked or cloned from its file, so
+ * one not written yet (a new session's file waits for its first reply) is refused, in pi's words.
+ * An in-memory session (--no-session) is copied in memory.
+ */
+function assertSaved(session: Session): void {
+  if (session.file !== undefined && !existsSync(session.file)) {
+    throw new Error("This session has not been saved yet. Send a message before cloning or forking it.");
   }
 }

@@ -1,10 +1,10 @@
 /**
  * The system prompt: who the agent is, its tools, where it works, and the project's own
  * instructions, from pi's sources: SYSTEM.md or --system-prompt replace the built-in text,
- * APPEND_SYSTEM.md or --append-system-prompt add to it, then the context files (AGENTS.md /
- * CLAUDE.md, global then from the outermost folder in).
+ * APPEND_SYSTEM.md or --append-system-prompt add to it, then the context files (AGENTS.override.md /
+ * AGENTS.md / CLAUDE.md, global then from the outermost folder in).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
 export interface SystemPromptOptions {
@@ -21,14 +21,19 @@ export interface SystemPromptOptions {
   now?: Date;
 }
 
-/** pi's names, in pi's order of preference: the first one present in a folder counts. */
-const CONTEXT_FILES = ["AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
+/**
+ * pi 1.6's names, in its order of preference: the first file present in a folder counts, so an
+ * `AGENTS.override.md` stands in for that folder's AGENTS.md or CLAUDE.md (and only that folder's).
+ */
+const CONTEXT_FILES = ["AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD"];
 
 function contextFileIn(dir: string): { path: string; content: string } | undefined {
   for (const name of CONTEXT_FILES) {
     const path = join(dir, name);
     if (!existsSync(path)) continue;
     try {
+      // A folder of that name is passed over, as pi does.
+      if (!statSync(path).isFile()) continue;
       return { path, content: readFileSync(path, "utf8") };
     } catch {
       // Unreadable instructions are skipped rather than failing every prompt.

@@ -6,6 +6,7 @@
 import type { ThinkingLevel } from "@parley/protocol";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 import { toolListError } from "../agent/tool-selection.js";
+import { UsageError } from "../core/usage-error.js";
 import { likelyFlag } from "./flag-typos.js";
 
 /**
@@ -106,9 +107,7 @@ export interface CliOptions {
   argv: string[];
 }
 
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+export { UsageError };
 
 type BooleanKey = {
   [K in keyof CliOptions]-?: CliOptions[K] extends boolean ? K : never;

@@ -1,13 +1,13 @@
 /**
- * `parley --mode rpc`: parse flags, read pi's files, load extensions, choose the model, serve RPC
- * on stdio until stdin ends. stdout carries protocol records only; everything for humans goes to
- * stderr, and every flag error comes before anything else is said.
+ * `parley`: parse flags, read pi's files, open the session, load extensions, then start the mode
+ * the command line selects (mode-table.ts), which makes its front door and has `startAgent` choose
+ * the model. stdout carries protocol records only; everything for humans goes to stderr, and every
+ * flag error comes before anything else is said.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ImageContent } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
 import type { AgentConfig, ProviderRequestConfig } from "../agent/agent-config.js";
 import type { AgentSession } from "../agent/agent-session.js";
@@ -25,16 +25,17 @@ import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolu
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
 import type { ExtensionMode } from "../extensions/types.js";
-import type { AgentCore, AgentCoreSettings, FrontDoor, LoadingCore, ReloadedExtensions, TrustedProject } from "../modes/agent-core.js";
-import { RpcServer } from "../rpc/server.js";
-import type { Transport } from "../rpc/transport.js";
+import type { AgentCore, FrontDoor, LoadingCore, ReloadedExtensions, TrustedProject } from "../core/agent-core.js";
+import type { StartedCoreSettings } from "../core/mode-context.js";
+import { RpcServer } from "../modes/rpc/server.js";
+import type { Transport } from "../core/transport.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
-import { StdioTransport, takeOverStdout } from "../transport/stdio.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
-import { ProcessLifetime } from "./process-lifetime.js";
+import { ProcessLifetime } from "../core/process-lifetime.js";
+import { selectMode, type StartMode } from "./mode-table.js";
 import { openStartupSession, sessionFactory, sessionsRoot } from "./startup-session.js";
 import { listFolder } from "../resources/fs-entries.js";
 import { errorMessage, errorText } from "../error-text.js";
@@ -46,8 +47,9 @@ import { userPath } from "../resources/paths.js";
 import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
 import { resolveDefaultTools } from "../agent/tool-selection.js";
 
+// pi's own diagnostics ("Warning: …", "Error: …") are printed in pi's words, for scripts that read them.
 const log = (message: string): void => {
-  writeStderr(`parley: ${message.replace(/^parley: /, "")}\n`);
+  writeStderr(/^(Warning|Error): /.test(message) ? `${message}\n` : `parley: ${message.replace(/^parley: /, "")}\n`);
 };
 
 /** pi's exit status for every start-up error, flag errors included (pi 0.73.1 and 1.6.0 alike): clients and scripts written for pi test for it. */
@@ -453,9 +455,10 @@ async function startupScope(
 /** --export FILE [out.html]: pi's one-shot export. */
 async function exportAndExit(file: string, output: string | undefined): Promise<never> {
   try {
-    const { exportHtml } = await import("../session/export-html.js");
-    const path = exportHtml(openSession(file, { lock: false }), output, process.cwd());
-    process.stdout.write(`Exported to: ${path}\n`);
+    const { exportHtml, reportedExportPath } = await import("../session/export-html.js");
+    const session = openSession(file, { lock: false });
+    exportHtml(session, output, process.cwd());
+    process.stdout.write(`Exported to: ${reportedExportPath(session, output)}\n`);
     process.exit(0);
   } catch (error) {
     log(`--export ${file}: ${errorText(error).error}`);
@@ -508,6 +511,10 @@ async function listModelsAndExit(start: Startup): Promise<never> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // As pi 1.6 marks its process, for every command and mode: extensions and every child (tools,
+  // pi.exec, MCP servers, package managers) can tell they run under a coding agent.
+  process.env["PI_CODING_AGENT"] = "true";
+  process.env["AI_AGENT"] = "pi";
   // `parley auth …`, as `pi auth …`: sign in and out, print or check credentials; no agent.
   if (argv[0] === "auth") {
     const { runAuthCommand } = await import("./auth-command.js");
@@ -579,16 +586,13 @@ export async function main(argv: string[]): Promise<void> {
     await listModelsAndExit(start);
   }
 
-  // Web mode's modules load only in web mode; a non-loopback host without a token stops here.
-  const web = options.mode === "web" ? await import("../web/web-mode.js") : undefined;
-  let webToken = "";
-  if (web) {
-    try {
-      webToken = web.webToken(options.web);
-      for (const warning of web.webWarnings(options.web)) log(warning);
-    } catch (error) {
-      exitOnStartupError(error);
-    }
+  // The mode's own flag checks come before the session opens; its modules load only in its mode.
+  const mode = selectMode(options);
+  let startMode: StartMode;
+  try {
+    startMode = await mode.prepare(options, log);
+  } catch (error) {
+    exitOnStartupError(error);
   }
 
   const { agentDir } = lookup;
@@ -686,7 +690,7 @@ export async function main(argv: string[]): Promise<void> {
 
   // The mode's front door, once it exists (ctx.reload() needs it).
   let front: FrontDoor | undefined;
-  // What every mode's agent starts from (modes/agent-core.ts).
+  // What every mode's agent starts from (core/agent-core.ts).
   const core = {
     cwd,
     launchCwd,
@@ -704,119 +708,26 @@ export async function main(argv: string[]): Promise<void> {
       if (!front) throw new Error("ctx.reload() before start-up ended");
       return reloadSetup(target, start, folder);
     },
-  } satisfies AgentCoreSettings;
-  const stdio = {
+  } satisfies StartedCoreSettings;
+  const notes = [...startup.notes, ...models.warnings];
+  await startMode({
+    core,
     stdin,
-    ...(options.maxLineBytes !== undefined ? { maxLineBytes: options.maxLineBytes } : {}),
-    // The client closed our stdout: nobody can hear us, so finish quietly.
-    onOutputClosed: lifetime.outputClosed,
-  };
-
-  if (options.mode === "print" || options.mode === "json") {
-    await runOneShot(options.mode, core, stdin, lifetime, start, [...startup.notes, ...models.warnings], models);
-    return;
-  }
-
-  if (options.mode === "acp") {
-    // Loaded only for ACP: RPC start-up does not pay for the ACP SDK or its front door.
-    const { acpServer } = await import("../acp/run.js");
-    const server = await acpServer(
-      {
-        ...core,
-        version: version(),
-        // --no-session: nothing is stored, so nothing is listed or loaded (loadSession not advertised).
-        sessionDir: options.noSession ? undefined : (chosenDir ?? defaultSessionDir(cwd, agentDir)),
-        startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
-        maxOpenSessions: maxOpenSessions(process.env["PARLEY_ACP_MAX_SESSIONS"]),
-      },
-      stdio,
-    );
-    front = server;
-    await startAgent(server, start, [...startup.notes, ...models.warnings], models);
-    lifetime.serve(server);
-    server.start();
-    lifetime.watchStdout();
-    return;
-  }
-
-  // Web mode: stdout carries one line, the URL to open; anything else written there goes to stderr.
-  const writeStdout = process.stdout.write.bind(process.stdout);
-  const hub = web ? new web.ConnectionHub({ log }) : undefined;
-  const transport = hub ?? new StdioTransport(stdio);
-  takeOverStdout();
-  const server = new RpcServer({ ...core, transport, sessionDirs, refreshModels });
-  front = server;
-  await startAgent(server, start, [...startup.notes, ...models.warnings], models);
-  lifetime.serve(server);
-  if (!web || !hub) {
-    await server.begin();
-    lifetime.watchStdout();
-    return;
-  }
-  hub.setDialogs(server.dialogs);
-  const begun = server.begin();
-  try {
-    const { url } = await web.serveWeb(hub, {
-      ...options.web,
-      token: webToken,
-      maxMessageBytes: options.maxLineBytes ?? 128 * 1024 * 1024,
-      log,
-    });
-    log(`web UI: ${url}`);
-    writeStdout(`${url}\n`);
-  } catch (error) {
-    log(`--mode web could not listen on ${options.web.host}:${options.web.port}: ${errorMessage(error)}`);
-    lifetime.fail(1);
-  }
-  await begun;
-}
-
-/**
- * pi's one-shot modes (modes/print/): `-p` prints the last reply's text, `--mode json` writes
- * the session header and every event. As in pi, the extensions load first; then piped stdin and
- * the `@file` arguments make the first prompt; the run ends when the prompts have.
- */
-async function runOneShot(
-  mode: "print" | "json",
-  core: AgentCoreSettings,
-  stdin: ReturnType<typeof claimStdin>,
-  lifetime: ProcessLifetime,
-  start: Startup,
-  notes: string[],
-  models: ModelResolution,
-): Promise<void> {
-  const [{ PrintFrontDoor }, { planPrompts, readPipedInput }] = await Promise.all([
-    import("../modes/print/print-mode.js"),
-    import("../modes/print/initial-message.js"),
-  ]);
-  // Captured before stdout is taken over: the reply's text is the only thing print mode writes there.
-  const writeStdout = process.stdout.write.bind(process.stdout);
-  if (mode === "print") process.stdout.on("error", lifetime.outputClosed);
-  // JSON mode's transport captures stdout's own write as it is made, so it is made first.
-  const front = new PrintFrontDoor(core, {
-    output: mode === "json" ? "json" : "text",
+    maxLineBytes: options.maxLineBytes,
+    lifetime,
     log,
-    writeText: (text) => new Promise<void>((resolve) => writeStdout(text, () => resolve())),
-    onOutputClosed: lifetime.outputClosed,
+    startAgent: (server) => {
+      front = server;
+      return startAgent(server, start, notes, models);
+    },
+    options,
+    version: version(),
+    sessionDirs,
+    refreshModels,
+    // --no-session: nothing is stored, so nothing is listed or loaded (ACP does not advertise loadSession).
+    sessionDir: options.noSession ? undefined : (chosenDir ?? defaultSessionDir(cwd, agentDir)),
+    startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
   });
-  takeOverStdout();
-  await startAgent(front, start, notes, models);
-  const { options } = start;
-  const piped = await readPipedInput(stdin.stream);
-  let files: { text: string; images: ImageContent[] } | undefined;
-  if (options.fileArgs.length > 0) {
-    const { FileArgumentError, readFileArguments } = await import("../modes/print/file-arguments.js");
-    try {
-      files = await readFileArguments(options.fileArgs, start.setup.launchCwd);
-    } catch (error) {
-      if (!(error instanceof FileArgumentError)) throw error;
-      writeStderr(`Error: ${error.message}\n`);
-      process.exit(STARTUP_ERROR_STATUS);
-    }
-  }
-  const plan = planPrompts({ stdin: piped, fileText: files?.text, images: files?.images, messages: options.messages });
-  lifetime.serve(front);
-  lifetime.finish(await front.run(plan));
 }
 
 /** Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt). */
@@ -874,15 +785,6 @@ async function reloadSetup(server: LoadingCore, start: Startup, cwd: string): Pr
     sources,
     settleTrust: async () => ((await askLoadedExtensions(server, start)) ? trustProject(server, start, keep) : undefined),
   };
-}
-
-/** PARLEY_ACP_MAX_SESSIONS: how many ACP sessions keep an agent (a positive whole number; else the default, with a warning). */
-function maxOpenSessions(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === "") return undefined;
-  const n = Number(value);
-  if (Number.isInteger(n) && n >= 1) return n;
-  log(`PARLEY_ACP_MAX_SESSIONS=${value} is not a positive whole number; using the default (16)`);
-  return undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
- * The newest pi's built-in extensions that parley has: `builtin:mcp` (MCP servers) and
- * `builtin:tool-search` (the `tool_search` tool). They load after every other extension, unless
+ * The newest pi's built-in extensions that parley has: `builtin:llama.cpp` (its `/llama` command,
+ * which headless pi only declines), `builtin:mcp` (MCP servers) and `builtin:tool-search` (the
+ * `tool_search` tool). They load after every other extension, unless
  * `--no-extensions` (then only with `-e builtin:<name>`), `--no-mcp`, or the settings'
  * `extensions` list turns them off (`-builtin:mcp` in the user's, `+`/`-`/`!` in the project's).
  * As in pi, an extension that registers the same command or tool (`/mcp`, `tool_search`) replaces
@@ -9,8 +10,10 @@
 import { createMcpExtension } from "../mcp/mcp-extension.js";
 import { TOOL_SEARCH_TOOL_NAME } from "../mcp/names.js";
 import { toolSearchExtension } from "../mcp/tool-search.js";
-import { BUILTIN_PREFIX, PARLEY_BUILTINS } from "./builtin-names.js";
+import { BUILTIN_PREFIX, PARLEY_BUILTINS, type BuiltinName } from "./builtin-names.js";
 import type { ExtensionSource } from "./extension-source.js";
+import { llamaExtension } from "./llama-extension.js";
+import type { ExtensionFactory } from "./types.js";
 
 export interface BuiltinOptions {
   agentDir: string;
@@ -33,6 +36,18 @@ function verdict(path: string, patterns: readonly string[] | undefined): boolean
   return on;
 }
 
+/** A built-in's factory, and what an extension registering the same replaces it by (llama.cpp cannot be replaced, as in pi). */
+function builtin(name: BuiltinName, options: BuiltinOptions): { factory: ExtensionFactory; replaceable?: { command?: string; tool?: string } } {
+  switch (name) {
+    case "llama.cpp":
+      return { factory: llamaExtension };
+    case "mcp":
+      return { factory: createMcpExtension({ agentDir: options.agentDir, clientVersion: options.version }), replaceable: { command: "mcp" } };
+    case "tool-search":
+      return { factory: toolSearchExtension, replaceable: { tool: TOOL_SEARCH_TOOL_NAME } };
+  }
+}
+
 export function builtinSources(options: BuiltinOptions): ExtensionSource[] {
   const sources: ExtensionSource[] = [];
   for (const name of PARLEY_BUILTINS) {
@@ -41,11 +56,11 @@ export function builtinSources(options: BuiltinOptions): ExtensionSource[] {
     const bySettings = !options.noExtensions && (verdict(path, options.projectPatterns) ?? verdict(path, options.userPatterns) ?? true);
     if (name === "mcp" && options.noMcp) continue;
     if (!requested && !bySettings) continue;
-    const factory = name === "mcp" ? createMcpExtension({ agentDir: options.agentDir, clientVersion: options.version }) : toolSearchExtension;
+    const { factory, replaceable } = builtin(name, options);
     sources.push({
       path,
       factory,
-      replaceable: name === "mcp" ? { command: "mcp" } : { tool: TOOL_SEARCH_TOOL_NAME },
+      ...(replaceable ? { replaceable } : {}),
       scope: requested ? "temporary" : "user",
       sourceInfo: { path, source: "builtin", scope: requested ? "temporary" : "user", origin: "top-level" },
     });

@@ -1,5 +1,5 @@
 /**
- * What the extension runtime needs from the agent around it. RpcExtensionHost (rpc/extension-host.ts)
+ * What the extension runtime needs from the agent around it. RpcExtensionHost (core/extension-host.ts)
  * implements it for the RPC server; keeping it an interface lets tests and other modes host
  * extensions too.
  */

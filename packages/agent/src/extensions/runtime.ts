@@ -8,8 +8,6 @@ import { dirname, resolve } from "node:path";
 import type { ExtensionHost } from "./host.js";
 import type {
   EventBus,
-  ExecOptions,
-  ExecResult,
   ExtensionAPI,
   ExtensionCommandContext,
   ExtensionContext,
@@ -37,9 +35,7 @@ export interface BoundaryPreview {
   drafts: SessionBoundaryDraft[];
   context: BoundaryContextPreview;
 }
-import { nodeChildProcess } from "../lazy-node.js";
-import { trackChild } from "../child-processes.js";
-import { guardedEnv } from "../child-watchdog.js";
+import { exec } from "./exec.js";
 import { contextEntries, sessionProjection } from "../session/context.js";
 import type { Session } from "../session/session.js";
 import { errorText } from "../error-text.js";
@@ -139,6 +135,15 @@ export class ExtensionRuntime {
   #reportFailure(extensionPath: string, event: string, error: unknown): void {
     if (isLetGoAtShutdown(error)) return;
     this.#host.reportError({ extensionPath, event, ...errorText(error) });
+  }
+
+  /** The shared event bus as one extension uses it; a stale instance's handlers report nothing. */
+  #events(extension: LoadedExtension): EventBus {
+    const bus = reportingBus(this.#bus, (channel, error) => {
+      if (!extension.stale) this.#reportFailure(extension.path, `events:${channel}`, error);
+    });
+    // As pi: a stale instance's pi.events throws, like the rest of its pi.
+    return guardMethods(bus, extension);
   }
 
   /** The handlers and commands being waited on, let go of when the agent aborts or shuts down. */
@@ -754,7 +759,7 @@ export class ExtensionRuntime {
       getMcpServers: () => this.#mcpServers.list(),
       registerVirtualModel: (model) => this.#registerVirtualModel(model, extension.path),
       unregisterVirtualModel: (provider, id) => this.#unregisterVirtualModel(String(provider), String(id)),
-      events: this.#bus,
+      events: this.#events(extension),
     };
     return guardMethods(api, extension);
   }
@@ -763,6 +768,22 @@ export class ExtensionRuntime {
 /** A property of an object whose shape is not known (what extension code passed). */
 function field(value: object, key: string): unknown {
   return key in value ? Reflect.get(value, key) : undefined;
+}
+
+/** pi.events for one extension: a handler's throw or rejection is reported as pi reports it (extension_error, event `events:<channel>`). */
+function reportingBus(bus: EventBus, report: (channel: string, error: unknown) => void): EventBus {
+  return {
+    emit: (channel, data) => bus.emit(channel, data),
+    on: (channel, handler) =>
+      bus.on(channel, (data) => {
+        try {
+          const result: unknown = handler(data);
+          if (result instanceof Promise) result.catch((error: unknown) => report(channel, error));
+        } catch (error) {
+          report(channel, error);
+        }
+      }),
+  };
 }
 
 function createEventBus(): EventBus {
@@ -784,40 +805,6 @@ function createEventBus(): EventBus {
       }
     },
   };
-}
-
-function exec(command: string, args: string[], options: ExecOptions, cwd: string): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    const child = nodeChildProcess().spawn(command, args, {
-      cwd: options.cwd ?? cwd,
-      env: guardedEnv(),
-      stdio: ["ignore", "pipe", "pipe"],
-      signal: options.signal,
-    });
-    // pi.exec() children end with parley too.
-    const tracked = trackChild(child.pid, { group: false });
-    child.once("close", () => tracked.dispose());
-    let stdout = "";
-    let stderr = "";
-    let killed = false;
-    const timer = options.timeout
-      ? setTimeout(() => {
-          killed = true;
-          child.kill("SIGTERM");
-        }, options.timeout)
-      : undefined;
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", (error) => {
-      if (timer) clearTimeout(timer);
-      killed ||= options.signal?.aborted ?? false;
-      resolve({ stdout, stderr: stderr || error.message, code: 1, killed });
-    });
-    child.on("close", (code) => {
-      if (timer) clearTimeout(timer);
-      resolve({ stdout, stderr, code: code ?? 1, killed: killed || (options.signal?.aborted ?? false) });
-    });
-  });
 }
 
 function readonlyManager(session: Session): ReadonlySessionManager {

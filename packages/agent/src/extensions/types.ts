@@ -781,13 +781,20 @@ export interface SlashCommandInfo {
 export interface ExecOptions {
   cwd?: string;
   signal?: AbortSignal;
+  /** Milliseconds. */
   timeout?: number;
+  /** Combined stdout+stderr byte limit; past it the command is stopped and the result is `truncated` (default 256 MiB). */
+  maxBuffer?: number;
 }
 export interface ExecResult {
   stdout: string;
   stderr: string;
+  /** The exit code, or 128 + the signal's number when a signal ended the command (143 for SIGTERM). */
   code: number;
+  /** parley stopped the command: timeout, abort, or output over `maxBuffer`. */
   killed: boolean;
+  /** The output went over `maxBuffer`: stdout and stderr are incomplete and `code` is not 0. */
+  truncated: boolean;
 }
 
 export interface CustomMessageInput<T = unknown> {

@@ -49,7 +49,7 @@ function runCommand(command: string, args: string[], cwd: string, timeoutMs: num
   const shown = [command, ...args].join(" ");
   return new Promise((resolve) => {
     const child = nodeChildProcess().spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"], shell: false });
-    // Tracked: parley's exit (a signal at start-up included, cli/process-lifetime.ts) ends it.
+    // Tracked: parley's exit (a signal at start-up included, core/process-lifetime.ts) ends it.
     const tracked = trackChild(child.pid, { group: false });
     let stdout = "";
     let stderr = "";

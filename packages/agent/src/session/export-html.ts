@@ -6,10 +6,10 @@
  * that forbids scripts should anything slip through. Every string from the session is escaped.
  *
  * Default path, pi's name for it so that a script written for pi finds the page:
- * `pi-session-<file basename>.html` in the session's cwd; for an in-memory session,
- * `pi-session-<session id>.html` there
- * (pi refuses to export those; parley exports what it has). A relative `outputPath` is taken
- * relative to the session's cwd too, since that is the agent's working directory.
+ * `pi-session-<file basename>.html`; for an in-memory session, `pi-session-<session id>.html`
+ * (pi refuses to export those; parley exports what it has). It and a relative `outputPath` are
+ * taken relative to the folder the caller names (front doors: the process's, as pi writes them),
+ * and reported as pi 1.6 reports them (`reportedExportPath`).
  */
 import { closeSync, fstatSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
@@ -17,7 +17,18 @@ import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
 import { READ_NO_WAIT, sniffFile } from "./sniff.js";
 import { makeDirsSync } from "../make-dirs.js";
-import { wirePath } from "../resources/paths.js";
+import { expandHome, fromFileUrl } from "../resources/paths.js";
+
+/**
+ * The path pi 1.6 reports for an export (export_html's `path`, `--export`'s "Exported to:"): the
+ * one given, with `~` and a file URL expanded but a relative one left relative (to the folder the
+ * export is written from), or, given none (or ""), the default page's name alone.
+ */
+export function reportedExportPath(session: Session, outputPath?: string): string {
+  if (!outputPath) return `pi-session-${session.file !== undefined ? basename(session.file, ".jsonl") : session.id}.html`;
+  const expanded = expandHome(outputPath);
+  return /^file:\/\//.test(expanded) ? (fromFileUrl(expanded) ?? expanded) : expanded;
+}
 
 /** An export refused because of what is at the target path; the message says why. */
 export class ExportTargetError extends Error {
@@ -30,10 +41,9 @@ export class ExportTargetError extends Error {
  * did not create, and above all never over a session (the current one or any other).
  */
 export function exportHtml(session: Session, outputPath?: string, baseDir: string = session.cwd || process.cwd()): string {
-  const name = session.file !== undefined ? basename(session.file, ".jsonl") : session.id;
   // A relative path is the user's, as in pi: front doors pass their working directory, never the
   // folder a loaded session was recorded in (another project, or one that no longer exists).
-  const path = outputPath !== undefined ? wirePath(outputPath, baseDir) : resolve(baseDir, `pi-session-${name}.html`);
+  const path = resolve(baseDir, reportedExportPath(session, outputPath));
   const content = renderSessionHtml(session);
   if (session.file !== undefined && sameFile(path, session.file)) {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);

@@ -54,6 +54,12 @@ export interface BashToolOptions {
   shellPath?: string;
   /** Adjust command, cwd or env right before execution. */
   spawnHook?: BashSpawnHook;
+  /**
+   * Whether commands get the calling session's PI_SESSION_ID, PI_SESSION_FILE, PI_PROVIDER,
+   * PI_MODEL and PI_REASONING_LEVEL, as pi 1.6 gives them (default true). Inherited values of
+   * these names are removed either way, so a nested agent's never leak in.
+   */
+  exposeSessionEnvironment?: boolean;
 }
 
 export interface ShellConfig {

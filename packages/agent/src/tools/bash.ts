@@ -105,7 +105,46 @@ function truncationNotice(t: TruncationResult, lastLineBytes: number, fullOutput
 // Streaming updates are throttled; the UI only needs a few per second.
 const UPDATE_INTERVAL_MS = 100;
 
-export function createBashToolDefinition(cwd: string, options: BashToolOptions = {}): ToolDefinition<typeof bashSchema, BashToolDetails | undefined> {
+/** What the bash tool reads of the context a call gets (the extension context, when the agent runs it). */
+export interface BashCallContext {
+  sessionManager?: { getSessionId(): string; getSessionFile(): string | undefined };
+  model?: unknown;
+  thinkingLevel?: string;
+}
+
+const SESSION_VARIABLES = ["PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL"] as const;
+
+/** The command's environment: parley's own, less inherited session variables, plus the calling session's (pi 1.6's names and values). */
+function commandEnv(expose: boolean, ctx: BashCallContext | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SESSION_VARIABLES) delete env[name];
+  if (!expose || !ctx) return env;
+  const manager = ctx.sessionManager;
+  if (manager) {
+    env["PI_SESSION_ID"] = manager.getSessionId();
+    const file = manager.getSessionFile();
+    if (file) env["PI_SESSION_FILE"] = file;
+  }
+  const model = ctx.model;
+  if (
+    typeof model === "object" &&
+    model !== null &&
+    "provider" in model &&
+    "id" in model &&
+    typeof model.provider === "string" &&
+    typeof model.id === "string"
+  ) {
+    env["PI_PROVIDER"] = model.provider;
+    env["PI_MODEL"] = model.id;
+  }
+  if (ctx.thinkingLevel) env["PI_REASONING_LEVEL"] = ctx.thinkingLevel;
+  return env;
+}
+
+export function createBashToolDefinition(
+  cwd: string,
+  options: BashToolOptions = {},
+): ToolDefinition<typeof bashSchema, BashToolDetails | undefined, unknown, BashCallContext | undefined> {
   const ops = options.operations ?? createLocalBashOperations({ shellPath: options.shellPath });
   return {
     name: "bash",
@@ -113,11 +152,10 @@ export function createBashToolDefinition(cwd: string, options: BashToolOptions =
     description: `Run a bash command in the working directory and return its combined stdout and stderr. Only the last ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} of output are returned (whichever limit is hit first); the full output is then saved to a temp file. An optional timeout is given in seconds.`,
     promptSnippet: "Run shell commands (ls, grep, find, build and test tools, etc.)",
     parameters: bashSchema,
-    async execute(_toolCallId, params, signal, onUpdate) {
+    async execute(_toolCallId, params, signal, onUpdate, ctx) {
       const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
-      const context: BashSpawnContext = options.spawnHook
-        ? options.spawnHook({ command, cwd, env: { ...process.env } })
-        : { command, cwd, env: { ...process.env } };
+      const env = commandEnv(options.exposeSessionEnvironment ?? true, ctx);
+      const context: BashSpawnContext = options.spawnHook ? options.spawnHook({ command, cwd, env }) : { command, cwd, env };
 
       const output = new OutputCollector();
       onUpdate?.({ content: [], details: undefined });

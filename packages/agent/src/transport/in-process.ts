@@ -13,7 +13,7 @@
  */
 import { TransportBase } from "@parley/client";
 import { JsonlLineSplitter, serializeJsonLine } from "@parley/protocol/jsonl";
-import type { Transport, TransportSink } from "../rpc/transport.js";
+import type { Transport, TransportSink } from "../core/transport.js";
 
 export interface InProcessTransportOptions {
   /** Lines from the client longer than this many bytes are discarded and reported to the server (default: the protocol's 128 MiB). */

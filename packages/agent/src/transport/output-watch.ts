@@ -11,7 +11,7 @@
  *   noticed early.
  * - A file or terminal has no reader to lose.
  */
-import { fstatSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, writeSync } from "node:fs";
 import { toDisposable, type Disposable } from "@parley/protocol/disposable";
 import { nodeChildProcess } from "../lazy-node.js";
 import { trackChild } from "../child-processes.js";
@@ -49,12 +49,22 @@ export function watchOutputClosed(fd: number, onClosed: () => void): Disposable 
     stop = () => clearInterval(timer);
   } else if (kind === "pipe") {
     let child: ReturnType<ReturnType<typeof nodeChildProcess>["spawn"]>;
+    // The child gets an opening of the pipe of its own: libuv makes a child's stdio blocking,
+    // and on a shared opening that would make parley's writes block too.
+    let own: number | undefined;
+    try {
+      own = openSync(`/proc/self/fd/${fd}`, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch {
+      own = undefined;
+    }
     try {
       // --pid: it also ends within 0.1 s of parley however parley ends (even SIGKILL), so it never
       // holds the pipe open after us (the reader would wait for an EOF that does not come).
-      child = nodeChildProcess().spawn("tail", ["-f", "-s", "0.1", `--pid=${process.pid}`, "/dev/null"], { stdio: ["ignore", fd, "ignore"] });
+      child = nodeChildProcess().spawn("tail", ["-f", "-s", "0.1", `--pid=${process.pid}`, "/dev/null"], { stdio: ["ignore", own ?? fd, "ignore"] });
     } catch {
       return toDisposable(() => {});
+    } finally {
+      if (own !== undefined) closeSync(own);
     }
     const tracked = trackChild(child.pid, { group: false });
     child.on("error", () => tracked.dispose()); // no tail here: nothing to watch with

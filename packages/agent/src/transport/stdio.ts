@@ -5,11 +5,13 @@
  * sent waits in a bounded queue (back-pressure, see OutboundQueue).
  */
 import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
-import type { Transport, TransportSink } from "../rpc/transport.js";
+import type { Transport, TransportSink } from "../core/transport.js";
 import { jsonLinePieces } from "./json-pieces.js";
-import { writeStderr, writeToStderr } from "./stderr.js";
+import { writeStderr } from "./stderr.js";
 import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";
 import type { ClaimedStdin } from "./claim-stdin.js";
+import { FdOutput } from "./fd-output.js";
+import { takeOverStdout } from "./protocol-stdout.js";
 
 /** Characters of output gathered before they are handed to the stream without waiting for the tick to end. */
 const BATCH_FLUSH_CHARS = 64 * 1024;
@@ -21,8 +23,8 @@ export interface StdioTransportOptions {
   input?: NodeJS.ReadableStream;
   /** fd 0 taken with claimStdin(). */
   stdin?: ClaimedStdin;
-  /** Default: process.stdout. */
-  output?: NodeJS.WritableStream;
+  /** Default: the protocol's stdout (protocol-stdout.ts), which this takes over. */
+  output?: OutputStream;
   maxLineBytes?: number;
   /** Called once if the output stream fails (e.g. the client closed its end of the pipe). */
   onOutputClosed?: (error: Error) => void;
@@ -32,9 +34,20 @@ export interface StdioTransportOptions {
   waiting?: Omit<OutboundQueueOptions, "onNotificationDropped">;
 }
 
+/** What the transport needs of its output: a Node writable stream, or the protocol's FdOutput. */
+export interface OutputStream {
+  write(chunk: string | Uint8Array, callback?: (error?: Error | null) => void): boolean;
+  readonly writableLength?: number;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  once(event: "drain", listener: () => void): unknown;
+}
+
+/** How long an exiting process keeps writing what a slow reader has not taken yet. */
+const EXIT_GRACE_MS = 5000;
+
 export class StdioTransport implements Transport {
   readonly #input: NodeJS.ReadableStream;
-  readonly #output: NodeJS.WritableStream & { writableLength?: number };
+  readonly #output: OutputStream;
   readonly #options: StdioTransportOptions;
   #batch: string[] = [];
   /** A long record whose pieces are still being made and written (see #pump). */
@@ -63,10 +76,13 @@ export class StdioTransport implements Transport {
   constructor(options: StdioTransportOptions = {}) {
     this.#options = options;
     this.#input = options.input ?? options.stdin?.stream ?? process.stdin;
-    this.#output = options.output ?? process.stdout;
-    // Captured before takeOverStdout() reroutes everyone else's writes.
-    this.#rawWrite = this.#output.write.bind(this.#output) as RawWrite;
-    this.#output.on("error", (error: Error) => this.#outputFailed(error));
+    const output = options.output ?? takeOverStdout().output;
+    this.#output = output;
+    this.#rawWrite = output.write.bind(output);
+    output.on("error", (error: Error) => this.#outputFailed(error));
+    // An extension may end the process at any moment (process.exit, a fatal signal's default):
+    // what waits is then written synchronously, so the client never gets a torn last line.
+    if (output instanceof FdOutput) process.on("exit", () => this.#finishOnExit(output));
     const log = options.log ?? writeStderr;
     this.#waiting = new OutboundQueue({
       ...options.waiting,
@@ -241,6 +257,21 @@ export class StdioTransport implements Transport {
     for (const resolve of this.#writableWaiters.splice(0)) resolve();
   };
 
+  /** At exit: everything that waits, in order (gathered, a long record's rest, what waited for the drain), written out. */
+  #finishOnExit(output: FdOutput): void {
+    if (this.#outputClosed) return;
+    this.#write();
+    const producer = this.#producer;
+    this.#producer = undefined;
+    try {
+      for (let next = producer?.pieces.next(); next !== undefined && next.done !== true; next = producer?.pieces.next()) this.#rawWrite(next.value);
+    } catch {
+      // A value that cannot be written ends the record here, as it would have without the exit.
+    }
+    for (let text = this.#waiting.take(BATCH_FLUSH_CHARS); text !== undefined; text = this.#waiting.take(BATCH_FLUSH_CHARS)) this.#rawWrite(text);
+    output.finishSync(EXIT_GRACE_MS);
+  }
+
   /** The output failed (EPIPE: the client closed its end): stop writing, once. */
   #outputFailed(error: Error): void {
     if (this.#outputClosed) return;
@@ -256,16 +287,7 @@ export class StdioTransport implements Transport {
 }
 
 const RESOLVED = Promise.resolve();
-type RawWrite = (chunk: string | Uint8Array, callback?: (error?: Error | null) => void) => boolean;
-
-/**
- * stdout belongs to the protocol: anything else that writes there (an extension's console.log, a
- * library's progress output) goes to stderr instead, where it cannot corrupt the JSONL stream.
- * Call after creating the transport, which keeps the real write for itself.
- */
-export function takeOverStdout(): void {
-  process.stdout.write = writeToStderr;
-}
+type RawWrite = OutputStream["write"];
 
 /** A long record that had to be cut short (see json-pieces.ts), said on stderr. */
 function reportCut(error: unknown, record: object): void {

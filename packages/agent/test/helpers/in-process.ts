@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { RpcClient } from "@parley/client";
 import type { ExtensionAPI } from "../../src/index.js";
 import { resolveModels } from "../../src/models/index.js";
-import { RpcServer, type RpcServerOptions } from "../../src/rpc/server.js";
+import { RpcServer, type RpcServerOptions } from "../../src/modes/rpc/server.js";
 import { inProcessTransportPair } from "../../src/transport/in-process.js";
 import { MemoryTransport } from "./memory-transport.js";
 

@@ -1,5 +1,5 @@
 /** A transport for in-process tests: push lines in, read records out, no pipes involved. */
-import type { Transport, TransportSink } from "../../src/rpc/transport.js";
+import type { Transport, TransportSink } from "../../src/core/transport.js";
 
 export class MemoryTransport implements Transport {
   readonly sent: Record<string, unknown>[] = [];

@@ -1,6 +1,7 @@
 /**
  * Records parley adds to pi's protocol. All are backward compatible: a pi client
- * that ignores unknown record types and never sends `get_ui_state` still works.
+ * that ignores unknown record types and never sends `get_ui_state` still works. The commands
+ * parley adds are declared with the others in `command-table.ts` (marked `parley`).
  */
 import { Type, type Static } from "typebox";
 import { DialogRequest, WidgetPlacement, NotifyType } from "./extension-ui.js";
@@ -42,13 +43,6 @@ export const ExtensionUiError = Type.Object(
 );
 export type ExtensionUiError = Static<typeof ExtensionUiError>;
 
-/** `get_ui_state`: everything a client that attaches late needs to draw the extension UI. */
-export const GetUiStateCommand = Type.Object({
-  id: Type.Optional(Type.Union([Type.String(), Type.Number()])),
-  type: Type.Literal("get_ui_state"),
-});
-export type GetUiStateCommand = Static<typeof GetUiStateCommand>;
-
 export const WidgetState = Type.Object({
   lines: Type.Array(Type.String()),
   placement: WidgetPlacement,
@@ -82,24 +76,7 @@ export type UiState = Static<typeof UiState>;
 export const GetUiStateData = Type.Intersect([UiState, Type.Object({ pendingDialogs: Type.Array(PendingDialogState, { description: "Oldest first." }) })]);
 export type GetUiStateData = Static<typeof GetUiStateData>;
 
-// ---- commands parley adds for any client (the web page uses them) ----------------------------
-
-const AdditionId = Type.Optional(Type.Union([Type.String(), Type.Number()]));
-
-/** `list_sessions`: the stored sessions a client can switch to. */
-export const ListSessionsCommand = Type.Object(
-  {
-    id: AdditionId,
-    type: Type.Literal("list_sessions"),
-    scope: Type.Optional(
-      Type.Union([Type.Literal("folder"), Type.Literal("all")], {
-        description: "folder (default): the sessions of the folder parley works in (its session directory); all: every project's.",
-      }),
-    ),
-  },
-  { description: "parley: list stored sessions, newest first." },
-);
-export type ListSessionsCommand = Static<typeof ListSessionsCommand>;
+// ---- data of the commands parley adds for any client (declared in command-table.ts) ------------
 
 export const ListedSession = Type.Object({
   id: Type.String(),
@@ -120,38 +97,6 @@ export const ListSessionsData = Type.Object(
   { description: "Data of list_sessions." },
 );
 export type ListSessionsData = Static<typeof ListSessionsData>;
-
-/** `reload`: what an extension's ctx.reload() does. */
-export const ReloadCommand = Type.Object(
-  { id: AdditionId, type: Type.Literal("reload") },
-  {
-    description:
-      "parley: reload as ctx.reload() does: settings, skills, prompt templates and extensions read again (session_shutdown and session_start with reason reload).",
-  },
-);
-export type ReloadCommand = Static<typeof ReloadCommand>;
-
-/** `refresh_models`: models.json read again. */
-export const RefreshModelsCommand = Type.Object(
-  { id: AdditionId, type: Type.Literal("refresh_models") },
-  { description: "parley: read models.json again (its providers registered anew, removed ones dropped) and answer the available models." },
-);
-export type RefreshModelsCommand = Static<typeof RefreshModelsCommand>;
-
-/** `list_files`: files under the working folder, for `@` file references. */
-export const ListFilesCommand = Type.Object(
-  {
-    id: AdditionId,
-    type: Type.Literal("list_files"),
-    query: Type.Optional(Type.String({ description: "Keep paths containing these characters in order (case-insensitive); empty or absent: any." })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: "At most this many paths (default 50)." })),
-  },
-  {
-    description:
-      "parley: files under the folder parley works in, relative to it (dot folders, node_modules and .gitignore'd paths left out), as pi's @ completion offers them.",
-  },
-);
-export type ListFilesCommand = Static<typeof ListFilesCommand>;
 
 export const ListFilesData = Type.Object(
   {

@@ -5,26 +5,11 @@
  */
 import { Type, type Static } from "typebox";
 import { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, Usage } from "./messages.js";
-import {
-  CompactionResult,
-  RpcResponse,
-  GetUiStateResponse,
-  ListSessionsResponse,
-  ReloadResponse,
-  RefreshModelsResponse,
-  ListFilesResponse,
-} from "./responses.js";
-import { RpcCommand } from "./commands.js";
+import { CompactionResult } from "./responses.js";
+import { COMMAND_SCHEMAS, PARLEY_COMMAND_TYPES, RpcCommand, RpcResponse, SUCCESS_RESPONSE_SCHEMAS } from "./command-records.js";
 import { ExtensionUiRequest, ExtensionUiResponse } from "./extension-ui.js";
-import {
-  ExtensionUiDismissed,
-  ExtensionUiError,
-  GetUiStateCommand,
-  ListFilesCommand,
-  ListSessionsCommand,
-  RefreshModelsCommand,
-  ReloadCommand,
-} from "./additions.js";
+import { ExtensionUiDismissed, ExtensionUiError } from "./additions.js";
+import { unionOf } from "./union-of.js";
 
 // ---- agent lifecycle -------------------------------------------------------------
 
@@ -453,26 +438,10 @@ export const RpcEvent = Type.Union(
 export type RpcEvent = Static<typeof RpcEvent>;
 export type EventType = RpcEvent["type"];
 
-/** The records parley adds to pi's protocol. */
-export const ParleyAdditionRecord = Type.Union(
-  [
-    ExtensionUiDismissed,
-    ExtensionUiError,
-    GetUiStateCommand,
-    GetUiStateResponse,
-    ListSessionsCommand,
-    ListSessionsResponse,
-    ReloadCommand,
-    ReloadResponse,
-    RefreshModelsCommand,
-    RefreshModelsResponse,
-    ListFilesCommand,
-    ListFilesResponse,
-  ],
-  {
-    description:
-      "Records parley adds: extension_ui_dismissed and extension_ui_error (agent → client); the get_ui_state, list_sessions, reload, refresh_models and list_files commands and their responses.",
-  },
+/** The records parley adds to pi's protocol: two records of its own, and each command it adds with its response. */
+export const ParleyAdditionRecord = unionOf(
+  [ExtensionUiDismissed, ExtensionUiError, ...PARLEY_COMMAND_TYPES.flatMap((type) => [COMMAND_SCHEMAS[type], SUCCESS_RESPONSE_SCHEMAS[type]])],
+  `Records parley adds: extension_ui_dismissed and extension_ui_error (agent → client); the ${listed(PARLEY_COMMAND_TYPES)} commands and their responses.`,
 );
 export type ParleyAdditionRecord = Static<typeof ParleyAdditionRecord>;
 
@@ -487,6 +456,11 @@ export const InboundRecord = Type.Union([RpcCommand, ExtensionUiResponse], {
   description: "Any record a client writes: a command or an answer to an extension UI dialog.",
 });
 export type InboundRecord = Static<typeof InboundRecord>;
+
+/** "a, b and c". */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Assert<T extends true> = T;

@@ -19,7 +19,7 @@ import { errorMessage } from "../../error-text.js";
 import { StdioTransport } from "../../transport/stdio.js";
 import { DialogRegistry } from "../../ui/dialog-registry.js";
 import { withTimeout } from "../../with-timeout.js";
-import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../agent-core.js";
+import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../../core/agent-core.js";
 import type { PromptPlan } from "./initial-message.js";
 
 export type PrintOutput = "text" | "json";
@@ -28,7 +28,7 @@ export interface PrintModeOptions {
   output: PrintOutput;
   /** Diagnostics for humans: stderr. */
   log: (message: string) => void;
-  /** Writes text to the real stdout (captured before takeOverStdout); resolves once it is taken. */
+  /** Writes text to the protocol's stdout (takeOverStdout); resolves once it is taken. */
   writeText: (text: string) => Promise<void>;
   /** The reader of stdout went away. */
   onOutputClosed?: ((error: Error) => void) | undefined;

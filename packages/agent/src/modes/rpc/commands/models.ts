@@ -1,0 +1,25 @@
+/** Choosing the model. */
+import { CommandError } from "../responses.js";
+import { afterSwitch, sync, withCatalog, type CommandGroup } from "./types.js";
+import { AgentError } from "../../../agent/agent-session.js";
+
+export const modelCommands = {
+  set_model: withCatalog(
+    afterSwitch(
+      sync((c, ctx) => {
+        const model = ctx.agent.models.findModel(c.provider, c.modelId);
+        // Worded as pi words it (its docs show this very text): clients may match on it.
+        if (!model) throw new CommandError(`Model not found: ${c.provider}/${c.modelId}`);
+        try {
+          ctx.agent.setModel(model);
+        } catch (error) {
+          if (error instanceof AgentError) throw new CommandError(error.message);
+          throw error;
+        }
+        return model;
+      }),
+    ),
+  ),
+  cycle_model: withCatalog(afterSwitch(sync((_c, ctx) => ctx.agent.cycleModel()))),
+  get_available_models: withCatalog(sync((_c, ctx) => ({ models: ctx.agent.models.availableModels() }))),
+} satisfies CommandGroup;
