@@ -24,7 +24,7 @@
  */
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Markdown, StdinBuffer, parseKey, truncateToWidth, visibleWidth, wrapTextWithAnsi, type MarkdownTheme } from "@mariozechner/pi-tui";
+import { Markdown, StdinBuffer, parseKey, truncateToWidth, visibleWidth, wrapTextWithAnsi, type MarkdownTheme } from "@earendil-works/pi-tui";
 import {
   ConnectionClosedError,
   DialogEndedError,

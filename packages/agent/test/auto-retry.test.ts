@@ -1,5 +1,5 @@
-import type { Api, AssistantMessage, Context, Model } from "@mariozechner/pi-ai";
-import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, Context, Model } from "@earendil-works/pi-ai/compat";
+import { createAssistantMessageEventStream } from "@earendil-works/pi-ai/compat";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AutoRetry, isRetryableError } from "../src/agent/auto-retry.js";
 import { loadPiAi } from "../src/models/index.js";
@@ -121,8 +121,12 @@ describe("AutoRetry.afterRun", () => {
     const end = types.indexOf("auto_retry_end");
     expect(types[end - 1]).toBe("message_end");
     expect(types.indexOf("agent_end", end)).toBeGreaterThan(end);
-    // Every retried call saw the prompt without the failed replies.
-    expect(calls.slice(1).map((c) => c.messages.map((m) => m.role))).toEqual([["user"], ["user"], ["user"]]);
+    // Every retried call saw the prompt without the failed replies (after the leading system message, pi-ai 1.6's request form).
+    expect(calls.slice(1).map((c) => c.messages.map((m) => m.role))).toEqual([
+      ["system", "user"],
+      ["system", "user"],
+      ["system", "user"],
+    ]);
     expect(server.agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(lastAssistant()).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "finally" }] });
     // The session keeps the failed replies as history.

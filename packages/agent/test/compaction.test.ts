@@ -1,5 +1,5 @@
-import type { AssistantMessage, Context, Model, Api } from "@mariozechner/pi-ai";
-import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { AssistantMessage, Context, Model, Api } from "@earendil-works/pi-ai/compat";
+import { createAssistantMessageEventStream } from "@earendil-works/pi-ai/compat";
 import type { SessionEntry } from "@parley/protocol";
 import { describe, expect, it } from "vitest";
 import { prepareCompaction } from "../src/agent/compaction-cut.js";
@@ -239,8 +239,11 @@ describe("compact (in-process)", () => {
     await prompt("beta");
     expect((await request({ type: "compact", customInstructions: "mention the greek letters" }))["success"]).toBe(true);
     const summarising = requests.at(-1)!;
-    expect(summarising.systemPrompt).toMatch(/summary/i);
-    const text = textOf(summarising.messages[0] as unknown as Rec);
+    // pi-ai 1.6's request form: the prompt leads as a system message.
+    const [system, first] = summarising.messages;
+    expect(system?.role).toBe("system");
+    expect(textOf(system as unknown as Rec)).toMatch(/summary/i);
+    const text = textOf(first as unknown as Rec);
     expect(text).toContain("[User]: alpha");
     expect(text).toContain("[Assistant]: reply 1");
     expect(text).not.toContain("beta");
@@ -249,7 +252,7 @@ describe("compact (in-process)", () => {
 
     await prompt("gamma");
     expect((await request({ type: "compact" }))["success"]).toBe(true);
-    const second = textOf(requests.at(-1)!.messages[0] as unknown as Rec);
+    const second = textOf(requests.at(-1)!.messages[1] as unknown as Rec);
     expect(second).toContain("<previous-summary>\nreply 3\n</previous-summary>");
     expect(second).toContain("[User]: beta");
     expect(second).not.toContain("gamma");
@@ -266,11 +269,11 @@ describe("compact (in-process)", () => {
     const response = await request({ type: "compact", customInstructions: "mention the letters" });
     expect(response["success"]).toBe(true);
     expect(requests).toHaveLength(4);
-    const history = textOf(requests[2]!.messages[0] as unknown as Rec);
+    const history = textOf(requests[2]!.messages[1] as unknown as Rec);
     expect(history).toContain("[User]: alpha");
     expect(history).not.toContain("beta");
     expect(history).toContain("Additional focus: mention the letters");
-    const prefix = textOf(requests[3]!.messages[0] as unknown as Rec);
+    const prefix = textOf(requests[3]!.messages[1] as unknown as Rec);
     expect(prefix).toContain("[User]: beta");
     expect(prefix).not.toContain("alpha");
     expect(prefix).toContain("Additional focus: mention the letters");
@@ -537,8 +540,8 @@ describe("automatic compaction", () => {
     expect(transport.of("auto_retry_start")).toEqual([]);
     // The retried call saw the summary and the prompt, not the failed reply.
     const retried = calls.at(-1)!;
-    expect(retried.messages.map((m) => m.role)).toEqual(["user", "user"]);
-    expect(textOf(retried.messages[1] as unknown as Rec)).toBe("second, too big");
+    expect(retried.messages.map((m) => m.role)).toEqual(["system", "user", "user"]);
+    expect(textOf(retried.messages[2] as unknown as Rec)).toBe("second, too big");
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
     expect(textOf(messages.at(-1))).toBe("answer after compaction");

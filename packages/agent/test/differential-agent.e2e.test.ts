@@ -95,6 +95,14 @@ const DIFFERENCES = [
     parley: "the same kind of updates; how many, and where the chunk boundaries fall, depends on pipe timing",
     why: "chunking of a child process's output is timing, not behaviour. Normalised: each side's updates for one call (all between its tool_execution_start and _end) must carry the call's toolCallId/toolName/args and accumulating text (each a prefix of the next and of the final result); the run collapses to one placeholder update",
   },
+  {
+    key: "assistant-level-duration",
+    where: "every assistant message (message_start/end, turn_end, agent_end, get_messages)",
+    pi: "no thinkingLevel, no durationMs (0.73.1's loop sets neither)",
+    parley:
+      "thinkingLevel: the level the request was made at; durationMs where the stream saw the response start after the message's timestamp (the aborted replies here), as pi 1.6's pi-agent-core and pi-ai set them",
+    why: "parley runs on pi 1.6's libraries, which stamp both. Normalised by asserting pi has neither, and on parley that thinkingLevel is 'off' (the scripted model does not reason) and durationMs a non-negative integer, then removing them",
+  },
 ] as const satisfies readonly Difference[];
 
 type DiffKey = (typeof DIFFERENCES)[number]["key"];
@@ -145,6 +153,30 @@ function checkUsage(u: Obj, what: string): void {
 }
 
 const NORMALISERS: Record<DiffKey, Normaliser> = {
+  "assistant-level-duration": {
+    pi: (records) =>
+      records.map(
+        (r) =>
+          mapObjects(r, (o) => {
+            if (o["role"] !== "assistant") return o;
+            expect(o, "pi 0.73's assistant message has no thinkingLevel").not.toHaveProperty("thinkingLevel");
+            expect(o, "pi 0.73's assistant message has no durationMs").not.toHaveProperty("durationMs");
+            return o;
+          }) as Rec,
+      ),
+    parley: (records) =>
+      records.map(
+        (r) =>
+          mapObjects(r, (o) => {
+            if (o["role"] !== "assistant") return o;
+            const { thinkingLevel, durationMs, ...rest } = o;
+            // The finished message has it (message_start's partial does not yet).
+            if (r.type !== "message_start") expect(thinkingLevel, `parley's assistant message in ${r.type}: the request's level`).toBe("off");
+            if (durationMs !== undefined) expect(Number.isInteger(durationMs) && (durationMs as number) >= 0, `durationMs ${String(durationMs)}`).toBe(true);
+            return rest;
+          }) as Rec,
+      ),
+  },
   "toolcall-start-id": {
     pi: (records) =>
       records.map((r, i) => {
@@ -315,7 +347,14 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
 };
 
 /** The differences every step that runs the agent needs, in the order they must be applied. */
-const AGENT_RUN: DiffKey[] = ["toolcall-start-id", "message-update-delta", "prompt-dependent-tokens", "agent-settled", "agent-end-will-retry"];
+const AGENT_RUN: DiffKey[] = [
+  "toolcall-start-id",
+  "message-update-delta",
+  "prompt-dependent-tokens",
+  "agent-settled",
+  "agent-end-will-retry",
+  "assistant-level-duration",
+];
 
 // ------------------------------------------------------------------------------------------------
 // The scripted model (an extension written per scenario)
@@ -382,7 +421,8 @@ const holding = (inner: any, call: number, signal: AbortSignal | undefined): any
 };
 
 // What the model saw: roles of the context (u/a/t), user texts, and the last tool result.
-const roles = (context: any): string => context.messages.map((m: any) => (m.role === "toolResult" ? "t" : m.role[0])).join(",");
+// pi 1.6's libraries hand the provider the system prompt as a leading system message (0.73's do not): not listed.
+const roles = (context: any): string => context.messages.filter((m: any) => m.role !== "system").map((m: any) => (m.role === "toolResult" ? "t" : m.role[0])).join(",");
 const texts = (content: any): string => (typeof content === "string" ? content : content.filter((c: any) => c.type === "text").map((c: any) => c.text).join(""));
 const userTexts = (context: any): string => context.messages.filter((m: any) => m.role === "user").map((m: any) => texts(m.content)).join(" | ");
 const lastToolResult = (context: any): string => {
@@ -550,7 +590,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_messages after the abort",
         input: json({ type: "get_messages", id: "gm" }),
         until: untilResponse("get_messages"),
-        diffs: ["prompt-dependent-tokens"],
+        diffs: ["prompt-dependent-tokens", "assistant-level-duration"],
         expects: [{ type: "response", command: "get_messages", success: true }],
       },
       {
@@ -704,7 +744,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_messages",
         input: json({ type: "get_messages", id: "gm" }),
         until: untilResponse("get_messages"),
-        diffs: ["prompt-dependent-tokens"],
+        diffs: ["prompt-dependent-tokens", "assistant-level-duration"],
         expects: [{ type: "response", command: "get_messages", success: true }],
       },
       {

@@ -4,7 +4,7 @@
  * itself), and hooks seeing the nested id and its parent. The spawned-CLI side is in
  * tool-surface.e2e.test.ts.
  */
-import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { AgentTool } from "@earendil-works/pi-agent-core";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { NESTED_CALL_LIMITS, type NestedCallEvent, NestedToolCalls } from "../src/agent/nested-tool-calls.js";

@@ -178,13 +178,13 @@ describe("the newest pi's library modules", () => {
     writeFileSync(file, 'import { uuidv7 } from "@earendil-works/pi-ai/dist/utils/uuid.js";\nexport default function () { void uuidv7; }\n');
     const agent = start([file]);
     await agent.until(() => agent.stderr().includes("Failed to load extension"));
-    expect(agent.stderr()).toMatch(/Cannot find module '[^']*newest\/pi-ai\/dist\/utils\/uuid\.js'/);
+    expect(agent.stderr()).toMatch(/Cannot find module '[^']*pi-ai-view[^']*\/dist\/utils\/uuid\.js'/);
     expect(agent.stderr()).not.toContain("node_modules/@earendil-works");
   });
 });
 
 describe("the newest pi's library names at work", () => {
-  it("uuidv7, the transcript helpers, ToolCallArgumentsStream, renderFakeCursor and the model catalogues behave; a stand-in fails only when used; one value per name", async () => {
+  it("uuidv7, the transcript helpers, ToolCallArgumentsStream, renderFakeCursor and the model catalogues behave; pi-tui 1.6's own classes are there; one value per name", async () => {
     const agent = start([join(AGENT_FIXTURES, "newest-libraries.js")]);
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "/newest-libraries" });
@@ -213,14 +213,14 @@ describe("the newest pi's library names at work", () => {
       broken: { arguments: {}, argumentsError: expect.stringContaining('{"a": ') },
       fakeCursor: "\x1b_pi:fc\x07x\x1b_pi:/fc\x07",
       utils: [true, "stop", "abc\u{1f600}", true, false],
-      standIn: "TuiMainScreen is not available in parley (the newest pi's libraries have it, parley's 0.73 copies do not)",
+      mainScreen: "function",
       sameUuid: true,
       sameClass: true,
       sameType: true,
       catalogue: true,
-      builtin: { api: "openai-completions", models: ["openai-completions"], streamSimple: false },
-      // A map by model.api: the extension's own stream under its key, a built-in one by its name.
-      mixed: { api: "mine", models: ["mine", "openai-completions"], streamSimple: "function" },
+      // pi-ai 1.6's provider objects: models read through getModels(), one streamSimple dispatching on model.api.
+      builtin: { id: "local", models: ["m"], streamSimple: "function" },
+      mixed: { id: "mixed", models: ["mine", "openai-completions"], streamSimple: "function" },
     });
     noErrors(agent);
   });
@@ -264,6 +264,13 @@ describe("createProvider with openAICompletionsApi()", () => {
       expect(requests).toHaveLength(1);
       expect(requests[0]).toMatchObject({ url: "/v1/chat/completions", auth: "Bearer local-key", body: { model: "local-1" } });
       expect(requests[0]?.body.messages?.map((m) => m.role)).toEqual(["system", "user"]);
+      // provider_stream_event: one per parsed chunk the server sent, before normalisation, as pi 1.6 emits it.
+      const from = agent.records.length;
+      await agent.request({ type: "prompt", message: "/stream-events" });
+      const events = JSON.parse(notes(agent, from)[0] as string) as unknown[];
+      expect(events).toEqual(
+        Array.from({ length: 3 }, () => ({ type: "provider_stream_event", provider: "local", api: expect.any(String), model: "local-1", id: "c1" })),
+      );
       noErrors(agent);
     } finally {
       server.close();

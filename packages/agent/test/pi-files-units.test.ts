@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@earendil-works/pi-ai/compat";
 import { describe, expect, it } from "vitest";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../src/config/models-file.js";
 import { hasTrustRequiringResources, storedTrust } from "../src/config/project-trust.js";

@@ -434,50 +434,6 @@ describe("extensions share the agent's libraries, loaded from its code cache", (
     expect(agent.stderr()).not.toMatch(/^ESM \d+:/m);
   });
 });
-
-describe("pi-ai's TypeBox helpers load no pi-ai", () => {
-  it("StringEnum and Type read from pi-ai while an extension loads come from TypeBox's bundle, equal pi-ai's own, and stay the same once pi-ai loads", async () => {
-    const { writeFileSync } = await import("node:fs");
-    const dir = mkdtempSync(join(tmpdir(), "parley-string-enum-"));
-    const file = join(dir, "enum.ts");
-    writeFileSync(
-      file,
-      [
-        'import { createRequire } from "node:module";',
-        'import { StringEnum, Type, getApiProvider } from "@mariozechner/pi-ai";',
-        'import { Type as TypeBoxType } from "typebox";',
-        "// The process's module registry: which of parley's library bundles are loaded.",
-        'const loaded = () => Object.keys(createRequire(`${process.cwd()}/`).cache).filter((f) => /lib-[\\w-]+\\.js$/.test(f)).map((f) => f.replace(/^.*[\\/]/, "")).sort();',
-        'const schema = Type.Object({ mode: StringEnum(["read", "write"] as const, { description: "how", default: "read" }) });',
-        "const atLoad = loaded();",
-        "const helpers = { StringEnum, Type };",
-        "export default function (pi: any) {",
-        '  pi.registerCommand("enum", {',
-        "    handler: async (_a: string, ctx: any) => {",
-        "      void getApiProvider; // pi-ai itself loads here",
-        "      ctx.ui.notify(JSON.stringify({ atLoad, afterPiAi: loaded(), schema, typeIsTypeBox: Type === TypeBoxType, stable: StringEnum === helpers.StringEnum && Type === helpers.Type }));",
-        "    },",
-        "  });",
-        "}",
-      ].join("\n"),
-    );
-    const agent = start(["-e", file]);
-    await agent.request({ type: "prompt", message: "/enum" });
-    expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
-    const report = JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"])) as Record<string, unknown>;
-    // pi-ai's own StringEnum and Type, from the installed package, build the same schema.
-    const piAi = await import("@mariozechner/pi-ai");
-    const expected = piAi.Type.Object({ mode: piAi.StringEnum(["read", "write"] as const, { description: "how", default: "read" }) });
-    expect(report).toEqual({
-      atLoad: ["lib-jiti.js", "lib-typebox.js"],
-      afterPiAi: ["lib-jiti.js", "lib-pi-ai.js", "lib-typebox.js"],
-      schema: JSON.parse(JSON.stringify(expected)),
-      typeIsTypeBox: true,
-      stable: true,
-    });
-  });
-});
-
 describe("the built-in tools' definitions are created when first asked for", () => {
   it("an extension that does not ask loads no TypeBox; pi.getAllTools() while it loads lists the built-ins with their schemas", async () => {
     const { writeFileSync } = await import("node:fs");

@@ -4,7 +4,7 @@
  * parley resumes its own files through the fast path for pi's line shape). pi 0.73.1 and parley
  * run the same conversation through the spawned CLI; what must differ is normalised away: ids,
  * times, the session's folder, token counts (the system prompts differ) and the newest pi's tool
- * `durationMs` (0.73.1 has none).
+ * `durationMs` and an assistant message's `thinkingLevel` (0.73.1 has neither).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -63,6 +63,8 @@ function normalised(file: string, folder: string): string[] {
         .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
         .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
         .replace(/,"durationMs":\d+/g, "")
+        // The newest pi's loop records the level an assistant reply was asked at; 0.73.1's does not.
+        .replace(/,"thinkingLevel":"(?:off|minimal|low|medium|high|xhigh|max)"(?=\}\}$)/, "")
         // Where a branch summary came from: the target in 0.73.1, the leaf left behind in the newest pi (parley's).
         .replace(/^(\{"type":"branch_summary",.*?"fromId":)"[^"]*"/, '$1"FROM"'),
     );

@@ -810,23 +810,25 @@ describe("compatibility with pi 0.73.1's SessionManager", () => {
     const { SessionManager } = await loadPi();
     const dir = tempDir();
     const pi = SessionManager.create("/pi/project", dir);
-    const u1 = pi.appendMessage(user("hello from pi"));
-    const a1 = pi.appendMessage(assistant("hi", { tools: [{ id: "c1", name: "bash", arguments: { command: "ls" } }] }));
-    pi.appendMessage(toolResult("c1", "out"));
+    // The helpers make pi-ai 1.6's messages; pi 0.73's SessionManager types its own (the same JSON).
+    const append = (message: unknown) => pi.appendMessage(message as Parameters<typeof pi.appendMessage>[0]);
+    const u1 = append(user("hello from pi"));
+    const a1 = append(assistant("hi", { tools: [{ id: "c1", name: "bash", arguments: { command: "ls" } }] }));
+    append(toolResult("c1", "out"));
     pi.appendModelChange("anthropic", "claude");
     pi.appendThinkingLevelChange("medium");
     pi.appendCustomEntry("ext", { x: 1 });
     pi.appendCustomMessageEntry("ext", [{ type: "text", text: "ctx" }], false, { d: 1 });
     pi.appendLabelChange(a1, "mark");
     pi.appendSessionInfo("pi named me");
-    const u2 = pi.appendMessage(user("second"));
-    pi.appendMessage(assistant("second reply"));
+    const u2 = append(user("second"));
+    append(assistant("second reply"));
     pi.appendCompaction("compacted!", u2, 1234, { readFiles: [] });
-    pi.appendMessage(user("after compaction"));
-    pi.appendMessage(assistant("sure"));
+    append(user("after compaction"));
+    append(assistant("sure"));
     pi.branchWithSummary(u1, "left a branch");
-    pi.appendMessage(user("on the new branch"));
-    pi.appendMessage(assistant("ok"));
+    append(user("on the new branch"));
+    append(assistant("ok"));
     pi.appendLabelChange(a1, undefined);
 
     const { warnings, onWarning } = collect();

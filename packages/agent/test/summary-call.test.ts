@@ -3,7 +3,7 @@
  * cap of its own, no cache writes, settings' timeouts and retries, and a reply the token cap cut
  * short is a failure, never a checkpoint.
  */
-import { fauxAssistantMessage, getApiProvider, registerFauxProvider, type StreamOptions } from "@mariozechner/pi-ai";
+import { fauxAssistantMessage, getApiProvider, registerFauxProvider, type StreamOptions } from "@earendil-works/pi-ai/compat";
 import { afterEach, describe, expect, it } from "vitest";
 import { completeSummary, type SummaryHost } from "../src/agent/summary-call.js";
 import { serveScripted } from "./helpers/in-process.js";

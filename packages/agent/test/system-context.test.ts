@@ -1,6 +1,6 @@
 /** context_with_system's transcript form and its fold back into a request (system-context.ts). */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Tool } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Tool } from "@earendil-works/pi-ai/compat";
 import { describe, expect, it } from "vitest";
 import { foldSystemMessages, withSystemMessage } from "../src/agent/system-context.js";
 import type { SystemMessage } from "../src/extensions/types.js";

@@ -1,10 +1,10 @@
 /**
  * Thinking levels against the newest pi (README, Compatibility with pi: `--thinking max`). A
- * model's levels come from its catalogue entry (`thinkingLevelMap`), and parley runs pi-ai
- * 0.73.1's catalogue, whose level names differ from pi-ai 1.6.0's on some models. These tests pin
- * the README's reason with the installed packages: on Claude Opus 4.6 pi-ai 1.6.0 names its top
- * level `max`, 0.73.1 names it `xhigh`, and both send the provider's "max" effort for it; through
- * the spawned CLI, `max` is accepted wherever pi accepts it and becomes 0.73.1's top level.
+ * model's levels come from its catalogue entry (`thinkingLevelMap`); pi-ai 0.73.1's level names
+ * differ from pi-ai 1.6.0's on some models. These tests pin
+ * the difference with the installed packages: on Claude Opus 4.6 pi-ai 1.6.0 names its top level
+ * `max`, 0.73.1 names it `xhigh`, and both send the provider's "max" effort for it; parley runs
+ * 1.6.0's catalogue, so through the spawned CLI the levels are 1.6.0's.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -52,17 +52,17 @@ describe("thinking levels: pi-ai 0.73.1's catalogue (parley) against pi-ai 1.6.0
     expect(old.thinkingLevelMap?.["max"]).toBeUndefined();
   });
 
-  it("through the CLI, max (flag and command) is 0.73.1's top level of the model, and the levels listed are 0.73.1's", async () => {
+  it("through the CLI, parley runs pi-ai 1.6.0's catalogue: max is the model's own level, xhigh is clamped to it, the levels listed are 1.6.0's", async () => {
     const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", "--model", "anthropic/claude-opus-4-6", "--thinking", "max"], {
       env: { ANTHROPIC_API_KEY: "sk-ant-test-not-a-real-key" },
     });
     const state = async () => (await agent.request({ type: "get_state" }, 60_000))["data"] as { thinkingLevel: string; model: { id: string } };
-    expect(await state()).toMatchObject({ thinkingLevel: "xhigh", model: { id: "claude-opus-4-6" } });
+    expect(await state()).toMatchObject({ thinkingLevel: "max", model: { id: "claude-opus-4-6" } });
     const levels = (await agent.request({ type: "get_available_thinking_levels" }))["data"] as { levels: string[] };
-    expect(levels.levels).toEqual(oldAi.getSupportedThinkingLevels(oldAi.getModel("anthropic", "claude-opus-4-6")));
+    expect(levels.levels).toEqual(newestAi.getSupportedThinkingLevels(newestModel("claude-opus-4-6")));
     expect((await agent.request({ type: "set_thinking_level", level: "low" }))["success"]).toBe(true);
-    expect((await agent.request({ type: "set_thinking_level", level: "max" }))["success"]).toBe(true);
-    expect((await state()).thinkingLevel).toBe("xhigh");
+    expect((await agent.request({ type: "set_thinking_level", level: "xhigh" }))["success"]).toBe(true);
+    expect((await state()).thinkingLevel).toBe("max");
     agent.closeInput();
     expect((await agent.exited).code).toBe(0);
   }, 120_000);

@@ -4,8 +4,8 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Api, Model } from "@mariozechner/pi-ai";
-import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@earendil-works/pi-ai/compat";
+import { createAssistantMessageEventStream } from "@earendil-works/pi-ai/compat";
 import { describe, expect, it } from "vitest";
 import { sanitizeOutput } from "../src/agent/user-bash.js";
 import { convertToLlm } from "../src/extensions/compat/messages.js";

@@ -3,7 +3,7 @@
  * it becomes, what the router is told and what its answer must be, and router state on a branch.
  * (The whole of it, through the spawned CLI, is in virtual-models.e2e.test.ts.)
  */
-import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai/compat";
 import type { SessionEntry } from "@parley/protocol";
 import { describe, expect, it } from "vitest";
 import {
@@ -84,7 +84,7 @@ describe("parseVirtualModel", () => {
 });
 
 describe("virtualCatalogEntry", () => {
-  it("offers the given levels only (max as xhigh), text and images, and unknown limits by default", () => {
+  it("offers the given levels only, text and images, and unknown limits by default", () => {
     const model = virtualCatalogEntry(parseVirtualModel({ provider: "r", id: "x", name: "X", thinkingLevels: ["low", "max"], route: () => ({}) }, noContext));
     expect(model).toMatchObject({
       api: VIRTUAL_MODEL_API,
@@ -96,7 +96,7 @@ describe("virtualCatalogEntry", () => {
       contextWindow: 0,
       maxTokens: 0,
     });
-    expect(model.thinkingLevelMap).toEqual({ off: null, minimal: null, low: "low", medium: null, high: null, xhigh: "xhigh" });
+    expect(model.thinkingLevelMap).toEqual({ off: null, minimal: null, low: "low", medium: null, high: null, xhigh: null, max: "max" });
     expect(virtualCatalogEntry(parseVirtualModel({ provider: "r", id: "y", route: () => ({}) }, noContext)).reasoning).toBe(false);
   });
 });

@@ -9,6 +9,6 @@ describe("thinking levels (light subpath, no TypeBox)", () => {
 
   it("isThinkingLevel accepts each level and nothing else", () => {
     for (const level of THINKING_LEVELS) expect(isThinkingLevel(level)).toBe(true);
-    for (const other of ["max", "OFF", "", undefined, null, 3, ["off"]]) expect(isThinkingLevel(other)).toBe(false);
+    for (const other of ["maximum", "OFF", "", undefined, null, 3, ["off"]]) expect(isThinkingLevel(other)).toBe(false);
   });
 });

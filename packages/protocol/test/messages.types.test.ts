@@ -10,8 +10,8 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import ts from "typescript";
 import type { Static } from "typebox";
-import type * as PiAi from "@mariozechner/pi-ai";
-import type { AgentMessage as PiAgentMessage, AgentEvent as PiAgentEvent, ThinkingLevel as PiThinkingLevel } from "@mariozechner/pi-agent-core";
+import type * as PiAi from "@earendil-works/pi-ai";
+import type { AgentMessage as PiAgentMessage, AgentEvent as PiAgentEvent, ThinkingLevel as PiThinkingLevel } from "@earendil-works/pi-agent-core";
 import type {
   RpcCommand as PiRpcCommand,
   RpcResponse as PiRpcResponse,
@@ -20,6 +20,8 @@ import type {
   CompactionResult as PiCompactionResult,
   SessionEntry as PiSessionEntry,
 } from "@mariozechner/pi-coding-agent";
+// pi 1.6's coding-agent messages, merged into pi-agent-core 1.6's AgentMessage by its declarations.
+import type {} from "pi-newest";
 import type * as M from "../src/schema/messages.js";
 import type * as C from "../src/schema/index.js";
 import type * as R from "../src/schema/index.js";
@@ -35,16 +37,19 @@ function mutual<A extends B, B extends C, C = A>(): void {}
 mutual<Static<typeof M.TextContent>, PiAi.TextContent>();
 mutual<Static<typeof M.ThinkingContent>, PiAi.ThinkingContent>();
 mutual<Static<typeof M.ImageContent>, PiAi.ImageContent>();
-mutual<Static<typeof M.ToolCall>, PiAi.ToolCall>();
+// pi-ai 1.6 types a tool call's arguments as a JSON object, ours as a record of unknown values: pi → ours.
+assignable<PiAi.ToolCall, Static<typeof M.ToolCall>>();
 mutual<Static<typeof M.Usage>, PiAi.Usage>();
 mutual<Static<typeof M.StopReason>, PiAi.StopReason>();
 
 // ---- messages: both directions --------------------------------------------------------
 mutual<Static<typeof M.UserMessage>, PiAi.UserMessage>();
-mutual<Static<typeof M.AssistantMessage>, PiAi.AssistantMessage>();
-// Ours adds the optional `usage` newer pi puts on tool results; still assignable both ways.
-mutual<Static<typeof M.ToolResultMessage>, PiAi.ToolResultMessage>();
-mutual<Static<typeof M.Message>, PiAi.Message>();
+assignable<PiAi.AssistantMessage, Static<typeof M.AssistantMessage>>();
+// Messages holding tool calls or structured content: pi → ours (JSON values, see ToolCall).
+assignable<PiAi.ToolResultMessage, Static<typeof M.ToolResultMessage>>();
+// pi-ai 1.6's Message includes its system message, which the wire has among the agent messages.
+assignable<Exclude<PiAi.Message, PiAi.SystemMessage>, Static<typeof M.Message>>();
+assignable<PiAi.SystemMessage, Static<typeof M.SystemMessage>>();
 
 // ---- coding-agent messages (merged into pi-agent-core's AgentMessage) ------------------------
 type PiBash = Extract<PiAgentMessage, { role: "bashExecution" }>;

@@ -631,7 +631,7 @@ describe("message and model shapes from the docs", () => {
     expectInvalidJson("event.json", { type: "message_end", message: DOC_ASSISTANT_MESSAGE });
     expectValid(AssistantMessage, ASSISTANT_MESSAGE);
     expectValid(AgentMessage, ASSISTANT_MESSAGE);
-    expectInvalid(AssistantMessage, { ...ASSISTANT_MESSAGE, stopReason: "pending" });
+    expectInvalid(AssistantMessage, { ...ASSISTANT_MESSAGE, stopReason: "paused" });
   });
 
   it("ToolResultMessage, with and without the newer usage field", () => {

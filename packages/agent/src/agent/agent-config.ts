@@ -4,7 +4,7 @@
  * of every provider request, images and branch summaries.
  * Absent fields keep pi's defaults.
  */
-import type { ThinkingBudgets, Transport } from "@mariozechner/pi-ai";
+import type { ThinkingBudgets, Transport } from "@earendil-works/pi-ai";
 import type { QueueMode, ThinkingLevel } from "@parley/protocol";
 import type { CompactionSettings } from "./compaction-cut.js";
 

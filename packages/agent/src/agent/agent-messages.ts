@@ -4,7 +4,7 @@
  */
 import type { BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, SystemMessage } from "@parley/protocol";
 
-declare module "@mariozechner/pi-agent-core" {
+declare module "@earendil-works/pi-agent-core" {
   interface CustomAgentMessages {
     bashExecution: BashExecutionMessage;
     custom: CustomMessage;

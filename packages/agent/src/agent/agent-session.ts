@@ -3,8 +3,19 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import type { Agent, AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, ImageContent, Message, Model, SimpleStreamOptions, TextContent, ToolResultMessage } from "@mariozechner/pi-ai";
+import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEventStream,
+  ImageContent,
+  Message,
+  Model,
+  SimpleStreamOptions,
+  TextContent,
+  ToolResultMessage,
+  TranscriptContext,
+} from "@earendil-works/pi-ai";
 import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
@@ -25,11 +36,12 @@ import type { ScopedModelChoice } from "../models/model-scope.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
-import { ModelToolCalls } from "./model-tool-calls.js";
+import { afterModelCall, beforeModelCall, completeResultMessage, withAbortGrace } from "./model-tool-calls.js";
 import { NestedToolCalls, type NestedCallEvent } from "./nested-tool-calls.js";
 import { toolContext } from "./tool-context.js";
 import { toolCallVerdict, toolResultChange } from "./tool-hooks.js";
 import { toWireEvent } from "./wire-events.js";
+import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
@@ -114,7 +126,7 @@ type UserContent = string | (TextContent | ImageContent)[];
 
 /** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
 interface LocalLoop {
-  state: { model: Model<Api>; thinkingLevel: ThinkingLevel; messages: AgentMessage[]; systemPrompt: string };
+  state: { model: Model<Api>; thinkingLevel: ThinkingLevel; messages: AgentMessage[] };
   steeringMode: QueueMode;
   followUpMode: QueueMode;
   /** Messages steered or queued while a prompt was being prepared, before the Agent existed. */
@@ -175,6 +187,10 @@ export class AgentSession {
    * costs ~250 ms that start-up and the first get_state should not pay.
    */
   #core: Agent | undefined;
+  /** The system prompt the next request is sent with (the Agent keeps its tools; the prompt stays here, see #request). */
+  #prompt = "";
+  /** The system messages pi-agent-core's loop made (its tool declarations): kept out of the context, the session and the wire. */
+  readonly #loopSystem = new WeakSet<AgentMessage>();
   #coreLoading: Promise<Agent> | undefined;
   readonly #local: LocalLoop;
   readonly #listeners = new Set<(event: AgentEvent) => void>();
@@ -210,7 +226,7 @@ export class AgentSession {
       pendingMessages: () => [...this.#queued],
       appended: (entries) => {
         // A compaction or a context edit reshapes the context (rebuilt from the session); other entries add their message, if any.
-        if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = this.#session.buildContext();
+        if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = loopMessages(this.#session.buildContext());
         else this.#state.messages = [...this.#state.messages, ...entries.flatMap((e) => (e.type === "custom_message" ? [customEntryMessage(e)] : []))];
         this.#contextFromSession = true;
       },
@@ -241,8 +257,7 @@ export class AgentSession {
       state: {
         model: options.models.model,
         thinkingLevel: options.models.thinkingLevel,
-        messages: context.messages,
-        systemPrompt: "",
+        messages: loopMessages(context.messages),
       },
       steeringMode: config.steeringMode ?? "one-at-a-time",
       followUpMode: config.followUpMode ?? "one-at-a-time",
@@ -293,7 +308,7 @@ export class AgentSession {
     this.#coreLoading ??= (async () => {
       // Compaction loads with the loop: the check after each run must not wait for a file.
       const [{ Agent }] = await Promise.all([
-        import("@mariozechner/pi-agent-core"),
+        import("@earendil-works/pi-agent-core"),
         this.tools.load(),
         this.models.loadCatalog(),
         loadCompactionRun(),
@@ -303,14 +318,18 @@ export class AgentSession {
       const local = this.#local;
       const config = this.#options.config ?? {};
       const request = config.provider ?? {};
+      const { streamSimple } = await loadPiAi();
+      // The Agent gets no prompt and no tools at first, so its transcript holds no system message:
+      // the request's leading system message is made per request (#request).
       const core = new Agent({
         initialState: { ...local.state },
+        streamFn: (selected, context, options) => this.#send(streamSimple, selected, context, options),
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         // An OAuth login about to expire is refreshed (and saved) before the request, as pi does.
         getApiKey: (provider) => this.models.getRequestKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
-        // The newest pi's result fields (structuredContent, usage, isError, terminate) survive the loop: see model-tool-calls.ts.
+        // Extension hooks as the loop's own (model-tool-calls.ts): the loop keeps terminate, isError, structuredContent and usage.
         afterToolCall: (context) => this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
         steeringMode: local.steeringMode,
         followUpMode: local.followUpMode,
@@ -326,34 +345,12 @@ export class AgentSession {
           if (this.#runtime.hasHandlers("after_provider_response"))
             await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
         },
+        // Each parsed provider event before pi-ai normalises it, awaited in stream order (pi 1.6).
+        onProviderStreamEvent: async (data, model) => {
+          if (this.#runtime.hasHandlers("provider_stream_event"))
+            await this.#runtime.emit({ type: "provider_stream_event", data, provider: model.provider, api: model.api, model: model.id });
+        },
       });
-      const stream = core.streamFn;
-      core.streamFn = async (selected, context, options) => {
-        const system = this.#requestSystem;
-        this.#requestSystem = undefined;
-        const sent = system ? { ...context, systemPrompt: system.systemPrompt, tools: system.tools } : context;
-        let model = selected;
-        let routed: Route | undefined;
-        if (isVirtualModel(selected)) {
-          try {
-            routed = await this.#routing.route(selected, sent.messages, options?.signal);
-          } catch (error) {
-            return failedRequest(await loadPiAi(), selected, error, options?.signal?.aborted === true);
-          }
-          model = routed.model;
-        } else this.#routing.requestMade();
-        // A routed request has its model's key and level, never the virtual provider's.
-        const sendOptions = routed ? routedOptions(options, await this.models.getRequestKey(model.provider), routed.thinkingLevel) : options;
-        // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
-        const send = this.models.ownStream(model) ?? stream;
-        watchNetworkFailures();
-        const since = Date.now();
-        const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
-        // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
-        const result = response.result.bind(response);
-        response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
-        return routed ? stampThinkingLevel(await loadPiAi(), response, model, routed.thinkingLevel) : response;
-      };
       core.subscribe(async (event) => {
         await this.#onAgentEvent(event);
         for (const listener of [...this.#listeners]) listener(event);
@@ -528,7 +525,9 @@ export class AgentSession {
     return this.#steering.length + this.#followUp.length;
   }
   get messages(): AgentMessage[] {
-    return this.#state.messages;
+    // The loop's own system messages (its tool declarations, see #send) are not part of the context.
+    const messages = this.#state.messages;
+    return messages.some((m) => this.#loopSystem.has(m)) ? messages.filter((m) => !this.#loopSystem.has(m)) : messages;
   }
 
   /** Replaces the context the next model call sees (compaction, retries, the bash command). */
@@ -584,7 +583,7 @@ export class AgentSession {
     if (resumed) closeInterruptedCalls(session);
     if (this.#core) this.#core.sessionId = session.id;
     const context = session.buildSessionContext();
-    this.#state.messages = context.messages;
+    this.#state.messages = loopMessages(context.messages);
     this.#nextTurn = [];
     this.#resumed = resumedSettings(session, context);
     this.#sayFallback(this.#settle());
@@ -593,7 +592,7 @@ export class AgentSession {
 
   /** The current session's path changed (tree navigation, a new session's seed): the context follows; model and level stay, as in pi. */
   refreshContext(): void {
-    this.#state.messages = this.#session.buildSessionContext().messages;
+    this.#state.messages = loopMessages(this.#session.buildSessionContext().messages);
     this.#nextTurn = [];
   }
 
@@ -745,7 +744,7 @@ export class AgentSession {
         aborted,
       );
       stillCurrent();
-      this.#state.systemPrompt = start.systemPrompt;
+      this.#prompt = start.systemPrompt;
       const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
       this.#nextTurn = [];
       // Accepted: the client hears so before any event of the run.
@@ -908,7 +907,7 @@ export class AgentSession {
     if (options.triggerTurn) {
       this.#checkAuth();
       this.#startRun((core) => {
-        this.#state.systemPrompt = this.systemPrompt();
+        this.#prompt = this.systemPrompt();
         return core.prompt(message);
       });
       return;
@@ -1079,11 +1078,8 @@ export class AgentSession {
 
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
-    if (this.#core) this.#core.state.tools = this.tools.activeTools().map((tool) => this.#modelCalls.wrap(tool));
+    if (this.#core) this.#core.state.tools = this.tools.activeTools().map(withAbortGrace);
   }
-
-  /** Model-issued tool calls: what the newest pi's loop does that pi-agent-core 0.73's does not. */
-  readonly #modelCalls = new ModelToolCalls();
 
   /** Calls tools make through ctx.executeTool (created when the first is made, as in pi). */
   #nestedCalls: NestedToolCalls | undefined;
@@ -1234,9 +1230,17 @@ export class AgentSession {
 
   async #onAgentEvent(loopEvent: AgentEvent): Promise<void> {
     if (loopEvent.type === "agent_start" && this.#heldRun !== undefined) return;
+    // pi-agent-core 1.6 declares the tools to the model with a system message before a request;
+    // parley sends the prompt and tools itself (#send), so that message stays out of the
+    // context, the session and the wire.
+    if ((loopEvent.type === "message_start" || loopEvent.type === "message_end") && loopEvent.message.role === "system") {
+      this.#loopSystem.add(loopEvent.message);
+      if (loopEvent.type === "message_end" && this.#core) this.#core.state.messages = this.#core.state.messages.filter((m) => m !== loopEvent.message);
+      return;
+    }
     let event = loopEvent;
     if (event.type === "agent_end") {
-      const messages = [...(this.#heldRun ?? []), ...event.messages];
+      const messages = [...(this.#heldRun ?? []), ...event.messages.filter((m) => !this.#loopSystem.has(m))];
       this.#heldRun = undefined;
       if (this.#boundaries.owesContinuation() && !this.#runAborted) {
         this.#heldRun = messages;
@@ -1258,17 +1262,12 @@ export class AgentSession {
       if (f !== -1) this.#followUp.splice(f, 1);
       if (s !== -1 || f !== -1) this.#queueUpdate();
     }
-    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) | (AgentEvent & { durationMs?: number }) = event;
+    let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
-    // tool_execution_end says how long execute() ran (newest pi: `durationMs`, absent when it did not run).
-    if (event.type === "tool_execution_end") wire = this.#modelCalls.endEvent(event);
-    // A tool's result message carries its usage, duration and the calls it made (newest pi).
+    // A tool's result message carries the calls it made, their usage counted in its own (newest pi).
     if (event.type === "message_start" && event.message.role === "toolResult")
-      this.#modelCalls.completeMessage(event.message, this.#nestedCalls?.take(event.message.toolCallId));
-    if (event.type === "agent_end") {
-      this.#modelCalls.clear();
-      this.#nestedCalls?.clear();
-    }
+      completeResultMessage(event.message, this.#nestedCalls?.take(event.message.toolCallId));
+    if (event.type === "agent_end") this.#nestedCalls?.clear();
     if (event.type === "agent_end") {
       // Says whether auto-retry will continue this run, so a client knows agent_end is not final.
       const last = [...event.messages].reverse().find((m): m is AssistantMessage => m.role === "assistant");
@@ -1369,7 +1368,8 @@ export class AgentSession {
 
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
     // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
-    const messages = this.#contextFromSession ? this.#state.messages.slice() : loopMessages;
+    // The loop's own system messages (its tool declarations) are not part of the context parley shows handlers (see #send).
+    const messages = (this.#contextFromSession ? this.#state.messages : loopMessages).filter((m) => !this.#loopSystem.has(m));
     const context = this.#runtime.hasHandlers("context")
       ? (
           await this.#unlessAborted(
@@ -1383,20 +1383,59 @@ export class AgentSession {
     this.#routing.sawContext(context);
     if (!this.#runtime.hasHandlers("context_with_system")) return context;
     // The newest pi's second phase: the transcript with its leading system message, used as returned.
-    const transcript = withSystemMessage(this.#state.systemPrompt, this.#core?.state.tools ?? [], context);
+    const transcript = withSystemMessage(this.#prompt, this.#core?.state.tools ?? [], context);
     const folded = foldSystemMessages(await this.#unlessAborted(this.#runtime.emitContextWithSystem(transcript), () => transcript));
     this.#requestSystem = folded.system;
     return folded.messages;
   }
 
+  /**
+   * One model request. The loop's transcript may hold system messages (its tool declarations,
+   * a pi 1.6 session's); the request leads with one made from the current prompt and tools, or
+   * what context_with_system handlers left, as parley has sent it so far.
+   */
+  async #send(
+    stream: StreamFn,
+    selected: Model<Api>,
+    context: TranscriptContext,
+    options: SimpleStreamOptions | undefined,
+  ): Promise<AssistantMessageEventStream> {
+    const pi = await loadPiAi();
+    const system = this.#requestSystem ?? { systemPrompt: this.#prompt, tools: this.#core?.state.tools.map(pi.toToolDeclaration) ?? [] };
+    this.#requestSystem = undefined;
+    const sent = pi.normalizeContext({ systemPrompt: system.systemPrompt, tools: system.tools, messages: context.messages.filter((m) => m.role !== "system") });
+    let model = selected;
+    let routed: Route | undefined;
+    if (isVirtualModel(selected)) {
+      try {
+        routed = await this.#routing.route(selected, sent.messages, options?.signal);
+      } catch (error) {
+        return failedRequest(pi, selected, error, options?.signal?.aborted === true);
+      }
+      model = routed.model;
+    } else this.#routing.requestMade();
+    // A routed request has its model's key and level, never the virtual provider's.
+    const sendOptions = routed ? routedOptions(options, await this.models.getRequestKey(model.provider), routed.thinkingLevel) : options;
+    // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
+    const send = this.models.ownStream(model) ?? stream;
+    const request = this.#options.config?.provider ?? {};
+    watchNetworkFailures();
+    const since = Date.now();
+    const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
+    // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
+    const result = response.result.bind(response);
+    response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
+    return routed ? stampThinkingLevel(pi, response, model, routed.thinkingLevel) : response;
+  }
+
   /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
   #requestSystem: RequestSystem | undefined;
 
-  async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<{ block?: boolean; reason?: string } | undefined> {
+  async #beforeToolCall(toolCallId: string, toolName: string, args: unknown): Promise<BeforeToolCallResult | undefined> {
     if (!this.#runtime.hasHandlers("tool_call")) return undefined;
     this.#gating = { toolCallId, toolName, args };
     try {
-      return await this.#modelCalls.before(this.#runtime, { id: toolCallId, name: toolName }, args);
+      return await beforeModelCall(this.#runtime, { id: toolCallId, name: toolName }, args);
     } finally {
       this.#gating = undefined;
     }
@@ -1418,8 +1457,8 @@ export class AgentSession {
     args: unknown,
     result: { content: (TextContent | ImageContent)[]; details: unknown },
     isError: boolean,
-  ): Promise<{ content?: (TextContent | ImageContent)[]; details?: unknown; isError?: boolean } | undefined> {
-    return this.#modelCalls.after(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
+  ): Promise<AfterToolCallResult | undefined> {
+    return afterModelCall(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
   }
 }
 

@@ -10,8 +10,8 @@
  * transient one, or the retry is aborted ("Retry cancelled": `abort_retry`, or `abort` while
  * waiting). A context overflow is not retried here: compaction handles it.
  */
-import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { AssistantMessage } from "@mariozechner/pi-ai";
+import type { AgentEvent, AgentMessage } from "@earendil-works/pi-agent-core";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { AutoRetryEndEvent, AutoRetryStartEvent } from "@parley/protocol";
 import { piAiIfLoaded, loadPiAi, type PiAi } from "../models/pi-ai.js";
 import { errorMessage } from "../error-text.js";

@@ -3,7 +3,7 @@
  * user message or tool result becomes one short text (a run of them becomes one), so nothing of
  * an image leaves the machine. The session keeps the images; only the request goes without.
  */
-import type { ImageContent, Message, TextContent } from "@mariozechner/pi-ai";
+import type { ImageContent, Message, TextContent } from "@earendil-works/pi-ai";
 
 /** pi's words, so a model sees the same text from either agent. */
 export const IMAGE_BLOCKED_TEXT = "Image reading is disabled.";

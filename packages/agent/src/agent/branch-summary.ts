@@ -3,9 +3,9 @@
  * the summary of them that can be left at the new position, as pi does. The summary is written by
  * the current model, with the same call compaction uses.
  */
-import type { Usage } from "@mariozechner/pi-ai";
+import type { Usage } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@parley/protocol";
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { DEFAULT_COMPACTION_SETTINGS, convertToLlm, estimateTokens, serializeConversation } from "../extensions/compat/messages.js";
 import type { Session } from "../session/session.js";
 import { entryMessage } from "./compaction-cut.js";

@@ -16,8 +16,8 @@
  *   the start of the latest turn, so a compaction always shrinks the context; with a single turn it
  *   lands on an assistant message (a "split turn", as pi calls it).
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { AssistantMessage } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@parley/protocol";
 import { calculateContextTokens, DEFAULT_COMPACTION_SETTINGS, estimateTokens, type CompactionSettings } from "../extensions/compat/messages.js";
 import { branchSummaryMessage, buildSessionContext, customMessage } from "../session/context.js";

@@ -2,8 +2,8 @@
  * What compaction needs from the agent (AgentSession is one), and what it hands back. Kept apart
  * from the Compactor and the run so that neither imports the agent, nor each other's types.
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, Model, Usage } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Api, AssistantMessage, Model, Usage } from "@earendil-works/pi-ai";
 import type { CompactionEndEvent, CompactionStartEvent } from "@parley/protocol";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { Session } from "../session/session.js";

@@ -5,8 +5,8 @@
  * run that decides whether the context needs compacting. Which entries are summarised is decided
  * by compaction-cut.ts; one compaction at a time is the Compactor's rule (compactor.ts).
  */
-import type { AssistantMessage, Usage } from "@mariozechner/pi-ai";
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AssistantMessage, Usage } from "@earendil-works/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import {
   calculateContextTokens,
   convertToLlm,

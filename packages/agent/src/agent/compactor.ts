@@ -3,7 +3,7 @@
  * `compact` command / ctx.compact(), and the check after each run. The run itself
  * (compaction-run.ts) loads with the loop or on the first compaction: start-up does not need it.
  */
-import type { AssistantMessage } from "@mariozechner/pi-ai";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
 import { DEFAULT_COMPACTION_SETTINGS, type CompactionSettings } from "../extensions/compat/messages.js";
 import type { CompactionHost, CompactionReason, CompactionResult } from "./compaction-host.js";
 

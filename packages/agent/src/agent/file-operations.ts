@@ -2,7 +2,7 @@
  * Which files a transcript read and changed, from its tool calls: compaction summaries and branch
  * summaries end with these lists, and compaction carries them from one summary to the next.
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 
 /** File operations seen in the summarised messages (pi's shape, handed to extensions). */
 export interface FileOperations {

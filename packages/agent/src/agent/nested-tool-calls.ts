@@ -5,8 +5,8 @@
  * recorded (bounded) as `nestedCalls` on the model-issued call's result message, whose `usage`
  * also counts theirs. Nothing here runs until a tool calls `ctx.executeTool`.
  */
-import type { AgentTool } from "@mariozechner/pi-agent-core";
-import type { Usage } from "@mariozechner/pi-ai";
+import type { AgentTool } from "@earendil-works/pi-agent-core";
+import type { JsonObject, Usage } from "@earendil-works/pi-ai";
 import type { ExecuteToolOptions, ToolCallOutcome } from "../extensions/types.js";
 import { runToolCall, type RunToolCallOptions } from "./run-tool-call.js";
 import { addUsage } from "./usage-shape.js";
@@ -18,7 +18,7 @@ export interface NestedCallRecord {
   id: string;
   name: string;
   /** Left out when over the size limits; `argumentsBytes` then says how big they were. */
-  arguments?: Record<string, unknown>;
+  arguments?: JsonObject;
   argumentsBytes?: number;
   status: "ok" | "error" | "unfinished";
   durationMs?: number;
@@ -73,7 +73,7 @@ class Recorder {
       this.complete = false;
     } else {
       // A copy: the record must not change when the tool mutates its arguments later.
-      record.arguments = JSON.parse(json) as Record<string, unknown>;
+      record.arguments = JSON.parse(json) as JsonObject;
       this.#argumentBytes += bytes;
     }
     this.calls.push(record);

@@ -8,13 +8,14 @@
  * loop has ended: the agent continues from the context, as pi does for agent_before_settle (the
  * agent holds the first loop's agent_end meanwhile, so clients see one run).
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { ToolResultMessage } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { ToolResultMessage } from "@earendil-works/pi-ai";
 import type { RpcEvent } from "@parley/protocol";
 import { convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { BoundaryPreview, ExtensionRuntime } from "../extensions/runtime.js";
-import type { AgentActivityOutcome, BoundaryContextPreview, SessionBoundaryDraft } from "../extensions/types.js";
+import type { AgentActivityOutcome, BoundaryContextPreview, ContextEditEntryDraft, SessionBoundaryDraft } from "../extensions/types.js";
 import { buildSessionProjection } from "../session/context.js";
+import { loopMessages } from "./loop-messages.js";
 import type { CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Session, SessionEntry } from "../session/session.js";
 
 /** The entries drafts become, before the session gives them an id, a parent and a time. */
@@ -144,14 +145,14 @@ export class RunBoundaries {
 
   #contextOf(path: SessionEntry[], boundary: Boundary): BoundaryContextPreview {
     const projection = buildSessionProjection(path);
-    const contextMessages: AgentMessage[] = projection.entries.flatMap((e) => e.messages);
+    const contextMessages: AgentMessage[] = loopMessages(projection.entries.flatMap((e) => e.messages));
     const llmMessages = convertToLlm(contextMessages);
     const pendingMessages = this.#host.pendingMessages();
     const finalRole = llmMessages.at(-1)?.role;
     const contextCanContinue = llmMessages.length > 0 && finalRole !== "assistant";
     const queued = pendingMessages.length > 0;
     return {
-      contextEntries: projection.entries,
+      contextEntries: projection.entries.map((e) => ({ ...e, messages: loopMessages(e.messages) })),
       contextMessages,
       llmMessages,
       pendingMessages,
@@ -290,7 +291,7 @@ function isContent(value: unknown): value is Content {
   });
 }
 
-type EditedContent = NonNullable<ContextEditEntry["replacement"]>["content"];
+type EditedContent = NonNullable<ContextEditEntryDraft["replacement"]>["content"];
 
 /** A replacement's content: text, or blocks a message can hold (text, image, thinking, tool call). */
 function isEditedContent(value: unknown): value is EditedContent {

@@ -4,12 +4,13 @@
  * fail the schema, a blocking tool_call handler and a tool that throws all come back as an
  * `isError` outcome; the promise never rejects. Emits nothing: the caller announces the call.
  */
-import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { AgentTool } from "@earendil-works/pi-agent-core";
 import type { ToolCallOutcome, ToolCallOutcomeResult } from "../extensions/types.js";
 import { loadPiAi } from "../models/pi-ai.js";
 import { errorMessage } from "../error-text.js";
 import type { BlockVerdict, ResultChange, ToolCallRef } from "./tool-hooks.js";
 import { asUsage } from "./usage-shape.js";
+import { jsonObject, jsonValue } from "./loop-messages.js";
 
 export interface RunToolCallOptions {
   tools: readonly AgentTool<any, any>[];
@@ -34,7 +35,7 @@ export function normalizeResult(value: unknown): ToolCallOutcomeResult {
   return {
     content: Array.isArray(value["content"]) ? (value["content"] as ToolCallOutcomeResult["content"]) : [],
     details: value["details"],
-    ...(value["structuredContent"] !== undefined ? { structuredContent: value["structuredContent"] } : {}),
+    ...(value["structuredContent"] !== undefined ? { structuredContent: jsonValue(value["structuredContent"]) } : {}),
     ...(usage !== undefined ? { usage } : {}),
     ...(value["isError"] === true ? { isError: true } : {}),
     ...(value["terminate"] === true ? { terminate: true } : {}),
@@ -55,7 +56,7 @@ export async function runToolCall(toolCall: ToolCallOutcome["toolCall"], parentT
   let args: unknown;
   try {
     const preparedArguments: unknown = tool.prepareArguments ? tool.prepareArguments(toolCall.arguments) : toolCall.arguments;
-    const prepared = { ...toolCall, arguments: isRecord(preparedArguments) ? preparedArguments : {} };
+    const prepared = { ...toolCall, arguments: jsonObject(isRecord(preparedArguments) ? preparedArguments : {}) };
     const { validateToolArguments } = await loadPiAi();
     args = validateToolArguments(tool, prepared);
     const verdict = await options.before(call, args);
@@ -93,7 +94,7 @@ export async function runToolCall(toolCall: ToolCallOutcome["toolCall"], parentT
         ...rest,
         content: change.content,
         details: change.details,
-        ...(change.structuredContent !== undefined ? { structuredContent: change.structuredContent } : {}),
+        ...(change.structuredContent !== undefined ? { structuredContent: jsonValue(change.structuredContent) } : {}),
         ...(change.usage !== undefined ? { usage: change.usage } : {}),
       };
       isError = change.isError;

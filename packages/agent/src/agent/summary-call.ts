@@ -2,7 +2,7 @@
  * One summarisation call with the agent's current model, shared by compaction and branch
  * summaries: a transcript with instructions in, the reply's text out.
  */
-import type { Api, Message, Model, SimpleStreamOptions, Usage } from "@mariozechner/pi-ai";
+import type { Api, Message, Model, SimpleStreamOptions, Usage } from "@earendil-works/pi-ai";
 import type { ThinkingLevel } from "@parley/protocol";
 import { loadPiAi } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
@@ -67,7 +67,7 @@ export async function completeSummary(
   const context = { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages };
   const sent = (agent.requestOptions ? await agent.requestOptions(model, options) : undefined) ?? options;
   const own = agent.models.ownStream?.(model);
-  const response = own ? await own(model, context, sent).result() : await pi.completeSimple(model, context, sent);
+  const response = own ? await own(model, pi.normalizeContext(context), sent).result() : await pi.completeSimple(model, context, sent);
   if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
   if (response.stopReason === "error") throw new Error(`${label} failed: ${response.errorMessage || "unknown error"}`);
   if (response.stopReason === "length") throw new Error(`${label} failed: generation hit the token cap and the summary is incomplete`);

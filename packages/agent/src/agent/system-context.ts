@@ -6,8 +6,8 @@
  * replayed in order (content appended, sections patched by name, tools added and removed) into
  * the request's prompt and tools, and the other messages go to the model.
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Tool } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Tool } from "@earendil-works/pi-ai";
 import type { SystemMessage } from "../extensions/types.js";
 
 export type TranscriptMessage = AgentMessage | SystemMessage;

@@ -2,7 +2,7 @@
  * The context a tool's execute() gets (the newest pi's ExtensionToolContext): its extension's
  * context plus `tools` (what it may call) and `executeTool` (call one, as the model would).
  */
-import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { AgentTool } from "@earendil-works/pi-agent-core";
 import { errorMessage } from "../error-text.js";
 import type { ExecuteToolOptions, ExtensionContext, ExtensionToolContext, ToolCallOutcome } from "../extensions/types.js";
 import { errorResult } from "./run-tool-call.js";

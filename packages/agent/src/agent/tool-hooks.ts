@@ -3,7 +3,7 @@
  * for calls tools make through `ctx.executeTool` alike: `tool_call` may block (and ask the run to
  * stop after the batch), `tool_result` may change what the call returns.
  */
-import type { ImageContent, TextContent, Usage } from "@mariozechner/pi-ai";
+import type { ImageContent, TextContent, Usage } from "@earendil-works/pi-ai";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ToolResultEvent } from "../extensions/types.js";
 import { asUsage } from "./usage-shape.js";

@@ -2,7 +2,7 @@
  * The tools the model can call: parley's built-ins plus those extensions register (an extension
  * tool with a built-in's name replaces it). New extension tools start active, as in pi.
  */
-import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { AgentTool } from "@earendil-works/pi-agent-core";
 import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
 import { allToolNames } from "../tools/names.js";
 import type { ExtensionToolContext } from "../extensions/types.js";

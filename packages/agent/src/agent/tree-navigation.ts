@@ -4,7 +4,7 @@
  * see session_before_tree (they may cancel, change the instructions or label, or supply the
  * summary) and session_tree. Not tied to a front door: every mode's extension host calls it.
  */
-import type { Usage } from "@mariozechner/pi-ai";
+import type { Usage } from "@earendil-works/pi-ai";
 import { asUsage } from "./usage-shape.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { NavigateTreeOptions, TreePreparation } from "../extensions/types.js";

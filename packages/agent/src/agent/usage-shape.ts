@@ -3,7 +3,7 @@
  * session_before_tree summary): kept only when they have the wire's shape, so a malformed value
  * cannot make a record or a session entry break the published schema.
  */
-import type { Usage } from "@mariozechner/pi-ai";
+import type { Usage } from "@earendil-works/pi-ai";
 
 const COUNTS = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"] as const;
 const COSTS = ["input", "output", "cacheRead", "cacheWrite", "total"] as const;

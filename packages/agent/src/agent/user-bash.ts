@@ -19,7 +19,7 @@
  */
 import type { WriteStream } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { BashExecutionMessage } from "../extensions/compat/messages.js";
 import { createLocalBashOperations, type BashOperations } from "../tools/bash-operations.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";

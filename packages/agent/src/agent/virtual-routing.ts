@@ -4,8 +4,8 @@
  * session branch keeps, and the stream the loop gets: the routed model's, its responses stamped
  * with the level asked for, or an error response when routing fails.
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, AssistantMessageEventStream, Message, Model } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Api, AssistantMessage, AssistantMessageEventStream, Message, Model } from "@earendil-works/pi-ai";
 import type { RpcEvent } from "@parley/protocol";
 import { endWithError, errorResponse, relayStream } from "../models/error-response.js";
 import type { ExtensionProviders } from "../models/extension-providers.js";

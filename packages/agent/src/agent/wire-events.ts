@@ -3,8 +3,8 @@
  * the delta only (no partial snapshot, no whole message), plus the latest cumulative usage, so
  * stdout grows linearly with the reply; an assistant's message_start says stopReason "pending".
  */
-import type { AgentEvent } from "@mariozechner/pi-agent-core";
-import type { AssistantMessageEvent, Usage } from "@mariozechner/pi-ai";
+import type { AgentEvent } from "@earendil-works/pi-agent-core";
+import type { AssistantMessageEvent, Usage } from "@earendil-works/pi-ai";
 import type { AssistantMessageDelta, RpcEvent } from "@parley/protocol";
 import { emptyUsage } from "../models/reply-stream.js";
 

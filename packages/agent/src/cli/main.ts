@@ -15,7 +15,6 @@ import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import { loadAuthFile } from "../config/auth-file.js";
 import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
-import { oauthModelAdjuster } from "../config/oauth-models.js";
 import { askProjectTrust, trustWithoutAsking } from "../config/project-trust.js";
 import { applyHttpProxySetting, configureHttpDispatcher } from "../config/http-dispatcher.js";
 import { loadSettings, type Settings } from "../config/settings.js";
@@ -120,7 +119,6 @@ function readSetup(options: CliOptions, cwd: string, launchCwd: string): Setup {
  * built-in models.
  */
 async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
-  const oauth = setup.auth.oauth.size > 0 ? await oauthModelAdjuster(setup.auth.oauth) : undefined;
   const file = setup.modelsFile;
   return {
     cwd: setup.cwd,
@@ -128,7 +126,8 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
     authKey: setup.auth.apiKey,
     freshAuthKey: setup.auth.freshKey,
     fallbackKey: (provider) => providerKey(file, provider),
-    ...(file.overrides.size > 0 || oauth ? { adjustBuiltIn: (model) => adjustBuiltIn(file, oauth ? oauth(model) : model) } : {}),
+    // pi-ai 1.6 has no OAuth model adjustment of its own any more (its providers read the login).
+    ...(file.overrides.size > 0 ? { adjustBuiltIn: (model) => adjustBuiltIn(file, model) } : {}),
   };
 }
 

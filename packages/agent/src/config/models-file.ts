@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ProviderConfig, ProviderModelConfig } from "../models/extension-providers.js";
 import { resolveConfigValue } from "./config-value.js";
 

@@ -5,7 +5,7 @@
  */
 import type { VirtualModelDefinition } from "../models/virtual-models.js";
 import { extensionStack } from "../extensions/extension-stack.js";
-import type { Api, ImageContent, Model, TextContent } from "@mariozechner/pi-ai";
+import type { Api, ImageContent, Model, TextContent } from "@earendil-works/pi-ai";
 import type { FireAndForgetRequest, UiState } from "@parley/protocol";
 import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
 import type { AgentSession } from "../agent/agent-session.js";
@@ -26,6 +26,7 @@ import type {
   ToolInfo,
 } from "../extensions/types.js";
 import type { ExtensionProviders, ModelResolution, ProviderConfig } from "../models/index.js";
+import { isNativeProvider, nativeProviderConfig } from "../models/native-provider.js";
 import type { Session, SessionEntry } from "../session/session.js";
 import type { DialogRegistry } from "../ui/dialog-registry.js";
 import { noUiContext } from "../ui/no-ui-context.js";
@@ -289,7 +290,8 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   }
 
   registerProvider(name: string, config: unknown): void {
-    this.#agent.models.register(name, (config ?? {}) as ProviderConfig);
+    // A provider object (pi-ai 1.6's createProvider) is read into the config form.
+    this.#agent.models.register(name, isNativeProvider(config) ? nativeProviderConfig(config) : ((config ?? {}) as ProviderConfig));
   }
 
   unregisterProvider(name: string): void {

@@ -18,7 +18,7 @@ import type {
   ToolInfo,
 } from "./types.js";
 import type { SessionEntry } from "../session/session.js";
-import type { TextContent, ImageContent } from "@mariozechner/pi-ai";
+import type { TextContent, ImageContent } from "@earendil-works/pi-ai";
 
 export interface ExtensionErrorReport {
   extensionPath: string;

@@ -69,6 +69,13 @@ function exportAliases(name: string): Record<string, string> {
       : Object.entries((exportsField ?? {}) as Record<string, unknown>);
   for (const [subpath, target] of entries) {
     const file = pick(target);
+    // A folder of modules ("./utils/*" → "./dist/utils/*.js"): the folder, where jiti finds each file.
+    const folder = /^\.\/([\w-]+)\/\*$/.exec(subpath);
+    const files = file === undefined ? undefined : /^(\.\/[\w/-]+\/)\*\.js$/.exec(file);
+    if (folder?.[1] && files?.[1]) {
+      out[`${name}/${folder[1]}/`] = `${join(dir, files[1])}/`;
+      continue;
+    }
     if (!file || subpath.includes("*") || subpath.endsWith(".json")) continue;
     out[subpath === "." ? name : `${name}/${subpath.replace(/^\.\//, "")}`] = join(dir, file);
   }
@@ -86,15 +93,23 @@ function bundledLibraries(): Record<string, string> {
   if (!existsSync(dir)) return {};
   const out: Record<string, string> = {};
   for (const name of readdirSync(dir)) {
-    const match = /^(_mariozechner_)?(.+)\.cjs$/.exec(name);
+    const match = /^(_earendil-works_)?(.+)\.cjs$/.exec(name);
     if (!match?.[2]) continue;
-    const specifier = (match[1] ? "@mariozechner/" : "") + match[2].replace(/_/g, "/");
+    const specifier = (match[1] ? "@earendil-works/" : "") + match[2].replace(/_/g, "/");
     out[specifier] = join(dir, name);
+  }
+  // Folder exports' modules (pi-ai's providers/*, api/*, utils/*), one file each in a folder tree:
+  // one alias per folder, where jiti finds each file (it tries `.cjs`).
+  const scope = join(dir, "@earendil-works");
+  if (existsSync(scope)) {
+    for (const pkg of readdirSync(scope)) {
+      for (const folder of readdirSync(join(scope, pkg))) out[`@earendil-works/${pkg}/${folder}/`] = `${join(scope, pkg, folder)}/`;
+    }
   }
   return out;
 }
 
-/** The same entry points under another package name (`@earendil-works/pi-ai/oauth` → pi-ai's oauth). */
+/** The same entry points under another package name (`@mariozechner/pi-tui` → pi-tui). */
 function renamed(from: string, to: string, table: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [specifier, file] of Object.entries(table))
@@ -102,92 +117,40 @@ function renamed(from: string, to: string, table: Record<string, string>): Recor
   return out;
 }
 
-/** The packages whose newest-pi modules parley serves (newest-modules.ts), and their scopes. */
-const NEWEST_PACKAGES = ["pi-ai", "pi-tui", "pi-agent-core"];
-const NEWEST_SCOPES = ["@earendil-works", "@mariozechner"];
-
-/** The folder of the build's newest-pi modules, when the build has written them. */
-function newestFolder(): string | undefined {
-  const dir = join(entryRoot, entryRoot.endsWith("bundle") ? "newest" : join("extensions", "compat", "newest"));
-  return existsSync(dir) ? dir : undefined;
-}
-
-/**
- * Aliases for every module of the newest pi's pi-ai (each subpath), pi-tui and pi-agent-core,
- * under both scopes, to small CommonJS modules the build writes (one per module: `pi-ai.cjs`,
- * `pi-ai/utils/uuid.cjs`), each serving parley's own instance plus what only the newest pi has.
- * A package maps to its file, and `<package>/` to its folder, where jiti finds a subpath's file
- * (it tries `.cjs`): six aliases, not one per module (jiti goes through them all at each import).
- */
-function newestLibraries(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pkg of NEWEST_PACKAGES) {
-    for (const scope of NEWEST_SCOPES) {
-      out[`${scope}/${pkg}/`] = join(dir, pkg);
-      out[`${scope}/${pkg}`] = join(dir, `${pkg}.cjs`);
-    }
-  }
-  return out;
-}
-
-/**
- * The file of a 0.73 library module by package-relative specifier ("pi-ai/oauth"), for the
- * newest-pi modules when parley runs unbundled (their build-written modules require it).
- */
-export function libraryFile(specifier: string): string {
-  const file = unbundledLibraries()[`@mariozechner/${specifier}`];
-  if (file === undefined) throw new Error(`parley: no library module @mariozechner/${specifier}`);
-  return file;
-}
-
 let unbundled: Record<string, string> | undefined;
 function unbundledLibraries(): Record<string, string> {
   unbundled ??= {
-    ...exportAliases("@mariozechner/pi-ai"),
-    ...exportAliases("@mariozechner/pi-tui"),
-    ...exportAliases("@mariozechner/pi-agent-core"),
+    ...exportAliases("@earendil-works/pi-ai"),
+    ...exportAliases("@earendil-works/pi-tui"),
+    ...exportAliases("@earendil-works/pi-agent-core"),
     ...exportAliases("typebox"),
   };
   return unbundled;
 }
 
 /**
- * Package name → what an extension gets when it imports it. As in the newest pi, both scopes
- * work: `@earendil-works/*` (pi's packages' new names) and `@mariozechner/*`; `@sinclair/typebox`
- * is TypeBox. Every module the newest pi's pi-ai, pi-tui and pi-agent-core export is served by
- * newestLibraries(); 0.73's own subpaths (pi-ai/anthropic, …) stay as they were. Running from the
- * bundle, the libraries are the bundle's own instances (bundledLibraries()). jiti matches an alias
- * as a path prefix, so any other `@earendil-works/pi-ai/…` path fails to resolve rather than reach
- * a copy in node_modules.
+ * Package name → what an extension gets when it imports it, as pi 1.6 maps them: both scopes,
+ * `@earendil-works/*` and `@mariozechner/*`, reach the same modules; pi-ai's root and `/compat` are
+ * its extension view (pi-ai-view.ts), its other entry points are its own; `@sinclair/typebox` is
+ * TypeBox. Running from the bundle, the libraries are the bundle's own instances
+ * (bundledLibraries()). jiti matches an alias as a path prefix, so any other
+ * `@earendil-works/pi-ai/…` path fails to resolve rather than reach a copy in node_modules.
  */
 function aliases(): Record<string, string> {
   const bundled = bundledLibraries();
   const libraries = Object.keys(bundled).length > 0 ? bundled : { ...unbundledLibraries() };
-  const dir = newestFolder();
-  const newest = dir === undefined ? {} : newestLibraries(dir);
-  if (dir !== undefined) {
-    // 0.73's modules that the newest pi has too are served by the newest-pi modules.
-    for (const specifier of Object.keys(libraries)) {
-      const [, pkg, ...subpath] = specifier.split("/");
-      if (pkg && NEWEST_PACKAGES.includes(pkg) && existsSync(join(dir, subpath.length === 0 ? `${pkg}.cjs` : join(pkg, `${subpath.join("/")}.cjs`)))) {
-        delete libraries[specifier];
-      }
-    }
-  } else {
-    // Without the build's newest-pi modules (only `tsc -b` ran), pi-ai's compat entry is its root.
-    const piAiRoot = libraries["@mariozechner/pi-ai"];
-    if (piAiRoot) libraries["@mariozechner/pi-ai/compat"] = piAiRoot;
-  }
+  const view = entry("extensions/compat/pi-ai-view");
   const shared = {
     ...libraries,
-    "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
+    "@earendil-works/pi-ai": view,
+    "@earendil-works/pi-ai/compat": view,
   };
   return {
     ...shared,
-    ...renamed("@mariozechner", "@earendil-works", shared),
+    ...renamed("@earendil-works", "@mariozechner", shared),
+    "@mariozechner/pi-coding-agent": entry("extensions/compat/pi-coding-agent"),
     // The same module but for VERSION: the newest pi's under its package name.
     "@earendil-works/pi-coding-agent": entry("extensions/compat/pi-coding-agent-newest"),
-    ...newest,
     ...renamed("typebox", "@sinclair/typebox", libraries),
     "@parley/agent": entry("index"),
   };

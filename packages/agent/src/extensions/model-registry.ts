@@ -4,7 +4,7 @@
  * methods, which resolve credentials when the request is made and route a virtual model first
  * (reason "direct", as pi routes a request made outside the agent loop).
  */
-import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@earendil-works/pi-ai";
 import { relayStream } from "../models/error-response.js";
 import type { ExtensionProviders, ModelResolution } from "../models/index.js";
 import { lastResort } from "../models/resolve.js";
@@ -63,7 +63,7 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     return relayStream(pi, model, async () => {
       const request = await prepare(model, context, options);
       const own = models.ownStream(request.model);
-      return own ? own(request.model, context, request.options) : pi.streamSimple(request.model, context, request.options);
+      return own ? own(request.model, pi.normalizeContext(context), request.options) : pi.streamSimple(request.model, context, request.options);
     });
   };
 

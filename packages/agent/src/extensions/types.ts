@@ -2,7 +2,7 @@
  * The extension API as pi extensions see it, restricted to what a headless agent can honour.
  * Shapes mirror pi's public `ExtensionAPI` so pi extensions type-check and run unmodified.
  */
-import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AgentEvent, AgentMessage } from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,
@@ -11,6 +11,7 @@ import type {
   ImageContent,
   Message,
   Model,
+  JsonValue,
   ProviderResponse,
   SimpleStreamOptions,
   StreamOptions,
@@ -20,7 +21,7 @@ import type {
   ToolCall,
   ToolResultMessage,
   Usage,
-} from "@mariozechner/pi-ai";
+} from "@earendil-works/pi-ai";
 import type { CompactionReason, NotifyType, ThinkingLevel, WidgetPlacement } from "@parley/protocol";
 import type { RouteReason, RouteRequest } from "../models/virtual-models.js";
 import type { sessionProjection } from "../session/context.js";
@@ -537,7 +538,7 @@ export interface ToolCallOutcome {
 export interface ToolCallOutcomeResult {
   content: (TextContent | ImageContent)[];
   details: unknown;
-  structuredContent?: unknown;
+  structuredContent?: JsonValue;
   usage?: Usage;
   isError?: boolean;
   terminate?: boolean;
@@ -573,6 +574,14 @@ export interface BeforeProviderHeadersEvent {
 }
 export interface AfterProviderResponseEvent extends ProviderResponse {
   type: "after_provider_response";
+}
+/** A provider's parsed stream event before pi-ai normalises it (read-only; not persisted), as pi 1.6 sends it. */
+export interface ProviderStreamEvent {
+  type: "provider_stream_event";
+  data: unknown;
+  provider: string;
+  api: string;
+  model: string;
 }
 export interface ModelSelectEvent {
   type: "model_select";
@@ -712,6 +721,7 @@ export interface ExtensionHookMap {
   before_provider_request: { event: BeforeProviderRequestEvent; result: unknown };
   before_provider_headers: { event: BeforeProviderHeadersEvent; result: undefined };
   after_provider_response: { event: AfterProviderResponseEvent; result: undefined };
+  provider_stream_event: { event: ProviderStreamEvent; result: undefined };
   agent_start: { event: LoopEvent<"agent_start">; result: undefined };
   agent_end: { event: LoopEvent<"agent_end">; result: undefined };
   agent_settled: { event: AgentSettledEvent; result: undefined };

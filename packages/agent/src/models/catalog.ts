@@ -5,7 +5,7 @@
  * does it (`--provider X --model Y` restricts the search to X and tolerates `--model X/Y`), except
  * that `--provider X` alone selects X's default model (pi ignores it).
  */
-import type { Api, KnownProvider, Model } from "@mariozechner/pi-ai";
+import type { Api, KnownProvider, Model } from "@earendil-works/pi-ai";
 import { exactReference, isThinkingLevel, matchWithThinking, type ModelMatch, stripThinkingSuffix } from "./model-patterns.js";
 import { closest, suggestModels } from "./model-suggestions.js";
 import type { PiAiResolution } from "./pi-ai.js";
@@ -13,41 +13,52 @@ import { PARLEY_PROVIDER } from "./script-model.js";
 
 /**
  * Default model per provider, and the order in which providers with a key in the environment are
- * tried. Facts from pi 0.73.1 (`defaultModelPerProvider`); a default missing from pi-ai's registry
+ * tried. Facts from pi 1.6.0 (`defaultModelPerProvider`); a default missing from pi-ai's registry
  * falls back to the provider's first model.
  */
 export const DEFAULT_MODEL_PER_PROVIDER: Readonly<Record<string, string>> = {
-  "amazon-bedrock": "us.anthropic.claude-opus-4-6-v1",
-  anthropic: "claude-opus-4-7",
-  openai: "gpt-5.4",
-  "azure-openai-responses": "gpt-5.4",
-  "openai-codex": "gpt-5.5",
+  "amazon-bedrock": "us.anthropic.claude-opus-5-5",
+  "ant-ling": "Ring-2.6-1T",
+  anthropic: "claude-opus-5-5",
+  openai: "gpt-6.2-sol",
+  azure: "gpt-6.2-sol",
+  "openai-codex": "gpt-6.2-sol",
+  radius: "balanced",
+  nvidia: "nvidia/nemotron-3.5-super-vl-120b-a12b",
   deepseek: "deepseek-v4-pro",
-  google: "gemini-3.1-pro-preview",
-  "google-vertex": "gemini-3.1-pro-preview",
-  "github-copilot": "gpt-5.4",
-  openrouter: "moonshotai/kimi-k2.6",
-  "vercel-ai-gateway": "zai/glm-5.1",
-  xai: "grok-4.20-0309-reasoning",
+  google: "gemini-4-argon",
+  "google-vertex": "gemini-4-argon",
+  "github-copilot": "gpt-6.1-sol",
+  openrouter: "moonshotai/kimi-k2.7-code",
+  "vercel-ai-gateway": "zai/glm-5.3",
+  xai: "grok-4.7",
   groq: "openai/gpt-oss-120b",
-  cerebras: "zai-glm-4.7",
-  zai: "glm-5.1",
+  cerebras: "gpt-oss-120b",
+  zai: "glm-5.3",
+  "zai-coding-cn": "glm-5.3",
   mistral: "devstral-medium-latest",
-  minimax: "MiniMax-M2.7",
-  "minimax-cn": "MiniMax-M2.7",
-  moonshotai: "kimi-k2.6",
-  "moonshotai-cn": "kimi-k2.6",
-  huggingface: "moonshotai/Kimi-K2.6",
-  fireworks: "accounts/fireworks/models/kimi-k2p6",
-  opencode: "kimi-k2.6",
-  "opencode-go": "kimi-k2.6",
+  minimax: "MiniMax-M3",
+  "minimax-cn": "MiniMax-M3",
+  moonshotai: "kimi-k2.7-code",
+  "moonshotai-cn": "kimi-k2.7-code",
+  huggingface: "moonshotai/Kimi-K2.7-Code",
+  fireworks: "accounts/fireworks/models/kimi-k3",
+  together: "moonshotai/Kimi-K3",
+  baseten: "zai-org/GLM-5.3",
+  opencode: "kimi-k2.7-code",
+  "opencode-go": "kimi-k3.1-pro",
   "kimi-coding": "kimi-for-coding",
-  "cloudflare-workers-ai": "@cf/moonshotai/kimi-k2.6",
-  "cloudflare-ai-gateway": "workers-ai/@cf/moonshotai/kimi-k2.6",
-  xiaomi: "mimo-v2.5-pro",
-  "xiaomi-token-plan-cn": "mimo-v2.5-pro",
-  "xiaomi-token-plan-ams": "mimo-v2.5-pro",
-  "xiaomi-token-plan-sgp": "mimo-v2.5-pro",
+  meta: "muse-spark-1.3",
+  "cloudflare-workers-ai": "@cf/moonshotai/kimi-k2.7-code",
+  "cloudflare-ai-gateway": "workers-ai/@cf/moonshotai/kimi-k2.7-code",
+  "qwen-token-plan": "qwen3.8-max",
+  "qwen-token-plan-cn": "qwen3.8-max",
+  "qwen-token-plan-individual": "qwen3.8-max",
+  "qwen-token-plan-individual-cn": "qwen3.8-max",
+  xiaomi: "mimo-v2.6-pro",
+  "xiaomi-token-plan-cn": "mimo-v2.6-pro",
+  "xiaomi-token-plan-ams": "mimo-v2.6-pro",
+  "xiaomi-token-plan-sgp": "mimo-v2.6-pro",
 };
 
 /** Models that join the catalogue after start-up: extension providers, models.json. */

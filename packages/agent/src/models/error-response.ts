@@ -3,7 +3,7 @@
  * it ends before a provider answers (routing failed, credentials missing, a stream that threw),
  * naming the model asked for; and a relay of a provider's stream that is worked out first.
  */
-import type { Api, AssistantMessage, AssistantMessageEventStream, Model } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, AssistantMessageEventStream, Model } from "@earendil-works/pi-ai";
 import { errorMessage } from "../error-text.js";
 import type { PiAi } from "./pi-ai.js";
 import { ABORTED_MESSAGE, emptyUsage } from "./reply-stream.js";

@@ -2,7 +2,7 @@
  * Providers registered by extensions (pi.registerProvider): their models join the catalog, and a
  * provider that brings its own `streamSimple` is registered with pi-ai under its `api` name.
  */
-import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
 import { type ExtensionOAuthConfig, extensionOAuthFlow, registerOAuthFlow } from "../config/oauth-tokens.js";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
 import { lastResort, type ModelResolution } from "./resolve.js";
@@ -36,6 +36,8 @@ export interface ProviderConfig {
   models?: ProviderModelConfig[];
   /** A login of the provider's own: its tokens are refreshed and saved as pi does (config/oauth-tokens.ts). */
   oauth?: ExtensionOAuthConfig;
+  /** A provider object's key, resolved before each request (native-provider.ts). */
+  resolveApiKey?: () => Promise<string | undefined>;
 }
 
 const SOURCE_PREFIX = "parley-extension:";
@@ -48,17 +50,17 @@ const SOURCE_PREFIX = "parley-extension:";
  * takes over again instead of the api vanishing for every session.
  */
 const streamHolders = new Map<string, { source: string; stream: StreamSimple }[]>();
-export type StreamSimple = Parameters<typeof import("@mariozechner/pi-ai").registerApiProvider>[0]["streamSimple"];
+export type StreamSimple = Parameters<typeof import("@earendil-works/pi-ai/compat").registerApiProvider>[0]["streamSimple"];
 let sources = 0;
 
-function holdStream(pi: typeof import("@mariozechner/pi-ai"), api: string, source: string, stream: StreamSimple): void {
+function holdStream(pi: typeof import("@earendil-works/pi-ai/compat"), api: string, source: string, stream: StreamSimple): void {
   const holders = (streamHolders.get(api) ?? []).filter((h) => h.source !== source);
   holders.push({ source, stream });
   streamHolders.set(api, holders);
   pi.registerApiProvider({ api: api as Api, stream: stream as never, streamSimple: stream }, source);
 }
 
-function releaseStreams(pi: typeof import("@mariozechner/pi-ai"), source: string): void {
+function releaseStreams(pi: typeof import("@earendil-works/pi-ai/compat"), source: string): void {
   pi.unregisterApiProviders(source);
   for (const [api, holders] of streamHolders) {
     const rest = holders.filter((h) => h.source !== source);
@@ -97,7 +99,17 @@ export interface ExtensionProviders {
 
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
 export function withExtensionProviders(base: ModelResolution): ModelResolution & ExtensionProviders {
-  const providers = new Map<string, { models: Model<Api>[]; apiKey: string | undefined; api: string; stream?: StreamSimple; dropOAuth?: () => void }>();
+  const providers = new Map<
+    string,
+    {
+      models: Model<Api>[];
+      apiKey: string | undefined;
+      api: string;
+      stream?: StreamSimple;
+      dropOAuth?: () => void;
+      resolveApiKey?: () => Promise<string | undefined>;
+    }
+  >();
   // This agent's source id in pi-ai's registry, per provider name.
   const serial = ++sources;
   const sourceOf = (name: string): string => `${SOURCE_PREFIX}${name}#${serial}`;
@@ -154,7 +166,11 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     },
     findModel: (provider, id) => virtual.find(provider, id) ?? providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
     getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),
-    getRequestKey: async (provider) => (providers.has(provider) ? ((await base.getRequestKey(provider)) ?? keyOf(provider)) : base.getRequestKey(provider)),
+    getRequestKey: async (provider) => {
+      const entry = providers.get(provider);
+      if (!entry) return base.getRequestKey(provider);
+      return (await base.getRequestKey(provider)) ?? keyOf(provider) ?? (await entry.resolveApiKey?.());
+    },
     hasAuth: hasOwnAuth,
     register(name, config) {
       const api = config.api ?? `${SOURCE_PREFIX}${name}`;
@@ -178,11 +194,18 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       const oauth = config.oauth;
       const usableOAuth = typeof oauth?.refreshToken === "function" && typeof oauth.getApiKey === "function";
       const dropOAuth = usableOAuth ? registerOAuthFlow(name, extensionOAuthFlow(oauth)) : undefined;
-      const entry = { models, apiKey: config.apiKey, api, ...(stream !== undefined ? { stream } : {}), ...(dropOAuth ? { dropOAuth } : {}) };
+      const entry = {
+        models,
+        apiKey: config.apiKey,
+        api,
+        ...(stream !== undefined ? { stream } : {}),
+        ...(dropOAuth ? { dropOAuth } : {}),
+        ...(config.resolveApiKey ? { resolveApiKey: config.resolveApiKey } : {}),
+      };
       providers.get(name)?.dropOAuth?.();
       providers.set(name, entry);
       if (stream !== undefined) {
-        const register = (pi: typeof import("@mariozechner/pi-ai")): void => holdStream(pi, api, sourceOf(name), stream);
+        const register = (pi: typeof import("@earendil-works/pi-ai/compat")): void => holdStream(pi, api, sourceOf(name), stream);
         const pi = piAiIfLoaded();
         if (pi) register(pi);
         // Still this registration once pi-ai has loaded (not unregistered or replaced meanwhile).

@@ -7,7 +7,7 @@
  * are preferred (pi takes the highest id across all providers, which for "opus-4-7" is a Bedrock
  * inference profile even when only ANTHROPIC_API_KEY is set).
  */
-import type { Api, Model, ModelThinkingLevel } from "@mariozechner/pi-ai";
+import type { Api, Model, ModelThinkingLevel } from "@earendil-works/pi-ai";
 
 export type ThinkingLevel = ModelThinkingLevel;
 export const THINKING_LEVEL_NAMES: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];

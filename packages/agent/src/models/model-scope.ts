@@ -5,7 +5,7 @@
  * or the id selects every model it matches; anything else is a `--model` pattern and selects one.
  * A `:<thinking level>` suffix gives the level the model is used with.
  */
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@earendil-works/pi-ai";
 import { THINKING_LEVEL_NAMES, type ThinkingLevel } from "./model-patterns.js";
 import type { ModelResolution } from "./resolve.js";
 

@@ -1,5 +1,5 @@
 /** Close matches for a name that is not known: typos of a provider, or of a model id or part of one. */
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@earendil-works/pi-ai";
 import { isAlias } from "./model-patterns.js";
 
 function levenshtein(a: string, b: string): number {

@@ -6,7 +6,7 @@
  * hosts, bounded) and added to a failed reply's message when that message does not say it.
  */
 import { subscribe } from "node:diagnostics_channel";
-import type { AssistantMessage } from "@mariozechner/pi-ai";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
 
 interface Failure {
   at: number;

@@ -20,9 +20,18 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, isAbsolute, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { Api, AssistantMessage, AssistantMessageEventStream, Context, Message, Model, SimpleStreamOptions, ToolResultMessage } from "@mariozechner/pi-ai";
+import type {
+  Api,
+  AssistantMessage,
+  AssistantMessageEventStream,
+  Context,
+  Message,
+  Model,
+  SimpleStreamOptions,
+  ToolResultMessage,
+} from "@earendil-works/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
-import { localModel, type PlannedReply, type PlannedToolCall, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
+import { localModel, type PlannedReply, type PlannedToolCall, type ReplyStreamSettings, requestTools, streamPlannedReply } from "./reply-stream.js";
 import { PARLEY_PROVIDER } from "./script-model.js";
 
 export const OFFLINE_MODEL_ID = "offline";
@@ -82,7 +91,7 @@ export function planOfflineReply(context: Context, cwd: string): PlannedReply {
     return { text: notFound ? `${notFound} Ask about a file that exists there, or “list files” to see what is there.` : helpText(cwd, request) };
   }
 
-  const toolNames = new Set((context.tools ?? []).map((t) => t.name));
+  const toolNames = new Set(requestTools(context).map((t) => t.name));
   const calls: PlannedToolCall[] = [];
   const direct: string[] = [];
   const lookedMyself = new Set<string>();

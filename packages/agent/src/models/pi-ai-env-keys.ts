@@ -8,7 +8,7 @@
 import { importModule } from "../startup/module-loader.js";
 import { piAiFile } from "./pi-ai-files.js";
 
-export type PiAiEnvKeys = Pick<typeof import("@mariozechner/pi-ai"), "getEnvApiKey" | "findEnvKeys">;
+export type PiAiEnvKeys = Pick<typeof import("@earendil-works/pi-ai/compat"), "getEnvApiKey" | "findEnvKeys">;
 
 export async function loadPiAiEnvKeys(): Promise<PiAiEnvKeys> {
   return importModule<PiAiEnvKeys>(await piAiFile("env-api-keys.js"));

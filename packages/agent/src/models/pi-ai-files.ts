@@ -24,9 +24,9 @@ export async function piAiFile(name: string): Promise<string> {
  */
 async function findPiAiDist(): Promise<string> {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    const candidate = join(dir, "node_modules", "@mariozechner", "pi-ai", "dist");
+    const candidate = join(dir, "node_modules", "@earendil-works", "pi-ai", "dist");
     if (existsSync(join(candidate, "models.js"))) return candidate;
     if (dirname(dir) === dir) break;
   }
-  return dirname(fileURLToPath(await resolveModule("@mariozechner/pi-ai")));
+  return dirname(fileURLToPath(await resolveModule("@earendil-works/pi-ai")));
 }

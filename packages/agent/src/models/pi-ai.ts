@@ -1,5 +1,5 @@
 /**
- * Lazy access to `@mariozechner/pi-ai`.
+ * Lazy access to `@earendil-works/pi-ai`.
  *
  * Loading pi-ai's root is not free (its model catalogue, TypeBox, provider registrations): tens of
  * milliseconds from the CLI bundle's code cache, hundreds as plain ES modules. Start-up with the
@@ -10,7 +10,7 @@
 import { requirePiAiModule } from "../startup/module-loader.js";
 import { loadPiAiEnvKeys } from "./pi-ai-env-keys.js";
 
-export type PiAi = typeof import("@mariozechner/pi-ai");
+export type PiAi = typeof import("@earendil-works/pi-ai/compat");
 
 let loading: Promise<PiAi> | undefined;
 let loaded: PiAi | undefined;
@@ -18,7 +18,7 @@ let loaded: PiAi | undefined;
 /** Import pi-ai once; later calls share the same promise. */
 export function loadPiAi(): Promise<PiAi> {
   // A literal import(): the CLI bundle compiles pi-ai in and turns this into a lazy initialiser.
-  loading ??= import("@mariozechner/pi-ai").then((mod) => {
+  loading ??= import("@earendil-works/pi-ai/compat").then((mod) => {
     loaded = mod;
     return mod;
   });

@@ -21,9 +21,10 @@ import type {
   Model,
   SimpleStreamOptions,
   TextContent,
+  Tool,
   ToolCall,
   Usage,
-} from "@mariozechner/pi-ai";
+} from "@earendil-works/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
 import { nodeCrypto } from "../lazy-node.js";
 import { errorMessage } from "../error-text.js";
@@ -55,11 +56,26 @@ export function estimateTokens(chars: number): number {
   return Math.ceil(Math.max(0, chars) / CHARS_PER_TOKEN);
 }
 
+/**
+ * The tools a request declares: its own list (a `Context` with `tools`), or those its system
+ * messages add and remove, replayed in order (the transcript form pi-ai 1.6 hands providers).
+ */
+export function requestTools(context: Context): Tool[] {
+  if (context.tools) return context.tools;
+  const tools = new Map<string, Tool>();
+  for (const message of context.messages) {
+    if (message.role !== "system") continue;
+    for (const tool of message.toolsRemoved ?? []) tools.delete(tool.name);
+    for (const tool of message.toolsAdded ?? []) tools.set(tool.name, tool);
+  }
+  return [...tools.values()];
+}
+
 /** Characters the model "reads": system prompt, every message, tool definitions. */
 export function contextChars(context: Context): number {
   let n = context.systemPrompt?.length ?? 0;
   for (const message of context.messages) n += messageChars(message);
-  for (const tool of context.tools ?? []) {
+  for (const tool of requestTools(context)) {
     n += tool.name.length + tool.description.length + safeJsonLength(tool.parameters);
   }
   return n;

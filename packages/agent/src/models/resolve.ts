@@ -25,7 +25,7 @@
  * without one, and so do we); other providers read their keys from the environment.
  * `PARLEY_STREAM_DELAY_MS` (environment) slows the local models' deltas, for demos and tests.
  */
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model } from "@earendil-works/pi-ai";
 import { KeyLookup } from "./api-keys.js";
 import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
 import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patterns.js";

@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@earendil-works/pi-ai";
 import type { PiAiCore } from "./pi-ai.js";
 import { localModel, type PlannedReply, type ReplyStreamSettings, streamPlannedReply } from "./reply-stream.js";
 import { errorMessage } from "../error-text.js";

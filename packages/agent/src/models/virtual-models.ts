@@ -4,8 +4,8 @@
  * name one; everything below the routing step sees physical models only: providers stream them
  * and assistant messages name them. Router state lives on the session branch as custom entries.
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, AssistantMessage, Message, Model } from "@mariozechner/pi-ai";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Api, AssistantMessage, Message, Model } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@parley/protocol";
 import { isThinkingLevel, THINKING_LEVELS } from "@parley/protocol/constants";
 import type { ThinkingLevel } from "./model-patterns.js";
@@ -55,9 +55,7 @@ export function isVirtualModel(model: { api: string }): boolean {
   return model.api === VIRTUAL_MODEL_API;
 }
 
-/** The newest pi's "max" is parley's highest level. */
 function knownLevel(value: unknown): ThinkingLevel | undefined {
-  if (value === "max") return "xhigh";
   return isThinkingLevel(value) ? value : undefined;
 }
 
@@ -87,7 +85,7 @@ export function parseVirtualModel(value: unknown, context: () => unknown): Virtu
   if (typeof route !== "function") throw new TypeError(`registerVirtualModel: ${provider}/${id} needs a route(request, ctx) function`);
   const levels: unknown = Reflect.get(value, "thinkingLevels");
   if (levels !== undefined && (!Array.isArray(levels) || levels.some((l) => knownLevel(l) === undefined))) {
-    throw new TypeError(`registerVirtualModel: thinkingLevels must list levels of ${[...THINKING_LEVELS, "max"].join(", ")}`);
+    throw new TypeError(`registerVirtualModel: thinkingLevels must list levels of ${THINKING_LEVELS.join(", ")}`);
   }
   const input: unknown = Reflect.get(value, "input");
   if (input !== undefined && (!Array.isArray(input) || input.some((i) => i !== "text" && i !== "image"))) {

@@ -24,7 +24,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Script } from "node:vm";
 
@@ -41,18 +41,11 @@ const bundleFile = join(outdir, "parley-cli.js");
 // them). A group's imports of another group's library go to that group's bundle.
 const LIBRARY_GROUPS = {
   typebox: ["typebox"],
-  "pi-tui": ["@mariozechner/pi-tui"],
-  "pi-ai": ["@mariozechner/pi-ai", "@mariozechner/pi-agent-core"],
+  "pi-tui": ["@earendil-works/pi-tui"],
+  "pi-ai": ["@earendil-works/pi-ai", "@earendil-works/pi-agent-core"],
 };
 const BUNDLED_LIBRARIES = Object.values(LIBRARY_GROUPS).flat();
-// pi-ai's one module that needs nothing but TypeBox (StringEnum) lives in the TypeBox bundle, under
-// this private specifier, and pi-ai's bundle imports it from there: an extension that calls
-// StringEnum while it loads (pi's todo.ts) then loads no pi-ai (~4 MiB of start-up peak). It gets
-// no module of its own in dist/bundle/libraries/: extensions reach it through pi-ai's root.
-const PI_AI_TYPEBOX_HELPERS = "@mariozechner/pi-ai/dist/utils/typebox-helpers.js";
-const PRIVATE_SPECIFIERS = { [PI_AI_TYPEBOX_HELPERS]: "typebox" };
 const groupOf = (specifier) =>
-  PRIVATE_SPECIFIERS[specifier] ??
   Object.keys(LIBRARY_GROUPS).find((group) => LIBRARY_GROUPS[group].some((name) => specifier === name || specifier.startsWith(`${name}/`)));
 const exportNames = new Map(); // specifier → its export names, from the installed package (libraryExportNames)
 const groupFile = (group) => join(outdir, `lib-${group}.js`);
@@ -66,6 +59,9 @@ const COMPILED_IN = new Set([
   "mime-types",
   "mime-db",
   "partial-json",
+  "marked-cjk-friendly",
+  "@earendil-works/pi-schema",
+  "@earendil-works/pi-telemetry",
   "@earendil-works/pi-mcp",
   "minisearch",
 ]);
@@ -78,9 +74,9 @@ const { piAiFile } = await import(pathToFileURL(join(dist, "models", "pi-ai-file
 const piAiEnvKeysFile = fileURLToPath(await piAiFile("env-api-keys.js"));
 
 // Specifier → the bundle file that holds it ("typebox/compile" → lib-typebox.js).
-const librarySpecifiers = [...BUNDLED_LIBRARIES.flatMap((name) => [name, ...subpathExports(name)]), ...Object.keys(PRIVATE_SPECIFIERS)];
-// What a library bundle's getter requires for a specifier: a private one is a file of its package.
-const requiredAs = (specifier) => (specifier === PI_AI_TYPEBOX_HELPERS ? piAiTypeboxHelpersFile() : specifier);
+// The library specifiers that are a folder export's modules (subpathExports()).
+const folderSpecifiers = new Set();
+const librarySpecifiers = BUNDLED_LIBRARIES.flatMap((name) => [name, ...subpathExports(name)]);
 const libraryFiles = { ...Object.fromEntries(librarySpecifiers.map((s) => [s, `lib-${groupOf(s)}.js`])), "jiti/dist/jiti.cjs": "lib-jiti.js" };
 // Defined in every bundle: a library module by specifier, from its group's bundle, loaded once
 // (through the launcher, with its code cache) and shared through require.cache.
@@ -111,17 +107,11 @@ for (const group of Object.keys(LIBRARY_GROUPS)) {
     stdin: {
       // Each module once: esbuild's require() of an ES module copies its exports into a fresh
       // object at every call (~290 getters for TypeBox's root).
-      contents: `const made = {};\nmodule.exports = {\n${mine.map((s) => `  get ${JSON.stringify(s)}() { return (made[${JSON.stringify(s)}] ??= require(${JSON.stringify(requiredAs(s))})); },`).join("\n")}\n};\n`,
+      contents: `const made = {};\nmodule.exports = {\n${mine.map((s) => `  get ${JSON.stringify(s)}() { return (made[${JSON.stringify(s)}] ??= require(${JSON.stringify(s)})); },`).join("\n")}\n};\n`,
       resolveDir: agent,
       loader: "js",
     },
-    plugins: [
-      ...(group === "typebox" ? [] : [piAiTypeboxHelpersFromTypeboxBundle()]),
-      fromLibraryBundle((specifier) => groupOf(specifier) !== group),
-      onlyCompiledInPackages(),
-      piAiImportsAsRequires(),
-      librariesAsImports(),
-    ],
+    plugins: [fromLibraryBundle((specifier) => groupOf(specifier) !== group), onlyCompiledInPackages(), piAiImportsAsRequires(), librariesAsImports()],
     banner: libraryLoader,
     imports: 0,
   });
@@ -190,9 +180,10 @@ await build({
 writeReexport(join(outdir, "index.cjs"), "library");
 writeReexport(join(outdir, "extensions/compat/pi-coding-agent.cjs"), "compat");
 writeReexport(join(outdir, "extensions/compat/pi-coding-agent-newest.cjs"), "compatNewest");
+writeReexport(join(outdir, "extensions/compat/pi-ai-view.cjs"), "piAiView");
 const evaluated = new Map(); // file → exports (evaluate)
 const libraryExports = (specifier) => evaluate(groupFile(groupOf(specifier)))[specifier];
-for (const specifier of librarySpecifiers.filter((s) => PRIVATE_SPECIFIERS[s] === undefined)) {
+for (const specifier of librarySpecifiers) {
   const exports = libraryExports(specifier);
   if (exports === undefined) throw new Error(`build-bundle: ${groupFile(groupOf(specifier))} lacks ${specifier}`);
   // The bundles' stand-ins for this module export the installed package's names (libraryStandIn).
@@ -200,18 +191,11 @@ for (const specifier of librarySpecifiers.filter((s) => PRIVATE_SPECIFIERS[s] ==
   if (Object.keys(exports).sort().join() !== [...expected].sort().join()) {
     throw new Error(`build-bundle: ${specifier}'s exports in ${groupFile(groupOf(specifier))} differ from the installed package's`);
   }
-  writeReexport(
-    join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`),
-    `libraryModule(${JSON.stringify(specifier)})`,
-    Object.keys(exports),
-    lighterSources(specifier, exports),
-  );
+  // A folder export's module ("@earendil-works/pi-ai/utils/uuid") goes in a folder tree (libraries/@earendil-works/pi-ai/utils/uuid.cjs),
+  // which the loader aliases by folder; the others are one flat file each.
+  const file = inFolderExport(specifier) ? join(outdir, "libraries", `${specifier}.cjs`) : join(outdir, "libraries", `${specifier.replace(/[@/]/g, "_")}.cjs`);
+  writeReexport(file, `libraryModule(${JSON.stringify(specifier)})`, Object.keys(exports));
 }
-
-// The newest pi's library modules (every subpath of @earendil-works/pi-ai, pi-tui, pi-agent-core):
-// one small CommonJS module each, which the extension loader aliases under both scopes (see
-// extensions/compat/newest-modules.ts). For the bundle, and for parley running unbundled from dist/.
-await writeNewestModules();
 
 const cache = await writeCodeCache();
 const kib = (n) => `${(n / 1024).toFixed(0)} KB`;
@@ -314,8 +298,7 @@ async function libraryStandIn(specifier) {
 function libraryExportNames(specifier) {
   let names = exportNames.get(specifier);
   if (names === undefined) {
-    const url = specifier === PI_AI_TYPEBOX_HELPERS ? pathToFileURL(piAiTypeboxHelpersFile()).href : specifier;
-    names = import(url).then((module) => {
+    names = import(specifier).then((module) => {
       const keys = Object.keys(module);
       const odd = keys.find((name) => !/^[A-Za-z_$][\w$]*$/.test(name));
       if (odd !== undefined) throw new Error(`build-bundle: ${specifier} exports ${JSON.stringify(odd)}, not an identifier; extend libraryStandIn()`);
@@ -357,9 +340,33 @@ function piAiEnvKeysCompiledIn() {
 /** A package's exported subpaths as specifiers ("typebox/compile"), from its package.json. */
 function subpathExports(name) {
   const manifest = JSON.parse(readFileSync(join(packageDir(name), "package.json"), "utf8"));
-  return Object.keys(manifest.exports ?? {})
-    .filter((key) => key.startsWith("./") && !key.includes("*") && !key.endsWith(".json") && key !== "./package.json")
-    .map((key) => `${name}/${key.slice(2)}`);
+  const entries = Object.entries(manifest.exports ?? {}).filter(([key]) => key.startsWith("./") && !key.endsWith(".json") && key !== "./package.json");
+  const out = [];
+  for (const [key, target] of entries) {
+    if (!key.includes("*")) {
+      out.push(`${name}/${key.slice(2)}`);
+      continue;
+    }
+    // A folder of modules ("./utils/*" → "./dist/utils/*.js"): one specifier per file, as Node resolves them.
+    const file = typeof target === "string" ? target : (target?.import ?? target?.default);
+    const folder = /^\.\/([\w-]+)\/\*$/.exec(key)?.[1];
+    const files = typeof file === "string" ? /^\.\/([\w/-]+)\/\*\.js$/.exec(file)?.[1] : undefined;
+    if (folder === undefined || files === undefined)
+      throw new Error(`build-bundle: ${name}'s export ${key} is not a folder of modules; extend subpathExports()`);
+    // `*` may stand for a path ("providers/images/register-builtins").
+    for (const entry of readdirSync(join(packageDir(name), files), { recursive: true }).sort()) {
+      if (!entry.endsWith(".js")) continue;
+      const specifier = `${name}/${folder}/${entry.slice(0, -3).split(sep).join("/")}`;
+      folderSpecifiers.add(specifier);
+      out.push(specifier);
+    }
+  }
+  return out;
+}
+
+/** Whether a library specifier is one of a folder export's modules (written in a folder tree, see the loader's bundledLibraries()). */
+function inFolderExport(specifier) {
+  return folderSpecifiers.has(specifier);
 }
 
 /**
@@ -404,7 +411,7 @@ function piAiImportsAsRequires() {
   return {
     name: "pi-ai-imports-as-requires",
     setup(b) {
-      b.onLoad({ filter: /[\\/]@mariozechner[\\/]pi-ai[\\/]dist[\\/].*\.js$/ }, (args) => {
+      b.onLoad({ filter: /[\\/]@earendil-works[\\/]pi-ai[\\/]dist[\\/].*\.js$/ }, (args) => {
         let text = readFileSync(args.path, "utf8");
         if (args.path.endsWith(join("providers", "register-builtins.js"))) {
           if (text.split(bedrock).length !== 2) {
@@ -435,45 +442,6 @@ function evaluate(file) {
   new Script(readFileSync(file, "utf8"), { filename: file }).runInThisContext()(module.exports, require, module, file, outdir);
   evaluated.set(file, module.exports);
   return module.exports;
-}
-
-/**
- * Names of a library module that are the very same values as a lighter module's (pi-ai's root
- * re-exports TypeBox's `Type` and its own StringEnum, which the TypeBox bundle holds): name →
- * that module's specifier. Its re-export module serves them from there, so reading them does not
- * load the heavier library. Checked by identity here, so an update that changes them only makes
- * them load the library again.
- */
-function lighterSources(specifier, exports) {
-  if (specifier !== "@mariozechner/pi-ai") return {};
-  const out = {};
-  for (const lighter of ["typebox", PI_AI_TYPEBOX_HELPERS]) {
-    const light = libraryExports(lighter);
-    for (const name of Object.keys(exports)) if (out[name] === undefined && name in light && light[name] === exports[name]) out[name] = lighter;
-  }
-  if (out.StringEnum !== PI_AI_TYPEBOX_HELPERS) {
-    throw new Error("build-bundle: pi-ai's StringEnum is no longer its typebox-helpers module's; update PI_AI_TYPEBOX_HELPERS");
-  }
-  return out;
-}
-
-/** pi-ai's typebox-helpers module, found from pi-ai's root as esbuild would. */
-function piAiTypeboxHelpersFile() {
-  return join(packageDir("@mariozechner/pi-ai"), "dist", "utils", "typebox-helpers.js");
-}
-
-/** pi-ai's import of its typebox-helpers module is a lookup in the TypeBox bundle (PI_AI_TYPEBOX_HELPERS). */
-function piAiTypeboxHelpersFromTypeboxBundle() {
-  return {
-    name: "pi-ai-typebox-helpers-from-typebox-bundle",
-    setup(b) {
-      b.onResolve({ filter: /[\\/]typebox-helpers\.js$/ }, async (args) => {
-        if (args.pluginData === "as-is") return undefined;
-        const result = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: "as-is" });
-        return result.path === piAiTypeboxHelpersFile() ? { path: PI_AI_TYPEBOX_HELPERS, namespace: "library" } : undefined;
-      });
-    },
-  };
 }
 
 /**
@@ -517,64 +485,6 @@ function writeReexport(file, part, names, lighter = {}) {
 }
 
 /**
- * Writes the modules extensions get for the newest pi's library modules: in dist/bundle/newest/
- * (the bundle's instance, the bundle's library re-export modules as 0.73's) and in
- * dist/extensions/compat/newest/ (parley's compiled modules, the installed 0.73 packages). The
- * files follow the specifiers (pi-ai.cjs, pi-ai/utils/uuid.cjs); paths between them are relative.
- */
-async function writeNewestModules() {
-  const { NEWEST_MODULES } = await import(pathToFileURL(join(dist, "extensions/compat/newest-surface.generated.js")).href);
-  const header = "// Generated by packages/agent/src/startup/build-bundle.mjs: a module of the newest pi's libraries for extensions (newest-modules.ts).";
-  const bundled = join(outdir, "newest");
-  const unbundled = join(dist, "extensions/compat/newest");
-  for (const dir of [bundled, unbundled]) rmSync(dir, { recursive: true, force: true });
-  // A path from one generated module to another file, as require() takes it.
-  const from = (file, target) => {
-    const path = relative(dirname(file), target);
-    return path.startsWith(".") ? path : `./${path}`;
-  };
-  for (const [specifier, module] of Object.entries(NEWEST_MODULES)) {
-    const base = `_mariozechner_${module.base.replace(/\//g, "_")}.cjs`;
-    if (!existsSync(join(outdir, "libraries", base))) throw new Error(`build-bundle: no library module ${base} for the newest pi's ${specifier}`);
-    // "pi-ai" → pi-ai.cjs, "pi-ai/utils/uuid" → pi-ai/utils/uuid.cjs: the loader's aliases map a
-    // package to its file and its subpaths to its folder (extensions/loader.ts, newestLibraries()).
-    const file = `${specifier}.cjs`;
-    const inBundle = join(bundled, file);
-    mkdirSync(dirname(inBundle), { recursive: true });
-    writeFileSync(
-      inBundle,
-      [
-        header,
-        `const bundle = require.cache[require.resolve(${JSON.stringify(from(inBundle, bundleFile))})];`,
-        "if (bundle === undefined) {",
-        `  throw new Error("parley: newest/${file} serves the running CLI's modules and loads only inside bin/parley.js");`,
-        "}",
-        `const load = (base) => require(\`${from(inBundle, join(outdir, "libraries"))}/_mariozechner_\${base.replace(/\\//g, "_")}.cjs\`);`,
-        `module.exports = bundle.exports.newestModule(${JSON.stringify(specifier)}, load);`,
-        "",
-      ].join("\n"),
-    );
-    // jiti imports a .cjs file with Node's ES module loader, which finds a CommonJS module's export
-    // names by reading its text: the last line lists them (as esbuild's output does).
-    const names = [...new Set([...(module.extend ? await libraryExportNames(`@mariozechner/${module.base}`) : []), ...Object.keys(module.exports)])];
-    const outside = join(unbundled, file);
-    mkdirSync(dirname(outside), { recursive: true });
-    writeFileSync(
-      outside,
-      [
-        header,
-        "// Node's own require, so that parley's modules and the libraries are the instances parley runs.",
-        'const real = require("node:module").createRequire(__filename);',
-        `const { libraryFile } = real(${JSON.stringify(from(outside, join(dist, "extensions/loader.js")))});`,
-        `module.exports = real(${JSON.stringify(from(outside, join(dist, "extensions/compat/newest-modules.js")))}).newestModule(${JSON.stringify(specifier)}, (base) => real(libraryFile(base)));`,
-        `0 && (module.exports = { ${names.join(", ")} });`,
-        "",
-      ].join("\n"),
-    );
-  }
-}
-
-/**
  * Runs the CLI once so that its launcher writes every code cache at exit. V8's cache holds the
  * functions compiled by the time it is written, so the run goes through what users do first: an
  * extension that imports every library and registers a command, get_state, a prompt to a scripted
@@ -595,7 +505,7 @@ async function writeCodeCache() {
         // Every export read: a library loads when one of its exports is first read.
         `  for (const l of [${BUNDLED_LIBRARIES.map((_, i) => `l${i}`).join(", ")}] as any[]) for (const k of Object.keys(l)) void l[k];`,
         // A provider of the extension's own, as custom-provider extensions register them: pi-ai's faux provider.
-        `  const ai: any = l${BUNDLED_LIBRARIES.indexOf("@mariozechner/pi-ai")};`,
+        `  const ai: any = l${BUNDLED_LIBRARIES.indexOf("@earendil-works/pi-ai")};`,
         '  const faux = ai.registerFauxProvider({ api: "warm-api", provider: "warm", models: [{ id: "warm-1" }] });',
         '  faux.setResponses([ai.fauxAssistantMessage("warm reply")]);',
         '  pi.registerProvider("warm", { baseUrl: "http://localhost:0", apiKey: "none", api: faux.api, streamSimple: ai.getApiProvider(faux.api).streamSimple,',

@@ -17,7 +17,7 @@ require("../../dist/tools/tools-require.js").setToolsRequire(
 
 // pi-ai synchronously, from its library bundle: an extension's synchronous ctx.modelRegistry calls
 // load the model catalogue when they first need it (models/pi-ai.ts).
-moduleLoader.setPiAiRequire(() => __parley_library("@mariozechner/pi-ai"));
+moduleLoader.setPiAiRequire(() => __parley_library("@earendil-works/pi-ai/compat"));
 
 // jiti from its code-cached copy (dist/bundle/lib-jiti.js): its own entry file holds an import(),
 // which code run from a code cache cannot use, so parley gives it the launcher's import() and
@@ -63,10 +63,11 @@ module.exports = {
   get compatNewest() {
     return require("../../dist/extensions/compat/pi-coding-agent-newest.js");
   },
-  // A bundled library's module by specifier ("typebox", "@mariozechner/pi-ai"): the re-export
+  get piAiView() {
+    return require("../../dist/extensions/compat/pi-ai-view.js");
+  },
+  // A bundled library's module by specifier ("typebox", "@earendil-works/pi-ai/compat"): the re-export
   // modules extensions import (dist/bundle/libraries/) use it. __parley_library is the bundle's
   // own loader of the library bundle (startup/build-bundle.mjs).
   libraryModule: (specifier) => __parley_library(specifier),
-  // A module of the newest pi's libraries ("pi-ai/utils/uuid"), for dist/bundle/newest/'s modules.
-  newestModule: (specifier, load) => require("../../dist/extensions/compat/newest-modules.js").newestModule(specifier, load),
 };

@@ -47,15 +47,15 @@ export async function whileOptimizerPaused<T>(work: () => Promise<T>): Promise<T
   }
 }
 
-let requirePiAi: (() => typeof import("@mariozechner/pi-ai")) | undefined;
+let requirePiAi: (() => typeof import("@earendil-works/pi-ai/compat")) | undefined;
 
 /** The CLI bundle supplies pi-ai synchronously too (from its library bundle): see models/pi-ai.ts. */
-export function setPiAiRequire(next: () => typeof import("@mariozechner/pi-ai")): void {
+export function setPiAiRequire(next: () => typeof import("@earendil-works/pi-ai/compat")): void {
   requirePiAi = next;
 }
 
 /** pi-ai, loaded now; undefined where it cannot be loaded synchronously. */
-export function requirePiAiModule(): typeof import("@mariozechner/pi-ai") | undefined {
+export function requirePiAiModule(): typeof import("@earendil-works/pi-ai/compat") | undefined {
   return requirePiAi?.();
 }
 

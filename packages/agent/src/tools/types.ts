@@ -5,7 +5,7 @@
  * `AgentToolResult` and pi-coding-agent's `ToolDefinition`) so that a pi
  * extension's tool objects are structurally assignable to them and vice versa.
  */
-import type { ImageContent, TextContent } from "@mariozechner/pi-ai";
+import type { ImageContent, TextContent } from "@earendil-works/pi-ai";
 import type { Static, TSchema } from "typebox";
 
 /** What a tool returns: content for the model plus structured details for logs/UI. */

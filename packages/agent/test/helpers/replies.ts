@@ -1,5 +1,5 @@
 /** A model's final reply, for test providers that stream one (extension providers built inline). */
-import type { Api, AssistantMessage, Model } from "@mariozechner/pi-ai";
+import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai/compat";
 
 /** What one model call ends with: a text reply, or a failure with its error message. */
 export type Outcome = { text: string } | { error: string };

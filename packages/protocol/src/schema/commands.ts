@@ -12,8 +12,8 @@ export const CommandId = Type.Optional(
 );
 
 export const ThinkingLevel = Type.Union(
-  [Type.Literal("off"), Type.Literal("minimal"), Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("xhigh")],
-  { description: "Reasoning effort. Models without reasoning support only off; xhigh only on some models." },
+  [Type.Literal("off"), Type.Literal("minimal"), Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("xhigh"), Type.Literal("max")],
+  { description: "Reasoning effort. Models without reasoning support only off; xhigh and max only on some models." },
 );
 export type ThinkingLevel = Static<typeof ThinkingLevel>;
 export { THINKING_LEVELS } from "../constants.js";
@@ -29,7 +29,7 @@ export const StreamingBehavior = Type.Union([Type.Literal("steer"), Type.Literal
 export type StreamingBehavior = Static<typeof StreamingBehavior>;
 
 /** What a client may ask for: the newest pi's levels include "max", the model's highest. */
-export const RequestedThinkingLevel = Type.Union([...ThinkingLevel.anyOf, Type.Literal("max")], {
-  description: "A thinking level to set; max is the model's highest (parley: xhigh, clamped to the model).",
+export const RequestedThinkingLevel = Type.Union([...ThinkingLevel.anyOf], {
+  description: "A thinking level to set, clamped to the model's levels.",
 });
 export type RequestedThinkingLevel = Static<typeof RequestedThinkingLevel>;

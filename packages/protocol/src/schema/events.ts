@@ -138,7 +138,7 @@ export const ToolCallEndDelta = Type.Object(
 export const DoneDelta = Type.Object(
   {
     type: Type.Literal("done"),
-    reason: Type.Union([Type.Literal("stop"), Type.Literal("length"), Type.Literal("toolUse")]),
+    reason: Type.Union([Type.Literal("stop"), Type.Literal("length"), Type.Literal("toolUse"), Type.Literal("deferred")]),
     message: AssistantMessage,
   },
   { description: "Generation finished normally." },

@@ -88,9 +88,21 @@ export const Usage = Type.Object(
 );
 export type Usage = Static<typeof Usage>;
 
-export const StopReason = Type.Union([Type.Literal("stop"), Type.Literal("length"), Type.Literal("toolUse"), Type.Literal("error"), Type.Literal("aborted")], {
-  description: "Why generation ended: stop (natural end), length (token limit), toolUse (wants tool results), error, aborted.",
-});
+export const StopReason = Type.Union(
+  [
+    Type.Literal("stop"),
+    Type.Literal("length"),
+    Type.Literal("toolUse"),
+    Type.Literal("error"),
+    Type.Literal("aborted"),
+    Type.Literal("deferred"),
+    Type.Literal("pending"),
+  ],
+  {
+    description:
+      "Why generation ended: stop (natural end), length (token limit), toolUse (wants tool results), error, aborted; deferred (a background request the provider finishes later) and pending (not finished yet), as pi-ai 1.6 has them.",
+  },
+);
 export type StopReason = Static<typeof StopReason>;
 
 // ---- pi-ai messages ----------------------------------------------------------
@@ -237,7 +249,7 @@ export const BranchSummaryMessage = Type.Object(
   {
     role: Type.Literal("branchSummary"),
     summary: Type.String(),
-    fromId: Type.String({ description: "Entry id of the branch that was summarised." }),
+    fromId: Type.Union([Type.String(), Type.Null()], { description: "Entry id of the branch that was summarised (null allowed, as pi 1.6 types it)." }),
     timestamp: Timestamp,
   },
   { description: "Summary of an abandoned branch, carried into the active one." },
@@ -313,6 +325,7 @@ export const Model = Type.Object(
           medium: LevelValue,
           high: LevelValue,
           xhigh: LevelValue,
+          max: Type.Optional(LevelValue),
         },
         { description: "Thinking level → provider value; null marks a level as unsupported." },
       ),

@@ -4,7 +4,7 @@
  * `class X extends CustomEditor` works); parley never renders them. Components
  * that only make sense inside pi's interactive mode are throwing stand-ins.
  */
-import { Container, Editor, type EditorOptions, type EditorTheme, Loader, type TUI } from "@mariozechner/pi-tui";
+import { Container, Editor, type EditorOptions, type EditorTheme, Loader, type TUI } from "@earendil-works/pi-tui";
 import { unavailableClass } from "./unavailable.js";
 
 type AppKeybinding = string;

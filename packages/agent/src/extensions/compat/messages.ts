@@ -3,7 +3,7 @@
  * summaries): converting agent messages to LLM messages, serialising them as
  * plain text, and the small token/compaction utilities.
  */
-import type { ImageContent, Message, TextContent, Usage } from "@mariozechner/pi-ai";
+import type { ImageContent, Message, TextContent, Usage } from "@earendil-works/pi-ai";
 
 export const COMPACTION_SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 export const COMPACTION_SUMMARY_SUFFIX = "\n</summary>";

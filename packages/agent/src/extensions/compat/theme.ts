@@ -4,7 +4,7 @@
  * its text unchanged; the shapes match pi's so extension code runs as is.
  */
 import { extname, basename } from "node:path";
-import { type EditorTheme, getKeybindings, type MarkdownTheme, type SelectListTheme, type SettingsListTheme } from "@mariozechner/pi-tui";
+import { type EditorTheme, getKeybindings, type MarkdownTheme, type SelectListTheme, type SettingsListTheme } from "@earendil-works/pi-tui";
 
 export type ThemeColor = string;
 export type ThemeBg = string;

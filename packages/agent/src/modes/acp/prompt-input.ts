@@ -1,6 +1,6 @@
 /** An ACP prompt's content blocks as the agent's prompt: text (references and embedded context in it) and images. */
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { ImageContent } from "@mariozechner/pi-ai";
+import type { ImageContent } from "@earendil-works/pi-ai";
 import { fromFileUrl } from "../../resources/paths.js";
 
 /**

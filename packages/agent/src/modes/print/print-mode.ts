@@ -9,7 +9,7 @@
  * (warnings, extension errors, the error of a failed reply) goes to stderr.
  */
 import { Readable } from "node:stream";
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AgentSession } from "../../agent/agent-session.js";
 import { AgentError } from "../../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../../extensions/extension-source.js";
