@@ -1,6 +1,6 @@
 // The modules an installed library package exports (its package.json `exports`, wildcard
 // subpaths expanded to the files they match) and the kind of each value export. Shared by
-// newest-surface.mjs and the test that checks what extensions get (newest-libraries.e2e.test.ts).
+// the test that checks what extensions get (newest-libraries.e2e.test.ts).
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
