@@ -214,8 +214,8 @@ const DIFFERENCES = [
     key: "builtin-mcp-command",
     where: "get_commands, and an extension listing pi.getCommands() (commands.ts's /commands select)",
     pi: "only the extensions' commands",
-    parley: "also `/mcp`, the built-in MCP extension's (sourceInfo.source 'builtin')",
-    why: "the newest pi's built-in MCP support (`/mcp`, listed the same way there); pi 0.73.1 has none",
+    parley: "also `/mcp` and `/llama`, the built-in MCP and llama.cpp extensions' (sourceInfo.source 'builtin')",
+    why: "the newest pi's built-in extensions (`/mcp`, `/llama`, listed the same way there); pi 0.73.1 has none",
   },
 ] as const satisfies readonly Difference[];
 
@@ -314,24 +314,32 @@ const withModel =
 
 const stripIds = (records: Rec[]): object[] => records.map(({ id: _id, ...rest }) => rest);
 
-/** parley's records with the built-in `/mcp` taken out of get_commands' list and of select options (it must be there). */
+/** The newest pi's built-in commands, which pi 0.73.1 lacks. */
+const BUILTIN_COMMANDS = ["mcp", "llama"];
+
+/** parley's records with the built-in `/mcp` and `/llama` taken out of get_commands' list and of select options (they must be there). */
 const withoutMcpCommand: StepNormaliser = (records) =>
   records.map((r) => {
     if (r.type === "response" && r["command"] === "get_commands") {
       const commands = (r["data"] as { commands: Rec[] }).commands;
-      expect(
-        commands.some((c) => c["name"] === "mcp" && (c["sourceInfo"] as Rec)["source"] === "builtin"),
-        "the built-in /mcp is listed",
-      ).toBe(true);
-      return { ...r, data: { commands: commands.filter((c) => c["name"] !== "mcp") } };
+      for (const name of BUILTIN_COMMANDS) {
+        expect(
+          commands.some((c) => c["name"] === name && (c["sourceInfo"] as Rec)["source"] === "builtin"),
+          `the built-in /${name} is listed`,
+        ).toBe(true);
+      }
+      return { ...r, data: { commands: commands.filter((c) => !BUILTIN_COMMANDS.includes(String(c["name"]))) } };
     }
     if (r.type === "extension_ui_request" && r["method"] === "select") {
       const options = r["options"] as string[];
-      expect(
-        options.some((o) => o.startsWith("/mcp")),
-        "the built-in /mcp is offered",
-      ).toBe(true);
-      return { ...r, options: options.filter((o) => !o.startsWith("/mcp")) };
+      const builtin = (o: string): boolean => BUILTIN_COMMANDS.some((name) => o === `/${name}` || o.startsWith(`/${name} `));
+      for (const name of BUILTIN_COMMANDS) {
+        expect(
+          options.some((o) => o === `/${name}` || o.startsWith(`/${name} `)),
+          `the built-in /${name} is offered`,
+        ).toBe(true);
+      }
+      return { ...r, options: options.filter((o) => !builtin(o)) };
     }
     return r;
   });
