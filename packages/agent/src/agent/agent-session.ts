@@ -27,6 +27,7 @@ import { closeInterruptedCalls } from "./interrupted-calls.js";
 import { refusalText, type SaveNotice, type Session, type SessionContext } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
+import type { SummaryRetry } from "./summary-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
 import type { CompactionSettings } from "./compaction-cut.js";
 import { Compactor, loadCompactionRun } from "./compactor.js";
@@ -1055,6 +1056,17 @@ export class AgentSession {
 
   abortRetry(): void {
     this.#retry.abort();
+  }
+
+  /** A failed compaction or branch summary call is retried with the same settings as a run (summary-retry.ts). */
+  get summaryRetry(): SummaryRetry {
+    return {
+      enabled: this.autoRetryEnabled,
+      maxRetries: this.#retry.maxAttempts,
+      baseDelayMs: this.#retry.baseDelayMs,
+      maxDelayMs: this.#retry.maxDelayMs,
+      emit: (record) => this.emit(record),
+    };
   }
 
   /** Emits one wire record (for the modules that extend the agent: compaction, bash, retry). */

@@ -132,8 +132,13 @@ function formatSeconds(ms: number): string {
 
 /** Whether a failed reply is worth retrying as is (a context overflow is not: compaction is the cure). */
 export function isRetryableError(message: AssistantMessage, contextWindow: number, pi: PiAi | undefined = piAiIfLoaded()): boolean {
-  if (message.stopReason !== "error" || !message.errorMessage) return false;
   if (pi?.isContextOverflow(message, contextWindow)) return false;
+  return isTransientError(message);
+}
+
+/** Whether a failed reply's error is a transient one (pi-ai's classification, overflow not considered). */
+export function isTransientError(message: AssistantMessage): boolean {
+  if (message.stopReason !== "error" || !message.errorMessage) return false;
   return !HARD_LIMIT.test(message.errorMessage) && TRANSIENT.test(message.errorMessage);
 }
 
@@ -254,7 +259,7 @@ export class AutoRetry {
 }
 
 /** Resolves true after `ms`, or false as soon as the signal aborts. */
-function sleep(ms: number, signal: AbortSignal, setTimer: SetTimer): Promise<boolean> {
+export function sleep(ms: number, signal: AbortSignal, setTimer: SetTimer): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
     const cancel = setTimer(() => {

@@ -118,6 +118,6 @@ export async function generateBranchSummary(
   const custom = options.customInstructions?.trim();
   const instructions = custom && options.replaceInstructions ? custom : custom ? `${BRANCH_INSTRUCTIONS}\n\nAdditional focus: ${custom}` : BRANCH_INSTRUCTIONS;
   const prompt = `<conversation>\n${serializeConversation(convertToLlm(messages))}\n</conversation>\n\n${instructions}`;
-  const { summary, usage } = await completeSummary(agent, prompt, options.signal, "Branch summarization");
+  const { summary, usage } = await completeSummary(agent, prompt, options.signal, "Branch summarization", { source: "branchSummary" });
   return { summary: BRANCH_PREAMBLE + summary + fileListsText(readFiles, modifiedFiles), readFiles, modifiedFiles, usage };
 }

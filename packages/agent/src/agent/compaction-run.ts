@@ -21,6 +21,7 @@ import { estimateContextTokens, prepareCompaction, type CompactionPreparation } 
 import type { CompactionHost, CompactionReason, CompactionResult } from "./compaction-host.js";
 import { fileLists, fileListsText } from "./file-operations.js";
 import { CompactionCancelledError, completeSummary, type SummaryHost } from "./summary-call.js";
+import type { SummarySource } from "./summary-retry.js";
 import { addUsage } from "./usage-shape.js";
 
 const SUMMARY_INSTRUCTIONS = `Write a summary of the conversation above that lets the assistant carry on the work without the transcript. Use exactly these sections (Markdown headings), be concrete (names, paths, commands, error messages), and leave a section empty rather than invent:
@@ -80,10 +81,11 @@ function historySummary(
   preparation: CompactionPreparation,
   focus: string,
   signal: AbortSignal,
+  source: SummarySource,
 ): Promise<{ summary: string; usage: Usage }> {
   let text = transcriptOf(preparation.messagesToSummarize);
   if (preparation.previousSummary) text += `<previous-summary>\n${preparation.previousSummary}\n</previous-summary>\n\n${UPDATE_NOTE}\n\n`;
-  return completeSummary(agent, text + SUMMARY_INSTRUCTIONS + focus, signal);
+  return completeSummary(agent, text + SUMMARY_INSTRUCTIONS + focus, signal, "Summarization", source);
 }
 
 /**
@@ -96,16 +98,18 @@ async function generateSummary(
   preparation: CompactionPreparation,
   customInstructions: string | undefined,
   signal: AbortSignal,
+  reason: CompactionReason,
 ): Promise<{ summary: string; usage: Usage }> {
+  const source: SummarySource = { source: "compaction", reason };
   const focus = customInstructions?.trim() ? `\n\nAdditional focus: ${customInstructions.trim()}` : "";
-  if (!preparation.isSplitTurn || preparation.turnPrefixMessages.length === 0) return historySummary(agent, preparation, focus, signal);
+  if (!preparation.isSplitTurn || preparation.turnPrefixMessages.length === 0) return historySummary(agent, preparation, focus, signal, source);
   const prefixCall = () =>
-    completeSummary(agent, transcriptOf(preparation.turnPrefixMessages) + TURN_PREFIX_INSTRUCTIONS + focus, signal, "Turn prefix summarization");
+    completeSummary(agent, transcriptOf(preparation.turnPrefixMessages) + TURN_PREFIX_INSTRUCTIONS + focus, signal, "Turn prefix summarization", source);
   // The session's only turn (parley compacts it too, see compaction-cut.ts): its checkpoint is the whole summary.
   if (preparation.messagesToSummarize.length === 0 && !preparation.previousSummary) return prefixCall();
   const history =
     preparation.messagesToSummarize.length > 0
-      ? await historySummary(agent, preparation, focus, signal)
+      ? await historySummary(agent, preparation, focus, signal, source)
       : { summary: preparation.previousSummary ?? "", usage: undefined };
   const prefix = await prefixCall();
   return {
@@ -173,7 +177,7 @@ export async function runCompaction(
       if (typeof supplied.tokensBefore === "number" && Number.isFinite(supplied.tokensBefore)) tokensBefore = supplied.tokensBefore;
       details = supplied.details;
     } else {
-      const generated = await generateSummary(agent, preparation, options.customInstructions, signal);
+      const generated = await generateSummary(agent, preparation, options.customInstructions, signal, reason);
       const { readFiles, modifiedFiles } = fileLists(preparation.fileOps);
       summary = generated.summary + fileListsText(readFiles, modifiedFiles);
       usage = generated.usage;

@@ -8,6 +8,7 @@ import { loadPiAi } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
 import type { StreamSimple } from "../models/extension-providers.js";
 import { isVirtualModel } from "../models/virtual-models.js";
+import { retrySummaryCall, type SummaryRetry, type SummarySource } from "./summary-retry.js";
 
 /** What a summary needs from the agent: its model, thinking level, keys and request options. AgentSession is one. */
 export interface SummaryHost {
@@ -23,6 +24,8 @@ export interface SummaryHost {
   routeDirect?(messages: Message[], signal: AbortSignal): Promise<{ model: Model<Api>; thinkingLevel: ThinkingLevel }>;
   /** The request options a call beside the loop gets (settings' timeouts and retries, extensions' headers); as given without it. */
   requestOptions?(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined>;
+  /** The settings' retry policy for a failed summary call, and where its records go; none: no retries. */
+  readonly summaryRetry?: SummaryRetry | undefined;
 }
 
 /** A compaction (or branch summary) that did not happen because it was cancelled (extension or abort). */
@@ -42,14 +45,17 @@ const SUMMARY_SYSTEM_PROMPT =
  * One summarisation call with the agent's current model: `prompt` (transcript and instructions)
  * in, the reply's text out. As in the newest pi: no output cap of its own (the model's limit), no
  * cache writes for a one-off call, settings' timeouts and retries, and a reply cut short by the
- * token cap is a failure rather than a checkpoint. Throws CompactionCancelledError when `signal`
- * aborts it; `label` names the call in failures ("Summarization", "Branch summarization").
+ * token cap is a failure rather than a checkpoint. A transient failure is retried with the
+ * settings' retry policy (summary-retry.ts); `source` says what is summarised in its records.
+ * Throws CompactionCancelledError when `signal` aborts it; `label` names the call in failures
+ * ("Summarization", "Branch summarization").
  */
 export async function completeSummary(
   agent: SummaryHost,
   prompt: string,
   signal: AbortSignal,
   label = "Summarization",
+  source: SummarySource = { source: "compaction", reason: "manual" },
 ): Promise<{ summary: string; usage: Usage }> {
   const pi = await loadPiAi();
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
@@ -67,7 +73,8 @@ export async function completeSummary(
   const context = { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages };
   const sent = (agent.requestOptions ? await agent.requestOptions(model, options) : undefined) ?? options;
   const own = agent.models.ownStream?.(model);
-  const response = own ? await own(model, pi.normalizeContext(context), sent).result() : await pi.completeSimple(model, context, sent);
+  const call = async () => (own ? await own(model, pi.normalizeContext(context), sent).result() : await pi.completeSimple(model, context, sent));
+  const response = await retrySummaryCall(call, agent.summaryRetry, source, signal);
   if (response.stopReason === "aborted" || signal.aborted) throw new CompactionCancelledError();
   if (response.stopReason === "error") throw new Error(`${label} failed: ${response.errorMessage || "unknown error"}`);
   if (response.stopReason === "length") throw new Error(`${label} failed: generation hit the token cap and the summary is incomplete`);
