@@ -341,3 +341,60 @@ describe("a resumed session whose model is gone", () => {
     expect(seen[1]).toEqual({ model: "drifts/scripted", answer: { success: true, data: { cancelled: false } }, times: 1 });
   });
 });
+
+describe("compaction_end after a compaction that did not happen", () => {
+  /** The compaction_end a `compact` brought, and whether the command succeeded. */
+  async function compactEnd(p: AgentProcess, customInstructions?: string): Promise<{ success: unknown; end: Rec; hasResult: boolean }> {
+    const from = p.records.length;
+    const answer = await p.request({ type: "compact", ...(customInstructions ? { customInstructions } : {}) }, MINUTE);
+    const end = await p.waitFor((r) => r.type === "compaction_end", MINUTE, from);
+    return { success: answer["success"], end, hasResult: "result" in end };
+  }
+
+  it("leaves `result` out (not null) when an extension cancels the compaction (a failure is sent by the same code)", async () => {
+    const ends = await Promise.all(
+      BOTH.map(async (agent) => {
+        // Keeping almost nothing gives the compaction something to cut, so the extension is asked.
+        const w = world(agent);
+        writeFileSync(join(w.agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+        const p = start(agent, w, ["--no-session", "-ne", ...MODEL]);
+        for (const word of ["one", "two", "three"]) await prompted(p, `Reply with just: ${word}`);
+        const cancelled = await compactEnd(p, "cancel");
+        return { cancelled };
+      }),
+    );
+    expect(ends[1]).toEqual(ends[0]);
+    expect(ends[1]).toEqual({
+      cancelled: { success: false, end: { type: "compaction_end", reason: "manual", aborted: true, willRetry: false }, hasResult: false },
+    });
+  });
+});
+
+describe("offline mode as pi 1.6 sets it", () => {
+  it("--offline or PI_OFFLINE (1/true/yes) sets PI_OFFLINE=1 and PI_SKIP_VERSION_CHECK=1 for extensions and children; otherwise neither is set", async () => {
+    const cases: [string, string[], NodeJS.ProcessEnv][] = [
+      ["flag", ["--offline"], { PI_OFFLINE: undefined, PI_SKIP_VERSION_CHECK: undefined }],
+      ["env TRUE", [], { PI_OFFLINE: "TRUE", PI_SKIP_VERSION_CHECK: undefined }],
+      ["env yes", [], { PI_OFFLINE: "yes", PI_SKIP_VERSION_CHECK: undefined }],
+      ["env 0", [], { PI_OFFLINE: "0", PI_SKIP_VERSION_CHECK: undefined }],
+      ["neither", [], { PI_OFFLINE: undefined, PI_SKIP_VERSION_CHECK: undefined }],
+    ];
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const out: Record<string, unknown> = {};
+        for (const [name, args, env] of cases)
+          out[name] = await notified(start(agent, world(agent), ["--no-session", "-ne", ...MODEL, ...args], env), "offline-env");
+        return out;
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    const on = { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", child: "1|1" };
+    expect(seen[1]).toEqual({
+      flag: on,
+      "env TRUE": on,
+      "env yes": on,
+      "env 0": { PI_OFFLINE: "0", child: "0|unset" },
+      neither: { child: "unset|unset" },
+    });
+  });
+});
