@@ -74,13 +74,13 @@ describe("state, model and settings commands (--no-session)", () => {
           name: "llama",
           description: "Manage llama.cpp router models",
           source: "extension",
-          sourceInfo: { path: "builtin:llama.cpp", source: "builtin", scope: "user", origin: "top-level" },
+          sourceInfo: { path: "builtin:llama.cpp", source: "builtin", scope: "temporary", origin: "top-level" },
         },
         {
           name: "mcp",
           description: expect.stringContaining("MCP servers"),
           source: "extension",
-          sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "user", origin: "top-level" },
+          sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "temporary", origin: "top-level" },
         },
       ],
     });

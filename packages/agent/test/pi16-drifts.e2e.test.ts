@@ -342,6 +342,31 @@ describe("a resumed session whose model is gone", () => {
   });
 });
 
+describe("get_commands' built-ins as pi 1.6 lists them", () => {
+  it("/llama and /mcp: pi's descriptions, each built-in's scope temporary, brought by settings or by -e builtin:…", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const listed = async (args: string[]) => {
+          const p = start(agent, world(agent), ["--no-session", ...MODEL, ...args]);
+          const commands = data(await p.request({ type: "get_commands" }, MINUTE))["commands"] as Record<string, unknown>[];
+          return commands.filter((c) => c["name"] === "llama" || c["name"] === "mcp");
+        };
+        return { bySettings: await listed([]), requested: await listed(["-ne", "-e", "builtin:mcp"]) };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    const mcp = {
+      name: "mcp",
+      description: "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+      source: "extension",
+      sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "temporary", origin: "top-level" },
+    };
+    expect(seen[1]?.requested).toEqual([mcp]);
+    expect(seen[1]?.bySettings).toContainEqual(mcp);
+    expect(seen[1]?.bySettings).toContainEqual(expect.objectContaining({ name: "llama", sourceInfo: expect.objectContaining({ scope: "temporary" }) }));
+  });
+});
+
 describe("compaction_end after a compaction that did not happen", () => {
   /** The compaction_end a `compact` brought, and whether the command succeeded. */
   async function compactEnd(p: AgentProcess, customInstructions?: string): Promise<{ success: unknown; end: Rec; hasResult: boolean }> {
