@@ -243,6 +243,29 @@ describe("RPC commands as pi 1.6 answers them", () => {
     expect(answers[1]).toEqual({ plain: "pi-session-<session>.html", named: "named.html" });
   });
 
+  it("export_html refuses an in-memory session and one not written yet in pi's words, and fails on a missing folder", async () => {
+    const answers = await Promise.all(
+      BOTH.map(async (agent) => {
+        const memory = start(agent, world(agent), ["--no-session", "-ne", ...MODEL]);
+        await prompted(memory, "Reply with just: one");
+        const inMemory = outcome(await memory.request({ type: "export_html" }, MINUTE));
+        const w = world(agent);
+        const p = start(agent, w, ["-ne", ...MODEL]);
+        const unwritten = outcome(await p.request({ type: "export_html" }, MINUTE));
+        await prompted(p, "Reply with just: one");
+        const noFolder = outcome(await p.request({ type: "export_html", outputPath: "missing/page.html" }, MINUTE));
+        return { inMemory, unwritten, noFolder, folderMade: existsSync(join(w.cwd, "missing")) };
+      }),
+    );
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[1]).toEqual({
+      inMemory: { success: false, error: "Cannot export in-memory session to HTML" },
+      unwritten: { success: false, error: "Nothing to export yet - start a conversation first" },
+      noFolder: { success: false, error: "ENOENT: no such file or directory, open 'missing/page.html'" },
+      folderMade: false,
+    });
+  });
+
   it("the built-in /llama: listed as pi lists it, and without a terminal it only says so", async () => {
     const seen = await Promise.all(
       BOTH.map(async (agent) => {
