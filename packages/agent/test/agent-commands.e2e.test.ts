@@ -74,13 +74,13 @@ describe("state, model and settings commands (--no-session)", () => {
           name: "llama",
           description: "Manage llama.cpp router models",
           source: "extension",
-          sourceInfo: { path: "builtin:llama.cpp", source: "builtin", scope: "user", origin: "top-level" },
+          sourceInfo: { path: "builtin:llama.cpp", source: "builtin", scope: "temporary", origin: "top-level" },
         },
         {
           name: "mcp",
           description: expect.stringContaining("MCP servers"),
           source: "extension",
-          sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "user", origin: "top-level" },
+          sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "temporary", origin: "top-level" },
         },
       ],
     });
@@ -245,22 +245,10 @@ describe("state, model and settings commands (--no-session)", () => {
       expect(chain).toEqual(entries.map((e) => e["id"]));
     });
 
-    it("export_html: the file exists, holds the conversation escaped, no script", async () => {
+    it("export_html: an in-memory session is refused in pi 1.6's words, and nothing is written", async () => {
       const out = join(tempDir(), "export.html");
-      expect(await ok(agent, { type: "export_html", outputPath: out })).toEqual({ path: out });
-      expect(existsSync(out)).toBe(true);
-      const html = readFileSync(out, "utf8");
-      expect(html).toContain("&lt;b&gt;bold&lt;/b&gt;");
-      expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
-      expect(html).toContain("Let me look.");
-      expect(html).toContain("tool-ran");
-      expect(html).toMatch(/Answer with &lt;b&gt;markup&lt;\/b&gt; &amp; &lt;script&gt;alert\((&#39;|&#x27;|')x(&#39;|&#x27;|')\)&lt;\/script&gt;/);
-      expect(html).not.toMatch(/<script/i);
-      // Without outputPath: pi's file name alone (as pi 1.6 answers), the file in the working directory.
-      const { path } = (await ok(agent, { type: "export_html" })) as { path: string };
-      expect(path).toMatch(/^pi-session-[^/]+\.html$/);
-      expect(existsSync(join(cwd, path))).toBe(true);
-      expect(await fail(agent, { type: "export_html", outputPath: join(cwd, "no-such-dir", "x", "\0bad.html") })).not.toBe("");
+      expect(await fail(agent, { type: "export_html", outputPath: out })).toBe("Cannot export in-memory session to HTML");
+      expect(existsSync(out)).toBe(false);
     });
 
     it("new_session: fresh context, new id, and the next prompt starts from nothing", async () => {

@@ -243,6 +243,29 @@ describe("RPC commands as pi 1.6 answers them", () => {
     expect(answers[1]).toEqual({ plain: "pi-session-<session>.html", named: "named.html" });
   });
 
+  it("export_html refuses an in-memory session and one not written yet in pi's words, and fails on a missing folder", async () => {
+    const answers = await Promise.all(
+      BOTH.map(async (agent) => {
+        const memory = start(agent, world(agent), ["--no-session", "-ne", ...MODEL]);
+        await prompted(memory, "Reply with just: one");
+        const inMemory = outcome(await memory.request({ type: "export_html" }, MINUTE));
+        const w = world(agent);
+        const p = start(agent, w, ["-ne", ...MODEL]);
+        const unwritten = outcome(await p.request({ type: "export_html" }, MINUTE));
+        await prompted(p, "Reply with just: one");
+        const noFolder = outcome(await p.request({ type: "export_html", outputPath: "missing/page.html" }, MINUTE));
+        return { inMemory, unwritten, noFolder, folderMade: existsSync(join(w.cwd, "missing")) };
+      }),
+    );
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[1]).toEqual({
+      inMemory: { success: false, error: "Cannot export in-memory session to HTML" },
+      unwritten: { success: false, error: "Nothing to export yet - start a conversation first" },
+      noFolder: { success: false, error: "ENOENT: no such file or directory, open 'missing/page.html'" },
+      folderMade: false,
+    });
+  });
+
   it("the built-in /llama: listed as pi lists it, and without a terminal it only says so", async () => {
     const seen = await Promise.all(
       BOTH.map(async (agent) => {
@@ -339,5 +362,87 @@ describe("a resumed session whose model is gone", () => {
     );
     expect(seen[1]).toEqual(seen[0]);
     expect(seen[1]).toEqual({ model: "drifts/scripted", answer: { success: true, data: { cancelled: false } }, times: 1 });
+  });
+});
+
+describe("get_commands' built-ins as pi 1.6 lists them", () => {
+  it("/llama and /mcp: pi's descriptions, each built-in's scope temporary, brought by settings or by -e builtin:…", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const listed = async (args: string[]) => {
+          const p = start(agent, world(agent), ["--no-session", ...MODEL, ...args]);
+          const commands = data(await p.request({ type: "get_commands" }, MINUTE))["commands"] as Record<string, unknown>[];
+          return commands.filter((c) => c["name"] === "llama" || c["name"] === "mcp");
+        };
+        return { bySettings: await listed([]), requested: await listed(["-ne", "-e", "builtin:mcp"]) };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    const mcp = {
+      name: "mcp",
+      description: "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+      source: "extension",
+      sourceInfo: { path: "builtin:mcp", source: "builtin", scope: "temporary", origin: "top-level" },
+    };
+    expect(seen[1]?.requested).toEqual([mcp]);
+    expect(seen[1]?.bySettings).toContainEqual(mcp);
+    expect(seen[1]?.bySettings).toContainEqual(expect.objectContaining({ name: "llama", sourceInfo: expect.objectContaining({ scope: "temporary" }) }));
+  });
+});
+
+describe("compaction_end after a compaction that did not happen", () => {
+  /** The compaction_end a `compact` brought, and whether the command succeeded. */
+  async function compactEnd(p: AgentProcess, customInstructions?: string): Promise<{ success: unknown; end: Rec; hasResult: boolean }> {
+    const from = p.records.length;
+    const answer = await p.request({ type: "compact", ...(customInstructions ? { customInstructions } : {}) }, MINUTE);
+    const end = await p.waitFor((r) => r.type === "compaction_end", MINUTE, from);
+    return { success: answer["success"], end, hasResult: "result" in end };
+  }
+
+  it("leaves `result` out (not null) when an extension cancels the compaction (a failure is sent by the same code)", async () => {
+    const ends = await Promise.all(
+      BOTH.map(async (agent) => {
+        // Keeping almost nothing gives the compaction something to cut, so the extension is asked.
+        const w = world(agent);
+        writeFileSync(join(w.agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+        const p = start(agent, w, ["--no-session", "-ne", ...MODEL]);
+        for (const word of ["one", "two", "three"]) await prompted(p, `Reply with just: ${word}`);
+        const cancelled = await compactEnd(p, "cancel");
+        return { cancelled };
+      }),
+    );
+    expect(ends[1]).toEqual(ends[0]);
+    expect(ends[1]).toEqual({
+      cancelled: { success: false, end: { type: "compaction_end", reason: "manual", aborted: true, willRetry: false }, hasResult: false },
+    });
+  });
+});
+
+describe("offline mode as pi 1.6 sets it", () => {
+  it("--offline or PI_OFFLINE (1/true/yes) sets PI_OFFLINE=1 and PI_SKIP_VERSION_CHECK=1 for extensions and children; otherwise neither is set", async () => {
+    const cases: [string, string[], NodeJS.ProcessEnv][] = [
+      ["flag", ["--offline"], { PI_OFFLINE: undefined, PI_SKIP_VERSION_CHECK: undefined }],
+      ["env TRUE", [], { PI_OFFLINE: "TRUE", PI_SKIP_VERSION_CHECK: undefined }],
+      ["env yes", [], { PI_OFFLINE: "yes", PI_SKIP_VERSION_CHECK: undefined }],
+      ["env 0", [], { PI_OFFLINE: "0", PI_SKIP_VERSION_CHECK: undefined }],
+      ["neither", [], { PI_OFFLINE: undefined, PI_SKIP_VERSION_CHECK: undefined }],
+    ];
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const out: Record<string, unknown> = {};
+        for (const [name, args, env] of cases)
+          out[name] = await notified(start(agent, world(agent), ["--no-session", "-ne", ...MODEL, ...args], env), "offline-env");
+        return out;
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    const on = { PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", child: "1|1" };
+    expect(seen[1]).toEqual({
+      flag: on,
+      "env TRUE": on,
+      "env yes": on,
+      "env 0": { PI_OFFLINE: "0", child: "0|unset" },
+      neither: { child: "unset|unset" },
+    });
   });
 });

@@ -3,7 +3,7 @@
  * every session string escaped.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { AssistantMessage } from "@parley/protocol";
@@ -83,6 +83,7 @@ describe("exportHtml", () => {
     const dir = tempDir();
     const session = createSession({ cwd: dir, sessionDir: path.join(dir, "sessions"), persist: true });
     conversation(session);
+    mkdirSync(path.join(dir, "out")); // as pi, the folder must exist
     const out = exportHtml(session, path.join(dir, "out", "page.html"));
     expect(out).toBe(path.join(dir, "out", "page.html"));
     const html = readFileSync(out, "utf8");
@@ -135,6 +136,7 @@ describe("exportHtml", () => {
     expect(memoryOut).toBe(path.join(dir, `pi-session-${memory.id}.html`));
     expect(readFileSync(memoryOut, "utf8")).toContain("This session has no entries yet.");
 
+    mkdirSync(path.join(dir, "rel"));
     const relative = exportHtml(memory, "rel/out.html");
     expect(relative).toBe(path.join(dir, "rel", "out.html"));
     expect(existsSync(relative)).toBe(true);

@@ -315,6 +315,9 @@ describe("export_html never writes over a session or a file parley did not creat
   it("writes a new file, and replaces a page it exported earlier", () => {
     const s = session();
     const out = path.join(dir, "out", "page.html");
+    // As pi, the folder must exist: it is not created.
+    expect(() => exportHtml(s, out)).toThrow(/^ENOENT: no such file or directory/);
+    mkdirSync(path.dirname(out));
     expect(exportHtml(s, out)).toBe(out);
     say(s, user("later question"));
     expect(exportHtml(s, out)).toBe(out);

@@ -218,10 +218,10 @@ export async function runCompaction(
     const aborted = error instanceof CompactionCancelledError || signal.aborted || (error instanceof Error && error.name === "AbortError");
     const message = errorMessage(error);
     const prefix = reason === "manual" ? "Compaction failed" : reason === "overflow" ? "Context overflow recovery failed" : "Auto-compaction failed";
+    // No result at all, as pi 1.6 sends it (not `null`).
     agent.emit({
       type: "compaction_end",
       reason,
-      result: null,
       aborted,
       willRetry: false,
       ...(aborted ? {} : { errorMessage: `${prefix}: ${message}` }),

@@ -515,6 +515,13 @@ export async function main(argv: string[]): Promise<void> {
   // pi.exec, MCP servers, package managers) can tell they run under a coding agent.
   process.env["PI_CODING_AGENT"] = "true";
   process.env["AI_AGENT"] = "pi";
+  // Offline (`--offline` anywhere on the line, or PI_OFFLINE 1/true/yes): pi 1.6 normalises both
+  // markers so every child sees the same switch.
+  const offlineFlag = process.env["PI_OFFLINE"]?.toLowerCase();
+  if (argv.includes("--offline") || offlineFlag === "1" || offlineFlag === "true" || offlineFlag === "yes") {
+    process.env["PI_OFFLINE"] = "1";
+    process.env["PI_SKIP_VERSION_CHECK"] = "1";
+  }
   // `parley auth …`, as `pi auth …`: sign in and out, print or check credentials; no agent.
   if (argv[0] === "auth") {
     const { runAuthCommand } = await import("./auth-command.js");

@@ -61,8 +61,9 @@ export function builtinSources(options: BuiltinOptions): ExtensionSource[] {
       path,
       factory,
       ...(replaceable ? { replaceable } : {}),
-      scope: requested ? "temporary" : "user",
-      sourceInfo: { path, source: "builtin", scope: requested ? "temporary" : "user", origin: "top-level" },
+      // pi 1.6 reports every built-in as temporary, whether settings or `-e builtin:…` brought it.
+      scope: "temporary",
+      sourceInfo: { path, source: "builtin", scope: "temporary", origin: "top-level" },
     });
   }
   return sources;

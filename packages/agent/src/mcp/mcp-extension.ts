@@ -40,7 +40,8 @@ export function createMcpExtension(options: McpOptions): ExtensionFactory {
       await session?.sessionShutdown();
     });
     pi.registerCommand("mcp", {
-      description: "Show the MCP servers' state; /mcp reconnect [server] connects one again",
+      // pi 1.6's description, which clients list.
+      description: "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
       handler: async (args, ctx) => {
         if (session) await session.command(args, ctx);
         else ctx.ui.notify(noServersConfigured(options.agentDir), "info");

@@ -7,16 +7,15 @@
  *
  * Default path, pi's name for it so that a script written for pi finds the page:
  * `pi-session-<file basename>.html`; for an in-memory session, `pi-session-<session id>.html`
- * (pi refuses to export those; parley exports what it has). It and a relative `outputPath` are
+ * (export_html refuses those, as pi; in-process callers may export them). It and a relative `outputPath` are
  * taken relative to the folder the caller names (front doors: the process's, as pi writes them),
  * and reported as pi 1.6 reports them (`reportedExportPath`).
  */
-import { closeSync, fstatSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, fsyncSync, linkSync, openSync, readSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
 import { READ_NO_WAIT, sniffFile } from "./sniff.js";
-import { makeDirsSync } from "../make-dirs.js";
 import { expandHome, fromFileUrl } from "../resources/paths.js";
 
 /**
@@ -51,7 +50,8 @@ export function exportHtml(session: Session, outputPath?: string, baseDir: strin
   const target = sniffFile(path);
   if (target.kind === "session")
     throw new ExportTargetError(`${path} holds a session; parley never writes an export over a session. Choose another outputPath`);
-  makeDirsSync(dirname(path));
+  // pi writes straight to the path and fails as the file system does: the folder is not created.
+  if (!existsSync(dirname(path))) throw new Error(`ENOENT: no such file or directory, open '${reportedExportPath(session, outputPath)}'`);
   if (target.kind === "missing") {
     // Written whole beside it, then linked in place: a kill never leaves half a page, and a file
     // that appeared at the path meanwhile is not overwritten either (link fails with EEXIST).

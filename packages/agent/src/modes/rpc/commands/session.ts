@@ -2,6 +2,7 @@
  * Session commands. Switching (new, switch, fork, clone) waits for extensions, which may ask
  * the user before they allow it, so those answer when done.
  */
+import { existsSync } from "node:fs";
 import { MissingSessionCwdError } from "../../../session/session-cwd.js";
 import { CommandError } from "../responses.js";
 import { async, sync, type CommandGroup } from "./types.js";
@@ -40,6 +41,10 @@ export const sessionCommands = {
   // Written relative to the process's folder; the path answered as pi 1.6 answers it (a relative one stays relative).
   export_html: async(async (c, ctx) => {
     const { exportHtml, reportedExportPath } = await import("../../../session/export-html.js");
+    // pi 1.6's refusals, in its words: nothing stored to export.
+    const file = ctx.agent.session.file;
+    if (file === undefined) throw new CommandError("Cannot export in-memory session to HTML");
+    if (!existsSync(file)) throw new CommandError("Nothing to export yet - start a conversation first");
     exportHtml(ctx.agent.session, c.outputPath, process.cwd());
     return { path: reportedExportPath(ctx.agent.session, c.outputPath) };
   }),
