@@ -3,6 +3,7 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
+import type { RequestAuth } from "../config/oauth-tokens.js";
 import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
@@ -107,9 +108,22 @@ interface SessionDefaults {
 }
 
 /** A routed request's options: the routed model's key and level in place of the virtual provider's. */
-function routedOptions(options: SimpleStreamOptions | undefined, apiKey: string | undefined, level: ThinkingLevel): SimpleStreamOptions {
-  const { apiKey: _key, reasoning: _level, ...common } = options ?? {};
-  return { ...common, ...(apiKey !== undefined ? { apiKey } : {}), ...(level !== "off" ? { reasoning: level } : {}) };
+function routedOptions(options: SimpleStreamOptions | undefined, level: ThinkingLevel): SimpleStreamOptions {
+  const { reasoning: _level, ...common } = options ?? {};
+  return { ...common, ...(level !== "off" ? { reasoning: level } : {}) };
+}
+
+/**
+ * A request with its provider's resolved auth, as pi 1.6 sends it: the key, the login's headers
+ * (under the request's own) and, where the login names one, its base URL in place of the model's.
+ */
+function withRequestAuth(model: Model<Api>, options: SimpleStreamOptions, auth: RequestAuth | undefined): { model: Model<Api>; options: SimpleStreamOptions } {
+  const { apiKey: _key, ...common } = options;
+  const headers = auth?.headers || options.headers ? { ...auth?.headers, ...options.headers } : undefined;
+  return {
+    model: auth?.baseUrl ? { ...model, baseUrl: auth.baseUrl } : model,
+    options: { ...common, ...(auth?.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(headers ? { headers } : {}) },
+  };
 }
 
 function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
@@ -327,8 +341,6 @@ export class AgentSession {
         streamFn: (selected, context, options) => this.#send(streamSimple, selected, context, options),
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
-        // An OAuth login about to expire is refreshed (and saved) before the request, as pi does.
-        getApiKey: (provider) => this.models.getRequestKey(provider),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
         // Extension hooks as the loop's own (model-tool-calls.ts): the loop keeps terminate, isError, structuredContent and usage.
         afterToolCall: (context) => this.#afterToolCall(context.toolCall.id, context.toolCall.name, context.args, context.result, context.isError),
@@ -1426,8 +1438,15 @@ export class AgentSession {
       }
       model = routed.model;
     } else this.#routing.requestMade();
-    // A routed request has its model's key and level, never the virtual provider's.
-    const sendOptions = routed ? routedOptions(options, await this.models.getRequestKey(model.provider), routed.thinkingLevel) : options;
+    // A routed request has its model's key and level, never the virtual provider's. An OAuth login
+    // about to expire is refreshed (and saved) before the request, as pi does.
+    const authed = withRequestAuth(
+      model,
+      routed ? routedOptions(options, routed.thinkingLevel) : (options ?? {}),
+      await this.models.getRequestAuth(model.provider),
+    );
+    model = authed.model;
+    const sendOptions = authed.options;
     // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
     const send = this.models.ownStream(model) ?? stream;
     const request = this.#options.config?.provider ?? {};

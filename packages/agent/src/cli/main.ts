@@ -124,7 +124,7 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
     cwd: setup.cwd,
     launchCwd: setup.launchCwd,
     authKey: setup.auth.apiKey,
-    freshAuthKey: setup.auth.freshKey,
+    freshAuth: setup.auth.freshAuth,
     fallbackKey: (provider) => providerKey(file, provider),
     // pi-ai 1.6 has no OAuth model adjustment of its own any more (its providers read the login).
     ...(file.overrides.size > 0 ? { adjustBuiltIn: (model) => adjustBuiltIn(file, model) } : {}),

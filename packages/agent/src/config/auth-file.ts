@@ -3,7 +3,7 @@
  * A key is read as pi 1.6 reads it (config-value.ts `resolveAuthKey`: `$VAR`/`${VAR}` templates,
  * `!command`, else the text itself), the one reading every mode and `parley auth` share.
  * OAuth logins (`{ "type": "oauth", "access", "refresh", "expires" }`, written by `pi auth login`,
- * /login or `parley auth login`) are used as pi uses them: before a request, `freshKey` refreshes
+ * /login or `parley auth login`) are used as pi uses them: before a request, `freshAuth` refreshes
  * a token that is about to expire and saves the new one under pi's lock (oauth-tokens.ts,
  * auth-store.ts); the sync `apiKey` gives the latest token known, for the checks that only ask
  * whether a provider has credentials.
@@ -11,6 +11,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveAuthKey } from "./config-value.js";
+import type { RequestAuth } from "./oauth-tokens.js";
 
 /** An OAuth login as pi stores it (other fields, such as an enterprise URL, are kept). */
 export interface OAuthLogin {
@@ -24,10 +25,11 @@ export interface AuthFile {
   /** The key stored for a provider, resolved (an OAuth login's access token while it is valid); undefined when there is none. */
   apiKey(provider: string): string | undefined;
   /**
-   * The key of a provider's OAuth login for a request, refreshed and saved first when it is about
-   * to expire; undefined (not a promise) when the provider has no OAuth login.
+   * The resolved auth (key, headers, base URL) of a provider's OAuth login for a request, refreshed and
+   * saved first when it is about to expire, as pi 1.6 sends a request with it; undefined (not a
+   * promise) when the provider has no OAuth login.
    */
-  freshKey(provider: string): Promise<string | undefined> | undefined;
+  freshAuth(provider: string): Promise<RequestAuth | undefined> | undefined;
   /** Providers with an OAuth login, and the login. */
   oauth: Map<string, OAuthLogin>;
   providers(): string[];
@@ -71,13 +73,14 @@ export function loadAuthFile(agentDir: string): AuthFile {
       if (stored !== undefined) return resolveAuthKey(stored.key, stored.env);
       return latest.get(provider) ?? oauth.get(provider)?.access;
     },
-    freshKey: (provider) => {
+    freshAuth: (provider) => {
       if (keys.has(provider) || !oauth.has(provider)) return undefined;
       return (async () => {
-        const [{ AuthFileStore }, { oauthKey }] = await Promise.all([import("./auth-store.js"), import("./oauth-tokens.js")]);
-        const key = await oauthKey(new AuthFileStore(file), provider);
-        if (key !== undefined) latest.set(provider, key);
-        return key ?? latest.get(provider) ?? oauth.get(provider)?.access;
+        const [{ AuthFileStore }, { oauthAuth }] = await Promise.all([import("./auth-store.js"), import("./oauth-tokens.js")]);
+        const auth = await oauthAuth(new AuthFileStore(file), provider);
+        if (auth?.apiKey !== undefined) latest.set(provider, auth.apiKey);
+        const apiKey = auth?.apiKey ?? latest.get(provider) ?? oauth.get(provider)?.access;
+        return { ...auth, ...(apiKey !== undefined ? { apiKey } : {}) };
       })();
     },
     oauth,

@@ -105,18 +105,44 @@ export async function freshOAuthCredential(
   return after?.type === "oauth" ? after : undefined;
 }
 
+/** What a request takes of a login's resolved auth (pi-ai 1.6's `ModelAuth`): the key, headers and a base URL. */
+export interface RequestAuth {
+  apiKey?: string;
+  headers?: Record<string, string>;
+  baseUrl?: string;
+}
+
+/** A resolved auth as a request sends it: the key (a bearer token counts), the headers left set, the base URL. */
+export function requestAuthOf(auth: ModelAuth | undefined): RequestAuth {
+  const apiKey = keyOfAuth(auth);
+  const headers = Object.fromEntries(
+    Object.entries(auth?.headers ?? {}).flatMap(([name, value]) => (typeof value === "string" ? [[name, value] as const] : [])),
+  );
+  return {
+    ...(apiKey !== undefined ? { apiKey } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    ...(auth?.baseUrl ? { baseUrl: auth.baseUrl } : {}),
+  };
+}
+
 /**
- * The request key of a provider's OAuth login, refreshed first when due; undefined without a
- * login. An extension's flow gives the key (its getApiKey); a built-in provider's key is the
- * access token, as pi-ai 0.73's streams take it, and its 1.6 flow loads only when a refresh is due.
+ * The resolved auth of a provider's OAuth login for a request, refreshed first when due; undefined
+ * without a login. As pi 1.6, the provider's flow turns the login into the request's auth (its key,
+ * and headers or a base URL where the login carries them, e.g. an enterprise host); a built-in
+ * provider without such a flow sends the access token.
  */
-export async function oauthKey(store: CredentialStore, providerId: string, options: { minValidityMs?: number } = {}): Promise<string | undefined> {
+export async function oauthAuth(store: CredentialStore, providerId: string, options: { minValidityMs?: number } = {}): Promise<RequestAuth | undefined> {
   const own = extensionFlows.get(providerId)?.at(-1);
   const stored = await store.read(providerId);
   if (stored?.type !== "oauth") return undefined;
   const due = Date.now() + Math.max(MIN_VALIDITY_MS, options.minValidityMs ?? 0) >= stored.expires;
-  const flow = own ?? (due ? (await builtInOAuthFlows()).get(providerId) : undefined);
+  const flow = own ?? (await builtInOAuthFlows()).get(providerId);
   const credential = due && flow ? await freshOAuthCredential(store, providerId, flow, options) : stored;
   if (!credential) return undefined;
-  return own ? keyOfAuth(await own.toAuth(credential)) : credential.access;
+  return flow ? requestAuthOf(await flow.toAuth(credential)) : { apiKey: credential.access };
+}
+
+/** The request key of a provider's OAuth login (see oauthAuth). */
+export async function oauthKey(store: CredentialStore, providerId: string, options: { minValidityMs?: number } = {}): Promise<string | undefined> {
+  return (await oauthAuth(store, providerId, options))?.apiKey;
 }

@@ -3,6 +3,7 @@
  * pi's auth.json, then the environment (pi-ai's lookup, which also counts ambient credentials such
  * as an AWS profile). Choosing a provider automatically counts only real API-key variables.
  */
+import type { RequestAuth } from "../config/oauth-tokens.js";
 import type { PiAiResolution } from "./pi-ai.js";
 
 /** Generic tokens that are not evidence the user wants a provider picked automatically. */
@@ -16,14 +17,21 @@ export class KeyLookup {
     private readonly env: Record<string, string | undefined>,
     private readonly authKey: ((provider: string) => string | undefined) | undefined,
     private readonly fallbackKey: ((provider: string) => string | undefined) | undefined = undefined,
-    private readonly freshAuthKey: ((provider: string) => Promise<string | undefined> | undefined) | undefined = undefined,
+    private readonly freshAuth: ((provider: string) => Promise<RequestAuth | undefined> | undefined) | undefined = undefined,
   ) {}
 
   /** The key for a request: as `get`, with an OAuth login's token refreshed (and saved) first when it is about to expire. */
   async getFresh(provider: string): Promise<string | undefined> {
-    if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
-    const fresh = this.freshAuthKey?.(provider);
-    return fresh !== undefined ? await fresh : this.get(provider);
+    return (await this.getFreshAuth(provider))?.apiKey;
+  }
+
+  /** A request's auth: as getFresh, with the headers and base URL an OAuth login resolves to (pi 1.6's ModelAuth). */
+  async getFreshAuth(provider: string): Promise<RequestAuth | undefined> {
+    if (this.cliKey && this.cliKey.provider === provider) return { apiKey: this.cliKey.key };
+    const fresh = this.freshAuth?.(provider);
+    if (fresh !== undefined) return await fresh;
+    const apiKey = this.get(provider);
+    return apiKey !== undefined ? { apiKey } : undefined;
   }
 
   get(provider: string): string | undefined {

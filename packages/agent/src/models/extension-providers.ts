@@ -3,7 +3,7 @@
  * provider that brings its own `streamSimple` is registered with pi-ai under its `api` name.
  */
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
-import { type ExtensionOAuthConfig, extensionOAuthFlow, registerOAuthFlow } from "../config/oauth-tokens.js";
+import { type ExtensionOAuthConfig, extensionOAuthFlow, type OAuthFlow, registerOAuthFlow } from "../config/oauth-tokens.js";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
 import { lastResort, type ModelResolution } from "./resolve.js";
 import { PARLEY_PROVIDER } from "./script-model.js";
@@ -36,6 +36,8 @@ export interface ProviderConfig {
   models?: ProviderModelConfig[];
   /** A login of the provider's own: its tokens are refreshed and saved as pi does (config/oauth-tokens.ts). */
   oauth?: ExtensionOAuthConfig;
+  /** A provider object's OAuth (pi-ai 1.6's `OAuthAuth`): its refresh and its resolved auth, used as they are. */
+  oauthFlow?: OAuthFlow;
   /** A provider object's key, resolved before each request (native-provider.ts). */
   resolveApiKey?: () => Promise<string | undefined>;
 }
@@ -171,6 +173,13 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       if (!entry) return base.getRequestKey(provider);
       return (await base.getRequestKey(provider)) ?? keyOf(provider) ?? (await entry.resolveApiKey?.());
     },
+    getRequestAuth: async (provider) => {
+      const entry = providers.get(provider);
+      const auth = await base.getRequestAuth(provider);
+      if (!entry || auth?.apiKey !== undefined) return auth;
+      const apiKey = keyOf(provider) ?? (await entry.resolveApiKey?.());
+      return apiKey !== undefined ? { ...auth, apiKey } : auth;
+    },
     hasAuth: hasOwnAuth,
     register(name, config) {
       const api = config.api ?? `${SOURCE_PREFIX}${name}`;
@@ -193,7 +202,8 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       const stream = typeof config.streamSimple === "function" ? (config.streamSimple as unknown as StreamSimple) : undefined;
       const oauth = config.oauth;
       const usableOAuth = typeof oauth?.refreshToken === "function" && typeof oauth.getApiKey === "function";
-      const dropOAuth = usableOAuth ? registerOAuthFlow(name, extensionOAuthFlow(oauth)) : undefined;
+      const flow = config.oauthFlow ?? (usableOAuth ? extensionOAuthFlow(oauth) : undefined);
+      const dropOAuth = flow ? registerOAuthFlow(name, flow) : undefined;
       const entry = {
         models,
         apiKey: config.apiKey,

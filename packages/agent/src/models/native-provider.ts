@@ -2,11 +2,13 @@
  * A provider object as pi-ai 1.6's `createProvider` makes it, handed to `pi.registerProvider(provider)`:
  * read into the config form parley's extension providers hold. Its models are its `getModels()`,
  * its requests go through its own `streamSimple` (which dispatches on the model's api itself), and
- * its key is what its `auth.apiKey.resolve()` gives, asked before each request as pi 1.6 does.
+ * its key is what its `auth.apiKey.resolve()` gives, asked before each request as pi 1.6 does, and
+ * a login of its `auth.oauth` is refreshed and resolved (`toAuth`) by it.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import type { Api, Model } from "@earendil-works/pi-ai";
+import type { OAuthFlow } from "../config/oauth-tokens.js";
 import type { ProviderConfig, ProviderModelConfig } from "./extension-providers.js";
 
 /** The fields of pi-ai's `Provider` that parley reads (see its models.d.ts). */
@@ -15,7 +17,10 @@ interface NativeProvider {
   name?: unknown;
   baseUrl?: unknown;
   headers?: unknown;
-  auth?: { apiKey?: { resolve?: (input: ResolveInput) => Promise<{ auth?: { apiKey?: string } } | undefined> } };
+  auth?: {
+    apiKey?: { resolve?: (input: ResolveInput) => Promise<{ auth?: { apiKey?: string } } | undefined> };
+    oauth?: Partial<OAuthFlow>;
+  };
   getModels: () => readonly Partial<Model<Api>>[];
   streamSimple: (...args: never[]) => unknown;
 }
@@ -50,7 +55,14 @@ export function nativeProviderConfig(provider: NativeProvider): ProviderConfig {
   const models = provider.getModels().flatMap((m): ProviderModelConfig[] => (typeof m.id === "string" ? [{ ...m, id: m.id }] : []));
   const resolve = provider.auth?.apiKey?.resolve;
   const headers = stringRecord(provider.headers);
+  const oauth = provider.auth?.oauth;
+  // A login's refresh and resolved auth (key, headers, a base URL) are the provider's own, as pi 1.6 uses them.
+  const oauthFlow: OAuthFlow | undefined =
+    typeof oauth?.refresh === "function" && typeof oauth.toAuth === "function"
+      ? { refresh: oauth.refresh.bind(oauth), toAuth: oauth.toAuth.bind(oauth) }
+      : undefined;
   return {
+    ...(oauthFlow ? { oauthFlow } : {}),
     ...(typeof provider.name === "string" ? { name: provider.name } : {}),
     ...(typeof provider.baseUrl === "string" ? { baseUrl: provider.baseUrl } : {}),
     ...(headers ? { headers } : {}),

@@ -26,6 +26,7 @@
  * `PARLEY_STREAM_DELAY_MS` (environment) slows the local models' deltas, for demos and tests.
  */
 import type { Api, Model } from "@earendil-works/pi-ai";
+import type { RequestAuth } from "../config/oauth-tokens.js";
 import { KeyLookup } from "./api-keys.js";
 import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
 import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patterns.js";
@@ -56,7 +57,7 @@ export interface ResolveEnvironment {
   /** Keys stored in pi's auth.json; they come before the environment's, as in pi. */
   authKey?: (provider: string) => string | undefined;
   /** An auth.json OAuth login's key for a request, refreshed first when due; undefined when the provider has none. */
-  freshAuthKey?: (provider: string) => Promise<string | undefined> | undefined;
+  freshAuth?: (provider: string) => Promise<RequestAuth | undefined> | undefined;
   /** A key models.json gives a provider: after auth.json and the environment, as in pi. */
   fallbackKey?: (provider: string) => string | undefined;
   /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
@@ -135,6 +136,8 @@ export interface ModelResolution {
   getApiKey(provider: string): string | undefined;
   /** The key a request sends: as getApiKey, with an OAuth login refreshed and saved first when it is about to expire. */
   getRequestKey(provider: string): Promise<string | undefined>;
+  /** A request's whole auth (pi-ai 1.6's ModelAuth as a request takes it): the key, and an OAuth login's headers and base URL. */
+  getRequestAuth(provider: string): Promise<RequestAuth | undefined>;
   /** Whether a request with this model can authenticate (always true for parley's own models). */
   hasAuth(model: Model<Api>): boolean;
   /** Models registered later (extension providers, models.json) join matching and defaults. */
@@ -171,7 +174,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   const offlineModel = createOfflineModel({ cwd, delayMs });
   const scriptModel = script ? createScriptModel(script, { delayMs }) : undefined;
   const localModels = scriptModel ? [scriptModel, offlineModel] : [offlineModel];
-  const keys = new KeyLookup(pi, env, environment.authKey, environment.fallbackKey, environment.freshAuthKey);
+  const keys = new KeyLookup(pi, env, environment.authKey, environment.fallbackKey, environment.freshAuth);
   // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
   let built: Catalog | undefined;
   let extra: ExtraModels | undefined;
@@ -289,6 +292,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     clampThinkingLevel,
     getApiKey: (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.get(provider)),
     getRequestKey: async (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.getFresh(provider)),
+    getRequestAuth: async (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.getFreshAuth(provider)),
     hasAuth: (m) => m.provider === PARLEY_PROVIDER || keys.get(m.provider) !== undefined,
     setExtraModels: (source) => {
       extra = source;

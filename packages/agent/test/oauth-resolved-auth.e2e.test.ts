@@ -1,0 +1,99 @@
+/**
+ * An OAuth login's whole resolved auth, through the spawned CLI and nothing beyond 127.0.0.1: a
+ * provider object (fixtures/agent/oauth-base-url.js) whose login's `toAuth` names a base URL and a
+ * header of its own. As pi 1.6 does, the request goes to that base URL (not the model's), with the
+ * login's key and header; a login that is due is refreshed and saved first, and the refreshed
+ * login's resolved auth is the one sent. pi 1.6 runs the same steps against the same server.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PARLEY_BIN, ROOT, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+
+const FIXTURE = resolve(import.meta.dirname, "fixtures/agent/oauth-base-url.js");
+const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
+
+const requests: { url: string | undefined; headers: IncomingHttpHeaders }[] = [];
+const server = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    requests.push({ url: req.url, headers: req.headers });
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const chunk = (delta: object, finish: string | null) =>
+      `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "ent-1", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    res.end(`${chunk({ role: "assistant", content: "via the login's host" }, null)}${chunk({}, "stop")}data: [DONE]\n\n`);
+  });
+});
+let loginBase = "";
+beforeAll(async () => {
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  loginBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}/enterprise/v1`;
+});
+afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
+
+function agentDirWith(login: object): { home: string; agentDir: string; authFile: string } {
+  const home = mkdtempSync(join(tmpdir(), "parley-oauth-auth-"));
+  const agentDir = join(home, ".pi", "agent");
+  mkdirSync(agentDir, { recursive: true });
+  const authFile = join(agentDir, "auth.json");
+  writeFileSync(authFile, JSON.stringify({ entco: { type: "oauth", ...login } }, null, 2), { mode: 0o600 });
+  return { home, agentDir, authFile };
+}
+
+function startAgent(bin: "parley" | "pi", dirs: { home: string; agentDir: string }): AgentProcess {
+  const env = { HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agentDir, PI_OFFLINE: "1" };
+  const args = ["--mode", "rpc", "--no-session", "-e", FIXTURE, "--provider", "entco", "--model", "ent-1"];
+  return bin === "parley"
+    ? spawnAgent(PARLEY_BIN, args, { cwd: dirs.home, env })
+    : spawnAgent(process.execPath, [NEWEST_PI, ...args], { cwd: dirs.home, env, checkSchema: false });
+}
+
+async function ask(agent: AgentProcess, text: string): Promise<string> {
+  const from = agent.records.length;
+  const response = await agent.request({ type: "prompt", message: text });
+  expect(response["success"], JSON.stringify(response)).toBe(true);
+  const end = await agent.waitFor((r: Rec) => r.type === "agent_end", undefined, from);
+  const messages = (end["messages"] as { role: string; errorMessage?: string; content: { type: string; text?: string }[] }[]).filter(
+    (m) => m.role === "assistant",
+  );
+  const last = messages.at(-1);
+  return last?.errorMessage ?? last?.content.map((c) => c.text ?? "").join("") ?? "";
+}
+
+describe("an OAuth login's resolved auth in requests", () => {
+  for (const bin of ["parley", "pi"] as const) {
+    it(`${bin}: sends the request to the login's base URL with its key and headers`, async () => {
+      const dirs = agentDirWith({ access: "tok-1", refresh: "r-1", expires: Date.now() + 3_600_000, baseUrl: loginBase });
+      const agent = startAgent(bin, dirs);
+      try {
+        const from = requests.length;
+        expect(await ask(agent, "hello")).toBe("via the login's host");
+        const sent = requests.slice(from);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]?.url).toBe("/enterprise/v1/chat/completions");
+        expect(sent[0]?.headers.authorization).toBe("Bearer tok-1");
+        expect(sent[0]?.headers["x-login-host"]).toBe("enterprise");
+      } finally {
+        agent.kill();
+      }
+    });
+
+    it(`${bin}: a login that is due is refreshed and saved first, and the refreshed login's auth is sent`, async () => {
+      const dirs = agentDirWith({ access: "tok-2", refresh: "r-2", expires: Date.now() - 1, baseUrl: loginBase });
+      const agent = startAgent(bin, dirs);
+      try {
+        const from = requests.length;
+        expect(await ask(agent, "hello")).toBe("via the login's host");
+        const sent = requests.slice(from);
+        expect(sent.map((r) => [r.url, r.headers.authorization])).toEqual([["/enterprise/v1/chat/completions", "Bearer tok-2-refreshed"]]);
+        const saved = JSON.parse(readFileSync(dirs.authFile, "utf8")) as Record<string, Record<string, unknown>>;
+        expect(saved["entco"]).toMatchObject({ type: "oauth", access: "tok-2-refreshed", baseUrl: loginBase });
+      } finally {
+        agent.kill();
+      }
+    });
+  }
+});
