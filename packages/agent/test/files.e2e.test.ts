@@ -3,7 +3,7 @@
  * session (exit 1 / an error response) and leave it as it was; export_html refuses to land on a
  * session file (the live one included) or on a file parley did not write.
  */
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { PARLEY_BIN } from "./helpers/spawn.js";
@@ -205,7 +205,8 @@ describe("a relative export path is the user's: against the working directory, n
     const cwd = tempDir();
     const file = sessionFrom(cwd);
     const stdout = execFileSync(PARLEY_BIN, ["--export", file, "out.html"], { cwd, encoding: "utf8" });
-    expect(stdout).toBe(`Exported to: ${join(cwd, "out.html")}\n`);
+    // The path as given, as pi 1.6 prints it; written in the working folder.
+    expect(stdout).toBe("Exported to: out.html\n");
     expect(readFileSync(join(cwd, "out.html"), "utf8")).toContain("from elsewhere");
     expect(existsSync(elsewhere)).toBe(false);
   });
@@ -217,11 +218,13 @@ describe("a relative export path is the user's: against the working directory, n
     const file = sessionFrom(cwd, recorded);
     const agent = procs.raw(["--mode", "rpc", "--session-dir", join(cwd, "sessions"), "--model-script", writeScript(["one"]), "--no-extensions"], { cwd });
     expect(await agent.request({ type: "switch_session", sessionPath: file })).toMatchObject({ success: true });
-    expect(await agent.request({ type: "export_html", outputPath: "rel/page.html" })).toMatchObject({
-      success: true,
-      data: { path: join(cwd, "rel", "page.html") },
-    });
-    expect(await agent.request({ type: "export_html" })).toMatchObject({ success: true, data: { path: join(cwd, "pi-session-recorded.html") } });
+    // As pi 1.6: a missing folder is an error, and the answer is the path as given.
+    expect(await agent.request({ type: "export_html", outputPath: "rel/page.html" })).toMatchObject({ success: false });
+    mkdirSync(join(cwd, "rel"));
+    expect(await agent.request({ type: "export_html", outputPath: "rel/page.html" })).toMatchObject({ success: true, data: { path: "rel/page.html" } });
+    expect(existsSync(join(cwd, "rel", "page.html"))).toBe(true);
+    expect(await agent.request({ type: "export_html" })).toMatchObject({ success: true, data: { path: "pi-session-recorded.html" } });
+    expect(existsSync(join(cwd, "pi-session-recorded.html"))).toBe(true);
     expect(readdirSync(recorded)).toEqual([]);
   });
 });

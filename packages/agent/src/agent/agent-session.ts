@@ -4,7 +4,7 @@
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
 import type { RequestAuth } from "../config/oauth-tokens.js";
-import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
+import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,
@@ -339,6 +339,7 @@ export class AgentSession {
       const core = new Agent({
         initialState: { ...local.state },
         streamFn: (selected, context, options) => this.#send(streamSimple, selected, context, options),
+        prepareRequest: (request, signal) => this.#prepareRoute(request.model, request.context.messages, signal),
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
@@ -1431,8 +1432,10 @@ export class AgentSession {
     let model = selected;
     let routed: Route | undefined;
     if (isVirtualModel(selected)) {
+      const prepared = this.#preparedRoute;
+      this.#preparedRoute = undefined;
       try {
-        routed = await this.#routing.route(selected, sent.messages, options?.signal);
+        routed = await (prepared ?? this.#routing.route(selected, sent.messages, options?.signal));
       } catch (error) {
         return failedRequest(pi, selected, error, options?.signal?.aborted === true);
       }
@@ -1458,6 +1461,27 @@ export class AgentSession {
     response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
     return routed ? stampThinkingLevel(pi, response, model, routed.thinkingLevel) : response;
   }
+
+  /**
+   * A virtual model is routed before the loop's request, as pi 1.6 routes it (prepareRequest), so
+   * the loop asks for and records the level the route chose; #send takes the route made here.
+   */
+  async #prepareRoute(selected: Model<Api>, messages: AgentMessage[], signal: AbortSignal | undefined): Promise<AgentRequestUpdate | undefined> {
+    this.#preparedRoute = undefined;
+    if (!isVirtualModel(selected)) return undefined;
+    const pi = await loadPiAi();
+    // Routed before transformContext runs: whose turn it is comes from the request's own context.
+    this.#routing.sawContext(messages);
+    // The same messages #send would route on: the conversation without the loop's system messages.
+    const conversation = convertToLlm(messages.filter((m) => m.role !== "system"));
+    const routing = this.#routing.route(selected, pi.normalizeContext({ messages: conversation }).messages, signal);
+    this.#preparedRoute = routing;
+    // A failed route is answered by #send, which fails the request with its reason.
+    const routed = await routing.catch(() => undefined);
+    return routed ? { thinkingLevel: routed.thinkingLevel } : undefined;
+  }
+
+  #preparedRoute: Promise<Route> | undefined;
 
   /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
   #requestSystem: RequestSystem | undefined;
