@@ -4,9 +4,8 @@
  *
  * - stdout and stderr pipes (a shell pipeline, Python's subprocess): the protocol has a
  *   descriptor of its own and fd 1 is stderr, so every kind of stray write lands on stderr.
- * - stdout a socket (Node's spawn): sockets cannot be reopened; the JavaScript paths
- *   (process.stdout, its inner write and handle, console.log) land on stderr, and direct writes
- *   to fd 1 are the documented gap.
+ * - stdout and stderr sockets (Node's spawn): a socket cannot be reopened, so a worker passes
+ *   the descriptors to itself (socket-stdout.ts); every kind of stray write lands on stderr too.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -17,12 +16,11 @@ import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { expectOutbound } from "./helpers/outbound-schema.js";
 import { spawnParleyOnPipe } from "./helpers/pipe-stdout.js";
 import { PARLEY_BIN, type Rec } from "./helpers/spawn.js";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 
 const EXT = join(import.meta.dirname, "fixtures/stray-writes.ts");
 const ALL_KINDS = ["writeSync", "stdoutWrite", "stdoutInnerWrite", "stdoutHandle", "consoleLog", "spawnInherit", "execSyncInherit"];
-const JS_KINDS = ["stdoutWrite", "stdoutInnerWrite", "stdoutHandle", "consoleLog"];
 const BIG = 5 * 1024 * 1024;
 
 type Kind = "pipe" | "socket";
@@ -195,14 +193,38 @@ describe("stray writes never reach stdout", () => {
     for (const kind of ALL_KINDS) expect(stderr).toContain(`STRAY-${kind}-before`);
   });
 
-  it("stdout a socket (Node's spawn): the JavaScript paths land on stderr", async () => {
-    const run = await strayRun("socket", JS_KINDS);
+  it("stdout a socket (Node's spawn): every kind of stray write lands on stderr", async () => {
+    const run = await strayRun("socket", ALL_KINDS);
     const text = run.text();
     expect(text).not.toContain("STRAY-");
     expectRecordsOnly(text);
-    for (const kind of JS_KINDS) {
+    for (const kind of ALL_KINDS) {
       expect(run.stderr()).toContain(`STRAY-${kind}-before`);
       expect(run.stderr()).toContain(`STRAY-${kind}-during`);
+    }
+  });
+  it("stdout a socket, stderr a file: every kind lands in the file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "parley-stray-socket-file-"));
+    const errPath = join(dir, "err.txt");
+    const errFd = openSync(errPath, "a");
+    try {
+      // spawnSync's stdout is a socket too; stderr is the file itself.
+      const run = spawnSync(process.execPath, [PARLEY_BIN, "--mode", "rpc", "--no-session", "-e", EXT], {
+        cwd: dir,
+        env: { ...process.env, HOME: dir, PI_CODING_AGENT_DIR: join(dir, ".pi", "agent") },
+        input: `${JSON.stringify({ type: "prompt", message: `/stray ${ALL_KINDS.join(",")}`, id: "stray" })}\n`,
+        stdio: ["pipe", "pipe", errFd],
+        encoding: "utf8",
+        timeout: deadline(AGENT_CEILING_MS),
+      });
+      expect(run.status).toBe(0);
+      expect(run.stdout).not.toContain("STRAY-");
+      const records = expectRecordsOnly(run.stdout);
+      expect(records.some((r) => r["message"] === "strays written")).toBe(true);
+      const stderr = readFileSync(errPath, "utf8");
+      for (const kind of ALL_KINDS) expect(stderr).toContain(`STRAY-${kind}-before`);
+    } finally {
+      closeSync(errFd);
     }
   });
 });

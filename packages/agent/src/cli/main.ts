@@ -32,6 +32,7 @@ import type { Transport } from "../core/transport.js";
 import type { SessionWarning } from "../session/format.js";
 import { defaultSessionDir, legacySessionDir, openSession } from "../session/store.js";
 import { claimStdin } from "../transport/claim-stdin.js";
+import { separateSocketStdout } from "../transport/socket-stdout.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
 import { ProcessLifetime } from "../core/process-lifetime.js";
@@ -578,6 +579,9 @@ export async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${version()}\n`);
     return;
   }
+  // A socket stdout gets a copy for the protocol, fd 1 pointing at stderr (socket-stdout.ts):
+  // first, while nothing else of parley's runs; not where stdout carries a listing or an export.
+  if (options.listModels === undefined && options.export === undefined) await separateSocketStdout();
   // However parley ends, in any mode, no child process it started outlives it; signals and the
   // exit status are handled alike in every mode (process-lifetime.ts). First: start-up may start
   // children (a package manager asked for its global folder, extension code).

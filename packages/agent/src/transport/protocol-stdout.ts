@@ -6,14 +6,15 @@
  * JSONL stream.
  *
  * Linux only reopens pipes, files and terminals that way. A socket (what Node's `spawn` gives a
- * child for "pipe") cannot be reopened (ENXIO), and Node offers no dup(): there the protocol stays
- * on fd 1 and only JavaScript's paths are rerouted (process.stdout and its write, so console.log
- * too); a direct write to fd 1 or an inheriting child still reaches the client.
+ * child for "pipe") cannot be reopened (ENXIO): socket-stdout.ts passes it to parley itself
+ * instead, at start-up. Where even that fails, the protocol stays on fd 1 and only JavaScript's
+ * paths are rerouted (process.stdout and its write, so console.log too).
  */
 import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { isatty } from "node:tty";
 import { nodeNet } from "../lazy-node.js";
 import { FdOutput } from "./fd-output.js";
+import { socketProtocolFd } from "./socket-stdout.js";
 import { writeToStderr } from "./stderr.js";
 
 export interface ProtocolStdout {
@@ -50,9 +51,15 @@ export function takeOverStdout(): ProtocolStdout {
 
 /** The protocol's own descriptor with fd 1 pointed at stderr, or undefined where that cannot be done. */
 function separateProtocolDescriptor(): number | undefined {
+  const copied = socketProtocolFd();
+  if (copied !== undefined) return copied; // fd 1 already points at stderr
   let fd: number;
   try {
     fstatSync(0); // fd 0 is open, so the lowest free descriptor after closing 1 is 1
+  } catch {
+    return undefined;
+  }
+  try {
     const stat = fstatSync(1);
     // A file is appended to, never truncated. A pipe is written without blocking (libuv leaves a
     // descriptor as it finds it, and a blocking write would stall everything while the client
@@ -60,7 +67,7 @@ function separateProtocolDescriptor(): number | undefined {
     const flags = stat.isFile() ? constants.O_APPEND : stat.isFIFO() ? constants.O_NONBLOCK : 0;
     fd = openSync("/proc/self/fd/1", constants.O_WRONLY | flags);
   } catch {
-    return undefined; // a socket (ENXIO), no /proc, no fd 0 or 1
+    return undefined; // a socket (ENXIO) socket-stdout.ts could not copy, no /proc
   }
   closeSync(1);
   // fd 1 must not stay free: the next file parley opens (a session) would get it. Where stderr
