@@ -4,8 +4,9 @@
  * (helpers/catalog-server.ts), each in its own temp HOME / agent dir with only an Anthropic key.
  * They must ask the same URL with the same headers, save the same models-store.json (pi's file,
  * 0600), list and select the same new model; revalidate with the saved etag; ask nothing offline
- * (the file still made, as pi makes it); and stay quiet on stderr when the server fails.
+ * (pi still makes an empty file, parley does not); and stay quiet on stderr when the server fails.
  */
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,19 +134,22 @@ describe("live model catalogue refresh, as pi 1.6 does it", () => {
     expect(seen["parley"]).toMatchObject({ requests: [{ path: PATH, inm: '"v1"' }] });
   });
 
-  it("asks nothing with PI_OFFLINE, and still makes the file as pi's start-up does", async () => {
+  it("asks nothing with PI_OFFLINE; pi makes an empty models-store.json, parley leaves the folder as it was", async () => {
     server.handler = (_req, res) => {
       res.writeHead(500).end();
     };
     server.requests.length = 0;
-    const stores: Record<string, Store> = {};
+    const files: Record<string, string | undefined> = {};
     for (const agent of ["pi", "parley"] as const) {
       const { p, world } = start(agent, { PI_OFFLINE: "1" });
-      stores[agent] = await storeWhere(world, () => true);
       expect(await modelIds(p)).not.toContain("anthropic/claude-test-9");
-      expect(statSync(join(world.agentDir, "models-store.json")).mode & 0o777).toBe(0o600);
+      // The background work (the saved catalogues read, nothing asked) is done once the agent has gone.
+      p.closeInput();
+      await p.exited;
+      const file = join(world.agentDir, "models-store.json");
+      files[agent] = existsSync(file) ? readFileSync(file, "utf8") : undefined;
     }
-    expect(stores["parley"]).toEqual(stores["pi"]);
+    expect(files).toEqual({ pi: "{}", parley: undefined });
     expect(server.requests).toEqual([]);
     expect(server.refused).toEqual([]);
   });
@@ -166,5 +170,35 @@ describe("live model catalogue refresh, as pi 1.6 does it", () => {
     }
     expect(seen["parley"]).toEqual(seen["pi"]);
     expect((seen["pi"] as { requests: string[] }).requests).toEqual([PATH, PATH, PATH]);
+  });
+
+  it("`update --models` asks now even when the saved catalogue is fresh, and says what pi says, on success and on failure", async () => {
+    const fresh = { anthropic: { models: [], lastModified: Date.parse(LAST_MODIFIED), etag: '"v0"', checkedAt: Date.now() } };
+    const run = async (agent: Agent, status: number): Promise<Record<string, unknown>> => {
+      server.handler = (_req, res) => {
+        if (status !== 200) return void res.writeHead(status).end();
+        res.writeHead(200, { "content-type": "application/json", "last-modified": LAST_MODIFIED, etag: '"v2"' });
+        res.end(JSON.stringify([NEW_MODEL]));
+      };
+      server.requests.length = 0;
+      const world = agentWorld(`parley-catalog-update-${agent}-`);
+      worlds.push(world);
+      writeFileSync(join(world.agentDir, "models-store.json"), JSON.stringify(fresh));
+      const env = { ...process.env, ...NO_KEYS, ...world.env, ...server.env, ANTHROPIC_API_KEY: "test-key", NO_COLOR: "1", FORCE_COLOR: "0" };
+      const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [AGENTS[agent], "update", "--models"], { cwd: world.cwd, env, timeout: MINUTE }, (error, stdout, stderr) => {
+          resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+        });
+      });
+      const store = readStore(world);
+      return { ...result, requests: server.requests.map((r) => r.path), store: store ? stripChecked(store) : undefined };
+    };
+    for (const status of [200, 503]) {
+      const pi = await run("pi", status);
+      const parley = await run("parley", status);
+      expect(parley).toEqual(pi);
+    }
+    const ok200 = await run("parley", 200);
+    expect(ok200).toMatchObject({ code: 0, stdout: "Model catalogs refreshed\n", requests: [PATH] });
   });
 });

@@ -21,6 +21,7 @@ import { loadSettings, type Settings } from "../config/settings.js";
 import { loadExtension } from "../extensions/loader.js";
 import { builtinSources } from "../extensions/builtin-extensions.js";
 import { extensionStack } from "../extensions/extension-stack.js";
+import { catalogUserAgent } from "../models/remote-catalog.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
@@ -751,13 +752,8 @@ function refreshCatalogInBackground(models: ModelResolution): void {
   const allowNetwork = process.env["PI_OFFLINE"] === undefined;
   setImmediate(() => {
     const signal = AbortSignal.timeout(15_000);
-    void models.refreshCatalog({ userAgent: piUserAgent(), signal, allowNetwork }).catch(() => undefined);
+    void models.refreshCatalog({ userAgent: catalogUserAgent(NEWEST_PI_VERSION), signal, allowNetwork }).catch(() => undefined);
   });
-}
-
-/** The User-Agent pi 1.6 sends to its own servers (pi-ai's detailed form, pi's version). */
-function piUserAgent(): string {
-  return `pi/${NEWEST_PI_VERSION} (${process.platform}; node/${process.version}; ${process.arch})`;
 }
 
 /** Skills and prompt templates, where pi finds them (get_commands, /name expansion, the system prompt). */

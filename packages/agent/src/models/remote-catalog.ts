@@ -58,6 +58,11 @@ export interface CatalogRequest {
   now?: () => number;
 }
 
+/** The User-Agent pi sends to its own servers: pi-ai's detailed form with pi's version. */
+export function catalogUserAgent(piVersion: string): string {
+  return `pi/${piVersion} (${process.platform}; node/${process.version}; ${process.arch})`;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -176,8 +181,13 @@ export class RemoteCatalog {
     );
   }
 
-  /** The saved catalogues under pi's lock (pi reads them so at start, creating the file). */
+  /**
+   * The saved catalogues under pi's lock. pi's start-up makes the file (`{}`) to lock it even when
+   * it has nothing to save; parley makes it only to save something, so a run that saves nothing
+   * (`--no-session`, offline) leaves the agent directory as it was.
+   */
   async read(signal?: AbortSignal): Promise<StoreData> {
+    if (!existsSync(this.file)) return {};
     return this.#withStore((data) => ({ result: data }), signal);
   }
 
