@@ -1,6 +1,6 @@
 /**
  * The ground rule, checked on the source: every write parley makes to pi's own files (auth.json,
- * mcp-auth.json, mcp.json, settings.json, trust.json) goes through config/pi-file-lock.ts, which
+ * mcp-auth.json, mcp.json, models-store.json, settings.json, trust.json) goes through config/pi-file-lock.ts, which
  * takes pi's lock for the file and replaces it atomically. Here every call that writes, renames or
  * removes a file anywhere else in packages/agent/src is found, and each module that makes one must
  * be listed below with what it writes; none of those may name one of pi's files (except where
@@ -38,7 +38,7 @@ const NAMES_WITHOUT_WRITING: Record<string, string> = {
   "packages/package-manager.ts": "settings.json's path, for package-settings.ts (which writes through the lock module)",
 };
 
-const PI_FILES = /\b(?:mcp-auth|auth|mcp|settings|trust)\.json\b/;
+const PI_FILES = /\b(?:mcp-auth|auth|mcp|models-store|settings|trust)\.json\b/;
 /** A call that writes, renames or removes a file; `open` only with a flag that writes. */
 const WRITE_CALL =
   /\b(?:writeFileSync|writeFile|appendFileSync|appendFile|renameSync|rename|unlinkSync|unlink|rmSync|rm|rmdirSync|copyFileSync|copyFile|cpSync|cp|truncateSync|truncate|createWriteStream|writeFileAtomic|writeFileAtomicSync|symlinkSync|linkSync)\s*\(|\bopen(?:Sync)?\([^)]*(?:"[wa]|O_RDWR|O_WRONLY|O_APPEND|O_CREAT)/;

@@ -48,7 +48,7 @@ import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
-import { loadPiAi } from "../models/pi-ai.js";
+import { loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
 import { ABORT_GRACE_MS } from "../abort-grace.js";
@@ -590,6 +590,9 @@ export class AgentSession {
     // The session left is no longer written by this agent: its file's lock goes (counted, so a
     // switch to the same file keeps it).
     if (this.#session !== session) this.#session.release();
+    // As pi disposes the session it leaves: pi-ai's per-session state (an Anthropic message
+    // thread's continuation among it) goes, so a session taken up again starts a new thread.
+    piAiIfLoaded()?.cleanupSessionResources(this.#session.id);
     this.#session = session;
     session.onSave = this.#onSave;
     // A stored session taken up again (not a new, forked or cloned one, whose open call may still

@@ -21,6 +21,7 @@ import { loadSettings, type Settings } from "../config/settings.js";
 import { loadExtension } from "../extensions/loader.js";
 import { builtinSources } from "../extensions/builtin-extensions.js";
 import { extensionStack } from "../extensions/extension-stack.js";
+import { catalogUserAgent } from "../models/remote-catalog.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
@@ -45,6 +46,7 @@ import { loadResources, resolveCliSources, resolveResources, type ResolvedResour
 import { askNpmGlobalRoot } from "../resources/npm-global-root.js";
 import { needsGlobalRoot } from "../resources/package-sources.js";
 import { userPath } from "../resources/paths.js";
+import { NEWEST_PI_VERSION } from "../extensions/compat/pi-versions.js";
 import { assertSessionCwdExists, MissingSessionCwdError } from "../session/session-cwd.js";
 import { resolveDefaultTools } from "../agent/tool-selection.js";
 
@@ -127,6 +129,7 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
     authKey: setup.auth.apiKey,
     freshAuth: setup.auth.freshAuth,
     fallbackKey: (provider) => providerKey(file, provider),
+    modelsStore: join(setup.agentDir, "models-store.json"),
     // pi-ai 1.6 has no OAuth model adjustment of its own any more (its providers read the login).
     ...(file.overrides.size > 0 ? { adjustBuiltIn: (model) => adjustBuiltIn(file, model) } : {}),
   };
@@ -727,9 +730,10 @@ export async function main(argv: string[]): Promise<void> {
     maxLineBytes: options.maxLineBytes,
     lifetime,
     log,
-    startAgent: (server) => {
+    startAgent: async (server) => {
       front = server;
-      return startAgent(server, start, notes, models);
+      await startAgent(server, start, notes, models);
+      if (options.mode === "rpc") refreshCatalogInBackground(models);
     },
     options,
     version: version(),
@@ -738,6 +742,21 @@ export async function main(argv: string[]): Promise<void> {
     // --no-session: nothing is stored, so nothing is listed or loaded (ACP does not advertise loadSession).
     sessionDir: options.noSession ? undefined : (chosenDir ?? defaultSessionDir(cwd, agentDir)),
     startSessionAgent: (sessionCore) => startSessionAgent(sessionCore, start),
+  });
+}
+
+/**
+ * RPC mode's live catalogue refresh, as pi 1.6 starts it once start-up is done (models/remote-catalog.ts):
+ * in the background (the first command is not waited on it), at most 15 s, failures silent.
+ * With --offline / PI_OFFLINE (any value: pi then turns its model network off) the saved
+ * catalogues are only read, which makes the file as pi's start-up does. Set off on the next turn
+ * of the event loop, so the server reads its first line first.
+ */
+function refreshCatalogInBackground(models: ModelResolution): void {
+  const allowNetwork = process.env["PI_OFFLINE"] === undefined;
+  setImmediate(() => {
+    const signal = AbortSignal.timeout(15_000);
+    void models.refreshCatalog({ userAgent: catalogUserAgent(NEWEST_PI_VERSION), signal, allowNetwork }).catch(() => undefined);
   });
 }
 

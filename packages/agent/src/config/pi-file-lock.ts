@@ -1,6 +1,6 @@
 /**
  * How parley writes a file pi also writes (`auth.json`, `mcp-auth.json`, `trust.json`,
- * `settings.json`, `mcp.json`): under the lock pi takes on that file and by atomic replacement.
+ * `settings.json`, `mcp.json`, `models-store.json` under auth.json's scheme, as pi stores it): under the lock pi takes on that file and by atomic replacement.
  * Every write parley makes to pi's files goes through here (a test scans the source for others).
  *
  * pi guards each file with proper-lockfile (a `<file>.lock` folder), each with its own options:

@@ -78,8 +78,18 @@ export class ModelResolutionError extends Error {
   }
 }
 
+/** Newer models of built-in providers, joined at run time (remote-catalog.ts). */
+export interface CatalogOverlay {
+  /** Grows whenever the overlaid models change. */
+  readonly version: number;
+  chatModels(provider: string): readonly Model<Api>[];
+}
+
 export class Catalog {
-  readonly builtIn: Model<Api>[];
+  readonly #baseBuiltIn: Model<Api>[];
+  readonly #overlay: CatalogOverlay | undefined;
+  readonly #adjust: ((model: Model<Api>) => Model<Api>) | undefined;
+  #merged: { version: number; models: Model<Api>[] } | undefined;
   readonly #builtInProviders: string[];
   readonly #local: Model<Api>[];
   /** Set once extension providers or models.json can add models. */
@@ -92,11 +102,33 @@ export class Catalog {
     private readonly usableProvider: (provider: string) => boolean,
     /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL). */
     adjust: ((model: Model<Api>) => Model<Api>) | undefined = undefined,
+    overlay: CatalogOverlay | undefined = undefined,
   ) {
     this.#builtInProviders = pi.getProviders() as string[];
     const builtIn = this.#builtInProviders.flatMap((p) => pi.getModels(p as KnownProvider) as Model<Api>[]);
-    this.builtIn = adjust ? builtIn.map(adjust) : builtIn;
+    this.#baseBuiltIn = adjust ? builtIn.map(adjust) : builtIn;
+    this.#adjust = adjust;
+    this.#overlay = overlay;
     this.#local = local;
+  }
+
+  /**
+   * pi-ai's built-in models with the live catalogue's over them, as pi 1.6 merges them: per
+   * provider, a newer model of the same id takes the built-in one's place, new ones follow.
+   */
+  get builtIn(): Model<Api>[] {
+    const overlay = this.#overlay;
+    if (!overlay || overlay.version === 0) return this.#baseBuiltIn;
+    if (this.#merged?.version === overlay.version) return this.#merged.models;
+    const models: Model<Api>[] = [];
+    for (const provider of this.#builtInProviders) {
+      const byId = new Map<string, Model<Api>>();
+      for (const m of this.#baseBuiltIn) if (m.provider === provider) byId.set(m.id, m);
+      for (const m of overlay.chatModels(provider)) byId.set(m.id, this.#adjust ? this.#adjust(m) : m);
+      models.push(...byId.values());
+    }
+    this.#merged = { version: overlay.version, models };
+    return models;
   }
 
   /** Every model: parley's own, the extension and models.json ones, then the built-in catalogue. */

@@ -25,6 +25,8 @@
  * without one, and so do we); other providers read their keys from the environment.
  * `PARLEY_STREAM_DELAY_MS` (environment) slows the local models' deltas, for demos and tests.
  */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { RequestAuth } from "../config/oauth-tokens.js";
 import { KeyLookup } from "./api-keys.js";
@@ -32,7 +34,20 @@ import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionE
 import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patterns.js";
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
 import { loadPiAiCatalog, loadPiAiForResolution, loadPiAiNow, piAiCatalogLoaded } from "./pi-ai.js";
+import { piAiFile } from "./pi-ai-files.js";
+import { type CatalogRequest, RemoteCatalog } from "./remote-catalog.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
+
+/** When pi-ai's built-in model data was generated (its data manifest's `generatedAt`), or undefined. */
+function builtInDataGeneratedAt(manifestUrl: string): number | undefined {
+  try {
+    const data: unknown = JSON.parse(readFileSync(fileURLToPath(manifestUrl), "utf8"));
+    const at = typeof data === "object" && data !== null && "generatedAt" in data ? Date.parse(String(data.generatedAt)) : Number.NaN;
+    return Number.isNaN(at) ? undefined : at;
+  } catch {
+    return undefined;
+  }
+}
 
 /** pi's default thinking level, before clamping to the model. */
 export const DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium";
@@ -62,6 +77,8 @@ export interface ResolveEnvironment {
   fallbackKey?: (provider: string) => string | undefined;
   /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
   adjustBuiltIn?: (model: Model<Api>) => Model<Api>;
+  /** pi's `models-store.json` (the live catalogue's saved part, remote-catalog.ts); none, no overlay. */
+  modelsStore?: string;
 }
 
 /** What decides the model a session starts with (pi's order, see chooseStartup). */
@@ -143,6 +160,13 @@ export interface ModelResolution {
   /** Models registered later (extension providers, models.json) join matching and defaults. */
   setExtraModels(extra: ExtraModels): void;
   /**
+   * The live catalogue refreshed as pi 1.6 does it in RPC mode (remote-catalog.ts): the saved
+   * catalogues read under pi's lock (the file made if missing), the providers with credentials
+   * asked of the server. Loads the catalogue only when a built-in provider has credentials.
+   * Resolves to each failed provider's error; never rejects.
+   */
+  refreshCatalog(request: CatalogRequest): Promise<Map<string, Error>>;
+  /**
    * The start-up model as pi chooses it, once extensions have registered their providers:
    * --provider/--model, else the first of --models/enabledModels, else settings' default, else
    * the first model with credentials (pi's provider order, then extension providers), else the
@@ -178,8 +202,18 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
   // The catalogue of built-in models loads only when something needs it (see pi-ai.ts).
   let built: Catalog | undefined;
   let extra: ExtraModels | undefined;
+  // The live catalogue's overlay, restored from models-store.json with the catalogue (as pi reads it at every start).
+  const manifest = environment.modelsStore !== undefined ? await piAiFile("providers/data/.manifest.json") : undefined;
+  let remote: RemoteCatalog | undefined;
+  const remoteCatalog = (): RemoteCatalog | undefined => {
+    if (environment.modelsStore === undefined || manifest === undefined) return undefined;
+    remote ??= new RemoteCatalog(environment.modelsStore, builtInDataGeneratedAt(manifest));
+    return remote;
+  };
   const newCatalog = (): Catalog => {
-    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined, environment.adjustBuiltIn);
+    const overlay = remoteCatalog();
+    overlay?.restoreSync(pi.getProviders() as string[]);
+    const c = new Catalog(pi, localModels, (provider) => provider === PARLEY_PROVIDER || keys.get(provider) !== undefined, environment.adjustBuiltIn, overlay);
     c.extra = extra;
     return c;
   };
@@ -297,6 +331,23 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     setExtraModels: (source) => {
       extra = source;
       if (built) built.extra = source;
+    },
+    refreshCatalog: async (request) => {
+      const overlay = remoteCatalog();
+      if (!overlay) return new Map();
+      // Providers with credentials are asked; pi-ai's catalogue is loaded only then (the file is read and made either way).
+      const configured = Object.keys(DEFAULT_MODEL_PER_PROVIDER).filter((p) => RemoteCatalog.overlays(p) && keys.get(p) !== undefined);
+      if ((configured.length === 0 || request.allowNetwork === false) && !catalogReady()) {
+        await overlay.read(request.signal).catch(() => undefined);
+        return new Map();
+      }
+      await loadCatalog();
+      const providers = pi.getProviders() as string[];
+      return overlay.refresh(
+        configured.filter((p) => providers.includes(p)),
+        providers,
+        request,
+      );
     },
     chooseStartup: async (request) => {
       // The built-in catalogue is an ES module (~13 ms for Node's loader alone): a start that

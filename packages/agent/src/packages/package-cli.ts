@@ -1,8 +1,8 @@
 /**
  * `parley install | remove | uninstall | update | list | config`, as pi 1.6's package commands:
  * the same options, sources, places, settings entries, output lines and exit statuses
- * (package-manager.ts does the work). Differences: `update` without a package target (pi's
- * self-update), `update --models` and `config` (pi's terminal UI) are refused with status 1, and
+ * (package-manager.ts does the work; `update --models` is catalog-update.ts). Differences: `update`
+ * without a package target (pi's self-update) and `config` (pi's terminal UI) are refused with status 1, and
  * project trust is decided without asking extensions' `project_trust` handlers.
  */
 import { existsSync } from "node:fs";
@@ -14,6 +14,8 @@ import { errorMessage } from "../error-text.js";
 import { askNpmGlobalRoot } from "../resources/npm-global-root.js";
 import { installedPath, type PackageScope, parseSource } from "../resources/package-sources.js";
 import { expandHome, wirePath } from "../resources/paths.js";
+import { NEWEST_PI_VERSION } from "../extensions/compat/pi-versions.js";
+import { refreshModelCatalogs } from "./catalog-update.js";
 import { isOfflineMode, PackageManager } from "./package-manager.js";
 import { entrySource, packagesOf, readSettingsFile } from "./package-settings.js";
 
@@ -76,12 +78,13 @@ ${TRUST_HELP}
   update: `Usage:
   ${USAGE.update}
 
-Updates the installed packages (parley does not update itself or model catalogs).
+Updates the installed packages, or the model catalogs (parley does not update itself).
 
 Options:
   --extensions            every listed package
   --extension <source>    one package (also: parley update <source>)
-  --self, --all, --models pi's self-update and catalog refresh: not available in parley
+  --models                Refresh model catalogs only
+  --self, --all           pi's self-update: not available in parley
 ${TRUST_HELP}
 `,
   list: `Usage:
@@ -198,8 +201,13 @@ export async function runPackageCommand(argv: readonly string[], io: PackageCliI
   if (p.problem?.kind === "conflict") return fail(p.problem.text, `Usage: ${USAGE[p.command]}`);
   if ((p.command === "install" || p.command === "remove") && !p.source) return fail(`Missing ${p.command} source.`, `Usage: ${USAGE[p.command]}`);
   if (p.target?.type === "models") {
-    io.err(red(c, "Error: parley has no model catalogs to refresh: its models come with it and from models.json"));
-    return 1;
+    const failure = await refreshModelCatalogs(io.agentDir, io.cwd, NEWEST_PI_VERSION);
+    if (failure !== undefined) {
+      io.err(red(c, `Error: ${failure}`));
+      return 1;
+    }
+    io.out(green(c, "Model catalogs refreshed"));
+    return 0;
   }
 
   const home = io.home ?? homedir();
