@@ -22,7 +22,11 @@ export interface ProviderModelConfig {
   headers?: Record<string, string>;
   /** pi-ai's compatibility switches (models.json `compat`, merged over the provider's). */
   compat?: Record<string, unknown>;
+  /** The provider's prompt cache lifetimes in seconds, per retention tier (what cache warming needs). */
+  promptCache?: PromptCache;
 }
+
+export type PromptCache = NonNullable<Model<Api>["promptCache"]>;
 
 export interface ProviderConfig {
   name?: string;
@@ -197,6 +201,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
           maxTokens: m.maxTokens ?? 16_384,
           ...((m.headers ?? config.headers) ? { headers: { ...config.headers, ...m.headers } } : {}),
           ...((m.compat ?? config.compat) ? { compat: { ...config.compat, ...m.compat } } : {}),
+          ...(m.promptCache ? { promptCache: m.promptCache } : {}),
         }),
       );
       const stream = typeof config.streamSimple === "function" ? (config.streamSimple as unknown as StreamSimple) : undefined;
