@@ -105,7 +105,7 @@ function comparable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return { authorization: headers.authorization, "content-type": headers["content-type"] };
 }
 
-const CASES = ["lists", "classify", "images", "unknown-provider", "no-auth", "chat-model", "no-image-input"];
+const CASES = ["lists", "classify", "images", "unknown-provider", "no-auth", "chat-model", "no-image-input", "extension-classifier", "extension-no-images"];
 
 describe("ctx.modelRegistry: image and classifier models as pi 1.6", () => {
   const got: Record<"parley" | "pi", Record<string, { result: Record<string, unknown>; sent: Sent[] }>> = { parley: {}, pi: {} };
@@ -151,6 +151,18 @@ describe("ctx.modelRegistry: image and classifier models as pi 1.6", () => {
     expect(got.parley["chat-model"]?.result["errorMessage"]).toMatch(/is not a classifier model$/);
     expect(got.parley["no-image-input"]?.result["errorMessage"]).toMatch(/is not an image model$/);
     for (const name of ["unknown-provider", "no-auth", "chat-model", "no-image-input"]) expect(got.parley[name]?.sent).toEqual([]);
+  });
+
+  it("an extension provider's classifier is listed as one and answers through its own code, with its key", () => {
+    expect(got.parley["extension-classifier"]?.result).toMatchObject({
+      listed: ["judge"],
+      inChat: false,
+      answer: { stopReason: "stop", errorMessage: "key tk-literal" },
+    });
+    expect(got.parley["extension-no-images"]?.result).toMatchObject({
+      stopReason: "error",
+      errorMessage: "Provider typedco does not support image generation",
+    });
   });
 
   for (const name of CASES) {

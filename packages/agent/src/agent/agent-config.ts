@@ -6,7 +6,6 @@
  */
 import type { ThinkingBudgets, Transport } from "@earendil-works/pi-ai";
 import type { QueueMode, ThinkingLevel } from "@parley/protocol";
-import type { CacheWarmingMode } from "../config/settings.js";
 import type { CompactionSettings } from "./compaction-cut.js";
 
 export interface ToolPolicy {
@@ -62,7 +61,7 @@ export interface AgentConfig {
   /** settings.json `branchSummary.reserveTokens`: the part of the context window a branch summary leaves free. */
   branchSummaryReserveTokens?: number | undefined;
   /** settings.json `cacheWarming` (global only): "idle" (pi's default), "streaming" or "off". */
-  cacheWarming?: CacheWarmingMode | undefined;
+  cacheWarming?: "off" | "streaming" | "idle" | undefined;
   /** settings.json `defaultThinkingLevel`: the level a model switch takes (unless the model has its own). */
   defaultThinkingLevel?: ThinkingLevel | undefined;
   /** settings.json `modelThinkingLevels` (the newest pi's): a model's own default level, keyed "provider/modelId". */

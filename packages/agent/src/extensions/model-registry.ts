@@ -71,16 +71,25 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
   const all = (): Model<Api>[] => (models.catalogNow() ? models.allModels() : known());
   // Image and classifier models are pi-ai's built-in ones; their calls resolve auth as a prompt does.
   const typedHost: TypedCallHost = {
-    knowsProvider: (provider) => all().some((m) => m.provider === provider),
+    knowsProvider: (provider) => all().some((m) => m.provider === provider) || models.typedCalls(provider) !== undefined,
+    typedCalls: (provider) => models.typedCalls(provider),
     getRequestAuth: async (provider) => {
       await registerParleyProviders();
       return models.getRequestAuth(provider);
     },
   };
+  // An extension provider's models of a type replace a built-in provider's of the same name, as its registration does.
+  const ownOfType = <T extends "image" | "classifier">(type: T, provider?: string): ModelTypeMap[T][] =>
+    models.typedModels().filter((m): m is ModelTypeMap[T] => m.type === type && (provider === undefined || m.provider === provider));
+  const withOwn = <M extends { provider: string }>(builtIn: readonly M[], own: M[]): readonly M[] => {
+    if (own.length === 0) return builtIn;
+    const replaced = new Set(own.map((m) => m.provider));
+    return [...builtIn.filter((m) => !replaced.has(m.provider)), ...own];
+  };
   const typed: { [T in ModelType]: (provider?: string) => readonly ModelTypeMap[T][] } = {
     chat: (provider) => all().filter((m) => provider === undefined || m.provider === provider),
-    image: (provider) => builtinModelsOfType("image", provider),
-    classifier: (provider) => builtinModelsOfType("classifier", provider),
+    image: (provider) => withOwn(builtinModelsOfType("image", provider), ownOfType("image", provider)),
+    classifier: (provider) => withOwn(builtinModelsOfType("classifier", provider), ownOfType("classifier", provider)),
   };
   // An unknown type lists nothing, as pi's catalogue has no models of it.
   const modelsOfType = <T extends ModelType>(type: T, provider?: string): readonly ModelTypeMap[T][] => typed[type]?.(provider) ?? [];

@@ -23,13 +23,14 @@ import type {
   Provider,
 } from "@earendil-works/pi-ai";
 import type { RequestAuth } from "../config/oauth-tokens.js";
+import type { TypedCalls, TypedModel } from "./extension-providers.js";
 
 type ProvidersModule = typeof import("@earendil-works/pi-ai/providers/all");
 type OperationsModule = typeof import("@earendil-works/pi-ai/utils/model-operations");
 
 /** The types a registry lists besides chat models. */
 export type TypedModelType = Exclude<ModelType, "chat">;
-export type TypedModel = ImageModel<ImageApi> | ClassifierModel<ClassifierApi>;
+export type { TypedModel };
 
 interface BuiltIns {
   providers: Map<string, Provider>;
@@ -89,13 +90,18 @@ export interface TypedCallHost {
   knowsProvider(provider: string): boolean;
   /** The provider's request auth, as a prompt resolves it. */
   getRequestAuth(provider: string): Promise<RequestAuth | undefined>;
+  /** What an extension's provider of that name brings for these models (it answers before pi-ai's built-ins). */
+  typedCalls(provider: string): TypedCalls | undefined;
 }
 
 /** pi's error for a request that cannot be made; its message is the result's `errorMessage`. */
 class ModelCallError extends Error {}
 
+/** Who answers a typed call: an extension's provider, else pi-ai's built-in one. */
+type Answerer = Pick<Provider, "classify" | "generateImages"> | TypedCalls;
+
 interface Prepared<M> {
-  provider: Provider;
+  provider: Answerer;
   model: M;
 }
 
@@ -105,7 +111,7 @@ async function prepare<M extends TypedModel, O extends { apiKey?: string; header
   model: M,
   options: O | undefined,
 ): Promise<Prepared<M> & { options: O }> {
-  const provider = loadBuiltIns().providers.get(model.provider);
+  const provider: Answerer | undefined = host.typedCalls(model.provider) ?? loadBuiltIns().providers.get(model.provider);
   if (!provider && !host.knowsProvider(model.provider)) throw new ModelCallError(`Unknown provider: ${model.provider}`);
   const auth = options?.apiKey !== undefined ? { apiKey: options.apiKey } : await host.getRequestAuth(model.provider);
   if (!auth || (auth.apiKey === undefined && auth.headers === undefined)) throw new ModelCallError(`Provider is not configured: ${model.provider}`);
@@ -129,7 +135,13 @@ export async function classifyWith(
     ops.assertClassifierModel(model);
     ops.assertClassifierInputSupported(model, context);
     const prepared = await prepare(host, model, options);
-    if (!prepared.provider.classify) throw new ModelCallError(`Provider ${model.provider} does not support classification`);
+    const own = "classifiers" in prepared.provider ? prepared.provider.classifiers : undefined;
+    const implementation = own?.[model.api];
+    if (implementation) return await implementation.classify(prepared.model, context, prepared.options);
+    if (!prepared.provider.classify) {
+      if (own) throw new ModelCallError(`Provider ${model.provider} has no classifier implementation for "${model.api}"`);
+      throw new ModelCallError(`Provider ${model.provider} does not support classification`);
+    }
     return await prepared.provider.classify(prepared.model, context, prepared.options);
   } catch (error) {
     const problem = unsupported(error, `Provider ${model.provider} does not support classification`);
@@ -159,7 +171,13 @@ export async function generateImagesWith(
     operations = ops;
     ops.assertImageModel(model);
     const prepared = await prepare(host, model, options);
-    if (!prepared.provider.generateImages) throw new ModelCallError(`Provider ${model.provider} does not support image generation`);
+    const own = "images" in prepared.provider ? prepared.provider.images : undefined;
+    const implementation = own?.[model.api];
+    if (implementation) return await implementation.generateImages(prepared.model, context, prepared.options);
+    if (!prepared.provider.generateImages) {
+      if (own) throw new ModelCallError(`Provider ${model.provider} has no image implementation for "${model.api}"`);
+      throw new ModelCallError(`Provider ${model.provider} does not support image generation`);
+    }
     return await prepared.provider.generateImages(prepared.model, context, prepared.options);
   } catch (error) {
     const problem = unsupported(error, `Provider ${model.provider} does not support image generation`);
