@@ -327,7 +327,10 @@ function start(): void {
     turn_end: null,
     compaction_end: null,
     auto_retry_end: null,
-    entry_appended: null,
+    // A prompt-cache refresh between runs is paid for: its usage entry moves the cost shown.
+    entry_appended: (record) => {
+      if (record.entry.type === "usage") void refreshState();
+    },
     // The page sends no bash command and shows no queue; summaries are retried inside a compaction.
     bash_execution_update: null,
     queue_update: null,

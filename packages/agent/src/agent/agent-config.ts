@@ -60,6 +60,8 @@ export interface AgentConfig {
   blockImages?: boolean | undefined;
   /** settings.json `branchSummary.reserveTokens`: the part of the context window a branch summary leaves free. */
   branchSummaryReserveTokens?: number | undefined;
+  /** settings.json `cacheWarming` (global only): "idle" (pi's default), "streaming" or "off". */
+  cacheWarming?: "off" | "streaming" | "idle" | undefined;
   /** settings.json `defaultThinkingLevel`: the level a model switch takes (unless the model has its own). */
   defaultThinkingLevel?: ThinkingLevel | undefined;
   /** settings.json `modelThinkingLevels` (the newest pi's): a model's own default level, keyed "provider/modelId". */

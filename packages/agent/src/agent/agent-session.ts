@@ -25,7 +25,7 @@ import type { ContextUsage, CustomMessageInput, InputSource } from "../extension
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import { closeInterruptedCalls } from "./interrupted-calls.js";
-import { refusalText, type SaveNotice, type Session, type SessionContext } from "../session/session.js";
+import { refusalText, type SaveNotice, type Session, type SessionContext, type SessionEntry } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
 import type { SummaryRetry } from "./summary-retry.js";
@@ -48,7 +48,8 @@ import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
-import { loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
+import { type PiAi, loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
+import { CacheWarmer, type WarmerClock } from "./cache-warmer.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
 import { ABORT_GRACE_MS } from "../abort-grace.js";
@@ -74,6 +75,8 @@ export interface AgentSessionOptions {
   customSystemPrompt?: string | undefined;
   /** pi's settings and start-up flags (queue modes, compaction, retry, shell, prompt, tools). */
   config?: AgentConfig | undefined;
+  /** The clock prompt-cache warming waits on (tests move a fake one); the real one by default. */
+  warmerClock?: WarmerClock | undefined;
   log: (message: string) => void;
 }
 
@@ -593,6 +596,8 @@ export class AgentSession {
     // As pi disposes the session it leaves: pi-ai's per-session state (an Anthropic message
     // thread's continuation among it) goes, so a session taken up again starts a new thread.
     piAiIfLoaded()?.cleanupSessionResources(this.#session.id);
+    // The cache entry being warmed was the session left's.
+    this.#warmer?.cancel();
     this.#session = session;
     session.onSave = this.#onSave;
     // A stored session taken up again (not a new, forked or cloned one, whose open call may still
@@ -1177,6 +1182,7 @@ export class AgentSession {
       // wait for the next prompt.
       // `aborted`, as in the newest pi: the run ended because it was aborted.
       const aborted = this.#runAborted;
+      this.#warmer?.onAgentSettled();
       this.#emit({ type: "agent_settled", aborted });
       void this.#runtime.emit({ type: "agent_settled", aborted });
     });
@@ -1444,25 +1450,76 @@ export class AgentSession {
       }
       model = routed.model;
     } else this.#routing.requestMade();
+    const requestOptions = routed ? routedOptions(options, routed.thinkingLevel) : (options ?? {});
+    // As pi 1.6, each session request restarts warming from its own cache entry (a routed one is
+    // not the selected model's, so its warming stops at the first check).
+    this.#warmerFor(pi, stream).start({ model, context: sent, options: requestOptions }, this.#requestIsCurrent(model));
+    const response = await this.#dispatch(stream, model, sent, requestOptions);
+    return routed ? stampThinkingLevel(pi, response, model, routed.thinkingLevel) : response;
+  }
+
+  /** A request to the provider: its auth, the settings' request options, before_provider_headers, then the stream. */
+  async #dispatch(stream: StreamFn, target: Model<Api>, sent: TranscriptContext, options: SimpleStreamOptions): Promise<AssistantMessageEventStream> {
     // A routed request has its model's key and level, never the virtual provider's. An OAuth login
     // about to expire is refreshed (and saved) before the request, as pi does.
-    const authed = withRequestAuth(
-      model,
-      routed ? routedOptions(options, routed.thinkingLevel) : (options ?? {}),
-      await this.models.getRequestAuth(model.provider),
-    );
-    model = authed.model;
-    const sendOptions = authed.options;
+    const authed = withRequestAuth(target, options, await this.models.getRequestAuth(target.provider));
+    const model = authed.model;
     // This agent's own extension instance answers for its provider (see ExtensionProviders.ownStream).
     const send = this.models.ownStream(model) ?? stream;
     const request = this.#options.config?.provider ?? {};
     watchNetworkFailures();
     const since = Date.now();
-    const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
+    const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(authed.options, request)));
     // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
     const result = response.result.bind(response);
     response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
-    return routed ? stampThinkingLevel(pi, response, model, routed.thinkingLevel) : response;
+    return response;
+  }
+
+  /** Keeps the last session request's prompt cache entry warm (cache-warmer.ts); made with the first request. */
+  #warmer: CacheWarmer | undefined;
+
+  #warmerFor(pi: PiAi, stream: StreamFn): CacheWarmer {
+    this.#warmStream = stream;
+    this.#warmer ??= new CacheWarmer(
+      {
+        mode: () => this.#options.config?.cacheWarming ?? "idle",
+        send: async (request) => {
+          const send = this.#warmStream ?? stream;
+          return (await this.#dispatch(send, request.model, request.context, request.options)).result();
+        },
+        lastPromptTokens: () => lastPromptTokens(this.#session.branch()),
+        recordUsage: (kind, provider, model, usage, note) => {
+          const entry = this.#session.append({ type: "usage", kind, provider, model, usage, ...(note !== undefined ? { note } : {}) });
+          this.#emit({ type: "entry_appended", entry });
+        },
+        decide: async (event) => {
+          if (!this.#runtime.hasHandlers("cache_warming_decision")) return undefined;
+          // pi hands every handler the same event; the last one that returns an action wins.
+          let action: "warm" | "stop" | undefined;
+          await this.#runtime.emitChained(event, (current, result) => {
+            if (result.action === "warm" || result.action === "stop") action = result.action;
+            return { event: current };
+          });
+          return action;
+        },
+      },
+      pi,
+      this.#options.warmerClock,
+    );
+    return this.#warmer;
+  }
+
+  /** The stream function the loop last used: a refresh goes through it. */
+  #warmStream: StreamFn | undefined;
+
+  /** Whether the conversation still extends a request to `model`: the selected model unchanged, its messages a prefix of the current ones. */
+  #requestIsCurrent(model: Model<Api>): () => boolean {
+    const sentWith = [...this.#state.messages];
+    return () => {
+      const { model: now, messages } = this.#state;
+      return now.provider === model.provider && now.id === model.id && sentWith.length <= messages.length && sentWith.every((m, i) => messages[i] === m);
+    };
   }
 
   /**
@@ -1554,6 +1611,18 @@ function isThinkingLevel(value: string): value is ThinkingLevel {
 }
 
 /** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
+/** Prompt size of the branch's last reply, as the provider reported it (what a refresh would read from the cache). */
+function lastPromptTokens(branch: readonly SessionEntry[]): number {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i];
+    if (entry?.type === "message" && entry.message.role === "assistant") {
+      const { input, cacheRead, cacheWrite } = entry.message.usage;
+      return input + cacheRead + cacheWrite;
+    }
+  }
+  return 0;
+}
+
 function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
   const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
   const maxRetries = options?.maxRetries ?? request.maxRetries;

@@ -404,6 +404,7 @@ function agentConfig(options: CliOptions, setup: Setup): AgentConfig {
     blockImages: settings.images?.blockImages,
     autoResizeImages: settings.images?.autoResize,
     branchSummaryReserveTokens: settings.branchSummary?.reserveTokens,
+    cacheWarming: settings.cacheWarming,
     defaultThinkingLevel: wireLevel(settings.defaultThinkingLevel),
     modelThinkingLevels: modelLevels(settings.modelThinkingLevels),
     prompt: promptSources(options, setup),

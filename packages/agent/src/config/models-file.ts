@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Api, Model } from "@earendil-works/pi-ai";
-import type { ProviderConfig, ProviderModelConfig } from "../models/extension-providers.js";
+import type { PromptCache, ProviderConfig, ProviderModelConfig } from "../models/extension-providers.js";
 import { resolveConfigValue } from "./config-value.js";
 
 /** A per-model override of a built-in model (pi's `modelOverrides` fields). */
@@ -22,6 +22,7 @@ interface ModelOverride {
   maxTokens?: number;
   headers?: Record<string, string>;
   compat?: Record<string, unknown>;
+  promptCache?: PromptCache;
 }
 
 interface ProviderOverride {
@@ -62,6 +63,7 @@ export function adjustBuiltIn(file: ModelsFile, model: Model<Api>): Model<Api> {
     if (m.contextWindow !== undefined) out.contextWindow = m.contextWindow;
     if (m.maxTokens !== undefined) out.maxTokens = m.maxTokens;
     if (m.cost) out.cost = { ...model.cost, ...m.cost };
+    if (m.promptCache) out.promptCache = { ...model.promptCache, ...m.promptCache };
   }
   return out;
 }
@@ -91,7 +93,20 @@ function modelOverride(raw: Record<string, unknown>): ModelOverride {
   const headers = stringRecord(raw["headers"]);
   if (headers) out.headers = headers;
   if (isObject(raw["compat"])) out.compat = raw["compat"];
+  const cache = promptCache(raw["promptCache"]);
+  if (cache) out.promptCache = cache;
   return out;
+}
+
+/** `promptCache`: seconds a provider keeps a prompt cache entry, per retention tier (`short`, `long`). */
+function promptCache(v: unknown): PromptCache | undefined {
+  if (!isObject(v)) return undefined;
+  const out: PromptCache = {};
+  for (const tier of ["short", "long"] as const) {
+    const seconds = num(v[tier]);
+    if (seconds !== undefined && seconds > 0) out[tier] = seconds;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -128,6 +143,8 @@ function modelConfig(m: Record<string, unknown>): ProviderModelConfig {
     };
   if (headers) out.headers = headers;
   if (isObject(m["compat"])) out.compat = m["compat"];
+  const cache = promptCache(m["promptCache"]);
+  if (cache) out.promptCache = cache;
   return out;
 }
 

@@ -50,6 +50,8 @@ export interface Settings {
   transport?: TransportSetting;
   /** HTTP idle timeout (ms; 0 disables it): the provider request's timeout unless `retry.provider.timeoutMs` is set. */
   httpIdleTimeoutMs?: number;
+  /** Prompt-cache warming (global file only, as in pi): "idle" (pi's default) also warms between runs, "streaming" only during them. */
+  cacheWarming?: CacheWarmingMode;
   /** Global file only, as in pi: becomes HTTP_PROXY / HTTPS_PROXY unless those are set. */
   httpProxy?: string;
   images?: { autoResize?: boolean; blockImages?: boolean };
@@ -115,6 +117,8 @@ const isQueueMode = (v: unknown): v is QueueModeSetting => v === "all" || v === 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every(isString);
 const isStringRecord = (v: unknown): v is Record<string, string> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every(isString);
+export type CacheWarmingMode = "off" | "streaming" | "idle";
+const isCacheWarming = (v: unknown): v is CacheWarmingMode => v === "off" || v === "streaming" || v === "idle";
 const isTransport = (v: unknown): v is TransportSetting => v === "sse" || v === "websocket" || v === "websocket-cached" || v === "auto";
 
 /** pi's timeout values: a count of ms, the same as a numeric string, or "disabled" (0). */
@@ -302,6 +306,8 @@ export function loadSettings(options: { cwd: string; agentDir: string; home?: st
   // The project's file cannot point the user's traffic at a proxy (pi reads this key globally only).
   const proxy = pick(globalRaw, "httpProxy", isString, warnings, "")?.trim();
   if (proxy) settings.httpProxy = proxy;
+  // Global only, as pi reads it: each warming request costs the user money.
+  set("cacheWarming", pick(globalRaw, "cacheWarming", isCacheWarming, warnings, ""));
   const images = section(raw, "images", { autoResize: isBool, blockImages: isBool }, warnings);
   if (images) settings.images = images as Settings["images"];
   const branchSummary = section(raw, "branchSummary", { reserveTokens: isCount, skipPrompt: isBool }, warnings);

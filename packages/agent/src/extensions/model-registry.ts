@@ -4,12 +4,13 @@
  * methods, which resolve credentials when the request is made and route a virtual model first
  * (reason "direct", as pi routes a request made outside the agent loop).
  */
-import type { Api, AssistantMessageEventStream, Context, Model, SimpleStreamOptions } from "@earendil-works/pi-ai";
+import type { Api, AssistantMessageEventStream, Context, Model, ModelType, ModelTypeMap, SimpleStreamOptions } from "@earendil-works/pi-ai";
 import { relayStream } from "../models/error-response.js";
 import type { ExtensionProviders, ModelResolution } from "../models/index.js";
 import { lastResort } from "../models/resolve.js";
 import { type PiAi, loadPiAiNow, piAiIfLoaded } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
+import { builtinModelsOfType, classifyWith, generateImagesWith, type TypedCallHost } from "../models/typed-models.js";
 import { isVirtualModel } from "../models/virtual-models.js";
 import type { ExtensionModelRegistry } from "./types.js";
 
@@ -67,12 +68,48 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     });
   };
 
+  const all = (): Model<Api>[] => (models.catalogNow() ? models.allModels() : known());
+  // Image and classifier models are pi-ai's built-in ones; their calls resolve auth as a prompt does.
+  const typedHost: TypedCallHost = {
+    knowsProvider: (provider) => all().some((m) => m.provider === provider) || models.typedCalls(provider) !== undefined,
+    typedCalls: (provider) => models.typedCalls(provider),
+    getRequestAuth: async (provider) => {
+      await registerParleyProviders();
+      return models.getRequestAuth(provider);
+    },
+  };
+  // An extension provider's models of a type replace a built-in provider's of the same name, as its registration does.
+  const ownOfType = <T extends "image" | "classifier">(type: T, provider?: string): ModelTypeMap[T][] =>
+    models.typedModels().filter((m): m is ModelTypeMap[T] => m.type === type && (provider === undefined || m.provider === provider));
+  const withOwn = <M extends { provider: string }>(builtIn: readonly M[], own: M[]): readonly M[] => {
+    if (own.length === 0) return builtIn;
+    const replaced = new Set(own.map((m) => m.provider));
+    return [...builtIn.filter((m) => !replaced.has(m.provider)), ...own];
+  };
+  const typed: { [T in ModelType]: (provider?: string) => readonly ModelTypeMap[T][] } = {
+    chat: (provider) => all().filter((m) => provider === undefined || m.provider === provider),
+    image: (provider) => withOwn(builtinModelsOfType("image", provider), ownOfType("image", provider)),
+    classifier: (provider) => withOwn(builtinModelsOfType("classifier", provider), ownOfType("classifier", provider)),
+  };
+  // An unknown type lists nothing, as pi's catalogue has no models of it.
+  const modelsOfType = <T extends ModelType>(type: T, provider?: string): readonly ModelTypeMap[T][] => typed[type]?.(provider) ?? [];
+  const modelOfType = <T extends ModelType>(type: T, provider: string, id: string): ModelTypeMap[T] | undefined =>
+    type === "chat" ? (find(provider, id) as ModelTypeMap[T] | undefined) : modelsOfType(type, provider).find((m) => m.id === id);
+
   return {
     refresh: async () => {},
     getAll: () => (models.catalogNow() ? models.allModels() : known()),
     getAvailable: () => (models.catalogNow() ? models.availableModels() : lastResort(known().filter((m) => models.hasAuth(m)))),
     find,
-    findOfType: (type, provider, id) => (type === "chat" ? find(provider, id) : undefined),
+    findOfType: modelOfType,
+    getModelOfType: modelOfType,
+    getModelsOfType: (type, provider) => [...modelsOfType(type, provider)],
+    getAvailableOfType: async (type, provider) => {
+      await registerParleyProviders();
+      return modelsOfType(type, provider).filter((m) => models.getApiKey(m.provider) !== undefined);
+    },
+    classify: (model, context, options) => classifyWith(typedHost, model, context, options),
+    generateImages: (model, context, options) => generateImagesWith(typedHost, model, context, options),
     hasConfiguredAuth: (model) => models.hasAuth(model),
     getApiKeyAndHeaders: async (model) => {
       const apiKey = await models.getRequestKey(model.provider);

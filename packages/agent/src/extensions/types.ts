@@ -5,9 +5,21 @@
 import type { AgentEvent, AgentMessage } from "@earendil-works/pi-agent-core";
 import type {
   Api,
+  AssistantImages,
   AssistantMessage,
   AssistantMessageEventStream,
+  ClassifierApi,
+  ClassifierContext,
+  ClassifierModel,
+  ClassifierResult,
   Context,
+  ImageApi,
+  ImageModel,
+  ImagesContext,
+  ModelsClassifierOptions,
+  ModelsImagesOptions,
+  ModelType,
+  ModelTypeMap,
   ImageContent,
   Message,
   Model,
@@ -162,8 +174,17 @@ export interface ExtensionModelRegistry {
   getAll(): Model<Api>[];
   getAvailable(): Model<Api>[];
   find(provider: string, id: string): Model<Api> | undefined;
-  /** "chat" models only: parley's catalogue has no other type. */
-  findOfType(type: string, provider: string, id: string): Model<Api> | undefined;
+  /** A model of a type (chat, image, classifier); image and classifier models are pi-ai's built-in ones. */
+  findOfType<T extends ModelType>(type: T, provider: string, id: string): ModelTypeMap[T] | undefined;
+  getModelOfType<T extends ModelType>(type: T, provider: string, id: string): ModelTypeMap[T] | undefined;
+  /** Every known model of a type, optionally of one provider. */
+  getModelsOfType<T extends ModelType>(type: T, provider?: string): readonly ModelTypeMap[T][];
+  /** Models of a type whose provider has credentials. */
+  getAvailableOfType<T extends ModelType>(type: T, provider?: string): Promise<readonly ModelTypeMap[T][]>;
+  /** Classify structured state, auth resolved as for a prompt. Never rejects: a failure is an error result. */
+  classify(model: ClassifierModel<ClassifierApi>, context: ClassifierContext, options?: ModelsClassifierOptions): Promise<ClassifierResult>;
+  /** Generate images, auth resolved as for a prompt. Never rejects: a failure is an error result. */
+  generateImages(model: ImageModel<ImageApi>, context: ImagesContext, options?: ModelsImagesOptions): Promise<AssistantImages>;
   hasConfiguredAuth(model: Model<Api>): boolean;
   getApiKeyAndHeaders(model: Model<Api>): Promise<ResolvedRequestAuth>;
   getProviderAuthStatus(provider: string): { configured: boolean; source?: string };
@@ -598,6 +619,22 @@ export interface ThinkingLevelSelectEvent {
   level: ThinkingLevel;
   previousLevel: ThinkingLevel;
 }
+/**
+ * Before each prompt-cache refresh (pi 1.6): pi's figures for this refresh and its decision. A
+ * handler may return `{ action }` to override it; the last handler that returns one wins, and
+ * "stop" ends warming until the next real request.
+ */
+export interface CacheWarmingDecisionEvent {
+  type: "cache_warming_decision";
+  /** Price of this refresh: a cache read of the prompt plus one output token. */
+  warmCost: number;
+  /** Extra price of the next real request if the cache entry is lost. */
+  missCost: number;
+  /** Estimated chance that a real request arrives before the entry expires. */
+  continuationProbability: number;
+  action: "warm" | "stop";
+}
+
 export interface AgentSettledEvent {
   type: "agent_settled";
   /** The run ended because it was aborted (newest pi). */
@@ -725,6 +762,7 @@ export interface ExtensionHookMap {
   agent_start: { event: LoopEvent<"agent_start">; result: undefined };
   agent_end: { event: LoopEvent<"agent_end">; result: undefined };
   agent_settled: { event: AgentSettledEvent; result: undefined };
+  cache_warming_decision: { event: CacheWarmingDecisionEvent; result: { action?: "warm" | "stop" } };
   turn_start: { event: TurnStartEvent; result: undefined };
   turn_end: { event: TurnEndEvent; result: BoundaryResult };
   agent_before_settle: { event: AgentBeforeSettleEvent; result: BoundaryResult };

@@ -2,7 +2,17 @@
  * Providers registered by extensions (pi.registerProvider): their models join the catalog, and a
  * provider that brings its own `streamSimple` is registered with pi-ai under its `api` name.
  */
-import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai";
+import type {
+  Api,
+  AssistantMessage,
+  ClassifierApi,
+  ClassifierModel,
+  ImageApi,
+  ImageModel,
+  Model,
+  ProviderClassifier,
+  ProviderImages,
+} from "@earendil-works/pi-ai";
 import { type ExtensionOAuthConfig, extensionOAuthFlow, type OAuthFlow, registerOAuthFlow } from "../config/oauth-tokens.js";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
 import { lastResort, type ModelResolution } from "./resolve.js";
@@ -22,6 +32,28 @@ export interface ProviderModelConfig {
   headers?: Record<string, string>;
   /** pi-ai's compatibility switches (models.json `compat`, merged over the provider's). */
   compat?: Record<string, unknown>;
+  /** The provider's prompt cache lifetimes in seconds, per retention tier (what cache warming needs). */
+  promptCache?: PromptCache;
+  /** "image" or "classifier" for pi 1.6's typed models; a chat model when absent. */
+  type?: string;
+}
+
+export type PromptCache = NonNullable<Model<Api>["promptCache"]>;
+
+/** A model of a type other than chat (pi 1.6). */
+export type TypedModel = ImageModel<ImageApi> | ClassifierModel<ClassifierApi>;
+
+/**
+ * What an extension's provider brings for image and classifier models (pi 1.6): its models of
+ * those types, and the code that calls them, a provider object's own `classify`/`generateImages`
+ * or a registration's `images`/`classifiers` implementations keyed by the model's api.
+ */
+export interface TypedCalls {
+  models: TypedModel[];
+  classify?: ProviderClassifier["classify"];
+  generateImages?: ProviderImages["generateImages"];
+  classifiers?: Record<string, ProviderClassifier>;
+  images?: Record<string, ProviderImages>;
 }
 
 export interface ProviderConfig {
@@ -40,6 +72,12 @@ export interface ProviderConfig {
   oauthFlow?: OAuthFlow;
   /** A provider object's key, resolved before each request (native-provider.ts). */
   resolveApiKey?: () => Promise<string | undefined>;
+  /** A provider object's own calls of its image and classifier models (pi-ai 1.6's Provider). */
+  classify?: ProviderClassifier["classify"];
+  generateImages?: ProviderImages["generateImages"];
+  /** A registration's image and classifier implementations, keyed by model api (pi 1.6's `images`/`classifiers`). */
+  images?: Record<string, ProviderImages>;
+  classifiers?: Record<string, ProviderClassifier>;
 }
 
 const SOURCE_PREFIX = "parley-extension:";
@@ -97,6 +135,37 @@ export interface ExtensionProviders {
   physicalModel(provider: string, id: string): Model<Api> | undefined;
   /** One request's physical model and level, from a virtual model's router (see routeRequest). */
   route(model: Model<Api>, request: Omit<RouteRequest, "model" | "previous" | "failed"> & { failed?: AssistantMessage }): Promise<Route>;
+  /** An extension provider's image and classifier models and calls, if it brought any. */
+  typedCalls(provider: string): TypedCalls | undefined;
+  /** Every extension provider's image and classifier models. */
+  typedModels(): TypedModel[];
+}
+
+const isTypedConfig = (m: ProviderModelConfig): boolean => m.type === "image" || m.type === "classifier";
+
+/** A registration's image and classifier models and calls; undefined when it brings none. */
+function typedCallsOf(name: string, api: string, config: ProviderConfig): TypedCalls | undefined {
+  const models = (config.models ?? []).filter(isTypedConfig).map(
+    (m) =>
+      // An extension's model entry, its type checked above; the rest is the extension's to get right, as in pi.
+      ({
+        ...m,
+        name: m.name ?? m.id,
+        api: m.api ?? api,
+        provider: name,
+        baseUrl: m.baseUrl ?? config.baseUrl ?? "",
+        input: m.input ?? ["text"],
+        cost: m.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      }) as TypedModel,
+  );
+  const calls: TypedCalls = {
+    models,
+    ...(config.classify ? { classify: config.classify } : {}),
+    ...(config.generateImages ? { generateImages: config.generateImages } : {}),
+    ...(config.classifiers ? { classifiers: config.classifiers } : {}),
+    ...(config.images ? { images: config.images } : {}),
+  };
+  return models.length > 0 || Object.keys(calls).length > 1 ? calls : undefined;
 }
 
 /** Wraps a resolution so extension providers' models are found, listed and authorised. */
@@ -110,6 +179,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       stream?: StreamSimple;
       dropOAuth?: () => void;
       resolveApiKey?: () => Promise<string | undefined>;
+      typed?: TypedCalls;
     }
   >();
   // This agent's source id in pi-ai's registry, per provider name.
@@ -183,22 +253,26 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     hasAuth: hasOwnAuth,
     register(name, config) {
       const api = config.api ?? `${SOURCE_PREFIX}${name}`;
-      const models = (config.models ?? []).map(
-        (m): Model<Api> => ({
-          id: m.id,
-          name: m.name ?? m.id,
-          api: (m.api ?? api) as Api,
-          provider: name,
-          baseUrl: m.baseUrl ?? config.baseUrl ?? "",
-          reasoning: m.reasoning ?? false,
-          input: m.input ?? ["text"],
-          cost: m.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-          contextWindow: m.contextWindow ?? 128_000,
-          maxTokens: m.maxTokens ?? 16_384,
-          ...((m.headers ?? config.headers) ? { headers: { ...config.headers, ...m.headers } } : {}),
-          ...((m.compat ?? config.compat) ? { compat: { ...config.compat, ...m.compat } } : {}),
-        }),
-      );
+      const typed = typedCallsOf(name, api, config);
+      const models = (config.models ?? [])
+        .filter((m) => !isTypedConfig(m))
+        .map(
+          (m): Model<Api> => ({
+            id: m.id,
+            name: m.name ?? m.id,
+            api: (m.api ?? api) as Api,
+            provider: name,
+            baseUrl: m.baseUrl ?? config.baseUrl ?? "",
+            reasoning: m.reasoning ?? false,
+            input: m.input ?? ["text"],
+            cost: m.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+            contextWindow: m.contextWindow ?? 128_000,
+            maxTokens: m.maxTokens ?? 16_384,
+            ...((m.headers ?? config.headers) ? { headers: { ...config.headers, ...m.headers } } : {}),
+            ...((m.compat ?? config.compat) ? { compat: { ...config.compat, ...m.compat } } : {}),
+            ...(m.promptCache ? { promptCache: m.promptCache } : {}),
+          }),
+        );
       const stream = typeof config.streamSimple === "function" ? (config.streamSimple as unknown as StreamSimple) : undefined;
       const oauth = config.oauth;
       const usableOAuth = typeof oauth?.refreshToken === "function" && typeof oauth.getApiKey === "function";
@@ -211,6 +285,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
         ...(stream !== undefined ? { stream } : {}),
         ...(dropOAuth ? { dropOAuth } : {}),
         ...(config.resolveApiKey ? { resolveApiKey: config.resolveApiKey } : {}),
+        ...(typed ? { typed } : {}),
       };
       providers.get(name)?.dropOAuth?.();
       providers.set(name, entry);
@@ -222,6 +297,8 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
         else void loadPiAi().then((loaded) => providers.get(name) === entry && register(loaded));
       }
     },
+    typedCalls: (provider) => providers.get(provider)?.typed,
+    typedModels: () => [...providers.values()].flatMap((p) => p.typed?.models ?? []),
     ownStream(model) {
       const entry = providers.get(model.provider);
       return entry?.stream !== undefined && model.api === entry.api ? entry.stream : undefined;

@@ -23,6 +23,8 @@ interface NativeProvider {
   };
   getModels: () => readonly Partial<Model<Api>>[];
   streamSimple: (...args: never[]) => unknown;
+  classify?: ProviderConfig["classify"];
+  generateImages?: ProviderConfig["generateImages"];
 }
 
 interface ResolveInput {
@@ -68,6 +70,9 @@ export function nativeProviderConfig(provider: NativeProvider): ProviderConfig {
     ...(headers ? { headers } : {}),
     models,
     streamSimple: (...args: never[]) => provider.streamSimple(...args),
+    // Its image and classifier models are called through its own code (models with a `type` are kept apart).
+    ...(typeof provider.classify === "function" ? { classify: provider.classify.bind(provider) } : {}),
+    ...(typeof provider.generateImages === "function" ? { generateImages: provider.generateImages.bind(provider) } : {}),
     ...(resolve
       ? {
           resolveApiKey: async () => {

@@ -163,7 +163,8 @@ export class UpdateMapper {
     summarization_retry_scheduled: none,
     summarization_retry_attempt_start: none,
     summarization_retry_finished: none,
-    // Session file bookkeeping; ACP clients see messages, not entries.
+    // Session file bookkeeping; ACP clients see messages, not entries (a cache warm's usage
+    // entry included: this ACP version has no usage update).
     entry_appended: none,
     // These come as the host's records, which AcpSession maps (a notice, session_info_update).
     extension_error: none,
