@@ -28,7 +28,7 @@ function host(replies: ReturnType<typeof fauxAssistantMessage>[]): { host: Summa
     host: {
       model: faux.getModel(),
       thinkingLevel: "off",
-      models: { getRequestKey: async () => "key" },
+      models: { getRequestAuth: async () => ({ apiKey: "key" }) },
       requestOptions: async (_model, options) => ({ ...options, timeoutMs: 1234, maxRetries: 2 }),
     },
     seen,
