@@ -4,7 +4,8 @@
  * in RPC mode in its own temp HOME / agent directory, on the scripted model of
  * fixtures/pi16-drifts.ts. Each test runs one scenario in both and asserts the same records and
  * answers: a compaction of a session too small to compact (asked for, and automatic), a prompt
- * while a compaction runs, and switch_session under --no-session.
+ * while a compaction runs, switch_session under --no-session, and the refusals of RPC commands
+ * (set_model of a model without credentials among them).
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -237,6 +238,35 @@ describe("switch_session under --no-session, as pi 1.6 does it", () => {
       renewed: { success: true },
       next: "<a new file beside it>",
       folderKept: true,
+    });
+  });
+});
+
+describe("RPC refusals in pi 1.6's words", () => {
+  it("unknown and unusable models, a bad entry cursor, an empty name, a fork of a missing entry, an unknown command", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent), ["--no-session", "-ne", ...MODEL]);
+        await prompted(p, "Reply with just: one");
+        const ask = async (command: object) => outcome(await p.request(command, MINUTE));
+        return {
+          unknownModel: await ask({ type: "set_model", provider: "nope", modelId: "missing-model" }),
+          // In the catalogue, but no key for it (the test's environment has none).
+          noKey: await ask({ type: "set_model", provider: "anthropic", modelId: "claude-sonnet-4-5" }),
+          cursor: await ask({ type: "get_entries", since: "no-such-entry" }),
+          name: await ask({ type: "set_session_name", name: "   " }),
+          fork: await ask({ type: "fork", entryId: "no-such-entry" }),
+          unknown: await ask({ type: "no_such_command" }),
+        };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]).toMatchObject({
+      unknownModel: { success: false, error: "Model not found: nope/missing-model" },
+      noKey: { success: false, error: "Model not found: anthropic/claude-sonnet-4-5" },
+      cursor: { success: false, error: "Entry not found: no-such-entry" },
+      name: { success: false, error: "Session name cannot be empty" },
+      unknown: { success: false, error: "Unknown command: no_such_command" },
     });
   });
 });
