@@ -307,7 +307,8 @@ const STEPS: Step[] = [
       const result = await side.client.compact();
       if (side.newest) {
         expect(result).toMatchObject({
-          summary: "Summary of the conversation.",
+          // The last turn is cut in two by the budget of one token: its checkpoint follows the history's summary.
+          summary: expect.stringContaining("Summary of the conversation."),
           firstKeptEntryId: expect.any(String),
           estimatedTokensAfter: expect.any(Number),
         });
