@@ -5,6 +5,7 @@
  * each. After the abort, each remaining event of the run gives its handlers a grace period (and
  * the tool one), then goes on.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkedAgents } from "./helpers/checked-agents.js";
@@ -68,7 +69,14 @@ describe("abort with a handler that never returns", () => {
   };
 
   const startOnce = (event: string, turns: Parameters<typeof writeScript>[0]) => {
-    const agent = spawnParley(["--model-script", writeScript(turns), "-e", HANG], { cwd: tempDir(), env: { HANG_EVENT: event, HANG_ONCE: "1" } });
+    // A compaction budget of one token: the two-prompt session below has something to compact (pi 1.6 refuses what fits the budget).
+    const agentDir = join(tempDir(), "agent");
+    mkdirSync(agentDir, { recursive: true });
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+    const agent = spawnParley(["--model-script", writeScript(turns), "-e", HANG], {
+      cwd: tempDir(),
+      env: { HANG_EVENT: event, HANG_ONCE: "1", PI_CODING_AGENT_DIR: agentDir },
+    });
     agents.push(agent);
     return agent;
   };

@@ -2,7 +2,7 @@
  * Compaction through the spawned CLI (the cut points and the run are tested in process in
  * compaction.test.ts).
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -12,6 +12,17 @@ import { spawnParley } from "./helpers/spawn.js";
 type Rec = Record<string, unknown>;
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), "parley-compaction-"));
+
+/**
+ * An agent directory in `dir` whose settings give a compaction the budget `keepRecentTokens`: pi
+ * 1.6 refuses to compact a session that fits it, and the sessions here are small.
+ */
+function budget(dir: string, keepRecentTokens: number): NodeJS.ProcessEnv {
+  const agentDir = join(dir, "agent");
+  mkdirSync(agentDir, { recursive: true });
+  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens } }));
+  return { PI_CODING_AGENT_DIR: agentDir };
+}
 
 const agents = checkedAgents();
 
@@ -28,7 +39,8 @@ describe("compact (spawned CLI)", () => {
 }
 `,
     );
-    const agent = spawnParley(["--model-script", join(dir, "script.json"), "-e", join(dir, "context.ts")], { cwd: dir });
+    // "two" and "second" pass a budget of 2 tokens: the second exchange is kept, the first summarised.
+    const agent = spawnParley(["--model-script", join(dir, "script.json"), "-e", join(dir, "context.ts")], { cwd: dir, env: budget(dir, 2) });
     agents.push(agent);
     const settle = async (message: string) => {
       const from = agent.records.length;
@@ -57,14 +69,18 @@ describe("compact (spawned CLI)", () => {
 
   it("compact while streaming aborts the run, then compacts", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "script.json"), JSON.stringify(["a reply long enough to take a while to stream out", "The summary."]));
-    const agent = spawnParley(["--model-script", join(dir, "script.json")], { cwd: dir, env: { PARLEY_STREAM_DELAY_MS: "40" } });
+    writeFileSync(join(dir, "script.json"), JSON.stringify(["hi", "a reply long enough to take a while to stream out", "The summary."]));
+    // The second prompt alone passes a budget of 20 tokens (the aborted reply is at most 13): the first exchange is summarised.
+    const agent = spawnParley(["--model-script", join(dir, "script.json")], { cwd: dir, env: { PARLEY_STREAM_DELAY_MS: "40", ...budget(dir, 20) } });
     agents.push(agent);
-    await agent.request({ type: "prompt", message: "go" });
-    await agent.waitFor((r) => r.type === "message_update", 60_000);
+    await agent.request({ type: "prompt", message: "hello" });
+    await agent.waitFor((r) => r.type === "agent_settled", 60_000);
+    const from = agent.records.length;
+    await agent.request({ type: "prompt", message: `go ${"word ".repeat(40)}` });
+    await agent.waitFor((r) => r.type === "message_update", 60_000, from);
     const response = await agent.request({ type: "compact" }, 60_000);
     expect(response).toMatchObject({ success: true, data: { summary: expect.stringContaining("The summary.") } });
     const types = agent.records.map((r) => r.type);
-    expect(types.indexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
+    expect(types.lastIndexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
   });
 });

@@ -8,8 +8,13 @@ import { serveScripted, type Factory } from "./helpers/in-process.js";
 
 type Rec = Record<string, unknown>;
 
-async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.ProcessEnv = {}) {
-  const harness = await serveScripted(turns, factories, { env, timeoutMs: 5000 });
+/**
+ * A scripted agent. `keepRecentTokens` is the budget of what a compaction keeps: pi 1.6 refuses to
+ * compact a context that fits it, so the small sessions here set one that the latest turn fills.
+ */
+async function serve(turns: unknown[], factories: Factory[] = [], env: NodeJS.ProcessEnv = {}, keepRecentTokens?: number) {
+  const agentConfig = keepRecentTokens === undefined ? {} : { agentConfig: { compaction: { keepRecentTokens } } };
+  const harness = await serveScripted(turns, factories, { env, timeoutMs: 5000, ...agentConfig });
   const prompt = async (message: string): Promise<void> => {
     expect((await harness.prompt(message))["success"]).toBe(true);
   };
@@ -96,7 +101,7 @@ describe("prepareCompaction", () => {
     expect(prep.fileOps.read.has("a.ts")).toBe(true);
   });
 
-  it("when everything fits the budget, keeps the latest turn only", () => {
+  it("when everything fits the budget there is nothing to compact (as pi 1.6 says); a budget the latest turn fills keeps that turn", () => {
     const ids: string[] = [];
     const session = conversation((add) => {
       ids.push(add(user("one")).id);
@@ -104,19 +109,22 @@ describe("prepareCompaction", () => {
       ids.push(add(user("two")).id);
       add(reply("r2"));
     });
-    const prep = prepareCompaction(session.branch());
+    expect(() => prepareCompaction(session.branch())).toThrow("Nothing to compact (session too small)");
+    // "r2" and "two" are a token each.
+    const prep = prepareCompaction(session.branch(), { enabled: true, reserveTokens: 16384, keepRecentTokens: 2 });
     expect(prep.firstKeptEntryId).toBe(ids[1]);
     expect(prep.messagesToSummarize).toHaveLength(2);
     expect(prep.isSplitTurn).toBe(false);
   });
 
-  it("with a single turn, keeps the reply and summarises the request", () => {
+  it("a single turn larger than the budget keeps the reply and summarises the request; within the budget, nothing to compact", () => {
     let replyId = "";
     const session = conversation((add) => {
       add(user("only"));
       replyId = add(reply("answer")).id;
     });
-    const prep = prepareCompaction(session.branch());
+    expect(() => prepareCompaction(session.branch())).toThrow("Nothing to compact (session too small)");
+    const prep = prepareCompaction(session.branch(), { enabled: true, reserveTokens: 16384, keepRecentTokens: 1 });
     expect(prep.firstKeptEntryId).toBe(replyId);
     expect(prep.isSplitTurn).toBe(true);
     expect(prep.turnPrefixMessages.map((m) => m.role)).toEqual(["user"]);
@@ -158,7 +166,10 @@ describe("prepareCompaction", () => {
     });
     session.append({ type: "message", message: { ...user("new"), timestamp: Date.now() } as unknown as { role: string } });
     session.append({ type: "message", message: { ...reply("new reply"), timestamp: Date.now() } as unknown as { role: string } });
-    const prep = prepareCompaction(session.branch());
+    // Everything after the kept boundary fits the default budget: nothing to compact.
+    expect(() => prepareCompaction(session.branch())).toThrow("Nothing to compact (session too small)");
+    // "new reply" (3 tokens) and "new" (1) fill a budget of 4.
+    const prep = prepareCompaction(session.branch(), { enabled: true, reserveTokens: 16384, keepRecentTokens: 4 });
     expect(prep.previousSummary).toBe("PREVIOUS");
     expect(prep.messagesToSummarize.map((m) => textOf(m as unknown as Rec))).toEqual(["kept", "kept reply"]);
     expect([...prep.fileOps.read]).toEqual(["r.ts"]);
@@ -187,7 +198,8 @@ function captureProvider(requests: Context[]): Factory {
 describe("compact (in-process)", () => {
   it("summarises with the model, appends the entry and continues from the compacted context", async () => {
     const contexts: Rec[][] = [];
-    const { transport, request, prompt } = await serve(["one", "two", "## Goal\nSUMMARY TEXT", "three"], [captureContext(contexts)]);
+    // "two" and "second question" fill a budget of 2: the second exchange is kept.
+    const { transport, request, prompt } = await serve(["one", "two", "## Goal\nSUMMARY TEXT", "three"], [captureContext(contexts)], {}, 2);
     await prompt("first question");
     await prompt("second question");
     const before = (await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] };
@@ -233,7 +245,8 @@ describe("compact (in-process)", () => {
   it("sends the transcript, the previous summary and the custom instructions to the model", async () => {
     const requests: Context[] = [];
     const provider = captureProvider(requests);
-    const { request, prompt } = await serve([], [provider]);
+    // A reply ("reply N") is 2 tokens, a prompt 1 or 2: a budget of 3 keeps the latest exchange.
+    const { request, prompt } = await serve([], [provider], {}, 3);
     expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
     await prompt("alpha");
     await prompt("beta");
@@ -284,7 +297,7 @@ describe("compact (in-process)", () => {
     const summaryOf = async (modelOverrides: Record<string, { keepRecentTokens: number }>): Promise<unknown> => {
       const requests: Context[] = [];
       const { request, prompt } = await serveScripted([], [captureProvider(requests)], {
-        agentConfig: { compaction: { keepRecentTokens: 100_000, modelOverrides } },
+        agentConfig: { compaction: { keepRecentTokens: 3, modelOverrides } },
       });
       expect((await request({ type: "set_model", provider: "capture", modelId: "m" }))["success"]).toBe(true);
       await prompt("alpha");
@@ -295,21 +308,29 @@ describe("compact (in-process)", () => {
     };
     // keepRecentTokens 1 for capture/m: only the last reply is kept, the last turn is cut in two.
     expect(await summaryOf({ "capture/m": { keepRecentTokens: 1 } })).toBe("reply 3\n\n---\n\n**Turn Context (split turn):**\n\nreply 4");
-    // An override for another model leaves the ordinary 100,000: the latest turn is kept whole.
+    // An override for another model leaves the ordinary 3: the latest turn is kept whole.
     expect(await summaryOf({ "capture/other": { keepRecentTokens: 1 } })).not.toContain("Turn Context");
   });
 
   it("while the agent is streaming, aborts the run first and then compacts (as pi does)", async () => {
-    const { transport, request, until } = await serve(["a long reply with many words to stream slowly", "Summary of it all."], [], {
-      PARLEY_STREAM_DELAY_MS: "30",
-    });
-    await request({ type: "prompt", message: "go" });
-    await until(() => transport.of("message_update").length > 0);
+    // The second prompt alone passes this budget (the aborted reply is at most 12 tokens): the first exchange is summarised.
+    const { transport, request, until, prompt } = await serve(
+      ["hi", "a long reply with many words to stream slowly", "Summary of it all."],
+      [],
+      {
+        PARLEY_STREAM_DELAY_MS: "30",
+      },
+      20,
+    );
+    await prompt("hello");
+    const updates = transport.of("message_update").length;
+    await request({ type: "prompt", message: `go ${"word ".repeat(40)}` });
+    await until(() => transport.of("message_update").length > updates);
     const response = await request({ type: "compact" });
     expect(response).toMatchObject({ success: true, data: { summary: expect.stringContaining("Summary of it all.") } });
     const types = transport.sent.map((r) => r["type"]);
-    expect(types.indexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
-    const end = transport.of("agent_end")[0] as { messages: Rec[] };
+    expect(types.lastIndexOf("agent_end")).toBeLessThan(types.indexOf("compaction_start"));
+    const end = transport.of("agent_end").at(-1) as { messages: Rec[] };
     expect(end.messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "aborted" });
   });
 
@@ -330,7 +351,7 @@ describe("compact (in-process)", () => {
 
   it("reports a summarisation failure in compaction_end and the response", async () => {
     // A reply that calls a tool is no summary (pi's words).
-    const { transport, request, prompt } = await serve(["one", "two", { toolCalls: [{ name: "ls", arguments: {} }] }]);
+    const { transport, request, prompt } = await serve(["one", "two", { toolCalls: [{ name: "ls", arguments: {} }] }], [], {}, 2);
     await prompt("a");
     await prompt("b");
     const response = await request({ type: "compact" });
@@ -362,10 +383,12 @@ describe("ctx.compact()", () => {
         },
       ],
       { PARLEY_STREAM_DELAY_MS: "30" },
+      // The second prompt alone passes this budget (the aborted reply is at most 17 tokens): the first exchange is summarised.
+      20,
     );
     await request({ type: "prompt", message: "first" });
     await until(() => transport.of("agent_settled").length === 1);
-    await request({ type: "prompt", message: "second" });
+    await request({ type: "prompt", message: `second ${"word ".repeat(40)}` });
     await until(() => transport.of("message_update").length > 8);
     expect((await request({ type: "prompt", message: "/squash" }))["success"]).toBe(true);
     await until(() => outcome.length > 0);
@@ -393,6 +416,8 @@ describe("session_before_compact / session_compact", () => {
           );
         },
       ],
+      {},
+      2,
     );
     await prompt("a");
     await prompt("b");
@@ -427,6 +452,8 @@ describe("session_before_compact / session_compact", () => {
           pi.on("session_compact" as never, ((event: Rec) => void compacted.push(event)) as never);
         },
       ],
+      {},
+      2,
     );
     await prompt("a");
     await prompt("b");
@@ -495,6 +522,8 @@ describe("automatic compaction", () => {
     const { transport, request, prompt } = await serve(
       [],
       [scriptedProvider([{ text: "small", totalTokens: 1000 }, { text: "big", totalTokens: 5000 }, { text: "THRESHOLD SUMMARY" }])],
+      {},
+      2,
     );
     await request({ type: "set_model", provider: "scripted", modelId: "small" });
     await prompt("a");
@@ -515,6 +544,25 @@ describe("automatic compaction", () => {
     expect(transport.of("compaction_start")).toHaveLength(1);
   });
 
+  it("a context past the threshold that fits keepRecentTokens is left alone without a record, as pi 1.6 leaves it", async () => {
+    const { transport, request, prompt } = await serve(
+      [],
+      [
+        scriptedProvider([
+          { text: "small", totalTokens: 1000 },
+          { text: "big", totalTokens: 5000 },
+        ]),
+      ],
+    );
+    await request({ type: "set_model", provider: "scripted", modelId: "small" });
+    await prompt("a");
+    await prompt("b");
+    expect(transport.of("agent_settled")).toHaveLength(2);
+    expect(transport.sent.filter((r) => String(r["type"]).startsWith("compaction_"))).toEqual([]);
+    const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(messages.map((m) => m["role"])).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
   it("on a context overflow, compacts (reason overflow) and retries the run once", async () => {
     const calls: Context[] = [];
     const { transport, request, prompt } = await serve(
@@ -530,6 +578,8 @@ describe("automatic compaction", () => {
           calls,
         ),
       ],
+      {},
+      2,
     );
     await request({ type: "set_model", provider: "scripted", modelId: "small" });
     await prompt("first");

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PARLEY_BIN, ROOT, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/agent/oauth-base-url.js");
+const REGISTRY_CALL = resolve(import.meta.dirname, "fixtures/agent/oauth-registry-call.js");
 const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 
 const requests: { url: string | undefined; headers: IncomingHttpHeaders }[] = [];
@@ -43,9 +44,9 @@ function agentDirWith(login: object): { home: string; agentDir: string; authFile
   return { home, agentDir, authFile };
 }
 
-function startAgent(bin: "parley" | "pi", dirs: { home: string; agentDir: string }): AgentProcess {
+function startAgent(bin: "parley" | "pi", dirs: { home: string; agentDir: string }, extra: string[] = []): AgentProcess {
   const env = { HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agentDir, PI_OFFLINE: "1" };
-  const args = ["--mode", "rpc", "--no-session", "-e", FIXTURE, "--provider", "entco", "--model", "ent-1"];
+  const args = ["--mode", "rpc", "--no-session", "-e", FIXTURE, ...extra, "--provider", "entco", "--model", "ent-1"];
   return bin === "parley"
     ? spawnAgent(PARLEY_BIN, args, { cwd: dirs.home, env })
     : spawnAgent(process.execPath, [NEWEST_PI, ...args], { cwd: dirs.home, env, checkSchema: false });
@@ -96,4 +97,50 @@ describe("an OAuth login's resolved auth in requests", () => {
       }
     });
   }
+});
+
+describe("an OAuth login's resolved auth beside the prompt", () => {
+  /** Where each request since `from` went, with what key and login header. */
+  const seenSince = (from: number) => requests.slice(from).map((r) => [r.url, r.headers.authorization, r.headers["x-login-host"]]);
+  const viaLogin = ["/enterprise/v1/chat/completions", "Bearer tok-3", "enterprise"];
+
+  it("compaction summaries and ctx.modelRegistry's requests go to the login's base URL with its key and headers, in parley as in pi 1.6", async () => {
+    const seen: Record<string, unknown> = {};
+    for (const bin of ["pi", "parley"] as const) {
+      const dirs = agentDirWith({ access: "tok-3", refresh: "r-3", expires: Date.now() + 3_600_000, baseUrl: loginBase });
+      // A budget of one token: the two exchanges below are enough to compact.
+      writeFileSync(join(dirs.agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+      const agent = startAgent(bin, dirs, ["-e", REGISTRY_CALL]);
+      try {
+        await ask(agent, "one");
+        await ask(agent, "two");
+        const beforeCompact = requests.length;
+        const compacted = await agent.request({ type: "compact" });
+        expect(compacted["success"], JSON.stringify(compacted)).toBe(true);
+        const summary = (compacted["data"] as Record<string, unknown>)["summary"];
+        const compaction = seenSince(beforeCompact);
+
+        const beforeCall = requests.length;
+        const from = agent.records.length;
+        await agent.request({ type: "prompt", message: "/registry-call" });
+        const note = await agent.waitFor((r: Rec) => r.type === "extension_ui_request" && r["method"] === "notify", undefined, from);
+        seen[bin] = { summary, compaction, registry: { call: JSON.parse(String(note["message"])), sent: seenSince(beforeCall) } };
+      } finally {
+        agent.kill();
+      }
+    }
+    expect(seen["parley"]).toEqual(seen["pi"]);
+    expect(seen["parley"]).toEqual({
+      // The cut splits the last turn: the history and the turn's beginning are summarised apart.
+      summary: expect.stringContaining("via the login's host"),
+      compaction: [viaLogin, viaLogin],
+      registry: {
+        call: {
+          auth: { ok: true, apiKey: "tok-3", loginHeader: "enterprise", baseUrl: loginBase },
+          reply: { stopReason: "stop", text: "via the login's host" },
+        },
+        sent: [viaLogin],
+      },
+    });
+  });
 });

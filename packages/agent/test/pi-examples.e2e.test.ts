@@ -1,12 +1,19 @@
 /**
  * pi's own example extensions, loaded unmodified from the reference package.
  */
-import { readdirSync, existsSync } from "node:fs";
+import { readdirSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { checkedAgents } from "./helpers/checked-agents.js";
 import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
 import { PI_EXAMPLES, ROOT, openDialog, spawnParley, spawnPi, type AgentProcess } from "./helpers/spawn.js";
+
+/** Agent directories the tests made, removed at the end. */
+const tempDirs: string[] = [];
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 // Folders whose extension needs packages of its own (they ship a package.json for `npm install`).
 const NEEDS_OWN_INSTALL = new Set(["sandbox", "with-deps", "custom-provider-anthropic", "custom-provider-gitlab-duo", "gondolin"]);
@@ -128,8 +135,12 @@ describe("pi's example extensions run unmodified", () => {
   it("custom-compaction: its handler asks ctx.modelRegistry for request auth and falls back as it does in pi", async () => {
     // Both agents on the same offline model; no Gemini key, so the example chooses pi's default compaction.
     const run = async (spawn: typeof spawnParley) => {
+      // A compaction budget of one token: pi 1.6 (and parley) refuse to compact a session that fits keepRecentTokens.
+      const agentDir = mkdtempSync(join(tmpdir(), "parley-examples-agent-"));
+      tempDirs.push(agentDir);
+      writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
       const agent = spawn(["-e", OFFLINE_PROVIDER, "-e", ex("custom-compaction.ts"), "--provider", "offline", "--model", "echo"], {
-        env: { GEMINI_API_KEY: undefined, GOOGLE_API_KEY: undefined },
+        env: { GEMINI_API_KEY: undefined, GOOGLE_API_KEY: undefined, PI_CODING_AGENT_DIR: agentDir },
       });
       agents.push(agent);
       await agent.request({ type: "prompt", message: "Reply with just: hello" });

@@ -81,6 +81,8 @@ async function start(agent: AgentName, how: "set_model" | "flags" = "set_model")
   writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
   // The newest pi uses a project's .pi/ only once trusted; its trust.json says so (pi 0.73.1 reads no trust).
   writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
+  // pi 1.6 refuses to compact what fits keepRecentTokens: a budget of one token lets these small sessions compact.
+  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
   const client = recorded(
     new RpcClient({
       cliPath: CLI[agent],

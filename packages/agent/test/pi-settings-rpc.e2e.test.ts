@@ -394,6 +394,8 @@ describe("extension hooks on provider requests, through a real provider (the new
       provider(p, server.baseUrl, "openai-completions", { id: "stand-in-chat", reasoning: false });
       const hooks = join(p.home, "hooks.ts");
       write(hooks, PROVIDER_HOOKS);
+      // "a reply" (2 tokens) and "again" (2) pass a budget of 3: the second exchange is kept, the first summarised.
+      write(join(p.agentDir, "settings.json"), { compaction: { keepRecentTokens: 3 } });
       const agent = start(p, ["--no-session", "-e", hooks, "--model", "standin/stand-in-chat"]);
       const run = await promptSettled(agent, { message: "hello" });
       expect(run.some((r) => r.type === "extension_ui_request" && r["message"] === "status 200")).toBe(true);

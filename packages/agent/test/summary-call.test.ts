@@ -28,7 +28,7 @@ function host(replies: ReturnType<typeof fauxAssistantMessage>[]): { host: Summa
     host: {
       model: faux.getModel(),
       thinkingLevel: "off",
-      models: { getRequestKey: async () => "key" },
+      models: { getRequestAuth: async () => ({ apiKey: "key" }) },
       requestOptions: async (_model, options) => ({ ...options, timeoutMs: 1234, maxRetries: 2 }),
     },
     seen,
@@ -101,7 +101,8 @@ describe("the summary call", () => {
           );
         },
       ],
-      { agentConfig: { provider: { timeoutMs: 4321 } } },
+      // "a reply" (2 tokens) and "two" (1) fill a budget of 3: the second exchange is kept, the first summarised in one call.
+      { agentConfig: { provider: { timeoutMs: 4321 }, compaction: { keepRecentTokens: 3 } } },
     );
     expect((await h.request({ type: "set_model", provider: "summary-agent-faux", modelId: "m" }))["success"]).toBe(true);
     await h.prompt("one");

@@ -141,7 +141,7 @@ describe("the summary call with retries", () => {
     const faux = registerFauxProvider({ api: "summary-retry-faux", provider: "summary-retry-faux", models: [{ id: "m" }] });
     providers.push(faux);
     faux.setResponses(replies.map((reply) => () => reply));
-    return { model: faux.getModel(), thinkingLevel: "off", models: { getRequestKey: async () => "key" }, summaryRetry: retry };
+    return { model: faux.getModel(), thinkingLevel: "off", models: { getRequestAuth: async () => ({ apiKey: "key" }) }, summaryRetry: retry };
   }
 
   it("answers with the retried call's summary", async () => {

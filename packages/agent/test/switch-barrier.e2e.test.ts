@@ -6,7 +6,7 @@
  * the session (model, level, name, compaction) waits for the switch, and is not lost with the
  * session left.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { checkedAgents } from "./helpers/checked-agents.js";
@@ -20,7 +20,14 @@ const agents = checkedAgents();
 function startHeld(script: string[], env: NodeJS.ProcessEnv = {}): { agent: AgentProcess; sessions: string } {
   const dir = tempDir();
   const sessions = join(dir, "sessions");
-  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(script), "-e", HOLD], { cwd: dir, env });
+  // A compaction budget of one token: the one-prompt sessions here have something to compact (pi 1.6 refuses what fits the budget).
+  const agentDir = join(dir, "agent");
+  mkdirSync(agentDir, { recursive: true });
+  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+  const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session-dir", sessions, "--model-script", writeScript(script), "-e", HOLD], {
+    cwd: dir,
+    env: { PI_CODING_AGENT_DIR: agentDir, ...env },
+  });
   agents.push(agent);
   return { agent, sessions };
 }

@@ -30,8 +30,9 @@ function world(): World {
   const cwd = join(base, "proj");
   const sessions = join(base, "sessions");
   for (const dir of [join(home, ".pi", "agent"), cwd, sessions]) mkdirSync(dir, { recursive: true });
-  // Retries at once: the retry test waits for events, not for time.
-  writeFileSync(join(home, ".pi", "agent", "settings.json"), JSON.stringify({ retry: { baseDelayMs: 1 } }));
+  // Retries at once: the retry test waits for events, not for time. A compaction budget of one
+  // token, so that a one-prompt session has something to compact (pi 1.6 refuses what fits it).
+  writeFileSync(join(home, ".pi", "agent", "settings.json"), JSON.stringify({ retry: { baseDelayMs: 1 }, compaction: { keepRecentTokens: 1 } }));
   return { home, cwd, sessions };
 }
 

@@ -3,7 +3,7 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import type { RequestAuth } from "../config/oauth-tokens.js";
+import { withRequestAuth } from "../models/request-auth.js";
 import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
@@ -114,19 +114,6 @@ interface SessionDefaults {
 function routedOptions(options: SimpleStreamOptions | undefined, level: ThinkingLevel): SimpleStreamOptions {
   const { reasoning: _level, ...common } = options ?? {};
   return { ...common, ...(level !== "off" ? { reasoning: level } : {}) };
-}
-
-/**
- * A request with its provider's resolved auth, as pi 1.6 sends it: the key, the login's headers
- * (under the request's own) and, where the login names one, its base URL in place of the model's.
- */
-function withRequestAuth(model: Model<Api>, options: SimpleStreamOptions, auth: RequestAuth | undefined): { model: Model<Api>; options: SimpleStreamOptions } {
-  const { apiKey: _key, ...common } = options;
-  const headers = auth?.headers || options.headers ? { ...auth?.headers, ...options.headers } : undefined;
-  return {
-    model: auth?.baseUrl ? { ...model, baseUrl: auth.baseUrl } : model,
-    options: { ...common, ...(auth?.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(headers ? { headers } : {}) },
-  };
 }
 
 function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
@@ -702,7 +689,8 @@ export class AgentSession {
   ): Promise<PromptDisposition> {
     if (options.source !== "extension" && this.isSwitching) await this.afterSwitches();
     if (this.isCompacting && !this.isStreaming) {
-      throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
+      // pi 1.6's words, which a client may match on.
+      throw new AgentError("Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.");
     }
     // Prompts are prepared one at a time: one arriving while another is being prepared waits to
     // see whether that one started a run (then it must queue) or not (then it starts one itself).

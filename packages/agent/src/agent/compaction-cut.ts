@@ -12,9 +12,9 @@
  *   `keepRecentTokens` is reached; the cut is the nearest valid cut point at or after that message.
  *   Valid cut points are user, assistant, bashExecution and custom messages, custom_message and
  *   branch_summary entries; never a tool result, so a tool call always keeps its results.
- * - When everything fits the budget (or the cut would leave nothing to summarise), the cut moves to
- *   the start of the latest turn, so a compaction always shrinks the context; with a single turn it
- *   lands on an assistant message (a "split turn", as pi calls it).
+ * - When everything fits the budget, nothing is summarised and the compaction is refused, as pi 1.6
+ *   refuses it ("Nothing to compact (session too small)"); a single turn larger than the budget is
+ *   cut at an assistant message (a "split turn", as pi calls it).
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
@@ -88,6 +88,9 @@ function isTurnStart(entry: SessionEntry): boolean {
   return role === "user" || role === "bashExecution";
 }
 
+/** pi 1.6's words when the kept part would be the whole context. */
+export const NOTHING_TO_COMPACT = "Nothing to compact (session too small)";
+
 /**
  * Decides what to summarise and what to keep, from the active branch's entries. Throws when there
  * is nothing to compact.
@@ -119,11 +122,10 @@ export function prepareCompaction(path: readonly SessionEntry[], settings: Compa
 
   const cuts: number[] = [];
   for (let i = start; i < path.length; i++) if (isCutPoint(path[i]!)) cuts.push(i);
-  // A cut is useful only when something lies before it to summarise.
-  const firstMessage = path.findIndex((e, i) => i >= start && e.type !== "compaction" && entryMessage(e) !== undefined);
-  const useful = (cut: number): boolean => retained.length > 0 || (firstMessage !== -1 && firstMessage < cut);
 
-  let cut = -1;
+  // Everything within the budget keeps everything (the first cut point), so there is nothing to
+  // summarise: pi 1.6 refuses such a compaction rather than shrink a small context.
+  let cut = cuts[0] ?? start;
   let tokens = 0;
   for (let i = path.length - 1; i >= start; i--) {
     const entry = path[i]!;
@@ -132,22 +134,24 @@ export function prepareCompaction(path: readonly SessionEntry[], settings: Compa
     if (!message) continue;
     tokens += estimateTokens(message);
     if (tokens >= settings.keepRecentTokens) {
-      cut = cuts.find((c) => c >= i) ?? -1;
+      cut = cuts.find((c) => c >= i) ?? cuts.at(-1) ?? start;
       break;
     }
   }
-  if (cut === -1 || !useful(cut)) {
-    // Everything fits the budget: keep only the latest turn (or, with one turn, its last reply).
-    const turnStarts = cuts.filter((c) => isTurnStart(path[c]!) && useful(c));
-    cut = turnStarts.at(-1) ?? cuts.filter(useful).at(-1) ?? -1;
+  // Settings entries (model, thinking level, labels) right before the cut stay with the kept part.
+  while (cut > start) {
+    const before = path[cut - 1]!;
+    if (before.type === "compaction" || entryMessage(before) !== undefined) break;
+    cut--;
   }
-  if (cut === -1) throw new Error("Nothing to compact (session too small)");
+  if (cut >= path.length) throw new Error(NOTHING_TO_COMPACT);
 
-  // Does the cut split a turn? Then the turn's start is where the summarised history ends.
-  const cutEntry = path[cut]!;
+  // Does the kept part start inside a turn? Then the turn's start is where the summarised history
+  // ends, and the turn's beginning gets a checkpoint of its own (decided, as pi does, at the kept
+  // part's first entry, settings entries included).
   let turnStart = -1;
-  if (!isTurnStart(cutEntry)) {
-    for (let i = cut - 1; i >= start; i--) {
+  if (!isTurnStart(path[cut]!)) {
+    for (let i = cut; i >= start; i--) {
       if (isTurnStart(path[i]!)) {
         turnStart = i;
         break;
@@ -157,12 +161,6 @@ export function prepareCompaction(path: readonly SessionEntry[], settings: Compa
   const isSplitTurn = turnStart !== -1;
   const historyEnd = isSplitTurn ? turnStart : cut;
   const firstKeptIndex = cut;
-  // Settings entries (model, thinking level, labels) right before the cut stay with the kept part.
-  while (cut > start) {
-    const before = path[cut - 1]!;
-    if (before.type === "compaction" || entryMessage(before) !== undefined) break;
-    cut--;
-  }
 
   const messagesToSummarize: AgentMessage[] = [...retained];
   for (let i = start; i < historyEnd; i++) {
@@ -176,6 +174,8 @@ export function prepareCompaction(path: readonly SessionEntry[], settings: Compa
       if (message) turnPrefixMessages.push(message);
     }
   }
+
+  if (messagesToSummarize.length === 0 && turnPrefixMessages.length === 0) throw new Error(NOTHING_TO_COMPACT);
 
   // File operations accumulate across compactions (unless an extension wrote the last one).
   const fileOps = createFileOps();

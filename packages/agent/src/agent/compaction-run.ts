@@ -105,12 +105,11 @@ async function generateSummary(
   if (!preparation.isSplitTurn || preparation.turnPrefixMessages.length === 0) return historySummary(agent, preparation, focus, signal, source);
   const prefixCall = () =>
     completeSummary(agent, transcriptOf(preparation.turnPrefixMessages) + TURN_PREFIX_INSTRUCTIONS + focus, signal, "Turn prefix summarization", source);
-  // The session's only turn (parley compacts it too, see compaction-cut.ts): its checkpoint is the whole summary.
-  if (preparation.messagesToSummarize.length === 0 && !preparation.previousSummary) return prefixCall();
+  // Nothing before the turn (its only turn, larger than the budget): pi 1.6 says so in the history's place.
   const history =
     preparation.messagesToSummarize.length > 0
       ? await historySummary(agent, preparation, focus, signal, source)
-      : { summary: preparation.previousSummary ?? "", usage: undefined };
+      : { summary: preparation.previousSummary ?? "No prior history.", usage: undefined };
   const prefix = await prefixCall();
   return {
     summary: history.summary + SPLIT_TURN_MARKER + prefix.summary,
@@ -136,12 +135,15 @@ export async function runCompaction(
 ): Promise<CompactionResult> {
   const { reason } = options;
   const settings: CompactionSettings = { ...DEFAULT_COMPACTION_SETTINGS, ...options.settings };
+  const session = agent.session;
+  const path = session.branch();
+  // An automatic compaction starts only when there is something to compact, as in pi 1.6: a context
+  // too small to cut (or just compacted) ends the check without any record. Asked for, it fails.
+  const automatic = reason === "manual" ? undefined : prepareCompaction(path, settings);
   agent.emit({ type: "compaction_start", reason });
   let supplied: ExtensionCompaction | undefined;
   try {
-    const session = agent.session;
-    const path = session.branch();
-    const preparation = prepareCompaction(path, settings);
+    const preparation = automatic ?? prepareCompaction(path, settings);
 
     if (agent.runtime.hasHandlers("session_before_compact")) {
       const verdict = await agent.runtime.emit({

@@ -6,6 +6,8 @@ import type { Api, Message, Model, SimpleStreamOptions, Usage } from "@earendil-
 import type { ThinkingLevel } from "@parley/protocol";
 import { loadPiAi } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
+import { withRequestAuth } from "../models/request-auth.js";
+import type { RequestAuth } from "../config/oauth-tokens.js";
 import type { StreamSimple } from "../models/extension-providers.js";
 import { isVirtualModel } from "../models/virtual-models.js";
 import { retrySummaryCall, type SummaryRetry, type SummarySource } from "./summary-retry.js";
@@ -15,8 +17,8 @@ export interface SummaryHost {
   readonly model: Model<Api>;
   readonly thinkingLevel: ThinkingLevel;
   readonly models: {
-    /** The key a request sends (an OAuth login refreshed first when due). */
-    getRequestKey(provider: string): Promise<string | undefined>;
+    /** The auth a request sends: key, headers, an OAuth login's base URL (the login refreshed first when due). */
+    getRequestAuth(provider: string): Promise<RequestAuth | undefined>;
     /** The agent's own extension stream for the model's provider, when it has one (see ExtensionProviders.ownStream). */
     ownStream?(model: Model<Api>): StreamSimple | undefined;
   };
@@ -59,17 +61,16 @@ export async function completeSummary(
 ): Promise<{ summary: string; usage: Usage }> {
   const pi = await loadPiAi();
   const messages: Message[] = [{ role: "user", content: [{ type: "text", text: prompt }], timestamp: Date.now() }];
-  const { model, thinkingLevel: level } =
+  const { model: chosen, thinkingLevel: level } =
     isVirtualModel(agent.model) && agent.routeDirect ? await agent.routeDirect(messages, signal) : { model: agent.model, thinkingLevel: agent.thinkingLevel };
-  const apiKey = await agent.models.getRequestKey(model.provider);
+  // The prompt's auth, as pi 1.6 resolves it for a summary: an OAuth login's base URL and headers too.
+  const { model, options } = withRequestAuth(
+    chosen,
+    { signal, cacheRetention: "none", ...(chosen.reasoning && level !== "off" ? { reasoning: level } : {}) },
+    await agent.models.getRequestAuth(chosen.provider),
+  );
   // The summary may come from a local model before any run loaded the loop (which registers them).
   await registerParleyProviders();
-  const options: SimpleStreamOptions = {
-    signal,
-    cacheRetention: "none",
-    ...(apiKey !== undefined ? { apiKey } : {}),
-    ...(model.reasoning && level !== "off" ? { reasoning: level } : {}),
-  };
   const context = { systemPrompt: SUMMARY_SYSTEM_PROMPT, messages };
   const sent = (agent.requestOptions ? await agent.requestOptions(model, options) : undefined) ?? options;
   const own = agent.models.ownStream?.(model);

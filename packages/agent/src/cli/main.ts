@@ -665,7 +665,7 @@ export async function main(argv: string[]): Promise<void> {
     // Earlier parley versions' folders are read, never written.
     return legacyDirs.includes(beside) ? fallback : beside;
   };
-  const sessions = sessionFactory(options.noSession, runCwd, newSessionDir, warn);
+  const sessions = sessionFactory(options.noSession, runCwd, newSessionDir, warn, () => (front?.agent.session ?? startup.session).file);
   // list_sessions: the folder's session directory (and the current session's, and the legacy one), or all of pi's.
   const sessionDirs = (scope: "folder" | "all"): string[] => {
     const folder = chosenDir ?? defaultSessionDir(runCwd(), agentDir);

@@ -124,15 +124,28 @@ export function openStartupSession(options: CliOptions, places: SessionPlaces, o
  * How the run makes and opens sessions: files in `sessionDir` recording the run's folder, or
  * memory with --no-session. `cwd()` is asked each time: the run's folder follows the session.
  */
-export function sessionFactory(noSession: boolean, cwd: () => string, sessionDir: () => string, onWarning: (w: SessionWarning) => void): SessionFactory {
-  // In memory no other session can be opened, so the folder never changes.
-  if (noSession) return memorySessions(cwd());
-  return {
+export function sessionFactory(
+  noSession: boolean,
+  cwd: () => string,
+  sessionDir: () => string,
+  onWarning: (w: SessionWarning) => void,
+  currentFile: () => string | undefined,
+): SessionFactory {
+  const files: SessionFactory = {
     create: ({ parentSession }) =>
       createSession({ cwd: cwd(), sessionDir: sessionDir(), persist: true, onWarning, ...(parentSession !== undefined ? { parentSession } : {}) }),
     // As pi's SessionManager.open: a path with no file yet starts a session to be written there.
     open: (path) => openSession(path, { onWarning, createIfMissing: { cwd: cwd() } }),
     sessionDir,
+  };
+  if (!noSession) return files;
+  // With --no-session pi 1.6 still opens the file switch_session names, and that session is a
+  // file like any other: the new sessions and forks after it are files beside it. Until then
+  // everything stays in memory.
+  return {
+    create: (options) => (currentFile() === undefined ? memorySessions(cwd()) : files).create(options),
+    open: files.open,
+    sessionDir: () => (currentFile() === undefined ? undefined : sessionDir()),
   };
 }
 

@@ -11,6 +11,7 @@ import { lastResort } from "../models/resolve.js";
 import { type PiAi, loadPiAiNow, piAiIfLoaded } from "../models/pi-ai.js";
 import { registerParleyProviders } from "../models/register.js";
 import { builtinModelsOfType, classifyWith, generateImagesWith, type TypedCallHost } from "../models/typed-models.js";
+import { withRequestAuth } from "../models/request-auth.js";
 import { isVirtualModel } from "../models/virtual-models.js";
 import type { ExtensionModelRegistry } from "./types.js";
 
@@ -55,8 +56,9 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
       const capped = maxTokens !== undefined && target.maxTokens > 0 ? Math.min(maxTokens, target.maxTokens) : maxTokens;
       sent = { ...rest, ...(capped !== undefined ? { maxTokens: capped } : {}), ...(route.thinkingLevel !== "off" ? { reasoning: route.thinkingLevel } : {}) };
     }
-    const apiKey = sent.apiKey ?? (await models.getRequestKey(target.provider));
-    return { model: target, options: { ...sent, ...(apiKey !== undefined ? { apiKey } : {}) } };
+    // The provider's resolved auth, as the prompt's (an OAuth login's base URL and headers too); a key the caller gave wins.
+    const auth = await models.getRequestAuth(target.provider);
+    return withRequestAuth(target, sent, sent.apiKey !== undefined ? { ...auth, apiKey: sent.apiKey } : auth);
   }
 
   const streamSimple = (model: Model<Api>, context: Context, options?: SimpleStreamOptions): AssistantMessageEventStream => {
@@ -112,15 +114,21 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
     generateImages: (model, context, options) => generateImagesWith(typedHost, model, context, options),
     hasConfiguredAuth: (model) => models.hasAuth(model),
     getApiKeyAndHeaders: async (model) => {
-      const apiKey = await models.getRequestKey(model.provider);
-      const headers = model.headers && Object.keys(model.headers).length > 0 ? { ...model.headers } : undefined;
-      return { ok: true, ...(apiKey !== undefined ? { apiKey } : {}), ...(headers ? { headers } : {}) };
+      const auth = await models.getRequestAuth(model.provider);
+      const merged = { ...model.headers, ...auth?.headers };
+      const headers = Object.keys(merged).length > 0 ? merged : undefined;
+      return {
+        ok: true,
+        ...(auth?.apiKey !== undefined ? { apiKey: auth.apiKey } : {}),
+        ...(headers ? { headers } : {}),
+        ...(auth?.baseUrl ? { baseUrl: auth.baseUrl } : {}),
+      };
     },
     getProviderAuthStatus: (provider) => ({ configured: models.getApiKey(provider) !== undefined }),
     getApiKeyForProvider: async (provider) => models.getRequestKey(provider),
     getProviderAuth: async (provider) => {
-      const apiKey = await models.getRequestKey(provider);
-      return apiKey === undefined ? undefined : { auth: { apiKey } };
+      const auth = await models.getRequestAuth(provider);
+      return auth === undefined || Object.keys(auth).length === 0 ? undefined : { auth };
     },
     isUsingOAuth: () => false,
     getError: () => undefined,

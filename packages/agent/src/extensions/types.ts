@@ -162,7 +162,7 @@ export interface ContextUsage {
 }
 
 /** pi's request credentials for a model (ctx.modelRegistry.getApiKeyAndHeaders). */
-export type ResolvedRequestAuth = { ok: true; apiKey?: string; headers?: Record<string, string> } | { ok: false; error: string };
+export type ResolvedRequestAuth = { ok: true; apiKey?: string; headers?: Record<string, string>; baseUrl?: string } | { ok: false; error: string };
 
 /**
  * ctx.modelRegistry: pi 0.73.1's ModelRegistry, and the newest pi's request methods (stream,
@@ -190,7 +190,7 @@ export interface ExtensionModelRegistry {
   getProviderAuthStatus(provider: string): { configured: boolean; source?: string };
   getApiKeyForProvider(provider: string): Promise<string | undefined>;
   /** The newest pi's: a provider's current credentials without a model; undefined when it has none. */
-  getProviderAuth(provider: string): Promise<{ auth: { apiKey?: string }; source?: string } | undefined>;
+  getProviderAuth(provider: string): Promise<{ auth: { apiKey?: string; headers?: Record<string, string>; baseUrl?: string }; source?: string } | undefined>;
   isUsingOAuth(model: Model<Api>): boolean;
   getError(): string | undefined;
   getProviderDisplayName(provider: string): string;

@@ -4,8 +4,8 @@ import { Session } from "./session.js";
 export interface SessionFactory {
   create(options: { parentSession?: string | undefined }): Session;
   open(path: string): Session;
-  /** Where new session files go now (forks too); absent in memory, where a fork stays beside its source. */
-  sessionDir?(): string;
+  /** Where new session files go now (forks too); absent (or undefined) in memory, where a fork stays beside its source. */
+  sessionDir?(): string | undefined;
 }
 
 export const memorySessions = (cwd: string): SessionFactory => ({

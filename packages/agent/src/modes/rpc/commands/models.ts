@@ -7,8 +7,10 @@ export const modelCommands = {
   set_model: withCatalog(
     afterSwitch(
       sync((c, ctx) => {
-        const model = ctx.agent.models.findModel(c.provider, c.modelId);
-        // Worded as pi words it (its docs show this very text): clients may match on it.
+        // As pi 1.6: only a model that can be used (one with credentials) is found, and a known
+        // model without them is refused in the same words as an unknown one, which clients match on.
+        const known = ctx.agent.models.findModel(c.provider, c.modelId);
+        const model = known && ctx.agent.models.hasAuth(known) ? known : undefined;
         if (!model) throw new CommandError(`Model not found: ${c.provider}/${c.modelId}`);
         try {
           ctx.agent.setModel(model);
