@@ -862,6 +862,8 @@ export class AgentSession {
     this.#retry.abort();
     this.#compactor.abort();
     this.#core?.abort();
+    // A route prepared for a request the abort ends before it is sent answers for no later one.
+    this.#routing.dropPrepared();
     // Any other extension code being waited on (a tool_call or session_before_compact handler, a command) ends within the grace.
     this.#runtime.awaited.letGo();
     // Extension handlers the run or a prompt's preparation waits on are waited on no longer.
@@ -1151,6 +1153,7 @@ export class AgentSession {
 
   #startRun(run: (core: Agent) => Promise<void>): void {
     this.#recordSelection();
+    this.#routing.dropPrepared();
     this.#runAborted = false;
     this.#contextFromSession = false;
     this.#boundaries.runStarted();
@@ -1432,8 +1435,7 @@ export class AgentSession {
     let model = selected;
     let routed: Route | undefined;
     if (isVirtualModel(selected)) {
-      const prepared = this.#preparedRoute;
-      this.#preparedRoute = undefined;
+      const prepared = this.#routing.takePrepared(selected, options?.signal);
       try {
         routed = await (prepared ?? this.#routing.route(selected, sent.messages, options?.signal));
       } catch (error) {
@@ -1467,21 +1469,18 @@ export class AgentSession {
    * the loop asks for and records the level the route chose; #send takes the route made here.
    */
   async #prepareRoute(selected: Model<Api>, messages: AgentMessage[], signal: AbortSignal | undefined): Promise<AgentRequestUpdate | undefined> {
-    this.#preparedRoute = undefined;
+    this.#routing.dropPrepared();
     if (!isVirtualModel(selected)) return undefined;
     const pi = await loadPiAi();
     // Routed before transformContext runs: whose turn it is comes from the request's own context.
     this.#routing.sawContext(messages);
     // The same messages #send would route on: the conversation without the loop's system messages.
     const conversation = convertToLlm(messages.filter((m) => m.role !== "system"));
-    const routing = this.#routing.route(selected, pi.normalizeContext({ messages: conversation }).messages, signal);
-    this.#preparedRoute = routing;
+    const routing = this.#routing.prepare(selected, pi.normalizeContext({ messages: conversation }).messages, signal);
     // A failed route is answered by #send, which fails the request with its reason.
     const routed = await routing.catch(() => undefined);
     return routed ? { thinkingLevel: routed.thinkingLevel } : undefined;
   }
-
-  #preparedRoute: Promise<Route> | undefined;
 
   /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
   #requestSystem: RequestSystem | undefined;
