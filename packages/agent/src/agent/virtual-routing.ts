@@ -125,8 +125,8 @@ export class LoopRouting {
 }
 
 /**
- * The request ends with an error response naming the virtual model (the loop records it as any
- * failed reply), or an aborted one when the run was aborted while it was routed.
+ * The request ends with an error response naming the virtual model (the loop records it like
+ * any failed reply), or an aborted one when the run was aborted while it was routed.
  */
 export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown, aborted = false): AssistantMessageEventStream {
   return endWithError(pi, errorResponse(model, error, aborted));

@@ -33,7 +33,7 @@ export const stateCommands = {
   }),
   set_thinking_level: afterSwitch(
     sync((c, ctx) => {
-      // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped as any level is).
+      // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped like every level).
       ctx.agent.setThinkingLevel(c.level === "max" ? "xhigh" : c.level);
       return undefined;
     }),
