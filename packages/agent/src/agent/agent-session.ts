@@ -17,7 +17,6 @@ import type {
   ToolResultMessage,
   TranscriptContext,
 } from "@earendil-works/pi-ai";
-import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
@@ -25,7 +24,7 @@ import type { ContextUsage, CustomMessageInput, InputSource } from "../extension
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import { closeInterruptedCalls } from "./interrupted-calls.js";
-import { refusalText, type SaveNotice, type Session, type SessionContext } from "../session/session.js";
+import { refusalText, type SaveNotice, type Session } from "../session/session.js";
 import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
 import type { SummaryRetry } from "./summary-retry.js";
@@ -35,6 +34,8 @@ import { Compactor, loadCompactionRun } from "./compactor.js";
 import type { ToolsOptions } from "../tools/index.js";
 import { blockImages } from "./block-images.js";
 import type { ScopedModelChoice } from "../models/model-scope.js";
+import { type CycledModel, ModelSelection } from "./model-selection.js";
+import { StartModel, type StartupChoice } from "./start-model.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -84,29 +85,6 @@ export class AgentError extends Error {
   override readonly name = "AgentError";
 }
 
-/** What a session's path records for its start: pi's createAgentSession decides from these. */
-interface ResumedSettings extends Pick<SessionContext, "model" | "thinkingLevel"> {
-  /** The path holds messages (pi's "existing session"). */
-  existing: boolean;
-  /** The path holds a thinking_level_change. */
-  thinkingRecorded: boolean;
-  /** The path's latest model_change: a virtual model it names stays selected though responses name physical ones. */
-  selected: { provider: string; modelId: string } | undefined;
-}
-
-/**
- * What a session start falls back on, as in the newest pi: start-up's choice (the command line's,
- * else settings' defaults). A model and level the command line gave pin every session of the
- * process. set_model and set_thinking_level change the session only, as in the newest pi (0.73.1
- * saved them as settings' defaults).
- */
-interface SessionDefaults {
-  model: Model<Api>;
-  thinkingLevel: ThinkingLevel;
-  modelPinned: boolean;
-  thinkingPinned: boolean;
-}
-
 /** A routed request's options: the routed model's key and level in place of the virtual provider's. */
 function routedOptions(options: SimpleStreamOptions | undefined, level: ThinkingLevel): SimpleStreamOptions {
   const { reasoning: _level, ...common } = options ?? {};
@@ -123,17 +101,6 @@ function withRequestAuth(model: Model<Api>, options: SimpleStreamOptions, auth: 
   return {
     model: auth?.baseUrl ? { ...model, baseUrl: auth.baseUrl } : model,
     options: { ...common, ...(auth?.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(headers ? { headers } : {}) },
-  };
-}
-
-function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
-  const branch = session.branch();
-  return {
-    model: context.model,
-    thinkingLevel: context.thinkingLevel,
-    existing: context.messages.length > 0,
-    thinkingRecorded: branch.some((e) => e.type === "thinking_level_change"),
-    selected: lastModelChange(branch),
   };
 }
 
@@ -189,11 +156,6 @@ export class AgentSession {
   readonly tools: ToolRegistry;
   readonly models: ModelResolution & ExtensionProviders;
   #session: Session;
-  /** The session's recorded model and thinking level, kept so the start-up model choice need not rebuild the context. */
-  #resumed: ResumedSettings;
-  #defaults: SessionDefaults;
-  /** The session whose start is recorded: pi records each session's model and level once, when it opens it. */
-  #started: Session | undefined;
   #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
   readonly #emit: Emit;
@@ -232,6 +194,15 @@ export class AgentSession {
     this.#runtime.awaited.windingDown = () => this.#core?.signal?.aborted === true;
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
+    this.#selection = new ModelSelection({
+      models: this.models,
+      runtime: options.runtime,
+      state: () => this.#state,
+      session: () => this.#session,
+      config: () => this.#options.config,
+      checkAuth: (model) => this.#checkAuth(model),
+      emit: (event) => this.#emit(event),
+    });
     this.#session = options.session;
     options.session.onSave = this.#onSave;
     closeInterruptedCalls(options.session);
@@ -249,13 +220,6 @@ export class AgentSession {
     });
     // Built once: a resumed session's context can be large, and settings come from the same path.
     const context = options.session.buildSessionContext();
-    this.#resumed = resumedSettings(options.session, context);
-    this.#defaults = {
-      model: options.models.model,
-      thinkingLevel: options.models.thinkingLevel,
-      modelPinned: options.models.source === "cli" || options.models.source === "script",
-      thinkingPinned: options.models.thinkingFromCli,
-    };
     const config = options.config ?? {};
     const shell = shellOptions(config);
     this.#bash = new UserBash(this, options.cwd, shell);
@@ -279,7 +243,17 @@ export class AgentSession {
       steer: [],
       followUp: [],
     };
-    this.#settle();
+    this.#start = new StartModel(
+      {
+        models: this.models,
+        state: () => this.#state,
+        modelLevel: (model) => this.#selection.modelLevel(model),
+        log: (message) => this.#options.log(message),
+      },
+      options.session,
+      context,
+      options.models,
+    );
   }
 
   /**
@@ -388,55 +362,12 @@ export class AgentSession {
     return this.#core?.signal;
   }
 
-  /**
-   * The model and level the session starts with, as pi's createAgentSession decides them: the
-   * command line's when it gave them; else, for a session with messages, the ones it last used
-   * (when still usable); else the defaults.
-   */
-  #settle(): string | undefined {
-    const resumed = this.#resumed;
-    const defaults = this.#defaults;
-    let model = defaults.model;
-    let fallback: string | undefined;
-    if (!defaults.modelPinned && resumed.existing && resumed.model) {
-      // As the newest pi: a virtual selection holds while it is registered; else the model that answered last.
-      const virtual = resumed.selected && this.models.virtualModel(resumed.selected.provider, resumed.selected.modelId);
-      const recorded = virtual ?? this.models.findModel(resumed.model.provider, resumed.model.modelId);
-      if (recorded && this.models.hasAuth(recorded)) model = recorded;
-      else fallback = `Warning: Could not restore model ${resumed.model.provider}/${resumed.model.modelId}. Using ${model.provider}/${model.id}`;
-    }
-    // A level this parley does not know (a newer pi's, or a damaged file) counts as none recorded.
-    const recordedLevel = resumed.existing && resumed.thinkingRecorded && isThinkingLevel(resumed.thinkingLevel) ? resumed.thinkingLevel : undefined;
-    // A new session takes the model's own level (settings' modelThinkingLevels) before the default.
-    const level = defaults.thinkingPinned
-      ? defaults.thinkingLevel
-      : resumed.existing
-        ? (recordedLevel ?? defaults.thinkingLevel)
-        : (this.#modelLevel(model) ?? defaults.thinkingLevel);
-    this.#state.model = model;
-    this.#state.thinkingLevel = this.models.clampThinkingLevel(model, level);
-    return fallback;
-  }
+  /** The model and level each session starts with (start-model.ts). */
+  readonly #start: StartModel;
 
-  /** pi 1.6's diagnostic when a resumed session's model is unavailable: said at start-up and after a switch, each wording once. */
-  readonly #saidFallbacks = new Set<string>();
-  #sayFallback(message: string | undefined): void {
-    if (message === undefined || this.#saidFallbacks.has(message)) return;
-    this.#saidFallbacks.add(message);
-    this.#options.log(message);
-  }
-
-  /**
-   * Records what the current session starts with, once, as pi does when it opens a session: a new
-   * one gets its model and level (so a resume restores them), one with messages but no level gets
-   * the level. Before session_start, so its handlers see the entries.
-   */
+  /** Records what the current session starts with, once, before session_start (its handlers see the entries). */
   recordSessionStart(): void {
-    const session = this.#session;
-    if (this.#started === session) return;
-    this.#started = session;
-    if (!this.#resumed.existing) session.append({ type: "model_change", provider: this.model.provider, modelId: this.model.id });
-    if (!this.#resumed.existing || !this.#resumed.thinkingRecorded) session.append({ type: "thinking_level_change", thinkingLevel: this.thinkingLevel });
+    this.#start.recordSessionStart(this.#session);
   }
 
   // ---- state -------------------------------------------------------------------------
@@ -599,8 +530,7 @@ export class AgentSession {
     const context = session.buildSessionContext();
     this.#state.messages = loopMessages(context.messages);
     this.#nextTurn = [];
-    this.#resumed = resumedSettings(session, context);
-    this.#sayFallback(this.#settle());
+    this.#start.sessionChanged(session, context);
     this.recordSessionStart();
   }
 
@@ -614,14 +544,8 @@ export class AgentSession {
    * The model chosen at start-up, once extensions have registered their providers. Unless the
    * command line chose it, a resumed session's own model (when still usable) wins, as in pi.
    */
-  applyStartupModel(choice: { model: Model<Api>; thinkingLevel: ThinkingLevel; source: string; thinkingFromCli: boolean }): void {
-    this.#defaults = {
-      model: choice.model,
-      thinkingLevel: choice.thinkingLevel,
-      modelPinned: choice.source === "cli" || choice.source === "script",
-      thinkingPinned: choice.thinkingFromCli,
-    };
-    this.#sayFallback(this.#settle());
+  applyStartupModel(choice: StartupChoice): void {
+    this.#start.applyStartupModel(choice);
   }
 
   systemPrompt(): string {
@@ -952,80 +876,31 @@ export class AgentSession {
     await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension", expandPromptTemplates });
   }
 
-  // ---- model and thinking ------------------------------------------------------------------
+  // ---- model and thinking (model-selection.ts) ----------------------------------------------
 
-  /** settings.json `modelThinkingLevels`' level for this model, if any. */
-  #modelLevel(model: Model<Api>): ThinkingLevel | undefined {
-    return this.#options.config?.modelThinkingLevels?.[`${model.provider}/${model.id}`];
-  }
+  readonly #selection: ModelSelection;
 
-  /**
-   * `source`: what model_select handlers are told ("cycle" for cycle_model, as in the newest pi).
-   * The level becomes, as in the newest pi: `level` (a scoped pattern's), else the model's own
-   * (modelThinkingLevels), else settings' defaultThinkingLevel, else the current one; clamped.
-   */
   setModel(model: Model<Api>, source: "set" | "cycle" = "set", level?: ThinkingLevel): void {
-    this.#checkAuth(model);
-    const previous = this.model;
-    const next = level ?? this.#modelLevel(model) ?? this.#options.config?.defaultThinkingLevel ?? this.thinkingLevel;
-    this.#state.model = model;
-    this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
-    this.setThinkingLevel(next, { force: true });
-    if (previous.provider !== model.provider || previous.id !== model.id) {
-      void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source });
-    }
+    this.#selection.setModel(model, source, level);
   }
-
-  /**
-   * The models `--models` / `enabledModels` limit cycle_model to (pi's scope; ctx.scopedModels);
-   * empty when not scoped. A model's level, when its pattern gave one, applies on switching to it.
-   */
-  scopedModels: ScopedModelChoice[] = [];
-
-  /** Next model: of the scope (those with credentials) when there is one, else of every available model; null when there is only one. */
-  cycleModel(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
-    if (this.scopedModels.length > 0) return this.#cycleScoped();
-    const models = this.models.availableModels();
-    if (models.length < 2) return null;
-    const index = models.findIndex((m) => m.provider === this.model.provider && m.id === this.model.id);
-    const next = models[(index + 1) % models.length];
-    if (!next) return null;
-    this.setModel(next, "cycle");
-    return { model: next, thinkingLevel: this.thinkingLevel, isScoped: false };
+  /** The models cycle_model is limited to (ctx.scopedModels); empty when not scoped. */
+  get scopedModels(): ScopedModelChoice[] {
+    return this.#selection.scopedModels;
   }
-
-  #cycleScoped(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
-    const scope = this.scopedModels.filter((s) => this.models.hasAuth(s.model));
-    if (scope.length < 2) return null;
-    const index = scope.findIndex((s) => s.model.provider === this.model.provider && s.model.id === this.model.id);
-    const next = scope[(Math.max(index, 0) + 1) % scope.length] as ScopedModelChoice;
-    this.setModel(next.model, "cycle", next.thinkingLevel);
-    return { model: next.model, thinkingLevel: this.thinkingLevel, isScoped: true };
+  set scopedModels(scope: ScopedModelChoice[]) {
+    this.#selection.scopedModels = scope;
   }
-
+  cycleModel(): CycledModel | null {
+    return this.#selection.cycleModel();
+  }
   availableThinkingLevels(): ThinkingLevel[] {
-    return this.models.thinkingLevelsFor(this.model);
+    return this.#selection.availableThinkingLevels();
   }
-
-  /** Clamped to what the model supports; a real change is announced and recorded. */
   setThinkingLevel(level: ThinkingLevel, options: { force?: boolean } = {}): void {
-    const effective = this.models.clampThinkingLevel(this.model, level);
-    const previous = this.thinkingLevel;
-    if (effective === previous && !options.force) return;
-    this.#state.thinkingLevel = effective;
-    if (effective === previous) return;
-    this.#session.append({ type: "thinking_level_change", thinkingLevel: effective });
-    this.#emit({ type: "thinking_level_changed", level: effective });
-    void this.#runtime.emit({ type: "thinking_level_select", level: effective, previousLevel: previous });
+    this.#selection.setThinkingLevel(level, options);
   }
-
   cycleThinkingLevel(): ThinkingLevel | null {
-    const levels = this.availableThinkingLevels();
-    if (levels.length < 2) return null;
-    const next = levels[(levels.indexOf(this.thinkingLevel) + 1) % levels.length];
-    if (!next) return null;
-    this.setThinkingLevel(next);
-    return next;
+    return this.#selection.cycleThinkingLevel();
   }
 
   // ---- compaction ----------------------------------------------------------------------------
@@ -1544,10 +1419,6 @@ function textOf(message: AgentMessage): string {
 }
 
 export type { ToolResultMessage };
-
-function isThinkingLevel(value: string): value is ThinkingLevel {
-  return THINKING_LEVELS.some((level) => level === value);
-}
 
 /** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
 function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
