@@ -20,7 +20,7 @@ import type {
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
 import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput, InputSource } from "../extensions/types.js";
+import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import { closeInterruptedCalls } from "./interrupted-calls.js";
@@ -36,6 +36,7 @@ import { blockImages } from "./block-images.js";
 import type { ScopedModelChoice } from "../models/model-scope.js";
 import { type CycledModel, ModelSelection } from "./model-selection.js";
 import { StartModel, type StartupChoice } from "./start-model.js";
+import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent, userMessage } from "./prompt-intake.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -48,13 +49,13 @@ import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
-import { errorMessage, errorText } from "../error-text.js";
+import { errorMessage } from "../error-text.js";
 import { loadPiAi } from "../models/pi-ai.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
 import { ABORT_GRACE_MS } from "../abort-grace.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
-import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
+import { formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../output-pressure.js";
 
 /** Writes one event record; events are the protocol's, so one that drifts from the wire does not compile. */
@@ -78,12 +79,9 @@ export interface AgentSessionOptions {
   log: (message: string) => void;
 }
 
-/** A prompt whose preparation (input or before_agent_start handlers) an abort ended. */
-const PREPARATION_ABORTED = "Aborted while extensions were preparing the prompt: it was not sent";
+import { AgentError } from "./agent-error.js";
 
-export class AgentError extends Error {
-  override readonly name = "AgentError";
-}
+export { AgentError };
 
 /** A routed request's options: the routed model's key and level in place of the virtual provider's. */
 function routedOptions(options: SimpleStreamOptions | undefined, level: ThinkingLevel): SimpleStreamOptions {
@@ -103,8 +101,6 @@ function withRequestAuth(model: Model<Api>, options: SimpleStreamOptions, auth: 
     options: { ...common, ...(auth?.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(headers ? { headers } : {}) },
   };
 }
-
-type UserContent = string | (TextContent | ImageContent)[];
 
 /** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
 interface LocalLoop {
@@ -189,6 +185,7 @@ export class AgentSession {
   autoRetryEnabled = true;
 
   constructor(options: AgentSessionOptions) {
+    const agent = this;
     this.#options = options;
     this.#runtime = options.runtime;
     this.#runtime.awaited.windingDown = () => this.#core?.signal?.aborted === true;
@@ -243,6 +240,38 @@ export class AgentSession {
       steer: [],
       followUp: [],
     };
+    this.#intake = new PromptIntake({
+      runtime: options.runtime,
+      cwd: () => this.#options.cwd,
+      session: () => this.#session,
+      get isSwitching() {
+        return agent.isSwitching;
+      },
+      afterSwitches: () => this.afterSwitches(),
+      get isCompacting() {
+        return agent.isCompacting;
+      },
+      get isStreaming() {
+        return agent.isStreaming;
+      },
+      afterPreparation: async () => {
+        for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
+      },
+      beginPreparing: () => this.#beginPreparing(),
+      unlessAborted: (work, onAbort) => this.#unlessAborted(work, onAbort),
+      checkAuth: () => this.#checkAuth(),
+      ensureCore: () => this.ensureCore(),
+      systemPrompt: () => this.systemPrompt(),
+      setEffectivePrompt: (prompt) => {
+        this.#effectivePrompt = prompt;
+      },
+      takeNextTurn: () => this.#nextTurn.splice(0),
+      startPrompt: (systemPrompt, messages) => {
+        this.#prompt = systemPrompt;
+        this.#startRun((core) => core.prompt(messages));
+      },
+      enqueue: (kind, text, images) => this.#enqueue(kind, text, images),
+    });
     this.#start = new StartModel(
       {
         models: this.models,
@@ -601,157 +630,37 @@ export class AgentSession {
 
   // ---- prompting ---------------------------------------------------------------------
 
-  /**
-   * Accepts a prompt: runs it, or queues it while the agent streams. Resolves once accepted
-   * (the run goes on); rejects with an AgentError the client can act on.
-   */
-  async prompt(
-    text: string,
-    images: ImageContent[] | undefined,
-    options: {
-      streamingBehavior?: "steer" | "followUp" | undefined;
-      source: InputSource;
-      onAccepted?: (disposition: PromptDisposition) => void;
-      /** Expand `/skill:…` and prompt templates (default); pi.sendUserMessage does only when asked. */
-      expandPromptTemplates?: boolean;
-    },
-  ): Promise<PromptDisposition> {
-    if (options.source !== "extension" && this.isSwitching) await this.afterSwitches();
-    if (this.isCompacting && !this.isStreaming) {
-      throw new AgentError("A compaction is running: wait for compaction_end, then prompt again");
-    }
-    // Prompts are prepared one at a time: one arriving while another is being prepared waits to
-    // see whether that one started a run (then it must queue) or not (then it starts one itself).
-    for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
-    const starts = !this.isStreaming;
-    // A session switch during the preparation ends what belonged to the old session: this prompt
-    // must not start (or queue) in the next one (the switch's abort could not stop it: no run yet).
-    const session = this.#session;
-    const switched = "The session was switched while this prompt was being prepared: it was not sent";
-    const stillCurrent = (): void => {
-      if (this.#session !== session) throw new AgentError(switched);
-    };
-    // An abort (a switch's included) ends a preparation whose handlers have not returned.
-    const aborted = (): never => {
-      throw new AgentError(this.isSwitching || this.#session !== session ? switched : PREPARATION_ABORTED);
-    };
-    let prepared!: () => void;
-    if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
-    try {
-      const handled = await this.#unlessAborted(this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior), aborted);
-      if (handled === undefined) {
-        options.onAccepted?.("handled");
-        return "handled";
-      }
-      // Skills and prompt templates expand after the input event, as in pi.
-      const input = options.expandPromptTemplates === false ? handled : { ...handled, text: this.expandCommands(handled.text) };
-      if (!starts) {
-        if (!options.streamingBehavior) {
-          throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
-        }
-        stillCurrent();
-        this.#enqueue(options.streamingBehavior, input.text, input.images);
-        options.onAccepted?.("queued");
-        return "queued";
-      }
-      this.#checkAuth();
-      // The system prompt lists the tools, whose definitions come with the loop.
-      await this.ensureCore();
-      const systemPrompt = this.systemPrompt();
-      this.#effectivePrompt = systemPrompt;
-      const start = await this.#unlessAborted(
-        this.#runtime.emitChained(
-          {
-            type: "before_agent_start",
-            messageType: "user",
-            prompt: input.text,
-            images: input.images,
-            systemPrompt,
-            systemPromptOptions: { cwd: this.#options.cwd },
-          },
-          (event, r) => {
-            const next = { ...event };
-            if (typeof r.systemPrompt === "string") {
-              next.systemPrompt = r.systemPrompt;
-              this.#effectivePrompt = r.systemPrompt; // later handlers' ctx.getSystemPrompt() sees it
-            }
-            if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
-            return { event: next };
-          },
-        ),
-        aborted,
-      );
-      stillCurrent();
-      this.#prompt = start.systemPrompt;
-      const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
-      this.#nextTurn = [];
-      // Accepted: the client hears so before any event of the run.
-      options.onAccepted?.("started");
-      this.#startRun((core) => core.prompt(messages));
-      return "started";
-    } finally {
-      if (starts) {
-        // Not started (handled, queued or refused): idle again. Started: already running.
-        if (this.#runState.name === "preparing") this.#enterRunState({ name: "idle" });
-        prepared();
-      }
-    }
+  /** Prompts, steering and follow-ups on their way in (prompt-intake.ts). */
+  readonly #intake: PromptIntake;
+
+  /** Accepts a prompt: runs it, or queues it while the agent streams (prompt-intake.ts). */
+  prompt(text: string, images: ImageContent[] | undefined, options: PromptOptions): Promise<PromptDisposition> {
+    return this.#intake.prompt(text, images, options);
   }
 
-  /**
-   * Queues a steering message (`steer`: delivered after the current turn's tool calls) or a
-   * follow-up (delivered when the agent would stop), whether or not a run goes on: while idle it
-   * waits for the next run, as in pi. As in the newest pi, extensions' `input` handlers see it
-   * first (they may transform it, or handle it: then nothing is queued); `/skill:…` and templates
-   * expand after them. Without input handlers it is queued at once (no promise), so the caller
-   * can answer before reading its next line.
-   */
-  queue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
-    if (this.isSwitching) return this.afterSwitches().then(() => this.queue(kind, text, images));
-    if (!this.#runtime.hasHandlers("input")) {
-      this.#enqueue(kind, this.expandCommands(text), images);
-      return "queued";
-    }
-    const session = this.#session;
-    return this.#runInputHandlers(text, images, "rpc", this.isStreaming ? kind : undefined).then((input) => {
-      if (input === undefined) return "handled";
-      // As for a prompt: a switch meanwhile ended the old session's queue; this one does not join the next's.
-      if (this.#session !== session) throw new AgentError("The session was switched while this message was being prepared: it was not queued");
-      this.#enqueue(kind, this.expandCommands(input.text), input.images);
-      return "queued";
-    });
-  }
-
-  /** The `input` event's chain: the text and images to use, or undefined when a handler handled it. */
-  async #runInputHandlers(
-    text: string,
-    images: ImageContent[] | undefined,
-    source: InputSource,
-    streamingBehavior: "steer" | "followUp" | undefined,
-  ): Promise<{ text: string; images: ImageContent[] | undefined } | undefined> {
-    if (!this.#runtime.hasHandlers("input")) return { text, images };
-    let handled = false;
-    // streamingBehavior: how the message will be queued, set only while a run goes on (newest pi).
-    const event = { type: "input" as const, text, images, source, ...(streamingBehavior ? { streamingBehavior } : {}) };
-    const input = await this.#runtime.emitChained(event, (event, r) => {
-      if (r.action === "handled") {
-        handled = true;
-        return { event, stop: true };
-      }
-      if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
-      return { event };
-    });
-    return handled ? undefined : { text: input.text, images: input.images };
+  /** Queues a steering message or a follow-up, after extensions' input handlers (prompt-intake.ts). */
+  queue(kind: QueueKind, text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
+    return this.#intake.queue(kind, text, images);
   }
 
   /** `/skill:name args` and `/template args` → the text the model gets; anything else unchanged. */
   expandCommands(text: string): string {
-    if (!text.startsWith("/")) return text;
-    const { skills, prompts } = this.#runtime.resources;
-    const expanded = expandSkillCommand(text, skills, (skill, error) =>
-      this.#runtime.reportError({ extensionPath: skill.filePath, event: "skill_expansion", ...errorText(error) }),
-    );
-    return expandPromptTemplate(expanded, prompts);
+    return this.#intake.expandCommands(text);
+  }
+
+  /** pi.sendUserMessage: a prompt from an extension (prompt-intake.ts). */
+  sendUserMessage(content: UserContent, options: { deliverAs?: string; expandPromptTemplates?: boolean } = {}): Promise<void> {
+    return this.#intake.sendUserMessage(content, options);
+  }
+
+  /** Enters the `preparing` run state; what it gives back leaves it, unless the prompt started a run. */
+  #beginPreparing(): () => void {
+    let prepared!: () => void;
+    this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
+    return () => {
+      if (this.#runState.name === "preparing") this.#enterRunState({ name: "idle" });
+      prepared();
+    };
   }
 
   #enqueue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): void {
@@ -855,25 +764,6 @@ export class AgentSession {
     // Idle and no turn wanted: the message joins the context and the client sees it.
     this.#state.messages = [...this.#state.messages, message];
     void this.#onAgentEvent({ type: "message_start", message }).then(() => this.#onAgentEvent({ type: "message_end", message }));
-  }
-
-  /**
-   * pi.sendUserMessage: a prompt from an extension. As in pi, its text is used as given unless
-   * `expandPromptTemplates` asks for extension commands, skills and templates to be honoured.
-   */
-  async sendUserMessage(content: UserContent, options: { deliverAs?: string; expandPromptTemplates?: boolean } = {}): Promise<void> {
-    const text =
-      typeof content === "string"
-        ? content
-        : content
-            .filter((c): c is TextContent => c.type === "text")
-            .map((c) => c.text)
-            .join("\n");
-    const images = typeof content === "string" ? undefined : content.filter((c): c is ImageContent => c.type === "image");
-    const streamingBehavior = options.deliverAs === "followUp" ? "followUp" : "steer";
-    const expandPromptTemplates = options.expandPromptTemplates === true;
-    if (expandPromptTemplates && (await this.#runtime.runCommand(text))) return;
-    await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension", expandPromptTemplates });
   }
 
   // ---- model and thinking (model-selection.ts) ----------------------------------------------
@@ -1389,22 +1279,6 @@ export class AgentSession {
   ): Promise<AfterToolCallResult | undefined> {
     return afterModelCall(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
   }
-}
-
-export function userMessage(text: string, images?: ImageContent[]): AgentMessage {
-  const content: (TextContent | ImageContent)[] = [{ type: "text", text }, ...(images ?? [])];
-  return { role: "user", content, timestamp: Date.now() };
-}
-
-function customMessage(input: CustomMessageInput): AgentMessage {
-  return {
-    role: "custom",
-    customType: input.customType,
-    content: input.content,
-    display: input.display ?? true,
-    ...(input.details !== undefined ? { details: input.details } : {}),
-    timestamp: Date.now(),
-  };
 }
 
 function textOf(message: AgentMessage): string {
