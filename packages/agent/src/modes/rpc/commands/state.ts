@@ -1,7 +1,26 @@
 /** Commands that read or set the agent's state: answered at once, in order (those that change the session, sent during a switch, wait for it: see afterSwitch). */
 import { CommandError } from "../responses.js";
 import { withKnownJson } from "../../../transport/json-pieces.js";
-import { afterSwitch, sync, type CommandGroup } from "./types.js";
+import { afterSwitch, type CommandGroup, handlersFor } from "./types.js";
+
+/** What these handlers use of the agent. */
+type Uses =
+  | "autoCompactionEnabled"
+  | "autoRetryEnabled"
+  | "availableThinkingLevels"
+  | "cycleThinkingLevel"
+  | "followUpMode"
+  | "isCompacting"
+  | "isStreaming"
+  | "messages"
+  | "model"
+  | "models"
+  | "pendingMessageCount"
+  | "session"
+  | "setThinkingLevel"
+  | "steeringMode"
+  | "thinkingLevel";
+const { sync } = handlersFor<Uses>();
 
 export const stateCommands = {
   get_state: sync((_c, ctx) => {
