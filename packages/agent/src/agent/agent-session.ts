@@ -36,7 +36,8 @@ import { blockImages } from "./block-images.js";
 import type { ScopedModelChoice } from "../models/model-scope.js";
 import { type CycledModel, ModelSelection } from "./model-selection.js";
 import { StartModel, type StartupChoice } from "./start-model.js";
-import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent, userMessage } from "./prompt-intake.js";
+import { MessageQueues } from "./message-queues.js";
+import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent } from "./prompt-intake.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -167,8 +168,8 @@ export class AgentSession {
   #coreLoading: Promise<Agent> | undefined;
   readonly #local: LocalLoop;
   readonly #listeners = new Set<(event: AgentEvent) => void>();
-  #steering: string[] = [];
-  #followUp: string[] = [];
+  /** Steering messages and follow-ups waiting for the loop (message-queues.ts). */
+  readonly #queues: MessageQueues;
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
   #nextTurn: AgentMessage[] = [];
   #runState: RunState = { name: "idle" };
@@ -177,8 +178,6 @@ export class AgentSession {
   #turnIndex = 0;
   /** turn_end and agent_before_settle with their entry drafts and continuations (run-boundary.ts). */
   readonly #boundaries: RunBoundaries;
-  /** Steering and follow-up messages handed to the loop and not yet taken (a boundary's pendingMessages). */
-  #queued: AgentMessage[] = [];
   /** A boundary appended entries during this run: the loop's own copy of the context is stale. */
   #contextFromSession = false;
   autoCompactionEnabled = true;
@@ -206,7 +205,7 @@ export class AgentSession {
     this.#boundaries = new RunBoundaries({
       session: () => this.#session,
       runtime: options.runtime,
-      pendingMessages: () => [...this.#queued],
+      pendingMessages: () => this.#queues.pending(),
       appended: (entries) => {
         // A compaction or a context edit reshapes the context (rebuilt from the session); other entries add their message, if any.
         if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = loopMessages(this.#session.buildContext());
@@ -240,6 +239,11 @@ export class AgentSession {
       steer: [],
       followUp: [],
     };
+    this.#queues = new MessageQueues({
+      loop: () => this.#core,
+      local: () => this.#local,
+      emit: (event) => this.#emit(event),
+    });
     this.#intake = new PromptIntake({
       runtime: options.runtime,
       cwd: () => this.#options.cwd,
@@ -270,7 +274,7 @@ export class AgentSession {
         this.#prompt = systemPrompt;
         this.#startRun((core) => core.prompt(messages));
       },
-      enqueue: (kind, text, images) => this.#enqueue(kind, text, images),
+      enqueue: (kind, text, images) => this.#queues.enqueue(kind, text, images),
     });
     this.#start = new StartModel(
       {
@@ -496,7 +500,7 @@ export class AgentSession {
     if (this.#core) this.#core.followUpMode = mode;
   }
   get pendingMessageCount(): number {
-    return this.#steering.length + this.#followUp.length;
+    return this.#queues.count;
   }
   get messages(): AgentMessage[] {
     // The loop's own system messages (its tool declarations, see #send) are not part of the context.
@@ -663,26 +667,12 @@ export class AgentSession {
     };
   }
 
-  #enqueue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): void {
-    (kind === "steer" ? this.#steering : this.#followUp).push(text);
-    this.#queue(kind, userMessage(text, images));
-    this.#queueUpdate();
-  }
-
   clearQueue(): { steering: string[]; followUp: string[] } {
-    const cleared = { steering: this.#steering, followUp: this.#followUp };
-    this.#steering = [];
-    this.#followUp = [];
-    this.#core?.clearAllQueues();
-    this.#queued = [];
-    this.#local.steer = [];
-    this.#local.followUp = [];
-    this.#queueUpdate();
-    return cleared;
+    return this.#queues.clear();
   }
 
   hasPendingMessages(): boolean {
-    return this.pendingMessageCount > 0 || this.#local.steer.length + this.#local.followUp.length > 0 || (this.#core?.hasQueuedMessages() ?? false);
+    return this.#queues.hasPending();
   }
 
   /**
@@ -744,9 +734,9 @@ export class AgentSession {
   sendMessage(input: CustomMessageInput, options: { triggerTurn?: boolean; deliverAs?: string } = {}): void {
     const message = customMessage(input);
     if (this.isStreaming) {
-      if (options.deliverAs === "followUp") this.#queue("followUp", message);
+      if (options.deliverAs === "followUp") this.#queues.hand("followUp", message);
       else if (options.deliverAs === "nextTurn") this.#nextTurn.push(message);
-      else this.#queue("steer", message);
+      else this.#queues.hand("steer", message);
       return;
     }
     if (options.deliverAs === "nextTurn") {
@@ -993,17 +983,6 @@ export class AgentSession {
     });
   }
 
-  /** Hands a queued message to the loop, or keeps it until the loop exists. */
-  #queue(kind: "steer" | "followUp", message: AgentMessage): void {
-    this.#queued.push(message);
-    if (this.#core) this.#core[kind](message);
-    else this.#local[kind].push(message);
-  }
-
-  #queueUpdate(): void {
-    this.#emit({ type: "queue_update", steering: [...this.#steering], followUp: [...this.#followUp] });
-  }
-
   /**
    * The messages of a run whose agent_end is held: a turn_end handler asked to go on, and 0.73's
    * loop cannot be told to, so the run continues after the loop ends (#afterRun). Holding its
@@ -1046,15 +1025,7 @@ export class AgentSession {
       this.#options.log(`the request to ${event.message.provider}/${event.message.model} failed: ${event.message.errorMessage ?? "no reason given"}`);
     }
     // A queued message leaves its queue when it starts (as pi shows it).
-    if (event.type === "message_start") this.#queued = this.#queued.filter((m) => m !== event.message);
-    if (event.type === "message_start" && event.message.role === "user") {
-      const text = textOf(event.message);
-      const s = this.#steering.indexOf(text);
-      const f = s === -1 ? this.#followUp.indexOf(text) : -1;
-      if (s !== -1) this.#steering.splice(s, 1);
-      if (f !== -1) this.#followUp.splice(f, 1);
-      if (s !== -1 || f !== -1) this.#queueUpdate();
-    }
+    if (event.type === "message_start") this.#queues.started(event.message);
     let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
     // A tool's result message carries the calls it made, their usage counted in its own (newest pi).
@@ -1279,17 +1250,6 @@ export class AgentSession {
   ): Promise<AfterToolCallResult | undefined> {
     return afterModelCall(this.#runtime, { id: toolCallId, name: toolName }, args, result, isError);
   }
-}
-
-function textOf(message: AgentMessage): string {
-  if (message.role !== "user") return "";
-  const content = message.content;
-  return typeof content === "string"
-    ? content
-    : content
-        .filter((c): c is TextContent => c.type === "text")
-        .map((c) => c.text)
-        .join("");
 }
 
 export type { ToolResultMessage };
