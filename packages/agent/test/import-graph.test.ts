@@ -64,6 +64,8 @@ describe("the agent's seams", () => {
     "agent/start-model.ts",
     "agent/prompt-intake.ts",
     "agent/agent-error.ts",
+    "agent/message-queues.ts",
+    "agent/provider-request.ts",
   ])("%s reaches the agent only through its host interface", (module) => {
     expect(graph.has(module)).toBe(true);
     expect([...reachable(graph, module)]).not.toContain("agent/agent-session.ts");

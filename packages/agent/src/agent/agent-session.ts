@@ -3,7 +3,6 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import type { RequestAuth } from "../config/oauth-tokens.js";
 import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
@@ -25,7 +24,7 @@ import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import { closeInterruptedCalls } from "./interrupted-calls.js";
 import { refusalText, type SaveNotice, type Session } from "../session/session.js";
-import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
+import type { AgentConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
 import type { SummaryRetry } from "./summary-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
@@ -37,6 +36,7 @@ import type { ScopedModelChoice } from "../models/model-scope.js";
 import { type CycledModel, ModelSelection } from "./model-selection.js";
 import { StartModel, type StartupChoice } from "./start-model.js";
 import { MessageQueues } from "./message-queues.js";
+import { beforeProviderHeaders, beforeProviderRequest, routedOptions, withProviderRequest, withRequestAuth } from "./provider-request.js";
 import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent } from "./prompt-intake.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
@@ -83,25 +83,6 @@ export interface AgentSessionOptions {
 import { AgentError } from "./agent-error.js";
 
 export { AgentError };
-
-/** A routed request's options: the routed model's key and level in place of the virtual provider's. */
-function routedOptions(options: SimpleStreamOptions | undefined, level: ThinkingLevel): SimpleStreamOptions {
-  const { reasoning: _level, ...common } = options ?? {};
-  return { ...common, ...(level !== "off" ? { reasoning: level } : {}) };
-}
-
-/**
- * A request with its provider's resolved auth, as pi 1.6 sends it: the key, the login's headers
- * (under the request's own) and, where the login names one, its base URL in place of the model's.
- */
-function withRequestAuth(model: Model<Api>, options: SimpleStreamOptions, auth: RequestAuth | undefined): { model: Model<Api>; options: SimpleStreamOptions } {
-  const { apiKey: _key, ...common } = options;
-  const headers = auth?.headers || options.headers ? { ...auth?.headers, ...options.headers } : undefined;
-  return {
-    model: auth?.baseUrl ? { ...model, baseUrl: auth.baseUrl } : model,
-    options: { ...common, ...(auth?.apiKey !== undefined ? { apiKey: auth.apiKey } : {}), ...(headers ? { headers } : {}) },
-  };
-}
 
 /** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
 interface LocalLoop {
@@ -361,7 +342,7 @@ export class AgentSession {
         ...(request.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: request.maxRetryDelayMs } : {}),
         // The newest pi's provider hooks: a handler may replace the request's payload, and hears
         // the response's status and headers before its body is read.
-        onPayload: (payload) => this.#beforeProviderRequest(payload),
+        onPayload: (payload) => beforeProviderRequest(this.#runtime, payload),
         onResponse: async (response) => {
           if (this.#runtime.hasHandlers("after_provider_response"))
             await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
@@ -447,7 +428,7 @@ export class AgentSession {
    * sends summaries through its session's stream function for the same reason).
    */
   requestOptions(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined> {
-    return this.#beforeProviderHeaders(model.headers, withProviderRequest(options, this.#options.config?.provider ?? {}));
+    return beforeProviderHeaders(this.#runtime, model.headers, withProviderRequest(options, this.#options.config?.provider ?? {}));
   }
   /** settings.json `branchSummary.reserveTokens` (branch summaries of ctx.navigateTree). */
   get branchSummaryReserveTokens(): number | undefined {
@@ -1109,27 +1090,6 @@ export class AgentSession {
     }
   }
 
-  async #beforeProviderRequest(payload: unknown): Promise<unknown> {
-    if (!this.#runtime.hasHandlers("before_provider_request")) return payload;
-    const result = await this.#runtime.emitChained({ type: "before_provider_request", payload }, (event, replacement) => ({
-      event: { ...event, payload: replacement },
-    }));
-    return result.payload;
-  }
-
-  /** before_provider_headers: handlers edit the headers in place; a null value removes one. */
-  async #beforeProviderHeaders(
-    modelHeaders: Record<string, string> | undefined,
-    options: SimpleStreamOptions | undefined,
-  ): Promise<SimpleStreamOptions | undefined> {
-    if (!this.#runtime.hasHandlers("before_provider_headers")) return options;
-    const headers: Record<string, string | null> = { ...modelHeaders, ...options?.headers };
-    await this.#runtime.emit({ type: "before_provider_headers", headers });
-    const kept: Record<string, string> = {};
-    for (const [name, value] of Object.entries(headers)) if (typeof value === "string") kept[name] = value;
-    return { ...options, headers: kept };
-  }
-
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
     // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
     // The loop's own system messages (its tool declarations) are not part of the context parley shows handlers (see #send).
@@ -1193,7 +1153,7 @@ export class AgentSession {
     const request = this.#options.config?.provider ?? {};
     watchNetworkFailures();
     const since = Date.now();
-    const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(sendOptions, request)));
+    const response = await send(model, sent, await beforeProviderHeaders(this.#runtime, model.headers, withProviderRequest(sendOptions, request)));
     // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
     const result = response.result.bind(response);
     response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
@@ -1253,16 +1213,3 @@ export class AgentSession {
 }
 
 export type { ToolResultMessage };
-
-/** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
-function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
-  const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
-  const maxRetries = options?.maxRetries ?? request.maxRetries;
-  const maxRetryDelayMs = options?.maxRetryDelayMs ?? request.maxRetryDelayMs;
-  return {
-    ...options,
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(maxRetries !== undefined ? { maxRetries } : {}),
-    ...(maxRetryDelayMs !== undefined ? { maxRetryDelayMs } : {}),
-  };
-}
