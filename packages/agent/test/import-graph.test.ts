@@ -66,6 +66,7 @@ describe("the agent's seams", () => {
     "agent/agent-error.ts",
     "agent/message-queues.ts",
     "agent/provider-request.ts",
+    "agent/context-usage.ts",
   ])("%s reaches the agent only through its host interface", (module) => {
     expect(graph.has(module)).toBe(true);
     expect([...reachable(graph, module)]).not.toContain("agent/agent-session.ts");

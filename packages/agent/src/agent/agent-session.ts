@@ -17,7 +17,7 @@ import type {
   TranscriptContext,
 } from "@earendil-works/pi-ai";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
-import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
+import { convertToLlm } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
@@ -36,6 +36,7 @@ import type { ScopedModelChoice } from "../models/model-scope.js";
 import { type CycledModel, ModelSelection } from "./model-selection.js";
 import { StartModel, type StartupChoice } from "./start-model.js";
 import { MessageQueues } from "./message-queues.js";
+import { contextUsage } from "./context-usage.js";
 import { beforeProviderHeaders, beforeProviderRequest, routedOptions, withProviderRequest, withRequestAuth } from "./provider-request.js";
 import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent } from "./prompt-intake.js";
 import { UserBash, type BashResult } from "./user-bash.js";
@@ -584,33 +585,9 @@ export class AgentSession {
     });
   }
 
-  /**
-   * Tokens in the context as pi reckons them: the last completed reply's usage plus an estimate
-   * (chars/4) of what came after it; unknown (null) right after a compaction, until a new reply.
-   */
+  /** Tokens in the context as pi reckons them (context-usage.ts). */
   contextUsage(): ContextUsage | undefined {
-    const window = this.limitsModel.contextWindow;
-    if (!window) return undefined;
-    const messages = this.messages;
-    let lastIndex = -1;
-    let last: AssistantMessage | undefined;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i];
-      if (m?.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
-        lastIndex = i;
-        last = m;
-        break;
-      }
-    }
-    const branch = this.#session.branch();
-    const compactedAt = branch.findLastIndex((e) => e.type === "compaction");
-    const lastReplyAt = branch.findLastIndex(
-      (e) => e.type === "message" && e.message.role === "assistant" && e.message.stopReason !== "aborted" && e.message.stopReason !== "error",
-    );
-    if (compactedAt !== -1 && compactedAt > lastReplyAt) return { tokens: null, contextWindow: window, percent: null };
-    let tokens = last ? calculateContextTokens(last.usage) : 0;
-    for (const m of messages.slice(lastIndex + 1)) tokens += estimateTokens(m);
-    return { tokens, contextWindow: window, percent: (tokens / window) * 100 };
+    return contextUsage(this.limitsModel.contextWindow, this.messages, this.#session.branch());
   }
 
   // ---- prompting ---------------------------------------------------------------------
