@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { AgentSession } from "../src/agent/agent-session.js";
 import type { ExtensionAPI } from "../src/index.js";
 import type { CommandTable } from "../src/modes/rpc/commands/types.js";
-import { async, sync } from "../src/modes/rpc/commands/types.js";
+import { handlersFor } from "../src/modes/rpc/commands/types.js";
 import type { ExtensionRuntime } from "../src/extensions/runtime.js";
 import { RpcServer } from "../src/modes/rpc/server.js";
 import { MemoryTransport } from "./helpers/memory-transport.js";
@@ -110,6 +110,16 @@ describe("explicit states", () => {
  * fails if any line below stops being an error. Never called.
  */
 export function driftDoesNotCompile(agent: AgentSession, runtime: ExtensionRuntime): void {
+  const { sync, async } = handlersFor<"abort">();
+  // A handler sees only the members of the agent its group names.
+  const narrow: CommandTable<"abort"> = {
+    abort: sync((_c, ctx) => {
+      // @ts-expect-error the group named "abort", not "prompt"
+      void ctx.agent.prompt;
+      void ctx.agent.abort;
+      return undefined;
+    }),
+  };
   // A handler's data is the protocol's ResponseData for its command.
   // @ts-expect-error get_state's data is a SessionState, not a string
   const table: CommandTable<"get_state"> = { get_state: sync(() => "state") };
@@ -143,5 +153,5 @@ export function driftDoesNotCompile(agent: AgentSession, runtime: ExtensionRunti
     void result.text;
     return { event: e };
   });
-  void [table, silent, early, event];
+  void [table, silent, early, event, narrow];
 }

@@ -60,9 +60,23 @@ describe("the agent's seams", () => {
     "agent/tree-navigation.ts",
     "agent/run-boundary.ts",
     "agent/system-context.ts",
+    "agent/model-selection.ts",
+    "agent/start-model.ts",
+    "agent/prompt-intake.ts",
+    "agent/agent-error.ts",
+    "agent/message-queues.ts",
+    "agent/provider-request.ts",
+    "agent/context-usage.ts",
   ])("%s reaches the agent only through its host interface", (module) => {
     expect(graph.has(module)).toBe(true);
     expect([...reachable(graph, module)]).not.toContain("agent/agent-session.ts");
+  });
+
+  it("the RPC command handlers see a view of the agent: no group file imports agent-session.ts", () => {
+    const groups = [...graph.keys()].filter((module) => module.startsWith("modes/rpc/commands/") && module !== "modes/rpc/commands/types.ts");
+    expect(groups.length).toBeGreaterThan(3);
+    // types.ts alone names the whole agent, to derive the views (handlersFor) from it.
+    for (const group of groups) expect(graph.get(group), group).not.toContain("agent/agent-session.ts");
   });
 
   it("no module of agent/ takes part in an import cycle", () => {

@@ -5,7 +5,8 @@
  */
 import type { Api, AssistantMessage, Model } from "@earendil-works/pi-ai/compat";
 import type { SessionEntry } from "@parley/protocol";
-import { describe, expect, it } from "vitest";
+import { assert, describe, expect, it } from "vitest";
+import { LoopRouting } from "../src/agent/virtual-routing.js";
 import {
   lastModelChange,
   parseVirtualModel,
@@ -174,5 +175,52 @@ describe("router state and the selection on a branch", () => {
     expect(routerState(branch, "r", "x")).toBeUndefined();
     expect(lastModelChange(branch)).toEqual({ provider: "r", modelId: "v" });
     expect(lastModelChange([])).toBeUndefined();
+  });
+});
+
+describe("a route prepared before its loop request", () => {
+  const virtual = virtualCatalogEntry({ provider: "r", id: "v", name: "v", route: () => ({}) });
+  const routing = (): { loop: LoopRouting; routed: () => number } => {
+    let count = 0;
+    const loop = new LoopRouting({
+      models: {
+        route: async () => {
+          count++;
+          return { model: physical("p", `a${count}`), thinkingLevel: "low" };
+        },
+      },
+      session: { branch: () => [], append: () => assert.fail("nothing is saved without router state") },
+      thinkingLevel: "low",
+      emit: () => undefined,
+    });
+    return { loop, routed: () => count };
+  };
+
+  it("is taken by the request it was made for, once", async () => {
+    const { loop } = routing();
+    const signal = new AbortController().signal;
+    const prepared = loop.prepare(virtual, [], signal);
+    expect(loop.takePrepared(virtual, signal)).toBe(prepared);
+    expect(loop.takePrepared(virtual, signal)).toBeUndefined();
+  });
+
+  it("is not taken by a later request when its own was aborted before it was sent", async () => {
+    const { loop } = routing();
+    const first = new AbortController();
+    await loop.prepare(virtual, [], first.signal);
+    first.abort();
+    // The next run's request: another signal, and the aborted run's route must not answer for it.
+    expect(loop.takePrepared(virtual, new AbortController().signal)).toBeUndefined();
+    expect(loop.takePrepared(virtual, first.signal)).toBeUndefined();
+  });
+
+  it("is not taken for another model, nor after it was dropped (an abort, a new run)", async () => {
+    const { loop } = routing();
+    const signal = new AbortController().signal;
+    loop.prepare(virtual, [], signal);
+    expect(loop.takePrepared(physical("p", "a"), signal)).toBeUndefined();
+    loop.prepare(virtual, [], signal);
+    loop.dropPrepared();
+    expect(loop.takePrepared(virtual, signal)).toBeUndefined();
   });
 });

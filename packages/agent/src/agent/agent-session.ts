@@ -3,7 +3,6 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import { withRequestAuth } from "../models/request-auth.js";
 import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
@@ -17,16 +16,15 @@ import type {
   ToolResultMessage,
   TranscriptContext,
 } from "@earendil-works/pi-ai";
-import { THINKING_LEVELS } from "@parley/protocol/constants";
 import type { PromptDisposition, QueueMode, RpcEvent, ThinkingLevel } from "@parley/protocol";
-import { calculateContextTokens, convertToLlm, estimateTokens } from "../extensions/compat/messages.js";
+import { convertToLlm } from "../extensions/compat/messages.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
-import type { ContextUsage, CustomMessageInput, InputSource } from "../extensions/types.js";
+import type { ContextUsage, CustomMessageInput } from "../extensions/types.js";
 import type {} from "./agent-messages.js";
 import { registerParleyProviders, withExtensionProviders, type ExtensionProviders, type ModelResolution } from "../models/index.js";
 import { closeInterruptedCalls } from "./interrupted-calls.js";
-import { refusalText, type SaveNotice, type Session, type SessionContext, type SessionEntry } from "../session/session.js";
-import type { AgentConfig, ProviderRequestConfig } from "./agent-config.js";
+import { refusalText, type SaveNotice, type Session, type SessionEntry } from "../session/session.js";
+import type { AgentConfig } from "./agent-config.js";
 import { AutoRetry, isRetryableError, RETRY_CANCELLED } from "./auto-retry.js";
 import type { SummaryRetry } from "./summary-retry.js";
 import type { CompactionReason, CompactionResult } from "./compaction-host.js";
@@ -35,6 +33,14 @@ import { Compactor, loadCompactionRun } from "./compactor.js";
 import type { ToolsOptions } from "../tools/index.js";
 import { blockImages } from "./block-images.js";
 import type { ScopedModelChoice } from "../models/model-scope.js";
+import { type CycledModel, ModelSelection } from "./model-selection.js";
+import { StartModel, type StartupChoice } from "./start-model.js";
+import { MessageQueues } from "./message-queues.js";
+import { contextUsage } from "./context-usage.js";
+import { beforeProviderHeaders, beforeProviderRequest, routedOptions, withProviderRequest } from "./provider-request.js";
+import { withRequestAuth } from "../models/request-auth.js";
+import { CacheWarmer, type WarmerClock } from "./cache-warmer.js";
+import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent } from "./prompt-intake.js";
 import { UserBash, type BashResult } from "./user-bash.js";
 import { buildSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
@@ -47,14 +53,13 @@ import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
-import { errorMessage, errorText } from "../error-text.js";
+import { errorMessage } from "../error-text.js";
 import { type PiAi, loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
-import { CacheWarmer, type WarmerClock } from "./cache-warmer.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
 import { ABORT_GRACE_MS } from "../abort-grace.js";
 import { noApiKeyMessage } from "./auth-guidance.js";
-import { expandPromptTemplate, expandSkillCommand, formatSkillsForPrompt } from "../resources/index.js";
+import { formatSkillsForPrompt } from "../resources/index.js";
 import type { OutputPressure } from "../output-pressure.js";
 
 /** Writes one event record; events are the protocol's, so one that drifts from the wire does not compile. */
@@ -80,54 +85,9 @@ export interface AgentSessionOptions {
   log: (message: string) => void;
 }
 
-/** A prompt whose preparation (input or before_agent_start handlers) an abort ended. */
-const PREPARATION_ABORTED = "Aborted while extensions were preparing the prompt: it was not sent";
+import { AgentError } from "./agent-error.js";
 
-export class AgentError extends Error {
-  override readonly name = "AgentError";
-}
-
-/** What a session's path records for its start: pi's createAgentSession decides from these. */
-interface ResumedSettings extends Pick<SessionContext, "model" | "thinkingLevel"> {
-  /** The path holds messages (pi's "existing session"). */
-  existing: boolean;
-  /** The path holds a thinking_level_change. */
-  thinkingRecorded: boolean;
-  /** The path's latest model_change: a virtual model it names stays selected though responses name physical ones. */
-  selected: { provider: string; modelId: string } | undefined;
-}
-
-/**
- * What a session start falls back on, as in the newest pi: start-up's choice (the command line's,
- * else settings' defaults). A model and level the command line gave pin every session of the
- * process. set_model and set_thinking_level change the session only, as in the newest pi (0.73.1
- * saved them as settings' defaults).
- */
-interface SessionDefaults {
-  model: Model<Api>;
-  thinkingLevel: ThinkingLevel;
-  modelPinned: boolean;
-  thinkingPinned: boolean;
-}
-
-/** A routed request's options: the routed model's key and level in place of the virtual provider's. */
-function routedOptions(options: SimpleStreamOptions | undefined, level: ThinkingLevel): SimpleStreamOptions {
-  const { reasoning: _level, ...common } = options ?? {};
-  return { ...common, ...(level !== "off" ? { reasoning: level } : {}) };
-}
-
-function resumedSettings(session: Session, context: SessionContext): ResumedSettings {
-  const branch = session.branch();
-  return {
-    model: context.model,
-    thinkingLevel: context.thinkingLevel,
-    existing: context.messages.length > 0,
-    thinkingRecorded: branch.some((e) => e.type === "thinking_level_change"),
-    selected: lastModelChange(branch),
-  };
-}
-
-type UserContent = string | (TextContent | ImageContent)[];
+export { AgentError };
 
 /** The loop's state before pi-agent-core is loaded; the Agent takes it over when it is created. */
 interface LocalLoop {
@@ -179,11 +139,6 @@ export class AgentSession {
   readonly tools: ToolRegistry;
   readonly models: ModelResolution & ExtensionProviders;
   #session: Session;
-  /** The session's recorded model and thinking level, kept so the start-up model choice need not rebuild the context. */
-  #resumed: ResumedSettings;
-  #defaults: SessionDefaults;
-  /** The session whose start is recorded: pi records each session's model and level once, when it opens it. */
-  #started: Session | undefined;
   #options: AgentSessionOptions;
   readonly #runtime: ExtensionRuntime;
   readonly #emit: Emit;
@@ -199,8 +154,8 @@ export class AgentSession {
   #coreLoading: Promise<Agent> | undefined;
   readonly #local: LocalLoop;
   readonly #listeners = new Set<(event: AgentEvent) => void>();
-  #steering: string[] = [];
-  #followUp: string[] = [];
+  /** Steering messages and follow-ups waiting for the loop (message-queues.ts). */
+  readonly #queues: MessageQueues;
   /** Custom messages sent with deliverAs "nextTurn": they ride along with the next prompt. */
   #nextTurn: AgentMessage[] = [];
   #runState: RunState = { name: "idle" };
@@ -209,26 +164,34 @@ export class AgentSession {
   #turnIndex = 0;
   /** turn_end and agent_before_settle with their entry drafts and continuations (run-boundary.ts). */
   readonly #boundaries: RunBoundaries;
-  /** Steering and follow-up messages handed to the loop and not yet taken (a boundary's pendingMessages). */
-  #queued: AgentMessage[] = [];
   /** A boundary appended entries during this run: the loop's own copy of the context is stale. */
   #contextFromSession = false;
   autoCompactionEnabled = true;
   autoRetryEnabled = true;
 
   constructor(options: AgentSessionOptions) {
+    const agent = this;
     this.#options = options;
     this.#runtime = options.runtime;
     this.#runtime.awaited.windingDown = () => this.#core?.signal?.aborted === true;
     this.#emit = options.emit;
     this.models = withExtensionProviders(options.models);
+    this.#selection = new ModelSelection({
+      models: this.models,
+      runtime: options.runtime,
+      state: () => this.#state,
+      session: () => this.#session,
+      config: () => this.#options.config,
+      checkAuth: (model) => this.#checkAuth(model),
+      emit: (event) => this.#emit(event),
+    });
     this.#session = options.session;
     options.session.onSave = this.#onSave;
     closeInterruptedCalls(options.session);
     this.#boundaries = new RunBoundaries({
       session: () => this.#session,
       runtime: options.runtime,
-      pendingMessages: () => [...this.#queued],
+      pendingMessages: () => this.#queues.pending(),
       appended: (entries) => {
         // A compaction or a context edit reshapes the context (rebuilt from the session); other entries add their message, if any.
         if (entries.some((e) => e.type === "compaction" || e.type === "context_edit")) this.#state.messages = loopMessages(this.#session.buildContext());
@@ -239,13 +202,6 @@ export class AgentSession {
     });
     // Built once: a resumed session's context can be large, and settings come from the same path.
     const context = options.session.buildSessionContext();
-    this.#resumed = resumedSettings(options.session, context);
-    this.#defaults = {
-      model: options.models.model,
-      thinkingLevel: options.models.thinkingLevel,
-      modelPinned: options.models.source === "cli" || options.models.source === "script",
-      thinkingPinned: options.models.thinkingFromCli,
-    };
     const config = options.config ?? {};
     const shell = shellOptions(config);
     this.#bash = new UserBash(this, options.cwd, shell);
@@ -269,7 +225,54 @@ export class AgentSession {
       steer: [],
       followUp: [],
     };
-    this.#settle();
+    this.#queues = new MessageQueues({
+      loop: () => this.#core,
+      local: () => this.#local,
+      emit: (event) => this.#emit(event),
+    });
+    this.#intake = new PromptIntake({
+      runtime: options.runtime,
+      cwd: () => this.#options.cwd,
+      session: () => this.#session,
+      get isSwitching() {
+        return agent.isSwitching;
+      },
+      afterSwitches: () => this.afterSwitches(),
+      get isCompacting() {
+        return agent.isCompacting;
+      },
+      get isStreaming() {
+        return agent.isStreaming;
+      },
+      afterPreparation: async () => {
+        for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
+      },
+      beginPreparing: () => this.#beginPreparing(),
+      unlessAborted: (work, onAbort) => this.#unlessAborted(work, onAbort),
+      checkAuth: () => this.#checkAuth(),
+      ensureCore: () => this.ensureCore(),
+      systemPrompt: () => this.systemPrompt(),
+      setEffectivePrompt: (prompt) => {
+        this.#effectivePrompt = prompt;
+      },
+      takeNextTurn: () => this.#nextTurn.splice(0),
+      startPrompt: (systemPrompt, messages) => {
+        this.#prompt = systemPrompt;
+        this.#startRun((core) => core.prompt(messages));
+      },
+      enqueue: (kind, text, images) => this.#queues.enqueue(kind, text, images),
+    });
+    this.#start = new StartModel(
+      {
+        models: this.models,
+        state: () => this.#state,
+        modelLevel: (model) => this.#selection.modelLevel(model),
+        log: (message) => this.#options.log(message),
+      },
+      options.session,
+      context,
+      options.models,
+    );
   }
 
   /**
@@ -344,7 +347,7 @@ export class AgentSession {
         ...(request.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: request.maxRetryDelayMs } : {}),
         // The newest pi's provider hooks: a handler may replace the request's payload, and hears
         // the response's status and headers before its body is read.
-        onPayload: (payload) => this.#beforeProviderRequest(payload),
+        onPayload: (payload) => beforeProviderRequest(this.#runtime, payload),
         onResponse: async (response) => {
           if (this.#runtime.hasHandlers("after_provider_response"))
             await this.#runtime.emit({ type: "after_provider_response", status: response.status, headers: response.headers });
@@ -378,55 +381,12 @@ export class AgentSession {
     return this.#core?.signal;
   }
 
-  /**
-   * The model and level the session starts with, as pi's createAgentSession decides them: the
-   * command line's when it gave them; else, for a session with messages, the ones it last used
-   * (when still usable); else the defaults.
-   */
-  #settle(): string | undefined {
-    const resumed = this.#resumed;
-    const defaults = this.#defaults;
-    let model = defaults.model;
-    let fallback: string | undefined;
-    if (!defaults.modelPinned && resumed.existing && resumed.model) {
-      // As the newest pi: a virtual selection holds while it is registered; else the model that answered last.
-      const virtual = resumed.selected && this.models.virtualModel(resumed.selected.provider, resumed.selected.modelId);
-      const recorded = virtual ?? this.models.findModel(resumed.model.provider, resumed.model.modelId);
-      if (recorded && this.models.hasAuth(recorded)) model = recorded;
-      else fallback = `Warning: Could not restore model ${resumed.model.provider}/${resumed.model.modelId}. Using ${model.provider}/${model.id}`;
-    }
-    // A level this parley does not know (a newer pi's, or a damaged file) counts as none recorded.
-    const recordedLevel = resumed.existing && resumed.thinkingRecorded && isThinkingLevel(resumed.thinkingLevel) ? resumed.thinkingLevel : undefined;
-    // A new session takes the model's own level (settings' modelThinkingLevels) before the default.
-    const level = defaults.thinkingPinned
-      ? defaults.thinkingLevel
-      : resumed.existing
-        ? (recordedLevel ?? defaults.thinkingLevel)
-        : (this.#modelLevel(model) ?? defaults.thinkingLevel);
-    this.#state.model = model;
-    this.#state.thinkingLevel = this.models.clampThinkingLevel(model, level);
-    return fallback;
-  }
+  /** The model and level each session starts with (start-model.ts). */
+  readonly #start: StartModel;
 
-  /** pi 1.6's diagnostic when a resumed session's model is unavailable: said at start-up and after a switch, each wording once. */
-  readonly #saidFallbacks = new Set<string>();
-  #sayFallback(message: string | undefined): void {
-    if (message === undefined || this.#saidFallbacks.has(message)) return;
-    this.#saidFallbacks.add(message);
-    this.#options.log(message);
-  }
-
-  /**
-   * Records what the current session starts with, once, as pi does when it opens a session: a new
-   * one gets its model and level (so a resume restores them), one with messages but no level gets
-   * the level. Before session_start, so its handlers see the entries.
-   */
+  /** Records what the current session starts with, once, before session_start (its handlers see the entries). */
   recordSessionStart(): void {
-    const session = this.#session;
-    if (this.#started === session) return;
-    this.#started = session;
-    if (!this.#resumed.existing) session.append({ type: "model_change", provider: this.model.provider, modelId: this.model.id });
-    if (!this.#resumed.existing || !this.#resumed.thinkingRecorded) session.append({ type: "thinking_level_change", thinkingLevel: this.thinkingLevel });
+    this.#start.recordSessionStart(this.#session);
   }
 
   // ---- state -------------------------------------------------------------------------
@@ -473,7 +433,7 @@ export class AgentSession {
    * sends summaries through its session's stream function for the same reason).
    */
   requestOptions(model: Model<Api>, options: SimpleStreamOptions): Promise<SimpleStreamOptions | undefined> {
-    return this.#beforeProviderHeaders(model.headers, withProviderRequest(options, this.#options.config?.provider ?? {}));
+    return beforeProviderHeaders(this.#runtime, model.headers, withProviderRequest(options, this.#options.config?.provider ?? {}));
   }
   /** settings.json `branchSummary.reserveTokens` (branch summaries of ctx.navigateTree). */
   get branchSummaryReserveTokens(): number | undefined {
@@ -526,7 +486,7 @@ export class AgentSession {
     if (this.#core) this.#core.followUpMode = mode;
   }
   get pendingMessageCount(): number {
-    return this.#steering.length + this.#followUp.length;
+    return this.#queues.count;
   }
   get messages(): AgentMessage[] {
     // The loop's own system messages (its tool declarations, see #send) are not part of the context.
@@ -594,8 +554,7 @@ export class AgentSession {
     const context = session.buildSessionContext();
     this.#state.messages = loopMessages(context.messages);
     this.#nextTurn = [];
-    this.#resumed = resumedSettings(session, context);
-    this.#sayFallback(this.#settle());
+    this.#start.sessionChanged(session, context);
     this.recordSessionStart();
   }
 
@@ -609,14 +568,8 @@ export class AgentSession {
    * The model chosen at start-up, once extensions have registered their providers. Unless the
    * command line chose it, a resumed session's own model (when still usable) wins, as in pi.
    */
-  applyStartupModel(choice: { model: Model<Api>; thinkingLevel: ThinkingLevel; source: string; thinkingFromCli: boolean }): void {
-    this.#defaults = {
-      model: choice.model,
-      thinkingLevel: choice.thinkingLevel,
-      modelPinned: choice.source === "cli" || choice.source === "script",
-      thinkingPinned: choice.thinkingFromCli,
-    };
-    this.#sayFallback(this.#settle());
+  applyStartupModel(choice: StartupChoice): void {
+    this.#start.applyStartupModel(choice);
   }
 
   systemPrompt(): string {
@@ -641,211 +594,52 @@ export class AgentSession {
     });
   }
 
-  /**
-   * Tokens in the context as pi reckons them: the last completed reply's usage plus an estimate
-   * (chars/4) of what came after it; unknown (null) right after a compaction, until a new reply.
-   */
+  /** Tokens in the context as pi reckons them (context-usage.ts). */
   contextUsage(): ContextUsage | undefined {
-    const window = this.limitsModel.contextWindow;
-    if (!window) return undefined;
-    const messages = this.messages;
-    let lastIndex = -1;
-    let last: AssistantMessage | undefined;
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i];
-      if (m?.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error") {
-        lastIndex = i;
-        last = m;
-        break;
-      }
-    }
-    const branch = this.#session.branch();
-    const compactedAt = branch.findLastIndex((e) => e.type === "compaction");
-    const lastReplyAt = branch.findLastIndex(
-      (e) => e.type === "message" && e.message.role === "assistant" && e.message.stopReason !== "aborted" && e.message.stopReason !== "error",
-    );
-    if (compactedAt !== -1 && compactedAt > lastReplyAt) return { tokens: null, contextWindow: window, percent: null };
-    let tokens = last ? calculateContextTokens(last.usage) : 0;
-    for (const m of messages.slice(lastIndex + 1)) tokens += estimateTokens(m);
-    return { tokens, contextWindow: window, percent: (tokens / window) * 100 };
+    return contextUsage(this.limitsModel.contextWindow, this.messages, this.#session.branch());
   }
 
   // ---- prompting ---------------------------------------------------------------------
 
-  /**
-   * Accepts a prompt: runs it, or queues it while the agent streams. Resolves once accepted
-   * (the run goes on); rejects with an AgentError the client can act on.
-   */
-  async prompt(
-    text: string,
-    images: ImageContent[] | undefined,
-    options: {
-      streamingBehavior?: "steer" | "followUp" | undefined;
-      source: InputSource;
-      onAccepted?: (disposition: PromptDisposition) => void;
-      /** Expand `/skill:…` and prompt templates (default); pi.sendUserMessage does only when asked. */
-      expandPromptTemplates?: boolean;
-    },
-  ): Promise<PromptDisposition> {
-    if (options.source !== "extension" && this.isSwitching) await this.afterSwitches();
-    if (this.isCompacting && !this.isStreaming) {
-      // pi 1.6's words, which a client may match on.
-      throw new AgentError("Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry.");
-    }
-    // Prompts are prepared one at a time: one arriving while another is being prepared waits to
-    // see whether that one started a run (then it must queue) or not (then it starts one itself).
-    for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
-    const starts = !this.isStreaming;
-    // A session switch during the preparation ends what belonged to the old session: this prompt
-    // must not start (or queue) in the next one (the switch's abort could not stop it: no run yet).
-    const session = this.#session;
-    const switched = "The session was switched while this prompt was being prepared: it was not sent";
-    const stillCurrent = (): void => {
-      if (this.#session !== session) throw new AgentError(switched);
-    };
-    // An abort (a switch's included) ends a preparation whose handlers have not returned.
-    const aborted = (): never => {
-      throw new AgentError(this.isSwitching || this.#session !== session ? switched : PREPARATION_ABORTED);
-    };
-    let prepared!: () => void;
-    if (starts) this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
-    try {
-      const handled = await this.#unlessAborted(this.#runInputHandlers(text, images, options.source, starts ? undefined : options.streamingBehavior), aborted);
-      if (handled === undefined) {
-        options.onAccepted?.("handled");
-        return "handled";
-      }
-      // Skills and prompt templates expand after the input event, as in pi.
-      const input = options.expandPromptTemplates === false ? handled : { ...handled, text: this.expandCommands(handled.text) };
-      if (!starts) {
-        if (!options.streamingBehavior) {
-          throw new AgentError("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.");
-        }
-        stillCurrent();
-        this.#enqueue(options.streamingBehavior, input.text, input.images);
-        options.onAccepted?.("queued");
-        return "queued";
-      }
-      this.#checkAuth();
-      // The system prompt lists the tools, whose definitions come with the loop.
-      await this.ensureCore();
-      const systemPrompt = this.systemPrompt();
-      this.#effectivePrompt = systemPrompt;
-      const start = await this.#unlessAborted(
-        this.#runtime.emitChained(
-          {
-            type: "before_agent_start",
-            messageType: "user",
-            prompt: input.text,
-            images: input.images,
-            systemPrompt,
-            systemPromptOptions: { cwd: this.#options.cwd },
-          },
-          (event, r) => {
-            const next = { ...event };
-            if (typeof r.systemPrompt === "string") {
-              next.systemPrompt = r.systemPrompt;
-              this.#effectivePrompt = r.systemPrompt; // later handlers' ctx.getSystemPrompt() sees it
-            }
-            if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
-            return { event: next };
-          },
-        ),
-        aborted,
-      );
-      stillCurrent();
-      this.#prompt = start.systemPrompt;
-      const messages: AgentMessage[] = [...this.#nextTurn, userMessage(input.text, input.images), ...(start.injected ?? [])];
-      this.#nextTurn = [];
-      // Accepted: the client hears so before any event of the run.
-      options.onAccepted?.("started");
-      this.#startRun((core) => core.prompt(messages));
-      return "started";
-    } finally {
-      if (starts) {
-        // Not started (handled, queued or refused): idle again. Started: already running.
-        if (this.#runState.name === "preparing") this.#enterRunState({ name: "idle" });
-        prepared();
-      }
-    }
+  /** Prompts, steering and follow-ups on their way in (prompt-intake.ts). */
+  readonly #intake: PromptIntake;
+
+  /** Accepts a prompt: runs it, or queues it while the agent streams (prompt-intake.ts). */
+  prompt(text: string, images: ImageContent[] | undefined, options: PromptOptions): Promise<PromptDisposition> {
+    return this.#intake.prompt(text, images, options);
   }
 
-  /**
-   * Queues a steering message (`steer`: delivered after the current turn's tool calls) or a
-   * follow-up (delivered when the agent would stop), whether or not a run goes on: while idle it
-   * waits for the next run, as in pi. As in the newest pi, extensions' `input` handlers see it
-   * first (they may transform it, or handle it: then nothing is queued); `/skill:…` and templates
-   * expand after them. Without input handlers it is queued at once (no promise), so the caller
-   * can answer before reading its next line.
-   */
-  queue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
-    if (this.isSwitching) return this.afterSwitches().then(() => this.queue(kind, text, images));
-    if (!this.#runtime.hasHandlers("input")) {
-      this.#enqueue(kind, this.expandCommands(text), images);
-      return "queued";
-    }
-    const session = this.#session;
-    return this.#runInputHandlers(text, images, "rpc", this.isStreaming ? kind : undefined).then((input) => {
-      if (input === undefined) return "handled";
-      // As for a prompt: a switch meanwhile ended the old session's queue; this one does not join the next's.
-      if (this.#session !== session) throw new AgentError("The session was switched while this message was being prepared: it was not queued");
-      this.#enqueue(kind, this.expandCommands(input.text), input.images);
-      return "queued";
-    });
-  }
-
-  /** The `input` event's chain: the text and images to use, or undefined when a handler handled it. */
-  async #runInputHandlers(
-    text: string,
-    images: ImageContent[] | undefined,
-    source: InputSource,
-    streamingBehavior: "steer" | "followUp" | undefined,
-  ): Promise<{ text: string; images: ImageContent[] | undefined } | undefined> {
-    if (!this.#runtime.hasHandlers("input")) return { text, images };
-    let handled = false;
-    // streamingBehavior: how the message will be queued, set only while a run goes on (newest pi).
-    const event = { type: "input" as const, text, images, source, ...(streamingBehavior ? { streamingBehavior } : {}) };
-    const input = await this.#runtime.emitChained(event, (event, r) => {
-      if (r.action === "handled") {
-        handled = true;
-        return { event, stop: true };
-      }
-      if (r.action === "transform" && typeof r.text === "string") return { event: { ...event, text: r.text, images: r.images ?? event.images } };
-      return { event };
-    });
-    return handled ? undefined : { text: input.text, images: input.images };
+  /** Queues a steering message or a follow-up, after extensions' input handlers (prompt-intake.ts). */
+  queue(kind: QueueKind, text: string, images: ImageContent[] | undefined): "queued" | Promise<"queued" | "handled"> {
+    return this.#intake.queue(kind, text, images);
   }
 
   /** `/skill:name args` and `/template args` → the text the model gets; anything else unchanged. */
   expandCommands(text: string): string {
-    if (!text.startsWith("/")) return text;
-    const { skills, prompts } = this.#runtime.resources;
-    const expanded = expandSkillCommand(text, skills, (skill, error) =>
-      this.#runtime.reportError({ extensionPath: skill.filePath, event: "skill_expansion", ...errorText(error) }),
-    );
-    return expandPromptTemplate(expanded, prompts);
+    return this.#intake.expandCommands(text);
   }
 
-  #enqueue(kind: "steer" | "followUp", text: string, images: ImageContent[] | undefined): void {
-    (kind === "steer" ? this.#steering : this.#followUp).push(text);
-    this.#queue(kind, userMessage(text, images));
-    this.#queueUpdate();
+  /** pi.sendUserMessage: a prompt from an extension (prompt-intake.ts). */
+  sendUserMessage(content: UserContent, options: { deliverAs?: string; expandPromptTemplates?: boolean } = {}): Promise<void> {
+    return this.#intake.sendUserMessage(content, options);
+  }
+
+  /** Enters the `preparing` run state; what it gives back leaves it, unless the prompt started a run. */
+  #beginPreparing(): () => void {
+    let prepared!: () => void;
+    this.#enterRunState({ name: "preparing", prepared: new Promise<void>((resolve) => (prepared = resolve)) });
+    return () => {
+      if (this.#runState.name === "preparing") this.#enterRunState({ name: "idle" });
+      prepared();
+    };
   }
 
   clearQueue(): { steering: string[]; followUp: string[] } {
-    const cleared = { steering: this.#steering, followUp: this.#followUp };
-    this.#steering = [];
-    this.#followUp = [];
-    this.#core?.clearAllQueues();
-    this.#queued = [];
-    this.#local.steer = [];
-    this.#local.followUp = [];
-    this.#queueUpdate();
-    return cleared;
+    return this.#queues.clear();
   }
 
   hasPendingMessages(): boolean {
-    return this.pendingMessageCount > 0 || this.#local.steer.length + this.#local.followUp.length > 0 || (this.#core?.hasQueuedMessages() ?? false);
+    return this.#queues.hasPending();
   }
 
   /**
@@ -858,6 +652,8 @@ export class AgentSession {
     this.#retry.abort();
     this.#compactor.abort();
     this.#core?.abort();
+    // A route prepared for a request the abort ends before it is sent answers for no later one.
+    this.#routing.dropPrepared();
     // Any other extension code being waited on (a tool_call or session_before_compact handler, a command) ends within the grace.
     this.#runtime.awaited.letGo();
     // Extension handlers the run or a prompt's preparation waits on are waited on no longer.
@@ -905,9 +701,9 @@ export class AgentSession {
   sendMessage(input: CustomMessageInput, options: { triggerTurn?: boolean; deliverAs?: string } = {}): void {
     const message = customMessage(input);
     if (this.isStreaming) {
-      if (options.deliverAs === "followUp") this.#queue("followUp", message);
+      if (options.deliverAs === "followUp") this.#queues.hand("followUp", message);
       else if (options.deliverAs === "nextTurn") this.#nextTurn.push(message);
-      else this.#queue("steer", message);
+      else this.#queues.hand("steer", message);
       return;
     }
     if (options.deliverAs === "nextTurn") {
@@ -927,99 +723,31 @@ export class AgentSession {
     void this.#onAgentEvent({ type: "message_start", message }).then(() => this.#onAgentEvent({ type: "message_end", message }));
   }
 
-  /**
-   * pi.sendUserMessage: a prompt from an extension. As in pi, its text is used as given unless
-   * `expandPromptTemplates` asks for extension commands, skills and templates to be honoured.
-   */
-  async sendUserMessage(content: UserContent, options: { deliverAs?: string; expandPromptTemplates?: boolean } = {}): Promise<void> {
-    const text =
-      typeof content === "string"
-        ? content
-        : content
-            .filter((c): c is TextContent => c.type === "text")
-            .map((c) => c.text)
-            .join("\n");
-    const images = typeof content === "string" ? undefined : content.filter((c): c is ImageContent => c.type === "image");
-    const streamingBehavior = options.deliverAs === "followUp" ? "followUp" : "steer";
-    const expandPromptTemplates = options.expandPromptTemplates === true;
-    if (expandPromptTemplates && (await this.#runtime.runCommand(text))) return;
-    await this.prompt(text, images?.length ? images : undefined, { streamingBehavior, source: "extension", expandPromptTemplates });
-  }
+  // ---- model and thinking (model-selection.ts) ----------------------------------------------
 
-  // ---- model and thinking ------------------------------------------------------------------
+  readonly #selection: ModelSelection;
 
-  /** settings.json `modelThinkingLevels`' level for this model, if any. */
-  #modelLevel(model: Model<Api>): ThinkingLevel | undefined {
-    return this.#options.config?.modelThinkingLevels?.[`${model.provider}/${model.id}`];
-  }
-
-  /**
-   * `source`: what model_select handlers are told ("cycle" for cycle_model, as in the newest pi).
-   * The level becomes, as in the newest pi: `level` (a scoped pattern's), else the model's own
-   * (modelThinkingLevels), else settings' defaultThinkingLevel, else the current one; clamped.
-   */
   setModel(model: Model<Api>, source: "set" | "cycle" = "set", level?: ThinkingLevel): void {
-    this.#checkAuth(model);
-    const previous = this.model;
-    const next = level ?? this.#modelLevel(model) ?? this.#options.config?.defaultThinkingLevel ?? this.thinkingLevel;
-    this.#state.model = model;
-    this.#session.append({ type: "model_change", provider: model.provider, modelId: model.id });
-    this.setThinkingLevel(next, { force: true });
-    if (previous.provider !== model.provider || previous.id !== model.id) {
-      void this.#runtime.emit({ type: "model_select", model, previousModel: previous, source });
-    }
+    this.#selection.setModel(model, source, level);
   }
-
-  /**
-   * The models `--models` / `enabledModels` limit cycle_model to (pi's scope; ctx.scopedModels);
-   * empty when not scoped. A model's level, when its pattern gave one, applies on switching to it.
-   */
-  scopedModels: ScopedModelChoice[] = [];
-
-  /** Next model: of the scope (those with credentials) when there is one, else of every available model; null when there is only one. */
-  cycleModel(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
-    if (this.scopedModels.length > 0) return this.#cycleScoped();
-    const models = this.models.availableModels();
-    if (models.length < 2) return null;
-    const index = models.findIndex((m) => m.provider === this.model.provider && m.id === this.model.id);
-    const next = models[(index + 1) % models.length];
-    if (!next) return null;
-    this.setModel(next, "cycle");
-    return { model: next, thinkingLevel: this.thinkingLevel, isScoped: false };
+  /** The models cycle_model is limited to (ctx.scopedModels); empty when not scoped. */
+  get scopedModels(): ScopedModelChoice[] {
+    return this.#selection.scopedModels;
   }
-
-  #cycleScoped(): { model: Model<Api>; thinkingLevel: ThinkingLevel; isScoped: boolean } | null {
-    const scope = this.scopedModels.filter((s) => this.models.hasAuth(s.model));
-    if (scope.length < 2) return null;
-    const index = scope.findIndex((s) => s.model.provider === this.model.provider && s.model.id === this.model.id);
-    const next = scope[(Math.max(index, 0) + 1) % scope.length] as ScopedModelChoice;
-    this.setModel(next.model, "cycle", next.thinkingLevel);
-    return { model: next.model, thinkingLevel: this.thinkingLevel, isScoped: true };
+  set scopedModels(scope: ScopedModelChoice[]) {
+    this.#selection.scopedModels = scope;
   }
-
+  cycleModel(): CycledModel | null {
+    return this.#selection.cycleModel();
+  }
   availableThinkingLevels(): ThinkingLevel[] {
-    return this.models.thinkingLevelsFor(this.model);
+    return this.#selection.availableThinkingLevels();
   }
-
-  /** Clamped to what the model supports; a real change is announced and recorded. */
   setThinkingLevel(level: ThinkingLevel, options: { force?: boolean } = {}): void {
-    const effective = this.models.clampThinkingLevel(this.model, level);
-    const previous = this.thinkingLevel;
-    if (effective === previous && !options.force) return;
-    this.#state.thinkingLevel = effective;
-    if (effective === previous) return;
-    this.#session.append({ type: "thinking_level_change", thinkingLevel: effective });
-    this.#emit({ type: "thinking_level_changed", level: effective });
-    void this.#runtime.emit({ type: "thinking_level_select", level: effective, previousLevel: previous });
+    this.#selection.setThinkingLevel(level, options);
   }
-
   cycleThinkingLevel(): ThinkingLevel | null {
-    const levels = this.availableThinkingLevels();
-    if (levels.length < 2) return null;
-    const next = levels[(levels.indexOf(this.thinkingLevel) + 1) % levels.length];
-    if (!next) return null;
-    this.setThinkingLevel(next);
-    return next;
+    return this.#selection.cycleThinkingLevel();
   }
 
   // ---- compaction ----------------------------------------------------------------------------
@@ -1147,6 +875,7 @@ export class AgentSession {
 
   #startRun(run: (core: Agent) => Promise<void>): void {
     this.#recordSelection();
+    this.#routing.dropPrepared();
     this.#runAborted = false;
     this.#contextFromSession = false;
     this.#boundaries.runStarted();
@@ -1222,17 +951,6 @@ export class AgentSession {
     });
   }
 
-  /** Hands a queued message to the loop, or keeps it until the loop exists. */
-  #queue(kind: "steer" | "followUp", message: AgentMessage): void {
-    this.#queued.push(message);
-    if (this.#core) this.#core[kind](message);
-    else this.#local[kind].push(message);
-  }
-
-  #queueUpdate(): void {
-    this.#emit({ type: "queue_update", steering: [...this.#steering], followUp: [...this.#followUp] });
-  }
-
   /**
    * The messages of a run whose agent_end is held: a turn_end handler asked to go on, and 0.73's
    * loop cannot be told to, so the run continues after the loop ends (#afterRun). Holding its
@@ -1275,15 +993,7 @@ export class AgentSession {
       this.#options.log(`the request to ${event.message.provider}/${event.message.model} failed: ${event.message.errorMessage ?? "no reason given"}`);
     }
     // A queued message leaves its queue when it starts (as pi shows it).
-    if (event.type === "message_start") this.#queued = this.#queued.filter((m) => m !== event.message);
-    if (event.type === "message_start" && event.message.role === "user") {
-      const text = textOf(event.message);
-      const s = this.#steering.indexOf(text);
-      const f = s === -1 ? this.#followUp.indexOf(text) : -1;
-      if (s !== -1) this.#steering.splice(s, 1);
-      if (f !== -1) this.#followUp.splice(f, 1);
-      if (s !== -1 || f !== -1) this.#queueUpdate();
-    }
+    if (event.type === "message_start") this.#queues.started(event.message);
     let wire: AgentEvent | (AgentEvent & { willRetry: boolean }) = event;
     if (event.type === "agent_start") this.#turnIndex = 0;
     // A tool's result message carries the calls it made, their usage counted in its own (newest pi).
@@ -1367,27 +1077,6 @@ export class AgentSession {
     }
   }
 
-  async #beforeProviderRequest(payload: unknown): Promise<unknown> {
-    if (!this.#runtime.hasHandlers("before_provider_request")) return payload;
-    const result = await this.#runtime.emitChained({ type: "before_provider_request", payload }, (event, replacement) => ({
-      event: { ...event, payload: replacement },
-    }));
-    return result.payload;
-  }
-
-  /** before_provider_headers: handlers edit the headers in place; a null value removes one. */
-  async #beforeProviderHeaders(
-    modelHeaders: Record<string, string> | undefined,
-    options: SimpleStreamOptions | undefined,
-  ): Promise<SimpleStreamOptions | undefined> {
-    if (!this.#runtime.hasHandlers("before_provider_headers")) return options;
-    const headers: Record<string, string | null> = { ...modelHeaders, ...options?.headers };
-    await this.#runtime.emit({ type: "before_provider_headers", headers });
-    const kept: Record<string, string> = {};
-    for (const [name, value] of Object.entries(headers)) if (typeof value === "string") kept[name] = value;
-    return { ...options, headers: kept };
-  }
-
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
     // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
     // The loop's own system messages (its tool declarations) are not part of the context parley shows handlers (see #send).
@@ -1429,8 +1118,7 @@ export class AgentSession {
     let model = selected;
     let routed: Route | undefined;
     if (isVirtualModel(selected)) {
-      const prepared = this.#preparedRoute;
-      this.#preparedRoute = undefined;
+      const prepared = this.#routing.takePrepared(selected, options?.signal);
       try {
         routed = await (prepared ?? this.#routing.route(selected, sent.messages, options?.signal));
       } catch (error) {
@@ -1457,7 +1145,7 @@ export class AgentSession {
     const request = this.#options.config?.provider ?? {};
     watchNetworkFailures();
     const since = Date.now();
-    const response = await send(model, sent, await this.#beforeProviderHeaders(model.headers, withProviderRequest(authed.options, request)));
+    const response = await send(model, sent, await beforeProviderHeaders(this.#runtime, model.headers, withProviderRequest(authed.options, request)));
     // "Connection error." says nothing of why: the cause fetch saw (DNS, refused, TLS) joins the reply's message.
     const result = response.result.bind(response);
     response.result = async () => explainNetworkFailure(await result(), model.baseUrl, since);
@@ -1515,21 +1203,18 @@ export class AgentSession {
    * the loop asks for and records the level the route chose; #send takes the route made here.
    */
   async #prepareRoute(selected: Model<Api>, messages: AgentMessage[], signal: AbortSignal | undefined): Promise<AgentRequestUpdate | undefined> {
-    this.#preparedRoute = undefined;
+    this.#routing.dropPrepared();
     if (!isVirtualModel(selected)) return undefined;
     const pi = await loadPiAi();
     // Routed before transformContext runs: whose turn it is comes from the request's own context.
     this.#routing.sawContext(messages);
     // The same messages #send would route on: the conversation without the loop's system messages.
     const conversation = convertToLlm(messages.filter((m) => m.role !== "system"));
-    const routing = this.#routing.route(selected, pi.normalizeContext({ messages: conversation }).messages, signal);
-    this.#preparedRoute = routing;
+    const routing = this.#routing.prepare(selected, pi.normalizeContext({ messages: conversation }).messages, signal);
     // A failed route is answered by #send, which fails the request with its reason.
     const routed = await routing.catch(() => undefined);
     return routed ? { thinkingLevel: routed.thinkingLevel } : undefined;
   }
-
-  #preparedRoute: Promise<Route> | undefined;
 
   /** The prompt and tools context_with_system handlers left for the next request (taken by the stream function). */
   #requestSystem: RequestSystem | undefined;
@@ -1565,40 +1250,6 @@ export class AgentSession {
   }
 }
 
-export function userMessage(text: string, images?: ImageContent[]): AgentMessage {
-  const content: (TextContent | ImageContent)[] = [{ type: "text", text }, ...(images ?? [])];
-  return { role: "user", content, timestamp: Date.now() };
-}
-
-function customMessage(input: CustomMessageInput): AgentMessage {
-  return {
-    role: "custom",
-    customType: input.customType,
-    content: input.content,
-    display: input.display ?? true,
-    ...(input.details !== undefined ? { details: input.details } : {}),
-    timestamp: Date.now(),
-  };
-}
-
-function textOf(message: AgentMessage): string {
-  if (message.role !== "user") return "";
-  const content = message.content;
-  return typeof content === "string"
-    ? content
-    : content
-        .filter((c): c is TextContent => c.type === "text")
-        .map((c) => c.text)
-        .join("");
-}
-
-export type { ToolResultMessage };
-
-function isThinkingLevel(value: string): value is ThinkingLevel {
-  return THINKING_LEVELS.some((level) => level === value);
-}
-
-/** The request's own options win; settings fill the rest (the SDKs' timeout and retries), as in pi. */
 /** Prompt size of the branch's last reply, as the provider reported it (what a refresh would read from the cache). */
 function lastPromptTokens(branch: readonly SessionEntry[]): number {
   for (let i = branch.length - 1; i >= 0; i--) {
@@ -1611,14 +1262,4 @@ function lastPromptTokens(branch: readonly SessionEntry[]): number {
   return 0;
 }
 
-function withProviderRequest(options: SimpleStreamOptions | undefined, request: ProviderRequestConfig): SimpleStreamOptions {
-  const timeoutMs = options?.timeoutMs ?? request.timeoutMs;
-  const maxRetries = options?.maxRetries ?? request.maxRetries;
-  const maxRetryDelayMs = options?.maxRetryDelayMs ?? request.maxRetryDelayMs;
-  return {
-    ...options,
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    ...(maxRetries !== undefined ? { maxRetries } : {}),
-    ...(maxRetryDelayMs !== undefined ? { maxRetryDelayMs } : {}),
-  };
-}
+export type { ToolResultMessage };

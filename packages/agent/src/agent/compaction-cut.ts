@@ -18,6 +18,7 @@
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage } from "@earendil-works/pi-ai";
+import { loopMessage, loopMessages } from "./loop-messages.js";
 import type { SessionEntry } from "@parley/protocol";
 import { calculateContextTokens, DEFAULT_COMPACTION_SETTINGS, estimateTokens, type CompactionSettings } from "../extensions/compat/messages.js";
 import { branchSummaryMessage, buildSessionContext, customMessage } from "../session/context.js";
@@ -62,11 +63,11 @@ type MessageEntry = Extract<SessionEntry, { type: "message" }>;
 export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
     case "message":
-      return entry.message as unknown as AgentMessage;
+      return loopMessage(entry.message);
     case "custom_message":
-      return customMessage(entry) as unknown as AgentMessage;
+      return loopMessage(customMessage(entry));
     case "branch_summary":
-      return entry.summary ? (branchSummaryMessage(entry) as unknown as AgentMessage) : undefined;
+      return entry.summary ? loopMessage(branchSummaryMessage(entry)) : undefined;
     default:
       return undefined;
   }
@@ -112,7 +113,7 @@ export function prepareCompaction(path: readonly SessionEntry[], settings: Compa
   const retained: AgentMessage[] = [];
   if (prior) {
     if (prior.retainedTail !== undefined) {
-      retained.push(...(prior.retainedTail as unknown as AgentMessage[]));
+      retained.push(...loopMessages(prior.retainedTail));
       start = previousIndex + 1;
     } else {
       const kept = path.findIndex((e, i) => i < previousIndex && e.id === prior.firstKeptEntryId);

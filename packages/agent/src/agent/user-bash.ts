@@ -20,7 +20,7 @@
 import type { WriteStream } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { BashExecutionMessage } from "../extensions/compat/messages.js";
+import type { BashExecutionMessage } from "@parley/protocol";
 import { createLocalBashOperations, type BashOperations } from "../tools/bash-operations.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, truncateTail } from "../tools/truncate.js";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
@@ -252,7 +252,7 @@ export class UserBash {
       role: "bashExecution",
       command,
       output: result.output,
-      exitCode: result.exitCode,
+      ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
       cancelled: result.cancelled,
       truncated: result.truncated,
       ...(result.fullOutputPath !== undefined ? { fullOutputPath: result.fullOutputPath } : {}),
@@ -286,8 +286,8 @@ export class UserBash {
     if (pending.length === 0) return;
     // The context is the current session's: a run of a session left since is recorded there only.
     const current = pending.filter((p) => p.session === this.#agent.session).map((p) => p.message);
-    if (current.length > 0) this.#agent.messages = [...this.#agent.messages, ...(current as unknown as AgentMessage[])];
-    for (const { message, session } of pending) session.append({ type: "message", message: message as unknown as { role: string } });
+    if (current.length > 0) this.#agent.messages = [...this.#agent.messages, ...current];
+    for (const { message, session } of pending) session.append({ type: "message", message });
   }
 }
 

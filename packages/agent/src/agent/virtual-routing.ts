@@ -16,15 +16,23 @@ import type { Session } from "../session/session.js";
 
 export interface RoutingHost {
   readonly models: Pick<ExtensionProviders, "route">;
-  readonly session: Session;
+  readonly session: Pick<Session, "branch" | "append">;
   readonly thinkingLevel: ThinkingLevel;
   /** Tells the client of an entry the routing saved (entry_appended). */
   emit(event: RpcEvent): void;
 }
 
+/** A route made before its loop request (prepareRequest), for that request alone. */
+interface PreparedRoute {
+  route: Promise<Route>;
+  model: Model<Api>;
+  signal: AbortSignal | undefined;
+}
+
 export class LoopRouting {
   #userTurn = false;
   #failed: AssistantMessage | undefined;
+  #prepared: PreparedRoute | undefined;
 
   constructor(private readonly host: RoutingHost) {}
 
@@ -75,6 +83,35 @@ export class LoopRouting {
     return route;
   }
 
+  /**
+   * Routes the loop's next request ahead of it (pi 1.6's prepareRequest); the request takes the
+   * route with takePrepared(). A route prepared earlier and never taken is dropped.
+   */
+  prepare(model: Model<Api>, messages: readonly Message[], signal: AbortSignal | undefined): Promise<Route> {
+    this.#prepared = undefined;
+    const route = this.route(model, messages, signal);
+    this.#prepared = { route, model, signal };
+    return route;
+  }
+
+  /**
+   * The route prepared for this request, taken once: only when it was made for the same model in
+   * the same run and that run was not aborted (a request aborted before it was sent leaves its
+   * route behind, which must not answer for a later request).
+   */
+  takePrepared(model: Model<Api>, signal: AbortSignal | undefined): Promise<Route> | undefined {
+    const prepared = this.#prepared;
+    this.#prepared = undefined;
+    const sameModel = prepared?.model.provider === model.provider && prepared.model.id === model.id;
+    if (!prepared || !sameModel || prepared.signal !== signal || signal?.aborted) return undefined;
+    return prepared.route;
+  }
+
+  /** Nothing prepared holds any more (an abort, a new run). */
+  dropPrepared(): void {
+    this.#prepared = undefined;
+  }
+
   /** A request outside the loop (a summary): routed with no state, and none kept. */
   async direct(model: Model<Api>, messages: readonly Message[], signal: AbortSignal | undefined): Promise<Route> {
     const { state: _ignored, ...route } = await this.host.models.route(model, {
@@ -88,8 +125,8 @@ export class LoopRouting {
 }
 
 /**
- * The request ends with an error response naming the virtual model (the loop records it as any
- * failed reply), or an aborted one when the run was aborted while it was routed.
+ * The request ends with an error response naming the virtual model (the loop records it like
+ * any failed reply), or an aborted one when the run was aborted while it was routed.
  */
 export function failedRequest(pi: PiAi, model: Model<Api>, error: unknown, aborted = false): AssistantMessageEventStream {
   return endWithError(pi, errorResponse(model, error, aborted));

@@ -1,5 +1,9 @@
 /** Compaction, retries and the user's own shell commands. */
-import { afterSwitch, async, sync, type CommandGroup } from "./types.js";
+import { afterSwitch, type CommandGroup, handlersFor } from "./types.js";
+
+/** What these handlers use of the agent. */
+type Uses = "abortBash" | "abortRetry" | "compact" | "executeBash";
+const { async, sync } = handlersFor<Uses>();
 
 export const maintenanceCommands = {
   // As pi: a run or a compaction in progress is aborted first, then this one runs (the compactor does both).

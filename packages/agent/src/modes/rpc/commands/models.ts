@@ -1,7 +1,11 @@
 /** Choosing the model. */
 import { CommandError } from "../responses.js";
-import { afterSwitch, sync, withCatalog, type CommandGroup } from "./types.js";
-import { AgentError } from "../../../agent/agent-session.js";
+import { afterSwitch, withCatalog, type CommandGroup, handlersFor } from "./types.js";
+import { AgentError } from "../../../agent/agent-error.js";
+
+/** What these handlers use of the agent. */
+type Uses = "cycleModel" | "models" | "setModel";
+const { sync } = handlersFor<Uses>();
 
 export const modelCommands = {
   set_model: withCatalog(

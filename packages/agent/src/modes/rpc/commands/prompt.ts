@@ -3,16 +3,20 @@
  * agent streams; its response follows the command's end, as in pi.
  */
 import type { ImageContent } from "@parley/protocol";
-import { AgentError } from "../../../agent/agent-session.js";
+import { AgentError } from "../../../agent/agent-error.js";
 import { CommandError } from "../responses.js";
-import { async, sync, type CommandContext, type CommandResult, type CommandGroup } from "./types.js";
+import { type AgentView, type CommandContext, type CommandResult, type CommandGroup, handlersFor } from "./types.js";
 
-function isExtensionCommand(ctx: CommandContext, message: string): boolean {
+/** What these handlers use of the agent. */
+type Uses = "abort" | "afterSwitches" | "clearQueue" | "isSwitching" | "prompt" | "queue";
+const { async, sync } = handlersFor<Uses>();
+
+function isExtensionCommand(ctx: CommandContext<AgentView<Uses>>, message: string): boolean {
   return ctx.runtime.findCommand(message) !== undefined;
 }
 
 /** pi's refusal, word for word: clients may match on it. */
-function refuseExtensionCommand(ctx: CommandContext, message: string): void {
+function refuseExtensionCommand(ctx: CommandContext<AgentView<Uses>>, message: string): void {
   const found = ctx.runtime.findCommand(message);
   if (found)
     throw new CommandError(`Extension command "/${found.command.invocationName}" cannot be queued. Use prompt() or execute the command when not streaming.`);
@@ -25,7 +29,7 @@ function refuseExtensionCommand(ctx: CommandContext, message: string): void {
 function queueInput(
   kind: "steer" | "followUp",
   c: { message: string; images?: ImageContent[] | undefined },
-  ctx: CommandContext,
+  ctx: CommandContext<AgentView<Uses>>,
   respond: (data: CommandResult<"steer">) => void,
 ): Promise<CommandResult<"steer">> {
   refuseExtensionCommand(ctx, c.message);

@@ -5,8 +5,12 @@
 import { existsSync } from "node:fs";
 import { MissingSessionCwdError } from "../../../session/session-cwd.js";
 import { CommandError } from "../responses.js";
-import { async, sync, type CommandGroup } from "./types.js";
+import { type CommandGroup, handlersFor } from "./types.js";
 import { errorMessage } from "../../../error-text.js";
+
+/** What these handlers use of the agent. */
+type Uses = "contextUsage" | "session";
+const { async, sync } = handlersFor<Uses>();
 
 export const sessionCommands = {
   // Switching is the agent\'s (agent/session-switching.ts), shared with extensions and ACP.

@@ -1,7 +1,26 @@
 /** Commands that read or set the agent's state: answered at once, in order (those that change the session, sent during a switch, wait for it: see afterSwitch). */
 import { CommandError } from "../responses.js";
 import { withKnownJson } from "../../../transport/json-pieces.js";
-import { afterSwitch, sync, type CommandGroup } from "./types.js";
+import { afterSwitch, type CommandGroup, handlersFor } from "./types.js";
+
+/** What these handlers use of the agent. */
+type Uses =
+  | "autoCompactionEnabled"
+  | "autoRetryEnabled"
+  | "availableThinkingLevels"
+  | "cycleThinkingLevel"
+  | "followUpMode"
+  | "isCompacting"
+  | "isStreaming"
+  | "messages"
+  | "model"
+  | "models"
+  | "pendingMessageCount"
+  | "session"
+  | "setThinkingLevel"
+  | "steeringMode"
+  | "thinkingLevel";
+const { sync } = handlersFor<Uses>();
 
 export const stateCommands = {
   get_state: sync((_c, ctx) => {
@@ -33,7 +52,7 @@ export const stateCommands = {
   }),
   set_thinking_level: afterSwitch(
     sync((c, ctx) => {
-      // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped as any level is).
+      // The newest pi's "max" is the model's highest level; the wire's highest is xhigh (clamped like every level).
       ctx.agent.setThinkingLevel(c.level === "max" ? "xhigh" : c.level);
       return undefined;
     }),

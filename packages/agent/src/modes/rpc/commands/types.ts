@@ -4,9 +4,21 @@ import type { ExtensionRuntime } from "../../../extensions/runtime.js";
 
 export type { CommandOf };
 
-/** What a command handler reaches: the agent and the few server parts commands use, not the server. */
-export interface CommandContext {
-  readonly agent: AgentSession;
+/** The whole agent, as the server holds it. Handlers see only a view of it (handlersFor). */
+type CommandAgent = AgentSession;
+
+/** The members of the agent a group of handlers names (handlersFor). */
+export type AgentMember = keyof CommandAgent;
+
+/** The agent as handlers naming members `M` see it. */
+export type AgentView<M extends AgentMember> = Pick<CommandAgent, M>;
+
+/**
+ * What a command handler reaches: a view of the agent naming just what the handler uses, and the
+ * few server parts commands use, not the server.
+ */
+export interface CommandContext<Agent = CommandAgent> {
+  readonly agent: Agent;
   /** Session switches and the other things commands do as an extension would (extension events run). */
   readonly sessions: CommandSessions;
   readonly runtime: Pick<ExtensionRuntime, "findCommand" | "runCommand" | "commandList">;
@@ -44,9 +56,13 @@ export interface CommandSessions {
  */
 export type CommandResult<K extends CommandType> = K extends CommandWithData ? ResponseData<K> : undefined;
 
-type SyncRun<K extends CommandType> = (command: CommandOf<K>, ctx: CommandContext) => CommandResult<K>;
+type SyncRun<K extends CommandType, Agent = CommandAgent> = (command: CommandOf<K>, ctx: CommandContext<Agent>) => CommandResult<K>;
 /** `respond` answers early (e.g. when a prompt is accepted, before its events); otherwise the result answers. */
-type AsyncRun<K extends CommandType> = (command: CommandOf<K>, ctx: CommandContext, respond: (data: CommandResult<K>) => void) => Promise<CommandResult<K>>;
+type AsyncRun<K extends CommandType, Agent = CommandAgent> = (
+  command: CommandOf<K>,
+  ctx: CommandContext<Agent>,
+  respond: (data: CommandResult<K>) => void,
+) => Promise<CommandResult<K>>;
 
 /**
  * `sync` handlers answer before the next line is read, so their responses leave in arrival order.
@@ -79,8 +95,20 @@ export type CommandTable<K extends CommandType> = { [P in K]: CommandHandler<P> 
 /** Some commands' handlers, as a group file holds them (`satisfies CommandGroup`): its keys name the commands. */
 export type CommandGroup = Partial<CommandTable<CommandType>>;
 
-export const sync = <K extends CommandType>(run: SyncRun<K>): CommandHandler<K> => ({ kind: "sync", run });
-export const async = <K extends CommandType>(run: AsyncRun<K>): CommandHandler<K> => ({ kind: "async", run });
+/**
+ * `sync` and `async` for handlers that see only the agent's members `M`: a group file names what
+ * its handlers use (`handlersFor<"prompt" | "abort">()`), and reaching for anything else does
+ * not compile.
+ */
+export function handlersFor<M extends AgentMember>(): {
+  sync: <K extends CommandType>(run: SyncRun<K, AgentView<M>>) => CommandHandler<K>;
+  async: <K extends CommandType>(run: AsyncRun<K, AgentView<M>>) => CommandHandler<K>;
+} {
+  return {
+    sync: (run) => ({ kind: "sync", run }),
+    async: (run) => ({ kind: "async", run }),
+  };
+}
 
 /** Marks a handler as applying to the session switched to when a switch is under way (see CommandHandler.sessionBound). */
 export const afterSwitch = <K extends CommandType>(handler: CommandHandler<K>): CommandHandler<K> => ({ ...handler, sessionBound: true });

@@ -2,7 +2,11 @@
 import { listSessionSummaries } from "../../../session/session-list.js";
 import { listFiles } from "../../../workspace/file-list.js";
 import { CommandError } from "../responses.js";
-import { afterSwitch, async, sync, withCatalog, type CommandGroup } from "./types.js";
+import { afterSwitch, withCatalog, type CommandGroup, handlersFor } from "./types.js";
+
+/** What these handlers use of the agent. */
+type Uses = "isCompacting" | "isStreaming" | "models";
+const { async, sync } = handlersFor<Uses>();
 
 export const workspaceCommands = {
   list_sessions: sync((c, ctx) => listSessionSummaries(ctx.workspace.sessionDirs(c.scope ?? "folder"))),
