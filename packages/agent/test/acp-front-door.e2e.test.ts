@@ -5,47 +5,24 @@
  * what a dialog's permission request carries, relative folders, and --no-session.
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
-import { afterEach, describe, expect, it } from "vitest";
-import { startAcp, WAIT_MS, type AcpHarness } from "./helpers/acp-client.js";
+import { describe, expect, it } from "vitest";
+import { WAIT_MS, acpStarter, openSession, promptText, scriptWorkspace } from "./helpers/acp-client.js";
 import { DEMO, PARLEY_BIN, ROOT } from "./helpers/spawn.js";
 
 const GATE = join(ROOT, "packages/agent/test/fixtures/acp-gate.ts");
 const ACPX_BIN = join(ROOT, "node_modules/.bin/acpx");
 const TEST_MS = 180_000;
 
-const running: AcpHarness[] = [];
-afterEach(async () => {
-  for (const h of running.splice(0)) if (h.child.exitCode === null) h.child.kill("SIGKILL");
-});
+const start = acpStarter();
 
-function workspace(script: unknown[]): { dir: string; script: string; sessions: string; home: string } {
-  const dir = mkdtempSync(join(tmpdir(), "parley-acp-door-"));
-  const file = join(dir, "script.json");
-  writeFileSync(file, JSON.stringify(script));
-  return { dir, script: file, sessions: join(dir, "sessions"), home: join(dir, "home") };
-}
+const workspace = (script: unknown[]) => scriptWorkspace("parley-acp-door-", script);
 
-async function start(args: string[], options: Parameters<typeof startAcp>[1] = {}): Promise<AcpHarness> {
-  const h = await startAcp(args, options);
-  running.push(h);
-  return h;
-}
+const newSession = openSession;
 
-async function newSession(h: AcpHarness, cwd: string): Promise<acp.NewSessionResponse> {
-  const session = await h.agent.request("session/new", { cwd, mcpServers: [] });
-  await h.until(
-    () => h.updates.some((n) => n.sessionId === session.sessionId && n.update.sessionUpdate === "available_commands_update"),
-    "available_commands_update",
-  );
-  return session;
-}
-
-const prompt = (h: AcpHarness, sessionId: string, text: string): Promise<acp.PromptResponse> =>
-  h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+const prompt = promptText;
 
 /** The JSON-RPC error code a rejected request carries. */
 async function errorCode(request: Promise<unknown>): Promise<number | undefined> {

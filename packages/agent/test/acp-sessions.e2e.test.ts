@@ -11,18 +11,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
-import { afterEach, describe, expect, it } from "vitest";
-import { agentText, startAcp, untilWithdrawn, WAIT_MS, type AcpHarness } from "./helpers/acp-client.js";
+import { describe, expect, it } from "vitest";
+import { agentText, startAcp, untilWithdrawn, WAIT_MS, type AcpHarness, killedAfterEach, openSession, promptText } from "./helpers/acp-client.js";
 import { ROOT } from "./helpers/spawn.js";
 import { poll } from "./helpers/waits.js";
 
 const SESSIONS = join(ROOT, "packages/agent/test/fixtures/acp-sessions.ts");
 const TEST_MS = 120_000;
 
-const running: AcpHarness[] = [];
-afterEach(async () => {
-  for (const h of running.splice(0)) if (h.child.exitCode === null) h.child.kill("SIGKILL");
-});
+const running = killedAfterEach();
 
 interface Workspace {
   dir: string;
@@ -42,18 +39,9 @@ async function start(ws: Workspace, extra: string[] = []): Promise<AcpHarness> {
   return h;
 }
 
-async function newSession(h: AcpHarness, ws: Workspace): Promise<string> {
-  const { sessionId } = await h.agent.request("session/new", { cwd: ws.dir, mcpServers: [] });
-  // session_start runs after the response; the command list follows it.
-  await h.until(
-    () => h.updates.some((n) => n.sessionId === sessionId && n.update.sessionUpdate === "available_commands_update"),
-    `available_commands_update of ${sessionId}`,
-  );
-  return sessionId;
-}
+const newSession = async (h: AcpHarness, ws: Workspace): Promise<string> => (await openSession(h, ws.dir)).sessionId;
 
-const prompt = (h: AcpHarness, sessionId: string, text: string): Promise<acp.PromptResponse> =>
-  h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+const prompt = promptText;
 
 /** Permission requests the test answers by hand, by session. */
 class HeldDialogs {

@@ -3,12 +3,12 @@
  * with a scripted model calling tools, cancel, every extension dialog kind answered, declined,
  * cancelled and timed out with and without client elicitation, session list and load.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type * as acp from "@agentclientprotocol/sdk";
-import { afterEach, describe, expect, it } from "vitest";
-import { agentText, startAcp, untilWithdrawn, type AcpHarness } from "./helpers/acp-client.js";
+import { describe, expect, it } from "vitest";
+import { agentText, untilWithdrawn, type AcpHarness, acpStarter, openSession, promptText, scriptWorkspace } from "./helpers/acp-client.js";
 import { DEMO, PI_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
 import { quietFor } from "./helpers/waits.js";
 
@@ -17,36 +17,13 @@ const OFFLINE_PROVIDER = join(ROOT, "packages/agent/test/fixtures/offline-provid
 const STARTUP_DIALOG = join(ROOT, "packages/agent/test/fixtures/startup-dialog.ts");
 const TEST_MS = 120_000;
 
-const running: AcpHarness[] = [];
-afterEach(async () => {
-  for (const h of running.splice(0)) if (h.child.exitCode === null) h.child.kill("SIGKILL");
-});
+const start = acpStarter();
 
-function workspace(script: unknown[]): { dir: string; script: string; sessions: string } {
-  const dir = mkdtempSync(join(tmpdir(), "parley-acp-"));
-  const file = join(dir, "script.json");
-  writeFileSync(file, JSON.stringify(script));
-  return { dir, script: file, sessions: join(dir, "sessions") };
-}
+const workspace = (script: unknown[]) => scriptWorkspace("parley-acp-", script);
 
-async function start(args: string[], options: Parameters<typeof startAcp>[1] = {}): Promise<AcpHarness> {
-  const h = await startAcp(args, options);
-  running.push(h);
-  return h;
-}
+const newSession = openSession;
 
-async function newSession(h: AcpHarness, cwd: string): Promise<acp.NewSessionResponse> {
-  const session = await h.agent.request("session/new", { cwd, mcpServers: [] });
-  // session_start runs after the response; the command list follows it.
-  await h.until(
-    () => h.updates.some((n) => n.sessionId === session.sessionId && n.update.sessionUpdate === "available_commands_update"),
-    "available_commands_update",
-  );
-  return session;
-}
-
-const prompt = (h: AcpHarness, sessionId: string, text: string): Promise<acp.PromptResponse> =>
-  h.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+const prompt = promptText;
 
 /** Every stdout line is one JSON-RPC 2.0 message. */
 function expectOnlyJsonRpc(h: AcpHarness): void {

@@ -9,11 +9,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { deadline, PARLEY_BIN, ROOT } from "./helpers/spawn.js";
-
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
-type Bin = "parley" | "pi";
-const script = (bin: Bin): string => (bin === "parley" ? PARLEY_BIN : NEWEST_PI);
+import { type Side, sideCommand } from "./helpers/newest-pi.js";
+import { deadline } from "./helpers/spawn.js";
 
 const AUTH = {
   openai: { type: "api_key", key: "sk-test-1" },
@@ -50,9 +47,10 @@ const normalise = (text: string, dir: string): string =>
     .join("<agent>")
     .replace(/\bpi (auth|--help)/g, "parley $1");
 
-function run(bin: Bin, args: string[], auth: object | undefined = AUTH): Outcome {
+function run(bin: Side, args: string[], auth: object | undefined = AUTH): Outcome {
   const { home, dir, file } = agentDir(auth);
-  const result = spawnSync(process.execPath, [script(bin), ...args], { env: env(home, dir), cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const [command, ...pre] = sideCommand(bin);
+  const result = spawnSync(command, [...pre, ...args], { env: env(home, dir), cwd: home, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   return {
     status: result.status,
     stdout: normalise(result.stdout, dir),
@@ -114,9 +112,9 @@ describe("parley auth as pi 1.6's auth", () => {
 });
 
 /** Runs a command in a pseudo-terminal, answering each prompt (a pattern in the output so far) once. */
-function inTerminal(bin: Bin, args: string[], answers: [RegExp, string][], auth?: object): Promise<{ output: string; status: number | null; file: string }> {
+function inTerminal(bin: Side, args: string[], answers: [RegExp, string][], auth?: object): Promise<{ output: string; status: number | null; file: string }> {
   const { home, dir, file } = agentDir(auth);
-  const command = [process.execPath, script(bin), ...args].join(" ");
+  const command = [...sideCommand(bin), ...args].join(" ");
   const child = spawn("script", ["-qfec", command, "/dev/null"], { env: env(home, dir), cwd: home, stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
   const pending = [...answers];

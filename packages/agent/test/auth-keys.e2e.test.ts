@@ -6,7 +6,6 @@
  * same auth.json, must send the same key, in print mode, and parley also in json and rpc mode and
  * in `auth print-api-key`.
  */
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,9 +13,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { NO_KEYS, place, write } from "./helpers/pi-home.js";
-import { PARLEY_BIN, ROOT } from "./helpers/spawn.js";
+import { type CliResult, runSide, type Side } from "./helpers/newest-pi.js";
 
-const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const RUN_MS = deadline(3 * AGENT_CEILING_MS);
 const TEST_MS = deadline(30 * AGENT_CEILING_MS);
 
@@ -42,35 +40,17 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((done) => server.close(() => done())));
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI; `input` is written to stdin, which ends at once, or (rpc) once stdout has `endAfter`. */
-function run(bin: "pi" | "parley", args: string[], env: NodeJS.ProcessEnv, cwd: string, input?: string, endAfter?: string): Promise<Result> {
-  const [command, ...pre] = bin === "pi" ? [process.execPath, PI_NEWEST] : [PARLEY_BIN];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command ?? "", [...pre, ...args], { cwd, env: { ...process.env, ...env }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-      if (endAfter !== undefined && stdout.includes(endAfter)) child.stdin.end();
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${bin} ${args.join(" ")} did not end: ${stdout}\n${stderr}`));
-    }, RUN_MS);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    if (endAfter === undefined) child.stdin.end(input ?? "");
-    else child.stdin.write(input ?? "");
+function run(side: Side, args: string[], env: NodeJS.ProcessEnv, cwd: string, input = "", endAfter?: string): Promise<CliResult> {
+  return runSide(side, args, {
+    cwd,
+    env,
+    ms: RUN_MS,
+    input,
+    holdStdin: endAfter !== undefined,
+    onStdout: (stdout, child) => {
+      if (endAfter !== undefined && stdout.includes(endAfter)) child.stdin?.end();
+    },
   });
 }
 

@@ -6,17 +6,17 @@
  * refresh token is ever sent, and the file stays whole.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentText, startAcp } from "./helpers/acp-client.js";
-import { PARLEY_BIN, ROOT, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import type { Side } from "./helpers/newest-pi.js";
+import { type AuthDirs, authDirs, replyTo, startLoggedIn } from "./helpers/oauth-world.js";
+import { PARLEY_BIN, ROOT, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/oauth-provider.ts");
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 
 /** The token server: refresh tokens are single-use; access tokens live `lifetimeMs`. */
 class TokenServer {
@@ -73,37 +73,10 @@ const tokenServer = new TokenServer();
 beforeAll(() => tokenServer.start());
 afterAll(() => new Promise<void>((ok) => tokenServer.server.close(() => ok())));
 
-function agentDirWith(login: object): { home: string; agentDir: string; authFile: string } {
-  const home = mkdtempSync(join(tmpdir(), "parley-auth-"));
-  const agentDir = join(home, ".pi", "agent");
-  mkdirSync(agentDir, { recursive: true });
-  const authFile = join(agentDir, "auth.json");
-  writeFileSync(authFile, JSON.stringify({ other: { type: "api_key", key: "kept" }, tokco: { type: "oauth", ...login } }, null, 2), { mode: 0o600 });
-  return { home, agentDir, authFile };
-}
+const agentDirWith = (login: object): AuthDirs => authDirs("parley-auth-", { other: { type: "api_key", key: "kept" }, tokco: { type: "oauth", ...login } });
 
-function startAgent(bin: "parley" | "pi", dirs: { home: string; agentDir: string }): AgentProcess {
-  const env = { HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agentDir, OAUTH_TEST_SERVER: tokenServer.url, PI_OFFLINE: "1" };
-  const args = ["--mode", "rpc", "--no-session", "-e", FIXTURE, "--provider", "tokco", "--model", "m1"];
-  return bin === "parley"
-    ? spawnAgent(PARLEY_BIN, args, { cwd: dirs.home, env })
-    : spawnAgent(process.execPath, [NEWEST_PI, ...args], { cwd: dirs.home, env, checkSchema: false });
-}
-
-/** The reply's text to one prompt. */
-async function ask(agent: AgentProcess, text: string): Promise<string> {
-  const from = agent.records.length;
-  const response = await agent.request({ type: "prompt", message: text });
-  expect(response["success"], JSON.stringify(response)).toBe(true);
-  const end = await agent.waitFor((r: Rec) => r.type === "agent_end", undefined, from);
-  const messages = (end["messages"] as { role: string; content: { type: string; text?: string }[] }[]).filter((m) => m.role === "assistant");
-  return (
-    messages
-      .at(-1)
-      ?.content.map((c) => c.text ?? "")
-      .join("") ?? ""
-  );
-}
+const startAgent = (side: Side, dirs: AuthDirs): AgentProcess =>
+  startLoggedIn(side, dirs, ["-e", FIXTURE, "--provider", "tokco", "--model", "m1"], { OAUTH_TEST_SERVER: tokenServer.url });
 
 function stored(authFile: string): Record<string, Record<string, unknown>> {
   return JSON.parse(readFileSync(authFile, "utf8")) as Record<string, Record<string, unknown>>;
@@ -116,7 +89,7 @@ describe("OAuth tokens in a session", () => {
     const before = tokenServer.refreshes;
     const parley = startAgent("parley", dirs);
     try {
-      const reply = await ask(parley, "hello");
+      const reply = await replyTo(parley, "hello");
       expect(reply).toMatch(/^accepted access-\d+$/);
       expect(tokenServer.refreshes).toBe(before + 1);
       const file = stored(dirs.authFile);
@@ -126,7 +99,7 @@ describe("OAuth tokens in a session", () => {
       expect(file["tokco"]?.["refresh"]).not.toBe(old.refresh);
       expect(statSync(dirs.authFile).mode & 0o777).toBe(0o600);
       // A second request uses the saved token: no second refresh.
-      expect(await ask(parley, "again")).toBe(reply);
+      expect(await replyTo(parley, "again")).toBe(reply);
       expect(tokenServer.refreshes).toBe(before + 1);
     } finally {
       parley.kill();
@@ -139,14 +112,14 @@ describe("OAuth tokens in a session", () => {
     const dirs = agentDirWith(first);
     const parley = startAgent("parley", dirs);
     try {
-      expect(await ask(parley, "one")).toBe(`accepted ${first.access}`);
+      expect(await replyTo(parley, "one")).toBe(`accepted ${first.access}`);
       const before = tokenServer.refreshes;
       // Wait for the clock (not the machine) to pass the point where the token is due.
       await new Promise<void>((ok) => {
         const check = (): void => void (Date.now() + 5 * 60_000 >= first.expires + 50 ? ok() : setTimeout(check, 100));
         check();
       });
-      const reply = await ask(parley, "two");
+      const reply = await replyTo(parley, "two");
       expect(reply).toMatch(/^accepted access-\d+$/);
       expect(reply).not.toBe(`accepted ${first.access}`);
       expect(tokenServer.refreshes).toBe(before + 1);
@@ -186,7 +159,7 @@ describe("OAuth tokens in a session", () => {
     const parley = startAgent("parley", dirs);
     try {
       for (let round = 0; round < 5; round++) {
-        const [fromPi, fromParley] = await Promise.all([ask(pi, `round ${round}`), ask(parley, `round ${round}`)]);
+        const [fromPi, fromParley] = await Promise.all([replyTo(pi, `round ${round}`), replyTo(parley, `round ${round}`)]);
         expect(fromPi).toMatch(/^accepted /);
         expect(fromParley).toMatch(/^accepted /);
       }

@@ -4,32 +4,15 @@
  * command: the same exit status, stdout and stderr (the world's folder and the program's name made
  * alike), and both `mcp.json` files byte for byte; parley leaves no lock or temporary file behind.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
-import { NO_KEYS } from "./helpers/pi-home.js";
-import { PARLEY_BIN, ROOT } from "./helpers/spawn.js";
+import { type CliResult as Result, runSide, SIDES, type Side, type SideWorld as World, sideWorld } from "./helpers/newest-pi.js";
 
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const COMMAND_MS = deadline(5 * AGENT_CEILING_MS);
 const TEST_MS = deadline(40 * AGENT_CEILING_MS);
-
-type Side = "pi" | "parley";
-const SIDES: Side[] = ["pi", "parley"];
-interface World {
-  base: string;
-  agentDir: string;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let root: string;
 const worlds = {} as Record<Side, World>;
@@ -40,16 +23,10 @@ const USER_FILE = '\uFEFF{\n\t"autoEnableCodemode": false,\n\t"mcpServers": {\n\
 beforeAll(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "parley-mcpedit-")));
   for (const side of SIDES) {
-    const base = join(root, side);
-    const home = join(base, "home");
-    const agentDir = join(home, ".pi", "agent");
-    const cwd = join(base, "project");
-    mkdirSync(agentDir, { recursive: true });
-    mkdirSync(cwd, { recursive: true });
-    writeFileSync(join(agentDir, "mcp.json"), USER_FILE);
-    writeFileSync(join(agentDir, "settings.json"), "{}\n");
-    const env: NodeJS.ProcessEnv = { ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir, NO_COLOR: "1" };
-    worlds[side] = { base, agentDir, cwd, env };
+    const w = sideWorld(join(root, side));
+    writeFileSync(join(w.agentDir, "mcp.json"), USER_FILE);
+    writeFileSync(join(w.agentDir, "settings.json"), "{}\n");
+    worlds[side] = w;
   }
 });
 
@@ -57,26 +34,7 @@ afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-function run(side: Side, args: string[]): Promise<Result> {
-  const w = worlds[side];
-  const [bin, ...pre] = side === "pi" ? [process.execPath, NEWEST_PI] : [PARLEY_BIN];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin ?? "", [...pre, "mcp", ...args], { cwd: w.cwd, env: { ...process.env, ...w.env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${side} mcp ${args.join(" ")} did not end: ${stdout}\n${stderr}`));
-    }, COMMAND_MS);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (side: Side, args: string[]): Promise<Result> => runSide(side, ["mcp", ...args], { cwd: worlds[side].cwd, env: worlds[side].env, ms: COMMAND_MS });
 
 /** The world's folder as <world>, the program's own name as <app>. */
 const alike = (side: Side, text: string): string =>

@@ -8,36 +8,22 @@
  * other saved; expired tokens are refreshed and saved; a pi and a parley refreshing one sign-in
  * at the same time both connect and no refresh token is ever spent twice.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lastAssistantText, notices } from "./helpers/agent-records.js";
 import { checkedAgents } from "./helpers/checked-agents.js";
 import { OAuthMcpServer } from "./fixtures/mcp/oauth-mcp-server.js";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
-import { NO_KEYS } from "./helpers/pi-home.js";
+import { type CliResult as Result, runSide, type Side, type SideWorld as World, sideWorld, stdoutLines } from "./helpers/newest-pi.js";
 import { type AgentProcess, PARLEY_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
 
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const COMMAND_MS = deadline(5 * AGENT_CEILING_MS);
 const TEST_MS = deadline(40 * AGENT_CEILING_MS);
 /** The model of the MCP tests: it calls the tool the prompt names and says what the tool said. */
 const MODEL = join(ROOT, "packages/agent/test/fixtures/mcp/mcp-model.ts");
 const agents = checkedAgents();
-
-type Side = "pi" | "parley";
-interface World {
-  base: string;
-  agentDir: string;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 const server = new OAuthMcpServer();
 let root: string;
@@ -62,55 +48,15 @@ afterAll(async () => {
 let worldCount = 0;
 /** A HOME with an agent directory whose mcp.json has the OAuth server as "docs". */
 function world(exposure = "codemode"): World {
-  const base = join(root, `world-${++worldCount}`);
-  const home = join(base, "home");
-  const agentDir = join(home, ".pi", "agent");
-  const cwd = join(base, "project");
-  mkdirSync(agentDir, { recursive: true });
-  mkdirSync(cwd, { recursive: true });
-  writeFileSync(join(agentDir, "mcp.json"), JSON.stringify({ mcpServers: { docs: { url: server.mcpUrl, exposure } } }));
-  writeFileSync(join(agentDir, "settings.json"), "{}\n");
-  const env: NodeJS.ProcessEnv = {
-    ...NO_KEYS,
-    HOME: home,
-    PI_CODING_AGENT_DIR: agentDir,
-    NO_COLOR: "1",
-    PATH: `${join(root, "bin")}:${process.env["PATH"] ?? ""}`,
-  };
-  return { base, agentDir, cwd, env };
+  const w = sideWorld(join(root, `world-${++worldCount}`), { PATH: `${join(root, "bin")}:${process.env["PATH"] ?? ""}` });
+  writeFileSync(join(w.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { docs: { url: server.mcpUrl, exposure } } }));
+  writeFileSync(join(w.agentDir, "settings.json"), "{}\n");
+  return w;
 }
 
 /** Runs `<side> mcp <args>`; `onLine` sees each stdout line as it comes. */
-function run(side: Side, w: World, args: string[], onLine?: (line: string) => void): Promise<Result> {
-  const [bin, ...pre] = side === "pi" ? [process.execPath, NEWEST_PI] : [PARLEY_BIN];
-  return new Promise((resolve, reject) => {
-    const child: ChildProcess = spawn(bin ?? "", [...pre, "mcp", ...args], {
-      cwd: w.cwd,
-      env: { ...process.env, ...w.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    let partial = "";
-    child.stdout?.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-      partial += d;
-      const lines = partial.split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) onLine?.(line);
-    });
-    child.stderr?.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${side} mcp ${args.join(" ")} did not end: ${stdout}\n${stderr}`));
-    }, COMMAND_MS);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (side: Side, w: World, args: string[], onLine?: (line: string) => void): Promise<Result> =>
+  runSide(side, ["mcp", ...args], { cwd: w.cwd, env: w.env, ms: COMMAND_MS, ...(onLine ? { onStdout: stdoutLines(onLine) } : {}) });
 
 /** The user's browser: follows the authorization URL to the loopback callback, which must answer 200. */
 async function approve(authorizationUrl: string): Promise<void> {
@@ -302,21 +248,14 @@ function start(w: World): AgentProcess {
   return agent;
 }
 
-type Rec = Record<string, unknown>;
-
 /** Sends a prompt, waits for its run to end, and returns the last assistant text of it. */
 async function ask(agent: AgentProcess, message: string): Promise<string> {
   const from = agent.records.length;
   const response = await agent.request({ type: "prompt", message });
   expect(response["success"], JSON.stringify(response)).toBe(true);
   await agent.waitFor((r) => r.type === "agent_settled", undefined, from);
-  const ends = agent.records.slice(from).filter((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
-  const last = ends.at(-1)?.["message"] as Rec | undefined;
-  return ((last?.["content"] ?? []) as Rec[]).flatMap((c) => (c["type"] === "text" ? [String(c["text"])] : [])).join("");
+  return lastAssistantText(agent, from);
 }
-
-const notices = (agent: AgentProcess, from = 0): string[] =>
-  agent.records.slice(from).flatMap((r) => (r.type === "extension_ui_request" && r["method"] === "notify" ? [String(r["message"])] : []));
 
 /** The /mcp status text. */
 async function status(agent: AgentProcess): Promise<string> {

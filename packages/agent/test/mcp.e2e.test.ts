@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { McpServer } from "@agentclientprotocol/sdk";
 import { describe, expect, it } from "vitest";
 import { agentText, startAcp } from "./helpers/acp-client.js";
+import { lastAssistantText, notices } from "./helpers/agent-records.js";
 import { checkedAgents } from "./helpers/checked-agents.js";
 import { type AgentProcess, PARLEY_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
 import { alive } from "./helpers/marker.js";
@@ -77,13 +78,8 @@ async function ask(agent: AgentProcess, message: string): Promise<string> {
     undefined,
     from,
   );
-  const ends = agent.records.slice(from).filter((r) => r.type === "message_end" && (r["message"] as Rec)["role"] === "assistant");
-  const last = ends.at(-1)?.["message"] as Rec | undefined;
-  return ((last?.["content"] ?? []) as Rec[]).flatMap((c) => (c["type"] === "text" ? [String(c["text"])] : [])).join("");
+  return lastAssistantText(agent, from);
 }
-
-const notices = (agent: AgentProcess, from = 0): string[] =>
-  agent.records.slice(from).flatMap((r) => (r.type === "extension_ui_request" && r["method"] === "notify" ? [String(r["message"])] : []));
 
 /** The /mcp status text. */
 async function status(agent: AgentProcess): Promise<string> {

@@ -9,6 +9,7 @@ import type {
   Context,
   Model,
   Tool,
+  ToolCall,
   ToolResultMessage,
 } from "@earendil-works/pi-ai/compat";
 import { Type } from "typebox";
@@ -323,6 +324,20 @@ describe("offline model", () => {
     return { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text }], isError, timestamp: Date.now() };
   }
 
+  /** The offline model's turn that called these tools. */
+  function toolUse(...calls: Omit<ToolCall, "type">[]): AssistantMessage {
+    return {
+      role: "assistant",
+      content: calls.map((call) => ({ type: "toolCall", ...call })),
+      api: OFFLINE_API,
+      provider: "parley",
+      model: "offline",
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: "toolUse",
+      timestamp: Date.now(),
+    };
+  }
+
   it("calls read for a file the user asks about, then summarises the tool result", async () => {
     const model = createOfflineModel({ cwd: dir });
     expect(model).toMatchObject({ provider: "parley", id: "offline", api: OFFLINE_API, reasoning: false });
@@ -355,19 +370,7 @@ describe("offline model", () => {
       { name: "read", arguments: { path: "src/index.ts" } },
       { name: "read", arguments: { path: "README.md" } },
     ]);
-    const assistant: AssistantMessage = {
-      role: "assistant",
-      content: [
-        { type: "toolCall", id: "c1", name: "read", arguments: { path: "src/index.ts" } },
-        { type: "toolCall", id: "c2", name: "read", arguments: { path: "README.md" } },
-      ],
-      api: OFFLINE_API,
-      provider: "parley",
-      model: "offline",
-      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-      stopReason: "toolUse",
-      timestamp: Date.now(),
-    };
+    const assistant = toolUse({ id: "c1", name: "read", arguments: { path: "src/index.ts" } }, { id: "c2", name: "read", arguments: { path: "README.md" } });
     context.messages.push(
       assistant,
       toolResult({ id: "c1", name: "read" }, readFileSync(join(dir, "src", "index.ts"), "utf8")),
@@ -384,19 +387,7 @@ describe("offline model", () => {
     const assistant = planOfflineReply(userContext("read package.json"), dir);
     expect(assistant.toolCalls).toHaveLength(1);
     context.messages.push(
-      {
-        role: "assistant",
-        content: [
-          { type: "toolCall", id: "a", name: "read", arguments: { path: "big.txt" } },
-          { type: "toolCall", id: "b", name: "read", arguments: { path: "gone.txt" } },
-        ],
-        api: OFFLINE_API,
-        provider: "parley",
-        model: "offline",
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-        stopReason: "toolUse",
-        timestamp: Date.now(),
-      },
+      toolUse({ id: "a", name: "read", arguments: { path: "big.txt" } }, { id: "b", name: "read", arguments: { path: "gone.txt" } }),
       toolResult({ id: "a", name: "read" }, "line one\nline two\n\n[Showing lines 1-2 of 5000. Use offset=3 to continue.]"),
       toolResult({ id: "b", name: "read" }, "ENOENT: no such file or directory, access 'gone.txt'", true),
     );
@@ -411,19 +402,7 @@ describe("offline model", () => {
     expect(planOfflineReply(userContext("what is in src/?"), dir).toolCalls).toEqual([{ name: "ls", arguments: { path: "src" } }]);
 
     const context = userContext("list files");
-    context.messages.push(
-      {
-        role: "assistant",
-        content: [{ type: "toolCall", id: "l", name: "ls", arguments: { path: "." } }],
-        api: OFFLINE_API,
-        provider: "parley",
-        model: "offline",
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-        stopReason: "toolUse",
-        timestamp: Date.now(),
-      },
-      toolResult({ id: "l", name: "ls" }, "package.json\nREADME.md\nsrc/"),
-    );
+    context.messages.push(toolUse({ id: "l", name: "ls", arguments: { path: "." } }), toolResult({ id: "l", name: "ls" }, "package.json\nREADME.md\nsrc/"));
     expect(planOfflineReply(context, dir).text).toContain("The working directory has 1 directory (`src/`) and 2 files (`package.json`, `README.md`).");
   });
 

@@ -5,17 +5,17 @@
  * login's key and header; a login that is due is refreshed and saved first, and the refreshed
  * login's resolved auth is the one sent. pi 1.6 runs the same steps against the same server.
  */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PARLEY_BIN, ROOT, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import type { Side } from "./helpers/newest-pi.js";
+import { type AuthDirs, authDirs, replyTo, startLoggedIn } from "./helpers/oauth-world.js";
+import type { AgentProcess, Rec } from "./helpers/spawn.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/agent/oauth-base-url.js");
 const REGISTRY_CALL = resolve(import.meta.dirname, "fixtures/agent/oauth-registry-call.js");
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 
 const requests: { url: string | undefined; headers: IncomingHttpHeaders }[] = [];
 const server = createServer((req, res) => {
@@ -35,34 +35,10 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
-function agentDirWith(login: object): { home: string; agentDir: string; authFile: string } {
-  const home = mkdtempSync(join(tmpdir(), "parley-oauth-auth-"));
-  const agentDir = join(home, ".pi", "agent");
-  mkdirSync(agentDir, { recursive: true });
-  const authFile = join(agentDir, "auth.json");
-  writeFileSync(authFile, JSON.stringify({ entco: { type: "oauth", ...login } }, null, 2), { mode: 0o600 });
-  return { home, agentDir, authFile };
-}
+const agentDirWith = (login: object): AuthDirs => authDirs("parley-oauth-auth-", { entco: { type: "oauth", ...login } });
 
-function startAgent(bin: "parley" | "pi", dirs: { home: string; agentDir: string }, extra: string[] = []): AgentProcess {
-  const env = { HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agentDir, PI_OFFLINE: "1" };
-  const args = ["--mode", "rpc", "--no-session", "-e", FIXTURE, ...extra, "--provider", "entco", "--model", "ent-1"];
-  return bin === "parley"
-    ? spawnAgent(PARLEY_BIN, args, { cwd: dirs.home, env })
-    : spawnAgent(process.execPath, [NEWEST_PI, ...args], { cwd: dirs.home, env, checkSchema: false });
-}
-
-async function ask(agent: AgentProcess, text: string): Promise<string> {
-  const from = agent.records.length;
-  const response = await agent.request({ type: "prompt", message: text });
-  expect(response["success"], JSON.stringify(response)).toBe(true);
-  const end = await agent.waitFor((r: Rec) => r.type === "agent_end", undefined, from);
-  const messages = (end["messages"] as { role: string; errorMessage?: string; content: { type: string; text?: string }[] }[]).filter(
-    (m) => m.role === "assistant",
-  );
-  const last = messages.at(-1);
-  return last?.errorMessage ?? last?.content.map((c) => c.text ?? "").join("") ?? "";
-}
+const startAgent = (side: Side, dirs: AuthDirs, extra: string[] = []): AgentProcess =>
+  startLoggedIn(side, dirs, ["-e", FIXTURE, ...extra, "--provider", "entco", "--model", "ent-1"]);
 
 describe("an OAuth login's resolved auth in requests", () => {
   for (const bin of ["parley", "pi"] as const) {
@@ -71,7 +47,7 @@ describe("an OAuth login's resolved auth in requests", () => {
       const agent = startAgent(bin, dirs);
       try {
         const from = requests.length;
-        expect(await ask(agent, "hello")).toBe("via the login's host");
+        expect(await replyTo(agent, "hello")).toBe("via the login's host");
         const sent = requests.slice(from);
         expect(sent).toHaveLength(1);
         expect(sent[0]?.url).toBe("/enterprise/v1/chat/completions");
@@ -87,7 +63,7 @@ describe("an OAuth login's resolved auth in requests", () => {
       const agent = startAgent(bin, dirs);
       try {
         const from = requests.length;
-        expect(await ask(agent, "hello")).toBe("via the login's host");
+        expect(await replyTo(agent, "hello")).toBe("via the login's host");
         const sent = requests.slice(from);
         expect(sent.map((r) => [r.url, r.headers.authorization])).toEqual([["/enterprise/v1/chat/completions", "Bearer tok-2-refreshed"]]);
         const saved = JSON.parse(readFileSync(dirs.authFile, "utf8")) as Record<string, Record<string, unknown>>;
@@ -112,8 +88,8 @@ describe("an OAuth login's resolved auth beside the prompt", () => {
       writeFileSync(join(dirs.agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
       const agent = startAgent(bin, dirs, ["-e", REGISTRY_CALL]);
       try {
-        await ask(agent, "one");
-        await ask(agent, "two");
+        await replyTo(agent, "one");
+        await replyTo(agent, "two");
         const beforeCompact = requests.length;
         const compacted = await agent.request({ type: "compact" });
         expect(compacted["success"], JSON.stringify(compacted)).toBe(true);

@@ -8,31 +8,19 @@
  * Compared: exit statuses, stdout and stderr (paths and npm's timings made alike), settings.json
  * byte for byte, the files each install made; then each agent loads what the other installed.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
-import { NO_KEYS } from "./helpers/pi-home.js";
-import { type AgentProcess, PARLEY_BIN, type Rec, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { type CliResult as Result, runSide, SIDES, type Side, type SideWorld as World, sideWorld, startSide } from "./helpers/newest-pi.js";
+import { type AgentProcess, type Rec, ROOT } from "./helpers/spawn.js";
 
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const OFFLINE = join(ROOT, "packages/agent/test/fixtures/offline-provider.ts");
 /** pi 1.6.0 takes seconds to start on a busy machine; each command gets ten minutes (scaled). */
 const COMMAND_MS = deadline(10 * AGENT_CEILING_MS);
 const TEST_MS = deadline(40 * AGENT_CEILING_MS);
-
-type Side = "pi" | "parley";
-const SIDES: Side[] = ["pi", "parley"];
-
-interface World {
-  base: string;
-  home: string;
-  agentDir: string;
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-}
 
 let root: string;
 let fixtures: string;
@@ -80,27 +68,18 @@ beforeAll(() => {
   writeFile(join(fixtures, "local-pkg", "package.json"), JSON.stringify({ name: "local-pkg", version: "0.0.1" }));
   for (const side of SIDES) {
     const base = join(root, side);
-    const home = join(base, "home");
-    const agentDir = join(home, ".pi", "agent");
-    const cwd = join(base, "project");
-    mkdirSync(agentDir, { recursive: true });
-    mkdirSync(cwd, { recursive: true });
-    writeFileSync(join(home, ".gitconfig"), `[url "file://${join(fixtures, "repos")}/"]\n\tinsteadOf = https://example.test/\n`);
-    // Settings the commands must keep: other keys in their order, a key pi migrates, unknown keys.
-    writeFileSync(join(agentDir, "settings.json"), '{"theme":"dark","queueMode":"all","custom":{"nested":[1,2]},"packages":["./no-such-folder"]}\n');
-    // The project is trusted (its .pi/settings.json, once written, needs trust), as pi saves it.
-    writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [cwd]: true }));
-    const env: NodeJS.ProcessEnv = {
-      ...NO_KEYS,
-      HOME: home,
-      PI_CODING_AGENT_DIR: agentDir,
+    const w = sideWorld(base, {
       GIT_CONFIG_NOSYSTEM: "1",
       npm_config_offline: "true",
       npm_config_update_notifier: "false",
-      npm_config_cache: join(home, ".npm"),
-      NO_COLOR: "1",
-    };
-    worlds[side] = { base, home, agentDir, cwd, env };
+      npm_config_cache: join(base, "home", ".npm"),
+    });
+    writeFileSync(join(w.home, ".gitconfig"), `[url "file://${join(fixtures, "repos")}/"]\n\tinsteadOf = https://example.test/\n`);
+    // Settings the commands must keep: other keys in their order, a key pi migrates, unknown keys.
+    writeFileSync(join(w.agentDir, "settings.json"), '{"theme":"dark","queueMode":"all","custom":{"nested":[1,2]},"packages":["./no-such-folder"]}\n');
+    // The project is trusted (its .pi/settings.json, once written, needs trust), as pi saves it.
+    writeFileSync(join(w.agentDir, "trust.json"), JSON.stringify({ [w.cwd]: true }));
+    worlds[side] = w;
   }
 });
 
@@ -108,33 +87,8 @@ afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs one command of one agent to its end (stdin closed: pi then has no terminal either). */
-function run(side: Side, args: string[], cwd = worlds[side].cwd): Promise<Result> {
-  const w = worlds[side];
-  const [bin, ...pre] = side === "pi" ? [process.execPath, NEWEST_PI] : [PARLEY_BIN];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin ?? "", [...pre, ...args], { cwd, env: { ...process.env, ...w.env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${side} ${args.join(" ")} did not end: ${stdout}\n${stderr}`));
-    }, COMMAND_MS);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (side: Side, args: string[], cwd = worlds[side].cwd): Promise<Result> => runSide(side, args, { cwd, env: worlds[side].env, ms: COMMAND_MS });
 
 /** Both agents, the same command, at once. */
 async function both(args: string[], cwdOf?: (w: World) => string): Promise<Record<Side, Result>> {
@@ -197,10 +151,7 @@ afterAll(async () => {
 async function loadedIn(side: Side, agent: Side): Promise<string[]> {
   const w = worlds[side];
   const args = ["--mode", "rpc", "--no-session", "-e", OFFLINE];
-  const p =
-    agent === "pi"
-      ? spawnAgent(process.execPath, [NEWEST_PI, ...args], { cwd: w.cwd, env: { ...w.env, PI_OFFLINE: "1" }, checkSchema: false })
-      : spawnAgent(PARLEY_BIN, args, { cwd: w.cwd, env: { ...w.env, PI_OFFLINE: "1" } });
+  const p = startSide(agent, args, { cwd: w.cwd, env: { ...w.env, PI_OFFLINE: "1" } });
   running.push(p);
   const r = await p.request({ type: "get_commands" }, COMMAND_MS);
   expect(r["success"], p.stderr()).toBe(true);

@@ -5,7 +5,7 @@
  * latest; once a newer version is published, `update` installs it and says so, as pi does; asked
  * again, it is up to date. Nothing else is reached: npm's update check and audit are off.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
@@ -14,23 +14,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
-import { NO_KEYS } from "./helpers/pi-home.js";
-import { PARLEY_BIN, ROOT } from "./helpers/spawn.js";
+import { type CliResult as Result, runSide, SIDES, type Side, type SideWorld, sideWorld } from "./helpers/newest-pi.js";
 
-const NEWEST_PI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const COMMAND_MS = deadline(10 * AGENT_CEILING_MS);
 const TEST_MS = deadline(30 * AGENT_CEILING_MS);
 const NAME = "parley-fixture-reg";
-
-type Side = "pi" | "parley";
-const SIDES: Side[] = ["pi", "parley"];
 
 let root: string;
 let server: Server;
 let registry: string;
 /** The published versions: version → the tarball's bytes. */
 const published = new Map<string, Buffer>();
-const worlds = {} as Record<Side, { base: string; agentDir: string; cwd: string; env: NodeJS.ProcessEnv }>;
+const worlds = {} as Record<Side, SideWorld>;
 
 /** Packs the package at this version into a tarball and publishes it to the registry. */
 function publish(version: string): void {
@@ -86,22 +81,12 @@ beforeAll(async () => {
   publish("1.0.0");
   for (const side of SIDES) {
     const base = join(root, side);
-    const home = join(base, "home");
-    const agentDir = join(home, ".pi", "agent");
-    const cwd = join(base, "project");
-    mkdirSync(agentDir, { recursive: true });
-    mkdirSync(cwd, { recursive: true });
-    const env: NodeJS.ProcessEnv = {
-      ...NO_KEYS,
-      HOME: home,
-      PI_CODING_AGENT_DIR: agentDir,
+    worlds[side] = sideWorld(base, {
       npm_config_registry: `${registry}/`,
       npm_config_prefer_online: "true",
       npm_config_update_notifier: "false",
-      npm_config_cache: join(home, ".npm"),
-      NO_COLOR: "1",
-    };
-    worlds[side] = { base, agentDir, cwd, env };
+      npm_config_cache: join(base, "home", ".npm"),
+    });
   }
 });
 
@@ -110,32 +95,7 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(side: Side, args: string[]): Promise<Result> {
-  const w = worlds[side];
-  const [bin, ...pre] = side === "pi" ? [process.execPath, NEWEST_PI] : [PARLEY_BIN];
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin ?? "", [...pre, ...args], { cwd: w.cwd, env: { ...process.env, ...w.env }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${side} ${args.join(" ")} did not end: ${stdout}\n${stderr}`));
-    }, COMMAND_MS);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (side: Side, args: string[]): Promise<Result> => runSide(side, args, { cwd: worlds[side].cwd, env: worlds[side].env, ms: COMMAND_MS });
 
 /** Both agents, one after the other (one registry, one npm cache each). */
 async function both(args: string[]): Promise<Record<Side, Result>> {

@@ -98,27 +98,35 @@ function sessionShape(r: { configOptions?: Acp.SessionConfigOption[] | null; mod
   };
 }
 
-/** Runs the whole flow through pi-acp against one agent; returns each step's outcome. */
-async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
-  const { base, cwd, env } = agentWorld(`piacp-${agent}-`);
+/**
+ * pi-acp in a private world, starting `agent` (through a `pi` shim on PATH) with these
+ * extensions; the world's folders are removed and the child killed after the file.
+ */
+function startPiAcp(agent: AgentName, prefix: string, extensions: string[]): { cwd: string; child: ChildProcessWithoutNullStreams } {
+  const { base, cwd, env } = agentWorld(prefix);
   dirs.push(base);
   const bin = join(base, "bin");
   mkdirSync(bin);
   const shim = join(bin, "pi");
   const relay = agent === "pi" ? `'${RELAY}' ` : "";
-  writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' ${relay}'${CLI[agent]}' "$@" -e '${OFFLINE_PROVIDER}'\n`);
+  writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' ${relay}'${CLI[agent]}' "$@"${extensions.map((e) => ` -e '${e}'`).join("")}\n`);
   chmodSync(shim, 0o755);
   // pi-acp asks `npm view @earendil-works/pi-coding-agent version` for an update notice: keep the
   // test offline with an `npm` that knows nothing.
   writeFileSync(join(bin, "npm"), "#!/bin/sh\nexit 1\n");
   chmodSync(join(bin, "npm"), 0o755);
-
   const child = spawn(process.execPath, [PI_ACP], {
     cwd,
     env: { ...process.env, ...env, PATH: `${bin}:${process.env["PATH"] ?? ""}`, PI_ACP_PI_COMMAND: shim },
     stdio: ["pipe", "pipe", "pipe"],
   });
   children.push(child);
+  return { cwd, child };
+}
+
+/** Runs the whole flow through pi-acp against one agent; returns each step's outcome. */
+async function runFlow(agent: AgentName): Promise<Record<string, unknown>> {
+  const { cwd, child } = startPiAcp(agent, `piacp-${agent}-`, [OFFLINE_PROVIDER]);
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
 
@@ -234,22 +242,7 @@ const lastLine = (text: string): string => text.trim().split("\n").at(-1) ?? "";
  * (cancelled: the extension's cancel value, false, blocks it too).
  */
 async function runGatedTools(agent: AgentName): Promise<{ asked: AskedPermission[]; turns: { stopReason: string; toolStatus: unknown; text: string }[] }> {
-  const { base, cwd, env } = agentWorld(`piacp-ui-${agent}-`);
-  dirs.push(base);
-  const bin = join(base, "bin");
-  mkdirSync(bin);
-  const shim = join(bin, "pi");
-  const relay = agent === "pi" ? `'${RELAY}' ` : "";
-  writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' ${relay}'${CLI[agent]}' "$@" -e '${OFFLINE_PROVIDER}' -e '${GATE}'\n`);
-  chmodSync(shim, 0o755);
-  writeFileSync(join(bin, "npm"), "#!/bin/sh\nexit 1\n");
-  chmodSync(join(bin, "npm"), 0o755);
-  const child = spawn(process.execPath, [PI_ACP], {
-    cwd,
-    env: { ...process.env, ...env, PATH: `${bin}:${process.env["PATH"] ?? ""}`, PI_ACP_PI_COMMAND: shim },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  children.push(child);
+  const { cwd, child } = startPiAcp(agent, `piacp-ui-${agent}-`, [OFFLINE_PROVIDER, GATE]);
   const updates: Acp.SessionNotification[] = [];
   const asked: AskedPermission[] = [];
   // The user's choices, in order: an option by name, or dismissing the request.

@@ -11,15 +11,12 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { agentWorld, CLI, type AgentWorld } from "./helpers/offline-agents.js";
-import { closedAfterEach, MINUTE, NO_KEYS } from "./helpers/pi-home.js";
-import { type AgentProcess, type Rec, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { agentWorld, type AgentWorld } from "./helpers/offline-agents.js";
+import { closedAfterEach, MINUTE, NO_KEYS, prompted } from "./helpers/pi-home.js";
+import { SIDES as BOTH, type Side as Agent, startSide } from "./helpers/newest-pi.js";
+import { type AgentProcess, type Rec, ROOT } from "./helpers/spawn.js";
 
-const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const FIXTURE = join(ROOT, "packages/agent/test/fixtures/pi16-drifts.ts");
-const AGENTS = { pi: PI_NEWEST, parley: CLI.parley } as const;
-type Agent = keyof typeof AGENTS;
-const BOTH: Agent[] = ["pi", "parley"];
 /** The scripted model, unless a test chooses otherwise. */
 const MODEL = ["--provider", "drifts", "--model", "scripted"];
 
@@ -36,11 +33,7 @@ function world(agent: Agent): AgentWorld {
 }
 
 function start(agent: Agent, w: AgentWorld, args: string[], env: NodeJS.ProcessEnv = {}): AgentProcess {
-  const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-e", FIXTURE, ...args], {
-    cwd: w.cwd,
-    env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1", ...env },
-    checkSchema: agent === "parley",
-  });
+  const p = startSide(agent, ["--mode", "rpc", "-e", FIXTURE, ...args], { cwd: w.cwd, env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1", ...env } });
   running.push(p);
   return p;
 }
@@ -51,14 +44,6 @@ async function notified(agent: AgentProcess, command: string): Promise<unknown> 
   await agent.request({ type: "prompt", message: `/${command}` }, MINUTE);
   const note = await agent.waitFor((r) => r.type === "extension_ui_request" && r["method"] === "notify", MINUTE, from);
   return JSON.parse(String(note["message"]));
-}
-
-/** Sends a prompt and waits for its run to end. */
-async function prompted(agent: AgentProcess, message: string): Promise<void> {
-  const from = agent.records.length;
-  const response = await agent.request({ type: "prompt", message }, MINUTE);
-  expect(response["success"], JSON.stringify(response)).toBe(true);
-  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
 }
 
 const data = (r: Rec): Record<string, unknown> => (r["data"] ?? {}) as Record<string, unknown>;

@@ -15,21 +15,13 @@ import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 import { makeImage } from "./helpers/images.js";
-import { agentWorld, CLI, OFFLINE_PROVIDER, type AgentWorld } from "./helpers/offline-agents.js";
+import { agentWorld, OFFLINE_PROVIDER, type AgentWorld } from "./helpers/offline-agents.js";
 import { outboundViolation } from "./helpers/outbound-schema.js";
+import { type Side as Agent, sideBySide, sideCommand } from "./helpers/newest-pi.js";
+import { NO_KEYS } from "./helpers/pi-home.js";
 import { ROOT } from "./helpers/spawn.js";
 
-const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const FIXTURE = join(ROOT, "packages/agent/test/fixtures/print-mode.ts");
-const AGENTS = { pi: PI_NEWEST, parley: CLI.parley } as const;
-type Agent = keyof typeof AGENTS;
-
-/** API-key variables a developer's shell may hold: blanked, so only the fixtures' providers answer. */
-const NO_KEYS: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.keys(process.env)
-    .filter((k) => /_API_KEY$|_TOKEN$|^AWS_|^AZURE_|^GOOGLE_/.test(k))
-    .map((k) => [k, ""]),
-);
 
 const worlds: AgentWorld[] = [];
 /** Files both agents read (@file arguments): outside either agent's world, the same absolute path for both. */
@@ -60,7 +52,8 @@ interface RunOptions {
 function run(agent: Agent, args: string[], options: RunOptions = {}): Promise<Run> {
   const world = options.world ?? agentWorld(`parley-print-${agent}-`);
   if (!options.world) worlds.push(world);
-  const child = spawn(process.execPath, [AGENTS[agent], ...(options.base ?? BASE_ARGS), ...args], {
+  const [bin, ...pre] = sideCommand(agent);
+  const child = spawn(bin, [...pre, ...(options.base ?? BASE_ARGS), ...args], {
     cwd: world.cwd,
     env: { ...process.env, ...NO_KEYS, ...world.env, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", NO_COLOR: "1" },
     stdio: ["pipe", "pipe", "pipe"],
@@ -83,10 +76,7 @@ function run(agent: Agent, args: string[], options: RunOptions = {}): Promise<Ru
 }
 
 /** Both agents, the same arguments, at once. */
-async function both(args: string[], options: Omit<RunOptions, "world"> = {}): Promise<Record<Agent, Run>> {
-  const [pi, parley] = await Promise.all([run("pi", args, options), run("parley", args, options)]);
-  return { pi, parley };
-}
+const both = (args: string[], options: Omit<RunOptions, "world"> = {}): Promise<Record<Agent, Run>> => sideBySide((agent) => run(agent, args, options));
 
 const lines = (stdout: string): Record<string, unknown>[] =>
   stdout

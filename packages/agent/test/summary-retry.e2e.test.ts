@@ -9,14 +9,12 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { agentWorld, CLI, type AgentWorld } from "./helpers/offline-agents.js";
-import { closedAfterEach, MINUTE, NO_KEYS } from "./helpers/pi-home.js";
-import { type AgentProcess, type Rec, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { agentWorld, type AgentWorld } from "./helpers/offline-agents.js";
+import { closedAfterEach, MINUTE, NO_KEYS, prompted } from "./helpers/pi-home.js";
+import { type Side as Agent, sideBySide, startSide } from "./helpers/newest-pi.js";
+import { type AgentProcess, type Rec, ROOT } from "./helpers/spawn.js";
 
-const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 const FIXTURE = join(ROOT, "packages/agent/test/fixtures/summary-retry.ts");
-const AGENTS = { pi: PI_NEWEST, parley: CLI.parley } as const;
-type Agent = keyof typeof AGENTS;
 /** An hour: a wait that can only end by being aborted. */
 const HOUR = 3_600_000;
 
@@ -32,26 +30,12 @@ function start(agent: Agent, retry: object, failures: number): AgentProcess {
   worlds.push(w);
   // A small kept part: two short turns are enough for both agents to have something to compact.
   writeFileSync(join(w.agentDir, "settings.json"), JSON.stringify({ retry, compaction: { keepRecentTokens: 1 } }));
-  const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-ne", "-e", FIXTURE, "--provider", "sumretry", "--model", "scripted"], {
+  const p = startSide(agent, ["--mode", "rpc", "-ne", "-e", FIXTURE, "--provider", "sumretry", "--model", "scripted"], {
     cwd: w.cwd,
     env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1", SUMMARY_FAILURES: String(failures) },
-    checkSchema: agent === "parley",
   });
   running.push(p);
   return p;
-}
-
-/** Runs the same scenario on pi 1.6 and on parley, at the same time. */
-async function sideBySide<T>(scenario: (agent: Agent) => Promise<T>): Promise<{ pi: T; parley: T }> {
-  const [pi, parley] = await Promise.all([scenario("pi"), scenario("parley")]);
-  return { pi, parley };
-}
-
-async function prompted(agent: AgentProcess, message: string): Promise<void> {
-  const from = agent.records.length;
-  const response = await agent.request({ type: "prompt", message }, MINUTE);
-  expect(response["success"], JSON.stringify(response)).toBe(true);
-  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
 }
 
 /** The records a summary's retries are seen in (compaction's own, and the retry loop's), as compared. */

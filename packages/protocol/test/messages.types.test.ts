@@ -7,8 +7,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
-import path from "node:path";
-import ts from "typescript";
 import type { Static } from "typebox";
 import type * as PiAi from "@earendil-works/pi-ai";
 import type { AgentMessage as PiAgentMessage, AgentEvent as PiAgentEvent, ThinkingLevel as PiThinkingLevel } from "@earendil-works/pi-agent-core";
@@ -26,6 +24,7 @@ import type * as M from "../src/schema/messages.js";
 import type * as C from "../src/schema/index.js";
 import type * as R from "../src/schema/index.js";
 import type * as E from "../src/schema/events.js";
+import { typeCheckFile } from "./helpers/type-check-file.js";
 
 /** Compiles only when From is assignable to To. */
 // biome-ignore lint/correctness/noUnusedVariables: the constraint on From is the whole check.
@@ -99,31 +98,6 @@ assignable<Static<typeof E.AssistantMessageDelta>, { type: PiAi.AssistantMessage
 
 describe("schema types agree with pi's TypeScript types", () => {
   it("this file type-checks", () => {
-    const file = fileURLToPath(import.meta.url);
-    const packageDir = path.resolve(path.dirname(file), "..");
-    const configPath = path.join(packageDir, "tsconfig.json");
-    const read = ts.readConfigFile(configPath, (p) => ts.sys.readFile(p));
-    if (read.error) throw new Error(ts.flattenDiagnosticMessageText(read.error.messageText, "\n"));
-    const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, packageDir);
-    const options: ts.CompilerOptions = {
-      ...parsed.options,
-      noEmit: true,
-      composite: false,
-      declaration: false,
-      declarationMap: false,
-      sourceMap: false,
-      incremental: false,
-      tsBuildInfoFile: undefined,
-      rootDir: undefined,
-      outDir: undefined,
-    };
-    const program = ts.createProgram([file], options);
-    const diagnostics = ts.getPreEmitDiagnostics(program);
-    const text = ts.formatDiagnostics(diagnostics, {
-      getCanonicalFileName: (f) => f,
-      getCurrentDirectory: () => packageDir,
-      getNewLine: () => "\n",
-    });
-    expect(text).toBe("");
+    expect(typeCheckFile(fileURLToPath(import.meta.url))).toBe("");
   });
 });

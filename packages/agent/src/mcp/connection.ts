@@ -40,7 +40,7 @@ import { guardedEnv } from "../child-watchdog.js";
 import type { McpServerEntry } from "./config.js";
 import { resolveMcpValues } from "./config-values.js";
 import type { McpAuthStore } from "./mcp-auth-store.js";
-import { createMcpOAuthProvider, oauthSettingsOf, oauthUrlOf } from "./mcp-oauth.js";
+import { createMcpOAuthProvider, type McpSignInPrompt, oauthSettingsOf, oauthUrlOf, signInMcpServer } from "./mcp-oauth.js";
 import { signInCommand } from "./names.js";
 import { listTools } from "./tool-list.js";
 
@@ -75,6 +75,23 @@ const tail = (text: string): string => (text.length > STDERR_TAIL_CHARS ? `…${
 function isTransient(error: unknown): boolean {
   if (error instanceof McpHttpError) return error.status === 408 || error.status === 429 || (error.status >= 500 && error.status !== 501);
   return error instanceof TypeError; // fetch's network failures
+}
+
+/**
+ * A connection for a one-shot `parley mcp` command: no session around it, nothing listened to,
+ * and no provider keys read (a server with `auth.provider` reports that it needs its key).
+ */
+export function commandConnection(entry: McpServerEntry, cwd: string, version: string, credentials: McpAuthStore): McpServerConnection {
+  return new McpServerConnection({
+    entry,
+    cwd,
+    clientName: "parley",
+    clientVersion: version,
+    providerToken: async () => undefined,
+    credentials,
+    onTools: () => {},
+    onChange: () => {},
+  });
 }
 
 export class McpServerConnection {
@@ -163,6 +180,24 @@ export class McpServerConnection {
 
   allResourceTemplates(options: McpRequestOptions): Promise<ResourceTemplate[]> {
     return this.#withClient((client) => withoutTemplates(() => client.listResourceTemplates(options), []), true);
+  }
+
+  /**
+   * Signs in to an OAuth server (`oauthUrl` set), the tokens saved in pi's mcp-auth.json; the
+   * challenge it answered is spent. The caller reconnects to use the new tokens.
+   */
+  async signIn(prompt: McpSignInPrompt, signal: AbortSignal): Promise<void> {
+    const url = this.oauthUrl;
+    if (url === undefined) throw new Error(`MCP server "${this.name}" does not use OAuth`);
+    await signInMcpServer({
+      serverUrl: url,
+      store: this.#options.credentials.forServer(this.name, url),
+      settings: this.oauthSettings(),
+      challenge: this.challenge,
+      prompt,
+      signal,
+    });
+    this.challenge = undefined;
   }
 
   /** Drops the connection and connects again. */

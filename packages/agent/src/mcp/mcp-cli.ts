@@ -8,17 +8,9 @@
 import { existsSync } from "node:fs";
 import { storedTrust } from "../config/trust-store.js";
 import { loadMcpConfig, type McpServerEntry, toolExposureOf } from "./config.js";
-import { McpServerConnection } from "./connection.js";
+import { commandConnection } from "./connection.js";
 import { McpAuthStore } from "./mcp-auth-store.js";
-import { MCP_HELP_HINT, noServersConfigured, projectMcpFile, signInCommand } from "./names.js";
-
-export interface McpCliOptions {
-  agentDir: string;
-  cwd: string;
-  version: string;
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
+import { MCP_HELP_HINT, type McpCliOptions, noServersConfigured, projectMcpFile, signInCommand } from "./names.js";
 
 const USAGE = "Usage: parley mcp list [--json]";
 const HELP = `Usage:
@@ -83,17 +75,7 @@ async function report(entry: McpServerEntry, options: McpCliOptions): Promise<Re
     tools: [],
   };
   if (!base.enabled) return base;
-  const connection = new McpServerConnection({
-    entry,
-    cwd: options.cwd,
-    clientName: "parley",
-    clientVersion: options.version,
-    // No model setup is read here: a server with auth.provider reports that it needs its key.
-    providerToken: async () => undefined,
-    credentials: new McpAuthStore(options.agentDir),
-    onTools: () => {},
-    onChange: () => {},
-  });
+  const connection = commandConnection(entry, options.cwd, options.version, new McpAuthStore(options.agentDir));
   try {
     await connection.getClient();
   } catch {

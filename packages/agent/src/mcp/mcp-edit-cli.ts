@@ -7,14 +7,10 @@ import { storedTrust } from "../config/trust-store.js";
 import { errorMessage } from "../error-text.js";
 import { loadMcpConfig, resolveAlias, validateMcpServer } from "./config.js";
 import { addMcpServerConfig, removeMcpServerConfig } from "./mcp-config-file.js";
-import { MCP_HELP_HINT, projectMcpFile, userMcpFile } from "./names.js";
+import { MCP_HELP_HINT, type McpCliOptions, projectMcpFile, userMcpFile } from "./names.js";
 
-export interface McpEditOptions {
-  agentDir: string;
-  cwd: string;
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
+/** `add` and `remove` need no version: they connect to nothing. */
+export type McpEditOptions = Omit<McpCliOptions, "version">;
 
 const APP = "parley";
 

@@ -10,37 +10,16 @@
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline/promises";
 import { McpSignInCancelledError } from "@earendil-works/pi-mcp/oauth";
+import { distance } from "fastest-levenshtein";
 import { storedTrust } from "../config/trust-store.js";
 import { errorMessage } from "../error-text.js";
 import { loadMcpConfig, type McpServerEntry } from "./config.js";
-import { McpServerConnection } from "./connection.js";
+import { commandConnection, type McpServerConnection } from "./connection.js";
 import { McpAuthStore } from "./mcp-auth-store.js";
 import { parseOptions } from "./mcp-edit-cli.js";
-import { signInMcpServer } from "./mcp-oauth.js";
-import { MCP_HELP_HINT, projectMcpFile } from "./names.js";
-
-export interface McpLoginOptions {
-  agentDir: string;
-  cwd: string;
-  version: string;
-  out: (line: string) => void;
-  err: (line: string) => void;
-}
+import { MCP_HELP_HINT, type McpCliOptions, projectMcpFile } from "./names.js";
 
 const DEFAULT_TIMEOUT_SECONDS = 300;
-
-/** Levenshtein distance, to suggest a configured name for a mistyped one (as pi does). */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
 
 /** A pasted redirect URL, asked on stderr in a terminal; elsewhere only the loopback callback finishes the sign-in. */
 async function waitForRedirectUrl(signal: AbortSignal): Promise<string | undefined> {
@@ -58,7 +37,7 @@ async function waitForRedirectUrl(signal: AbortSignal): Promise<string | undefin
   }
 }
 
-export async function runMcpLogin(command: "login" | "logout", args: readonly string[], options: McpLoginOptions): Promise<number> {
+export async function runMcpLogin(command: "login" | "logout", args: readonly string[], options: McpCliOptions): Promise<number> {
   const { out, err } = options;
   const parsed = parseOptions(args, command === "login" ? { local: "flag", timeout: "value" } : { local: "flag" }, err);
   if (!parsed) return 1;
@@ -72,7 +51,7 @@ export async function runMcpLogin(command: "login" | "logout", args: readonly st
   const entry = loaded.servers.find((server) => server.name === name);
   if (!entry) {
     const names = loaded.servers.map((server) => server.name);
-    const suggestion = names.find((candidate) => editDistance(candidate, name) <= 2);
+    const suggestion = names.find((candidate) => distance(candidate, name) <= 2);
     const projectFile = projectMcpFile(options.cwd);
     const untrusted =
       !projectTrusted && existsSync(projectFile)
@@ -91,16 +70,7 @@ export async function runMcpLogin(command: "login" | "logout", args: readonly st
     return 1;
   }
   const credentials = new McpAuthStore(options.agentDir);
-  const connection = new McpServerConnection({
-    entry,
-    cwd: options.cwd,
-    clientName: "parley",
-    clientVersion: options.version,
-    providerToken: async () => undefined,
-    credentials,
-    onTools: () => {},
-    onChange: () => {},
-  });
+  const connection = commandConnection(entry, options.cwd, options.version, credentials);
   try {
     const url = connection.oauthUrl;
     if (url === undefined) {
@@ -117,20 +87,13 @@ export async function runMcpLogin(command: "login" | "logout", args: readonly st
       err("--timeout must be a positive number of seconds.");
       return 1;
     }
-    return await login(entry, connection, url, credentials, timeout * 1000, options);
+    return await login(entry, connection, timeout * 1000, options);
   } finally {
     await connection.close();
   }
 }
 
-async function login(
-  entry: McpServerEntry,
-  connection: McpServerConnection,
-  url: string,
-  credentials: McpAuthStore,
-  timeoutMs: number,
-  { out, err }: McpLoginOptions,
-): Promise<number> {
+async function login(entry: McpServerEntry, connection: McpServerConnection, timeoutMs: number, { out, err }: McpCliOptions): Promise<number> {
   const { name } = entry;
   // Connecting first tells whether a sign-in is needed, and keeps the server's challenge for it.
   try {
@@ -144,17 +107,13 @@ async function login(
     }
   }
   try {
-    await signInMcpServer({
-      serverUrl: url,
-      store: credentials.forServer(name, url),
-      settings: connection.oauthSettings(),
-      challenge: connection.challenge,
-      prompt: {
+    await connection.signIn(
+      {
         showAuthorizationUrl: (authorizationUrl) => out(`Sign in to MCP server "${name}" in your browser:\n${authorizationUrl.href}`),
         promptForRedirectUrl: waitForRedirectUrl,
       },
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+      AbortSignal.timeout(timeoutMs),
+    );
   } catch (error) {
     err(
       error instanceof McpSignInCancelledError
@@ -163,7 +122,6 @@ async function login(
     );
     return 1;
   }
-  connection.challenge = undefined;
   try {
     await connection.reconnect();
   } catch (error) {

@@ -21,7 +21,6 @@ import type { ToolDefinition } from "../tools/types.js";
 import { configuredExposures, type LoadedMcpConfig, loadMcpConfig, type McpServerEntry, toolExposureOf, validateMcpServer } from "./config.js";
 import { McpServerConnection } from "./connection.js";
 import { McpAuthStore } from "./mcp-auth-store.js";
-import { signInMcpServer } from "./mcp-oauth.js";
 import { noServersConfigured, RESOURCE_TOOL_NAMES, signInCommand, TOOL_SEARCH_TOOL_NAME } from "./names.js";
 import { resourceToolDefinitions } from "./resource-tools.js";
 import { mcpToolDefinition, type ToolExposure, toToolExposure } from "./server-tools.js";
@@ -516,8 +515,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
   /** `/mcp login <server>`: the URL shown, a pasted redirect URL asked for; the session's end cancels it. */
   const login = async (server: Server, connection: McpServerConnection, ctx: ExtensionContext): Promise<void> => {
     const { name } = server.entry;
-    const url = connection.oauthUrl;
-    if (url === undefined) return;
+    if (connection.oauthUrl === undefined) return;
     if (!ctx.hasUI) {
       ctx.ui.notify(`Signing in to MCP server "${name}" requires interactive mode.`, "error");
       return;
@@ -525,12 +523,8 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     const { signal } = session;
     let failure: string | undefined;
     try {
-      await signInMcpServer({
-        serverUrl: url,
-        store: credentials.forServer(name, url),
-        settings: connection.oauthSettings(),
-        challenge: connection.challenge,
-        prompt: {
+      await connection.signIn(
+        {
           showAuthorizationUrl: (authorizationUrl) => ctx.ui.notify(`Sign in to MCP server "${name}" in your browser:\n${authorizationUrl.href}`, "info"),
           promptForRedirectUrl: (promptSignal) =>
             ctx.ui.input(
@@ -540,8 +534,7 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
             ),
         },
         signal,
-      });
-      connection.challenge = undefined;
+      );
       const ready = connection.reconnect();
       server.ready = ready.catch(() => undefined);
       try {

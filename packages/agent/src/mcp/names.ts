@@ -27,3 +27,12 @@ export const signInCommand = (server: string): string => `parley mcp login ${ser
 
 /** Where `parley mcp` errors point (pi's own words point at `pi mcp --help`). */
 export const MCP_HELP_HINT = 'Use "parley mcp --help" for usage.';
+
+/** What the `parley mcp` commands are given: pi's folders, parley's version, and where their lines go. */
+export interface McpCliOptions {
+  agentDir: string;
+  cwd: string;
+  version: string;
+  out: (line: string) => void;
+  err: (line: string) => void;
+}

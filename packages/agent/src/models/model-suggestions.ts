@@ -1,22 +1,7 @@
 /** Close matches for a name that is not known: typos of a provider, or of a model id or part of one. */
 import type { Api, Model } from "@earendil-works/pi-ai";
+import { distance as levenshtein } from "fastest-levenshtein";
 import { isAlias } from "./model-patterns.js";
-
-function levenshtein(a: string, b: string): number {
-  if (a === b) return 0;
-  if (a.length === 0) return b.length;
-  if (b.length === 0) return a.length;
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost);
-    }
-    prev = cur;
-  }
-  return prev[b.length] ?? 0;
-}
 
 /** Smallest edit distance between `needle` and any same-length window of `hay` (fuzzy substring). */
 function windowDistance(needle: string, hay: string): number {

@@ -50,7 +50,7 @@ const groupOf = (specifier) =>
 const exportNames = new Map(); // specifier → its export names, from the installed package (libraryExportNames)
 const groupFile = (group) => join(outdir, `lib-${group}.js`);
 const bundledLibrary = new RegExp(`^(${BUNDLED_LIBRARIES.map((n) => n.replace(/[/]/g, "\\/")).join("|")})(\\/.*)?$`);
-// pi-mcp is ES-module only (the bundle is CommonJS); minisearch is small: both compiled in.
+// pi-mcp is ES-module only (the bundle is CommonJS); minisearch and fastest-levenshtein are small: all compiled in.
 const COMPILED_IN = new Set([
   ...BUNDLED_LIBRARIES,
   "chalk",
@@ -64,6 +64,7 @@ const COMPILED_IN = new Set([
   "@earendil-works/pi-telemetry",
   "@earendil-works/pi-mcp",
   "minisearch",
+  "fastest-levenshtein",
 ]);
 
 rmSync(outdir, { recursive: true, force: true });

@@ -4,11 +4,12 @@
  * kept raw so a test can check that stdout carries JSON-RPC only.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { afterEach } from "vitest";
 import { PARLEY_BIN } from "./spawn.js";
 import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
@@ -127,4 +128,45 @@ export function agentText(harness: AcpHarness, sessionId?: string): string {
 /** A promise that resolves (with `value`) only when the agent withdraws the request. */
 export function untilWithdrawn<R>(signal: AbortSignal, value: R): Promise<R> {
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(value)));
+}
+
+/** The harnesses a test file starts: push each one here; any still running after a test is killed. */
+export function killedAfterEach(): AcpHarness[] {
+  const running: AcpHarness[] = [];
+  afterEach(() => {
+    for (const h of running.splice(0)) if (h.child.exitCode === null) h.child.kill("SIGKILL");
+  });
+  return running;
+}
+
+/** session/new in `cwd`, once its command list has come (session_start runs after the response; the list follows it). */
+export async function openSession(harness: AcpHarness, cwd: string): Promise<acp.NewSessionResponse> {
+  const session = await harness.agent.request("session/new", { cwd, mcpServers: [] });
+  await harness.until(
+    () => harness.updates.some((n) => n.sessionId === session.sessionId && n.update.sessionUpdate === "available_commands_update"),
+    `available_commands_update of ${session.sessionId}`,
+  );
+  return session;
+}
+
+/** session/prompt with one text block. */
+export const promptText = (harness: AcpHarness, sessionId: string, text: string): Promise<acp.PromptResponse> =>
+  harness.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] });
+
+/** startAcp for a test file: each harness it starts is killed after every test if still running. */
+export function acpStarter(): typeof startAcp {
+  const running = killedAfterEach();
+  return async (args, options) => {
+    const h = await startAcp(args, options);
+    running.push(h);
+    return h;
+  };
+}
+
+/** A temp folder (`prefix…`) with a model script in it, and where sessions and a HOME go. */
+export function scriptWorkspace(prefix: string, script: unknown[]): { dir: string; script: string; sessions: string; home: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const file = join(dir, "script.json");
+  writeFileSync(file, JSON.stringify(script));
+  return { dir, script: file, sessions: join(dir, "sessions"), home: join(dir, "home") };
 }

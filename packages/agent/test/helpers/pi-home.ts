@@ -65,6 +65,14 @@ export async function ok(agent: AgentProcess, command: object): Promise<Rec> {
   return r;
 }
 
+/** Prompts and waits for the run's end. */
+export async function prompted(agent: AgentProcess, message: string): Promise<void> {
+  const from = agent.records.length;
+  const response = await agent.request({ type: "prompt", message }, MINUTE);
+  expect(response["success"], JSON.stringify(response)).toBe(true);
+  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
+}
+
 /** Runs a scenario against pi 0.73.1, then parley (each CLI's bin): both must come to the same result, which is returned. */
 export async function alike<T>(scenario: (bin: string) => Promise<T>): Promise<T> {
   const pi = await scenario(PI_BIN);
