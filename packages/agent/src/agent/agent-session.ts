@@ -4,7 +4,7 @@
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
 import type { RequestAuth } from "../config/oauth-tokens.js";
-import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
+import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, AgentTool, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,
@@ -268,6 +268,8 @@ export class AgentSession {
       config.tools,
       builtInToolOptions(config, shell),
     );
+    this.tools.onLoadoutError = (extensionPath, error) =>
+      this.#runtime.reportError({ extensionPath: extensionPath ?? "<builtin>", event: "prepare_loadout", ...errorText(error) });
     this.#local = {
       state: {
         model: options.models.model,
@@ -637,7 +639,7 @@ export class AgentSession {
       contextFiles: prompt?.contextFiles,
       tools: this.tools
         .all()
-        .filter((t) => this.tools.activeNames().includes(t.definition.name))
+        .filter((t) => this.tools.activeNames().includes(t.definition.name) && !this.tools.hiddenDeclarations().has(t.definition.name))
         .map((t) => ({
           name: t.definition.name,
           description: t.definition.description ?? "",
@@ -1101,6 +1103,12 @@ export class AgentSession {
     throw new AgentError(noApiKeyMessage(model.provider));
   }
 
+  /** The tools a request declares: the loop's, less those a `prepareLoadout` hook hides (codemode's mode `only`). */
+  #declaredTools(): AgentTool<any, any>[] {
+    const hidden = this.tools.hiddenDeclarations();
+    return (this.#core?.state.tools ?? []).filter((tool) => !hidden.has(tool.name));
+  }
+
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
     if (this.#core) this.#core.state.tools = this.tools.activeTools().map(withAbortGrace);
@@ -1408,7 +1416,7 @@ export class AgentSession {
     this.#routing.sawContext(context);
     if (!this.#runtime.hasHandlers("context_with_system")) return context;
     // The newest pi's second phase: the transcript with its leading system message, used as returned.
-    const transcript = withSystemMessage(this.#prompt, this.#core?.state.tools ?? [], context);
+    const transcript = withSystemMessage(this.#prompt, this.#declaredTools(), context);
     const folded = foldSystemMessages(await this.#unlessAborted(this.#runtime.emitContextWithSystem(transcript), () => transcript));
     this.#requestSystem = folded.system;
     return folded.messages;
@@ -1426,7 +1434,7 @@ export class AgentSession {
     options: SimpleStreamOptions | undefined,
   ): Promise<AssistantMessageEventStream> {
     const pi = await loadPiAi();
-    const system = this.#requestSystem ?? { systemPrompt: this.#prompt, tools: this.#core?.state.tools.map(pi.toToolDeclaration) ?? [] };
+    const system = this.#requestSystem ?? { systemPrompt: this.#prompt, tools: this.#declaredTools().map(pi.toToolDeclaration) };
     this.#requestSystem = undefined;
     const sent = pi.normalizeContext({ systemPrompt: system.systemPrompt, tools: system.tools, messages: context.messages.filter((m) => m.role !== "system") });
     let model = selected;
