@@ -5,7 +5,7 @@
  * `AgentToolResult` and pi-coding-agent's `ToolDefinition`) so that a pi
  * extension's tool objects are structurally assignable to them and vice versa.
  */
-import type { ImageContent, TextContent, Tool } from "@earendil-works/pi-ai";
+import type { ImageContent, JsonValue, TextContent, Tool } from "@earendil-works/pi-ai";
 import type { Static, TSchema } from "typebox";
 
 /** What a tool returns: content for the model plus structured details for logs/UI. */
@@ -14,6 +14,10 @@ export interface AgentToolResult<TDetails = unknown> {
   details: TDetails;
   /** Hint that the agent may stop after the current tool batch (all results must agree). */
   terminate?: boolean;
+  /** Machine-readable result matching the tool's `outputSchema` (what a codemode script gets); not sent to the model. */
+  structuredContent?: JsonValue;
+  /** An error result returned rather than thrown (it may carry structured content, as bash's does for a failed command). */
+  isError?: boolean;
 }
 
 /** Streams partial results while a tool runs (e.g. bash output so far). */
