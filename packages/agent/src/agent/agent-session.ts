@@ -1117,11 +1117,17 @@ export class AgentSession {
   /** Calls tools make through ctx.executeTool (created when the first is made, as in pi). */
   #nestedCalls: NestedToolCalls | undefined;
 
+  /** The callable tools with the extensions' current registrations (an MCP server's tools registered while a call waited for it). */
+  #callableTools(): AgentTool<any, any>[] {
+    this.tools.sync(this.#runtime.tools);
+    return this.tools.callableTools();
+  }
+
   readonly #nestedRunner = {
-    callableTools: () => this.tools.callableTools(),
+    callableTools: () => this.#callableTools(),
     execute: (callerId: string, name: string, args: unknown, options: { signal?: AbortSignal; onUpdate?: (partial: unknown) => void }) => {
       this.#nestedCalls ??= new NestedToolCalls({
-        callableTools: () => this.tools.callableTools(),
+        callableTools: () => this.#callableTools(),
         sequential: () => this.#core?.toolExecution === "sequential",
         emit: (event) => this.#emitNestedCallEvent(event),
         hooks: {
