@@ -92,57 +92,72 @@ function normalize(value: unknown, w: AgentWorld): unknown {
 /** The tool records of a run (nested ones included), and the tool result messages. */
 function toolRecords(records: Rec[], w: AgentWorld): unknown[] {
   return records
-    .filter((r) => r.type === "tool_execution_start" || r.type === "tool_execution_end" || (r.type === "message_end" && (r["message"] as Rec)["role"] === "toolResult"))
+    .filter(
+      (r) =>
+        r.type === "tool_execution_start" || r.type === "tool_execution_end" || (r.type === "message_end" && (r["message"] as Rec)["role"] === "toolResult"),
+    )
     .map((r) => normalize(r, w));
 }
 
 describe("builtin:codemode declared as pi 1.6 declares it", () => {
-  it("--tools +codemode adds it beside the defaults; each declared tool says what a script's call resolves to; MCP tools stay unlisted", async () => {
-    const seen = await Promise.all(
-      BOTH.map(async (agent) => {
-        const p = start(agent, world(agent));
-        return declarations(JSON.parse(lastText(await prompted(p, "show tools"))) as Declared[]);
-      }),
-    );
-    const [pi, parley] = seen;
-    expect(parley).toEqual(pi);
-    expect(pi?.map((t) => t.name)).toEqual(["read", "bash", "edit", "write", "codemode"]);
-    expect(pi?.find((t) => t.name === "bash")?.resolvesTo).toBe("`{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`");
-  }, 3 * MINUTE);
-
-  it('codemode.mode "only" hides the direct tools from the model and lists them in codemode instead', async () => {
-    const seen = await Promise.all(
-      BOTH.map(async (agent) => {
-        const p = start(agent, world(agent, { codemode: { mode: "only" } }));
-        return declarations(JSON.parse(lastText(await prompted(p, "show tools"))) as Declared[]);
-      }),
-    );
-    const [pi, parley] = seen;
-    expect(parley).toEqual(pi);
-    expect(pi?.map((t) => t.name)).toEqual(["codemode"]);
-    expect(pi?.[0]?.listed).toEqual(["read", "bash", "edit", "write"]);
-  }, 3 * MINUTE);
-
-  it("without --tools +codemode it is offered only when an MCP server's tools need it; -ne leaves it out, -e builtin:codemode brings it back", async () => {
-    const cases: { args: string[]; mcp: boolean; offered: boolean }[] = [
-      { args: [], mcp: false, offered: false },
-      { args: [], mcp: true, offered: true },
-      { args: ["-ne", "--tools", "+codemode"], mcp: false, offered: false },
-      { args: ["-ne", "-e", "builtin:codemode", "--tools", "+codemode"], mcp: false, offered: true },
-    ];
-    for (const { args, mcp, offered } of cases) {
-      const names = await Promise.all(
+  it(
+    "--tools +codemode adds it beside the defaults; each declared tool says what a script's call resolves to; MCP tools stay unlisted",
+    async () => {
+      const seen = await Promise.all(
         BOTH.map(async (agent) => {
-          const w = world(agent);
-          if (!mcp) rmSync(join(w.agentDir, "mcp.json"));
-          const p = start(agent, w, args);
-          return (JSON.parse(lastText(await prompted(p, "show tools"))) as Declared[]).map((t) => t.name);
+          const p = start(agent, world(agent));
+          return declarations(JSON.parse(lastText(await prompted(p, "show tools"))) as Declared[]);
         }),
       );
-      expect(names[1], args.join(" ")).toEqual(names[0]);
-      expect(names[0]?.includes("codemode"), args.join(" ")).toBe(offered);
-    }
-  }, 3 * MINUTE);
+      const [pi, parley] = seen;
+      expect(parley).toEqual(pi);
+      expect(pi?.map((t) => t.name)).toEqual(["read", "bash", "edit", "write", "codemode"]);
+      expect(pi?.find((t) => t.name === "bash")?.resolvesTo).toBe("`{ output, truncated, full_output_path?, exit_code, wall_time_seconds }`");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    'codemode.mode "only" hides the direct tools from the model and lists them in codemode instead',
+    async () => {
+      const seen = await Promise.all(
+        BOTH.map(async (agent) => {
+          const p = start(agent, world(agent, { codemode: { mode: "only" } }));
+          return declarations(JSON.parse(lastText(await prompted(p, "show tools"))) as Declared[]);
+        }),
+      );
+      const [pi, parley] = seen;
+      expect(parley).toEqual(pi);
+      expect(pi?.map((t) => t.name)).toEqual(["codemode"]);
+      expect(pi?.[0]?.listed).toEqual(["read", "bash", "edit", "write"]);
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "without --tools +codemode it is offered only when an MCP server's tools need it; -ne leaves it out, -e builtin:codemode brings it back",
+    async () => {
+      const cases: { args: string[]; mcp: boolean; offered: boolean }[] = [
+        { args: [], mcp: false, offered: false },
+        { args: [], mcp: true, offered: true },
+        { args: ["-ne", "--tools", "+codemode"], mcp: false, offered: false },
+        { args: ["-ne", "-e", "builtin:codemode", "--tools", "+codemode"], mcp: false, offered: true },
+      ];
+      for (const { args, mcp, offered } of cases) {
+        const names = await Promise.all(
+          BOTH.map(async (agent) => {
+            const w = world(agent);
+            if (!mcp) rmSync(join(w.agentDir, "mcp.json"));
+            const p = start(agent, w, args);
+            return (JSON.parse(lastText(await prompted(p, "show tools"))) as Declared[]).map((t) => t.name);
+          }),
+        );
+        expect(names[1], args.join(" ")).toEqual(names[0]);
+        expect(names[0]?.includes("codemode"), args.join(" ")).toBe(offered);
+      }
+    },
+    3 * MINUTE,
+  );
 });
 
 const SCRIPT = `codemode:
@@ -159,60 +174,72 @@ const ns = await describeNamespace("calc");
 return { namespace: ns.name, tools: ns.tools.length > 0 };`;
 
 describe("a codemode script, as pi 1.6 runs it", () => {
-  it("calls read, bash and MCP tools: the same nested records, result and tool result message", async () => {
-    const runs = await Promise.all(
-      BOTH.map(async (agent) => {
-        const w = world(agent);
-        const p = start(agent, w);
-        const records = await prompted(p, SCRIPT);
-        return { records: toolRecords(records, w), reply: normalize(lastText(records), w) };
-      }),
-    );
-    const [pi, parley] = runs;
-    expect(parley?.reply).toEqual(pi?.reply);
-    expect(parley?.records).toEqual(pi?.records);
-    expect(pi?.reply).toContain("Script completed");
-    expect(pi?.reply).toContain('3 "hi\\n"');
-    expect(pi?.reply).toContain("rejected: ");
-  }, 3 * MINUTE);
-
-  it("a syntax error and a bad options line fail the call as in pi", async () => {
-    for (const script of ["codemode:\nconst x = ;", 'codemode:\n// @options: {"nope": 1}\ntext(1);', "codemode:\ntext(1);\n// @options: {}"]) {
-      const runs = await Promise.all(
-        BOTH.map(async (agent) => {
-          const w = world(agent);
-          const records = await prompted(start(agent, w), script);
-          return toolRecords(records, w);
-        }),
-      );
-      expect(runs[1], script).toEqual(runs[0]);
-      expect(JSON.stringify(runs[0])).toContain('"isError":true');
-    }
-  }, 3 * MINUTE);
-
-  it("an abort in the middle of a script (a nested command, a busy loop) ends the run as in pi", async () => {
-    const scripts = {
-      nested: 'codemode:\ntext("before");\nawait tools.bash({ command: "sleep 3600" });\ntext("after");',
-      busy: 'codemode:\ntext("before");\nconst r = await tools.read({ path: "a.txt" });\nwhile (true) {}',
-    };
-    for (const [label, script] of Object.entries(scripts)) {
+  it(
+    "calls read, bash and MCP tools: the same nested records, result and tool result message",
+    async () => {
       const runs = await Promise.all(
         BOTH.map(async (agent) => {
           const w = world(agent);
           const p = start(agent, w);
-          const from = p.records.length;
-          const response = await p.request({ type: "prompt", message: script }, MINUTE);
-          expect(response["success"]).toBe(true);
-          // Once the nested call is under way (or done, for the busy loop), the run is aborted.
-          await p.waitFor((r) => r.type === "tool_execution_start" && r["parentToolCallId"] !== undefined, MINUTE, from);
-          if (label === "busy") await p.waitFor((r) => r.type === "tool_execution_end" && r["parentToolCallId"] !== undefined, MINUTE, from);
-          await p.request({ type: "abort" }, MINUTE);
-          await p.waitFor((r) => r.type === "agent_end", MINUTE, from);
-          return toolRecords(p.records.slice(from), w);
+          const records = await prompted(p, SCRIPT);
+          return { records: toolRecords(records, w), reply: normalize(lastText(records), w) };
         }),
       );
-      expect(runs[1], label).toEqual(runs[0]);
-      expect(JSON.stringify(runs[0]), label).toContain("Script failed");
-    }
-  }, 3 * MINUTE);
+      const [pi, parley] = runs;
+      expect(parley?.reply).toEqual(pi?.reply);
+      expect(parley?.records).toEqual(pi?.records);
+      expect(pi?.reply).toContain("Script completed");
+      expect(pi?.reply).toContain('3 "hi\\n"');
+      expect(pi?.reply).toContain("rejected: ");
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "a syntax error and a bad options line fail the call as in pi",
+    async () => {
+      for (const script of ["codemode:\nconst x = ;", 'codemode:\n// @options: {"nope": 1}\ntext(1);', "codemode:\ntext(1);\n// @options: {}"]) {
+        const runs = await Promise.all(
+          BOTH.map(async (agent) => {
+            const w = world(agent);
+            const records = await prompted(start(agent, w), script);
+            return toolRecords(records, w);
+          }),
+        );
+        expect(runs[1], script).toEqual(runs[0]);
+        expect(JSON.stringify(runs[0])).toContain('"isError":true');
+      }
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "an abort in the middle of a script (a nested command, a busy loop) ends the run as in pi",
+    async () => {
+      const scripts = {
+        nested: 'codemode:\ntext("before");\nawait tools.bash({ command: "sleep 3600" });\ntext("after");',
+        busy: 'codemode:\ntext("before");\nconst r = await tools.read({ path: "a.txt" });\nwhile (true) {}',
+      };
+      for (const [label, script] of Object.entries(scripts)) {
+        const runs = await Promise.all(
+          BOTH.map(async (agent) => {
+            const w = world(agent);
+            const p = start(agent, w);
+            const from = p.records.length;
+            const response = await p.request({ type: "prompt", message: script }, MINUTE);
+            expect(response["success"]).toBe(true);
+            // Once the nested call is under way (or done, for the busy loop), the run is aborted.
+            await p.waitFor((r) => r.type === "tool_execution_start" && r["parentToolCallId"] !== undefined, MINUTE, from);
+            if (label === "busy") await p.waitFor((r) => r.type === "tool_execution_end" && r["parentToolCallId"] !== undefined, MINUTE, from);
+            await p.request({ type: "abort" }, MINUTE);
+            await p.waitFor((r) => r.type === "agent_end", MINUTE, from);
+            return toolRecords(p.records.slice(from), w);
+          }),
+        );
+        expect(runs[1], label).toEqual(runs[0]);
+        expect(JSON.stringify(runs[0]), label).toContain("Script failed");
+      }
+    },
+    3 * MINUTE,
+  );
 });

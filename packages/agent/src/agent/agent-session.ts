@@ -4,7 +4,16 @@
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
 import type { RequestAuth } from "../config/oauth-tokens.js";
-import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, AgentTool, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
+import type {
+  AfterToolCallResult,
+  Agent,
+  AgentEvent,
+  AgentMessage,
+  AgentRequestUpdate,
+  AgentTool,
+  BeforeToolCallResult,
+  StreamFn,
+} from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,

@@ -46,8 +46,16 @@ function inlineBudgetOf(pi: Pick<ExtensionAPI, "getSettings">): number {
   return typeof budget === "number" && Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_INLINE_BUDGET;
 }
 
+/** What pi's `createCodemodeExtension(options)` takes; `models` is accepted and unused (parley has no `models` global). */
+export interface CodemodeOptions {
+  mode?: CodemodeMode;
+  inlineBudget?: number;
+  models?: unknown;
+}
+
 export function codemodeDefinition(
   pi: Pick<ExtensionAPI, "getSettings" | "getAllTools" | "appendEntry">,
+  options: CodemodeOptions = {},
 ): ToolDefinition<TSchema, CodemodeDetails, unknown, ExtensionToolContext> {
   return {
     name: CODEMODE_TOOL_NAME,
@@ -59,7 +67,8 @@ export function codemodeDefinition(
     // A script must not start another script.
     exposure: "model-only",
     defaultActive: false,
-    prepareLoadout: (loadout) => prepareCodemodeLoadout(loadout, { mode: () => modeOf(pi), inlineBudget: () => inlineBudgetOf(pi) }),
+    prepareLoadout: (loadout) =>
+      prepareCodemodeLoadout(loadout, { mode: () => options.mode ?? modeOf(pi), inlineBudget: () => options.inlineBudget ?? inlineBudgetOf(pi) }),
     reachesTools: (input) => scriptReach(input["code"]),
     // Models that can write the script as raw text rather than a JSON-escaped string do so.
     constrainedSampling: { type: "grammar", variants: { openai_lark: CODEMODE_SOURCE_GRAMMAR } },
@@ -76,6 +85,11 @@ export function codemodeDefinition(
   };
 }
 
-export const codemodeExtension: ExtensionFactory = (pi) => {
-  pi.registerTool({ ...codemodeDefinition(pi) });
-};
+/** pi's `createCodemodeExtension()`: the factory with fixed options instead of the settings' ones. */
+export function createCodemodeExtension(options: CodemodeOptions = {}): ExtensionFactory {
+  return (pi) => {
+    pi.registerTool({ ...codemodeDefinition(pi, options) });
+  };
+}
+
+export const codemodeExtension: ExtensionFactory = createCodemodeExtension();

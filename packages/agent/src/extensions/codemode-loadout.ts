@@ -49,8 +49,7 @@ interface DeclarableTool {
   outputSchema?: object | undefined;
 }
 
-const asSchema = (value: unknown): Record<string, unknown> =>
-  typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
+const asSchema = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {});
 
 /** A tool's declaration for scripts: its description with its prompt guidelines, which only declared tools have in the system prompt. */
 export function scriptDeclaration(tool: DeclarableTool, guidelines: readonly string[] = []): ScriptDeclaration {

@@ -144,21 +144,21 @@ export function createReadToolDefinition(cwd: string, options: ReadToolOptions =
   };
 
   async function readFile(params: Static<typeof readSchema>, signal: AbortSignal | undefined): Promise<AgentToolResult<ReadToolDetails | undefined>> {
-      throwIfAborted(signal);
-      const absolutePath = resolveReadPath(params.path, cwd);
-      return abortable(signal, async () => {
-        try {
-          await ops.access(absolutePath);
-          const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolutePath) : undefined;
-          const buffer = await ops.readFile(absolutePath);
-          throwIfAborted(signal);
-          if (mimeType) return { content: await imageContent(buffer, mimeType, options.autoResizeImages ?? true), details: undefined };
-          const { text, details } = formatText(buffer.toString("utf8"), params.path, params.offset, params.limit);
-          return { content: [{ type: "text", text }], details };
-        } catch (error) {
-          throw describeFsError(error, absolutePath, "read");
-        }
-      });
+    throwIfAborted(signal);
+    const absolutePath = resolveReadPath(params.path, cwd);
+    return abortable(signal, async () => {
+      try {
+        await ops.access(absolutePath);
+        const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolutePath) : undefined;
+        const buffer = await ops.readFile(absolutePath);
+        throwIfAborted(signal);
+        if (mimeType) return { content: await imageContent(buffer, mimeType, options.autoResizeImages ?? true), details: undefined };
+        const { text, details } = formatText(buffer.toString("utf8"), params.path, params.offset, params.limit);
+        return { content: [{ type: "text", text }], details };
+      } catch (error) {
+        throw describeFsError(error, absolutePath, "read");
+      }
+    });
   }
 }
 
