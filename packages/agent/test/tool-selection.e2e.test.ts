@@ -71,7 +71,9 @@ describe("the tools a session starts with", () => {
     expect(await registered(["--tools", "read,ext_tool"])).toBe("registered ext_tool,read active ext_tool,read");
     expect(await registered(["--no-tools"])).toBe("registered  active ");
     // --no-builtin-tools only starts the built-ins inactive: they stay registered and can be activated.
-    expect(await registered(["--no-builtin-tools"])).toBe("registered bash,codemode,edit,ext_tool,find,grep,ls,read,tool_search,write active bash,ext_tool,grep,read");
+    expect(await registered(["--no-builtin-tools"])).toBe(
+      "registered bash,codemode,edit,ext_tool,find,grep,ls,read,tool_search,write active bash,ext_tool,grep,read",
+    );
   });
 
   it("ctx.reload() activates tools newly added to settings' defaultTools and keeps the rest of the session's (newest pi)", async () => {
