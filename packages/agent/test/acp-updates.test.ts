@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { describe, expect, it } from "vitest";
-import { replayUpdates, toolKind, toolLocations, UpdateMapper } from "../src/modes/acp/updates.js";
+import { replayUpdates, toolKind, toolLocations, toolTitle, UpdateMapper } from "../src/modes/acp/updates.js";
 
 describe("ACP update mapping", () => {
   it("text and thinking deltas become message and thought chunks of one message id", () => {
@@ -50,6 +50,15 @@ describe("ACP update mapping", () => {
     ]);
     expect(toolLocations("read", { path: "a/b.ts", offset: 10 }, "/w")).toEqual([{ path: "/w/a/b.ts", line: 10 }]);
     expect(toolLocations("bash", { command: "ls" }, "/w")).toEqual([]);
+  });
+
+  it("a codemode call is an execute call titled by its script's first line (an options line skipped); tool_search a search", () => {
+    expect(["codemode", "tool_search"].map(toolKind)).toEqual(["execute", "search"]);
+    expect(toolTitle("codemode", { code: '// @options: {"timeout_ms": 1000}\n\n  const a = await tools.read({ path: "x" });\nreturn a;' })).toBe(
+      'Script: const a = await tools.read({ path: "x" });',
+    );
+    expect(toolTitle("codemode", {})).toBe("Script");
+    expect(toolLocations("codemode", { code: "return 1" }, "/w")).toEqual([]);
   });
 
   it("replay: user text and images, thinking, text, tool calls and results", () => {

@@ -103,6 +103,13 @@ const DIFFERENCES = [
       "thinkingLevel: the level the request was made at; durationMs where the stream saw the response start after the message's timestamp (the aborted replies here), as pi 1.6's pi-agent-core and pi-ai set them",
     why: "parley runs on pi 1.6's libraries, which stamp both. Normalised by asserting pi has neither, and on parley that thinkingLevel is 'off' (the scripted model does not reason) and durationMs a non-negative integer, then removing them",
   },
+  {
+    key: "tool-structured-content",
+    where: "tool_execution_end of the read and bash tools",
+    pi: "result {content, details} (0.73.1's tools declare no output schema)",
+    parley: "result {content, details, structuredContent}: the text (read) or {output, truncated, exit_code, wall_time_seconds} (bash)",
+    why: "pi 1.6's read and bash declare output schemas and return structuredContent, what a codemode script's call resolves to; parley does as pi 1.6. Normalised by asserting pi has none and, for a call that succeeded, that parley's matches the result (read: its text; bash: output and exit code 0), then removing it",
+  },
 ] as const satisfies readonly Difference[];
 
 type DiffKey = (typeof DIFFERENCES)[number]["key"];
@@ -153,6 +160,23 @@ function checkUsage(u: Obj, what: string): void {
 }
 
 const NORMALISERS: Record<DiffKey, Normaliser> = {
+  "tool-structured-content": {
+    pi: (records) =>
+      records.map((r) => {
+        if (r.type === "tool_execution_end")
+          expect(obj(r["result"], "result"), "pi 0.73's result has no structuredContent").not.toHaveProperty("structuredContent");
+        return r;
+      }),
+    parley: (records) =>
+      records.map((r) => {
+        if (r.type !== "tool_execution_end" || (r["toolName"] !== "read" && r["toolName"] !== "bash") || r["isError"] === true) return r;
+        const { structuredContent, ...result } = obj(r["result"], "result");
+        const text = ((result["content"] ?? []) as Rec[]).flatMap((c) => (c["type"] === "text" ? [String(c["text"])] : [])).join("");
+        if (r["toolName"] === "read") expect(structuredContent, "read's structured content is its text").toBe(text);
+        else expect(structuredContent, "bash's structured content").toMatchObject({ output: text, exit_code: 0, truncated: false });
+        return { ...r, result };
+      }),
+  },
   "assistant-level-duration": {
     pi: (records) =>
       records.map(
@@ -348,6 +372,7 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
 
 /** The differences every step that runs the agent needs, in the order they must be applied. */
 const AGENT_RUN: DiffKey[] = [
+  "tool-structured-content",
   "toolcall-start-id",
   "message-update-delta",
   "prompt-dependent-tokens",

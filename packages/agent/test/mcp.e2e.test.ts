@@ -102,15 +102,16 @@ describe("MCP servers from mcp.json", () => {
     expect(agent.records.some((r) => r.type === "tool_execution_end" && r["toolName"] === "mcp__calc__add")).toBe(true);
   });
 
-  it("keeps a codemode or deferred server's tools undeclared until tool_search loads them", async () => {
+  it("keeps a codemode or deferred server's tools undeclared until tool_search loads them (codemode is activated for the codemode server)", async () => {
     const w = world({ weather: stdio({ PROBE_NAME: "weather" }, { description: "Weather forecasts for cities" }), calc: stdio({}, { exposure: "deferred" }) });
     const agent = start(w);
     const first = (await ask(agent, "list tools")).split(",");
     expect(first).toContain("tool_search");
+    expect(first).toContain("codemode");
     expect(first.filter((name) => name.startsWith("mcp__"))).toEqual([]);
     // The servers are named to the model, with how to reach them.
     const system = await ask(agent, "show system");
-    expect(system).toContain("- mcp__weather (tool_search): Weather forecasts for cities");
+    expect(system).toContain("- mcp__weather (codemode): Weather forecasts for cities");
     expect(system).toContain("- mcp__calc (tool_search)");
     const found = await ask(agent, 'call tool_search {"query":"forecast the weather of a city"}');
     expect(found).toMatch(/^tool said: Loaded \d+ tools?/);

@@ -491,7 +491,7 @@ describe("the built-in tools' definitions wait for TypeBox", () => {
     const agent = start(["-e", file]);
     await agent.request({ type: "prompt", message: "/later" });
     expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([]);
-    expect(JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"]))).toEqual({ afterStartUp: false, tools: 8, afterAsking: true }); // the seven built-ins and tool_search
+    expect(JSON.parse(String(agent.records.find((r) => r["method"] === "notify")?.["message"]))).toEqual({ afterStartUp: false, tools: 9, afterAsking: true }); // the seven built-ins, codemode and tool_search
   });
 });
 

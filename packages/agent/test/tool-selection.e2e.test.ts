@@ -66,12 +66,14 @@ describe("the tools a session starts with", () => {
       const said = await agent.waitFor((r) => r.type === "extension_ui_request" && String(r["message"]).startsWith("registered "), MINUTE);
       return String(said["message"]);
     };
-    // tool_search is the built-in tool-search extension's (newest pi): registered, inactive until asked for.
-    expect(await registered(["--exclude-tools", "bash,ext_*"])).toBe("registered edit,find,grep,ls,read,tool_search,write active grep,read");
+    // codemode and tool_search are the built-in extensions' (newest pi): registered, inactive until asked for.
+    expect(await registered(["--exclude-tools", "bash,ext_*"])).toBe("registered codemode,edit,find,grep,ls,read,tool_search,write active grep,read");
     expect(await registered(["--tools", "read,ext_tool"])).toBe("registered ext_tool,read active ext_tool,read");
     expect(await registered(["--no-tools"])).toBe("registered  active ");
     // --no-builtin-tools only starts the built-ins inactive: they stay registered and can be activated.
-    expect(await registered(["--no-builtin-tools"])).toBe("registered bash,edit,ext_tool,find,grep,ls,read,tool_search,write active bash,ext_tool,grep,read");
+    expect(await registered(["--no-builtin-tools"])).toBe(
+      "registered bash,codemode,edit,ext_tool,find,grep,ls,read,tool_search,write active bash,ext_tool,grep,read",
+    );
   });
 
   it("ctx.reload() activates tools newly added to settings' defaultTools and keeps the rest of the session's (newest pi)", async () => {

@@ -56,7 +56,11 @@ async function outcome(factory: Factory, dir: string, params: unknown, options?:
   let s: string;
   try {
     const r = await factory(dir, options).execute("id", params);
-    s = `ok ${JSON.stringify({ content: r.content, details: r.details ?? null })}`;
+    // pi 1.6's bash returns a failed command as an error result (with structured content) where
+    // pi 0.73 threw; what the model reads is the same text either way.
+    const failed = (r as { isError?: boolean }).isError === true;
+    const texts = r.content.flatMap((block: { type: string; text?: string }) => (block.type === "text" ? [block.text] : [])).join("\n");
+    s = failed ? `error ${texts}` : `ok ${JSON.stringify({ content: r.content, details: r.details ?? null })}`;
   } catch (error) {
     s = `error ${(error as Error).message}`;
   }

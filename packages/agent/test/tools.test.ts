@@ -91,10 +91,10 @@ describe("truncation helpers", () => {
 });
 
 describe("read", () => {
-  it("returns file text unchanged (no line numbers), details undefined", async () => {
+  it("returns file text unchanged (no line numbers), details undefined, the text as structured content (a script's value)", async () => {
     put("a.txt", "line1\nline2\nline3\n");
     const r = await createReadTool(dir).execute("id", { path: "a.txt" });
-    expect(r).toEqual({ content: [{ type: "text", text: "line1\nline2\nline3\n" }], details: undefined });
+    expect(r).toEqual({ content: [{ type: "text", text: "line1\nline2\nline3\n" }], details: undefined, structuredContent: "line1\nline2\nline3\n" });
   });
 
   it("pages with offset/limit and tells the model how to continue", async () => {
@@ -130,6 +130,7 @@ describe("read", () => {
         { type: "image", data: PNG.toString("base64"), mimeType: "image/png" },
       ],
       details: undefined,
+      structuredContent: { type: "image", data: PNG.toString("base64"), mimeType: "image/png", note: "Read image file [image/png]" },
     });
     expect(text(await tool.execute("id", { path: "fake.png" }))).toBe("not an image");
   });
@@ -318,14 +319,37 @@ describe("withFileMutationQueue", () => {
 describe("bash", () => {
   it("runs in cwd and merges stdout and stderr", async () => {
     const r = await createBashTool(dir).execute("id", { command: "pwd; echo err >&2" });
-    expect(r).toEqual({ content: [{ type: "text", text: `${dir}\nerr\n` }], details: undefined });
+    expect(r).toEqual({
+      content: [{ type: "text", text: `${dir}\nerr\n` }],
+      details: undefined,
+      structuredContent: { output: `${dir}\nerr\n`, truncated: false, exit_code: 0, wall_time_seconds: expect.any(Number) },
+    });
   });
 
   it("reports empty output and non-zero exit codes", async () => {
     const tool = createBashTool(dir);
     expect(text(await tool.execute("id", { command: "true" }))).toBe("(no output)");
-    await expect(tool.execute("id", { command: "exit 3" })).rejects.toThrow("(no output)\n\nCommand exited with code 3");
-    await expect(tool.execute("id", { command: "echo bad; exit 4" })).rejects.toThrow("bad\n\n\nCommand exited with code 4");
+    // A failed command is an error result with the structured output a codemode script gets (pi 1.6).
+    expect(await tool.execute("id", { command: "exit 3" })).toMatchObject({
+      content: [{ type: "text", text: "(no output)\n\nCommand exited with code 3" }],
+      isError: true,
+      structuredContent: { output: "", truncated: false, exit_code: 3 },
+    });
+    expect(await tool.execute("id", { command: "echo bad; exit 4" })).toMatchObject({
+      content: [{ type: "text", text: "bad\n\n\nCommand exited with code 4" }],
+      isError: true,
+      structuredContent: { output: "bad\n", exit_code: 4 },
+    });
+  });
+
+  it("gives scripts up to 1 MiB of output: longer output keeps its first and last 512 KiB around a note, with the full output's file", async () => {
+    const r = await createBashTool(dir).execute("id", { command: "head -c 1200000 /dev/zero | tr '\\0' 'x'; echo END" });
+    const structured = r.structuredContent as { output: string; truncated: boolean; full_output_path?: string };
+    expect(structured.truncated).toBe(true);
+    expect(structured.full_output_path).toMatch(/parley-bash-[0-9a-f]+\.log$/);
+    expect(structured.output).toContain(`\n\n[... ${1200004 - 1024 * 1024} bytes omitted ...]\n\n`);
+    expect(structured.output.endsWith("xEND\n")).toBe(true);
+    expect(structured.output.length).toBe(1024 * 1024 + `\n\n[... ${1200004 - 1024 * 1024} bytes omitted ...]\n\n`.length);
   });
 
   it("streams accumulated output through onUpdate", async () => {

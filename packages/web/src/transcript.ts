@@ -39,7 +39,9 @@ class ToolCard implements FrameView {
   }
 
   setArgs(args: unknown): void {
-    this.#argsText = formatJson(args);
+    // A codemode call's argument is a script: shown as code, not as an escaped JSON string.
+    const code = this.#name === "codemode" && typeof args === "object" && args !== null ? (args as { code?: unknown }).code : undefined;
+    this.#argsText = typeof code === "string" ? code : formatJson(args);
     this.#argsValue = args;
     schedule(this);
   }
@@ -50,7 +52,7 @@ class ToolCard implements FrameView {
   }
 
   setOutput(result: unknown): void {
-    this.#outputText = resultText(result);
+    this.#outputText = resultText(result) || scriptCalls(result);
     schedule(this);
   }
 
@@ -62,6 +64,20 @@ class ToolCard implements FrameView {
     this.#output.textContent = this.#outputText;
     this.#output.hidden = this.#outputText === "";
   }
+}
+
+/** A running codemode script's nested calls so far (its updates carry them in `details.calls`), one line each. */
+function scriptCalls(result: unknown): string {
+  const details = typeof result === "object" && result !== null ? (result as { details?: unknown }).details : undefined;
+  const calls = typeof details === "object" && details !== null ? (details as { calls?: unknown }).calls : undefined;
+  if (!Array.isArray(calls)) return "";
+  return calls
+    .flatMap((call: unknown) => {
+      if (typeof call !== "object" || call === null) return [];
+      const { name, status } = call as { name?: unknown; status?: unknown };
+      return typeof name === "string" && typeof status === "string" ? [`${name}: ${status}`] : [];
+    })
+    .join("\n");
 }
 
 /** A thinking block, collapsed by default once it ends. */

@@ -3,7 +3,16 @@
  * Commands call its methods; it reports everything that happens as wire records through `emit`.
  */
 import { explainNetworkFailure, watchNetworkFailures } from "../models/network-failures.js";
-import type { AfterToolCallResult, Agent, AgentEvent, AgentMessage, AgentRequestUpdate, BeforeToolCallResult, StreamFn } from "@earendil-works/pi-agent-core";
+import type {
+  AfterToolCallResult,
+  Agent,
+  AgentEvent,
+  AgentMessage,
+  AgentRequestUpdate,
+  AgentTool,
+  BeforeToolCallResult,
+  StreamFn,
+} from "@earendil-works/pi-agent-core";
 import type {
   Api,
   AssistantMessage,
@@ -53,7 +62,7 @@ import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
-import { errorMessage } from "../error-text.js";
+import { errorMessage, errorText } from "../error-text.js";
 import { type PiAi, loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
 import { failedRequest, LoopRouting, stampThinkingLevel } from "./virtual-routing.js";
@@ -214,6 +223,8 @@ export class AgentSession {
       config.tools,
       builtInToolOptions(config, shell),
     );
+    this.tools.onLoadoutError = (extensionPath, error) =>
+      this.#runtime.reportError({ extensionPath: extensionPath ?? "<builtin>", event: "prepare_loadout", ...errorText(error) });
     this.#local = {
       state: {
         model: options.models.model,
@@ -585,7 +596,7 @@ export class AgentSession {
       contextFiles: prompt?.contextFiles,
       tools: this.tools
         .all()
-        .filter((t) => this.tools.activeNames().includes(t.definition.name))
+        .filter((t) => this.tools.activeNames().includes(t.definition.name) && !this.tools.hiddenDeclarations().has(t.definition.name))
         .map((t) => ({
           name: t.definition.name,
           description: t.definition.description ?? "",
@@ -825,6 +836,12 @@ export class AgentSession {
     throw new AgentError(noApiKeyMessage(model.provider));
   }
 
+  /** The tools a request declares: the loop's, less those a `prepareLoadout` hook hides (codemode's mode `only`). */
+  #declaredTools(): AgentTool<any, any>[] {
+    const hidden = this.tools.hiddenDeclarations();
+    return (this.#core?.state.tools ?? []).filter((tool) => !hidden.has(tool.name));
+  }
+
   #syncTools(): void {
     this.tools.sync(this.#runtime.tools);
     if (this.#core) this.#core.state.tools = this.tools.activeTools().map(withAbortGrace);
@@ -833,11 +850,17 @@ export class AgentSession {
   /** Calls tools make through ctx.executeTool (created when the first is made, as in pi). */
   #nestedCalls: NestedToolCalls | undefined;
 
+  /** The callable tools with the extensions' current registrations (an MCP server's tools registered while a call waited for it). */
+  #callableTools(): AgentTool<any, any>[] {
+    this.tools.sync(this.#runtime.tools);
+    return this.tools.callableTools();
+  }
+
   readonly #nestedRunner = {
-    callableTools: () => this.tools.callableTools(),
+    callableTools: () => this.#callableTools(),
     execute: (callerId: string, name: string, args: unknown, options: { signal?: AbortSignal; onUpdate?: (partial: unknown) => void }) => {
       this.#nestedCalls ??= new NestedToolCalls({
-        callableTools: () => this.tools.callableTools(),
+        callableTools: () => this.#callableTools(),
         sequential: () => this.#core?.toolExecution === "sequential",
         emit: (event) => this.#emitNestedCallEvent(event),
         hooks: {
@@ -1094,7 +1117,7 @@ export class AgentSession {
     this.#routing.sawContext(context);
     if (!this.#runtime.hasHandlers("context_with_system")) return context;
     // The newest pi's second phase: the transcript with its leading system message, used as returned.
-    const transcript = withSystemMessage(this.#prompt, this.#core?.state.tools ?? [], context);
+    const transcript = withSystemMessage(this.#prompt, this.#declaredTools(), context);
     const folded = foldSystemMessages(await this.#unlessAborted(this.#runtime.emitContextWithSystem(transcript), () => transcript));
     this.#requestSystem = folded.system;
     return folded.messages;
@@ -1112,7 +1135,7 @@ export class AgentSession {
     options: SimpleStreamOptions | undefined,
   ): Promise<AssistantMessageEventStream> {
     const pi = await loadPiAi();
-    const system = this.#requestSystem ?? { systemPrompt: this.#prompt, tools: this.#core?.state.tools.map(pi.toToolDeclaration) ?? [] };
+    const system = this.#requestSystem ?? { systemPrompt: this.#prompt, tools: this.#declaredTools().map(pi.toToolDeclaration) };
     this.#requestSystem = undefined;
     const sent = pi.normalizeContext({ systemPrompt: system.systemPrompt, tools: system.tools, messages: context.messages.filter((m) => m.role !== "system") });
     let model = selected;

@@ -4,6 +4,7 @@
  */
 import type { AgentTool } from "@earendil-works/pi-agent-core";
 import type { ToolDefinition, ToolName, ToolsOptions } from "../tools/index.js";
+import type { ToolLoadout } from "../tools/types.js";
 import { allToolNames } from "../tools/names.js";
 import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
@@ -202,13 +203,54 @@ export class ToolRegistry {
     this.#active = [...new Set(names)].filter((name) => this.#activatable(name));
   }
 
-  /** The active tools as the agent loop runs them (a hidden tool stays out even when named active). */
+  /**
+   * The active tools as the agent loop runs them (a hidden tool stays out even when named active),
+   * with what active tools' `prepareLoadout` hooks make of their declarations (newest pi): new
+   * descriptions, and names to leave out of requests (`hiddenDeclarations()`).
+   */
   activeTools(): AgentTool<any, any>[] {
     const active = new Set(this.activeNames());
-    return this.all()
-      .filter((t) => active.has(t.definition.name))
-      .map((info) => this.#agentTool(info));
+    const infos = this.all().filter((t) => active.has(t.definition.name));
+    const tools = infos.map((info) => this.#agentTool(info));
+    this.#hidden = new Set();
+    const hooks = infos.filter((info) => info.definition.prepareLoadout !== undefined);
+    if (hooks.length === 0) return tools;
+    const definitionOf = (name: string) => this.all().find((info) => info.definition.name === name)?.definition;
+    const loadout: ToolLoadout = {
+      declared: tools,
+      callable: this.callableTools(),
+      registered: this.all().map((info) => this.#agentTool(info)),
+      getExposure: (name) => {
+        const definition = definitionOf(name);
+        return definition ? exposureOf(definition) : "direct";
+      },
+      getNamespace: (name) => definitionOf(name)?.namespace,
+      getPromptGuidelines: (name) => definitionOf(name)?.promptGuidelines ?? [],
+    };
+    const descriptions = new Map<string, string>();
+    for (const { definition, extensionPath } of hooks) {
+      try {
+        const changes = definition.prepareLoadout?.(loadout);
+        for (const [name, description] of Object.entries(changes?.descriptions ?? {})) descriptions.set(name, description);
+        for (const name of changes?.hiddenDeclarations ?? []) this.#hidden.add(name);
+      } catch (error) {
+        this.onLoadoutError?.(extensionPath, error);
+      }
+    }
+    return tools.map((tool) => {
+      const description = descriptions.get(tool.name);
+      return description === undefined ? tool : { ...tool, description };
+    });
   }
+
+  /** Declared tools the last `activeTools()` says to leave out of requests (they still run). */
+  hiddenDeclarations(): ReadonlySet<string> {
+    return this.#hidden;
+  }
+
+  #hidden = new Set<string>();
+  /** Told of a `prepareLoadout` hook that threw (pi reports it as an extension error). */
+  onLoadoutError: ((extensionPath: string | undefined, error: unknown) => void) | undefined;
 
   /**
    * The tools a tool may call through `ctx.executeTool` (its `ctx.tools`), as the newest pi
@@ -233,6 +275,8 @@ export class ToolRegistry {
       parameters: definition.parameters,
       ...(definition.prepareArguments ? { prepareArguments: definition.prepareArguments } : {}),
       ...(definition.executionMode ? { executionMode: definition.executionMode } : {}),
+      ...(definition.outputSchema ? { outputSchema: definition.outputSchema } : {}),
+      ...(definition.constrainedSampling !== undefined ? { constrainedSampling: definition.constrainedSampling } : {}),
       // A caller may pass its own context (as pi's wrapped tools accept); otherwise the tool's extension's.
       execute: (id, params, signal, onUpdate, ctx?: unknown) =>
         definition.execute(id, params, signal, onUpdate, ctx ?? this.#context(extensionPath, id, signal)),

@@ -1,13 +1,15 @@
 /**
- * The newest pi's built-in extensions that parley has: `builtin:llama.cpp` (its `/llama` command,
- * which headless pi only declines), `builtin:mcp` (MCP servers) and `builtin:tool-search` (the
- * `tool_search` tool). They load after every other extension, unless
+ * The newest pi's built-in extensions, all of which parley has: `builtin:llama.cpp` (its `/llama`
+ * command, which headless pi only declines), `builtin:codemode` (the `codemode` tool),
+ * `builtin:mcp` (MCP servers) and `builtin:tool-search` (the `tool_search` tool). They load after every other extension, unless
  * `--no-extensions` (then only with `-e builtin:<name>`), `--no-mcp`, or the settings'
  * `extensions` list turns them off (`-builtin:mcp` in the user's, `+`/`-`/`!` in the project's).
  * As in pi, an extension that registers the same command or tool (`/mcp`, `tool_search`) replaces
  * the built-in one, which is then said on the log and not loaded (agent-core.ts).
  */
 import { createMcpExtension } from "../mcp/mcp-extension.js";
+import { codemodeExtension } from "./codemode-extension.js";
+import { CODEMODE_TOOL_NAME } from "./codemode-loadout.js";
 import { TOOL_SEARCH_TOOL_NAME } from "../mcp/names.js";
 import { toolSearchExtension } from "../mcp/tool-search.js";
 import { BUILTIN_PREFIX, PARLEY_BUILTINS, type BuiltinName } from "./builtin-names.js";
@@ -41,6 +43,8 @@ function builtin(name: BuiltinName, options: BuiltinOptions): { factory: Extensi
   switch (name) {
     case "llama.cpp":
       return { factory: llamaExtension };
+    case "codemode":
+      return { factory: codemodeExtension, replaceable: { tool: CODEMODE_TOOL_NAME } };
     case "mcp":
       return { factory: createMcpExtension({ agentDir: options.agentDir, clientVersion: options.version }), replaceable: { command: "mcp" } };
     case "tool-search":

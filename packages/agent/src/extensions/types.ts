@@ -583,6 +583,8 @@ export interface CallableTool {
   label: string;
   description: string;
   parameters: unknown;
+  /** JSON Schema of the tool's `structuredContent` (a codemode script's call resolves to it). */
+  outputSchema?: object;
 }
 export interface BeforeProviderRequestEvent {
   type: "before_provider_request";

@@ -10,8 +10,8 @@
  * `/mcp login|logout [server]` sign in to an OAuth server (pi's mcp-auth.json) and out. A server
  * waiting for a sign-in done elsewhere (`parley mcp login`, pi's) reconnects at the next prompt.
  *
- * parley has no codemode sandbox: tools of `codemode` servers are reached through `tool_search`
- * instead, unless an extension provides a `codemode` tool. The session never writes `mcp.json`.
+ * Tools of `codemode` servers are called from codemode scripts (builtin:codemode), `deferred` ones
+ * loaded with `tool_search`. The session never writes `mcp.json`.
  */
 import { createMcpToolName, mcpNamespace, mcpServerSummary } from "@earendil-works/pi-mcp";
 import { McpSignInCancelledError } from "@earendil-works/pi-mcp/oauth";
@@ -228,8 +228,9 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
   };
 
   /**
-   * Tools that are not declared are reached through codemode (an extension's: parley has none)
-   * or tool_search, whichever the servers' exposure asks for and exists; told once when neither.
+   * Tools that are not declared are reached through codemode (builtin:codemode, or an extension's
+   * with `reachesTools`) or tool_search, whichever the servers' exposure asks for and exists (codemode
+   * unless `autoEnableCodemode` is false); told once when neither is active.
    */
   const ensureDiscoveryActive = (ctx: ExtensionContext): void => {
     const exposures = new Set<string>();
@@ -245,15 +246,14 @@ export function createMcpSession(pi: ExtensionAPI, options: McpOptions): McpSess
     const active = pi.getActiveTools();
     const wanted: string[] = [];
     if (needsCodemode && hasCodemode && autoEnable) wanted.push(CODEMODE_TOOL_NAME);
-    // parley's stand-in for codemode: tool_search reaches the same tools.
-    if (hasSearch && (needsSearch || (needsCodemode && !hasCodemode && autoEnable))) wanted.push(TOOL_SEARCH_TOOL_NAME);
+    if (needsSearch && hasSearch) wanted.push(TOOL_SEARCH_TOOL_NAME);
     const activate = wanted.filter((name) => !active.includes(name));
     if (activate.length > 0) pi.setActiveTools([...active, ...activate]);
     const reachable = [...active, ...activate];
     if ((hasCodemode && reachable.includes(CODEMODE_TOOL_NAME)) || (hasSearch && reachable.includes(TOOL_SEARCH_TOOL_NAME))) return;
     if (warnedUnreachable) return;
     warnedUnreachable = true;
-    const reason = needsCodemode && !autoEnable ? " (autoEnableCodemode is false)" : "";
+    const reason = needsCodemode && hasCodemode && !autoEnable ? " (autoEnableCodemode is false)" : "";
     ctx.ui.notify(`MCP tools are only reachable from the codemode or tool_search tool, but neither is active${reason}; they cannot be called.`, "warning");
   };
 

@@ -28,6 +28,54 @@ function annotationsOf(tool: Tool): ToolDefinition["annotations"] {
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** A content block, as much of it as a script needs to know. */
+const CONTENT_BLOCK_SCHEMA = {
+  type: "object",
+  properties: {
+    type: { enum: ["text", "image", "audio", "resource_link", "resource"] },
+    text: { type: "string" },
+    data: { type: "string" },
+    mimeType: { type: "string" },
+  },
+  required: ["type"],
+  additionalProperties: true,
+};
+
+/** Values of these keywords are data (a `$ref` key in them is no reference); those of the others below map names to schemas. */
+const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples"]);
+const MAP_KEYWORDS = new Set(["properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"]);
+
+/** The schema with its local `$ref`s pointing below `pointer`, where it is placed. */
+function relocate(schema: unknown, pointer: string): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => relocate(item, pointer));
+  if (typeof schema !== "object" || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "$ref" && typeof value === "string" && (value === "#" || value.startsWith("#/"))) out[key] = `${pointer}${value.slice(1)}`;
+    else if (DATA_KEYWORDS.has(key)) out[key] = value;
+    else if (MAP_KEYWORDS.has(key) && typeof value === "object" && value !== null && !Array.isArray(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, relocate(sub, pointer)]));
+    else out[key] = relocate(value, pointer);
+  }
+  return out;
+}
+
+/** What a script's call of an MCP tool resolves to: the server's CallToolResult, its structured content by the tool's own output schema. */
+export function mcpResultSchema(structuredContentSchema: unknown): Record<string, unknown> {
+  return {
+    type: "object",
+    properties: {
+      content: { type: "array", items: CONTENT_BLOCK_SCHEMA },
+      // A server may send structured content without declaring its schema, and it may be any JSON.
+      structuredContent: structuredContentSchema ? relocate(structuredContentSchema, "#/properties/structuredContent") : {},
+      isError: { type: "boolean" },
+    },
+    required: ["content"],
+    // Newer protocol versions add fields.
+    additionalProperties: true,
+  };
+}
+
 export interface McpToolOptions {
   server: string;
   tool: Tool;
@@ -48,6 +96,7 @@ export function mcpToolDefinition(options: McpToolOptions): ToolDefinition<TSche
     label: `${server}/${tool.name}`,
     description: tool.description?.trim() || tool.title || tool.annotations?.title || `MCP tool ${tool.name} from server ${server}`,
     parameters: jsonSchemaParameters(normalizeMcpInputSchema(tool.inputSchema)),
+    outputSchema: mcpResultSchema(tool.outputSchema),
     exposure: toToolExposure(options.exposure),
     namespace: options.namespace,
     ...(annotations ? { annotations } : {}),

@@ -5,6 +5,7 @@
  * model can read. A result with `isError` becomes an error for the model.
  */
 import { type CallToolResult, type ContentBlock, type LlmContent, limitMcpContent, toLlmContent } from "@earendil-works/pi-mcp";
+import type { JsonValue } from "@earendil-works/pi-ai";
 import { errorMessage } from "../error-text.js";
 import { writeOutputFile } from "../output-files.js";
 import { formatSize } from "../tools/truncate.js";
@@ -64,24 +65,30 @@ export async function modelContent(server: string, blocks: readonly ContentBlock
 
 export interface McpToolOutput {
   content: LlmContent[];
-  details: { server: string; tool: string; fullOutputPath?: string; structuredContent?: unknown };
+  details: { server: string; tool: string; fullOutputPath?: string };
+  /** The server's whole result less `_meta`: what a codemode script's call resolves to (pi 1.6). */
+  structuredContent: JsonValue;
+  /** The server said `isError`: an error result for the model, still with the structured result. */
+  isError?: true;
 }
 
-/** A tool result for the model; throws (an error result) when the server said `isError`. */
+/** A tool result for the model, with the server's result as structured content (pi 1.6's). */
 export async function toolOutput(server: string, tool: string, result: CallToolResult, readable: boolean): Promise<McpToolOutput> {
   const converted = result.content.length > 0 ? await modelContent(server, result.content, readable) : toLlmContent(result);
-  const { content, fullOutputPath } = await limitMcpContent(converted, saveOutput);
-  if (result.isError) {
-    const text = content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
-    throw new Error(text || `MCP tool ${server}/${tool} returned an error`);
+  if (result.isError && !converted.some((block) => block.type === "text" && block.text !== "")) {
+    converted.push({ type: "text", text: `MCP tool ${server}/${tool} returned an error` });
   }
+  const { content, fullOutputPath } = await limitMcpContent(converted, saveOutput);
+  const { _meta: _dropped, ...scriptResult } = result;
   return {
     content,
-    details: {
-      server,
-      tool,
-      ...(fullOutputPath ? { fullOutputPath } : {}),
-      ...(result.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
-    },
+    details: { server, tool, ...(fullOutputPath ? { fullOutputPath } : {}) },
+    structuredContent: toJsonValue(scriptResult),
+    ...(result.isError ? { isError: true as const } : {}),
   };
+}
+
+/** The server's result as JSON (it came as JSON, so only undefined fields drop out). */
+function toJsonValue(value: unknown): JsonValue {
+  return JSON.parse(JSON.stringify(value) ?? "null") as JsonValue;
 }

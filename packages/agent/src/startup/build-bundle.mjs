@@ -65,6 +65,9 @@ const COMPILED_IN = new Set([
   "@earendil-works/pi-mcp",
   "minisearch",
   "fastest-levenshtein",
+  // Only its small declaration and source modules are imported statically; the sandbox (a worker
+  // file and the QuickJS wasm beside it) loads from its own files through module-loader.ts.
+  "@earendil-works/pi-codemode",
 ]);
 
 rmSync(outdir, { recursive: true, force: true });

@@ -21,6 +21,18 @@ export type BashToolInput = Static<typeof bashSchema>;
 // tail holds everything truncateTail can keep (a char is at least one byte).
 const TAIL_WINDOW_CHARS = DEFAULT_MAX_BYTES * 2;
 
+/** Half of what a codemode script's `tools.bash()` gets of the output (pi 1.6: 1 MiB in all). */
+const STRUCTURED_HALF = 512 * 1024;
+
+/** What a codemode script's `tools.bash()` resolves to (pi 1.6's), also when the command fails. */
+const bashOutputSchema = Type.Object({
+  output: Type.String({ description: "stdout and stderr together, shortened when very long" }),
+  truncated: Type.Boolean(),
+  full_output_path: Type.Optional(Type.String({ description: "The whole output, when shortened" })),
+  exit_code: Type.Number(),
+  wall_time_seconds: Type.Number(),
+});
+
 /**
  * Collects streamed output with bounded memory: a decoded tail for display,
  * running totals, and, once the output outgrows the limits, the full raw
@@ -36,7 +48,15 @@ class OutputCollector {
   private file: WriteStream | undefined;
   fullOutputPath: string | undefined;
 
+  /** The raw output's first and last STRUCTURED_HALF bytes, for the structured result scripts get. */
+  private rawHead: Buffer[] = [];
+  private rawHeadBytes = 0;
+  private rawTail: Buffer[] = [];
+  private rawTailBytes = 0;
+  private rawBytes = 0;
+
   append(chunk: Buffer): void {
+    this.keepRaw(chunk);
     this.addText(this.decoder.write(chunk));
     if (this.file) {
       this.file.write(chunk);
@@ -85,6 +105,31 @@ class OutputCollector {
     truncation.totalLines = this.newlines + 1;
     truncation.totalBytes = this.totalBytes;
     return { text: truncation.content, truncation };
+  }
+
+  private keepRaw(chunk: Buffer): void {
+    this.rawBytes += chunk.length;
+    let rest = chunk;
+    if (this.rawHeadBytes < STRUCTURED_HALF) {
+      const take = rest.subarray(0, STRUCTURED_HALF - this.rawHeadBytes);
+      this.rawHead.push(take);
+      this.rawHeadBytes += take.length;
+      rest = rest.subarray(take.length);
+    }
+    if (rest.length === 0) return;
+    this.rawTail.push(rest);
+    this.rawTailBytes += rest.length;
+    while (this.rawTailBytes - (this.rawTail[0]?.length ?? 0) >= STRUCTURED_HALF) this.rawTailBytes -= this.rawTail.shift()?.length ?? 0;
+  }
+
+  /** The whole output up to STRUCTURED_HALF * 2 bytes; longer, its first and last halves around a note of what was left out. */
+  structuredOutput(): { output: string; truncated: boolean } {
+    const head = Buffer.concat(this.rawHead);
+    const tailAll = Buffer.concat(this.rawTail);
+    if (this.rawBytes <= STRUCTURED_HALF * 2) return { output: new TextDecoder().decode(Buffer.concat([head, tailAll])), truncated: false };
+    const tail = tailAll.subarray(tailAll.length - STRUCTURED_HALF);
+    const omitted = this.rawBytes - head.length - tail.length;
+    return { output: `${new TextDecoder().decode(head)}\n\n[... ${omitted} bytes omitted ...]\n\n${new TextDecoder().decode(tail)}`, truncated: true };
   }
 
   lastLineBytes(): number {
@@ -152,7 +197,9 @@ export function createBashToolDefinition(
     description: `Run a bash command in the working directory and return its combined stdout and stderr. Only the last ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} of output are returned (whichever limit is hit first); the full output is then saved to a temp file. An optional timeout is given in seconds.`,
     promptSnippet: "Run shell commands (ls, grep, find, build and test tools, etc.)",
     parameters: bashSchema,
+    outputSchema: bashOutputSchema,
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
+      const startedAt = performance.now();
       const command = options.commandPrefix ? `${options.commandPrefix}\n${params.command}` : params.command;
       const env = commandEnv(options.exposeSessionEnvironment ?? true, ctx);
       const context: BashSpawnContext = options.spawnHook ? options.spawnHook({ command, cwd, env }) : { command, cwd, env };
@@ -208,10 +255,19 @@ export function createBashToolDefinition(
 
       const shown = output.isEmpty() ? "(no output)" : body;
       if (exitCode === null) throw new Error(`${shown}\n\nCommand was terminated by a signal before it exited`);
-      if (exitCode !== 0) throw new Error(`${shown}\n\nCommand exited with code ${exitCode}`);
-
       const details: BashToolDetails | undefined = truncation.truncated ? { truncation, fullOutputPath: output.fullOutputPath } : undefined;
-      const result: AgentToolResult<BashToolDetails | undefined> = { content: [{ type: "text", text: shown }], details };
+      const { output: whole, truncated } = output.structuredOutput();
+      const structuredContent = {
+        output: whole,
+        truncated,
+        ...(truncated && output.fullOutputPath ? { full_output_path: output.fullOutputPath } : {}),
+        exit_code: exitCode,
+        wall_time_seconds: Math.round((performance.now() - startedAt) / 100) / 10,
+      };
+      // A failed command is an error for the model, but a script still gets the structured result (pi 1.6).
+      if (exitCode !== 0)
+        return { content: [{ type: "text", text: `${shown}\n\nCommand exited with code ${exitCode}` }], details, structuredContent, isError: true };
+      const result: AgentToolResult<BashToolDetails | undefined> = { content: [{ type: "text", text: shown }], details, structuredContent };
       return result;
     },
   };

@@ -6,7 +6,7 @@ import { fitImage } from "./image-fit.js";
 import { resolveReadPath } from "./path-utils.js";
 import { readRegularFile, readRegularHead } from "./read-regular-file.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult, truncateHead } from "./truncate.js";
-import type { AgentTool, ToolDefinition } from "./types.js";
+import type { AgentTool, AgentToolResult, ToolDefinition } from "./types.js";
 import { abortable, describeFsError, throwIfAborted, toAgentTool } from "./util.js";
 
 const readSchema = Type.Object({
@@ -115,6 +115,18 @@ async function imageContent(buffer: Buffer, mimeType: string, autoResize: boolea
   ];
 }
 
+/** What a codemode script's `tools.read()` resolves to (pi 1.6's): the text, or the image with its note. */
+const readOutputSchema = Type.Union([
+  Type.String(),
+  Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String(), note: Type.String() }),
+]);
+
+function scriptOutput(content: readonly (TextContent | ImageContent)[]): string | { type: "image"; data: string; mimeType: string; note: string } {
+  const text = content.find((block) => block.type === "text")?.text ?? "";
+  const image = content.find((block) => block.type === "image");
+  return image ? { type: "image", data: image.data, mimeType: image.mimeType, note: text } : text;
+}
+
 export function createReadToolDefinition(cwd: string, options: ReadToolOptions = {}): ToolDefinition<typeof readSchema, ReadToolDetails | undefined> {
   const ops = options.operations ?? localOperations;
   return {
@@ -124,24 +136,30 @@ export function createReadToolDefinition(cwd: string, options: ReadToolOptions =
     promptSnippet: "Read file contents",
     promptGuidelines: ["Use read to look at files rather than cat or sed."],
     parameters: readSchema,
+    outputSchema: readOutputSchema,
     async execute(_toolCallId, params, signal) {
-      throwIfAborted(signal);
-      const absolutePath = resolveReadPath(params.path, cwd);
-      return abortable(signal, async () => {
-        try {
-          await ops.access(absolutePath);
-          const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolutePath) : undefined;
-          const buffer = await ops.readFile(absolutePath);
-          throwIfAborted(signal);
-          if (mimeType) return { content: await imageContent(buffer, mimeType, options.autoResizeImages ?? true), details: undefined };
-          const { text, details } = formatText(buffer.toString("utf8"), params.path, params.offset, params.limit);
-          return { content: [{ type: "text", text }], details };
-        } catch (error) {
-          throw describeFsError(error, absolutePath, "read");
-        }
-      });
+      const result = await readFile(params, signal);
+      return { ...result, structuredContent: scriptOutput(result.content) };
     },
   };
+
+  async function readFile(params: Static<typeof readSchema>, signal: AbortSignal | undefined): Promise<AgentToolResult<ReadToolDetails | undefined>> {
+    throwIfAborted(signal);
+    const absolutePath = resolveReadPath(params.path, cwd);
+    return abortable(signal, async () => {
+      try {
+        await ops.access(absolutePath);
+        const mimeType = ops.detectImageMimeType ? await ops.detectImageMimeType(absolutePath) : undefined;
+        const buffer = await ops.readFile(absolutePath);
+        throwIfAborted(signal);
+        if (mimeType) return { content: await imageContent(buffer, mimeType, options.autoResizeImages ?? true), details: undefined };
+        const { text, details } = formatText(buffer.toString("utf8"), params.path, params.offset, params.limit);
+        return { content: [{ type: "text", text }], details };
+      } catch (error) {
+        throw describeFsError(error, absolutePath, "read");
+      }
+    });
+  }
 }
 
 export function createReadTool(cwd: string, options?: ReadToolOptions): AgentTool<typeof readSchema, ReadToolDetails | undefined> {

@@ -5,7 +5,7 @@
  * `AgentToolResult` and pi-coding-agent's `ToolDefinition`) so that a pi
  * extension's tool objects are structurally assignable to them and vice versa.
  */
-import type { ImageContent, TextContent } from "@earendil-works/pi-ai";
+import type { ImageContent, JsonValue, TextContent, Tool } from "@earendil-works/pi-ai";
 import type { Static, TSchema } from "typebox";
 
 /** What a tool returns: content for the model plus structured details for logs/UI. */
@@ -14,6 +14,10 @@ export interface AgentToolResult<TDetails = unknown> {
   details: TDetails;
   /** Hint that the agent may stop after the current tool batch (all results must agree). */
   terminate?: boolean;
+  /** Machine-readable result matching the tool's `outputSchema` (what a codemode script gets); not sent to the model. */
+  structuredContent?: JsonValue;
+  /** An error result returned rather than thrown (it may carry structured content, as bash's does for a failed command). */
+  isError?: boolean;
 }
 
 /** Streams partial results while a tool runs (e.g. bash output so far). */
@@ -61,8 +65,17 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   exposure?: "direct" | "model-only" | "codemode" | "deferred" | "hidden";
   /** Whether registering the tool activates it (default: true for direct and model-only). */
   defaultActive?: boolean;
-  /** Kept for pi.getAllTools() (newest pi): parley has no codemode, tool search or MCP to use them. */
-  namespace?: { name: string; aliases?: readonly string[]; description?: string; instructions?: string };
+  /** The group a tool belongs to (an MCP server): pi.getAllTools(), tool_search and codemode show it. */
+  namespace?: ToolNamespace;
+  /** JSON Schema of `structuredContent`: what a codemode script's call of the tool resolves to. */
+  outputSchema?: object;
+  /** Grammar- or strict-schema-constrained arguments, for providers that support them (pi-ai's). */
+  constrainedSampling?: Tool["constrainedSampling"];
+  /**
+   * While the tool is active, called whenever the active tools change (newest pi): it may replace
+   * declared tools' descriptions and leave declarations out of requests (the codemode tool does).
+   */
+  prepareLoadout?: (loadout: ToolLoadout) => ToolLoadoutChanges | undefined;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   reachesTools?: (input: Record<string, unknown>) => "all" | readonly string[];
   /** Run the tool. Throw to report an error to the model. */
@@ -93,6 +106,38 @@ export interface AgentTool<TParams extends TSchema = TSchema, TDetails = any> {
     signal?: AbortSignal,
     onUpdate?: AgentToolUpdateCallback<TDetails>,
   ) => Promise<AgentToolResult<TDetails>>;
+}
+
+export interface ToolNamespace {
+  name: string;
+  aliases?: readonly string[];
+  description?: string;
+  instructions?: string;
+}
+
+/** A tool as a loadout hook sees it: its declaration. */
+export interface LoadoutTool {
+  name: string;
+  description: string;
+  parameters: unknown;
+  outputSchema?: object | undefined;
+}
+
+/** What a `prepareLoadout` hook is shown (pi 1.6's ToolLoadout). */
+export interface ToolLoadout {
+  /** The tools about to be declared. */
+  declared: readonly LoadoutTool[];
+  /** The tools `ctx.executeTool` can reach with this active set. */
+  callable: readonly LoadoutTool[];
+  registered: readonly LoadoutTool[];
+  getExposure(name: string): "direct" | "model-only" | "codemode" | "deferred" | "hidden";
+  getNamespace(name: string): ToolNamespace | undefined;
+  getPromptGuidelines(name: string): readonly string[];
+}
+
+export interface ToolLoadoutChanges {
+  descriptions?: Record<string, string>;
+  hiddenDeclarations?: readonly string[];
 }
 
 export type ToolName = "read" | "bash" | "edit" | "write" | "grep" | "find" | "ls";

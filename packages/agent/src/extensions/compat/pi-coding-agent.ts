@@ -352,7 +352,7 @@ export const parseArgs = unavailableFunction("parseArgs", NOT_IN_PARLEY);
 export const readStoredCredential = unavailableFunction("readStoredCredential", NOT_IN_PARLEY);
 export const resolveCliModel = unavailableFunction("resolveCliModel", NOT_IN_PARLEY);
 export const resolveModelScopeWithDiagnostics = unavailableFunction("resolveModelScopeWithDiagnostics", NOT_IN_PARLEY);
-export const createCodemodeExtension = unavailableFunction("createCodemodeExtension", NOT_IN_PARLEY);
+export { createCodemodeExtension } from "../codemode-extension.js";
 export const createMcpExtension = unavailableFunction("createMcpExtension", NOT_IN_PARLEY);
 export const createToolSearchExtension = unavailableFunction("createToolSearchExtension", NOT_IN_PARLEY);
 // Images are passed through to the model as given.

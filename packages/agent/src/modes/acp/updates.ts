@@ -26,6 +26,9 @@ const KINDS: Record<string, ToolKind> = {
   bash: "execute",
   grep: "search",
   find: "search",
+  // A codemode script runs other tools; tool_search looks tools up.
+  codemode: "execute",
+  tool_search: "search",
 };
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
@@ -57,6 +60,11 @@ export function toolTitle(toolName: string, args: unknown): string {
       return `grep ${JSON.stringify(str(a["pattern"]) ?? "")}${path ? ` in ${path}` : ""}`;
     case "find":
       return `find ${JSON.stringify(str(a["pattern"]) ?? "")}${path ? ` in ${path}` : ""}`;
+    case "codemode": {
+      // The script's first line that says something (an options line says only how it runs).
+      const line = (str(a["code"]) ?? "").split("\n").find((l) => l.trim() !== "" && !l.startsWith("// @options:"));
+      return line ? `Script: ${line.trim()}` : "Script";
+    }
     default:
       return toolName;
   }
