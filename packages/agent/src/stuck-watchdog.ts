@@ -45,7 +45,7 @@ type ToWorker =
   | { type: "taken"; bytes: number };
 
 /** What the worker tells the main thread. */
-type FromWorker = { type: "ping" | "end" } | { type: "data"; chunk: ArrayBuffer } | { type: "error"; message: string };
+type FromWorker = { type: "ping" | "end" | "ready" } | { type: "data"; chunk: ArrayBuffer } | { type: "error"; message: string };
 
 // The worker's code: plain JavaScript, evaluated as CommonJS in the worker (a file of its own would
 // need a place beside the bundle). Writes go straight to fd 2: a worker's process.stderr is
@@ -154,9 +154,12 @@ try {
     if (handle.start(number) !== 0) handle.close();
   }
 } catch {}
+parentPort.postMessage({ type: "ready" });
 `;
 
 let worker: Worker | undefined;
+/** Resolves once the worker watches the signals (or could not). */
+let ready: Promise<void> = Promise.resolve();
 
 function post(message: ToWorker): void {
   worker?.postMessage(message);
@@ -187,13 +190,38 @@ export function startStuckWatchdog(): void {
   worker.unref();
   // Its failure must not take parley down: the main thread's own handling remains.
   worker.on("error", () => {});
+  let markReady: () => void = () => {};
+  ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
   worker.on("message", (message: FromWorker) => {
     if (message.type === "ping") post({ type: "pong" });
+    else if (message.type === "ready") markReady();
     else forwarded?.onMessage(message);
   });
+  worker.on("exit", () => markReady());
   // First of the exit handlers (the stdout flush and extensions' come after): from here the process is ending.
   process.prependListener("exit", () => post({ type: "exiting" }));
 }
+
+/**
+ * Resolves once the watchdog watches the signals: await it before extension code runs, for a
+ * signal that came before would reach the main thread's handlers alone. It starts at once and is
+ * usually ready long before; on a loaded machine this waits for it (at most READY_WAIT_MS).
+ */
+export async function stuckWatchdogReady(): Promise<void> {
+  const thread = worker;
+  if (!thread) return;
+  // Waiting on the worker must keep the process alive (it is unref'd otherwise).
+  thread.ref();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([ready, new Promise<void>((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS)))]);
+  clearTimeout(timer);
+  thread.unref();
+}
+
+/** A worker that is not ready after this long (it should take tens of milliseconds) is not waited for. */
+const READY_WAIT_MS = 10_000;
 
 /** Tells the watchdog (if it runs) to kill `pid` (or the group it leads) should it end a stuck parley. */
 export function stuckWatchdogTrack(pid: number, group: boolean): void {

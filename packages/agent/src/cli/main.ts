@@ -35,7 +35,7 @@ import { claimStdin } from "../transport/claim-stdin.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
 import { ProcessLifetime } from "../core/process-lifetime.js";
-import { forwardedStdin, startStuckWatchdog } from "../stuck-watchdog.js";
+import { forwardedStdin, startStuckWatchdog, stuckWatchdogReady } from "../stuck-watchdog.js";
 import { selectMode, type StartMode } from "./mode-table.js";
 import { openStartupSession, sessionFactory, sessionsRoot } from "./startup-session.js";
 import { listFolder } from "../resources/fs-entries.js";
@@ -642,9 +642,11 @@ export async function main(argv: string[]): Promise<void> {
   const { settings } = setup;
   await applyHttpSettings(settings);
 
+  // Extension code may hold the main thread from here on: the watchdog must be watching by then.
+  await stuckWatchdogReady();
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
-  // for the protocol alone (not before the server starts). Web mode does not read it.
-  // In rpc and acp modes, where the end of input ends parley, the watchdog's thread reads fd 0 and
+  // for the protocol alone. Web mode does not read it. In rpc and acp modes, where the end of
+  // input ends parley, the watchdog's thread reads fd 0 (from now on, a bounded amount ahead) and
   // hands each chunk on, so that it sees the end even while the main thread is stuck.
   const stdin = claimStdin(options.mode === "rpc" || options.mode === "acp" ? forwardedStdin(true) : undefined);
   // New sessions record the folder the agent is in (a switch to another folder's session moves it:
