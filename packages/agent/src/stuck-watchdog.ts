@@ -12,7 +12,8 @@
  *   sees the end of input even when the main thread reads nothing.
  *
  * After such a trigger the worker asks the main thread every PING_MS to answer. If it has not
- * answered for STUCK_MS, the worker kills every process group parley is tracking (it is told each
+ * answered for STUCK_MS while spending STUCK_CPU_MS of CPU (a loop), or for BLOCKED_MS whatever
+ * it did (blocked in a system call), the worker kills every process group parley is tracking (it is told each
  * one as it starts and ends: messages reach the worker's loop whatever the main thread does), says
  * so on stderr, and SIGKILLs the process. A main thread that answers is never interrupted, however
  * long its shutdown takes. Once the main thread has begun to exit (its exit handlers write out
@@ -33,6 +34,16 @@ import { Worker } from "node:worker_threads";
  * meanwhile and is never cut short. 5 s is "a few seconds" with room for a loaded machine.
  */
 export const STUCK_MS = 5000;
+/**
+ * ...and has used this much CPU meanwhile (Linux; elsewhere the wall time alone counts): a loop
+ * uses a CPU whenever it gets one, so on an idle machine this is reached with STUCK_MS, while a
+ * main thread that is only starved (a machine loaded many times over, where a start-up's
+ * synchronous module loading can hold the loop for seconds) is left alone. A stuck loop on such
+ * a machine is ended later, as it gets CPU.
+ */
+const STUCK_CPU_MS = 4000;
+/** A main thread silent this long is ended whatever its CPU use (blocked in a system call for good). */
+const BLOCKED_MS = 30_000;
 const PING_MS = 250;
 /** After the main thread began to exit: its exit handlers write what stdout still holds, up to 5 s (transport/stdio.ts). */
 export const EXIT_CEILING_MS = 10_000;
@@ -54,24 +65,43 @@ const WORKER = `
 "use strict";
 const { parentPort, workerData } = require("node:worker_threads");
 const fs = require("node:fs");
-const { stuckMs, pingMs, exitCeilingMs, signals } = workerData;
+const { stuckMs, stuckCpuMs, blockedMs, pingMs, exitCeilingMs, signals } = workerData;
 const targets = new Set();
-let trigger, since, answered, exitingAt, timer, input, credit = 0, sent = 0, taken = 0;
+let trigger, answered, answeredCpu, exitingAt, exitingCpu, timer, input, credit = 0, sent = 0, taken = 0;
+
+// CPU time the main thread (whose thread id is the pid) has used, in ms; undefined without /proc.
+function mainCpu() {
+  try {
+    const stat = fs.readFileSync("/proc/self/task/" + process.pid + "/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+// Silent for \`wall\` ms while using \`cpu\` ms: stuck in a loop, or blocked for too long. A main
+// thread that is merely starved of CPU (a loaded machine) is not stuck.
+function stuck(wall, cpu, least) {
+  return wall >= blockedMs || (wall >= least && (cpu === undefined || cpu >= stuckCpuMs));
+}
 
 function begin(what) {
   if (trigger !== undefined) return;
   trigger = what;
-  since = answered = Date.now();
+  answered = Date.now();
+  answeredCpu = mainCpu();
   timer = setInterval(check, pingMs);
   check();
 }
 function check() {
   const now = Date.now();
+  const cpu = mainCpu();
+  const used = (from) => (cpu === undefined || from === undefined ? undefined : cpu - from);
   if (exitingAt !== undefined) {
-    if (now - exitingAt >= exitCeilingMs) act("still exiting " + Math.round((now - exitingAt) / 1000) + "s after " + trigger);
+    if (stuck(now - exitingAt, used(exitingCpu), exitCeilingMs)) act("still exiting " + Math.round((now - exitingAt) / 1000) + "s after " + trigger);
     return;
   }
-  if (now - answered >= stuckMs) act("main thread unresponsive for " + Math.round((now - answered) / 1000) + "s after " + trigger);
+  if (stuck(now - answered, used(answeredCpu), stuckMs)) act("main thread unresponsive for " + Math.round((now - answered) / 1000) + "s after " + trigger);
   else parentPort.postMessage({ type: "ping" });
 }
 function descendants(pid) {
@@ -136,8 +166,8 @@ parentPort.on("message", (message) => {
   switch (message.type) {
     case "track": targets.add(message.target); break;
     case "forget": targets.delete(message.target); break;
-    case "pong": answered = Date.now(); break;
-    case "exiting": exitingAt = Date.now(); begin("process.exit"); break;
+    case "pong": answered = Date.now(); answeredCpu = mainCpu(); break;
+    case "exiting": exitingAt = Date.now(); exitingCpu = mainCpu(); begin("process.exit"); break;
     case "stdin": openStdin(message.endsParley, message.credit); break;
     case "taken": taken = message.bytes; if (input) flow(); break;
   }
@@ -177,7 +207,7 @@ export function startStuckWatchdog(): void {
     worker = new Worker(WORKER, {
       eval: true,
       execArgv: ["--expose-internals"],
-      workerData: { stuckMs: STUCK_MS, pingMs: PING_MS, exitCeilingMs: EXIT_CEILING_MS, signals },
+      workerData: { stuckMs: STUCK_MS, stuckCpuMs: STUCK_CPU_MS, blockedMs: BLOCKED_MS, pingMs: PING_MS, exitCeilingMs: EXIT_CEILING_MS, signals },
       // Its own stdio is never used (it writes to fd 2 itself); not piped through the main thread.
       stdout: false,
       stderr: false,

@@ -140,3 +140,28 @@ describe("a main thread stuck in an extension's load-time loop", () => {
     }
   }
 });
+
+// `npm run fuzz -- --stuck-main` (and the whole fuzz run): every signal parley handles and stdin
+// EOF, against a loop in a command handler and in a tool_call hook, STUCK_MAIN_ROUNDS times.
+const ROUNDS = Number(process.env["STUCK_MAIN_ROUNDS"] ?? "0");
+if (ROUNDS > 0) {
+  describe("stuck main thread, every way to end it (fuzz)", () => {
+    const ends = ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "stdin closed"] as const;
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const where of ["command", "tool_call"] as const) {
+        for (const end of ends) {
+          it(
+            `round ${round}: ${end} while a ${where} loops`,
+            async () => {
+              const { agent, sleepPid } = await stuckRpc(where);
+              if (end === "stdin closed") agent.closeInput();
+              else agent.child.kill(end);
+              await expectEnded(agent, sleepPid, end === "stdin closed" ? "the end of stdin" : end);
+            },
+            3 * CEILING_MS,
+          );
+        }
+      }
+    }
+  });
+}
