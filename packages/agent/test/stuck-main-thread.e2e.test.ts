@@ -105,13 +105,19 @@ async function stuckAtLoad(mode: "rpc" | "acp"): Promise<{ agent: ReturnType<typ
 /** parley with its stdout collected raw (a load-time loop leaves no client to talk to). */
 function spawnRaw(args: string[], dir: string, env: Record<string, string>) {
   const home = mkdtempSync(join(tmpdir(), "parley-home-"));
-  const child = spawn(PARLEY_BIN, args, { cwd: dir, env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...env }, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(PARLEY_BIN, args, {
+    cwd: dir,
+    env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
   child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
   child.stdin.on("error", () => {});
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 

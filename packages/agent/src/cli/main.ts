@@ -585,7 +585,8 @@ export async function main(argv: string[]): Promise<void> {
   const lifetime = new ProcessLifetime();
   // Now that the main thread handles the signals: they (and, in rpc and acp modes, the end of
   // stdin) end parley within seconds even while an extension holds the main thread in a loop.
-  startStuckWatchdog();
+  // Without extensions no code but parley's runs there: the worker's start-up is spared.
+  if (!options.noExtensions || options.extensions.length > 0) startStuckWatchdog();
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
   // Paths on the command line start here; the run itself works in its session's folder, as in pi.
   const launchCwd = process.cwd();
