@@ -9,6 +9,9 @@
  *   node scripts/fuzz.mjs --unicode-blank          # also lines made only of U+2028, NBSP, BOM, VT, FF
  *   node scripts/fuzz.mjs --hung-hooks [--runs K]   # a handler that never settles in each hook in turn
  *                                                  # (packages/agent/test/hung-hooks.test.ts, K runs, default 120)
+ *   node scripts/fuzz.mjs --stuck-main [--runs K]   # a main thread stuck in an extension's loop, ended by each
+ *                                                  # signal and stdin EOF, K rounds (default 3) of
+ *                                                  # packages/agent/test/stuck-main-thread.e2e.test.ts
  *   node scripts/fuzz.mjs --interleave [--runs K] [--seed S]  # the interleaving model (scripts/interleave.mjs):
  *                                                  # K (default 40) random command sequences of up to 40
  *                                                  # commands, cut at random, instead of the line fuzzer
@@ -1150,6 +1153,7 @@ async function cli(argv) {
   let maxLineBytes;
   let interleave = false;
   let hungHooks = false;
+  let stuckMain = false;
   let runsGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -1165,6 +1169,7 @@ async function cli(argv) {
       runsGiven = true;
     } else if (a === "--interleave") interleave = true;
     else if (a === "--hung-hooks") hungHooks = true;
+    else if (a === "--stuck-main") stuckMain = true;
     else if (a === "--max-depth") generator.maxDepth = Number(val());
     else if (a === "--max-line-bytes") maxLineBytes = Number(val());
     else if (a === "--unicode-blank") generator.unicodeBlank = true;
@@ -1172,10 +1177,12 @@ async function cli(argv) {
       console.log("node scripts/fuzz.mjs [--lines N] [--seed S]... [--runs K] [--max-depth D] [--max-line-bytes B] [--unicode-blank]");
       console.log("node scripts/fuzz.mjs --interleave [--runs K] [--seed S]");
       console.log("node scripts/fuzz.mjs --hung-hooks [--runs K]");
+      console.log("node scripts/fuzz.mjs --stuck-main [--runs K]");
       return 0;
     } else throw new Error(`unknown argument ${a}`);
   }
   if (hungHooks) return hungHooksStage(runsGiven ? runs : 120);
+  if (stuckMain) return stuckMainStage(runsGiven ? runs : 3);
   if (interleave) return interleaveStage({ runs: runsGiven ? runs : 40, seed: seeds[0] });
   const seedsGiven = seeds.length;
   if (seeds.length === 0) for (let k = 0; k < runs; k++) seeds.push(Math.floor(Math.random() * 2 ** 32));
@@ -1196,6 +1203,8 @@ async function cli(argv) {
   }
   // The whole run also hangs a handler in each hook in turn (its own stage: --hung-hooks).
   if (seedsGiven === 0 && (await hungHooksStage(120)) !== 0) ok = false;
+  // And a main thread stuck in a loop, ended by each signal and stdin EOF (--stuck-main).
+  if (seedsGiven === 0 && (await stuckMainStage(3)) !== 0) ok = false;
   return ok ? 0 : 1;
 }
 
@@ -1207,6 +1216,20 @@ function hungHooksStage(runs) {
     const child = spawn(process.execPath, [vitest, "run", "packages/agent/test/hung-hooks.test.ts"], {
       cwd: ROOT,
       env: { ...process.env, HUNG_HOOK_RUNS: String(runs) },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    child.on("exit", (code) => done(code === 0 ? 0 : 1));
+  });
+}
+
+/** A main thread stuck in an extension's loop, ended by every signal parley handles and stdin EOF, `rounds` times. */
+function stuckMainStage(rounds) {
+  console.error(`fuzz --stuck-main: ${rounds} rounds`);
+  const vitest = join(ROOT, "node_modules/vitest/vitest.mjs");
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [vitest, "run", "packages/agent/test/stuck-main-thread.e2e.test.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, STUCK_MAIN_ROUNDS: String(rounds) },
       stdio: ["ignore", "inherit", "inherit"],
     });
     child.on("exit", (code) => done(code === 0 ? 0 : 1));

@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type { Disposable } from "@parley/protocol/disposable";
 import { watchdogForget, watchdogTrack } from "./child-watchdog.js";
+import { stuckWatchdogForget, stuckWatchdogTrack } from "./stuck-watchdog.js";
 
 interface Tracked {
   pid: number;
@@ -97,10 +98,14 @@ export function trackChild(pid: number | undefined, options: { group: boolean })
   live.add(entry);
   // Should parley die without running its exit handlers (SIGKILL), the watchdog ends it.
   watchdogTrack(pid, options.group);
+  // Should the main thread be stuck when parley is asked to end, the stuck watchdog ends it.
+  stuckWatchdogTrack(pid, options.group);
   return {
     dispose() {
       if (entry.group && groupAlive(pid)) return;
-      if (live.delete(entry)) watchdogForget(pid, entry.group);
+      if (!live.delete(entry)) return;
+      watchdogForget(pid, entry.group);
+      stuckWatchdogForget(pid, entry.group);
     },
   };
 }

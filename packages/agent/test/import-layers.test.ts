@@ -37,6 +37,7 @@ const FLOORS: readonly (readonly string[])[] = [
     "output-files.ts",
     "output-pressure.ts",
     "slow-notice.ts",
+    "stuck-watchdog.ts",
     "timers.ts",
     "with-timeout.ts",
   ],

@@ -37,6 +37,7 @@ import { separateSocketStdout } from "../transport/socket-stdout.js";
 import { writeStderr } from "../transport/stderr.js";
 import { parseArgs, resolveExtensionFlags, UsageError, USAGE, type CliOptions, type CliThinkingLevel } from "./args.js";
 import { ProcessLifetime } from "../core/process-lifetime.js";
+import { forwardedStdin, startStuckWatchdog, stuckWatchdogReady } from "../stuck-watchdog.js";
 import { selectMode, type StartMode } from "./mode-table.js";
 import { openStartupSession, sessionFactory, sessionsRoot } from "./startup-session.js";
 import { listFolder } from "../resources/fs-entries.js";
@@ -590,6 +591,10 @@ export async function main(argv: string[]): Promise<void> {
   // exit status are handled alike in every mode (process-lifetime.ts). First: start-up may start
   // children (a package manager asked for its global folder, extension code).
   const lifetime = new ProcessLifetime();
+  // Now that the main thread handles the signals: they (and, in rpc and acp modes, the end of
+  // stdin) end parley within seconds even while an extension holds the main thread in a loop.
+  // Without extensions no code but parley's runs there: the worker's start-up is spared.
+  if (!options.noExtensions || options.extensions.length > 0) startStuckWatchdog();
   if (options.export !== undefined) await exportAndExit(options.export, options.messages[0]);
   // Paths on the command line start here; the run itself works in its session's folder, as in pi.
   const launchCwd = process.cwd();
@@ -646,9 +651,13 @@ export async function main(argv: string[]): Promise<void> {
   const { settings } = setup;
   await applyHttpSettings(settings);
 
+  // Extension code may hold the main thread from here on: the watchdog must be watching by then.
+  await stuckWatchdogReady();
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
-  // for the protocol alone (not before the server starts). Web mode does not read it.
-  const stdin = claimStdin();
+  // for the protocol alone. Web mode does not read it. In rpc and acp modes, where the end of
+  // input ends parley, the watchdog's thread reads fd 0 (from now on, a bounded amount ahead) and
+  // hands each chunk on, so that it sees the end even while the main thread is stuck.
+  const stdin = claimStdin(options.mode === "rpc" || options.mode === "acp" ? forwardedStdin(true) : undefined);
   // New sessions record the folder the agent is in (a switch to another folder's session moves it:
   // reloadExtensions below) and go beside the current session, as pi's do (its session directory
   // is the one the current session was made in, or the folder of the file it opened).

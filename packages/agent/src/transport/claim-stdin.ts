@@ -15,11 +15,12 @@ let claimed: ClaimedStdin | undefined;
 
 /**
  * Takes fd 0 for the protocol (see the top of this file); call it before extensions load. A
- * second call returns the first claim: after it, process.stdin is only the stand-in.
+ * second call returns the first claim: after it, process.stdin is only the stand-in. `source` is
+ * fd 0 as read by another thread (stuck-watchdog.ts); process.stdin, the real one, by default.
  */
-export function claimStdin(): ClaimedStdin {
+export function claimStdin(source?: NodeJS.ReadableStream): ClaimedStdin {
   if (claimed !== undefined) return claimed;
-  claimed = { stream: process.stdin };
+  claimed = { stream: source ?? process.stdin };
   let standIn: Readable | undefined;
   Object.defineProperty(process, "stdin", {
     configurable: true,
