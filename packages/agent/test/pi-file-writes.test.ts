@@ -28,6 +28,7 @@ const DIRECT_WRITERS: Record<string, string> = {
   "transport/outbound-queue.ts": "parley's own spill files of the outbound queue",
   "transport/output-watch.ts": "nothing: a zero-byte write to its own opening of stdout, to learn whether the reader is gone",
   "transport/protocol-stdout.ts": "nothing: stdout and stderr opened again through /proc, so the protocol has a descriptor of its own",
+  "transport/socket-stdout.ts": "nothing: stderr (or /dev/null) opened again on fd 1 once a socket stdout has its copy",
   "tools/write.ts": "the model's write tool (the user's files)",
   "tools/edit.ts": "the model's edit tool (the user's files)",
   "tools/replace-file.ts": "the model's file tools (the user's files)",
