@@ -222,7 +222,8 @@ describe("compact (in-process)", () => {
       tokensBefore: data["tokensBefore"],
       systemMessage: { role: "system", content: "", sections: { preamble: expect.any(String) } },
     });
-    expect(messages[0]).toEqual(entries.at(-1)?.type === "compaction" ? entries.at(-1)?.systemMessage : undefined);
+    const compaction = entries.at(-1);
+    expect(messages[0]).toEqual(compaction?.type === "compaction" ? compaction.systemMessage : undefined);
     // The system message the first prompt recorded is not summarised (pi 1.6: prompt state, not conversation).
     expect(entries.filter((e) => e.type === "message" && e.message.role === "system")).toHaveLength(1);
 

@@ -108,7 +108,7 @@ const DIFFERENCES = [
     where: "message_start/message_end, agent_end.messages, get_messages, get_session_stats.totalMessages",
     pi: "no system messages (0.73.1 keeps the system prompt out of the transcript)",
     parley:
-      "a run whose prompt or tools differ from what the transcript records starts with a `role: \"system\"` message (the prompt's sections, the tool declarations), sent as message_start/message_end, kept in agent_end.messages and get_messages, counted in totalMessages, as pi 1.6 records it",
+      'a run whose prompt or tools differ from what the transcript records starts with a `role: "system"` message (the prompt\'s sections, the tool declarations), sent as message_start/message_end, kept in agent_end.messages and get_messages, counted in totalMessages, as pi 1.6 records it',
     why: "pi 1.6.0 is the reference (system-messages.e2e.test.ts compares parley with it side by side); this is a documented difference from 0.73.1. Normalised by asserting pi has none, and on parley that each is a well-formed system message, then removing them (and their count from totalMessages)",
   },
 ] as const satisfies readonly Difference[];

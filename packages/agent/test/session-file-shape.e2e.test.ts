@@ -80,26 +80,25 @@ function normalised(lines: string[], folder: string): string[] {
     if (!ids.has(id)) ids.set(id, `E${ids.size}`);
     return ids.get(id) as string;
   };
-  return lines
-    .map((line, i) =>
-      line
-        .replace(
-          /"(id|parentId|targetId|toolCallId|firstKeptEntryId|fromId)":"([^"]+)"/g,
-          (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`,
-        )
-        .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
-        .replaceAll(folder, "FOLDER")
-        .replace(/"(input|output|cacheRead|cacheWrite|totalTokens|tokensBefore)":\d+/g, '"$1":0')
-        // A summary's wording is each agent's own (their prompts and preambles differ); the newest
-        // pi records the summary call's usage, 0.73.1 none.
-        .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
-        .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
-        .replace(/,"durationMs":\d+/g, "")
-        // The newest pi's loop records the level an assistant reply was asked at; 0.73.1's does not.
-        .replace(/,"thinkingLevel":"(?:off|minimal|low|medium|high|xhigh|max)"(?=\}\}$)/, "")
-        // Where a branch summary came from: the target in 0.73.1, the leaf left behind in the newest pi (parley's).
-        .replace(/^(\{"type":"branch_summary",.*?"fromId":)"[^"]*"/, '$1"FROM"'),
-    );
+  return lines.map((line, i) =>
+    line
+      .replace(
+        /"(id|parentId|targetId|toolCallId|firstKeptEntryId|fromId)":"([^"]+)"/g,
+        (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`,
+      )
+      .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
+      .replaceAll(folder, "FOLDER")
+      .replace(/"(input|output|cacheRead|cacheWrite|totalTokens|tokensBefore)":\d+/g, '"$1":0')
+      // A summary's wording is each agent's own (their prompts and preambles differ); the newest
+      // pi records the summary call's usage, 0.73.1 none.
+      .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
+      .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
+      .replace(/,"durationMs":\d+/g, "")
+      // The newest pi's loop records the level an assistant reply was asked at; 0.73.1's does not.
+      .replace(/,"thinkingLevel":"(?:off|minimal|low|medium|high|xhigh|max)"(?=\}\}$)/, "")
+      // Where a branch summary came from: the target in 0.73.1, the leaf left behind in the newest pi (parley's).
+      .replace(/^(\{"type":"branch_summary",.*?"fromId":)"[^"]*"/, '$1"FROM"'),
+  );
 }
 
 async function conversation(bin: string): Promise<string[]> {

@@ -3,8 +3,9 @@
  * declarations, `role: "system"`), checked through the spawned CLIs side by side: pi 1.6.0 (the
  * `pi-newest` devDependency) and parley, each in RPC mode in its own temp HOME, on the scripted
  * model of fixtures/pi16-drifts.ts. Compared: get_messages, the session file's entries and
- * get_session_stats after prompts, for a new session and for a resumed pi 0.73 one (no system
- * message in its file).
+ * get_session_stats after prompts, for a new session, after the tool set (and so the prompt)
+ * changed between prompts, around a compaction (its entry's `systemMessage` snapshot), and for a
+ * resumed pi 0.73 one (no system message in its file).
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,6 +32,18 @@ function world(agent: Agent): AgentWorld {
   worlds.push(w);
   return w;
 }
+
+/** An extension whose /drop-write takes the write tool out of the active set (the prompt's tool list and the declarations change). */
+const DROP_WRITE = `export default function (pi) {
+  pi.registerCommand("drop-write", {
+    description: "drop the write tool",
+    handler: async (_args, ctx) => {
+      pi.setActiveTools(pi.getActiveTools().filter((name) => name !== "write"));
+      ctx.ui.notify("dropped", "info");
+    },
+  });
+}
+`;
 
 function start(agent: Agent, w: AgentWorld, args: string[]): AgentProcess {
   const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-ne", "-e", FIXTURE, ...MODEL, ...args], {
@@ -96,6 +109,67 @@ describe("system messages as pi 1.6 records them", () => {
     const system = (seen[1] as { first: { messages: unknown[] } }).first.messages[0];
     expect(system).toMatchObject({ role: "system", content: "", sections: "sections", timestamp: "number" });
     expect((seen[1] as { second: { counts: unknown } }).second.counts).toEqual({ user: 2, assistant: 2, toolResults: 0, total: 5 });
+  });
+
+  it("a prompt after the tool set changed records a system message that patches the prompt and removes the tool; the stats count it", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const w = world(agent);
+        const extension = join(w.cwd, "drop-write.js");
+        writeFileSync(extension, DROP_WRITE);
+        const p = start(agent, w, ["-e", extension]);
+        await prompted(p, "Reply with just: one");
+        const from = p.records.length;
+        expect((await p.request({ type: "prompt", message: "/drop-write" }, MINUTE))["success"]).toBe(true);
+        await p.waitFor((r) => r.type === "extension_ui_request" && r["message"] === "dropped", MINUTE, from);
+        await prompted(p, "Reply with just: two");
+        return observed(p);
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    const { messages, counts } = seen[1] as { messages: unknown[]; counts: unknown };
+    expect(messages.map((m) => (typeof m === "string" ? m : "system"))).toEqual(["system", "user", "assistant", "system", "user", "assistant"]);
+    // The second one: the prompt's changed sections and the tool taken away, nothing added.
+    expect(messages[3]).toMatchObject({ role: "system", content: "", sections: "sections", toolsRemoved: [{ name: "write" }] });
+    expect(counts).toEqual({ user: 2, assistant: 2, toolResults: 0, total: 6 });
+  });
+
+  it("a compaction snapshots the recorded prompt and tools in its entry, its context starts with that snapshot, and the next prompt records none", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const w = world(agent);
+        // A small budget, so that the compaction cuts inside the conversation (at its last exchange).
+        writeFileSync(join(w.agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+        const p = start(agent, w, []);
+        await prompted(p, "Reply with just: one");
+        await prompted(p, "Reply with just: two");
+        const compacted = await p.request({ type: "compact" }, MINUTE);
+        expect(compacted["success"], JSON.stringify(compacted)).toBe(true);
+        const afterCompaction = await observed(p);
+        await prompted(p, "Reply with just: three");
+        const file = String(data(await p.request({ type: "get_state" }, MINUTE))["sessionFile"]);
+        const compactions = readFileSync(file, "utf8")
+          .split("\n")
+          .filter((line) => line.length > 0)
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((e) => e["type"] === "compaction")
+          .map((e) => ({ systemMessage: shape(e["systemMessage"] as Record<string, unknown>) }));
+        return { afterCompaction, compactions, last: await observed(p) };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    const { afterCompaction, compactions, last } = seen[1] as {
+      afterCompaction: { messages: unknown[] };
+      compactions: { systemMessage: unknown }[];
+      last: { messages: unknown[]; entries: unknown[] };
+    };
+    // The snapshot: the prompt's sections and every tool, in one system message.
+    expect(compactions).toHaveLength(1);
+    expect(compactions[0]?.systemMessage).toMatchObject({ role: "system", sections: "sections", toolsAdded: expect.any(Array) });
+    expect(afterCompaction.messages.slice(0, 2)).toEqual([compactions[0]?.systemMessage, "compactionSummary"]);
+    // No new system message after the compaction: the file holds only the first prompt's.
+    expect(last.entries.filter((e) => typeof e !== "string")).toHaveLength(1);
+    expect(last.messages.filter((m) => typeof m !== "string")).toHaveLength(1);
   });
 
   it("a resumed pi 0.73 session (no system message in its file) gets one at its next prompt, after the old messages", async () => {

@@ -54,8 +54,7 @@ export async function firstAnswer(client: { getState(): Promise<unknown> }): Pro
  */
 
 /** Whether a message is one of the system messages pi 1.6 (and parley) record. */
-export const isSystemMessage = (message: unknown): boolean =>
-  typeof message === "object" && message !== null && "role" in message && message.role === "system";
+export const isSystemMessage = (message: unknown): boolean => typeof message === "object" && message !== null && "role" in message && message.role === "system";
 
 /** Messages without the recorded system messages (for a comparison with pi 0.73.1). */
 export const withoutSystemMessages = <T>(messages: readonly T[]): T[] => messages.filter((m) => !isSystemMessage(m));
