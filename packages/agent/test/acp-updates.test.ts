@@ -98,4 +98,18 @@ describe("ACP update mapping", () => {
       content: [{ type: "content", content: { type: "text", text: "x!" } }],
     });
   });
+
+  it("the system messages pi 1.6 records (the prompt, tool declarations) are neither user nor agent chunks, replayed or live", () => {
+    const system = {
+      role: "system",
+      content: "the whole prompt, in case a file holds it as content",
+      sections: { preamble: "You are an assistant." },
+      toolsAdded: [{ name: "read", description: "Read a file", parameters: { type: "object" } }],
+      timestamp: 1,
+    };
+    const messages = [system, { role: "user", content: "hi", timestamp: 2 }, { ...system, content: "", timestamp: 3 }] as unknown as AgentMessage[];
+    expect(replayUpdates(messages, "/w")).toEqual([{ sessionUpdate: "user_message_chunk", content: { type: "text", text: "hi" } }]);
+    const mapper = new UpdateMapper("/w");
+    expect([...mapper.map({ type: "message_start", message: system }), ...mapper.map({ type: "message_end", message: system })]).toEqual([]);
+  });
 });

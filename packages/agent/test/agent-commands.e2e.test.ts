@@ -181,9 +181,10 @@ describe("state, model and settings commands (--no-session)", () => {
 
     it("get_messages and get_state count the messages", async () => {
       const list = await messages(agent);
-      expect(list.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
-      expect((await state(agent))["messageCount"]).toBe(4);
-      expect(textOf(list[2])).toContain("tool-ran");
+      // The run recorded the system prompt first, as pi 1.6 does; it is a message of the context.
+      expect(list.map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
+      expect((await state(agent))["messageCount"]).toBe(5);
+      expect(textOf(list[3])).toContain("tool-ran");
     });
 
     it("get_session_stats counts and contextUsage", async () => {
@@ -194,7 +195,8 @@ describe("state, model and settings commands (--no-session)", () => {
         assistantMessages: 2,
         toolCalls: 1,
         toolResults: 1,
-        totalMessages: 4,
+        // The recorded system message counts, as in pi 1.6.
+        totalMessages: 5,
         cost: expect.any(Number),
       });
       const tokens = stats["tokens"] as Record<string, number>;
@@ -215,13 +217,14 @@ describe("state, model and settings commands (--no-session)", () => {
     it("get_fork_messages, get_entries (with and without since), get_tree", async () => {
       const { entries, leafId } = (await ok(agent, { type: "get_entries" })) as { entries: Rec[]; leafId: string };
       const messageEntries = entries.filter((e) => e.type === "message");
-      expect(messageEntries.map((e) => (e["message"] as Msg).role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+      expect(messageEntries.map((e) => (e["message"] as Msg).role)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
       for (const e of entries) expect(e).toMatchObject({ id: expect.any(String), timestamp: expect.any(String) });
       expect(leafId).toBe(entries.at(-1)?.["id"]);
       // Each entry's parent is the one before it (one branch).
       entries.forEach((e, i) => expect(e["parentId"]).toBe(i === 0 ? null : entries[i - 1]?.["id"]));
 
-      const user = messageEntries[0] as Rec;
+      // The first message entry is the recorded system message; the user's comes next.
+      const user = messageEntries[1] as Rec;
       expect(await ok(agent, { type: "get_fork_messages" })).toEqual({
         messages: [{ entryId: user["id"], text: "Look & tell: <b>bold</b> <script>alert(1)</script>" }],
       });
@@ -268,7 +271,8 @@ describe("state, model and settings commands (--no-session)", () => {
       const oldFirst = msg(run.find((r) => r.type === "message_start" && msg(r).role === "assistant") as Rec);
       // The model's context is as small as the very first call's (same system prompt, one short message).
       expect((firstCall["usage"] as { input: number }).input).toBeLessThanOrEqual((oldFirst["usage"] as { input: number }).input);
-      expect((await messages(agent)).map((m) => textOf(m))).toEqual(["fresh", "second reply"]);
+      // The new session's first run records the system prompt (no text) before the prompt, as pi 1.6 does.
+      expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "fresh", "second reply"]);
       expect(agent.records.slice(from).some((r) => r.type === "extension_error")).toBe(false);
     });
   });
@@ -421,6 +425,8 @@ describe("session-file commands (--session-dir)", () => {
     const forked = await state(agent);
     expect(forked["sessionFile"]).not.toBe(original["sessionFile"]);
     expect((await messages(agent)).map((m) => [m.role, textOf(m)])).toEqual([
+      // The system message the first run recorded (as pi 1.6) is on the forked branch too.
+      ["system", ""],
       ["user", "first question"],
       ["assistant", "reply one"],
     ]);
@@ -431,7 +437,7 @@ describe("session-file commands (--session-dir)", () => {
     expect(lines.filter((l) => l.includes('"second question"'))).toHaveLength(1);
     // The fork continues from there.
     await runPrompt(agent, "another way");
-    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["first question", "reply one", "another way", "reply beta"]);
+    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "first question", "reply one", "another way", "reply beta"]);
   });
 
   it("switch_session between two session files; a path with no file starts a session there (as pi)", async () => {
@@ -442,7 +448,7 @@ describe("session-file commands (--session-dir)", () => {
     const b = (await state(agent))["sessionFile"] as string;
     expect(b).not.toBe(a);
     const bMessages = await messages(agent);
-    expect(bMessages.map((m) => textOf(m))).toEqual(["in session B", "reply after fork"]);
+    expect(bMessages.map((m) => textOf(m))).toEqual(["", "in session B", "reply after fork"]);
 
     expect(await ok(agent, { type: "switch_session", sessionPath: a })).toEqual({ cancelled: false });
     expect((await state(agent))["sessionFile"]).toBe(a);

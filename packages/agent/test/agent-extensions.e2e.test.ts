@@ -163,7 +163,8 @@ describe("confirm-destructive.ts", () => {
     answer(agent, await dialog(agent, "confirm", from), { confirmed: true });
     expect((await agent.response("sw-2"))["data"]).toEqual({ cancelled: false });
     expect((await state(agent))["sessionFile"]).toBe(a);
-    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["alpha", "reply alpha"]);
+    // The first run recorded the system prompt (no text) first, as pi 1.6 does.
+    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "alpha", "reply alpha"]);
 
     // fork: the select names the entry; "No" cancels, "Yes" forks.
     const [forkable] = ((await agent.request({ type: "get_fork_messages" }))["data"] as { messages: { entryId: string }[] }).messages;
@@ -179,7 +180,8 @@ describe("confirm-destructive.ts", () => {
     answer(agent, await dialog(agent, "select", from), { value: "Yes, create fork" });
     expect((await agent.response("fk-2"))["data"]).toEqual({ text: "alpha", cancelled: false });
     expect((await state(agent))["sessionFile"]).not.toBe(a);
-    expect(await messages(agent)).toEqual([]);
+    // Forked before the first user message: only the system message the first run recorded before it (as pi 1.6).
+    expect((await messages(agent)).map((m) => m.role)).toEqual(["system"]);
     noErrors(agent);
   });
 });
@@ -241,7 +243,7 @@ describe("ctx.sessionManager", () => {
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "/sm-probe" });
     const report = JSON.parse(notes(agent, from)[0] as string) as Record<string, unknown>;
-    expect(report).toEqual({ missing: [], leafEntryId: leafId, leafIsEntry: true, label: null, treeRoots: 1, branch: 4, entries: 4, sessionDir: "string" });
+    expect(report).toEqual({ missing: [], leafEntryId: leafId, leafIsEntry: true, label: null, treeRoots: 1, branch: 5, entries: 5, sessionDir: "string" });
     noErrors(agent);
   });
 });
@@ -311,7 +313,8 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
   it("input: transform rewrites the prompt, handled swallows it (pi's input-transform.ts and a fixture)", async () => {
     const agent = procs.parley(["--model-script", writeScript(["one", "two"]), "-e", HOOKS, "-e", ex("input-transform.ts")]);
     let run = await runPrompt(agent, "shout make it loud");
-    expect(textOf(msg(run.find((r) => r.type === "message_end") as Rec))).toBe("MAKE IT LOUD");
+    // The user's message (the run's first message_end is the system prompt it recorded, as in pi 1.6).
+    expect(textOf(msg(run.find((r) => r.type === "message_end" && msg(r).role === "user") as Rec))).toBe("MAKE IT LOUD");
     run = await runPrompt(agent, "?quick what is rpc");
     expect(textOf(msg(run.find((r) => r.type === "message_end") as Rec))).toBe("Respond briefly in 1-2 sentences: what is rpc");
 
@@ -320,7 +323,7 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     expect((await agent.request({ type: "prompt", message: "ping" }))["success"]).toBe(true);
     await agent.waitFor((r) => r["method"] === "notify" && r["message"] === "pong", 5000, from);
     expect(agent.records.slice(from).some((r) => r.type === "agent_start")).toBe(false);
-    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["MAKE IT LOUD", "one", "Respond briefly in 1-2 sentences: what is rpc", "two"]);
+    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "MAKE IT LOUD", "one", "Respond briefly in 1-2 sentences: what is rpc", "two"]);
     noErrors(agent);
   });
 
@@ -334,7 +337,7 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     const second = await agent.response("in-2");
     expect(second, JSON.stringify(second)).toMatchObject({ success: true });
     await agent.waitFor((r) => r.type === "agent_settled", 10_000, from);
-    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["hello", "answered"]);
+    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "hello", "answered"]);
   });
 
   it("before_agent_start: a message is injected after the prompt, persisted, and the model reads it", async () => {
@@ -343,10 +346,11 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     await agent.request({ type: "new_session" });
     const run = await runPrompt(agent, "same text #inject");
     const order = run.filter((r) => r.type === "message_end").map((r) => msg(r).role);
-    expect(order).toEqual(["user", "custom", "assistant"]);
-    const custom = msg(run.filter((r) => r.type === "message_end")[1] as Rec);
+    // After the system prompt the run recorded (as pi 1.6).
+    expect(order).toEqual(["system", "user", "custom", "assistant"]);
+    const custom = msg(run.filter((r) => r.type === "message_end")[2] as Rec);
     expect(custom).toMatchObject({ role: "custom", customType: "hooks-note", content: "note injected by hooks", display: true, details: { from: "hooks" } });
-    expect((await messages(agent)).map((m) => m.role)).toEqual(["user", "custom", "assistant"]);
+    expect((await messages(agent)).map((m) => m.role)).toEqual(["system", "user", "custom", "assistant"]);
     const input = (records: Rec[]) =>
       (msg(records.find((r) => r.type === "message_end" && msg(r).role === "assistant") as Rec)["usage"] as { input: number }).input;
     expect(input(run)).toBeGreaterThan(input(plain));
@@ -386,7 +390,7 @@ describe("loop hooks: input, before_agent_start, context, tool_result, message_e
     expect(input(big) - input(small)).toBeGreaterThan(9_900);
     expect(input(big) - input(small)).toBeLessThan(10_200);
     const list = await messages(agent);
-    expect(list.map((m) => textOf(m))).toEqual(["q", "small", "q", "big"]);
+    expect(list.map((m) => textOf(m))).toEqual(["", "q", "small", "q", "big"]);
     expect(JSON.stringify(list)).not.toContain("xxxxxxxxxx");
   });
 

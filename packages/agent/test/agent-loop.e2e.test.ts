@@ -81,6 +81,9 @@ describe("a multi-turn tool-using conversation", () => {
       "response:prompt",
       "agent_start",
       "turn_start",
+      // The first run records the system prompt, as pi 1.6 does.
+      "message_start:system",
+      "message_end:system",
       "message_start:user",
       "message_end:user",
       // turn 1: text + write call
@@ -186,25 +189,26 @@ describe("a multi-turn tool-using conversation", () => {
       [],
     ]);
     const agentEnd = first.find((r) => r.type === "agent_end") as Rec;
-    expect((agentEnd["messages"] as Msg[]).map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
+    expect((agentEnd["messages"] as Msg[]).map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"]);
   });
 
   it("a second prompt continues the same context", async () => {
     const before = await messages(agent);
-    expect(before).toHaveLength(6);
+    // The recorded system message, then the first run's six; the second run records none (nothing changed).
+    expect(before).toHaveLength(7);
     const lastInput = (msg(first.filter((r) => r.type === "message_end").at(-1) as Rec)["usage"] as { input: number }).input;
     const second = await runPrompt(agent, "and now?");
     const after = await messages(agent);
-    expect(after).toHaveLength(8);
-    expect(after.slice(0, 6)).toEqual(before);
-    expect(after.slice(6).map((m) => [m.role, textOf(m)])).toEqual([
+    expect(after).toHaveLength(9);
+    expect(after.slice(0, 7)).toEqual(before);
+    expect(after.slice(7).map((m) => [m.role, textOf(m)])).toEqual([
       ["user", "and now?"],
       ["assistant", "Second answer, same context."],
     ]);
     // The model read the whole conversation: its input grew beyond the previous call's.
     const reply = msg(second.filter((r) => r.type === "message_end").at(-1) as Rec);
     expect((reply["usage"] as { input: number }).input).toBeGreaterThan(lastInput);
-    expect((await state(agent))["messageCount"]).toBe(8);
+    expect((await state(agent))["messageCount"]).toBe(9);
     // A fresh run: one agent_start per prompt.
     expect(second.filter((r) => r.type === "agent_start")).toHaveLength(1);
   });
@@ -243,14 +247,22 @@ describe("prompting while the agent streams", () => {
     ]);
     // Order of messages on the wire: each queued message enters after the previous reply ended.
     const seq = run.filter((r) => r.type === "message_end").map((r) => `${msg(r).role}:${textOf(msg(r))}`);
-    expect(seq).toEqual(["user:start", `assistant:${LONG}`, "user:STEER-1", "assistant:reply to steer", "user:FOLLOW-1", "assistant:reply to follow-up"]);
+    expect(seq).toEqual([
+      "system:",
+      "user:start",
+      `assistant:${LONG}`,
+      "user:STEER-1",
+      "assistant:reply to steer",
+      "user:FOLLOW-1",
+      "assistant:reply to follow-up",
+    ]);
     // The queue empties exactly when the message is delivered.
     const steerStart = run.findIndex((r) => r.type === "message_start" && textOf(msg(r)) === "STEER-1");
     const q3 = run.findIndex((r) => r.type === "queue_update" && (r["steering"] as string[]).length === 0);
     expect(q3).toBeLessThan(steerStart);
     expect(run.slice(q3, steerStart).some((r) => r.type === "message_update")).toBe(false);
     expect(run.filter((r) => r.type === "agent_settled")).toHaveLength(1);
-    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["start", LONG, "STEER-1", "reply to steer", "FOLLOW-1", "reply to follow-up"]);
+    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "start", LONG, "STEER-1", "reply to steer", "FOLLOW-1", "reply to follow-up"]);
     expect(await state(agent)).toMatchObject({ isStreaming: false, pendingMessageCount: 0 });
   });
 
@@ -267,7 +279,7 @@ describe("prompting while the agent streams", () => {
       .slice(from)
       .filter((r) => r.type === "message_end")
       .map((r) => textOf(msg(r)));
-    expect(seq).toEqual(["start", LONG, "steer A", "steer B", "one reply to both"]);
+    expect(seq).toEqual(["", "start", LONG, "steer A", "steer B", "one reply to both"]);
     expect(agent.records.slice(from).filter((r) => r.type === "turn_start")).toHaveLength(2);
   });
 
@@ -285,7 +297,7 @@ describe("prompting while the agent streams", () => {
     expect(agent.records.filter((r) => r.type === "queue_update").at(-1)).toEqual({ type: "queue_update", steering: [], followUp: [] });
     expect((await state(agent))["pendingMessageCount"]).toBe(0);
     await agent.waitFor((r) => r.type === "agent_settled", 15_000, from);
-    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["start", LONG]);
+    expect((await messages(agent)).map((m) => textOf(m))).toEqual(["", "start", LONG]);
     // A second clear_queue has nothing to return.
     expect((await agent.request({ type: "clear_queue" }))["data"]).toEqual({ steering: [], followUp: [] });
   });
@@ -304,7 +316,7 @@ describe("prompting while the agent streams", () => {
     const endIdx = agent.records.findIndex((r, i) => i >= from && r.type === "message_end" && msg(r).role === "assistant");
     expect(endIdx === -1 || note < endIdx).toBe(true);
     await agent.waitFor((r) => r.type === "agent_settled", 15_000, from);
-    expect((await messages(agent)).map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect((await messages(agent)).map((m) => m.role)).toEqual(["system", "user", "assistant"]);
   });
 
   // Was a bug (both answered success:true, the second dropped, agent_settled too early); fixed while
@@ -408,7 +420,8 @@ describe("abort and new_session with messages still queued", () => {
     expect((await agent.request({ type: "new_session" }, 5000))["data"]).toEqual({ cancelled: false });
     expect(await messages(agent)).toEqual([]);
     const leaked = await runPrompt(agent, "new session");
-    expect(leaked.filter((r) => r.type === "message_end").map((r) => textOf(msg(r)))).toEqual(["new session", "fresh reply"]);
+    // The new session's first run records its system prompt (no text) first, as pi 1.6 does.
+    expect(leaked.filter((r) => r.type === "message_end").map((r) => textOf(msg(r)))).toEqual(["", "new session", "fresh reply"]);
     expect((await state(agent))["pendingMessageCount"]).toBe(0);
     // The aborted run settled before the new one started.
     const firstSettled = agent.records.findIndex((r, i) => i >= from && r.type === "agent_settled");

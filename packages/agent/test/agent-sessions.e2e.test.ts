@@ -38,7 +38,8 @@ describe("--session-dir, exit, -c", () => {
     await one.request({ type: "set_session_name", name: "persisted name" });
     const before = await messages(one);
     const s1 = await state(one);
-    expect(before.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    // The first run recorded the system prompt first, as pi 1.6 does.
+    expect(before.map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
     one.closeInput();
     expect((await one.exited).code).toBe(0);
     expect(jsonl(dir)).toHaveLength(1);
@@ -49,24 +50,25 @@ describe("--session-dir, exit, -c", () => {
     const two = procs.raw(["--mode", "rpc", "--session-dir", dir, "--model-script", script2, "-c"], { cwd });
     expect(await messages(two)).toEqual(before);
     const s2 = await state(two);
-    expect(s2).toMatchObject({ sessionFile: s1["sessionFile"], sessionId: s1["sessionId"], sessionName: "persisted name", messageCount: 4 });
+    expect(s2).toMatchObject({ sessionFile: s1["sessionFile"], sessionId: s1["sessionId"], sessionName: "persisted name", messageCount: 5 });
     await runPrompt(two, "and again");
     const after = await messages(two);
-    expect(after.slice(0, 4)).toEqual(before);
-    expect(after.slice(4).map((m) => [m.role, textOf(m)])).toEqual([
+    // The same prompt after the restart: no new system message.
+    expect(after.slice(0, 5)).toEqual(before);
+    expect(after.slice(5).map((m) => [m.role, textOf(m)])).toEqual([
       ["user", "and again"],
       ["assistant", "answer after restart"],
     ]);
     two.closeInput();
     expect((await two.exited).code).toBe(0);
-    // Still one file, now holding all six messages.
+    // Still one file, now holding all seven messages (the recorded system message too).
     expect(jsonl(dir)).toHaveLength(1);
     const lines = readFileSync(s1["sessionFile"] as string, "utf8")
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: "session", id: s1["sessionId"], cwd });
-    expect(lines.filter((l) => l["type"] === "message")).toHaveLength(6);
+    expect(lines.filter((l) => l["type"] === "message")).toHaveLength(7);
   });
 
   it("-c picks the most recent session of the directory", async () => {
@@ -88,7 +90,7 @@ describe("--session-dir, exit, -c", () => {
     await b.exited;
     const c = procs.raw(["--mode", "rpc", "--session-dir", dir, "-c"], { cwd });
     expect((await state(c))["sessionFile"]).toBe(newest);
-    expect((await messages(c)).map((m) => textOf(m))).toEqual(["new session", "new reply"]);
+    expect((await messages(c)).map((m) => textOf(m))).toEqual(["", "new session", "new reply"]);
   });
 });
 
@@ -106,6 +108,7 @@ describe("--session PATH", () => {
     const two = procs.raw(["--mode", "rpc", "--session", file], { cwd: tempDir() });
     expect((await state(two))["sessionFile"]).toBe(file);
     expect((await messages(two)).map((m) => [m.role, textOf(m)])).toEqual([
+      ["system", ""],
       ["user", "store me"],
       ["assistant", "stored reply"],
     ]);
@@ -158,7 +161,7 @@ describe("a crash mid-turn", () => {
     writeFileSync(file, `${lines.join("\n")}\n${last.slice(0, Math.floor(last.length / 2))}`);
 
     const two = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["reply three"])], { cwd });
-    expect((await messages(two)).map((m) => textOf(m))).toEqual(["q1", "reply one", "q2"]);
+    expect((await messages(two)).map((m) => textOf(m))).toEqual(["", "q1", "reply one", "q2"]);
     await runPrompt(two, "q3");
     two.closeInput();
     await two.exited;
@@ -166,7 +169,7 @@ describe("a crash mid-turn", () => {
     const three = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session", file], { cwd });
     try {
       const got = (await messages(three)).map((m) => textOf(m));
-      expect(got.slice(0, 3)).toEqual(["q1", "reply one", "q2"]);
+      expect(got.slice(0, 4)).toEqual(["", "q1", "reply one", "q2"]);
       expect(got.slice(-2)).toEqual(["q3", "reply three"]);
       expect(three.garbage).toEqual([]);
     } finally {

@@ -127,7 +127,8 @@ describe("AutoRetry.afterRun", () => {
       ["system", "user"],
       ["system", "user"],
     ]);
-    expect(server.agent.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    // The context: the system message the run recorded (as pi 1.6; never sent twice: the calls above have one), the prompt, the reply that worked.
+    expect(server.agent.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
     expect(lastAssistant()).toMatchObject({ stopReason: "stop", content: [{ type: "text", text: "finally" }] });
     // The session keeps the failed replies as history.
     const entries = server.agent.session.entries().filter((e) => e.type === "message" && e.message.role === "assistant");

@@ -59,10 +59,15 @@ describe("compact (spawned CLI)", () => {
       result: { summary: "CLI SUMMARY" },
     });
     const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-    expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "CLI SUMMARY" });
+    // As pi 1.6: the compaction's snapshot of the recorded system prompt, then its summary.
+    expect(messages[0]).toMatchObject({ role: "system", content: "", sections: { preamble: expect.any(String) } });
+    expect(messages[1]).toMatchObject({ role: "compactionSummary", summary: "CLI SUMMARY" });
     const entries = ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
     expect(entries.filter((e) => e["type"] === "compaction")).toHaveLength(1);
     await settle("third");
+    // The prompt is the one the snapshot records: the third prompt records no new system message.
+    const after = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
+    expect(after.filter((m) => m["role"] === "system")).toHaveLength(1);
     const notes = agent.records.filter((r) => r["method"] === "notify").map((r) => String(r["message"]));
     expect(notes.at(-1)).toBe(`context:${JSON.stringify(["compactionSummary", "user", "assistant", "user"])}`);
   });

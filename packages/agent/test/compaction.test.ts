@@ -223,15 +223,21 @@ describe("compact (in-process)", () => {
     expect(transport.sent.indexOf(response)).toBeGreaterThan(end);
 
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-    expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
-    expect(messages[0]).toMatchObject({ summary: "## Goal\nSUMMARY TEXT", tokensBefore: data["tokensBefore"] });
+    // As pi 1.6: the compaction's snapshot of the recorded system prompt, then its summary, then what it kept.
+    expect(messages.map((m) => m["role"])).toEqual(["system", "compactionSummary", "user", "assistant"]);
+    expect(messages[1]).toMatchObject({ summary: "## Goal\nSUMMARY TEXT", tokensBefore: data["tokensBefore"] });
     const entries = ((await request({ type: "get_entries" }))["data"] as { entries: SessionEntry[] }).entries;
     expect(entries.at(-1)).toMatchObject({
       type: "compaction",
       summary: "## Goal\nSUMMARY TEXT",
       firstKeptEntryId: secondUser.id,
       tokensBefore: data["tokensBefore"],
+      systemMessage: { role: "system", content: "", sections: { preamble: expect.any(String) } },
     });
+    const compaction = entries.at(-1);
+    expect(messages[0]).toEqual(compaction?.type === "compaction" ? compaction.systemMessage : undefined);
+    // The system message the first prompt recorded is not summarised (pi 1.6: prompt state, not conversation).
+    expect(entries.filter((e) => e.type === "message" && e.message.role === "system")).toHaveLength(1);
 
     await prompt("third question");
     const seen = contexts.at(-1)!;
@@ -427,14 +433,15 @@ describe("session_before_compact / session_compact", () => {
     const event = seen[0]!;
     expect(event["customInstructions"]).toBe("ci");
     expect(event["signal"]).toBeInstanceOf(AbortSignal);
-    // The session's start (model, level) and the two exchanges.
-    expect((event["branchEntries"] as unknown[]).length).toBe(6);
+    // The session's start (model, level), the system message the first prompt recorded (as pi 1.6) and the two exchanges.
+    expect((event["branchEntries"] as unknown[]).length).toBe(7);
+    // Not the system message: it is prompt state, not conversation (pi 1.6).
     expect(event["preparation"]).toMatchObject({
       isSplitTurn: false,
       messagesToSummarize: [expect.objectContaining({ role: "user" }), expect.objectContaining({ role: "assistant" })],
     });
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-    expect(messages).toHaveLength(4);
+    expect(messages.map((m) => m["role"])).toEqual(["system", "user", "assistant", "user", "assistant"]);
   });
 
   it("a handler can supply the summary; session_compact reports the saved entry", async () => {
@@ -536,7 +543,8 @@ describe("automatic compaction", () => {
     const types = transport.sent.map((r) => r["type"]);
     expect(types.lastIndexOf("agent_settled")).toBeGreaterThan(types.indexOf("compaction_end"));
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-    expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
+    // As pi 1.6: the compaction's snapshot of the recorded system prompt leads.
+    expect(messages.map((m) => m["role"])).toEqual(["system", "compactionSummary", "user", "assistant"]);
 
     // set_auto_compaction false: no more compactions.
     await request({ type: "set_auto_compaction", enabled: false });
@@ -592,7 +600,8 @@ describe("automatic compaction", () => {
     expect(retried.messages.map((m) => m.role)).toEqual(["system", "user", "user"]);
     expect(textOf(retried.messages[2] as unknown as Rec)).toBe("second, too big");
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-    expect(messages.map((m) => m["role"])).toEqual(["compactionSummary", "user", "assistant"]);
+    // As pi 1.6: the compaction's snapshot of the recorded system prompt leads.
+    expect(messages.map((m) => m["role"])).toEqual(["system", "compactionSummary", "user", "assistant"]);
     expect(textOf(messages.at(-1))).toBe("answer after compaction");
     expect(transport.of("agent_settled").length).toBe(2);
   });

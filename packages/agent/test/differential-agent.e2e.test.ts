@@ -110,6 +110,14 @@ const DIFFERENCES = [
     parley: "result {content, details, structuredContent}: the text (read) or {output, truncated, exit_code, wall_time_seconds} (bash)",
     why: "pi 1.6's read and bash declare output schemas and return structuredContent, what a codemode script's call resolves to; parley does as pi 1.6. Normalised by asserting pi has none and, for a call that succeeded, that parley's matches the result (read: its text; bash: output and exit code 0), then removing it",
   },
+  {
+    key: "system-messages",
+    where: "message_start/message_end, agent_end.messages, get_messages, get_session_stats.totalMessages",
+    pi: "no system messages (0.73.1 keeps the system prompt out of the transcript)",
+    parley:
+      'a run whose prompt or tools differ from what the transcript records starts with a `role: "system"` message (the prompt\'s sections, the tool declarations), sent as message_start/message_end, kept in agent_end.messages and get_messages, counted in totalMessages, as pi 1.6 records it',
+    why: "pi 1.6.0 is the reference (system-messages.e2e.test.ts compares parley with it side by side); this is a documented difference from 0.73.1. Normalised by asserting pi has none, and on parley that each is a well-formed system message, then removing them (and their count from totalMessages)",
+  },
 ] as const satisfies readonly Difference[];
 
 type DiffKey = (typeof DIFFERENCES)[number]["key"];
@@ -159,6 +167,47 @@ function checkUsage(u: Obj, what: string): void {
   expect(n("totalTokens"), `${what}: totalTokens = input+output+cacheRead+cacheWrite`).toBe(n("input") + n("output") + n("cacheRead") + n("cacheWrite"));
 }
 
+const isSystemMessage = (m: unknown): boolean => isObj(m) && m["role"] === "system";
+
+/** A recorded system message as pi 1.6 writes it: no instructions of its own, the prompt in sections and/or the tool declarations. */
+function checkSystemMessage(m: unknown, what: string): void {
+  const message = obj(m, what);
+  expect(message["content"], `${what}: content`).toBe("");
+  expect(typeof message["timestamp"], `${what}: timestamp`).toBe("number");
+  expect(isObj(message["sections"]) || Array.isArray(message["toolsAdded"]), `${what}: sections or toolsAdded`).toBe(true);
+}
+
+/**
+ * parley's records without the system messages it records as pi 1.6 does: a documented
+ * difference from pi 0.73.1 (which has none), pi 1.6.0 being the reference. Removes their
+ * message_start/message_end, drops them from agent_end.messages and get_messages, and takes the
+ * number recorded so far (the message_ends of the scenario) off get_session_stats.totalMessages.
+ */
+function withoutSystemMessages(records: Rec[], history: Rec[]): Rec[] {
+  const recorded = [...history, ...records].filter((r) => r.type === "message_end" && isSystemMessage(r["message"])).length;
+  const out: Rec[] = [];
+  for (const r of records) {
+    if ((r.type === "message_start" || r.type === "message_end") && isSystemMessage(r["message"])) {
+      checkSystemMessage(r["message"], `parley's ${r.type}`);
+      continue;
+    }
+    if (r.type === "agent_end") {
+      const messages = r["messages"] as unknown[];
+      for (const m of messages.filter(isSystemMessage)) checkSystemMessage(m, "parley's agent_end message");
+      out.push({ ...r, messages: messages.filter((m) => !isSystemMessage(m)) });
+    } else if (r.type === "response" && r["command"] === "get_messages" && r["success"] === true) {
+      const data = obj(r["data"], "get_messages data");
+      const messages = data["messages"] as unknown[];
+      for (const m of messages.filter(isSystemMessage)) checkSystemMessage(m, "parley's get_messages message");
+      out.push({ ...r, data: { ...data, messages: messages.filter((m) => !isSystemMessage(m)) } });
+    } else if (r.type === "response" && r["command"] === "get_session_stats" && r["success"] === true) {
+      const data = obj(r["data"], "get_session_stats data");
+      out.push({ ...r, data: { ...data, totalMessages: (data["totalMessages"] as number) - recorded } });
+    } else out.push(r);
+  }
+  return out;
+}
+
 const NORMALISERS: Record<DiffKey, Normaliser> = {
   "tool-structured-content": {
     pi: (records) =>
@@ -176,6 +225,16 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
         else expect(structuredContent, "bash's structured content").toMatchObject({ output: text, exit_code: 0, truncated: false });
         return { ...r, result };
       }),
+  },
+  "system-messages": {
+    pi: (records) => {
+      expect(
+        records.filter((r) => JSON.stringify(r).includes('"role":"system"')),
+        "pi 0.73.1 records no system message",
+      ).toEqual([]);
+      return records;
+    },
+    parley: (records, { history }) => withoutSystemMessages(records, history),
   },
   "assistant-level-duration": {
     pi: (records) =>
@@ -372,6 +431,7 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
 
 /** The differences every step that runs the agent needs, in the order they must be applied. */
 const AGENT_RUN: DiffKey[] = [
+  "system-messages",
   "tool-structured-content",
   "toolcall-start-id",
   "message-update-delta",
@@ -615,7 +675,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_messages after the abort",
         input: json({ type: "get_messages", id: "gm" }),
         until: untilResponse("get_messages"),
-        diffs: ["prompt-dependent-tokens", "assistant-level-duration"],
+        diffs: ["system-messages", "prompt-dependent-tokens", "assistant-level-duration"],
         expects: [{ type: "response", command: "get_messages", success: true }],
       },
       {
@@ -628,7 +688,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_session_stats after the abort (messages trail the last valid usage)",
         input: json({ type: "get_session_stats", id: "gs" }),
         until: untilResponse("get_session_stats"),
-        diffs: ["session-stats-tokens"],
+        diffs: ["system-messages", "session-stats-tokens"],
         expects: [{ type: "response", data: { userMessages: 3, assistantMessages: 3, totalMessages: 6 } }],
       },
       prompt("after the abort", "p3", [assistantEnd("saw u,a,u,a,u,a,u")]),
@@ -748,7 +808,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_session_stats (empty session: no usage yet)",
         input: json({ type: "get_session_stats", id: "gs0" }),
         until: untilResponse("get_session_stats"),
-        diffs: ["session-stats-tokens"],
+        diffs: ["system-messages", "session-stats-tokens"],
         expects: [{ type: "response", data: { userMessages: 0, assistantMessages: 0, totalMessages: 0 } }],
       },
       prompt("hello", "p1", [{ type: "turn_start" }, assistantEnd("Hello! I am the scripted model."), { type: "turn_end" }]),
@@ -769,7 +829,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_messages",
         input: json({ type: "get_messages", id: "gm" }),
         until: untilResponse("get_messages"),
-        diffs: ["prompt-dependent-tokens", "assistant-level-duration"],
+        diffs: ["system-messages", "prompt-dependent-tokens", "assistant-level-duration"],
         expects: [{ type: "response", command: "get_messages", success: true }],
       },
       {
@@ -782,7 +842,7 @@ const SCENARIOS: Scenario[] = [
         name: "get_session_stats",
         input: json({ type: "get_session_stats", id: "gs" }),
         until: untilResponse("get_session_stats"),
-        diffs: ["session-stats-tokens"],
+        diffs: ["system-messages", "session-stats-tokens"],
         expects: [{ type: "response", data: { userMessages: 3, assistantMessages: 4, toolCalls: 1, toolResults: 1, totalMessages: 8 } }],
       },
       EOF_STEP,

@@ -75,7 +75,8 @@ describe("ctx.navigateTree", () => {
     expect((await h.request({ type: "set_model", provider: "parley", modelId: "offline" }))["success"]).toBe(true);
     // Back to before the model_change: the branch there last used the scripted model.
     expect(await h.tree(a1)).toEqual({ cancelled: false });
-    expect(await h.messages()).toEqual(["user:first", "assistant:one"]);
+    // The system message the first prompt recorded (as pi 1.6) stays on the branch.
+    expect(await h.messages()).toEqual(["system:", "user:first", "assistant:one"]);
     expect(await model()).toBe("offline");
     expect(scripted).not.toBe("offline");
   });
@@ -90,7 +91,7 @@ describe("ctx.navigateTree", () => {
     const a2 = idOf(all, "assistant", "two");
 
     expect(await h.tree(u2)).toEqual({ cancelled: false, editorText: "second" });
-    expect(await h.messages()).toEqual(["user:first", "assistant:one"]);
+    expect(await h.messages()).toEqual(["system:", "user:first", "assistant:one"]);
     expect(h.before[0]).toEqual({
       targetId: u2,
       oldLeafId: a2,
@@ -137,8 +138,8 @@ describe("ctx.navigateTree", () => {
     // The label is an entry too, appended last (as in pi): it is the new leaf.
     expect(h.after[0]).toMatchObject({ newLeafId: label.id, oldLeafId: a3, summaryEntry: { id: summary.id }, fromExtension: false });
     const messages = await h.messages();
-    expect(messages.slice(0, 2)).toEqual(["user:first", "assistant:one"]);
-    expect(messages[2]).toMatch(/^branchSummary:The user followed another branch.*\n\nBRANCH SUMMARY from the model/);
+    expect(messages.slice(0, 3)).toEqual(["system:", "user:first", "assistant:one"]);
+    expect(messages[3]).toMatch(/^branchSummary:The user followed another branch.*\n\nBRANCH SUMMARY from the model/);
     // The conversation goes on from the summary.
     await h.prompt("fourth");
     expect((await h.messages()).at(-2)).toBe("user:fourth");
@@ -154,7 +155,7 @@ describe("ctx.navigateTree", () => {
     h.setAnswer({ cancel: true });
     expect(await h.tree(a1, { summarize: true })).toEqual({ cancelled: true });
     expect((await h.entries()).filter((e) => e.type === "branch_summary")).toEqual([]);
-    expect(await h.messages()).toEqual(["user:first", "assistant:one", "user:second", "assistant:two"]);
+    expect(await h.messages()).toEqual(["system:", "user:first", "assistant:one", "user:second", "assistant:two"]);
     expect(h.after).toEqual([]);
 
     h.setAnswer({ summary: { summary: "what the extension says", details: { by: "ext" } }, label: "from-handler" });
@@ -258,6 +259,8 @@ describe("session switches with setup and withSession (pi's replacement-session 
     const messages = ((await h.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages.map((m) => [m["role"], JSON.stringify(m["content"])])).toEqual([
       ["user", expect.stringContaining("context from before")],
+      // The kickoff's run is the new session's first: it records the system prompt before its message, as pi 1.6 does.
+      ["system", '""'],
       ["user", expect.stringContaining("kickoff")],
       ["assistant", expect.stringContaining("kicked off")],
     ]);
@@ -341,7 +344,8 @@ describe("session switches with setup and withSession (pi's replacement-session 
     cancel = false;
     await h.request({ type: "prompt", message: `/branch ${u2}` });
     await h.until(() => seen.length === 3);
-    // "before" the second prompt: the fork holds the session's start (model, level) and the first exchange only.
-    expect(seen.slice(1)).toEqual(["true:4", "cancelled:false"]);
+    // "before" the second prompt: the fork holds the session's start (model, level), the system message
+    // the first prompt recorded (as pi 1.6) and the first exchange only.
+    expect(seen.slice(1)).toEqual(["true:5", "cancelled:false"]);
   });
 });

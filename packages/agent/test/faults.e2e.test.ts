@@ -488,7 +488,7 @@ describe("(c) SIGTERM and SIGINT", () => {
       // session_shutdown handler appended while parley was exiting.
       const lines = run.sessionLines as { type: string; message?: { role: string }; name?: string; customType?: string }[];
       expect(lines[0]?.type).toBe("session");
-      expect(lines.filter((l) => l.type === "message").map((l) => l.message?.role)).toEqual(["user", "assistant"]);
+      expect(lines.filter((l) => l.type === "message").map((l) => l.message?.role)).toEqual(["system", "user", "assistant"]);
       expect(lines.some((l) => l.type === "session_info" && l.name === "before the signal")).toBe(true);
       expect(lines.some((l) => l.type === "custom" && l.customType === "shutdown-marker")).toBe(true);
       expectQuietStderr(agent.stderr());
@@ -555,13 +555,14 @@ describe("(d) kill -9 in the middle of a turn", () => {
     expect(res["success"], again.stderr()).toBe(true);
     const messages = (res["data"] as { messages: { role: string; content: unknown }[] }).messages;
     const texts = messages.map((m) => `${m.role}:${JSON.stringify(m.content).slice(0, 60)}`);
+    // The first run recorded the system prompt first (a system message), as pi 1.6 does.
     expect(
-      messages.slice(0, 3).map((m) => m.role),
+      messages.slice(0, 4).map((m) => m.role),
       texts.join("\n"),
-    ).toEqual(["user", "assistant", "user"]);
-    expect(JSON.stringify(messages[0]!.content)).toContain("one");
-    expect(JSON.stringify(messages[1]!.content)).toContain("The first reply.");
-    expect(JSON.stringify(messages[2]!.content)).toContain("two");
+    ).toEqual(["system", "user", "assistant", "user"]);
+    expect(JSON.stringify(messages[1]!.content)).toContain("one");
+    expect(JSON.stringify(messages[2]!.content)).toContain("The first reply.");
+    expect(JSON.stringify(messages[3]!.content)).toContain("two");
     expect(((await again.request({ type: "get_state" }))["data"] as { sessionFile?: string }).sessionFile).toBe(sessionFile);
     // The resumed session takes a new turn and persists it.
     await again.request({ type: "prompt", message: "three" });

@@ -112,7 +112,7 @@ describe("two parleys on one session file", () => {
     expect(readdirSync(cwd).filter((n) => n.endsWith(".lock"))).toEqual([]);
     const third = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["three"])], { cwd });
     await runPrompt(third, "third");
-    expect((await state(third))["messageCount"]).toBe(6);
+    expect((await state(third))["messageCount"]).toBe(7); // with the recorded system message (pi 1.6)
   });
 
   it("switch_session to a file another parley writes answers an error and keeps the current session", async () => {
@@ -138,7 +138,7 @@ describe("two parleys on one session file", () => {
     expect(readdirSync(cwd)).toContain("killed.jsonl.lock");
     const next = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["two"])], { cwd });
     await runPrompt(next, "again");
-    expect((await state(next))["messageCount"]).toBe(4);
+    expect((await state(next))["messageCount"]).toBe(5); // with the recorded system message (pi 1.6)
   });
 });
 
@@ -184,7 +184,7 @@ describe("a session resumed after a kill -9 in the middle of a tool call", () =>
     expect(textOf(last)).toMatch(/^No result provided: the tool call was interrupted/);
     await runPrompt(resumed, "go on");
     // The next turn follows the result: user, assistant (call), result, user, assistant.
-    expect((await messages(resumed)).map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+    expect((await messages(resumed)).map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "user", "assistant"]);
     resumed.closeInput();
     await resumed.exited;
     const again = procs.raw(["--mode", "rpc", "--session", file, "--model-script", writeScript(["x"])], { cwd });

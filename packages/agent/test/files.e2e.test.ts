@@ -44,7 +44,7 @@ describe("--session with a file that is not a session", () => {
       .split("\n")
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ type: "session", id: (await state(agent))["sessionId"] });
-    expect(lines.filter((l) => l["type"] === "message")).toHaveLength(2);
+    expect(lines.filter((l) => l["type"] === "message")).toHaveLength(3); // with the recorded system message (pi 1.6)
   });
 });
 
@@ -63,7 +63,7 @@ describe("--session through a symlink whose target does not exist yet", () => {
     expect(agent.stderr()).not.toContain("could not save");
     const lines = readFileSync(link, "utf8").trim().split("\n");
     // The header, the model and level the session started with, the exchange.
-    expect(lines).toHaveLength(5);
+    expect(lines).toHaveLength(6); // with the recorded system message (pi 1.6)
     expect(readFileSync(target, "utf8")).toBe(readFileSync(link, "utf8"));
   });
 });
@@ -131,7 +131,7 @@ describe("export_html", () => {
     agent.closeInput();
     expect((await agent.exited).code).toBe(0);
     const again = procs.raw(["--mode", "rpc", "--session", sessionFile, "--model-script", script], { cwd });
-    expect((await state(again))["messageCount"]).toBe(4);
+    expect((await state(again))["messageCount"]).toBe(5); // with the recorded system message (pi 1.6)
   });
 });
 

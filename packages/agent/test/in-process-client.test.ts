@@ -68,11 +68,12 @@ describe("runs and their events", () => {
     const result = await client.run("hi");
     await settled;
     expect(result.text).toBe("Hello from the script");
-    expect(result.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    // The run's messages start with the system prompt it recorded, as pi 1.6's do.
+    expect(result.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
     expect(types[0]).toBe("agent_start");
     expect(types).toContain("message_update");
     expect(types.indexOf("agent_end")).toBeLessThan(types.indexOf("agent_settled"));
-    expect((await client.getMessages()).map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect((await client.getMessages()).map((m) => m.role)).toEqual(["system", "user", "assistant"]);
     expect(await client.getLastAssistantText()).toBe("Hello from the script");
   });
 

@@ -252,13 +252,15 @@ describe.concurrent("sessions in print mode, against pi 1.6.0", () => {
           .split("\n")
           .filter((l) => l !== "")
           .map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
-        // The newest pi's system message entries are a known difference (README).
+        // System message entries included: parley records them as pi 1.6 does.
         // The project's folder named as pi names it (its path with dashes), the world's own part left out.
         const folder = dirname(files[0]!).replace(world.base.replace(/^\//, "").replace(/\//g, "-"), "BASE");
-        return { folder, entries: entries.filter((e) => e.message?.role !== "system").map((e) => e.message?.role ?? e.type) };
+        return { folder, entries: entries.map((e) => e.message?.role ?? e.type) };
       }),
     );
     expect(saved[1]).toEqual(saved[0]);
+    // The first run recorded the system prompt; -c's run, with the same prompt, recorded none.
+    expect(saved[0]?.entries.filter((e) => e === "system")).toHaveLength(1);
   });
 });
 
@@ -271,13 +273,10 @@ describe.concurrent("JSON mode (--mode json) against pi 1.6.0", () => {
     expect(piHeader["type"]).toBe("session");
     expect(Object.keys(parleyHeader).sort()).toEqual(Object.keys(piHeader).sort());
     expect(parleyHeader).toMatchObject({ type: "session", version: piHeader["version"], cwd: expect.stringContaining("proj") });
-    // The newest pi's leading system message is a known difference (README, "Still different from the newest pi").
-    const compared = (events: Record<string, unknown>[]) =>
-      events
-        .slice(1)
-        .map(signature)
-        .filter((s) => !s.endsWith(":system"));
+    // Every event, the recorded system message's message_start/message_end included (as pi 1.6 sends them).
+    const compared = (events: Record<string, unknown>[]) => events.slice(1).map(signature);
     expect(compared(parley)).toEqual(compared(pi));
+    expect(compared(pi).filter((s) => s.endsWith(":system"))).toHaveLength(2);
     for (const event of parley.slice(1)) expect(outboundViolation(event)).toBeUndefined();
     // The tool ran in both, with the same content (pi 1.6.0's bash result also has `structuredContent`).
     const toolEnd = (events: Record<string, unknown>[]) =>

@@ -60,7 +60,8 @@ describe("turn_end (newest pi)", () => {
         // A tool result awaits an answer: another request can follow.
         canContinue: true,
         lastLlmRole: "toolResult",
-        contextEntryTypes: ["message", "message", "message"],
+        // The system message the run recorded (as pi 1.6), the prompt, the call, its result.
+        contextEntryTypes: ["message", "message", "message", "message"],
         pending: 0,
       },
       {
@@ -73,7 +74,7 @@ describe("turn_end (newest pi)", () => {
         continue: false,
         canContinue: false,
         lastLlmRole: "assistant",
-        contextEntryTypes: ["message", "message", "message", "message"],
+        contextEntryTypes: ["message", "message", "message", "message", "message"],
         pending: 0,
       },
     ]);
@@ -118,9 +119,10 @@ describe("turn_end (newest pi)", () => {
       "agent_settled",
     ]);
     const end = run.find((r) => r.type === "agent_end");
-    expect((end?.["messages"] as { role: string }[]).map((m) => m.role)).toEqual(["user", "assistant", "assistant"]);
+    // The run's messages start with the system message it recorded, as pi 1.6's do.
+    expect((end?.["messages"] as { role: string }[]).map((m) => m.role)).toEqual(["system", "user", "assistant", "assistant"]);
     const transcript = (await messages(agent)).map((m) => (m.role === "custom" ? `custom:${textOf(m)}` : `${m.role}:${textOf(m)}`));
-    expect(transcript).toEqual(["user:go", "assistant:first", "custom:Say more.", "assistant:second"]);
+    expect(transcript).toEqual(["system:", "user:go", "assistant:first", "custom:Say more.", "assistant:second"]);
     const { contexts, turns } = await report(agent);
     expect(turns.map((t) => t["turnIndex"])).toEqual([0, 1]);
     // The second request saw the appended message.
@@ -139,7 +141,7 @@ describe("turn_end (newest pi)", () => {
     const { contexts } = await report(agent);
     expect(contexts).toEqual([["user"], ["user", "custom:again"]]);
     // The context (get_messages) leaves it out; the session keeps it (get_entries).
-    expect((await messages(agent)).map((m) => `${m.role}:${textOf(m)}`)).toEqual(["user:go", "custom:Answer again.", "assistant:second"]);
+    expect((await messages(agent)).map((m) => `${m.role}:${textOf(m)}`)).toEqual(["system:", "user:go", "custom:Answer again.", "assistant:second"]);
     const entries = ((await agent.request({ type: "get_entries" }))["data"] as { entries: Rec[] }).entries;
     const firstAnswer = entries.find((e) => e["type"] === "message" && textOf(e["message"] as Rec) === "first");
     expect(firstAnswer, JSON.stringify(answered)).toBeDefined();
@@ -151,7 +153,7 @@ describe("turn_end (newest pi)", () => {
     const agent = start("invalid", ["only"]);
     const run = await runPrompt(agent, "go", MINUTE);
     expect(run.filter((r) => r.type === "entry_appended")).toEqual([]);
-    expect((await messages(agent)).map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect((await messages(agent)).map((m) => m.role)).toEqual(["system", "user", "assistant"]);
     const extensionPath = join(AGENT_FIXTURES, "run-boundary.js");
     expect(agent.records.filter((r) => r.type === "extension_error")).toEqual([
       {
@@ -181,7 +183,7 @@ describe("agent_before_settle (newest pi)", () => {
     ]);
     expect(run.filter((r) => r.type === "agent_settled")).toHaveLength(1);
     const transcript = (await messages(agent)).map((m) => `${m.role}:${textOf(m)}`);
-    expect(transcript).toEqual(["user:go", "assistant:first", "custom:Review the diff.", "assistant:second"]);
+    expect(transcript).toEqual(["system:", "user:go", "assistant:first", "custom:Review the diff.", "assistant:second"]);
     const { settles } = await report(agent);
     expect(settles).toEqual([
       { outcome: "completed", canContinue: false, entries: 0 },
@@ -194,14 +196,15 @@ describe("agent_before_settle (newest pi)", () => {
     expect(errors(agent)).toEqual([]);
   });
 
-  it("appends a compaction draft that keeps nothing before it: the context is its summary alone", async () => {
+  it("appends a compaction draft that keeps nothing before it: the context is its summary alone, after its snapshot of the recorded prompt", async () => {
     const agent = start("compact", ["first"]);
     const run = await runPrompt(agent, "go", MINUTE);
     const appended = run.filter((r) => r.type === "entry_appended").map((r) => r["entry"] as Rec);
     expect(appended).toHaveLength(1);
     expect(appended[0]).toMatchObject({ type: "compaction", summary: "All of it, briefly.", fromHook: true, details: { by: "test" } });
     expect(appended[0]).not.toHaveProperty("firstKeptEntryId");
-    expect((await messages(agent)).map((m) => m.role)).toEqual(["compactionSummary"]);
+    // As pi 1.6: the compaction snapshots the recorded system prompt before its summary.
+    expect((await messages(agent)).map((m) => m.role)).toEqual(["system", "compactionSummary"]);
     const { settles } = await report(agent);
     // The second handler saw the summary as the context's last message: a request could follow.
     expect(settles[1]).toEqual({ second: true, continue: false, entryTypes: [null], canContinue: true, lastContext: "compactionSummary" });
@@ -227,7 +230,13 @@ describe("agent_before_settle (newest pi)", () => {
     const agent = start("followup", ["first", "second"]);
     const run = await runPrompt(agent, "go", MINUTE);
     expect(run.filter((r) => r.type === "agent_settled")).toHaveLength(1);
-    expect((await messages(agent)).map((m) => `${m.role}:${textOf(m)}`)).toEqual(["user:go", "assistant:first", "user:follow on", "assistant:second"]);
+    expect((await messages(agent)).map((m) => `${m.role}:${textOf(m)}`)).toEqual([
+      "system:",
+      "user:go",
+      "assistant:first",
+      "user:follow on",
+      "assistant:second",
+    ]);
     const { settles, ends } = await report(agent);
     expect(ends).toBe(2);
     // agent_before_settle once, when nothing more is queued (two handlers).

@@ -39,35 +39,66 @@ async function settled(agent: AgentProcess, message: string): Promise<void> {
   await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
 }
 
+/**
+ * parley's file without the system messages it records as pi 1.6 does: a documented difference
+ * from pi 0.73.1, which records none (pi 1.6.0 is the reference; system-messages.e2e.test.ts
+ * compares parley with it). Each system message entry is left out and its children hang from its
+ * parent instead; a compaction's `systemMessage` snapshot is left out. Every other line stays
+ * byte for byte.
+ */
+function withoutSystemMessages(lines: string[]): string[] {
+  const replaced = new Map<string, string | null>();
+  const kept: string[] = [];
+  for (const line of lines) {
+    const entry = JSON.parse(line) as { type: string; id?: string; parentId?: string | null; message?: { role?: string }; systemMessage?: unknown };
+    if (entry.type === "message" && entry.message?.role === "system" && entry.id !== undefined) {
+      replaced.set(entry.id, entry.parentId ?? null);
+      continue;
+    }
+    let parent = entry.parentId;
+    while (typeof parent === "string" && replaced.has(parent)) parent = replaced.get(parent);
+    if (parent === entry.parentId && entry.systemMessage === undefined) {
+      kept.push(line);
+      continue;
+    }
+    const { systemMessage: _snapshot, ...rest } = entry;
+    kept.push(JSON.stringify({ ...rest, parentId: parent }));
+  }
+  return kept;
+}
+
+/** The file's lines; parley's without the system messages pi 0.73.1 does not record (see withoutSystemMessages). */
+function fileLines(file: string, bin: string): string[] {
+  const lines = readFileSync(file, "utf8").trim().split("\n");
+  return bin === PARLEY_BIN ? withoutSystemMessages(lines) : lines;
+}
+
 /** The file's lines with what may differ between the agents replaced by placeholders. */
-function normalised(file: string, folder: string): string[] {
+function normalised(lines: string[], folder: string): string[] {
   const ids = new Map<string, string>();
   const idOf = (id: string): string => {
     if (!ids.has(id)) ids.set(id, `E${ids.size}`);
     return ids.get(id) as string;
   };
-  return readFileSync(file, "utf8")
-    .trim()
-    .split("\n")
-    .map((line, i) =>
-      line
-        .replace(
-          /"(id|parentId|targetId|toolCallId|firstKeptEntryId|fromId)":"([^"]+)"/g,
-          (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`,
-        )
-        .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
-        .replaceAll(folder, "FOLDER")
-        .replace(/"(input|output|cacheRead|cacheWrite|totalTokens|tokensBefore)":\d+/g, '"$1":0')
-        // A summary's wording is each agent's own (their prompts and preambles differ); the newest
-        // pi records the summary call's usage, 0.73.1 none.
-        .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
-        .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
-        .replace(/,"durationMs":\d+/g, "")
-        // The newest pi's loop records the level an assistant reply was asked at; 0.73.1's does not.
-        .replace(/,"thinkingLevel":"(?:off|minimal|low|medium|high|xhigh|max)"(?=\}\}$)/, "")
-        // Where a branch summary came from: the target in 0.73.1, the leaf left behind in the newest pi (parley's).
-        .replace(/^(\{"type":"branch_summary",.*?"fromId":)"[^"]*"/, '$1"FROM"'),
-    );
+  return lines.map((line, i) =>
+    line
+      .replace(
+        /"(id|parentId|targetId|toolCallId|firstKeptEntryId|fromId)":"([^"]+)"/g,
+        (_m, key: string, id: string) => `"${key}":"${i === 0 ? "SESSION" : idOf(id)}"`,
+      )
+      .replace(/"timestamp":("[^"]+"|\d+)/g, '"timestamp":"T"')
+      .replaceAll(folder, "FOLDER")
+      .replace(/"(input|output|cacheRead|cacheWrite|totalTokens|tokensBefore)":\d+/g, '"$1":0')
+      // A summary's wording is each agent's own (their prompts and preambles differ); the newest
+      // pi records the summary call's usage, 0.73.1 none.
+      .replace(/^(\{"type":"(?:compaction|branch_summary)",.*?"summary":)"(?:[^"\\]|\\.)*"/, '$1"SUMMARY"')
+      .replace(/^(\{"type":"(?:compaction|branch_summary)",.*),"usage":\{[^{}]*"cost":\{[^{}]*\}\}/, "$1")
+      .replace(/,"durationMs":\d+/g, "")
+      // The newest pi's loop records the level an assistant reply was asked at; 0.73.1's does not.
+      .replace(/,"thinkingLevel":"(?:off|minimal|low|medium|high|xhigh|max)"(?=\}\}$)/, "")
+      // Where a branch summary came from: the target in 0.73.1, the leaf left behind in the newest pi (parley's).
+      .replace(/^(\{"type":"branch_summary",.*?"fromId":)"[^"]*"/, '$1"FROM"'),
+  );
 }
 
 async function conversation(bin: string): Promise<string[]> {
@@ -94,7 +125,7 @@ async function conversation(bin: string): Promise<string[]> {
   const file = ((await ok(agent, { type: "get_state" }))["data"] as { sessionFile: string }).sessionFile;
   agent.closeInput();
   await agent.exited;
-  return normalised(file, p.cwd);
+  return normalised(fileLines(file, bin), p.cwd);
 }
 
 /** A conversation, then a fork at its second prompt and a clone of the fork: the three files. */
@@ -126,7 +157,7 @@ async function forkedFiles(bin: string): Promise<string[][]> {
   ]);
   const parent = (lines: string[]) =>
     lines.map((line) => line.replace(/"parentSession":"([^"]+)"/, (_m, path: string) => `"parentSession":"${names.get(path) ?? "OTHER"}"`));
-  return [original, fork, clone].map((file) => parent(normalised(file, p.cwd)));
+  return [original, fork, clone].map((file) => parent(normalised(fileLines(file, bin), p.cwd)));
 }
 
 describe("the session file parley writes", () => {

@@ -92,7 +92,14 @@ describe("ctx.sessionManager's other reading methods", () => {
     // The compaction first, then what it keeps (from the last reply: keepRecentTokens 1, so the
     // level change after it too, with no message of its own), then what came after it.
     expect(got["contextEntries"]).toEqual(["compaction", "assistant", "thinking_level_change", "user", "assistant"]);
-    expect(got["projected"]).toEqual(["compaction:compactionSummary", "assistant:assistant", "thinking_level_change:", "user:user", "assistant:assistant"]);
+    // The compaction projects its snapshot of the recorded system prompt before its summary (pi 1.6).
+    expect(got["projected"]).toEqual([
+      "compaction:system+compactionSummary",
+      "assistant:assistant",
+      "thinking_level_change:",
+      "user:user",
+      "assistant:assistant",
+    ]);
     expect(got["messages"]).toEqual(messages.map((m) => m.role));
     expect(got["level"]).toBe("high");
     expect(got["model"]).toEqual({ provider: "offline", modelId: "echo" });

@@ -127,7 +127,7 @@ describe("ctx.executeTool", () => {
       expect(record.calls[0]).toMatchObject({ arguments: { text: "hi" } });
       expect(record.calls[2]).toMatchObject({ error: "Tool nope not found" });
       // The conversation holds one tool call and one result: the nested ones are not in it.
-      expect((await messages(agent)).map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+      expect((await messages(agent)).map((m) => m.role)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
     },
     2 * MINUTE,
   );
@@ -176,7 +176,7 @@ describe("model-issued tool calls", () => {
       expect(blocked).toMatchObject({ isError: true });
       expect(blocked).not.toHaveProperty("durationMs");
       expect(text(blocked["result"])).toBe("echo of forbidden is blocked");
-      expect(ofType(first, "message_end").map((r) => (r["message"] as Msg).role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+      expect(ofType(first, "message_end").map((r) => (r["message"] as Msg).role)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
 
       const second = await runPrompt(agent, "two", MINUTE);
       const stopped = ofType(second, "tool_execution_end")[0] as Rec;

@@ -106,8 +106,8 @@ describe("a session switch while a run streams", () => {
     expect(leaf?.["message"]).toMatchObject({ role: "assistant" });
     expect(await agent.request({ type: "clone" })).toMatchObject({ success: true, data: { cancelled: false } });
     const roles = (await messagesOf(agent)).map((m) => m["role"]);
-    expect(roles).toEqual(["user", "assistant", "user", "assistant"]);
-    expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 4 });
+    expect(roles).toEqual(["system", "user", "assistant", "user", "assistant"]);
+    expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isStreaming: false, messageCount: 5 });
   });
 });
 
@@ -129,7 +129,7 @@ describe("a session switch right behind a prompt", () => {
     const from = agent.records.length;
     agent.send({ type: "prompt", id: "next", message: "Reply with just: fresh" });
     await agent.waitFor((r) => r.type === "agent_end", undefined, from);
-    expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["user", "assistant"]);
+    expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["system", "user", "assistant"]);
   });
 });
 
@@ -205,7 +205,7 @@ describe("a session switch while the user's shell command runs", () => {
     // It is in the first session, after what was there.
     expect(await agent.request({ type: "switch_session", sessionPath: first["sessionFile"] })).toMatchObject({ success: true });
     const roles = (await messagesOf(agent)).map((m) => `${String(m["role"])}${m["role"] === "bashExecution" ? `:${String(m["cancelled"])}` : ""}`);
-    expect(roles).toEqual(["user", "assistant", "bashExecution:true"]);
+    expect(roles).toEqual(["system", "user", "assistant", "bashExecution:true"]);
   });
 
   it("a command that ended during a run (its recording deferred until the run ends) stays with its session when a switch ends the run", async () => {
@@ -238,7 +238,7 @@ describe("abort while a compaction is in progress", () => {
     expect(await agent.response("gated")).toMatchObject({ success: false, error: expect.stringMatching(/cancel/i) });
     const end = await agent.waitFor((r) => r.type === "compaction_end", undefined, from);
     expect(end).toMatchObject({ aborted: true });
-    expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["user", "assistant"]);
+    expect((await messagesOf(agent)).map((m) => m["role"])).toEqual(["system", "user", "assistant"]);
     expect((await agent.request({ type: "get_state" }))["data"]).toMatchObject({ isCompacting: false, isStreaming: false });
   });
 });

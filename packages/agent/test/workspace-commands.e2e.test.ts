@@ -39,14 +39,15 @@ describe("list_sessions", () => {
 
     const here = await list(agent);
     expect(here.map((s) => s.path)).toEqual([second.sessionFile, first.sessionFile]);
-    expect(here[0]).toMatchObject({ id: second.sessionId, cwd, firstMessage: "second question", messageCount: 2 });
+    // Every message entry counts, the system message the first run recorded too (as pi 1.6 counts them).
+    expect(here[0]).toMatchObject({ id: second.sessionId, cwd, firstMessage: "second question", messageCount: 3 });
     expect(here[0]?.name).toBeUndefined();
-    expect(here[1]).toMatchObject({ id: first.sessionId, name: "named one", firstMessage: "first question with lines", messageCount: 2 });
+    expect(here[1]).toMatchObject({ id: first.sessionId, name: "named one", firstMessage: "first question with lines", messageCount: 3 });
     expect(Date.parse(here[0]?.updated ?? "")).toBeGreaterThanOrEqual(Date.parse(here[1]?.updated ?? ""));
 
     const all = await list(agent, "all");
     expect(all.map((s) => s.path)).toEqual(expect.arrayContaining([first.sessionFile, second.sessionFile]));
-    expect(all.find((s) => s.cwd === elsewhere)).toMatchObject({ firstMessage: "a question in another project", messageCount: 2 });
+    expect(all.find((s) => s.cwd === elsewhere)).toMatchObject({ firstMessage: "a question in another project", messageCount: 3 });
     expect(all).toHaveLength(3);
 
     // A listed path is what switch_session takes.
@@ -54,7 +55,7 @@ describe("list_sessions", () => {
     expect(((await agent.request({ type: "get_state" }))["data"] as { sessionId: string }).sessionId).toBe(first.sessionId);
     // Listed again after it grew: the new count, not a remembered one.
     await runPrompt(agent, "one more");
-    expect((await list(agent)).find((s) => s.id === first.sessionId)?.messageCount).toBe(4);
+    expect((await list(agent)).find((s) => s.id === first.sessionId)?.messageCount).toBe(5);
   });
 
   it("lists nothing (not an error) where no session was ever stored", async () => {

@@ -204,7 +204,9 @@ export class Transcript {
   }
 
   /** The whole conversation again (on connect): the messages as get_messages gives them. */
-  reset(messages: readonly AgentMessage[]): void {
+  reset(all: readonly AgentMessage[]): void {
+    // The system prompt pi 1.6 records in the transcript is not part of the conversation shown (as in pi's own UI).
+    const messages = all.filter(isShown);
     this.element.replaceChildren();
     this.#tools.clear();
     this.#users.length = 0;
@@ -255,6 +257,7 @@ export class Transcript {
   }
 
   messageStart(message: MessageStartEvent["message"]): void {
+    if (!isShown(message)) return;
     if (message.role === "assistant") {
       this.#live = this.#assistant();
       this.#fillAssistant(this.#live, message, false);
@@ -388,6 +391,8 @@ export class Transcript {
       }
       case "toolResult":
         this.#toolResult(message);
+        return;
+      case "system":
         return;
       case "bashExecution": {
         const view = this.#newMessage("bash", "Shell");
@@ -564,6 +569,11 @@ function editDiff(args: unknown): HTMLElement[] | undefined {
     for (const line of newText.split("\n")) lines.push(h("div", { class: "diff-add" }, `+ ${line}`));
   }
   return lines;
+}
+
+/** Whether a message is part of the conversation shown: pi 1.6's recorded system prompt is not (its own UI skips it too). */
+function isShown(message: AgentMessage): boolean {
+  return message.role !== "system";
 }
 
 /** Messages shown at a time from the end of a long conversation (more on request). */

@@ -234,6 +234,8 @@ describe("the web page as a place to work", { timeout: 3 * START_MS }, () => {
       const name = await article.getAttribute("aria-label");
       if (name === "You" || name === "Assistant") expect(await article.getByRole("button", { name: "Copy" }).count()).toBeGreaterThan(0);
     }
+    // The system prompt the run recorded (as pi 1.6 records it) is not a message of the conversation.
+    expect(await page.getByRole("article", { name: "system" }).count()).toBe(0);
     const diff = page.locator(".tool .diff");
     await diff.locator(".diff-del", { hasText: "- hello" }).waitFor();
     await diff.locator(".diff-add", { hasText: "+ goodbye" }).waitFor();

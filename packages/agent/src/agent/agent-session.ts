@@ -60,7 +60,7 @@ import { toolCallVerdict, toolResultChange } from "./tool-hooks.js";
 import { toWireEvent } from "./wire-events.js";
 import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
-import { foldSystemMessages, withSystemMessage, type RequestSystem } from "./system-context.js";
+import { foldSystemMessages, type RequestSystem, systemPromptPatch, withSystemMessage } from "./system-context.js";
 import { customMessage as customEntryMessage } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { type PiAi, loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
@@ -158,8 +158,6 @@ export class AgentSession {
   #core: Agent | undefined;
   /** The system prompt the next request is sent with (the Agent keeps its tools; the prompt stays here, see #request). */
   #prompt = "";
-  /** The system messages pi-agent-core's loop made (its tool declarations): kept out of the context, the session and the wire. */
-  readonly #loopSystem = new WeakSet<AgentMessage>();
   #coreLoading: Promise<Agent> | undefined;
   readonly #local: LocalLoop;
   readonly #listeners = new Set<(event: AgentEvent) => void>();
@@ -269,7 +267,8 @@ export class AgentSession {
       takeNextTurn: () => this.#nextTurn.splice(0),
       startPrompt: (systemPrompt, messages) => {
         this.#prompt = systemPrompt;
-        this.#startRun((core) => core.prompt(messages));
+        const patched = [...this.#promptPatch(), ...messages];
+        this.#startRun((core) => core.prompt(patched));
       },
       enqueue: (kind, text, images) => this.#queues.enqueue(kind, text, images),
     });
@@ -500,9 +499,8 @@ export class AgentSession {
     return this.#queues.count;
   }
   get messages(): AgentMessage[] {
-    // The loop's own system messages (its tool declarations, see #send) are not part of the context.
-    const messages = this.#state.messages;
-    return messages.some((m) => this.#loopSystem.has(m)) ? messages.filter((m) => !this.#loopSystem.has(m)) : messages;
+    // With the system messages the transcript records (the prompt and tool declarations), as pi 1.6 returns them.
+    return this.#state.messages;
   }
 
   /** Replaces the context the next model call sees (compaction, retries, the bash command). */
@@ -725,7 +723,7 @@ export class AgentSession {
       this.#checkAuth();
       this.#startRun((core) => {
         this.#prompt = this.systemPrompt();
-        return core.prompt(message);
+        return core.prompt([...this.#promptPatch(), message]);
       });
       return;
     }
@@ -993,17 +991,9 @@ export class AgentSession {
 
   async #onAgentEvent(loopEvent: AgentEvent): Promise<void> {
     if (loopEvent.type === "agent_start" && this.#heldRun !== undefined) return;
-    // pi-agent-core 1.6 declares the tools to the model with a system message before a request;
-    // parley sends the prompt and tools itself (#send), so that message stays out of the
-    // context, the session and the wire.
-    if ((loopEvent.type === "message_start" || loopEvent.type === "message_end") && loopEvent.message.role === "system") {
-      this.#loopSystem.add(loopEvent.message);
-      if (loopEvent.type === "message_end" && this.#core) this.#core.state.messages = this.#core.state.messages.filter((m) => m !== loopEvent.message);
-      return;
-    }
     let event = loopEvent;
     if (event.type === "agent_end") {
-      const messages = [...(this.#heldRun ?? []), ...event.messages.filter((m) => !this.#loopSystem.has(m))];
+      const messages = [...(this.#heldRun ?? []), ...event.messages];
       this.#heldRun = undefined;
       if (this.#boundaries.owesContinuation() && !this.#runAborted) {
         this.#heldRun = messages;
@@ -1100,10 +1090,20 @@ export class AgentSession {
     }
   }
 
+  /**
+   * A run starts with a system message when its prompt is not the one the transcript records, as
+   * pi 1.6 stores it; pi-agent-core's loop adds the tool declarations to it (or makes its own when
+   * only the tools changed). Old sessions without one get it at their next run, as in pi 1.6.
+   */
+  #promptPatch(): AgentMessage[] {
+    const patch = systemPromptPatch(this.#prompt, this.#state.messages, Date.now());
+    return patch ? [patch] : [];
+  }
+
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {
     // Entries a turn_end handler appended are in the agent's state, not in the loop's own copy.
-    // The loop's own system messages (its tool declarations) are not part of the context parley shows handlers (see #send).
-    const messages = (this.#contextFromSession ? this.#state.messages : loopMessages).filter((m) => !this.#loopSystem.has(m));
+    // context handlers see no system messages, as in pi 1.6; the request gets its prompt and tools in #send.
+    const messages = (this.#contextFromSession ? this.#state.messages : loopMessages).filter((m) => m.role !== "system");
     const context = this.#runtime.hasHandlers("context")
       ? (
           await this.#unlessAborted(

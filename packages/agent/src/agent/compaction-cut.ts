@@ -73,12 +73,21 @@ export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   }
 }
 
-/** Where the kept part may start: never at a tool result (its call must stay), nor at a failed reply. */
+/**
+ * Where the kept part may start: never at a tool result (its call must stay), nor at a failed
+ * reply, nor at a recorded system message (prompt state, not conversation, as in pi 1.6).
+ */
 function isCutPoint(entry: SessionEntry): boolean {
   if (entry.type === "custom_message" || entry.type === "branch_summary") return true;
   if (entry.type !== "message") return false;
   const message = (entry as MessageEntry).message as { role: string; stopReason?: string };
-  return message.role !== "toolResult" && !(message.role === "assistant" && message.stopReason === "error");
+  return message.role !== "toolResult" && message.role !== "system" && !(message.role === "assistant" && message.stopReason === "error");
+}
+
+/** What a summary is made of: the conversation, without the recorded system messages (the compaction entry snapshots those, as pi 1.6's does). */
+function summarised(entry: SessionEntry): AgentMessage | undefined {
+  const message = entryMessage(entry);
+  return message?.role === "system" ? undefined : message;
 }
 
 /** Where a turn starts: a user message, a user's shell command, or an injected message. */
@@ -165,13 +174,13 @@ export function prepareCompaction(path: readonly SessionEntry[], settings: Compa
 
   const messagesToSummarize: AgentMessage[] = [...retained];
   for (let i = start; i < historyEnd; i++) {
-    const message = entryMessage(path[i]!);
+    const message = summarised(path[i]!);
     if (message) messagesToSummarize.push(message);
   }
   const turnPrefixMessages: AgentMessage[] = [];
   if (isSplitTurn) {
     for (let i = turnStart; i < firstKeptIndex; i++) {
-      const message = entryMessage(path[i]!);
+      const message = summarised(path[i]!);
       if (message) turnPrefixMessages.push(message);
     }
   }

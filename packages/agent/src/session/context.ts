@@ -3,7 +3,7 @@
  * session context: compaction replaces older history with a summary, branch summaries and
  * extension messages become messages of their own, everything else stays out.
  */
-import type { AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, SessionEntry } from "@parley/protocol";
+import type { AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, SessionEntry, SystemMessage } from "@parley/protocol";
 import type { EntryOfType } from "./format.js";
 
 /** Entry timestamps are ISO strings; message timestamps are epoch milliseconds. */
@@ -201,4 +201,49 @@ export function branchMessages(path: readonly SessionEntry[]): AgentMessage[] {
 export function userText(content: string | readonly { type: string; text?: string }[]): string {
   if (typeof content === "string") return content;
   return content.flatMap((block) => (block.type === "text" && typeof block.text === "string" ? [block.text] : [])).join("");
+}
+
+/**
+ * The recorded system messages of a context replayed into one, as pi-ai 1.6's
+ * `getCurrentSystemMessage` does (content appended, sections patched by name, tools added and
+ * removed; the first one's timestamp): what a compaction entry snapshots, so the context after it
+ * still starts from the prompt and tools the transcript recorded. Undefined without any.
+ * (Here rather than from pi-ai, which the session layer does not load.)
+ */
+export function currentSystemMessage(messages: readonly AgentMessage[]): SystemMessage | undefined {
+  const content: string[] = [];
+  const sections = new Map<string, string>();
+  const tools = new Map<string, unknown>();
+  let timestamp: number | undefined;
+  for (const message of messages) {
+    if (message.role !== "system") continue;
+    timestamp ??= message.timestamp;
+    const text = typeof message.content === "string" ? message.content : message.content.map((block) => block.text).join("\n");
+    if (text.length > 0) content.push(text);
+    for (const [name, value] of Object.entries(message.sections ?? {})) {
+      if (value === null) sections.delete(name);
+      else sections.set(name, value);
+    }
+    // Declarations come from files and extension code: one without a name is left out.
+    for (const tool of message.toolsRemoved ?? []) {
+      const name = toolName(tool);
+      if (name !== undefined) tools.delete(name);
+    }
+    for (const tool of message.toolsAdded ?? []) {
+      const name = toolName(tool);
+      if (name !== undefined) tools.set(name, tool);
+    }
+  }
+  if (timestamp === undefined && tools.size === 0) return undefined;
+  return {
+    role: "system",
+    content: content.join("\n\n"),
+    ...(sections.size > 0 ? { sections: Object.fromEntries(sections) } : {}),
+    ...(tools.size > 0 ? { toolsAdded: [...tools.values()] } : {}),
+    timestamp: timestamp ?? 0,
+  };
+}
+
+function toolName(tool: unknown): string | undefined {
+  return typeof tool === "object" && tool !== null && "name" in tool && typeof tool.name === "string" ? tool.name : undefined;
 }

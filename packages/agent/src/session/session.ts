@@ -18,7 +18,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry, SessionTreeNode } from "@parley/protocol";
-import { branchMessages, buildSessionContext, userText, type SessionContext } from "./context.js";
+import { branchMessages, buildSessionContext, currentSystemMessage, userText, type SessionContext } from "./context.js";
 import {
   CURRENT_SESSION_VERSION,
   newEntryId,
@@ -313,7 +313,9 @@ export class Session implements SessionView {
     // pi's key order, so the files read alike (and resume through the fast path, format.ts): the
     // type and the stamp first, except for custom entries, which pi writes with the stamp last.
     const full =
-      entry.type === "custom" || entry.type === "custom_message" ? { ...entry, ...stamp } : Object.assign({ type: entry.type, ...stamp }, entry, stamp);
+      entry.type === "custom" || entry.type === "custom_message"
+        ? { ...entry, ...stamp }
+        : Object.assign({ type: entry.type, ...stamp }, this.#withSystemSnapshot(entry, stamp.timestamp), stamp);
     let line: string;
     try {
       line = JSON.stringify(full);
@@ -455,6 +457,17 @@ export class Session implements SessionView {
   moveLeaf(entryId: string | null): void {
     if (entryId !== null && !this.#position.has(entryId)) throw new Error(`Cannot move to entry ${entryId}: no such entry`);
     this.#leafId = entryId;
+  }
+
+  /**
+   * As pi 1.6's session writes a compaction: with a snapshot of the system prompt and tools its
+   * context recorded (last, stamped with the entry's time), since the system messages before
+   * the cut leave the context with the history they belong to.
+   */
+  #withSystemSnapshot(entry: NewSessionEntry, at: string): NewSessionEntry {
+    if (entry.type !== "compaction" || entry.systemMessage !== undefined) return entry;
+    const system = currentSystemMessage(this.buildContext());
+    return system === undefined ? entry : { ...entry, systemMessage: { ...system, timestamp: Date.parse(at) } };
   }
 
   /** Messages the model sees on the active branch, honouring compaction. */

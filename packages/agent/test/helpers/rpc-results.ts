@@ -43,3 +43,28 @@ export async function firstAnswer(client: { getState(): Promise<unknown> }): Pro
     }
   }
 }
+
+/*
+ * pi 1.6 records the system prompt in the transcript as `role: "system"` messages (a run whose
+ * prompt or tools changed starts with one: message_start/message_end, the session file,
+ * get_messages, totalMessages), and parley records them as pi 1.6 does; pi 0.73.1 records none.
+ * That is a documented difference from 0.73 (pi 1.6.0 is the reference, compared side by side in
+ * system-messages.e2e.test.ts): where a test compares parley with 0.73.1, parley's system
+ * messages are left out with these, and nothing else.
+ */
+
+/** Whether a message is one of the system messages pi 1.6 (and parley) record. */
+export const isSystemMessage = (message: unknown): boolean => typeof message === "object" && message !== null && "role" in message && message.role === "system";
+
+/** Messages without the recorded system messages (for a comparison with pi 0.73.1). */
+export const withoutSystemMessages = <T>(messages: readonly T[]): T[] => messages.filter((m) => !isSystemMessage(m));
+
+/** Events without the message_start/message_end of a recorded system message (for a comparison with pi 0.73.1). */
+export const withoutSystemMessageEvents = <T extends { type: string }>(events: readonly T[]): T[] =>
+  events.filter((e) => !((e.type === "message_start" || e.type === "message_end") && "message" in e && isSystemMessage(e.message)));
+
+/** get_session_stats with the recorded system messages taken off totalMessages (for a comparison with pi 0.73.1). */
+export const statsWithoutSystemMessages = <T extends { totalMessages: number }>(stats: T, systemMessages: number): T => ({
+  ...stats,
+  totalMessages: stats.totalMessages - systemMessages,
+});

@@ -270,9 +270,9 @@ export type CompactionSummaryMessage = Static<typeof CompactionSummaryMessage>;
 /** Every message kind that appears in the agent's transcript and in events. */
 /**
  * The newest pi (1.6.0) records the system prompt in the transcript: a leading system message
- * with its sections and tool definitions, later ones patching them. parley builds its own system
- * prompt and never writes these, but a session file of the newest pi has them, and they are part
- * of its messages as pi sends them (never sent to the model by parley).
+ * with its sections and tool definitions, later ones patching them. parley records them as pi
+ * 1.6 does (message_start/message_end, the session file, get_messages, the stats); its requests
+ * still carry the prompt parley builds for each.
  */
 export const SystemMessage = Type.Object(
   {

@@ -181,6 +181,12 @@ export function estimateTokens(message: unknown): number {
     case "compactionSummary":
       chars = m.summary?.length ?? 0;
       break;
+    case "system":
+      // As pi 1.6 counts a recorded system message: its text, its sections and the tool declarations it adds.
+      chars = joinText(m.content).length;
+      for (const section of Object.values(m.sections ?? {})) chars += section?.length ?? 0;
+      if (m.toolsAdded !== undefined) chars += JSON.stringify(m.toolsAdded).length;
+      break;
     default:
       return 0;
   }
