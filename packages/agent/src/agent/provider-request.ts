@@ -3,7 +3,7 @@
  * provider's resolved auth (models/request-auth.ts), a routed model's level, and the newest pi's provider hooks
  * (before_provider_request, before_provider_headers).
  */
-import type { Api, Model, SimpleStreamOptions } from "@earendil-works/pi-ai";
+import type { SimpleStreamOptions } from "@earendil-works/pi-ai";
 import type { ThinkingLevel } from "@parley/protocol";
 import type { ExtensionRuntime } from "../extensions/runtime.js";
 import type { ProviderRequestConfig } from "./agent-config.js";
