@@ -253,9 +253,7 @@ export class AgentSession {
       get isStreaming() {
         return agent.isStreaming;
       },
-      afterPreparation: async () => {
-        for (let state = this.#runState; state.name === "preparing"; state = this.#runState) await state.prepared;
-      },
+      preparation: () => (this.#runState.name === "preparing" ? this.#runState.prepared : undefined),
       beginPreparing: () => this.#beginPreparing(),
       unlessAborted: (work, onAbort) => this.#unlessAborted(work, onAbort),
       checkAuth: () => this.#checkAuth(),

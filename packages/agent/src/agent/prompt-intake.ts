@@ -38,8 +38,8 @@ export interface PromptIntakeHost {
   readonly isCompacting: boolean;
   /** A run goes on or a prompt is being prepared to start one. */
   readonly isStreaming: boolean;
-  /** Waits while another prompt is being prepared. */
-  afterPreparation(): Promise<void>;
+  /** The preparation under way (another prompt's), if any; none means idle or running. */
+  preparation(): Promise<void> | undefined;
   /** Enters the `preparing` run state; the function given back leaves it (unless the run started). */
   beginPreparing(): () => void;
   /** Waits for extension handlers, but not past an abort (then `onAbort` answers). */
@@ -74,7 +74,8 @@ export class PromptIntake {
     }
     // Prompts are prepared one at a time: one arriving while another is being prepared waits to
     // see whether that one started a run (then it must queue) or not (then it starts one itself).
-    await host.afterPreparation();
+    // No await while none is under way: two prompts arriving together must not both see "idle".
+    for (let preparing = host.preparation(); preparing; preparing = host.preparation()) await preparing;
     const starts = !host.isStreaming;
     // A session switch during the preparation ends what belonged to the old session: this prompt
     // must not start (or queue) in the next one (the switch's abort could not stop it: no run yet).
