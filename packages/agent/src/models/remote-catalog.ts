@@ -37,8 +37,11 @@ const MODEL_TYPES = ["chat", "image", "classifier"];
 const NOT_OVERLAID = new Set(["radius", "openrouter"]);
 
 /** One provider's saved catalogue, as pi saves it. */
+/** A model as the catalogue server sent it: saved as it came, read as a model where it is one. */
+type CatalogEntry = Record<string, unknown>;
+
 export interface StoreEntry {
-  models: Model<Api>[];
+  models: CatalogEntry[];
   checkedAt?: number;
   lastModified?: number;
   etag?: string | undefined;
@@ -75,16 +78,27 @@ function parseStore(text: string): StoreData {
   return data as StoreData;
 }
 
-const modelType = (model: Model<Api>): string => (model as { type?: string }).type ?? "chat";
-
 /** The models of a catalogue response: an array, `{ models: [...] }`, or an object of models. */
-function parseCatalog(providerId: string, value: unknown): Model<Api>[] {
+function parseCatalog(providerId: string, value: unknown): CatalogEntry[] {
   const entries = Array.isArray(value) ? value : isObject(value) ? (Array.isArray(value["models"]) ? value["models"] : Object.values(value)) : undefined;
   if (!entries) throw new Error(`Invalid model catalog for provider "${providerId}"`);
   return entries
-    .filter((entry): entry is Record<string, unknown> => isObject(entry) && "id" in entry)
+    .filter((entry): entry is CatalogEntry => isObject(entry) && "id" in entry)
     .filter((entry) => entry["type"] === undefined || (typeof entry["type"] === "string" && MODEL_TYPES.includes(entry["type"])))
-    .map((entry) => ({ ...entry, provider: providerId }) as unknown as Model<Api>);
+    .map((entry) => ({ ...entry, provider: providerId }));
+}
+
+/** A chat model of `provider` with what parley reads of a model (the rest passes through as the server sent it). */
+function isChatModel(entry: CatalogEntry, provider: string): entry is CatalogEntry & Model<Api> {
+  return (
+    entry["provider"] === provider &&
+    (entry["type"] ?? "chat") === "chat" &&
+    typeof entry["id"] === "string" &&
+    typeof entry["api"] === "string" &&
+    typeof entry["baseUrl"] === "string" &&
+    typeof entry["contextWindow"] === "number" &&
+    typeof entry["maxTokens"] === "number"
+  );
 }
 
 /** A fetch with pi's bounded retry for management requests (see the module comment). */
@@ -137,9 +151,7 @@ export class RemoteCatalog {
   }
 
   #publish(provider: string, entry: StoreEntry | undefined): void {
-    const models = this.#newer(entry)
-      ? (entry?.models ?? []).filter((m) => isObject(m) && m.provider === provider && typeof m.id === "string" && modelType(m) === "chat")
-      : [];
+    const models = this.#newer(entry) ? (entry?.models ?? []).filter((m): m is CatalogEntry & Model<Api> => isObject(m) && isChatModel(m, provider)) : [];
     const before = this.#dynamic.get(provider) ?? [];
     if (before.length === 0 && models.length === 0) return;
     if (models.length === 0) this.#dynamic.delete(provider);
