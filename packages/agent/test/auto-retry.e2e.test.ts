@@ -74,6 +74,7 @@ describe("auto-retry (spawned CLI)", () => {
     await agent.waitFor((r) => r.type === "agent_settled");
     const messages = ((await agent.request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
     expect(messages.map((m) => [m["role"], m["stopReason"]])).toEqual([
+      ["system", undefined],
       ["user", undefined],
       ["assistant", "stop"],
     ]);

@@ -568,7 +568,7 @@ describe("automatic compaction", () => {
     expect(transport.of("agent_settled")).toHaveLength(2);
     expect(transport.sent.filter((r) => String(r["type"]).startsWith("compaction_"))).toEqual([]);
     const messages = ((await request({ type: "get_messages" }))["data"] as { messages: Rec[] }).messages;
-    expect(messages.map((m) => m["role"])).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(messages.map((m) => m["role"])).toEqual(["system", "user", "assistant", "user", "assistant"]);
   });
 
   it("on a context overflow, compacts (reason overflow) and retries the run once", async () => {

@@ -78,6 +78,8 @@ describe("full tool outputs", () => {
   it("are removed after a SIGKILL too (by the child watchdog)", async () => {
     const { agent, tmp } = start();
     await fullOutput(agent);
+    // After the run's last record: a SIGKILL in the middle of writing one would tear it.
+    await agent.waitFor((r) => r.type === "agent_end");
     agent.child.kill("SIGKILL");
     await agent.exited;
     await poll(() => readdirSync(tmp).length === 0, "the output folder removed");

@@ -55,7 +55,8 @@ async function hangIn(hook: string, trigger: Trigger, exit: "abort" | "shutdown"
     else pi.on(hook as "input", hang);
   };
   const turns = trigger === "run" ? [TOOL_TURN, "done", "r1", "r2", "r3"] : ["r0", "a summary", "r1", "r2", "r3"];
-  const agent = await serveScripted(turns, [factory], { shutdownGraceMs: 60_000 });
+  // A one-token budget: "warm up" alone is something to compact (pi 1.6 refuses a session that fits it).
+  const agent = await serveScripted(turns, [factory], { shutdownGraceMs: 60_000, agentConfig: { compaction: { keepRecentTokens: 1 } } });
   hung.armed = true;
   const settledCount = () => agent.transport.of("agent_settled").length;
   if (trigger === "compact") await agent.prompt("warm up");

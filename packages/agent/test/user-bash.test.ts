@@ -200,13 +200,13 @@ describe("bash (in-process)", () => {
     const id = send({ type: "bash", command: "echo during" });
     await response(id);
     expect(((await request({ type: "get_state" }))["data"] as Rec)["isStreaming"]).toBe(true);
-    expect((await messages()).map((m) => m["role"])).toEqual(["user"]);
+    expect((await messages()).map((m) => m["role"])).toEqual(["system", "user"]);
     await until(() => release !== undefined);
     release?.();
     await until(() => transport.of("agent_settled").length > 0);
     // It joins once the run is idle: wait for that, not for time.
-    await until(() => server.agent.messages.length === 3);
-    expect((await messages()).map((m) => m["role"])).toEqual(["user", "assistant", "bashExecution"]);
+    await until(() => server.agent.messages.length === 4);
+    expect((await messages()).map((m) => m["role"])).toEqual(["system", "user", "assistant", "bashExecution"]);
   });
 
   it("user_bash handlers may replace the run with a result, or supply the operations", async () => {

@@ -65,7 +65,8 @@ describe("client.run", () => {
     writeFileSync(join(dir, "hello.txt"), "hi\n");
     const result = await client.run("what does hello.txt say?");
     expect(result.text).toBe("The file says hi.");
-    expect(roles(result.messages)).toEqual(["user", "assistant", "toolResult", "assistant"]);
+    // A first run starts with the system message pi 1.6 records.
+    expect(roles(result.messages)).toEqual(["system", "user", "assistant", "toolResult", "assistant"]);
     expect(result.lastAssistant?.stopReason).toBe("stop");
     // Resolved after the agent settled, not at the prompt's acceptance or the first agent_end.
     expect(records.some((r) => r.type === "agent_settled")).toBe(true);
@@ -83,7 +84,7 @@ describe("client.run", () => {
     writeFileSync(join(dir, "go"), "");
     const result = await run;
     expect(result.text).toBe("follow-up reply");
-    expect(roles(result.messages)).toEqual(["user", "assistant", "toolResult", "user", "assistant", "user", "assistant"]);
+    expect(roles(result.messages)).toEqual(["system", "user", "assistant", "toolResult", "user", "assistant", "user", "assistant"]);
     const userTexts = result.messages.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
     expect(userTexts.join()).toContain("change course");
     expect(userTexts.join()).toContain("and then this");
@@ -98,6 +99,7 @@ describe("client.run", () => {
     expect(records.some((r) => r.type === "auto_retry_end" && r["success"] === true)).toBe(true);
     expect(result.text).toBe("recovered");
     expect(result.messages.map((m) => [m.role, "stopReason" in m ? m.stopReason : undefined])).toEqual([
+      ["system", undefined],
       ["user", undefined],
       ["assistant", "stop"],
     ]);
@@ -126,7 +128,7 @@ describe("client.run", () => {
     const { client } = start(["answer to /ask"]);
     const result = await client.run("/ask what now?");
     expect(result.text).toBe("answer to /ask");
-    expect(roles(result.messages)).toEqual(["user", "assistant"]);
+    expect(roles(result.messages)).toEqual(["system", "user", "assistant"]);
     await client.close();
   });
 });
