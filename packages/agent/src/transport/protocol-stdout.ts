@@ -14,7 +14,7 @@ import { closeSync, constants, fstatSync, openSync } from "node:fs";
 import { isatty } from "node:tty";
 import { nodeNet } from "../lazy-node.js";
 import { FdOutput } from "./fd-output.js";
-import { socketProtocolFd } from "./socket-stdout.js";
+import { reopenStderrOnFd1, socketProtocolFd } from "./socket-stdout.js";
 import { writeToStderr } from "./stderr.js";
 
 export interface ProtocolStdout {
@@ -72,15 +72,7 @@ function separateProtocolDescriptor(): number | undefined {
   closeSync(1);
   // fd 1 must not stay free: the next file parley opens (a session) would get it. Where stderr
   // cannot be reopened (a socket too), stray writes go nowhere.
-  for (const target of ["/proc/self/fd/2", "/dev/null"]) {
-    try {
-      const at = openSync(target, constants.O_WRONLY | constants.O_APPEND);
-      if (at === 1) break;
-      closeSync(at);
-    } catch {
-      // the next target
-    }
-  }
+  reopenStderrOnFd1();
   appendStderrFile();
   return fd;
 }

@@ -71,7 +71,8 @@ export async function separateSocketStdout(): Promise<void> {
   }
 }
 
-function reopenStderrOnFd1(): void {
+/** With fd 1 free: stderr opened again onto it (the lowest free descriptor), else /dev/null. */
+export function reopenStderrOnFd1(): void {
   for (const target of ["/proc/self/fd/2", "/dev/null"]) {
     try {
       const at = openSync(target, constants.O_WRONLY | constants.O_APPEND);
