@@ -177,7 +177,11 @@ describe("a closed stdout is noticed while nothing is written", () => {
       const dir = tempDir();
       const marker = markerCommand(dir);
       // parley's stdout is a real pipe(2) into `head -n 1`, which exits after the first line.
-      const shell = spawn("sh", ["-c", `"${PARLEY_BIN}" --mode rpc --no-session --no-extensions | head -n 1`], { cwd: dir, stdio: ["pipe", "pipe", "pipe"] });
+      const shell = spawn("sh", ["-c", `"${PARLEY_BIN}" --mode rpc --no-session --no-extensions | head -n 1`], {
+        cwd: dir,
+        env: { ...process.env, HOME: dir },
+        stdio: ["pipe", "pipe", "pipe"],
+      });
       const lines: string[] = [];
       attachJsonlReader(shell.stdout, (line) => lines.push(line));
       const exited = new Promise<number | null>((resolve) => shell.on("exit", (code) => resolve(code)));
@@ -208,6 +212,7 @@ describe("a closed stdout is noticed while nothing is written", () => {
       // (A background job's stdin would be /dev/null: fd 3 hands it ours.)
       const shell = spawn("sh", ["-c", `exec 3<&0; { "${PARLEY_BIN}" --mode rpc --no-session --no-extensions <&3 & echo $! > "${pidFile}"; wait; } | cat`], {
         cwd: dir,
+        env: { ...process.env, HOME: dir },
         stdio: ["pipe", "pipe", "pipe"],
       });
       const lines: string[] = [];

@@ -204,7 +204,7 @@ describe("a relative export path is the user's: against the working directory, n
   it("--export FILE out.html", async () => {
     const cwd = tempDir();
     const file = sessionFrom(cwd);
-    const stdout = execFileSync(PARLEY_BIN, ["--export", file, "out.html"], { cwd, encoding: "utf8" });
+    const stdout = execFileSync(PARLEY_BIN, ["--export", file, "out.html"], { cwd, encoding: "utf8", env: { ...process.env, HOME: cwd } });
     // The path as given, as pi 1.6 prints it; written in the working folder.
     expect(stdout).toBe("Exported to: out.html\n");
     expect(readFileSync(join(cwd, "out.html"), "utf8")).toContain("from elsewhere");
@@ -245,7 +245,7 @@ describe("a FIFO where a file is expected is refused at once, never waited on", 
       ["--mode", "rpc", "--session", pipe],
       ["--export", pipe, "out.html"],
     ]) {
-      const result = spawnSync(PARLEY_BIN, args, { cwd, encoding: "utf8", input: "", timeout: 60_000 });
+      const result = spawnSync(PARLEY_BIN, args, { cwd, encoding: "utf8", input: "", timeout: 60_000, env: { ...process.env, HOME: cwd } });
       expect(result.signal, args.join(" ")).toBeNull();
       expect(result.status, args.join(" ")).not.toBe(0);
       expect(result.stderr).toContain(`${pipe} is not a session file (it is not a regular file)`);
