@@ -9,7 +9,10 @@ import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { PassThrough } from "node:stream";
+import { serializeJsonLine } from "@parley/protocol/jsonl";
 import { FdOutput } from "../src/transport/fd-output.js";
+import { StdioTransport } from "../src/transport/stdio.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -70,6 +73,27 @@ describe("FdOutput", () => {
     await drained;
     expect(order).toEqual([1, 2]);
     expect(received.toString("latin1")).toBe(`${"a".repeat(big.length)}tail\n`);
+    close();
+  });
+
+  it("carries a long record's pieces to a slow reader byte for byte, though their buffers serve again once written", async () => {
+    const { readFd, output, close } = pipe();
+    const transport = new StdioTransport({ input: new PassThrough(), output });
+    transport.start({ line: () => {}, overflow: () => {}, end: () => {} });
+    // ~12 MB, every element different: a buffer reused while its bytes were still on their way would show.
+    const record = { type: "response", data: { messages: Array.from({ length: 6000 }, (_, i) => ({ i, text: `${i}:${"é".repeat(1000)}` })) } };
+    transport.send(record);
+    transport.send({ type: "after" });
+    const expected = serializeJsonLine(record) + serializeJsonLine({ type: "after" });
+    const chunks: Buffer[] = [];
+    let received = 0;
+    while (received < Buffer.byteLength(expected)) {
+      const chunk = drainPipe(readFd);
+      chunks.push(chunk);
+      received += chunk.length;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(Buffer.concat(chunks).toString("utf8")).toBe(expected);
     close();
   });
 

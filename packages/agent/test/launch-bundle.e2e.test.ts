@@ -173,6 +173,43 @@ describe("pauseOptimizer", () => {
   });
 });
 
+describe("holdYoungGeneration", () => {
+  /** In a fresh unflagged node: the young generation's size after a burst of long-lived objects, held or not, and the bundle's cache use. */
+  function burst(file: string, hold: boolean): { cache: string; young: number } {
+    const driver = join(file, "..", "held.mjs");
+    writeFileSync(
+      driver,
+      `import { getHeapSpaceStatistics } from "node:v8";
+      import { holdYoungGeneration, loadBundle } from ${JSON.stringify(LAUNCHER)};
+      const release = ${hold} ? holdYoungGeneration() : () => {};
+      const loaded = loadBundle(${JSON.stringify(file)});
+      const kept = [];
+      for (let i = 0; i < 60000; i++) kept.push({ i, text: "x".repeat(1000) + i });
+      const young = getHeapSpaceStatistics().find((s) => s.space_name === "new_space").physical_space_size;
+      release();
+      process.stdout.write(JSON.stringify({ cache: loaded.cache, young, kept: kept.length > 0 }));`,
+    );
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env["NODE_OPTIONS"];
+    const result = spawnSync(process.execPath, [driver], { encoding: "utf8", env });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    return JSON.parse(result.stdout) as { cache: string; young: number };
+  }
+
+  it("keeps the young generation at its size while held; code caches stay valid across holds", () => {
+    const file = bundle(wrap(SOURCE));
+    const held = burst(file, true);
+    expect(held.cache).toBe("missing");
+    const free = burst(file, false);
+    // The cache written at the held run's exit serves a plain run, and the plain run's serves a held one.
+    expect(free.cache).toBe("used");
+    expect(burst(file, true).cache).toBe("used");
+    expect(held.young).toBeLessThan(8 * 2 ** 20);
+    expect(free.young).toBeGreaterThan(2 * held.young);
+  });
+});
+
 describe("the launcher's module loader", () => {
   // The CommonJS copy bin/parley.js runs, and the ES module it is built from: both must import
   // and resolve packages as ES modules do (pi-ai exports only an "import" condition).

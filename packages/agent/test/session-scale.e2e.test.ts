@@ -49,3 +49,46 @@ describe("get_messages of a big session through the CLI", () => {
     }
   });
 });
+
+describe("resuming a big session through the CLI", () => {
+  it("loads it without growing V8's young generation (everything loaded lives on), which grows again afterwards", async () => {
+    // ~40 MB of messages: left to itself, the young generation grows to tens of MiB on the way.
+    const lines = sessionText(dir, 20_000, 2000);
+    const file = path.join(dir, "held.jsonl");
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const extension = path.join(dir, "young-generation.mjs");
+    writeFileSync(
+      extension,
+      `import { getHeapSpaceStatistics } from "node:v8";
+      const young = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").physical_space_size;
+      export default function (pi) {
+        pi.on("session_start", (_event, ctx) => ctx.ui.notify("young " + young(), "info"));
+        pi.registerCommand("burst", {
+          handler: async (_args, ctx) => {
+            // Long-lived objects after the load: the young generation may grow again.
+            const kept = [];
+            for (let i = 0; i < 60000; i++) kept.push({ i, text: "z".repeat(1000) + i });
+            ctx.ui.notify("young " + young() + " " + kept.length, "info");
+          },
+        });
+      }`,
+    );
+    const notified = (from: number) => agent.waitFor((r) => r.type === "extension_ui_request" && String(r["message"]).startsWith("young "), undefined, from);
+    const size = (record: Record<string, unknown>): number => Number(String(record["message"]).split(" ")[1]);
+    const agent = spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--session", file, "-e", extension], { cwd: dir });
+    try {
+      const loaded = await notified(0);
+      const state = await agent.request({ type: "get_state" });
+      expect((state["data"] as { messageCount: number }).messageCount).toBe(20_000);
+      // ~8 MiB here with the hold, ~66 MiB without it.
+      expect(size(loaded)).toBeLessThan(16 * 2 ** 20);
+      const from = agent.records.length;
+      agent.send({ type: "prompt", message: "/burst" });
+      expect(size(await notified(from))).toBeGreaterThan(size(loaded));
+      expect(agent.garbage).toEqual([]);
+    } finally {
+      agent.closeInput();
+      await agent.exited;
+    }
+  });
+});

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Session } from "../src/session/session.js";
 import { parseSessionFile, readSessionFile, type SessionWarning } from "../src/session/format.js";
-import { jsonLinePieces, withKnownJson } from "../src/transport/json-pieces.js";
+import { jsonLinePieces, recyclePiece, withKnownJson } from "../src/transport/json-pieces.js";
 import { serializeJsonLine } from "@parley/protocol/jsonl";
 import { sessionText } from "./helpers/session-text.js";
 
@@ -249,6 +249,38 @@ describe("serialising a record with a long array", () => {
     expect(pieces.length).toBeGreaterThan(1);
     expect(pieces.join("")).toBe(serializeJsonLine(record));
     expect(Math.max(...pieces.map((p) => Buffer.byteLength(p)))).toBeLessThan(2 << 20);
+  });
+
+  it("makes later pieces in the buffers of pieces given back, never in one still held, and ignores any other buffer", () => {
+    // ~12 MB in ~12 pieces, every element different, and one element longer than a piece.
+    const record = {
+      type: "response",
+      data: { messages: Array.from({ length: 12_000 }, (_, i) => ({ i, text: `${i}:${"é😀".repeat(i === 6000 ? 400_000 : 160)}` })) },
+    };
+    const line = serializeJsonLine(record);
+    // Given back at once (its bytes copied first, as the OS copies them), each buffer serves again.
+    const copies: Buffer[] = [];
+    const buffers = new Set<ArrayBufferLike>();
+    const pieces = jsonLinePieces(record)!;
+    for (let next = pieces.next(); !next.done; next = pieces.next()) {
+      copies.push(Buffer.from(next.value));
+      buffers.add(next.value.buffer);
+      recyclePiece(next.value);
+      // A second give-back of the same piece, and buffers that are not pieces', change nothing.
+      recyclePiece(next.value);
+      recyclePiece(Buffer.allocUnsafeSlow(1 << 20));
+      recyclePiece(Buffer.alloc(10));
+    }
+    expect(Buffer.concat(copies).toString("utf8")).toBe(line);
+    expect(copies.length).toBeGreaterThan(8);
+    // The element longer than a piece gets a buffer of its own; the other pieces share a few.
+    expect(buffers.size).toBeLessThanOrEqual(4);
+    // Held (never given back), every piece keeps its bytes while later ones are made.
+    const held: Buffer[] = [];
+    const again = jsonLinePieces(record)!;
+    for (let next = again.next(); !next.done; next = again.next()) held.push(next.value);
+    expect(new Set(held.map((p) => p.buffer)).size).toBe(held.length);
+    expect(Buffer.concat(held).toString("utf8")).toBe(line);
   });
 
   it("leaves small records to serializeJsonLine, and throws before yielding anything for a value JSON cannot hold", () => {

@@ -38,6 +38,7 @@ import { computeStats, type SessionStatsData } from "./stats.js";
 import { writeStderr } from "../transport/stderr.js";
 import { errorMessage } from "../error-text.js";
 import { makeDirsSync } from "../make-dirs.js";
+import { withYoungGenerationHeld } from "../startup/module-loader.js";
 
 export type { SessionEntry, SessionTreeNode, SessionHeader, SessionWarning, SessionWarningHandler, SessionContext };
 export type MessageEntry = EntryOfType<"message">;
@@ -223,7 +224,8 @@ export class Session implements SessionView {
     try {
       // The file the reading saw is the one writes must reach: marked before it is read.
       session.#mark = markOf(statSync(file));
-      parsed = readSessionFile(file);
+      // Nearly everything the load allocates lives on: the young generation is not grown for it.
+      parsed = withYoungGenerationHeld(() => readSessionFile(file));
     } catch (error) {
       session.release();
       throw error;

@@ -6,7 +6,7 @@
  */
 import { attachJsonlReader, serializeJsonLine } from "@parley/protocol/jsonl";
 import type { Transport, TransportSink } from "../core/transport.js";
-import { jsonLinePieces } from "./json-pieces.js";
+import { jsonLinePieces, recyclePiece } from "./json-pieces.js";
 import { writeStderr } from "./stderr.js";
 import { OutboundQueue, type OutboundQueueOptions } from "./outbound-queue.js";
 import type { ClaimedStdin } from "./claim-stdin.js";
@@ -192,9 +192,9 @@ export class StdioTransport implements Transport {
     this.#toStream(chunk);
   }
 
-  #toStream(chunk: string | Uint8Array): void {
+  #toStream(chunk: string | Uint8Array, written?: () => void): void {
     if (this.#outputClosed) return;
-    const ok = this.#rawWrite(chunk);
+    const ok = written === undefined ? this.#rawWrite(chunk) : this.#rawWrite(chunk, written);
     // The client is not reading: stop taking new commands until it catches up, so output that
     // commands cause cannot pile up without bound. Nothing is dropped; the pipe holds the rest.
     if (!ok && !this.#paused) {
@@ -224,7 +224,10 @@ export class StdioTransport implements Transport {
         }
         // Records gathered before it go first; the piece is bytes already, written as it is.
         this.#write();
-        this.#toStream(next.value);
+        const piece = next.value;
+        // The protocol's FdOutput calls back once the OS has the bytes and keeps no reference
+        // then: the piece's buffer serves a later piece. (Another stream may keep the chunk.)
+        this.#toStream(piece, this.#output instanceof FdOutput ? () => recyclePiece(piece) : undefined);
         if (this.#paused && (this.#output.writableLength ?? 0) >= PUMP_AHEAD_BYTES) return false;
       }
     } catch (error) {
