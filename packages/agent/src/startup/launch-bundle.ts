@@ -11,7 +11,6 @@
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { dirname } from "node:path";
-import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
 import type { ModuleLoader } from "./module-loader.js";
 
@@ -109,6 +108,8 @@ let optimizerPauses = 0;
  * Only runs without flags of their own pause: the values restored are V8's defaults.
  */
 const PAUSED_FLAGS = "--no-opt --no-maglev --semi-space-growth-factor=1";
+/** node:v8 on first use: a start without extensions never pauses, and the module costs ~1 MiB. */
+const setFlagsFromString = (flags: string): void => process.getBuiltinModule("node:v8").setFlagsFromString(flags);
 const DEFAULT_FLAGS = "--opt --maglev --semi-space-growth-factor=2";
 
 /** Pauses as above until the returned function is called (pauses nest). */
