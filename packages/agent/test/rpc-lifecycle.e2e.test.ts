@@ -332,7 +332,17 @@ describe("CLI", () => {
     // extension's loading pauses V8's optimizer through node:v8, and ids (entries, dialogs) are
     // made without node:crypto until a dialog or a tool call needs it; node:fs/promises (which
     // brings Node's readline internals) waits for a tool or an output file.
-    for (const name of ["proper-lockfile", "write-file-atomic", "graceful-fs", "signal-exit", "assert", "node:child_process", "node:v8", "node:crypto", "node:fs/promises"]) {
+    for (const name of [
+      "proper-lockfile",
+      "write-file-atomic",
+      "graceful-fs",
+      "signal-exit",
+      "assert",
+      "node:child_process",
+      "node:v8",
+      "node:crypto",
+      "node:fs/promises",
+    ]) {
       expect(loaded.has(name), name).toBe(false);
     }
     // The check sees built-in modules when they are required.

@@ -21,7 +21,11 @@ export function resolveConfigValue(value: string, env: Record<string, string | u
 /** A `!command` value's command run: its trimmed output, or undefined when it fails or prints nothing. */
 export function runConfigCommand(command: string): string | undefined {
   try {
-    return nodeChildProcess().execSync(command, { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] }).trim() || undefined;
+    return (
+      nodeChildProcess()
+        .execSync(command, { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] })
+        .trim() || undefined
+    );
   } catch {
     return undefined;
   }
