@@ -7,7 +7,6 @@
  * keeps it (the paths the model was given stay readable after parley ends).
  */
 import { createWriteStream, mkdtempSync, rmSync, type WriteStream } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { watchdogRemoveAtEnd } from "./child-watchdog.js";
@@ -43,7 +42,9 @@ function newPath(prefix: string, extension: string): string {
 /** Writes `data` to a new output file; returns its path. */
 export async function writeOutputFile(prefix: string, extension: string, data: string | Uint8Array): Promise<string> {
   const path = newPath(prefix, extension);
-  await writeFile(path, data, { mode: FILE_MODE, flag: "wx" });
+  // node:fs/promises on first use: it also loads Node's readline internals (~1.3 MiB), which a
+  // start-up that writes no output file never needs.
+  await process.getBuiltinModule("node:fs/promises").writeFile(path, data, { mode: FILE_MODE, flag: "wx" });
   return path;
 }
 

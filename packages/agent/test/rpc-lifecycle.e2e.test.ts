@@ -314,6 +314,41 @@ describe("CLI", () => {
     expect(control.stderr).toMatch(/^ESM \d+:.*pi-ai\/dist\/models\.js/m);
   });
 
+  it("a plain start loads none of the modules only a file write, a !command or an extension needs", () => {
+    // NODE_DEBUG=module makes Node name every require() on stderr, built-in modules included.
+    const start = (args: string[]) =>
+      spawnSync(process.execPath, [PARLEY_BIN, "--mode", "rpc", "--no-session", ...args], {
+        encoding: "utf8",
+        input: '{"type":"get_state","id":"s"}\n',
+        env: { PATH: process.env["PATH"], HOME: mkdtempSync(join(tmpdir(), "h-")), NODE_DEBUG: "module" },
+      });
+    const requested = (stderr: string) => new Set([...stderr.matchAll(/Module\._load REQUEST (\S+)/g)].map((match) => match[1]));
+    const plain = start([]);
+    expect(plain.status).toBe(0);
+    expect(plain.stdout).toContain('"command":"get_state","success":true');
+    const loaded = requested(plain.stderr);
+    // Only writing pi's files needs the lock and the atomic replace (graceful-fs, signal-exit,
+    // node:assert come with them), only a `!command` value needs child_process, only an
+    // extension's loading pauses V8's optimizer through node:v8, and ids (entries, dialogs) are
+    // made without node:crypto until a dialog or a tool call needs it; node:fs/promises (which
+    // brings Node's readline internals) waits for a tool or an output file.
+    for (const name of [
+      "proper-lockfile",
+      "write-file-atomic",
+      "graceful-fs",
+      "signal-exit",
+      "assert",
+      "node:child_process",
+      "node:v8",
+      "node:crypto",
+      "node:fs/promises",
+    ]) {
+      expect(loaded.has(name), name).toBe(false);
+    }
+    // The check sees built-in modules when they are required.
+    expect(loaded.has("node:fs")).toBe(true);
+  });
+
   it("an unbuilt tree gets a message that says to build, not a stack trace", () => {
     const tree = mkdtempSync(join(tmpdir(), "parley-unbuilt-"));
     mkdirSync(join(tree, "bin"));

@@ -583,7 +583,10 @@ export class AgentSession {
     this.#syncTools();
     const prompt = this.#options.config?.prompt;
     // Skills are offered only when the model can read their files, as in pi.
-    const skillsSection = this.tools.activeNames().includes("read") ? formatSkillsForPrompt(this.#runtime.resources.skills) : "";
+    // Asked once, not once per tool: each answer is built afresh from the registrations.
+    const active = new Set(this.tools.activeNames());
+    const hidden = this.tools.hiddenDeclarations();
+    const skillsSection = active.has("read") ? formatSkillsForPrompt(this.#runtime.resources.skills) : "";
     return buildSystemPrompt({
       skillsSection,
       cwd: this.#options.cwd,
@@ -592,7 +595,7 @@ export class AgentSession {
       contextFiles: prompt?.contextFiles,
       tools: this.tools
         .all()
-        .filter((t) => this.tools.activeNames().includes(t.definition.name) && !this.tools.hiddenDeclarations().has(t.definition.name))
+        .filter((t) => active.has(t.definition.name) && !hidden.has(t.definition.name))
         .map((t) => ({
           name: t.definition.name,
           description: t.definition.description ?? "",

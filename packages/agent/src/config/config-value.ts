@@ -3,7 +3,7 @@
  * `!command` runs the command and takes its output; otherwise the name of a set environment
  * variable gives its value; otherwise the text itself is the value.
  */
-import { execSync } from "node:child_process";
+import { nodeChildProcess } from "../lazy-node.js";
 import { guardedEnv } from "../child-watchdog.js";
 
 const commandResults = new Map<string, string | undefined>();
@@ -21,7 +21,11 @@ export function resolveConfigValue(value: string, env: Record<string, string | u
 /** A `!command` value's command run: its trimmed output, or undefined when it fails or prints nothing. */
 export function runConfigCommand(command: string): string | undefined {
   try {
-    return execSync(command, { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] }).trim() || undefined;
+    return (
+      nodeChildProcess()
+        .execSync(command, { encoding: "utf8", timeout: 10_000, env: guardedEnv(), stdio: ["ignore", "pipe", "ignore"] })
+        .trim() || undefined
+    );
   } catch {
     return undefined;
   }

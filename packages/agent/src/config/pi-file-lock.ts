@@ -11,9 +11,19 @@
  */
 import { lstatSync, mkdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
-import lockfile from "proper-lockfile";
-import writeFileAtomic from "write-file-atomic";
+import type lockfileModule from "proper-lockfile";
+import type writeFileAtomicModule from "write-file-atomic";
+
+// Both are required on the first lock or write: they pull in graceful-fs (which patches node:fs),
+// signal-exit, node:assert, node:crypto and node:worker_threads, which a run that writes none of
+// pi's files never needs.
+let lockfileLoaded: typeof lockfileModule | undefined;
+let writeFileAtomicLoaded: typeof writeFileAtomicModule | undefined;
+const lockfile = (): typeof lockfileModule => (lockfileLoaded ??= createRequire(import.meta.url)("proper-lockfile") as typeof lockfileModule);
+const writeFileAtomic = (): typeof writeFileAtomicModule =>
+  (writeFileAtomicLoaded ??= createRequire(import.meta.url)("write-file-atomic") as typeof writeFileAtomicModule);
 
 /** One of pi's locking schemes, read from pi 1.6's compiled source. */
 export interface PiLockScheme {
@@ -100,7 +110,7 @@ export async function lockPiFile(
   for (let retry = 0; ; retry++) {
     options.signal?.throwIfAborted();
     try {
-      return await lockfile.lock(path, {
+      return await lockfile().lock(path, {
         retries: 0,
         stale: scheme.staleMs,
         realpath,
@@ -214,5 +224,5 @@ export async function replacePiFile(file: string, text: string, mode?: number): 
   } catch {
     kept = mode;
   }
-  await writeFileAtomic(target, text, { encoding: "utf8", ...(kept === undefined ? {} : { mode: kept }) });
+  await writeFileAtomic()(target, text, { encoding: "utf8", ...(kept === undefined ? {} : { mode: kept }) });
 }

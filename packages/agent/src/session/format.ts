@@ -386,10 +386,16 @@ function checkEntry(value: unknown): CheckResult {
   return { ok: true, entry: value as SessionEntry };
 }
 
-/** 8 hex characters, like pi's entry ids; unique among `taken`. */
+/**
+ * 8 hex characters, like pi's entry ids; unique among `taken`. From Math.random, as session ids
+ * are (below): an entry id must be unique in its file, not secret, and the entries a start records
+ * then do not load node:crypto (~2 MiB).
+ */
 export function newEntryId(taken: { has(id: string): boolean }): string {
   for (let i = 0; i < 100; i++) {
-    const id = nodeCrypto().randomUUID().slice(0, 8);
+    const id = Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, "0");
     if (!taken.has(id)) return id;
   }
   return nodeCrypto().randomUUID();

@@ -11,7 +11,6 @@
 import { readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { dirname } from "node:path";
-import { setFlagsFromString } from "node:v8";
 import { Script } from "node:vm";
 import type { ModuleLoader } from "./module-loader.js";
 
@@ -114,6 +113,8 @@ const PAUSED_FLAGS = "--no-opt --no-maglev";
 const DEFAULT_FLAGS = "--opt --maglev";
 const YOUNG_KEPT = "--semi-space-growth-factor=1";
 const YOUNG_GROWS = "--semi-space-growth-factor=2";
+/** node:v8 on first use: a start without extensions never pauses, and the module costs ~1 MiB. */
+const setFlagsFromString = (flags: string): void => process.getBuiltinModule("node:v8").setFlagsFromString(flags);
 
 /** Pauses as above until the returned function is called (pauses nest). */
 export function pauseOptimizer(): () => void {

@@ -6,8 +6,14 @@
  */
 import { constants } from "node:fs";
 import { access, writeFile } from "node:fs/promises";
-import writeFileAtomic from "write-file-atomic";
+import { createRequire } from "node:module";
+import type writeFileAtomicModule from "write-file-atomic";
 import { errorCode } from "./util.js";
+
+// Required on the first write: it loads node:crypto and node:worker_threads, which a start-up needs not.
+let writeFileAtomicLoaded: typeof writeFileAtomicModule | undefined;
+const writeFileAtomic = (): typeof writeFileAtomicModule =>
+  (writeFileAtomicLoaded ??= createRequire(import.meta.url)("write-file-atomic") as typeof writeFileAtomicModule);
 
 export async function replaceFile(path: string, content: string): Promise<void> {
   // A rename would replace a file the user may not write (its folder allows it): refuse as a
@@ -18,7 +24,7 @@ export async function replaceFile(path: string, content: string): Promise<void> 
     if (errorCode(error) !== "ENOENT") throw error;
   }
   try {
-    await writeFileAtomic(path, content, { encoding: "utf8" });
+    await writeFileAtomic()(path, content, { encoding: "utf8" });
   } catch (error) {
     // A folder the user may not create files in, holding a file they may write: only an
     // in-place write can do what was asked (not atomic, as pi's always is).
