@@ -17,6 +17,7 @@ import { type AuthDirs, authDirs, replyTo, startLoggedIn } from "./helpers/oauth
 import { PARLEY_BIN, ROOT, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/oauth-provider.ts");
+const CLOCK_FIXTURE = resolve(import.meta.dirname, "fixtures/advance-clock.ts");
 
 /** The token server: refresh tokens are single-use; access tokens live `lifetimeMs`. */
 class TokenServer {
@@ -75,8 +76,8 @@ afterAll(() => new Promise<void>((ok) => tokenServer.server.close(() => ok())));
 
 const agentDirWith = (login: object): AuthDirs => authDirs("parley-auth-", { other: { type: "api_key", key: "kept" }, tokco: { type: "oauth", ...login } });
 
-const startAgent = (side: Side, dirs: AuthDirs): AgentProcess =>
-  startLoggedIn(side, dirs, ["-e", FIXTURE, "--provider", "tokco", "--model", "m1"], { OAUTH_TEST_SERVER: tokenServer.url });
+const startAgent = (side: Side, dirs: AuthDirs, extra: string[] = []): AgentProcess =>
+  startLoggedIn(side, dirs, ["-e", FIXTURE, ...extra, "--provider", "tokco", "--model", "m1"], { OAUTH_TEST_SERVER: tokenServer.url });
 
 function stored(authFile: string): Record<string, Record<string, unknown>> {
   return JSON.parse(readFileSync(authFile, "utf8")) as Record<string, Record<string, unknown>>;
@@ -107,18 +108,19 @@ describe("OAuth tokens in a session", () => {
   });
 
   it("refreshes a token that becomes due mid-session, without the client noticing", async () => {
-    // Valid for a little over pi-ai's five-minute window: not due at first, due two seconds later.
-    const first = tokenServer.issue(5 * 60_000 + 2_000);
+    // Valid for half an hour past pi-ai's five-minute window: not due at first, however long the
+    // first prompt takes. Then the test moves parley's clock 31 minutes on (fixtures/advance-clock.ts):
+    // the token is due at the second prompt, whatever the machine's speed. (The new token lives an
+    // hour by the token server's clock, so it is not due in parley's.)
+    const first = tokenServer.issue(35 * 60_000);
     const dirs = agentDirWith(first);
-    const parley = startAgent("parley", dirs);
+    const parley = startAgent("parley", dirs, ["-e", CLOCK_FIXTURE]);
     try {
       expect(await replyTo(parley, "one")).toBe(`accepted ${first.access}`);
       const before = tokenServer.refreshes;
-      // Wait for the clock (not the machine) to pass the point where the token is due.
-      await new Promise<void>((ok) => {
-        const check = (): void => void (Date.now() + 5 * 60_000 >= first.expires + 50 ? ok() : setTimeout(check, 100));
-        check();
-      });
+      const advanced = await parley.request({ type: "prompt", message: `/advance-clock ${31 * 60_000}` });
+      expect(advanced["success"], JSON.stringify(advanced)).toBe(true);
+      expect(tokenServer.refreshes).toBe(before);
       const reply = await replyTo(parley, "two");
       expect(reply).toMatch(/^accepted access-\d+$/);
       expect(reply).not.toBe(`accepted ${first.access}`);

@@ -1,7 +1,8 @@
 /**
- * The agent's seams, checked on the sources: the modules that extend the agent take a narrow host
- * interface and never reach agent-session.ts, not even through a type-only or lazy import, and
- * the agent's folder has no import cycles.
+ * The agent's seams, checked on the sources: the modules that extend the agent, and the extension
+ * host, take a narrow host interface and never reach agent-session.ts, not even through a type-only
+ * or lazy import; the modes and command groups name views of it and never import it; and the
+ * agent's folder has no import cycles.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -77,6 +78,19 @@ describe("the agent's seams", () => {
     expect(groups.length).toBeGreaterThan(3);
     // types.ts alone names the whole agent, to derive the views (handlersFor) from it.
     for (const group of groups) expect(graph.get(group), group).not.toContain("agent/agent-session.ts");
+  });
+
+  it("the modes see views of the agent: no mode file imports agent-session.ts", () => {
+    const modes = [...graph.keys()].filter((module) => module.startsWith("modes/") && module !== "modes/rpc/commands/types.ts");
+    const folders = new Set(modes.map((module) => module.split("/")[1]));
+    expect([...folders]).toEqual(expect.arrayContaining(["acp", "print", "rpc", "web"]));
+    // agent-core.ts makes the agent and derives the views (AgentView); commands/types.ts derives the handlers'.
+    for (const module of modes) expect(graph.get(module), module).not.toContain("agent/agent-session.ts");
+  });
+
+  it("the extension host reaches the agent only through its view (HostAgent)", () => {
+    expect(graph.has("core/extension-host.ts")).toBe(true);
+    expect([...reachable(graph, "core/extension-host.ts")]).not.toContain("agent/agent-session.ts");
   });
 
   it("no module of agent/ takes part in an import cycle", () => {

@@ -38,6 +38,7 @@ import {
   withoutSystemMessages,
 } from "./helpers/rpc-results.js";
 import { withoutBuiltins } from "./helpers/builtin-commands.js";
+import { clientWorld, publicMethods, recordingCalls, settle } from "./helpers/rpc-client-class.js";
 
 // Each class as its package ships it (the packages' roots load far more, and pi 1.6.0's needs Node 22).
 const NEWEST_CLIENT_JS = join(ROOT, "node_modules/pi-newest/dist/modes/rpc/rpc-client.js");
@@ -45,24 +46,11 @@ const OLD_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dis
 const { RpcClient } = (await import(NEWEST_CLIENT_JS)) as { RpcClient: typeof NewestRpcClient };
 const { RpcClient: OldClient } = (await import(OLD_CLIENT_JS)) as { RpcClient: typeof OldRpcClient };
 
-/** The public methods of the 1.6.0 class: its prototype, less the constructor and what its .d.ts marks private. */
-const PRIVATE = new Set([...readFileSync(NEWEST_CLIENT_JS.replace(/\.js$/, ".d.ts"), "utf8").matchAll(/^\s*private (\w+)/gm)].map((m) => m[1]));
-const PUBLIC_METHODS = Object.getOwnPropertyNames(RpcClient.prototype).filter((name) => name !== "constructor" && !PRIVATE.has(name));
+/** The public methods of the 1.6.0 class. */
+const PUBLIC_METHODS = publicMethods(NEWEST_CLIENT_JS, RpcClient.prototype);
 /** Public methods of the 1.6.0 class called on parley (recorded by the proxy of `recorded`). */
 const called = new Set<string>();
-
-function recorded(client: NewestRpcClient): NewestRpcClient {
-  return new Proxy(client, {
-    get(target, key, receiver) {
-      const value: unknown = Reflect.get(target, key, receiver);
-      if (typeof key !== "string" || typeof value !== "function" || !PUBLIC_METHODS.includes(key)) return value;
-      return (...args: unknown[]) => {
-        called.add(key);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
+const recorded = (client: NewestRpcClient): NewestRpcClient => recordingCalls(client, PUBLIC_METHODS, called);
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
@@ -82,14 +70,7 @@ interface Setup {
 }
 
 async function start(side: "parley" | "pi"): Promise<Setup> {
-  const { base, cwd, env, agentDir } = agentWorld(`newest-rpcclient-${side}-`);
-  const sessions = join(base, "sessions");
-  mkdirSync(join(cwd, ".pi", "prompts"), { recursive: true });
-  writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
-  // The newest pi uses a project's .pi/ only once trusted (pi 0.73.1 reads no trust file).
-  writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
-  // pi 1.6 refuses to compact what fits keepRecentTokens: a budget of one token lets these small sessions compact.
-  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+  const { base, cwd, env, sessions } = clientWorld(`newest-rpcclient-${side}-`);
   const options = { cliPath: CLI[side], cwd, env, args: ["--session-dir", sessions, "-e", OFFLINE_PROVIDER] };
   const events: JsonAgentSessionEvent[] = [];
   let s: Side;
@@ -392,19 +373,6 @@ const STEPS: Step[] = [
     },
   ],
 ];
-
-/**
- * The step's value, or the error it threw (an answer to compare); a failed expectation inside a
- * step is not an answer: it fails the test, named by its step.
- */
-async function settle(run: () => Promise<unknown>, step = ""): Promise<unknown> {
-  try {
-    return { ok: await run() };
-  } catch (error) {
-    if (error instanceof Error && error.name === "AssertionError") throw new Error(`${step}: ${error.message}`, { cause: error });
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-}
 
 describe("the newest pi's RpcClient (1.6.0) drives parley", () => {
   it("every public method answers as pi 1.6.0 documents it, and as pi 0.73.1 answers where the versions agree", async () => {

@@ -81,7 +81,14 @@ describe("writes to pi's files go through the lock module", () => {
 
   it("the modules that write pi's files do it through the lock module", () => {
     const through = files.filter((file) => /from "(?:\.\.\/config\/|\.\/)pi-file-lock\.js"/.test(file.text)).map((file) => file.name);
-    for (const writer of ["config/auth-store.ts", "config/trust-store.ts", "mcp/mcp-auth-store.ts", "mcp/mcp-config-file.ts", "packages/package-settings.ts"]) {
+    for (const writer of [
+      "config/auth-store.ts",
+      "config/trust-store.ts",
+      "mcp/mcp-auth-store.ts",
+      "mcp/mcp-config-file.ts",
+      "models/remote-catalog.ts",
+      "packages/package-settings.ts",
+    ]) {
       expect(through).toContain(writer);
     }
   });

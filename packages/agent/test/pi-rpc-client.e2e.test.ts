@@ -19,11 +19,11 @@
  * - For the methods, both are put on the offline model with set_model and on thinking level
  *   "medium" after start-up, so that every method starts from the same state.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RpcClient as PiRpcClient } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
-import { AGENTS, agentWorld, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
+import { AGENTS, CLI, OFFLINE_PROVIDER, type AgentName } from "./helpers/offline-agents.js";
 import { ROOT } from "./helpers/spawn.js";
 import {
   expectCompleteModels,
@@ -36,34 +36,20 @@ import {
   withoutSystemMessages,
 } from "./helpers/rpc-results.js";
 import { withoutBuiltins } from "./helpers/builtin-commands.js";
+import { clientWorld, publicMethods, recordingCalls, settle } from "./helpers/rpc-client-class.js";
 
 // The class as the package ships it (its package exports only the root, which loads far more).
 const RPC_CLIENT_JS = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/modes/rpc/rpc-client.js");
 const { RpcClient } = (await import(RPC_CLIENT_JS)) as { RpcClient: typeof PiRpcClient };
 
-/**
- * The public methods of the shipped class: its prototype, less the constructor and what its
- * declaration file marks `private` (handleLine, send, getData in 0.73.1).
- */
-const PRIVATE = new Set([...readFileSync(RPC_CLIENT_JS.replace(/\.js$/, ".d.ts"), "utf8").matchAll(/^\s*private (\w+)/gm)].map((m) => m[1]));
-const PUBLIC_METHODS = Object.getOwnPropertyNames(RpcClient.prototype).filter((name) => name !== "constructor" && !PRIVATE.has(name));
+/** The public methods of the shipped class (handleLine, send, getData are private in 0.73.1). */
+const PUBLIC_METHODS = publicMethods(RPC_CLIENT_JS, RpcClient.prototype);
 
 /** Public methods called on a client of each agent, through the clients' proxies. */
 const called: Record<AgentName, Set<string>> = { pi: new Set(), parley: new Set() };
 
 /** The client, with each call of a prototype method recorded for the coverage check. */
-function recorded(client: PiRpcClient, agent: AgentName): PiRpcClient {
-  return new Proxy(client, {
-    get(target, key, receiver) {
-      const value: unknown = Reflect.get(target, key, receiver);
-      if (typeof key !== "string" || typeof value !== "function" || !PUBLIC_METHODS.includes(key)) return value;
-      return (...args: unknown[]) => {
-        called[agent].add(key);
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
+const recorded = (client: PiRpcClient, agent: AgentName): PiRpcClient => recordingCalls(client, PUBLIC_METHODS, called[agent]);
 
 interface Setup {
   agent: AgentName;
@@ -85,14 +71,7 @@ afterAll(async () => {
  * RPC tests choose their model, and leaves the thinking level to each agent's default.
  */
 async function start(agent: AgentName, how: "set_model" | "flags" = "set_model"): Promise<Setup> {
-  const { base, cwd, env, agentDir } = agentWorld(`rpcclient-${agent}-`);
-  const sessions = join(base, "sessions");
-  mkdirSync(join(cwd, ".pi", "prompts"), { recursive: true });
-  writeFileSync(join(cwd, ".pi", "prompts", "greet.md"), "---\ndescription: Greet someone\n---\nReply with just: hi-$1\n");
-  // The newest pi uses a project's .pi/ only once trusted; its trust.json says so (pi 0.73.1 reads no trust).
-  writeFileSync(join(agentDir, "trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
-  // pi 1.6 refuses to compact what fits keepRecentTokens: a budget of one token lets these small sessions compact.
-  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ compaction: { keepRecentTokens: 1 } }));
+  const { base, cwd, env, sessions } = clientWorld(`rpcclient-${agent}-`);
   const client = recorded(
     new RpcClient({
       cliPath: CLI[agent],
@@ -247,14 +226,6 @@ const STEPS: Step[] = [
   ["stop", ({ client }) => client.stop()],
 ];
 
-async function settle(run: () => Promise<unknown>): Promise<unknown> {
-  try {
-    return { ok: await run() };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : String(error) };
-  }
-}
-
 describe("pi's RpcClient drives parley as it drives pi", () => {
   it("every public method returns what it returns from pi", async () => {
     const setups = await Promise.all(AGENTS.map((agent) => start(agent)));
@@ -262,7 +233,7 @@ describe("pi's RpcClient drives parley as it drives pi", () => {
     await Promise.all(
       AGENTS.map(async (agent, i) => {
         const setup = setups[i] as Setup;
-        for (const [name, run] of STEPS) results[agent].push([name, normalise(await settle(() => run(setup)), setup.base)]);
+        for (const [name, run] of STEPS) results[agent].push([name, normalise(await settle(() => run(setup), name), setup.base)]);
       }),
     );
     // All differences at once, each under its method's name.

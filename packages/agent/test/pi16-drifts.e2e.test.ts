@@ -8,35 +8,19 @@
  * variables; get_last_assistant_text passing over failed replies; "Could not restore model";
  * clone of an unsaved session refused; export_html's path as given; the built-in /llama.
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { agentWorld, type AgentWorld } from "./helpers/offline-agents.js";
-import { closedAfterEach, MINUTE, NO_KEYS, prompted } from "./helpers/pi-home.js";
-import { SIDES as BOTH, type Side as Agent, startSide } from "./helpers/newest-pi.js";
-import { type AgentProcess, type Rec, ROOT } from "./helpers/spawn.js";
+import { describe, expect, it } from "vitest";
+import { data, DRIFTS_FIXTURE, DRIFTS_MODEL, driftSides } from "./helpers/drift-sides.js";
+import { MINUTE, prompted } from "./helpers/pi-home.js";
+import { SIDES as BOTH } from "./helpers/newest-pi.js";
+import type { AgentWorld } from "./helpers/offline-agents.js";
+import type { AgentProcess, Rec } from "./helpers/spawn.js";
 
-const FIXTURE = join(ROOT, "packages/agent/test/fixtures/pi16-drifts.ts");
+const FIXTURE = DRIFTS_FIXTURE;
 /** The scripted model, unless a test chooses otherwise. */
-const MODEL = ["--provider", "drifts", "--model", "scripted"];
-
-const running = closedAfterEach();
-const worlds: AgentWorld[] = [];
-afterAll(() => {
-  for (const w of worlds) rmSync(w.base, { recursive: true, force: true });
-});
-
-function world(agent: Agent): AgentWorld {
-  const w = agentWorld(`parley-drifts-${agent}-`);
-  worlds.push(w);
-  return w;
-}
-
-function start(agent: Agent, w: AgentWorld, args: string[], env: NodeJS.ProcessEnv = {}): AgentProcess {
-  const p = startSide(agent, ["--mode", "rpc", "-e", FIXTURE, ...args], { cwd: w.cwd, env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1", ...env } });
-  running.push(p);
-  return p;
-}
+const MODEL = DRIFTS_MODEL;
+const { world, start } = driftSides("parley-drifts-");
 
 /** Runs an extension command of the fixture and returns what its notification says (JSON). */
 async function notified(agent: AgentProcess, command: string): Promise<unknown> {
@@ -46,7 +30,6 @@ async function notified(agent: AgentProcess, command: string): Promise<unknown> 
   return JSON.parse(String(note["message"]));
 }
 
-const data = (r: Rec): Record<string, unknown> => (r["data"] ?? {}) as Record<string, unknown>;
 /** A response as compared: success and error, or data. */
 const outcome = (r: Rec): unknown => (r["success"] === true ? { success: true, data: r["data"] } : { success: false, error: r["error"] });
 

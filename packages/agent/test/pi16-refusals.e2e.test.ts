@@ -7,43 +7,18 @@
  * while a compaction runs, switch_session under --no-session, and the refusals of RPC commands
  * (set_model of a model without credentials among them).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { agentWorld, CLI, type AgentWorld } from "./helpers/offline-agents.js";
-import { closedAfterEach, MINUTE, NO_KEYS } from "./helpers/pi-home.js";
-import { type AgentProcess, type Rec, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { describe, expect, it } from "vitest";
+import { data, DRIFTS_MODEL, driftSides } from "./helpers/drift-sides.js";
+import { SIDES as BOTH } from "./helpers/newest-pi.js";
+import type { AgentWorld } from "./helpers/offline-agents.js";
+import { MINUTE } from "./helpers/pi-home.js";
+import { type AgentProcess, type Rec, ROOT } from "./helpers/spawn.js";
 
-const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
-const FIXTURE = join(ROOT, "packages/agent/test/fixtures/pi16-drifts.ts");
 const HOLD = join(ROOT, "packages/agent/test/fixtures/compact-hold.ts");
-const AGENTS = { pi: PI_NEWEST, parley: CLI.parley } as const;
-type Agent = keyof typeof AGENTS;
-const BOTH: Agent[] = ["pi", "parley"];
-const MODEL = ["--provider", "drifts", "--model", "scripted"];
-
-const running = closedAfterEach();
-const worlds: AgentWorld[] = [];
-afterAll(() => {
-  for (const w of worlds) rmSync(w.base, { recursive: true, force: true });
-});
-
-function world(agent: Agent, settings?: object): AgentWorld {
-  const w = agentWorld(`parley-refusals-${agent}-`);
-  worlds.push(w);
-  if (settings) writeFileSync(join(w.agentDir, "settings.json"), JSON.stringify(settings));
-  return w;
-}
-
-function start(agent: Agent, w: AgentWorld, args: string[]): AgentProcess {
-  const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-e", FIXTURE, ...args], {
-    cwd: w.cwd,
-    env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1" },
-    checkSchema: agent === "parley",
-  });
-  running.push(p);
-  return p;
-}
+const MODEL = DRIFTS_MODEL;
+const { world, start } = driftSides("parley-refusals-");
 
 /** Sends a prompt and waits for its run to settle (automatic compaction belongs to the run). */
 async function prompted(agent: AgentProcess, message: string): Promise<void> {
@@ -53,7 +28,6 @@ async function prompted(agent: AgentProcess, message: string): Promise<void> {
   await agent.waitFor((r) => r.type === "agent_settled", MINUTE, from);
 }
 
-const data = (r: Rec): Record<string, unknown> => (r["data"] ?? {}) as Record<string, unknown>;
 /**
  * The roles of the context's messages, without pi 1.6's stored system message (a drift of its own,
  * outside what these tests compare).

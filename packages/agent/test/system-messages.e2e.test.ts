@@ -7,31 +7,17 @@
  * changed between prompts, around a compaction (its entry's `systemMessage` snapshot), and for a
  * resumed pi 0.73 one (no system message in its file).
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { agentWorld, CLI, type AgentWorld } from "./helpers/offline-agents.js";
-import { closedAfterEach, MINUTE, NO_KEYS } from "./helpers/pi-home.js";
-import { type AgentProcess, type Rec, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { describe, expect, it } from "vitest";
+import { data, DRIFTS_MODEL, driftSides } from "./helpers/drift-sides.js";
+import { SIDES as BOTH, type Side } from "./helpers/newest-pi.js";
+import type { AgentWorld } from "./helpers/offline-agents.js";
+import { MINUTE, prompted } from "./helpers/pi-home.js";
+import type { AgentProcess } from "./helpers/spawn.js";
 
-const PI_NEWEST = join(ROOT, "node_modules/pi-newest/dist/cli.js");
-const FIXTURE = join(ROOT, "packages/agent/test/fixtures/pi16-drifts.ts");
-const AGENTS = { pi: PI_NEWEST, parley: CLI.parley } as const;
-type Agent = keyof typeof AGENTS;
-const BOTH: Agent[] = ["pi", "parley"];
-const MODEL = ["--provider", "drifts", "--model", "scripted"];
-
-const running = closedAfterEach();
-const worlds: AgentWorld[] = [];
-afterAll(() => {
-  for (const w of worlds) rmSync(w.base, { recursive: true, force: true });
-});
-
-function world(agent: Agent): AgentWorld {
-  const w = agentWorld(`parley-sysmsg-${agent}-`);
-  worlds.push(w);
-  return w;
-}
+const sides = driftSides("parley-sysmsg-");
+const { world } = sides;
 
 /** An extension whose /drop-write takes the write tool out of the active set (the prompt's tool list and the declarations change). */
 const DROP_WRITE = `export default function (pi) {
@@ -45,24 +31,8 @@ const DROP_WRITE = `export default function (pi) {
 }
 `;
 
-function start(agent: Agent, w: AgentWorld, args: string[]): AgentProcess {
-  const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-ne", "-e", FIXTURE, ...MODEL, ...args], {
-    cwd: w.cwd,
-    env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1" },
-    checkSchema: agent === "parley",
-  });
-  running.push(p);
-  return p;
-}
-
-async function prompted(agent: AgentProcess, message: string): Promise<void> {
-  const from = agent.records.length;
-  const response = await agent.request({ type: "prompt", message }, MINUTE);
-  expect(response["success"], JSON.stringify(response)).toBe(true);
-  await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
-}
-
-const data = (r: Rec): Record<string, unknown> => (r["data"] ?? {}) as Record<string, unknown>;
+/** A side with no extensions discovered, on the scripted model. */
+const start = (agent: Side, w: AgentWorld, args: string[]): AgentProcess => sides.start(agent, w, ["-ne", ...DRIFTS_MODEL, ...args]);
 
 /** A message as compared: its role; for a system message, what it records (not the prompt's wording, which is each agent's own). */
 function shape(message: Record<string, unknown>): unknown {

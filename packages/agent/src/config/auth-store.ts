@@ -6,10 +6,9 @@
  * mode (0600 when parley creates it, as pi does), so no reader ever sees half a file. A file that
  * does not parse is never written over: the operation fails and the file stays as it was.
  */
-import { readFileSync } from "node:fs";
 import type { AuthOperationOptions, Credential, CredentialInfo, CredentialStore } from "@earendil-works/pi-ai";
 import { resolveAuthKey } from "./config-value.js";
-import { AUTH_LOCK, ensurePiFile, replacePiFile, withPiFileLock } from "./pi-file-lock.js";
+import { type PiJsonChange, withPiJsonFile } from "./pi-file-lock.js";
 
 type AuthData = Record<string, Credential>;
 
@@ -25,25 +24,8 @@ export class AuthFileStore implements CredentialStore {
   constructor(readonly file: string) {}
 
   /** Runs `fn` on the file's data under pi's lock; what it returns as `next` replaces the file. */
-  async #withLock<T>(fn: (data: AuthData) => Promise<{ result: T; next?: AuthData }>, options?: AuthOperationOptions): Promise<T> {
-    const signal = options?.signal;
-    signal?.throwIfAborted();
-    // proper-lockfile locks the real path, which must exist (pi creates the file the same way).
-    ensurePiFile(this.file, "{}", 0o600, 0o700);
-    return withPiFileLock(
-      this.file,
-      AUTH_LOCK,
-      async (held) => {
-        const { result, next } = await fn(parse(readFileSync(this.file, "utf8")));
-        // The mode is kept when the file exists (pi's rule: administrators' modes stay).
-        if (next !== undefined) {
-          held();
-          await replacePiFile(this.file, JSON.stringify(next, null, 2), 0o600);
-        }
-        return result;
-      },
-      { signal },
-    );
+  async #withLock<T>(fn: (data: AuthData) => Promise<PiJsonChange<AuthData, T>>, options?: AuthOperationOptions): Promise<T> {
+    return withPiJsonFile(this.file, parse, fn, { signal: options?.signal });
   }
 
   async read(providerId: string, options?: AuthOperationOptions): Promise<Credential | undefined> {

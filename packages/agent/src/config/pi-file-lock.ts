@@ -9,7 +9,7 @@
  * never interleave a read-modify-write. The new text goes through write-file-atomic (a temporary
  * file beside the target, fsync, rename): a reader sees the old or the new file, never half.
  */
-import { lstatSync, mkdirSync, readlinkSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { createRequire } from "node:module";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -155,6 +155,42 @@ export async function withPiFileLock<T>(
   } finally {
     await release().catch(() => undefined);
   }
+}
+
+/** What a change to a JSON file returns: its result, and the data to replace the file with (none: the file stays). */
+export interface PiJsonChange<D, T> {
+  result: T;
+  next?: D | undefined;
+}
+
+/**
+ * One read-modify-write of a JSON file pi keeps under auth.json's scheme (auth.json, models-store.json):
+ * the file made first as pi makes it (`{}`, 0600, its folder 0700: the real path must exist to
+ * be locked), pi's lock taken, the text parsed with `parse` and handed to `change`; a `next` it
+ * returns replaces the file whole (pretty-printed, its mode kept). A parse error rejects with
+ * nothing written; so does a lock taken over before the write.
+ */
+export function withPiJsonFile<D, T>(
+  file: string,
+  parse: (text: string) => D,
+  change: (data: D) => PiJsonChange<D, T> | Promise<PiJsonChange<D, T>>,
+  options: { signal?: AbortSignal | undefined } = {},
+): Promise<T> {
+  options.signal?.throwIfAborted();
+  ensurePiFile(file, "{}", 0o600, 0o700);
+  return withPiFileLock(
+    file,
+    AUTH_LOCK,
+    async (held) => {
+      const { result, next } = await change(parse(readFileSync(file, "utf8")));
+      if (next !== undefined) {
+        held();
+        await replacePiFile(file, JSON.stringify(next, null, 2), 0o600);
+      }
+      return result;
+    },
+    { signal: options.signal },
+  );
 }
 
 /**

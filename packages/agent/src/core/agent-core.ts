@@ -19,6 +19,13 @@ import { whileSayingSlow } from "../slow-notice.js";
 import { whileOptimizerPaused } from "../startup/module-loader.js";
 import { canRequireTools, toolDefinitionsAreCheap } from "../tools/tools-require.js";
 
+/**
+ * The agent as a mode sees it: just the members the mode uses. The CLI's start-up takes the whole
+ * agent (FrontDoor.agent); a mode's own code goes through its view, and no mode imports
+ * agent-session.ts (import-graph.test.ts).
+ */
+export type AgentView<M extends keyof AgentSession> = Pick<AgentSession, M>;
+
 /** What the CLI's start-up (`startAgent` in cli/main.ts) and process lifetime need of a mode's server. */
 export interface FrontDoor {
   readonly agent: AgentSession;

@@ -8,10 +8,13 @@ import { extensionStack } from "../extensions/extension-stack.js";
 import type { Api, ImageContent, Model, TextContent } from "@earendil-works/pi-ai";
 import type { FireAndForgetRequest, UiState } from "@parley/protocol";
 import { applyUiRecord, copyUiState, emptyUiState } from "@parley/protocol/ui-state";
-import type { AgentSession } from "../agent/agent-session.js";
-import { SessionSwitching } from "../agent/session-switching.js";
+import { SessionSwitching, type SwitchingAgent } from "../agent/session-switching.js";
+import type { ToolRegistry } from "../agent/tool-registry.js";
+import type { CompactionReason, CompactionResult } from "../agent/compaction-host.js";
+import type { UserContent } from "../agent/prompt-intake.js";
+import type { ScopedModelChoice } from "../models/model-scope.js";
 import type { SessionFactory } from "../session/session-factory.js";
-import { navigateTree, type TreeNavigationResult } from "../agent/tree-navigation.js";
+import { navigateTree, type TreeNavigationHost, type TreeNavigationResult } from "../agent/tree-navigation.js";
 import type { ExtensionErrorReport, ExtensionHost } from "../extensions/host.js";
 import { ExtensionRuntime } from "../extensions/runtime.js";
 import type {
@@ -34,10 +37,36 @@ import { createRpcUiContext, type UiBridge } from "../ui/rpc-ui-context.js";
 import type { Transport } from "./transport.js";
 import { errorMessage } from "../error-text.js";
 
+/**
+ * The agent as the host sees it: what extensions reach through pi's API and ctx (the session,
+ * models, tools, messages, compaction), and what session switching and tree navigation take.
+ */
+export interface HostAgent extends SwitchingAgent, TreeNavigationHost {
+  readonly session: Session;
+  readonly isRunning: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly model: Model<Api>;
+  readonly models: ModelResolution & ExtensionProviders;
+  readonly tools: ToolRegistry;
+  readonly thinkingLevel: ThinkingLevel;
+  readonly scopedModels: ScopedModelChoice[];
+  abort(): Promise<void>;
+  waitForIdle(): Promise<void>;
+  availableThinkingLevels(): ThinkingLevel[];
+  setThinkingLevel(level: ThinkingLevel): void;
+  setModel(model: Model<Api>): void;
+  sendMessage(input: CustomMessageInput, options?: { triggerTurn?: boolean; deliverAs?: string }): void;
+  sendUserMessage(content: UserContent, options?: { deliverAs?: string; expandPromptTemplates?: boolean }): Promise<void>;
+  hasPendingMessages(): boolean;
+  contextUsage(): ContextUsage | undefined;
+  compact(customInstructions: string | undefined, reason: CompactionReason): Promise<CompactionResult>;
+  currentSystemPrompt(): string;
+}
+
 export interface RpcExtensionHostOptions {
   cwd: string;
   /** The agent is made after the host (its runtime must exist first), so it is reached lazily. */
-  agent: () => AgentSession;
+  agent: () => HostAgent;
   sessions: SessionFactory;
   dialogs: DialogRegistry;
   /** Writes one record to the client. */
@@ -66,7 +95,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
   readonly runtime: ExtensionRuntime;
   /** New, stored, forked and cloned sessions: the RPC commands and ACP switch through it too. */
   readonly switching: SessionSwitching;
-  readonly #getAgent: () => AgentSession;
+  readonly #getAgent: () => HostAgent;
   readonly #send: Transport["send"];
   readonly #log: (message: string) => void;
   readonly #requestShutdown: () => void;
@@ -110,7 +139,7 @@ export class RpcExtensionHost implements ExtensionHost, UiBridge {
     await this.#onMove?.(cwd);
   }
 
-  get #agent(): AgentSession {
+  get #agent(): HostAgent {
     return this.#getAgent();
   }
 

@@ -21,7 +21,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import type { Api, Model } from "@earendil-works/pi-ai";
-import { AUTH_LOCK, ensurePiFile, replacePiFile, withPiFileLock } from "../config/pi-file-lock.js";
+import { type PiJsonChange, withPiJsonFile } from "../config/pi-file-lock.js";
 
 /** pi's catalogue server; pi 1.6's CLI has no setting for another (an HTTPS proxy reaches it as any request does). */
 export const CATALOG_BASE_URL = "https://pi.dev";
@@ -175,22 +175,8 @@ export class RemoteCatalog {
   }
 
   /** Runs `change` on the file's data under pi's lock, creating it as pi does; a returned value replaces the file. */
-  async #withStore<T>(change: (data: StoreData) => { result: T; next?: StoreData }, signal?: AbortSignal): Promise<T> {
-    signal?.throwIfAborted();
-    ensurePiFile(this.file, "{}", 0o600, 0o700);
-    return withPiFileLock(
-      this.file,
-      AUTH_LOCK,
-      async (held) => {
-        const { result, next } = change(parseStore(readFileSync(this.file, "utf8")));
-        if (next !== undefined) {
-          held();
-          await replacePiFile(this.file, JSON.stringify(next, null, 2), 0o600);
-        }
-        return result;
-      },
-      { signal },
-    );
+  async #withStore<T>(change: (data: StoreData) => PiJsonChange<StoreData, T>, signal?: AbortSignal): Promise<T> {
+    return withPiJsonFile(this.file, parseStore, change, { signal });
   }
 
   /**

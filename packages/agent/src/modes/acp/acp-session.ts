@@ -19,9 +19,9 @@ import type {
 import type { FireAndForgetRequest } from "@parley/protocol";
 import { isThinkingLevel } from "@parley/protocol/constants";
 import { isFireAndForgetMethod } from "@parley/protocol/ui-methods";
-import { AgentError, type AgentSession } from "../../agent/agent-session.js";
+import { AgentError } from "../../agent/agent-error.js";
 import { errorMessage } from "../../error-text.js";
-import { AgentCore, type AgentCoreSettings } from "../../core/agent-core.js";
+import { AgentCore, type AgentCoreSettings, type AgentView } from "../../core/agent-core.js";
 import type { OutputPressure } from "../../core/transport.js";
 import { DialogRegistry } from "../../ui/dialog-registry.js";
 import { withTimeout } from "../../with-timeout.js";
@@ -47,6 +47,26 @@ export interface AcpSessionLink {
   requestShutdown: () => void;
   log: (message: string) => void;
 }
+
+/**
+ * The agent as an ACP session uses it: prompts and their replies, cancel, the session it is in,
+ * and the model and thinking level the client's config options pick.
+ */
+export type AcpAgent = AgentView<
+  | "session"
+  | "useSession"
+  | "messages"
+  | "prompt"
+  | "waitForIdle"
+  | "abort"
+  | "gatingToolCall"
+  | "model"
+  | "models"
+  | "setModel"
+  | "thinkingLevel"
+  | "availableThinkingLevels"
+  | "setThinkingLevel"
+>;
 
 export class AcpSession {
   readonly core: AgentCore;
@@ -121,7 +141,7 @@ export class AcpSession {
     return id === this.id || id === this.piSessionId;
   }
 
-  get agent(): AgentSession {
+  get agent(): AcpAgent {
     return this.core.agent;
   }
 

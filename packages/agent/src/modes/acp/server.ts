@@ -22,7 +22,6 @@ import type {
 } from "@agentclientprotocol/sdk";
 import { isAbsolute } from "node:path";
 import { CLIENT_MCP_OWNER, clientMcpServers } from "./client-mcp-servers.js";
-import type { AgentSession } from "../../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../../extensions/host.js";
 import type { ExtensionRuntime } from "../../extensions/runtime.js";
@@ -117,8 +116,8 @@ export class AcpServer implements FrontDoor {
   }
 
   /** The agent the CLI started (the first session's); exists once loadExtensions() has begun. */
-  get agent(): AgentSession {
-    return this.#first.agent;
+  get agent(): FrontDoor["agent"] {
+    return this.#first.core.agent;
   }
 
   get runtime(): ExtensionRuntime {
@@ -232,8 +231,8 @@ export class AcpServer implements FrontDoor {
     if (!this.#begun) {
       const initial = this.#options.session;
       // The session the command line opened, unless it already holds a conversation.
-      const session = this.agent.messages.length === 0 ? initial : this.#options.sessions.create({});
-      if (session !== initial) this.agent.useSession(session);
+      const session = this.#first.agent.messages.length === 0 ? initial : this.#options.sessions.create({});
+      if (session !== initial) this.#first.agent.useSession(session);
       writeNow(session);
       this.#useClientMcpServers(this.#first, mcpServers);
       return this.#begin(session, []);
@@ -270,7 +269,7 @@ export class AcpServer implements FrontDoor {
       if (session !== this.#options.session) {
         // As a switch does (session-switching.ts): a session whose recorded folder is gone is refused.
         assertSessionCwdExists(session, this.#first.core.cwd);
-        this.agent.useSession(session, true);
+        this.#first.agent.useSession(session, true);
         // It runs in its recorded folder, as a switch to it would (session-switching.ts).
         await this.#first.core.startIn(sessionFolder(session, this.#first.core.cwd));
         this.#first.resetMapper();

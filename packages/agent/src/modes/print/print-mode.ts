@@ -10,8 +10,7 @@
  */
 import { Readable } from "node:stream";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { AgentSession } from "../../agent/agent-session.js";
-import { AgentError } from "../../agent/agent-session.js";
+import { AgentError } from "../../agent/agent-error.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../../extensions/host.js";
 import type { ExtensionRuntime } from "../../extensions/runtime.js";
@@ -19,7 +18,7 @@ import { errorMessage } from "../../error-text.js";
 import { StdioTransport } from "../../transport/stdio.js";
 import { DialogRegistry } from "../../ui/dialog-registry.js";
 import { withTimeout } from "../../with-timeout.js";
-import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../../core/agent-core.js";
+import { AgentCore, type AgentCoreSettings, type AgentView, type FrontDoor } from "../../core/agent-core.js";
 import type { PromptPlan } from "./initial-message.js";
 
 export type PrintOutput = "text" | "json";
@@ -35,6 +34,9 @@ export interface PrintModeOptions {
   /** How long shutdown waits for session_shutdown handlers and output (default 3 s). */
   shutdownGraceMs?: number | undefined;
 }
+
+/** The agent as print and JSON mode use it: run the prompts, read the last reply, stop. */
+export type PrintAgent = AgentView<"session" | "messages" | "prompt" | "waitForIdle" | "isStreaming" | "abort" | "abortBash">;
 
 /** The exit status of a print run that failed (an error reply, an aborted or cut-off one, a prompt refused), as pi's. */
 const FAILED = 1;
@@ -71,7 +73,12 @@ export class PrintFrontDoor implements FrontDoor {
     });
   }
 
-  get agent(): AgentSession {
+  /** The whole agent, for the CLI's start-up; this mode's own code uses #agent. */
+  get agent(): FrontDoor["agent"] {
+    return this.#core.agent;
+  }
+
+  get #agent(): PrintAgent {
     return this.#core.agent;
   }
 
@@ -111,7 +118,7 @@ export class PrintFrontDoor implements FrontDoor {
    * warning said); in JSON mode failures are events, and only a prompt refused outright fails.
    */
   async run(plan: PromptPlan): Promise<number> {
-    if (this.#json) this.#json.send(this.agent.session.header);
+    if (this.#json) this.#json.send(this.#agent.session.header);
     await this.#core.startSession();
     try {
       if (plan.initial) await this.#prompt(plan.initial.text, plan.initial.images);
@@ -127,8 +134,8 @@ export class PrintFrontDoor implements FrontDoor {
    * One prompt to the end of its run, as pi's session.prompt() is awaited; a `/command` until its
    * handler returns (as in pi, a turn the command starts is not waited for).
    */
-  async #prompt(text: string, images: Parameters<AgentSession["prompt"]>[1]): Promise<void> {
-    const agent = this.agent;
+  async #prompt(text: string, images: Parameters<PrintAgent["prompt"]>[1]): Promise<void> {
+    const agent = this.#agent;
     if (this.runtime.findCommand(text) !== undefined) {
       await this.runtime.runCommand(text);
       return;
@@ -138,7 +145,7 @@ export class PrintFrontDoor implements FrontDoor {
   }
 
   async #printLastReply(): Promise<number> {
-    const last: AgentMessage | undefined = this.agent.messages.at(-1);
+    const last: AgentMessage | undefined = this.#agent.messages.at(-1);
     if (last?.role !== "assistant") return 0;
     if (last.stopReason === "error" || last.stopReason === "aborted") {
       this.#options.log(last.errorMessage || `Request ${last.stopReason}`);
@@ -158,7 +165,7 @@ export class PrintFrontDoor implements FrontDoor {
     this.#shutdown ??= (async () => {
       const grace = this.#options.shutdownGraceMs ?? 3000;
       if (this.#core.hasAgent) {
-        const agent = this.#core.agent;
+        const agent = this.#agent;
         agent.abortBash();
         if (agent.isStreaming) await withTimeout(agent.abort(), grace);
         await withTimeout(this.runtime.emit({ type: "session_shutdown", reason: "quit" }), grace);

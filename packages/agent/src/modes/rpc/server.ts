@@ -5,11 +5,10 @@
  */
 import type { CommandType, ExtensionUiError, RpcEvent } from "@parley/protocol";
 import { quickCheckCommand } from "@parley/protocol/quick-check";
-import type { AgentSession } from "../../agent/agent-session.js";
 import type { ExtensionLoadFailure, ExtensionSource } from "../../extensions/extension-source.js";
 import type { ExtensionErrorReport } from "../../extensions/host.js";
 import type { ExtensionRuntime } from "../../extensions/runtime.js";
-import { AgentCore, type AgentCoreSettings, type FrontDoor } from "../../core/agent-core.js";
+import { AgentCore, type AgentCoreSettings, type AgentView, type FrontDoor } from "../../core/agent-core.js";
 import { DialogRegistry } from "../../ui/dialog-registry.js";
 import { COMMANDS } from "./commands/index.js";
 import type { CommandContext, CommandOf } from "./commands/types.js";
@@ -29,7 +28,7 @@ export interface RpcServerOptions extends AgentCoreSettings {
   /** list_sessions: the session directories of this folder, or of every project (none when absent). */
   sessionDirs?: ((scope: "folder" | "all") => string[]) | undefined;
   /** refresh_models: models.json read again and its providers registered on this agent anew. */
-  refreshModels?: ((agent: AgentSession) => void) | undefined;
+  refreshModels?: ((agent: FrontDoor["agent"]) => void) | undefined;
   /** How long shutdown waits for running commands and session_shutdown handlers. */
   shutdownGraceMs?: number;
 }
@@ -61,8 +60,12 @@ type StopRequest =
 type HeldInput = string | { bytes: number; maxLineBytes: number };
 
 const RUN_CUT_SHORT = "input ended while a prompt was running, so the run is cancelled (RPC mode ends with its input).";
+
 /** Where a newcomer's one-shot question belongs. */
 const ONE_SHOT_HINT = 'For a one-shot answer use print mode: `parley -p "question"` or `echo "question" | parley -p`.';
+
+/** The agent as the server's own code uses it (handlers get theirs through handlersFor). */
+type RpcServerAgent = AgentView<"isStreaming" | "isCompacting" | "isSwitching" | "afterSwitches" | "models" | "abort" | "abortBash">;
 
 export class RpcServer implements TransportSink, FrontDoor {
   readonly dialogs: DialogRegistry;
@@ -150,8 +153,13 @@ export class RpcServer implements TransportSink, FrontDoor {
     return this.#phase === "starting" || this.#phase === "holding";
   }
 
-  /** The agent; exists once loadExtensions() has begun. */
-  get agent(): AgentSession {
+  /** The whole agent, for the CLI's start-up and the command handlers (each group sees a view: commands/types.ts); exists once loadExtensions() has begun. */
+  get agent(): FrontDoor["agent"] {
+    return this.#core.agent;
+  }
+
+  /** The agent as the server's own code uses it: the line order around switches and the catalogue, stopping. */
+  get #agent(): RpcServerAgent {
     return this.#core.agent;
   }
 
@@ -260,7 +268,7 @@ export class RpcServer implements TransportSink, FrontDoor {
    * the run (RPC mode lives as long as its input): said on stderr, with the one-shot way to ask.
    */
   #sayRunCutShort(): void {
-    if (this.#phase !== "serving" || !this.#core.hasAgent || !this.agent.isStreaming) return;
+    if (this.#phase !== "serving" || !this.#core.hasAgent || !this.#agent.isStreaming) return;
     this.#log(`${RUN_CUT_SHORT} ${ONE_SHOT_HINT}`);
   }
 
@@ -304,13 +312,13 @@ export class RpcServer implements TransportSink, FrontDoor {
   #dispatch<K extends CommandType>(type: K, command: CommandOf<K>, text: string): void {
     const handler = COMMANDS[type];
     const id = command.id;
-    if (handler.sessionBound && this.agent.isSwitching) {
-      this.#track(this.agent.afterSwitches().then(() => this.#dispatch(type, command, text)));
+    if (handler.sessionBound && this.#agent.isSwitching) {
+      this.#track(this.#agent.afterSwitches().then(() => this.#dispatch(type, command, text)));
       return;
     }
-    if (handler.needsCatalog && !this.agent.models.catalogReady) {
+    if (handler.needsCatalog && !this.#agent.models.catalogReady) {
       if (this.#catalogError === undefined) {
-        const models = this.agent.models;
+        const models = this.#agent.models;
         this.#holdUntil(
           models.loadCatalog().catch((error: unknown) => (this.#catalogError = `the model catalogue failed to load: ${errorMessage(error)}`)),
           text,
@@ -427,7 +435,7 @@ export class RpcServer implements TransportSink, FrontDoor {
   /** Cancels the user's shell command and the agent's run; resolves when the run has settled. */
   async #stopRunning(): Promise<void> {
     if (!this.#core.hasAgent) return;
-    const agent = this.#core.agent;
+    const agent = this.#agent;
     agent.abortBash();
     // Extension code being waited on (a hung handler, a command) ends within the abort grace.
     this.runtime.awaited.letGo("shutdown");
