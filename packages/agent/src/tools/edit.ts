@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { type Static, Type } from "typebox";
+import { importModule } from "../startup/module-loader.js";
 import { generateDiffString } from "./diff.js";
 import { withFileMutationQueue } from "./file-mutation-queue.js";
 import { resolveToCwd } from "./path-utils.js";
@@ -305,7 +306,7 @@ export function createEditToolDefinition(cwd: string, options: EditToolOptions =
 
 /** jsdiff's unified patch with file headers only; loaded on the first edit, not at start-up. */
 async function unifiedPatch(path: string, oldContent: string, newContent: string): Promise<string> {
-  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await import("diff");
+  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await importModule<typeof import("diff")>("diff");
   return createTwoFilesPatch(path, path, oldContent, newContent, undefined, undefined, { context: 4, headerOptions: FILE_HEADERS_ONLY });
 }
 
