@@ -1,10 +1,10 @@
 /**
- * context_with_system for pi-agent-core 0.73, whose requests carry the prompt and the tools
- * beside the messages rather than as a leading system message (pi-ai 1.6's transcript form).
- * Handlers get the transcript form: a leading system message with the prompt and the tool
- * declarations, then the messages. What they return is folded back: every system message is
- * replayed in order (content appended, sections patched by name, tools added and removed) into
- * the request's prompt and tools, and the other messages go to the model.
+ * context_with_system as pi 1.6 runs it: handlers get the transcript form, a leading system
+ * message with the prompt and the tool declarations, then the messages. parley makes each request
+ * fresh from its prompt and tools beside the messages (`AgentSession.#send`), so what the handlers
+ * return is folded back: every system message is replayed in order (content appended, sections
+ * patched by name, tools added and removed) into the request's prompt and tools, and the other
+ * messages go to the model.
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { Tool } from "@earendil-works/pi-ai";

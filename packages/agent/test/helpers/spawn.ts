@@ -17,8 +17,13 @@ import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
 export const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
-/** pi 0.73.1, the reference (the newest pi, also installed as `pi-newest`, owns `node_modules/.bin/pi`). */
+/**
+ * pi 0.73.1, kept as a second reference for old clients only (pi 1.6.0, `pi-newest`, is the
+ * reference: `spawnPiNewest`; it owns `node_modules/.bin/pi`).
+ */
 export const PI_BIN = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+/** pi 1.6.0's CLI entry (the `pi-newest` devDependency), the reference; run with this Node. */
+export const PI_NEWEST_CLI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 export const DEMO = join(ROOT, "examples/extensions/rpc-demo.ts");
 export const PI_EXAMPLES = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/examples/extensions");
 
@@ -203,6 +208,10 @@ export const spawnParley = (args: string[], options?: SpawnOptions): AgentProces
   spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", ...args], options);
 
 export const spawnPi = (args: string[], options?: SpawnOptions): AgentProcess => spawnAgent(PI_BIN, ["--mode", "rpc", "--no-session", ...args], options);
+
+/** pi 1.6.0 in RPC mode, on the Node running the tests (its records are not checked against parley's schema). */
+export const spawnPiNewest = (args: string[], options?: SpawnOptions): AgentProcess =>
+  spawnAgent(process.execPath, [PI_NEWEST_CLI, "--mode", "rpc", "--no-session", ...args], { checkSchema: false, ...options });
 
 /** The dialog request that `prompt /command` opens (waits for it). */
 export async function openDialog(agent: AgentProcess, message: string, method: string): Promise<Rec> {
