@@ -83,7 +83,9 @@ export interface SpawnOptions {
 export function spawnAgent(bin: string, args: string[], options: SpawnOptions = {}): AgentProcess {
   // A private HOME keeps the user's own extensions and sessions out of tests.
   const home = mkdtempSync(join(tmpdir(), "parley-home-"));
-  const child = spawn(bin, args, {
+  // pi 1.6's CLI runs on this Node, whatever `node` PATH finds first.
+  const [command, argv] = bin === PI_NEWEST_CLI ? [process.execPath, [bin, ...args]] : [bin, args];
+  const child = spawn(command, argv, {
     cwd: options.cwd ?? home,
     env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
@@ -211,7 +213,7 @@ export const spawnPi = (args: string[], options?: SpawnOptions): AgentProcess =>
 
 /** pi 1.6.0 in RPC mode, on the Node running the tests (its records are not checked against parley's schema). */
 export const spawnPiNewest = (args: string[], options?: SpawnOptions): AgentProcess =>
-  spawnAgent(process.execPath, [PI_NEWEST_CLI, "--mode", "rpc", "--no-session", ...args], { checkSchema: false, ...options });
+  spawnAgent(PI_NEWEST_CLI, ["--mode", "rpc", "--no-session", ...args], options);
 
 /** The dialog request that `prompt /command` opens (waits for it). */
 export async function openDialog(agent: AgentProcess, message: string, method: string): Promise<Rec> {
