@@ -11,7 +11,7 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { PARLEY_BIN, PI_NEWEST_CLI, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
@@ -88,7 +88,7 @@ function setup(): Place & { prefix: string } {
 function start(kind: "pi" | "parley", p: Place & { prefix: string }, extra: string[] = []): AgentProcess {
   const args = ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", join(p.home, "cli-pkg"), ...extra];
   const env = { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, npm_config_prefix: p.prefix, PI_OFFLINE: "1" };
-  const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, args, { cwd: p.cwd, env });
+  const agent = spawnAgent(kind === "pi" ? PI_NEWEST_CLI : PARLEY_BIN, args, { cwd: p.cwd, env });
   running.push(agent);
   return agent;
 }
@@ -227,7 +227,7 @@ describe("ignore files in resource folders, against pi 0.73.1", () => {
       );
       const env = { ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: prefix, PI_OFFLINE: "1" };
       const run = async (kind: "pi" | "parley") => {
-        const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
+        const agent = spawnAgent(kind === "pi" ? PI_NEWEST_CLI : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
         running.push(agent);
         expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, MINUTE))["success"]).toBe(true);
         const list = normalise(await commands(agent), p);

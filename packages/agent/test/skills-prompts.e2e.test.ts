@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { expandPromptTemplate, loadResources, parseCommandArgs, substituteArgs } from "../src/resources/index.js";
-import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { spawnParley, spawnPiNewest, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/offline-provider.ts");
@@ -76,7 +76,7 @@ async function start(kind: "pi" | "parley", t: ReturnType<typeof tree>, extraArg
     ...extraArgs,
   ];
   const env = { HOME: t.home, PI_CODING_AGENT_DIR: join(t.home, ".pi", "agent") };
-  const agent = kind === "pi" ? spawnPi(args.slice(2), { cwd: t.cwd, env }) : spawnParley(args.slice(2), { cwd: t.cwd, env });
+  const agent = kind === "pi" ? spawnPiNewest(args.slice(2), { cwd: t.cwd, env }) : spawnParley(args.slice(2), { cwd: t.cwd, env });
   agents.push(agent);
   expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, 60_000))["success"]).toBe(true);
   return agent;
