@@ -4,8 +4,8 @@
  * opens): a model or level given on the command line holds for every session (a switch, a new
  * session); otherwise a session with messages continues with its own, and a new session takes the
  * user's last choice. A new session records its model and level before its session_start; a
- * session with messages but no level recorded gets one. pi 0.73.1 and parley are driven alike
- * through the spawned CLI and must answer alike, entry for entry.
+ * session with messages but no level recorded gets one. pi 1.6.0 (`pi-newest`) and parley are driven
+ * alike through the spawned CLI and must answer alike, entry for entry.
  */
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -94,8 +94,8 @@ async function state(agent: AgentProcess): Promise<string> {
 }
 
 /**
- * What the probe said at every session_start so far. pi 0.73.1's RPC commands start a switched-to
- * session's extensions twice (a known difference, in the README): a repeat counts once.
+ * What the probe said at every session_start so far. pi 0.73.1's RPC commands started a switched-to
+ * session's extensions twice; a repeat counts once (pi 1.6 starts them once).
  */
 const probes = (agent: AgentProcess): string[] =>
   agent.records
@@ -199,8 +199,8 @@ describe("the model and level a session starts with, recorded in it (pi and parl
 });
 
 /**
- * Where the newest pi differs from 0.73.1, parley follows the newest (which needs Node 22, so it
- * cannot run here; read in its source): set_model and set_thinking_level change the session only
+ * Where pi 1.6 differs from 0.73.1 (these cases are still checked on parley alone, against what
+ * pi 1.6's source does): set_model and set_thinking_level change the session only
  * (0.73.1 saved them as settings' defaults, so a new session took them), and a model switch takes
  * the model's own level (settings `modelThinkingLevels`), else `defaultThinkingLevel`, else keeps
  * the current one (AgentSession.setModel → _getThinkingLevelForModelSwitch; createAgentSession).

@@ -1,8 +1,8 @@
 /**
  * Skills and prompt templates as pi has them: discovery, get_commands, `/template args` and
  * `/skill:name args` expansion, the skills section of the system prompt, and pi's `:1`/`:2` names
- * for a command several extensions register. The wire tests run the same tree against pi 0.73.1
- * and parley and compare what a client sees. The skills section is compared up to its end: what
+ * for a command several extensions register. The wire tests run the same tree against pi 1.6.0
+ * (`pi-newest`, on this Node) and parley and compare what a client sees. The skills section is compared up to its end: what
  * follows it in the system prompt (date, working folder, context files) is ordered differently.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -34,7 +34,7 @@ function tree(): { base: string; home: string; cwd: string; extra: string } {
   const cwd = join(base, "proj");
   const extra = join(base, "extra");
   mkdirSync(join(cwd, ".git"), { recursive: true }); // the ancestor walk stops here
-  // The newest pi uses a project's .pi/ and .agents/ only once trusted; trust.json says so (pi 0.73.1 reads no trust).
+  // The newest pi uses a project's .pi/ and .agents/ only once trusted; trust.json says so (pi 1.6 and parley both read it).
   write(join(home, ".pi/agent/trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
   write(join(home, ".pi/agent/skills/user-skill/SKILL.md"), "---\nname: user-skill\ndescription: A user skill\n---\n# User\nDo user things.\n");
   write(join(home, ".agents/skills/home-agents/SKILL.md"), "---\ndescription: From ~/.agents\n---\nHome agents.\n");
