@@ -471,6 +471,22 @@ describe("grep", () => {
     put("bin.dat", "hello\0binary\n");
   });
 
+  it("context as ripgrep streams it (pi 1.6): windows merge, nothing past the end; the limit shows its match's trailing context and is reported only when one more match exists", async () => {
+    const tool = createGrepTool(dir);
+    expect(text(await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", context: 2 }))).toBe(
+      "c.ts-1- l1\nc.ts-2- l2\nc.ts:3: hello\nc.ts-4- l4\nc.ts-5- l5\nc.ts:6: hello\nc.ts-7- l7",
+    );
+    // The limit's match keeps its trailing context, where a further match shows as context; that match proves the cut.
+    const limited = await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", context: 3, limit: 1 });
+    expect(text(limited)).toBe(
+      "c.ts-1- l1\nc.ts-2- l2\nc.ts:3: hello\nc.ts-4- l4\nc.ts-5- l5\nc.ts-6- hello\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]",
+    );
+    // Exactly `limit` matches: no notice.
+    const exact = await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", limit: 2 });
+    expect(text(exact)).toBe("c.ts:3: hello\nc.ts:6: hello");
+    expect(exact.details).toBeUndefined();
+  });
+
   it("lists matches as path:line: text relative to the search path", async () => {
     const tool = createGrepTool(dir);
     expect(text(await tool.execute("id", { pattern: "hello" }))).toBe(
