@@ -155,7 +155,7 @@ describe("pi's example extensions run unmodified", () => {
     };
     const [pi, parley] = await Promise.all([run(spawnPiNewest), run(spawnParley)]);
     // The token count follows each agent's system prompt (their wording differs by design).
-    const comparable = (r: typeof pi) => ({ ...r, notes: r.notes.map((n) => n.replace(/\(\d[\d,]* tokens\)/, "(N tokens)")) });
+    const comparable = (r: typeof pi) => ({ ...r, notes: r.notes.map((n) => String(n).replace(/\(\d[\d,]* tokens\)/, "(N tokens)")) });
     expect(comparable(parley)).toEqual(comparable(pi));
     expect(comparable(parley).notes).toEqual([
       "Custom compaction extension triggered",
