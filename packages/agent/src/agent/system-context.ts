@@ -27,11 +27,17 @@ export function withSystemMessage(systemPrompt: string, tools: readonly Tool[], 
   const head: SystemMessage = {
     role: "system",
     content: systemPrompt,
-    // Declarations only: what a tool runs with stays with the loop.
-    ...(tools.length > 0 ? { toolsAdded: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) } : {}),
+    // Declarations only (pi-ai 1.6's toToolDeclaration shape): what a tool runs with stays with the loop.
+    ...(tools.length > 0 ? { toolsAdded: tools.map(declaration) } : {}),
     timestamp: 0,
   };
   return [head, ...messages];
+}
+
+/** A tool as a system message declares it: name, description, parameters and, when set, constrainedSampling. */
+function declaration(tool: Tool): Tool {
+  const { name, description, parameters, constrainedSampling } = tool;
+  return { name, description, parameters, ...(constrainedSampling === undefined ? {} : { constrainedSampling }) };
 }
 
 /** Every system message replayed into one prompt and tool set; the rest of the messages as they are. */
