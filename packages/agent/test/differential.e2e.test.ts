@@ -1,6 +1,7 @@
 /**
- * Differential test: the same scenarios, with the same extension files, against parley and the
- * reference pi 0.73.1 (`pi --mode rpc`). Each scenario is a list of steps; a step sends one input and
+ * Differential test: the same scenarios, with the same extension files (pi 1.6.0's examples), against
+ * parley and the reference pi 1.6.0 (the `pi-newest` devDependency, `pi --mode rpc` on the Node
+ * running the tests). Each scenario is a list of steps; a step sends one input and
  * waits for its terminal record; the records produced in each step are compared, in order, after
  * normalisation.
  *
@@ -18,12 +19,12 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PI_EXAMPLES, spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { ROOT, spawnParley, spawnPiNewest, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { EXIT, UiIds, collectStep, matchesShape, normaliseRecord, runInSlots, waitUntilServing, type Terminal } from "./helpers/transcript.js";
 
 // ------------------------------------------------------------------------------------------------
-// The documented differences: where parley (following the newer seed spec) deliberately differs
-// from pi 0.73.1. Each key has exactly one normaliser in NORMALISERS and is used by at least one step.
+// The documented differences: where parley deliberately differs from pi 1.6.0 (README "What parley
+// adds", docs/compatibility.md). Each key has exactly one normaliser in NORMALISERS and is used by at least one step.
 // ------------------------------------------------------------------------------------------------
 
 interface Difference {
@@ -41,13 +42,6 @@ const DIFFERENCES = [
     pi: "a placeholder model object {id:'unknown', name:'unknown', api:'unknown', …, contextWindow:0}",
     parley: "the built-in offline demo model {provider:'parley', id:'offline', …} and `offlineModel: true`",
     why: "with no provider and no key, parley answers with a real (offline) model instead of a placeholder that cannot answer",
-  },
-  {
-    key: "unknown-command-id",
-    where: "unknown command type",
-    pi: "error response `Unknown command: <type>` without the command's id",
-    parley: "the same error, echoing the id",
-    why: "README wire contract: every command gets exactly one response echoing its id",
   },
   {
     key: "get-ui-state",
@@ -73,9 +67,9 @@ const DIFFERENCES = [
   {
     key: "command-without-type",
     where: 'object line without `type` (`{"id":"nt"}`)',
-    pi: "`Unknown command: undefined`, no `command`, id dropped",
+    pi: "`Unknown command: undefined`, no `command` (the id echoed)",
     parley: "`command:'parse'` error naming \"type\", id echoed",
-    why: "clear errors for bad input; id correlation",
+    why: "clear errors for bad input; every response carries `command`",
   },
   {
     key: "null-line",
@@ -196,27 +190,6 @@ const DIFFERENCES = [
     parley: "dismisses it (reason 'shutdown'), the extension sees cancel ('Input cancelled'), the prompt is answered, then session_shutdown, exit 0",
     why: "README: on EOF pending dialogs resolve as cancelled, extensions get their shutdown event",
   },
-  {
-    key: "new-session-start-twice",
-    where: "new_session (confirmed) → session_start handlers",
-    pi: "runs session_start twice (setTitle/setWidget/setStatus emitted twice)",
-    parley: "runs session_start once",
-    why: "one session start per new session; the duplicate is a 0.73.1 artefact",
-  },
-  {
-    key: "no-session-file-after-new-session",
-    where: "get_state after new_session under --no-session",
-    pi: "reports sessionFile '<timestamp>_<uuid>.jsonl' (a bare relative name: new_session swaps the in-memory session for a persisting one with an empty directory)",
-    parley: "no sessionFile: the new session is in memory too",
-    why: "--no-session must hold for the whole process; a relative path naming a file that was never written is useless to a client",
-  },
-  {
-    key: "builtin-mcp-command",
-    where: "get_commands, and an extension listing pi.getCommands() (commands.ts's /commands select)",
-    pi: "only the extensions' commands",
-    parley: "also `/mcp` and `/llama`, the built-in MCP and llama.cpp extensions' (sourceInfo.source 'builtin')",
-    why: "the newest pi's built-in extensions (`/mcp`, `/llama`, listed the same way there); pi 0.73.1 has none",
-  },
 ] as const satisfies readonly Difference[];
 
 type DiffKey = (typeof DIFFERENCES)[number]["key"];
@@ -312,55 +285,10 @@ const withModel =
       return { ...r, data: { ...data, model: "<model>" } };
     });
 
-const stripIds = (records: Rec[]): object[] => records.map(({ id: _id, ...rest }) => rest);
-
-/** The newest pi's built-in commands, which pi 0.73.1 lacks. */
-const BUILTIN_COMMANDS = ["mcp", "llama"];
-
-/** parley's records with the built-in `/mcp` and `/llama` taken out of get_commands' list and of select options (they must be there). */
-const withoutMcpCommand: StepNormaliser = (records) =>
-  records.map((r) => {
-    if (r.type === "response" && r["command"] === "get_commands") {
-      const commands = (r["data"] as { commands: Rec[] }).commands;
-      for (const name of BUILTIN_COMMANDS) {
-        expect(
-          commands.some((c) => c["name"] === name && (c["sourceInfo"] as Rec)["source"] === "builtin"),
-          `the built-in /${name} is listed`,
-        ).toBe(true);
-      }
-      return { ...r, data: { commands: commands.filter((c) => !BUILTIN_COMMANDS.includes(String(c["name"]))) } };
-    }
-    if (r.type === "extension_ui_request" && r["method"] === "select") {
-      const options = r["options"] as string[];
-      const builtin = (o: string): boolean => BUILTIN_COMMANDS.some((name) => o === `/${name}` || o.startsWith(`/${name} `));
-      for (const name of BUILTIN_COMMANDS) {
-        expect(
-          options.some((o) => o === `/${name}` || o.startsWith(`/${name} `)),
-          `the built-in /${name} is offered`,
-        ).toBe(true);
-      }
-      return { ...r, options: options.filter((o) => !builtin(o)) };
-    }
-    return r;
-  });
-
 const NORMALISERS: Record<DiffKey, Normaliser> = {
-  "builtin-mcp-command": { pi: same, parley: withoutMcpCommand },
   "get-state-model": {
     pi: withModel(PI_PLACEHOLDER_MODEL),
     parley: withModel(expect.objectContaining({ provider: "parley", id: "offline", api: "parley-offline" }), { offlineModel: true }),
-  },
-  "unknown-command-id": {
-    pi: (records, { sent }) => {
-      const [r] = expectSeq(
-        records,
-        [response(String(sent?.["type"]), { success: false, error: `Unknown command: ${String(sent?.["type"])}` })],
-        "unknown command (pi)",
-      );
-      expect(r).not.toHaveProperty("id");
-      return [{ ...r!, id: sent?.["id"] }];
-    },
-    parley: same,
   },
   "get-ui-state": {
     pi: bothMarked("get-ui-state", [response("get_ui_state", { success: false, error: "Unknown command: get_ui_state" })]),
@@ -389,8 +317,7 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
   },
   "command-without-type": {
     pi: (records) => {
-      const [r] = expectSeq(records, [{ type: "response", success: false, error: "Unknown command: undefined" }], "no type (pi)");
-      expect(r).not.toHaveProperty("id");
+      const [r] = expectSeq(records, [{ type: "response", id: "nt", success: false, error: "Unknown command: undefined" }], "no type (pi)");
       expect(r).not.toHaveProperty("command");
       return [marker("command-without-type")];
     },
@@ -481,30 +408,6 @@ const NORMALISERS: Record<DiffKey, Normaliser> = {
       return rest.slice(2);
     },
   },
-  "no-session-file-after-new-session": {
-    pi: (records) =>
-      records.map((r) => {
-        const { sessionFile, ...data } = r["data"] as Record<string, unknown>;
-        expect(sessionFile, "pi's sessionFile after new_session").toMatch(/^\d{4}-\d\d-\d\dT[\d-]+Z_[0-9a-f-]{36}\.jsonl$/);
-        return { ...r, data };
-      }),
-    parley: (records) => {
-      for (const r of records) expect(r["data"], "parley's get_state under --no-session").not.toHaveProperty("sessionFile");
-      return records;
-    },
-  },
-  "new-session-start-twice": {
-    pi: (records) => {
-      const end = records.findIndex((r) => r.type === "response");
-      const starts = records.slice(0, end);
-      expect(starts.length % 2, "pi emits session_start's records twice").toBe(0);
-      const half = starts.length / 2;
-      expect(half).toBeGreaterThan(0);
-      expect(stripIds(starts.slice(half))).toEqual(stripIds(starts.slice(0, half)));
-      return [...starts.slice(0, half), ...records.slice(end)];
-    },
-    parley: same,
-  },
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -543,10 +446,11 @@ const getCommands: Step = {
   name: "get_commands",
   input: json({ type: "get_commands", id: "cmds" }),
   until: untilResponse("get_commands"),
-  diffs: ["builtin-mcp-command"],
 };
 
-const ext = (file: string): string => join(PI_EXAMPLES, file);
+/** pi 1.6.0's example extensions (both sides load the same files). */
+const PI_NEWEST_EXAMPLES = join(ROOT, "node_modules/pi-newest/examples/extensions");
+const ext = (file: string): string => join(PI_NEWEST_EXAMPLES, file);
 
 // One extra extension of our own (written to a temp dir, loaded by both agents by the same path) for
 // what pi's examples do not exercise: timeouts/signals on select and editor, and session_shutdown.
@@ -584,10 +488,10 @@ const SCENARIOS: Scenario[] = [
       { name: "/rpc-editor answered", input: answer({ value: "one\ntwo" }), until: untilResponse("prompt") },
       { name: "/rpc-prefill", input: prompt("/rpc-prefill", "p4"), until: untilResponse("prompt") },
       { name: "new_session asks session_before_switch confirm", input: json({ type: "new_session", id: "n1" }), until: untilRequest("confirm") },
-      { name: "confirm true: new session starts", input: answer({ confirmed: true }), until: untilResponse("new_session"), diffs: ["new-session-start-twice"] },
+      { name: "confirm true: new session starts", input: answer({ confirmed: true }), until: untilResponse("new_session") },
       { name: "new_session again", input: json({ type: "new_session", id: "n2" }), until: untilRequest("confirm") },
       { name: "confirm false: cancelled", input: answer({ confirmed: false }), until: untilResponse("new_session") },
-      { ...getState("s2"), diffs: ["get-state-model", "no-session-file-after-new-session"] },
+      { ...getState("s2"), diffs: ["get-state-model"] },
       { name: "get_ui_state", input: json({ type: "get_ui_state", id: "ui" }), until: untilResponse("get_ui_state"), diffs: ["get-ui-state"] },
       EOF_STEP,
     ],
@@ -686,7 +590,7 @@ const SCENARIOS: Scenario[] = [
     extensions: [ext("commands.ts")],
     steps: [
       getCommands,
-      { name: "/commands opens a select", input: prompt("/commands", "c1"), until: untilRequest("select"), diffs: ["builtin-mcp-command"] },
+      { name: "/commands opens a select", input: prompt("/commands", "c1"), until: untilRequest("select") },
       {
         name: "a command picked: confirm with its path",
         input: answer({ value: "/commands - List available slash commands" }),
@@ -735,7 +639,7 @@ const SCENARIOS: Scenario[] = [
     name: "bad input (no extensions)",
     extensions: [],
     steps: [
-      { name: "unknown command", input: json({ type: "bogus", id: "u1" }), until: untilResponse("bogus"), diffs: ["unknown-command-id"] },
+      { name: "unknown command", input: json({ type: "bogus", id: "u1" }), until: untilResponse("bogus") },
       { name: "get_ui_state", input: json({ type: "get_ui_state", id: "ui" }), until: untilResponse("get_ui_state"), diffs: ["get-ui-state"] },
       { name: "empty line", input: { raw: "" }, until: { pi: untilResponse("parse"), parley: { quiet: QUIET } }, diffs: ["blank-line"] },
       { name: "whitespace line", input: { raw: "   " }, until: { pi: untilResponse("parse"), parley: { quiet: QUIET } }, diffs: ["blank-line"] },
@@ -843,7 +747,7 @@ class SideRun {
       for (const r of raw) this.ids.see(r); // keep the numbering in step with the other side
       throw error;
     }
-    return records.map((r) => normaliseRecord(r, { ids: this.ids, paths: [[this.home, "<home>"]] }));
+    return records.map((r) => normaliseRecord(r, { ids: this.ids, paths: [[this.home, "<home>"]], newestPi: true }));
   }
 }
 
@@ -851,7 +755,7 @@ function spawnSide(side: Side, extensions: string[]): SideRun {
   const home = mkdtempSync(join(tmpdir(), `parley-diff-${side}-`));
   const args = extensions.flatMap((e) => ["-e", e]);
   const options = { cwd: home, env: { HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent") } };
-  const agent = side === "pi" ? spawnPi(args, options) : spawnParley(args, options);
+  const agent = side === "pi" ? spawnPiNewest(args, options) : spawnParley(args, options);
   alive.add(agent);
   void agent.exited.then(() => alive.delete(agent));
   return new SideRun(side, agent, home);
@@ -907,7 +811,7 @@ afterAll(() => {
   for (const agent of alive) agent.kill();
 });
 
-describe("differential: parley vs pi 0.73.1", () => {
+describe("differential: parley vs pi 1.6.0", () => {
   for (const scenario of SCENARIOS) {
     describe(scenario.name, () => {
       scenario.steps.forEach((step, i) => {

@@ -1,12 +1,11 @@
 /**
- * Every command line `pi --help` documents (pi 0.73.1's examples and options, and the newest
- * pi's), run against pi (the devDependency) and parley in RPC mode: wherever pi starts and answers
+ * Every command line `pi --help` documents (pi 0.73.1's examples and options, and pi 1.6.0's), run
+ * against pi 1.6.0 (`pi-newest`, on this Node) and parley in RPC mode: wherever pi starts and answers
  * get_state, parley must too, and both must run the same model. Both load the same offline
  * provider extension; the agent directory and HOME are temporary, and no API key is set.
  * The one-shot lines (`--export`, `--list-models`, `--help`, `--version`) run without a mode and
- * must end as pi's do. A last test reads pi 0.73.1's `--help` and the newest pi's option list
- * (npm @earendil-works/pi-coding-agent 1.6.0, which needs Node >= 22.19 and so cannot run here)
- * and fails when an option of either is in no line.
+ * must end as pi's do. A last test reads pi 1.6.0's and pi 0.73.1's `--help` (and the option list
+ * kept from pi 1.6's source) and fails when an option of any is in no line.
  */
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
@@ -14,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cwdSlug } from "../src/session/store.js";
-import { PARLEY_BIN, PI_BIN, ROOT, spawnAgent } from "./helpers/spawn.js";
+import { PARLEY_BIN, PI_NEWEST_CLI, ROOT, spawnAgent } from "./helpers/spawn.js";
 import { AGENT_CEILING_MS, deadline } from "./helpers/deadline.js";
 
 const FIXTURE = resolve(import.meta.dirname, "fixtures/pi-dropin/offline-provider.ts");
@@ -257,7 +256,7 @@ async function runAll(lines: string[][], withPi: boolean): Promise<{ line: strin
   const worker = async (): Promise<void> => {
     while (next < lines.length) {
       const line = lines[next++] as string[];
-      const pi = withPi ? await run(PI_BIN, line) : undefined;
+      const pi = withPi ? await run(PI_NEWEST_CLI, line) : undefined;
       const parley = await run(PARLEY_BIN, line);
       results.push({ line, ...(pi ? { pi } : {}), parley });
     }
@@ -303,7 +302,7 @@ describe("every command line of pi --help, against pi and parley", () => {
 
   it("both refuse @file arguments in RPC mode, and parley says why before anything else", async () => {
     const line = ["@prompt.md", "What color is the sky?"];
-    const [pi, parley] = [await run(PI_BIN, line), await run(PARLEY_BIN, line)];
+    const [pi, parley] = [await run(PI_NEWEST_CLI, line), await run(PARLEY_BIN, line)];
     expect(pi.started).toBe(false);
     expect(parley.started).toBe(false);
     expect(parley.code).not.toBe(0);
@@ -313,7 +312,7 @@ describe("every command line of pi --help, against pi and parley", () => {
   it("the one-shot lines end as they end with pi", () => {
     const differing: string[] = [];
     for (const line of ONE_SHOT_LINES) {
-      const pi = runOneShot(PI_BIN, line);
+      const pi = runOneShot(PI_NEWEST_CLI, line);
       const parley = runOneShot(PARLEY_BIN, line);
       if (!pi.said || JSON.stringify(pi) !== JSON.stringify(parley))
         differing.push(`${JSON.stringify(line)}: pi ${JSON.stringify(pi)}, parley ${JSON.stringify(parley)}`);
@@ -325,7 +324,7 @@ describe("every command line of pi --help, against pi and parley", () => {
     "bad command lines exit with pi's status (1 for every start-up error, 0 after EOF for a warning)",
     async () => {
       const statuses = async (line: string[]) => {
-        const [pi, parley] = await Promise.all([run(PI_BIN, line), run(PARLEY_BIN, line)]);
+        const [pi, parley] = await Promise.all([run(PI_NEWEST_CLI, line), run(PARLEY_BIN, line)]);
         return { line: JSON.stringify(line), pi: pi.code, parley: parley.code, piStarted: pi.started, parleyStarted: parley.started };
       };
       const results = [];
@@ -337,23 +336,28 @@ describe("every command line of pi --help, against pi and parley", () => {
     10 * 60_000,
   );
 
-  it("every option of pi 0.73.1's --help and of the newest pi's is in one of the lines above", () => {
+  it("every option of pi 1.6.0's --help (and of pi 0.73.1's) is in one of the lines above", () => {
     const { home, agentDir } = prepare();
-    const help = spawnSync(process.execPath, [join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"), "--help"], {
-      encoding: "utf8",
-      env: { ...process.env, ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir },
-    });
-    // pi 0.73.1 prints it on stderr when stdin is not a terminal.
-    const options =
-      `${help.stdout}${help.stderr}`
-        .replace(/\u001b\[[0-9;]*m/g, "")
-        .split(/\n(?=\S)/)
-        .find((section) => section.startsWith("Options:")) ?? "";
-    // Each option line starts with its names: "  --print, -p   ..." or "  --tools, -t <tools>  ...".
-    const documented = options.split("\n").flatMap((l) => /^ {2}(-[-\w]*(?:, -[-\w]+)*)/.exec(l)?.[1]?.split(", ") ?? []);
-    expect(documented).toEqual(expect.arrayContaining(["--provider", "--print", "-p", "--no-themes", "--version"]));
+    /** The option names a pi CLI's --help lists (both print it on stderr when stdin is not a terminal). */
+    const helpOptions = (cli: string): string[] => {
+      const help = spawnSync(process.execPath, [cli, "--help"], {
+        encoding: "utf8",
+        env: { ...process.env, ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir },
+      });
+      const options =
+        `${help.stdout}${help.stderr}`
+          .replace(/\u001b\[[0-9;]*m/g, "")
+          .split(/\n(?=\S)/)
+          .find((section) => section.startsWith("Options:")) ?? "";
+      // Each option line starts with its names: "  --print, -p   ..." or "  --tools, -t <tools>  ..."; "--" ends the options.
+      return options.split("\n").flatMap((l) => /^ {2}(-[-\w]+(?:, -[-\w]+)*)/.exec(l)?.[1]?.split(", ") ?? []);
+    };
+    const newest = helpOptions(PI_NEWEST_CLI);
+    const old = helpOptions(join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js"));
+    for (const documented of [newest, old]) expect(documented).toEqual(expect.arrayContaining(["--provider", "--print", "-p", "--no-themes", "--version"]));
+    expect(newest).toEqual(expect.arrayContaining(["--no-mcp", "--session-id", "--approve"]));
     // Every line runs with --mode rpc and -e (the fixture) besides its own flags.
     const used = new Set(["--mode", "-e", ...[...LINES_0731, ...LINES_NEWEST, ...OPTION_LINES, ...ONE_SHOT_LINES].flat()]);
-    expect([...new Set([...documented, ...NEWEST_OPTIONS])].filter((option) => !used.has(option))).toEqual([]);
+    expect([...new Set([...newest, ...old, ...NEWEST_OPTIONS])].filter((option) => !used.has(option))).toEqual([]);
   }, 120_000);
 });

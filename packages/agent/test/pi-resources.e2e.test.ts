@@ -1,5 +1,5 @@
 /**
- * pi's resource settings through the spawned CLI, side by side with pi 0.73.1: settings.json's
+ * pi's resource settings through the spawned CLI, side by side with pi 1.6.0 (`pi-newest`): settings.json's
  * `extensions`, `skills` and `prompts` lists (plain paths, `~`, globs, `!pattern`, `+path`,
  * `-path`, the project's relative to `.pi/`), installed pi packages (npm in npm's global folder
  * and in the project's `.pi/npm`, git clones in the agent directory; manifests with globs,
@@ -11,7 +11,7 @@
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { PARLEY_BIN, PI_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { PARLEY_BIN, PI_NEWEST_CLI, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { closedAfterEach, MINUTE, NO_KEYS, place, write, type Place } from "./helpers/pi-home.js";
 import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
@@ -49,7 +49,7 @@ function setup(): Place & { prefix: string } {
   write(join(home, "shared-prompts/top.md"), prompt("Shared"));
   write(join(home, "shared-prompts/nested/deep.md"), prompt("Nested, listed folders are read recursively"));
   write(join(home, "shared-prompts/draft-one.md"), prompt("A draft"));
-  // An npm package in npm's global folder (where pi 0.73.1 installs): a manifest with a glob and an exclusion.
+  // An npm package in npm's global folder (where pi installs): a manifest with a glob and an exclusion.
   const globPkg = join(prefix, "lib/node_modules/glob-pkg");
   write(join(globPkg, "package.json"), { name: "glob-pkg", version: "1.0.0", pi: { extensions: ["./ext/*.ts", "!ext/skip.ts"], prompts: ["prompts"] } });
   write(join(globPkg, "ext/a.ts"), ext("dup", "npm package"));
@@ -88,7 +88,7 @@ function setup(): Place & { prefix: string } {
 function start(kind: "pi" | "parley", p: Place & { prefix: string }, extra: string[] = []): AgentProcess {
   const args = ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", join(p.home, "cli-pkg"), ...extra];
   const env = { ...NO_KEYS, HOME: p.home, PI_CODING_AGENT_DIR: p.agentDir, npm_config_prefix: p.prefix, PI_OFFLINE: "1" };
-  const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, args, { cwd: p.cwd, env });
+  const agent = spawnAgent(kind === "pi" ? PI_NEWEST_CLI : PARLEY_BIN, args, { cwd: p.cwd, env });
   running.push(agent);
   return agent;
 }
@@ -110,7 +110,7 @@ async function userText(agent: AgentProcess, message: string): Promise<string> {
 
 const normalise = (value: unknown, p: Place): unknown => JSON.parse(JSON.stringify(value).replaceAll(p.home, "<home>")) as unknown;
 
-describe("pi's resource settings and packages, against pi 0.73.1", () => {
+describe("pi's resource settings and packages, against pi 1.6.0", () => {
   it(
     "lists, patterns, packages and -e folders give the same commands, in the same order, as pi",
     async () => {
@@ -174,7 +174,7 @@ describe("pi's resource settings and packages, against pi 0.73.1", () => {
   );
 });
 
-describe("ignore files in resource folders, against pi 0.73.1", () => {
+describe("ignore files in resource folders, against pi 1.6.0", () => {
   it(
     ".gitignore, .ignore and .fdignore in discovered folders, listed folders and packages hide what they list, as in pi",
     async () => {
@@ -227,7 +227,7 @@ describe("ignore files in resource folders, against pi 0.73.1", () => {
       );
       const env = { ...NO_KEYS, HOME: home, PI_CODING_AGENT_DIR: agentDir, npm_config_prefix: prefix, PI_OFFLINE: "1" };
       const run = async (kind: "pi" | "parley") => {
-        const agent = spawnAgent(kind === "pi" ? PI_BIN : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
+        const agent = spawnAgent(kind === "pi" ? PI_NEWEST_CLI : PARLEY_BIN, ["--mode", "rpc", "--no-session", "-e", OFFLINE, "-e", sys], { cwd: p.cwd, env });
         running.push(agent);
         expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, MINUTE))["success"]).toBe(true);
         const list = normalise(await commands(agent), p);

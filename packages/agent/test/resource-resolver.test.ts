@@ -68,6 +68,19 @@ describe("discovery rules of the newest pi", () => {
     ]);
   });
 
+  it("an .agents folder is its skills' base (pi 1.6): their sourceInfo.baseDir, and the lists' overrides match relative to it", () => {
+    const p = places();
+    const skill = "---\ndescription: d\n---\n";
+    write(join(p.home, ".agents/skills/mine/SKILL.md"), skill);
+    write(join(p.home, ".agents/skills/off/SKILL.md"), skill);
+    write(join(p.cwd, ".agents/skills/proj/SKILL.md"), skill);
+    write(join(p.cwd, ".pi/skills/own/SKILL.md"), skill);
+    const r = resolveResources({ ...p, user: { skills: ["!skills/off/SKILL.md"] }, project: {} });
+    const base = (name: string) => r.skills.find((x) => x.path.endsWith(`/${name}/SKILL.md`))?.sourceInfo.baseDir;
+    expect([base("mine"), base("proj"), base("own")]).toEqual([join(p.home, ".agents"), join(p.cwd, ".agents"), join(p.cwd, ".pi")]);
+    expect(enabled(r, "skills", p.home)).toEqual(["proj/.pi/skills/own/SKILL.md", "proj/.agents/skills/proj/SKILL.md", ".agents/skills/mine/SKILL.md"]);
+  });
+
   it("ignore files: a nested file's rules apply below its folder, ! re-includes, an ignored folder is not entered; pi drops a leading /", () => {
     const p = places();
     write(join(p.agentDir, "prompts/.gitignore"), "# drafts\n*.draft.md\n!keep.draft.md\n");

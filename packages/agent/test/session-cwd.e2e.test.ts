@@ -3,8 +3,8 @@
  * `--session` naming a session of another, parley works in the session's folder (bash, tools,
  * get_state, that folder's project settings), while paths on the command line (-e,
  * --model-script) still start from where it was started. A session whose recorded folder is gone
- * stops start-up with pi's words and exit status, and is refused by switch_session. Where pi 0.73.1
- * can run the case (no model needed), both are driven alike and must answer alike.
+ * stops start-up with pi's words and exit status, and is refused by switch_session. Where pi 1.6.0
+ * (`pi-newest`) can run the case (no model needed), both are driven alike and must answer alike.
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";

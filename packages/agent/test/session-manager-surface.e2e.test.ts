@@ -2,7 +2,7 @@
  * What `ctx.sessionManager` reads beyond the typed surface: pi hands extensions its SessionManager
  * itself, so JavaScript extensions call its other reading methods too (`getChildren`,
  * `isPersisted`), and the newest pi's (`getEntryCount`, `buildContextEntries`,
- * `buildSessionProjection`). pi 0.73.1 and parley are compared where 0.73.1 has the method.
+ * `buildSessionProjection`). pi 1.6.0 (`pi-newest`) and parley are compared where the test says so.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -65,7 +65,7 @@ async function converse(agent: AgentProcess, message: string): Promise<void> {
 }
 
 describe("ctx.sessionManager's other reading methods", () => {
-  it("getChildren and isPersisted (pi 0.73.1 and parley alike)", async () => {
+  it("getChildren and isPersisted (pi 1.6.0 and parley alike)", async () => {
     const seen = await alike(async (bin) => {
       const agent = start(bin);
       await converse(agent, "Reply with just: one");

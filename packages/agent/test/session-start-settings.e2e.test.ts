@@ -4,15 +4,15 @@
  * opens): a model or level given on the command line holds for every session (a switch, a new
  * session); otherwise a session with messages continues with its own, and a new session takes the
  * user's last choice. A new session records its model and level before its session_start; a
- * session with messages but no level recorded gets one. pi 0.73.1 and parley are driven alike
- * through the spawned CLI and must answer alike, entry for entry.
+ * session with messages but no level recorded gets one. pi 1.6.0 (`pi-newest`) and parley are driven
+ * alike through the spawned CLI and must answer alike, entry for entry.
  */
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { OFFLINE_PROVIDER } from "./helpers/offline-agents.js";
 import { alike, closedAfterEach, MINUTE, NO_KEYS, ok, place, write, type Place } from "./helpers/pi-home.js";
-import { PARLEY_BIN, spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { spawnAgent, type AgentProcess, type Rec } from "./helpers/spawn.js";
 
 const running = closedAfterEach();
 
@@ -94,8 +94,8 @@ async function state(agent: AgentProcess): Promise<string> {
 }
 
 /**
- * What the probe said at every session_start so far. pi 0.73.1's RPC commands start a switched-to
- * session's extensions twice (a known difference, in the README): a repeat counts once.
+ * What the probe said at every session_start so far. pi 0.73.1's RPC commands started a switched-to
+ * session's extensions twice; a repeat counts once (pi 1.6 starts them once).
  */
 const probes = (agent: AgentProcess): string[] =>
   agent.records
@@ -199,43 +199,50 @@ describe("the model and level a session starts with, recorded in it (pi and parl
 });
 
 /**
- * Where the newest pi differs from 0.73.1, parley follows the newest (which needs Node 22, so it
- * cannot run here; read in its source): set_model and set_thinking_level change the session only
+ * Where pi 1.6 differs from 0.73.1: set_model and set_thinking_level change the session only
  * (0.73.1 saved them as settings' defaults, so a new session took them), and a model switch takes
  * the model's own level (settings `modelThinkingLevels`), else `defaultThinkingLevel`, else keeps
- * the current one (AgentSession.setModel → _getThinkingLevelForModelSwitch; createAgentSession).
+ * the current one. pi 1.6.0 and parley are driven alike.
  */
 describe("the newest pi's defaults: settings' levels, choices that stay the session's", () => {
   it("set_model takes the model's own level or the default; a new session starts from settings again", async () => {
-    const { p, probe } = world("parley-start-settings-newest-");
-    write(join(p.agentDir, "settings.json"), {
-      defaultProvider: "offline",
-      defaultModel: "echo",
-      defaultThinkingLevel: "low",
-      modelThinkingLevels: { "other/m2": "minimal", "offline/echo": "max" },
+    const seen = await alike(async (bin) => {
+      const { p, probe } = world("parley-start-settings-newest-");
+      write(join(p.agentDir, "settings.json"), {
+        defaultProvider: "offline",
+        defaultModel: "echo",
+        defaultThinkingLevel: "low",
+        modelThinkingLevels: { "other/m2": "minimal", "offline/echo": "max" },
+      });
+      const agent = start(bin, p, ["-e", probe]);
+      // A new session's model has its own level: "max", the highest this model has ("high").
+      const states = [await state(agent)];
+      await ok(agent, { type: "set_model", provider: "other", modelId: "m2" });
+      states.push(await state(agent));
+      await ok(agent, { type: "set_thinking_level", level: "high" });
+      await ok(agent, { type: "new_session" });
+      states.push(await state(agent));
+      return { states, probes: probes(agent) };
     });
-    const agent = start(PARLEY_BIN, p, ["-e", probe]);
-    // A new session's model has its own level: "max", the highest this model has ("high").
-    const states = [await state(agent)];
-    await ok(agent, { type: "set_model", provider: "other", modelId: "m2" });
-    states.push(await state(agent));
-    await ok(agent, { type: "set_thinking_level", level: "high" });
-    await ok(agent, { type: "new_session" });
-    states.push(await state(agent));
-    expect(states).toEqual(["offline/echo high", "other/m2 minimal", "offline/echo high"]);
-    expect(probes(agent)).toEqual(["start startup: model offline/echo, level high", "start new: model offline/echo, level high"]);
+    expect(seen).toEqual({
+      states: ["offline/echo high", "other/m2 minimal", "offline/echo high"],
+      probes: ["start startup: model offline/echo, level high", "start new: model offline/echo, level high"],
+    });
   });
 
   it("without a model's own level, a switch takes defaultThinkingLevel; without that, it keeps the current level", async () => {
-    const { p } = world("parley-start-settings-default-");
-    write(join(p.agentDir, "settings.json"), { defaultProvider: "offline", defaultModel: "echo", defaultThinkingLevel: "low" });
-    const withDefault = start(PARLEY_BIN, p, []);
-    await ok(withDefault, { type: "set_thinking_level", level: "high" });
-    await ok(withDefault, { type: "set_model", provider: "other", modelId: "m2" });
-    const other = world("parley-start-settings-nodefault-");
-    const withoutDefault = start(PARLEY_BIN, other.p, []);
-    await ok(withoutDefault, { type: "set_thinking_level", level: "high" });
-    await ok(withoutDefault, { type: "set_model", provider: "other", modelId: "m2" });
-    expect([await state(withDefault), await state(withoutDefault)]).toEqual(["other/m2 low", "other/m2 high"]);
+    const seen = await alike(async (bin) => {
+      const { p } = world("parley-start-settings-default-");
+      write(join(p.agentDir, "settings.json"), { defaultProvider: "offline", defaultModel: "echo", defaultThinkingLevel: "low" });
+      const withDefault = start(bin, p, []);
+      await ok(withDefault, { type: "set_thinking_level", level: "high" });
+      await ok(withDefault, { type: "set_model", provider: "other", modelId: "m2" });
+      const other = world("parley-start-settings-nodefault-");
+      const withoutDefault = start(bin, other.p, []);
+      await ok(withoutDefault, { type: "set_thinking_level", level: "high" });
+      await ok(withoutDefault, { type: "set_model", provider: "other", modelId: "m2" });
+      return [await state(withDefault), await state(withoutDefault)];
+    });
+    expect(seen).toEqual(["other/m2 low", "other/m2 high"]);
   });
 });

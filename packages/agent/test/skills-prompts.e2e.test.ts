@@ -1,8 +1,8 @@
 /**
  * Skills and prompt templates as pi has them: discovery, get_commands, `/template args` and
  * `/skill:name args` expansion, the skills section of the system prompt, and pi's `:1`/`:2` names
- * for a command several extensions register. The wire tests run the same tree against pi 0.73.1
- * and parley and compare what a client sees. The skills section is compared up to its end: what
+ * for a command several extensions register. The wire tests run the same tree against pi 1.6.0
+ * (`pi-newest`, on this Node) and parley and compare what a client sees. The skills section is compared up to its end: what
  * follows it in the system prompt (date, working folder, context files) is ordered differently.
  */
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { expandPromptTemplate, loadResources, parseCommandArgs, substituteArgs } from "../src/resources/index.js";
-import { spawnParley, spawnPi, type AgentProcess, type Rec } from "./helpers/spawn.js";
+import { spawnParley, spawnPiNewest, type AgentProcess, type Rec } from "./helpers/spawn.js";
 import { withoutBuiltins } from "./helpers/builtin-commands.js";
 
 const FIXTURE = join(import.meta.dirname, "fixtures/offline-provider.ts");
@@ -34,7 +34,7 @@ function tree(): { base: string; home: string; cwd: string; extra: string } {
   const cwd = join(base, "proj");
   const extra = join(base, "extra");
   mkdirSync(join(cwd, ".git"), { recursive: true }); // the ancestor walk stops here
-  // The newest pi uses a project's .pi/ and .agents/ only once trusted; trust.json says so (pi 0.73.1 reads no trust).
+  // The newest pi uses a project's .pi/ and .agents/ only once trusted; trust.json says so (pi 1.6 and parley both read it).
   write(join(home, ".pi/agent/trust.json"), JSON.stringify({ [realpathSync(cwd)]: true }));
   write(join(home, ".pi/agent/skills/user-skill/SKILL.md"), "---\nname: user-skill\ndescription: A user skill\n---\n# User\nDo user things.\n");
   write(join(home, ".agents/skills/home-agents/SKILL.md"), "---\ndescription: From ~/.agents\n---\nHome agents.\n");
@@ -76,7 +76,7 @@ async function start(kind: "pi" | "parley", t: ReturnType<typeof tree>, extraArg
     ...extraArgs,
   ];
   const env = { HOME: t.home, PI_CODING_AGENT_DIR: join(t.home, ".pi", "agent") };
-  const agent = kind === "pi" ? spawnPi(args.slice(2), { cwd: t.cwd, env }) : spawnParley(args.slice(2), { cwd: t.cwd, env });
+  const agent = kind === "pi" ? spawnPiNewest(args.slice(2), { cwd: t.cwd, env }) : spawnParley(args.slice(2), { cwd: t.cwd, env });
   agents.push(agent);
   expect((await agent.request({ type: "set_model", provider: "offline", modelId: "echo" }, 60_000))["success"]).toBe(true);
   return agent;

@@ -16,6 +16,17 @@ describe("withSystemMessage", () => {
     ]);
     expect(withSystemMessage("", [], [user])).toEqual([user]);
   });
+
+  it("declares a tool as pi-ai 1.6's toToolDeclaration does: its constrainedSampling kept, what it runs with left out", () => {
+    const strict = { ...tool("edit"), constrainedSampling: { type: "json_schema", strict: "prefer" }, execute: () => undefined } as Tool;
+    const [head] = withSystemMessage("", [strict], []);
+    expect(head).toEqual({
+      role: "system",
+      content: "",
+      toolsAdded: [{ ...tool("edit"), constrainedSampling: { type: "json_schema", strict: "prefer" } }],
+      timestamp: 0,
+    });
+  });
 });
 
 describe("foldSystemMessages", () => {

@@ -2,7 +2,7 @@
  * The tools of each session a process opens, as pi chooses them: every new session, switch and
  * fork starts from the start-up selection again (pi builds a fresh runtime for it, so tools an
  * extension deactivated in the old session are back, and the command line's --tools holds).
- * pi 0.73.1 and parley are driven alike through the spawned CLI and must answer alike.
+ * pi 1.6.0 (`pi-newest`) and parley are driven alike through the spawned CLI and must answer alike.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,7 +62,7 @@ async function scenario(bin: string, args: string[]): Promise<string[]> {
   const from = agent.records.length;
   await ok(agent, { type: "prompt", message: "/reload-now" });
   await agent.waitFor((r) => r.type === "extension_ui_request" && String(r["message"]).startsWith("start reload"), MINUTE, from);
-  // pi 0.73.1 starts a switched-to session's extensions twice (README): a repeat counts once.
+  // pi 0.73.1 started a switched-to session's extensions twice: a repeat counts once (pi 1.6 starts them once).
   return said(agent, "start ").filter((s, i, all) => s !== all[i - 1]);
 }
 

@@ -1,7 +1,8 @@
 /**
- * Differential tests: the same inputs through parley's tools and pi 0.73.1's
- * own tool factories (a devDependency) must give the same model-visible text
- * and the same details. Temp dirs and temp-file names are normalised.
+ * Differential tests: the same inputs through parley's tools and pi 1.6.0's
+ * own tool factories (the `pi-newest` devDependency, in this Node) must give
+ * the same model-visible text, details and error flag. Temp dirs and
+ * temp-file names are normalised.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -20,7 +21,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "parley-diff-"));
   // Keep pi from touching the real ~/.pi while it is imported and used.
   process.env.PI_CODING_AGENT_DIR = join(root, "pi-agent");
-  pi = (await import("@mariozechner/pi-coding-agent")) as any;
+  pi = (await import("pi-newest")) as any;
 });
 
 afterAll(() => {
@@ -51,18 +52,26 @@ const FILES: Record<string, string> = {
   "noeol.txt": "a\nb",
 };
 
-/** Outcome of one call with paths made comparable: "ok <json>" or "error <message>". */
+/** bash's `wall_time_seconds` is timing, not behaviour: checked to be a non-negative number, then a placeholder. */
+function withoutWallTime(structured: unknown): unknown {
+  if (structured === null || typeof structured !== "object" || !("wall_time_seconds" in structured)) return structured;
+  const seconds = (structured as { wall_time_seconds: unknown }).wall_time_seconds;
+  expect(typeof seconds === "number" && seconds >= 0, `wall_time_seconds ${String(seconds)}`).toBe(true);
+  return { ...structured, wall_time_seconds: "<seconds>" };
+}
+
+/**
+ * Outcome of one call with paths made comparable: "threw <message>", or "result <json>" with the
+ * whole result (content, details, structuredContent, isError): pi 1.6's bash, for one, returns a
+ * failed command as an error result rather than throwing, and both must do the same.
+ */
 async function outcome(factory: Factory, dir: string, params: unknown, options?: unknown): Promise<string> {
   let s: string;
   try {
     const r = await factory(dir, options).execute("id", params);
-    // pi 1.6's bash returns a failed command as an error result (with structured content) where
-    // pi 0.73 threw; what the model reads is the same text either way.
-    const failed = (r as { isError?: boolean }).isError === true;
-    const texts = r.content.flatMap((block: { type: string; text?: string }) => (block.type === "text" ? [block.text] : [])).join("\n");
-    s = failed ? `error ${texts}` : `ok ${JSON.stringify({ content: r.content, details: r.details ?? null })}`;
+    s = `result ${JSON.stringify({ content: r.content, details: r.details ?? null, structuredContent: withoutWallTime(r.structuredContent) ?? null, isError: r.isError ?? false })}`;
   } catch (error) {
-    s = `error ${(error as Error).message}`;
+    s = `threw ${(error as Error).message}`;
   }
   // Bash saves long output to temp files; do not leave them behind.
   for (const m of s.matchAll(/Full output: ([^\]\s"]+)/g)) rmSync(m[1] as string, { force: true });
@@ -87,7 +96,7 @@ async function compare(tool: string, calls: unknown[], files: Record<string, str
 
 const stripDescriptions = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema), (key, value) => (key === "description" ? undefined : value));
 
-describe("parley tools vs pi 0.73.1", () => {
+describe("parley tools vs pi 1.6.0", () => {
   it("argument schemas have the same structure", () => {
     for (const tool of ["Read", "Write", "Edit", "Bash", "Grep", "Find", "Ls"]) {
       const mine = (parley as unknown as ToolSet)[`create${tool}Tool`]!("/tmp");
@@ -287,8 +296,8 @@ describe("parley tools vs pi 0.73.1", () => {
       const mine = await outcome(parley.createGrepTool as Factory, dir, params);
       const theirs = await outcome(pi.createGrepTool as Factory, dir, params);
       const norm = (s: string) => {
-        if (!s.startsWith("ok ")) return s;
-        const parsed = JSON.parse(s.slice(3));
+        if (!s.startsWith("result ")) return s;
+        const parsed = JSON.parse(s.slice("result ".length));
         parsed.content[0].text = sortBody(parsed.content[0].text);
         return JSON.stringify(parsed);
       };

@@ -73,7 +73,10 @@ describe("truncation helpers", () => {
   });
 
   it("truncateHead keeps whole leading lines and reports why", () => {
-    expect(truncateHead("a\nb\nc\n", { maxLines: 2 })).toMatchObject({ content: "a\nb", truncatedBy: "lines", totalLines: 4, outputLines: 2 });
+    expect(truncateHead("a\nb\nc\n", { maxLines: 2 })).toMatchObject({ content: "a\nb", truncatedBy: "lines", totalLines: 3, outputLines: 2 });
+    // pi 1.6 counts no line in "" and none after a final newline.
+    expect(truncateHead("")).toMatchObject({ totalLines: 0, outputLines: 0 });
+    expect(truncateTail("a\n")).toMatchObject({ totalLines: 1, outputLines: 1 });
     expect(truncateHead("aaa\nbbb\nccc", { maxBytes: 8 })).toMatchObject({ content: "aaa\nbbb", truncatedBy: "bytes", outputBytes: 7 });
     expect(truncateHead("aaaa\nb", { maxBytes: 3 })).toMatchObject({ content: "", firstLineExceedsLimit: true, outputLines: 0 });
     expect(truncateHead("short")).toMatchObject({ content: "short", truncated: false, truncatedBy: null });
@@ -190,7 +193,7 @@ describe("read", () => {
 describe("write", () => {
   it("creates parent directories and reports what it wrote", async () => {
     const r = await createWriteTool(dir).execute("id", { path: "deep/er/b.txt", content: "hello\n" });
-    expect(r).toEqual({ content: [{ type: "text", text: "Successfully wrote 6 bytes to deep/er/b.txt" }], details: undefined });
+    expect(r).toEqual({ content: [{ type: "text", text: "Successfully wrote to deep/er/b.txt" }], details: undefined });
     expect(readFileSync(join(dir, "deep/er/b.txt"), "utf8")).toBe("hello\n");
   });
 
@@ -218,6 +221,7 @@ describe("edit", () => {
     expect(text(r)).toBe("Successfully replaced 1 block(s) in a.txt.");
     expect(r.details).toEqual({
       diff: "  1 one\n- 2 two\n+ 2 TWO\n  3 three\n  4 four\n  5 five\n  6 six\n    ...",
+      patch: "--- a.txt\n+++ a.txt\n@@ -1,6 +1,6 @@\n one\n-two\n+TWO\n three\n four\n five\n six\n",
       firstChangedLine: 2,
     });
     expect(readFileSync(join(dir, "a.txt"), "utf8")).toBe(ten.replace("two", "TWO"));
@@ -280,6 +284,31 @@ describe("edit", () => {
     put("fz.txt", "say \u201Chi\u201D   \nnext \u2013 line\n");
     await createEditTool(dir).execute("id", { path: "fz.txt", edits: [{ oldText: 'say "hi"\nnext - line', newText: "ok" }] });
     expect(readFileSync(join(dir, "fz.txt"), "utf8")).toBe("ok\n");
+  });
+
+  it("a fuzzy match rewrites only the lines it touches: the others keep their bytes (pi 1.6)", async () => {
+    const before = "keep \u201Cquotes\u201D  \nx = \u2018a\u2019\nmid\ttab \ny = \u2018b\u2019 \nlast line   \n";
+    put("fz2.txt", before);
+    const r = await createEditTool(dir).execute("id", {
+      path: "fz2.txt",
+      edits: [
+        { oldText: "x = 'a'", newText: "x = 1" },
+        { oldText: "y = 'b'", newText: "y = 2" },
+      ],
+    });
+    expect(readFileSync(join(dir, "fz2.txt"), "utf8")).toBe("keep \u201Cquotes\u201D  \nx = 1\nmid\ttab \ny = 2\nlast line   \n");
+    // The diff shows the file's own lines, not their normalised form.
+    expect(r.details?.diff).toContain("-2 x = \u2018a\u2019\n+2 x = 1");
+    // Two edits on one line are one replacement of that line.
+    put("fz3.txt", "a \u2018x\u2019 b \u2018y\u2019  \nrest  \n");
+    await createEditTool(dir).execute("id", {
+      path: "fz3.txt",
+      edits: [
+        { oldText: "'x'", newText: "X" },
+        { oldText: "'y'", newText: "Y" },
+      ],
+    });
+    expect(readFileSync(join(dir, "fz3.txt"), "utf8")).toBe("a X b Y\nrest  \n");
   });
 
   it("accepts the legacy {oldText,newText} shape through prepareArguments", () => {
@@ -396,13 +425,13 @@ describe("bash", () => {
   it("keeps the tail of long output and saves the full output to a temp file", async () => {
     const r = await createBashTool(dir).execute("id", { command: "seq 1 3000" });
     const t = text(r);
-    expect(t.startsWith("1002\n")).toBe(true);
-    expect(t).toMatch(/3000\n\n\n\[Showing lines 1002-3001 of 3001\. Full output: .+\]$/);
+    expect(t.startsWith("1001\n")).toBe(true);
+    expect(t).toMatch(/\n3000\n\n\[Showing lines 1001-3000 of 3000\. Full output: .+\]$/);
     const path = r.details?.fullOutputPath;
     expect(path).toBeDefined();
     expect(t).toContain(path as string);
     expect(readFileSync(path as string, "utf8")).toBe(`${Array.from({ length: 3000 }, (_, i) => i + 1).join("\n")}\n`);
-    expect(r.details?.truncation).toMatchObject({ truncatedBy: "lines", totalLines: 3001, outputLines: 2000 });
+    expect(r.details?.truncation).toMatchObject({ truncatedBy: "lines", totalLines: 3000, outputLines: 2000 });
     rmSync(path as string, { force: true });
   });
 
@@ -440,6 +469,22 @@ describe("grep", () => {
     put("src/b.ts", "const hello = 1;\n// foo.bar\nfooXbar\n");
     put("src/deep/c.ts", "l1\nl2\nhello\nl4\nl5\nhello\nl7\n");
     put("bin.dat", "hello\0binary\n");
+  });
+
+  it("context as ripgrep streams it (pi 1.6): windows merge, nothing past the end; the limit shows its match's trailing context and is reported only when one more match exists", async () => {
+    const tool = createGrepTool(dir);
+    expect(text(await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", context: 2 }))).toBe(
+      "c.ts-1- l1\nc.ts-2- l2\nc.ts:3: hello\nc.ts-4- l4\nc.ts-5- l5\nc.ts:6: hello\nc.ts-7- l7",
+    );
+    // The limit's match keeps its trailing context, where a further match shows as context; that match proves the cut.
+    const limited = await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", context: 3, limit: 1 });
+    expect(text(limited)).toBe(
+      "c.ts-1- l1\nc.ts-2- l2\nc.ts:3: hello\nc.ts-4- l4\nc.ts-5- l5\nc.ts-6- hello\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]",
+    );
+    // Exactly `limit` matches: no notice.
+    const exact = await tool.execute("id", { pattern: "hello", path: "src/deep/c.ts", limit: 2 });
+    expect(text(exact)).toBe("c.ts:3: hello\nc.ts:6: hello");
+    expect(exact.details).toBeUndefined();
   });
 
   it("lists matches as path:line: text relative to the search path", async () => {
@@ -512,8 +557,12 @@ describe("find", () => {
   it("reports the result limit and missing paths", async () => {
     const tool = createFindTool(dir);
     const r = await tool.execute("id", { pattern: "*.ts", limit: 2 });
-    expect(text(r)).toBe(".hidden/h.ts\nb.ts\n\n[2 results limit reached]");
+    expect(text(r)).toBe(".hidden/h.ts\nb.ts\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]");
     expect(r.details).toEqual({ resultLimitReached: 2 });
+    // Exactly `limit` matches is not "more than the limit" (pi 1.6 asks for one past it).
+    const exact = await tool.execute("id", { pattern: "*.ts", limit: 5 });
+    expect(text(exact)).toBe(".hidden/h.ts\nb.ts\nsrc/c.ts\nsrc/deep/d.ts\nsrc/deep/e.spec.ts");
+    expect(exact.details).toBeUndefined();
     await expect(tool.execute("id", { pattern: "*", path: "nope" })).rejects.toThrow(`Path not found: ${join(dir, "nope")}`);
   });
 });

@@ -974,8 +974,9 @@ export class AgentSession {
   }
 
   /**
-   * The messages of a run whose agent_end is held: a turn_end handler asked to go on, and 0.73's
-   * loop cannot be told to, so the run continues after the loop ends (#afterRun). Holding its
+   * The messages of a run whose agent_end is held: a turn_end handler asked to go on, and the loop
+   * is not asked (parley hands it no `finishTurn`, as pi 1.6 does), so the run continues after the
+   * loop ends (#afterRun). Holding its
    * agent_end, and not announcing the continuation's agent_start, shows one run, as pi's loop makes
    * it; the held messages lead the run's final agent_end.
    */

@@ -1,12 +1,13 @@
 /**
- * The newest pi's run boundaries around pi-agent-core 0.73's loop: `turn_end` (with the turn's
- * entry ids) and `agent_before_settle`. Their handlers may propose session entries (drafts),
- * appended once every handler has run, and ask for one more model request (`continue`).
+ * pi 1.6's run boundaries around pi-agent-core's loop: `turn_end` (with the turn's entry ids) and
+ * `agent_before_settle`. Their handlers may propose session entries (drafts), appended once every
+ * handler has run, and ask for one more model request (`continue`).
  *
- * pi 1.6's loop asks its host after each turn whether to go on (finishTurn); 0.73's does not, so a
- * continuation the loop did not make by itself (tool calls, steering, follow-ups) is made once the
- * loop has ended: the agent continues from the context, as pi does for agent_before_settle (the
- * agent holds the first loop's agent_end meanwhile, so clients see one run).
+ * pi 1.6 hands its loop a `finishTurn` hook, which the loop asks after each turn whether to go on.
+ * parley does not: a continuation the loop did not make by itself (tool calls, steering,
+ * follow-ups) is made once the loop has ended, the agent continuing from the context as pi 1.6
+ * does for agent_before_settle (the agent holds the first loop's agent_end meanwhile, so clients
+ * see one run, as pi 1.6 shows it).
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ToolResultMessage } from "@earendil-works/pi-ai";

@@ -1,10 +1,10 @@
 /**
- * context_with_system for pi-agent-core 0.73, whose requests carry the prompt and the tools
- * beside the messages rather than as a leading system message (pi-ai 1.6's transcript form).
- * Handlers get the transcript form: a leading system message with the prompt and the tool
- * declarations, then the messages. What they return is folded back: every system message is
- * replayed in order (content appended, sections patched by name, tools added and removed) into
- * the request's prompt and tools, and the other messages go to the model.
+ * context_with_system as pi 1.6 runs it: handlers get the transcript form, a leading system
+ * message with the prompt and the tool declarations, then the messages. parley makes each request
+ * fresh from its prompt and tools beside the messages (`AgentSession.#send`), so what the handlers
+ * return is folded back: every system message is replayed in order (content appended, sections
+ * patched by name, tools added and removed) into the request's prompt and tools, and the other
+ * messages go to the model.
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { Tool } from "@earendil-works/pi-ai";
@@ -27,11 +27,17 @@ export function withSystemMessage(systemPrompt: string, tools: readonly Tool[], 
   const head: SystemMessage = {
     role: "system",
     content: systemPrompt,
-    // Declarations only: what a tool runs with stays with the loop.
-    ...(tools.length > 0 ? { toolsAdded: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })) } : {}),
+    // Declarations only (pi-ai 1.6's toToolDeclaration shape): what a tool runs with stays with the loop.
+    ...(tools.length > 0 ? { toolsAdded: tools.map(declaration) } : {}),
     timestamp: 0,
   };
   return [head, ...messages];
+}
+
+/** A tool as a system message declares it: name, description, parameters and, when set, constrainedSampling. */
+function declaration(tool: Tool): Tool {
+  const { name, description, parameters, constrainedSampling } = tool;
+  return { name, description, parameters, ...(constrainedSampling === undefined ? {} : { constrainedSampling }) };
 }
 
 /** Every system message replayed into one prompt and tool set; the rest of the messages as they are. */

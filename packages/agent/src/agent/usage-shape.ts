@@ -37,13 +37,19 @@ export function asUsage(value: unknown): Usage | undefined {
   };
 }
 
-/** Two usages summed field by field (a tool's own usage plus that of the tools it called). */
+/**
+ * Two usages summed field by field (a tool's own usage plus that of the tools it called, a split
+ * turn's two summaries), as pi 1.6 sums them: the optional token splits kept when either reports
+ * them, and a total provider-reported only when both are.
+ */
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     input: a.input + b.input,
     output: a.output + b.output,
     cacheRead: a.cacheRead + b.cacheRead,
     cacheWrite: a.cacheWrite + b.cacheWrite,
+    ...(a.cacheWrite1h !== undefined || b.cacheWrite1h !== undefined ? { cacheWrite1h: (a.cacheWrite1h ?? 0) + (b.cacheWrite1h ?? 0) } : {}),
+    ...(a.reasoning !== undefined || b.reasoning !== undefined ? { reasoning: (a.reasoning ?? 0) + (b.reasoning ?? 0) } : {}),
     totalTokens: a.totalTokens + b.totalTokens,
     cost: {
       input: a.cost.input + b.cost.input,
@@ -51,6 +57,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
       cacheRead: a.cost.cacheRead + b.cost.cacheRead,
       cacheWrite: a.cost.cacheWrite + b.cost.cacheWrite,
       total: a.cost.total + b.cost.total,
+      totalFromProvider: a.cost.totalFromProvider === true && b.cost.totalFromProvider === true,
     },
   };
 }

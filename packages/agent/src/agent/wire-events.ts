@@ -41,7 +41,8 @@ export function toWireEvent(event: AgentEvent): RpcEvent {
   if (event.type === "message_update") {
     return { type: "message_update", usage: usageOf(event.assistantMessageEvent), assistantMessageEvent: deltaOf(event.assistantMessageEvent) };
   }
-  // pi-ai 0.73.1 starts a reply with stopReason "stop"; the newest pi says "pending" until it ends.
+  // pi-ai 1.6's providers start a reply with stopReason "pending", which it stays until the reply
+  // ends; a provider of an extension may start with another (pi 0.73's said "stop"): announced as "pending".
   if (event.type === "message_start" && event.message.role === "assistant") return { ...event, message: { ...event.message, stopReason: "pending" } };
   return event;
 }

@@ -176,13 +176,9 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
       found("extensions", collectExtensionFiles(join(legacy, "extensions"), true), "project", legacy, []);
     }
     const agentsDirs = ancestorAgentsSkillDirs(options.cwd).filter((d) => resolve(d) !== resolve(userAgents));
-    found(
-      "skills",
-      [...findSkillFiles(join(projectBase, "skills"), "pi"), ...agentsDirs.flatMap((d) => findSkillFiles(d, "agents"))],
-      "project",
-      projectBase,
-      project.skills ?? [],
-    );
+    found("skills", findSkillFiles(join(projectBase, "skills"), "pi"), "project", projectBase, project.skills ?? []);
+    // Each `.agents` folder is its skills' base, as in pi 1.6 (sourceInfo.baseDir, override patterns).
+    for (const dir of agentsDirs) found("skills", findSkillFiles(dir, "agents"), "project", dirname(dir), project.skills ?? []);
     found("prompts", findTemplateFiles(join(projectBase, "prompts")), "project", projectBase, project.prompts ?? []);
   }
   const agentDir = options.agentDir;
@@ -191,7 +187,8 @@ function addDiscovered(acc: Accumulator, options: ResolveOptions, projectBase: s
     const legacy = join(options.home, ".parley");
     found("extensions", collectExtensionFiles(join(legacy, "extensions"), true), "user", legacy, []);
   }
-  found("skills", [...findSkillFiles(join(agentDir, "skills"), "pi"), ...findSkillFiles(userAgents, "agents")], "user", agentDir, user.skills ?? []);
+  found("skills", findSkillFiles(join(agentDir, "skills"), "pi"), "user", agentDir, user.skills ?? []);
+  found("skills", findSkillFiles(userAgents, "agents"), "user", dirname(userAgents), user.skills ?? []);
   found("prompts", findTemplateFiles(join(agentDir, "prompts")), "user", agentDir, user.prompts ?? []);
 }
 

@@ -63,7 +63,7 @@ class OutputCollector {
       return;
     }
     this.pending.push(chunk);
-    if (this.totalBytes > DEFAULT_MAX_BYTES || this.newlines + 1 > DEFAULT_MAX_LINES) {
+    if (this.totalBytes > DEFAULT_MAX_BYTES || this.lineCount() > DEFAULT_MAX_LINES) {
       const { path, stream } = createOutputFileStream("parley-bash", ".log");
       this.fullOutputPath = path;
       this.file = stream;
@@ -95,6 +95,11 @@ class OutputCollector {
     if (file) await new Promise<void>((resolve) => file.end(() => resolve()));
   }
 
+  /** Lines as pi 1.6 counts them: each newline ends one, and text after the last is one more. */
+  private lineCount(): number {
+    return this.newlines + (this.currentLineBytes > 0 ? 1 : 0);
+  }
+
   isEmpty(): boolean {
     return this.totalBytes === 0;
   }
@@ -102,7 +107,7 @@ class OutputCollector {
   snapshot(): { text: string; truncation: TruncationResult } {
     const truncation = truncateTail(this.tail);
     // The tail may be a window of the output; report totals of the whole output.
-    truncation.totalLines = this.newlines + 1;
+    truncation.totalLines = this.lineCount();
     truncation.totalBytes = this.totalBytes;
     return { text: truncation.content, truncation };
   }
@@ -196,6 +201,8 @@ export function createBashToolDefinition(
     label: "bash",
     description: `Run a bash command in the working directory and return its combined stdout and stderr. Only the last ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} of output are returned (whichever limit is hit first); the full output is then saved to a temp file. An optional timeout is given in seconds.`,
     promptSnippet: "Run shell commands (ls, grep, find, build and test tools, etc.)",
+    // Strict-schema arguments where the provider offers them, as pi 1.6 declares its read, bash, edit and write.
+    constrainedSampling: { type: "json_schema", strict: "prefer" },
     parameters: bashSchema,
     outputSchema: bashOutputSchema,
     async execute(_toolCallId, params, signal, onUpdate, ctx) {

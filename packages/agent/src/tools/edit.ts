@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { type Static, Type } from "typebox";
+import { importModule } from "../startup/module-loader.js";
 import { generateDiffString } from "./diff.js";
 import { withFileMutationQueue } from "./file-mutation-queue.js";
 import { resolveToCwd } from "./path-utils.js";
@@ -9,32 +10,28 @@ import { readRegularFile } from "./read-regular-file.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { errorCode, throwIfAborted, toAgentTool } from "./util.js";
 
-const replacementSchema = Type.Object(
-  {
-    oldText: Type.String({
-      description: "Exact text to replace. It must occur exactly once in the original file and must not overlap another edit's oldText.",
-    }),
-    newText: Type.String({ description: "Text to put in its place." }),
-  },
-  { additionalProperties: false },
-);
+const replacementSchema = Type.Object({
+  oldText: Type.String({
+    description: "Exact text to replace. It must occur exactly once in the original file and must not overlap another edit's oldText.",
+  }),
+  newText: Type.String({ description: "Text to put in its place." }),
+});
 
-const editSchema = Type.Object(
-  {
-    path: Type.String({ description: "File to edit, relative to the working directory or absolute" }),
-    edits: Type.Array(replacementSchema, {
-      description:
-        "One or more replacements, each matched against the original file (not against the result of earlier edits). Edits must not overlap; merge changes to the same or neighbouring lines into one edit.",
-    }),
-  },
-  { additionalProperties: false },
-);
+const editSchema = Type.Object({
+  path: Type.String({ description: "File to edit, relative to the working directory or absolute" }),
+  edits: Type.Array(replacementSchema, {
+    description:
+      "One or more replacements, each matched against the original file (not against the result of earlier edits). Edits must not overlap; merge changes to the same or neighbouring lines into one edit.",
+  }),
+});
 
 export type EditToolInput = Static<typeof editSchema>;
 
 export interface EditToolDetails {
   /** Line diff of the change. */
   diff: string;
+  /** The change as a unified patch (file headers, 4 lines of context), as pi 1.6 gives it. */
+  patch: string;
   /** First changed line in the new file, for editor navigation. */
   firstChangedLine?: number;
 }
@@ -98,8 +95,9 @@ function countOccurrences(haystack: string, needle: string): number {
  * Apply replacements to LF-normalised content. All edits are located in the
  * original content, validated (present, unique, non-overlapping) and applied
  * back to front so offsets stay valid. If any edit only matches fuzzily, the
- * whole operation works on the fuzzy-normalised content, so the file is
- * written back in normalised form.
+ * edits are located in the fuzzy-normalised content, and only the lines they
+ * touch are written in normalised form: every other line keeps its bytes, as
+ * pi 1.6 does (trailing whitespace and typographic quotes elsewhere survive).
  */
 export function applyEdits(content: string, edits: Replacement[], path: string): { baseContent: string; newContent: string } {
   const multi = edits.length > 1;
@@ -159,11 +157,63 @@ export function applyEdits(content: string, edits: Replacement[], path: string):
     }
   }
 
-  let newContent = baseContent;
-  for (const edit of [...sorted].reverse()) {
-    newContent = newContent.slice(0, edit.index) + edit.newText + newContent.slice(edit.index + edit.length);
+  if (!useFuzzy) return { baseContent, newContent: replaceRanges(baseContent, sorted) };
+  return { baseContent: content, newContent: replaceRanges(content, wholeLineReplacements(content, baseContent, sorted)) };
+}
+
+interface Range {
+  index: number;
+  length: number;
+  newText: string;
+}
+
+/** `ranges` (sorted, disjoint, offsets into `text` past `offset`) replaced, back to front. */
+function replaceRanges(text: string, ranges: readonly Range[], offset = 0): string {
+  let out = text;
+  for (const r of [...ranges].reverse()) out = out.slice(0, r.index - offset) + r.newText + out.slice(r.index - offset + r.length);
+  return out;
+}
+
+/** Each line's [start, end) in `text`, its newline included. */
+function lineSpans(text: string): Array<{ start: number; end: number }> {
+  const spans: Array<{ start: number; end: number }> = [];
+  for (let start = 0; start < text.length; ) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? text.length : newline + 1;
+    spans.push({ start, end });
+    start = end;
   }
-  return { baseContent, newContent };
+  return spans;
+}
+
+/**
+ * Ranges found in `fuzzy` (the fuzzy-normalised `original`, which has the same lines) turned into
+ * ranges of `original` that replace whole lines: the touched lines of `fuzzy` with the ranges
+ * applied. Ranges touching a common line are replaced together.
+ */
+function wholeLineReplacements(original: string, fuzzy: string, ranges: readonly Range[]): Range[] {
+  const originalLines = lineSpans(original);
+  const fuzzyLines = lineSpans(fuzzy);
+  if (originalLines.length !== fuzzyLines.length) throw new Error("Cannot keep the unchanged lines: normalising changed the line count.");
+  const lineOf = (offset: number): number => fuzzyLines.findIndex((l) => offset < l.end);
+  const groups: Array<{ first: number; last: number; ranges: Range[] }> = [];
+  for (const range of ranges) {
+    const first = lineOf(range.index);
+    // A range ending at a line's end (its newline included) ends on that line.
+    const last = range.length === 0 ? first : lineOf(range.index + range.length - 1);
+    if (first === -1 || last === -1) throw new Error("Cannot keep the unchanged lines: an edit lies outside the file.");
+    const group = groups.at(-1);
+    if (group && first <= group.last) {
+      group.last = Math.max(group.last, last);
+      group.ranges.push(range);
+    } else groups.push({ first, last, ranges: [range] });
+  }
+  return groups.map(({ first, last, ranges: inGroup }) => {
+    const from = fuzzyLines[first]!.start;
+    const to = fuzzyLines[last]!.end;
+    const start = originalLines[first]!.start;
+    return { index: start, length: originalLines[last]!.end - start, newText: replaceRanges(fuzzy.slice(from, to), inGroup, from) };
+  });
 }
 
 /** Accept pi's older single-replacement shape ({oldText, newText}) and stringified edit arrays. */
@@ -194,6 +244,8 @@ export function createEditToolDefinition(cwd: string, options: EditToolOptions =
     description:
       "Edit one file by exact text replacement. Each edits[].oldText must match a unique region of the original file, and edits must not overlap; combine changes that touch the same or nearby lines into a single edit. Keep oldText short but unique.",
     promptSnippet: "Make targeted edits to files by exact text replacement (several disjoint edits per call allowed)",
+    // Strict-schema arguments where the provider offers them, as pi 1.6 declares its read, bash, edit and write.
+    constrainedSampling: { type: "json_schema", strict: "prefer" },
     promptGuidelines: [
       "Use edit for targeted changes; edits[].oldText must match the file exactly.",
       "To change several places in one file, send one edit call with several entries in edits[] rather than several calls.",
@@ -241,7 +293,8 @@ export function createEditToolDefinition(cwd: string, options: EditToolOptions =
         await ops.writeFile(absolutePath, bom + restoreLineEndings(newContent, ending));
 
         const { diff, firstChangedLine } = generateDiffString(baseContent, newContent);
-        const details: EditToolDetails = firstChangedLine === undefined ? { diff } : { diff, firstChangedLine };
+        const patch = await unifiedPatch(path, baseContent, newContent);
+        const details: EditToolDetails = firstChangedLine === undefined ? { diff, patch } : { diff, patch, firstChangedLine };
         return {
           content: [{ type: "text", text: `Successfully replaced ${edits.length} block(s) in ${path}.` }],
           details,
@@ -249,6 +302,12 @@ export function createEditToolDefinition(cwd: string, options: EditToolOptions =
       });
     },
   };
+}
+
+/** jsdiff's unified patch with file headers only; loaded on the first edit, not at start-up. */
+async function unifiedPatch(path: string, oldContent: string, newContent: string): Promise<string> {
+  const { createTwoFilesPatch, FILE_HEADERS_ONLY } = await importModule<typeof import("diff")>("diff");
+  return createTwoFilesPatch(path, path, oldContent, newContent, undefined, undefined, { context: 4, headerOptions: FILE_HEADERS_ONLY });
 }
 
 export function createEditTool(cwd: string, options?: EditToolOptions): AgentTool<typeof editSchema, EditToolDetails | undefined> {

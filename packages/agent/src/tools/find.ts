@@ -76,7 +76,8 @@ export function createFindToolDefinition(cwd: string, options: FindToolOptions =
       const limit = Math.max(1, Math.floor(params.limit ?? DEFAULT_LIMIT));
       if (!(await ops.exists(searchPath))) throw new Error(`Path not found: ${searchPath}`);
 
-      const found = await ops.glob(params.pattern, searchPath, { ignore: [...DEFAULT_IGNORE], limit });
+      // One result past the limit tells "exactly `limit` matches" from "more" (as pi 1.6 asks its glob).
+      const found = await ops.glob(params.pattern, searchPath, { ignore: [...DEFAULT_IGNORE], limit: limit + 1 });
       throwIfAborted(signal);
       if (found.length === 0) return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
 
@@ -85,8 +86,12 @@ export function createFindToolDefinition(cwd: string, options: FindToolOptions =
         const rel = isAbsolute(p) ? relative(searchPath, p) : relative(searchPath, resolve(searchPath, p));
         return rel.split(sep).join("/") + (trailingSlash && rel !== "" ? trailingSlash : "");
       });
-      const resultLimitReached = found.length >= limit ? limit : undefined;
-      const notices = resultLimitReached ? [`${limit} results limit reached`] : [];
+      const resultLimitReached = found.length > limit ? limit : undefined;
+      // pi 1.6 words the notice of its own search (fd) with a hint, a plugged-in glob's without.
+      const limitNotice = options.operations
+        ? `${limit} results limit reached`
+        : `${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`;
+      const notices = resultLimitReached ? [limitNotice] : [];
       const { text, truncation } = withNotices(lines, notices);
       const details: FindToolDetails = {};
       if (resultLimitReached) details.resultLimitReached = resultLimitReached;

@@ -4,9 +4,8 @@ import { basename } from "node:path";
 import { type Static, Type } from "typebox";
 import { findGitRoot, walk } from "./fs-walk.js";
 import { createPathMatcher } from "./glob.js";
-import { withNotices } from "./ls.js";
 import { resolveToCwd } from "./path-utils.js";
-import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, type TruncationResult, truncateLine } from "./truncate.js";
+import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, type TruncationResult, truncateHead, truncateLine } from "./truncate.js";
 import type { AgentTool, ToolDefinition } from "./types.js";
 import { throwIfAborted, toAgentTool } from "./util.js";
 import { errorMessage } from "../error-text.js";
@@ -96,6 +95,37 @@ export function createGrepToolDefinition(cwd: string, options: GrepToolOptions =
         return clipped;
       };
 
+      // The lines a search shows, as pi 1.6 takes them from ripgrep's --context stream: each line
+      // once (overlapping windows merge, a match inside another's context shows as a match). Past
+      // the limit-th match its trailing context is still shown (a match there as context), and only
+      // one more match anywhere proves that the limit cut results off.
+      let limitHit = false;
+      let limitFile: string | undefined;
+      let trailingEnd = 0;
+      let matchLimitReached = false;
+      const push = (display: string, lineNumber: number, text: string, isMatch: boolean): void => {
+        const sepChar = isMatch ? ":" : "-";
+        output.push(`${display}${sepChar}${lineNumber}${sepChar} ${clip(text)}`);
+      };
+      /** One line of the stream; true when the search is over. */
+      const take = (absPath: string, display: string, lineNumber: number, text: string, isMatch: boolean): boolean => {
+        if (!limitHit) {
+          push(display, lineNumber, text, isMatch);
+          if (!isMatch) return false;
+          matchCount++;
+          if (matchCount >= limit) {
+            limitHit = true;
+            limitFile = absPath;
+            trailingEnd = lineNumber + contextLines;
+          }
+          return false;
+        }
+        const inWindow = absPath === limitFile && lineNumber <= trailingEnd;
+        if (inWindow) push(display, lineNumber, text, false);
+        if (isMatch) matchLimitReached = true;
+        return matchLimitReached && !(inWindow && lineNumber < trailingEnd);
+      };
+
       const searchFile = async (absPath: string, display: string): Promise<boolean> => {
         let content: string;
         try {
@@ -105,18 +135,20 @@ export function createGrepToolDefinition(cwd: string, options: GrepToolOptions =
         }
         if (content.slice(0, BINARY_SNIFF_CHARS).includes("\0")) return false;
         const lines = content.split("\n");
-        // The empty string after a final newline is not a line to match (but may show as context).
-        const searchable = content.endsWith("\n") ? lines.length - 1 : lines.length;
-        for (let i = 0; i < searchable; i++) {
-          if (!regex.test(lines[i] as string)) continue;
-          matchCount++;
-          const from = Math.max(0, i - contextLines);
-          const to = Math.min(lines.length - 1, i + contextLines);
-          for (let j = from; j <= to; j++) {
-            const sepChar = j === i ? ":" : "-";
-            output.push(`${display}${sepChar}${j + 1}${sepChar} ${clip(lines[j] as string)}`);
+        // The empty string after a final newline is no line (neither a match nor context).
+        const count = content.endsWith("\n") ? lines.length - 1 : lines.length;
+        let shown = -1; // the last line index taken from this file
+        let afterEnd = -1; // the last index of the current match's trailing context
+        for (let i = 0; i < count; i++) {
+          if (regex.test(lines[i] as string)) {
+            for (let j = Math.max(shown + 1, i - contextLines); j < i; j++) if (take(absPath, display, j + 1, lines[j] as string, false)) return true;
+            shown = i;
+            afterEnd = i + contextLines;
+            if (take(absPath, display, i + 1, lines[i] as string, true)) return true;
+          } else if (i <= afterEnd) {
+            shown = i;
+            if (take(absPath, display, i + 1, lines[i] as string, false)) return true;
           }
-          if (matchCount >= limit) return true;
         }
         return false;
       };
@@ -140,14 +172,16 @@ export function createGrepToolDefinition(cwd: string, options: GrepToolOptions =
 
       if (matchCount === 0) return { content: [{ type: "text", text: "No matches found" }], details: undefined };
 
-      const matchLimitReached = matchCount >= limit ? limit : undefined;
+      // Only the byte limit applies (the match limit bounds the rows); the notices in pi 1.6's order.
+      const truncation = truncateHead(output.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
       const notices: string[] = [];
       if (matchLimitReached) notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
-      const { text: body, truncation } = withNotices(output, notices);
-      const text = linesTruncated ? `${body}\n\n[Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines]` : body;
+      if (truncation.truncated) notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+      if (linesTruncated) notices.push(`Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines`);
+      const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
       const details: GrepToolDetails = {};
-      if (matchLimitReached) details.matchLimitReached = matchLimitReached;
-      if (truncation) details.truncation = truncation;
+      if (matchLimitReached) details.matchLimitReached = limit;
+      if (truncation.truncated) details.truncation = truncation;
       if (linesTruncated) details.linesTruncated = true;
       return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
     },

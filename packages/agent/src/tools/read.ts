@@ -134,6 +134,8 @@ export function createReadToolDefinition(cwd: string, options: ReadToolOptions =
     label: "read",
     description: `Read a file. Text files are returned as-is, cut at ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} (whichever comes first); page through large files with offset/limit until you have what you need. Images (png, jpeg, gif, webp) are returned as image attachments.`,
     promptSnippet: "Read file contents",
+    // Strict-schema arguments where the provider offers them, as pi 1.6 declares its read, bash, edit and write.
+    constrainedSampling: { type: "json_schema", strict: "prefer" },
     promptGuidelines: ["Use read to look at files rather than cat or sed."],
     parameters: readSchema,
     outputSchema: readOutputSchema,

@@ -17,7 +17,7 @@ export interface TruncationResult {
   truncated: boolean;
   /** Which limit cut the content, or null when nothing was cut. */
   truncatedBy: "lines" | "bytes" | null;
-  /** Lines in the original content (split on "\n"). */
+  /** Lines in the original content (none in "", a final newline ends the last line rather than starting one). */
   totalLines: number;
   /** UTF-8 bytes in the original content. */
   totalBytes: number;
@@ -63,12 +63,20 @@ function untruncated(content: string, totalLines: number, totalBytes: number, ma
   };
 }
 
+/** The lines pi 1.6 counts: none in "", and no empty line after a final newline. */
+function countedLines(content: string): string[] {
+  if (content.length === 0) return [];
+  const lines = content.split("\n");
+  if (content.endsWith("\n")) lines.pop();
+  return lines;
+}
+
 /** The limits, the content's size and its lines; `whole` is the result when nothing needs cutting. */
 function measure(content: string, options: TruncationOptions) {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const totalBytes = byteLength(content);
-  const lines = content.split("\n");
+  const lines = countedLines(content);
   const totalLines = lines.length;
   const whole = totalLines <= maxLines && totalBytes <= maxBytes ? untruncated(content, totalLines, totalBytes, maxLines, maxBytes) : undefined;
   return { maxLines, maxBytes, totalBytes, lines, totalLines, whole };

@@ -1,7 +1,7 @@
 /**
  * Public shapes of parley's tools.
  *
- * These mirror the shapes pi 0.73.1 exposes (pi-agent-core's `AgentTool` /
+ * These mirror the shapes pi 1.6 exposes (pi-agent-core's `AgentTool` /
  * `AgentToolResult` and pi-coding-agent's `ToolDefinition`) so that a pi
  * extension's tool objects are structurally assignable to them and vice versa.
  */
@@ -100,6 +100,10 @@ export interface AgentTool<TParams extends TSchema = TSchema, TDetails = any> {
   parameters: TParams;
   prepareArguments?: (args: unknown) => Static<TParams>;
   executionMode?: ToolExecutionMode;
+  /** JSON Schema of `structuredContent` (pi-agent-core 1.6). */
+  outputSchema?: object;
+  /** Grammar- or strict-schema-constrained arguments (pi-ai 1.6's tools). */
+  constrainedSampling?: Tool["constrainedSampling"];
   execute: (
     toolCallId: string,
     params: Static<TParams>,

@@ -67,6 +67,8 @@ export function toAgentTool<TParams extends TSchema, TDetails>(definition: ToolD
     parameters: definition.parameters,
     prepareArguments: definition.prepareArguments,
     executionMode: definition.executionMode,
+    outputSchema: definition.outputSchema,
+    constrainedSampling: definition.constrainedSampling,
     execute: (toolCallId, params, signal, onUpdate) => definition.execute(toolCallId, params, signal, onUpdate, undefined),
   };
 }

@@ -37,6 +37,8 @@ export function createWriteToolDefinition(cwd: string, options: WriteToolOptions
     label: "write",
     description: "Write a file with the given content, replacing it if it exists. Missing parent directories are created.",
     promptSnippet: "Create or overwrite files",
+    // Strict-schema arguments where the provider offers them, as pi 1.6 declares its read, bash, edit and write.
+    constrainedSampling: { type: "json_schema", strict: "prefer" },
     promptGuidelines: ["Use write only to create new files or to replace a file's entire content."],
     parameters: writeSchema,
     async execute(_toolCallId, params, signal) {
@@ -63,7 +65,7 @@ export function createWriteToolDefinition(cwd: string, options: WriteToolOptions
         // pi reports the string length here (not the UTF-8 size); kept identical
         // so transcripts match pi's.
         return {
-          content: [{ type: "text", text: `Successfully wrote ${params.content.length} bytes to ${params.path}` }],
+          content: [{ type: "text", text: `Successfully wrote to ${params.path}` }],
           details: undefined,
         };
       });

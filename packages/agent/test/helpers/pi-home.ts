@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, expect } from "vitest";
 import { AGENT_CEILING_MS, deadline } from "./deadline.js";
-import { type AgentProcess, PARLEY_BIN, PI_BIN, type Rec } from "./spawn.js";
+import { type AgentProcess, PARLEY_BIN, PI_NEWEST_CLI, type Rec } from "./spawn.js";
 
 /** The ceiling for one request or event in these tests (scaled like every other). */
 export const MINUTE = deadline(AGENT_CEILING_MS);
@@ -73,9 +73,9 @@ export async function prompted(agent: AgentProcess, message: string): Promise<vo
   await agent.waitFor((r) => r.type === "agent_end", MINUTE, from);
 }
 
-/** Runs a scenario against pi 0.73.1, then parley (each CLI's bin): both must come to the same result, which is returned. */
+/** Runs a scenario against pi 1.6.0 (`pi-newest`'s CLI), then parley: both must come to the same result, which is returned. */
 export async function alike<T>(scenario: (bin: string) => Promise<T>): Promise<T> {
-  const pi = await scenario(PI_BIN);
+  const pi = await scenario(PI_NEWEST_CLI);
   expect(await scenario(PARLEY_BIN)).toEqual(pi);
   return pi;
 }

@@ -17,8 +17,13 @@ import { AGENT_CEILING_MS, deadline } from "./deadline.js";
 
 export const ROOT = resolve(import.meta.dirname, "../../../..");
 export const PARLEY_BIN = join(ROOT, "node_modules/.bin/parley");
-/** pi 0.73.1, the reference (the newest pi, also installed as `pi-newest`, owns `node_modules/.bin/pi`). */
+/**
+ * pi 0.73.1, kept as a second reference for old clients only (pi 1.6.0, `pi-newest`, is the
+ * reference: `spawnPiNewest`; it owns `node_modules/.bin/pi`).
+ */
 export const PI_BIN = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+/** pi 1.6.0's CLI entry (the `pi-newest` devDependency), the reference; run with this Node. */
+export const PI_NEWEST_CLI = join(ROOT, "node_modules/pi-newest/dist/cli.js");
 export const DEMO = join(ROOT, "examples/extensions/rpc-demo.ts");
 export const PI_EXAMPLES = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/examples/extensions");
 
@@ -78,7 +83,9 @@ export interface SpawnOptions {
 export function spawnAgent(bin: string, args: string[], options: SpawnOptions = {}): AgentProcess {
   // A private HOME keeps the user's own extensions and sessions out of tests.
   const home = mkdtempSync(join(tmpdir(), "parley-home-"));
-  const child = spawn(bin, args, {
+  // pi 1.6's CLI runs on this Node, whatever `node` PATH finds first.
+  const [command, argv] = bin === PI_NEWEST_CLI ? [process.execPath, [bin, ...args]] : [bin, args];
+  const child = spawn(command, argv, {
     cwd: options.cwd ?? home,
     env: { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, ".pi", "agent"), ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
@@ -203,6 +210,10 @@ export const spawnParley = (args: string[], options?: SpawnOptions): AgentProces
   spawnAgent(PARLEY_BIN, ["--mode", "rpc", "--no-session", ...args], options);
 
 export const spawnPi = (args: string[], options?: SpawnOptions): AgentProcess => spawnAgent(PI_BIN, ["--mode", "rpc", "--no-session", ...args], options);
+
+/** pi 1.6.0 in RPC mode, on the Node running the tests (its records are not checked against parley's schema). */
+export const spawnPiNewest = (args: string[], options?: SpawnOptions): AgentProcess =>
+  spawnAgent(PI_NEWEST_CLI, ["--mode", "rpc", "--no-session", ...args], options);
 
 /** The dialog request that `prompt /command` opens (waits for it). */
 export async function openDialog(agent: AgentProcess, message: string, method: string): Promise<Rec> {

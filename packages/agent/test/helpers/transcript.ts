@@ -59,6 +59,13 @@ export interface NormaliseOptions {
   ids: UiIds;
   /** Literal path prefixes that differ between the two runs (private HOME, cwd) → placeholder. */
   paths: ReadonlyArray<readonly [prefix: string, placeholder: string]>;
+  /**
+   * The reference is pi 1.6 (which has them too): responses' `disposition` and an assistant
+   * message_start's stopReason are compared as sent, and a `durationMs` (timing) becomes a
+   * placeholder after it is checked, so its presence is compared. Otherwise (pi 0.73.1, which has
+   * none of them) they are checked and dropped.
+   */
+  newestPi?: boolean;
 }
 
 /** Placeholder ids, `sessionId`, and private paths; every other byte is kept. */
@@ -120,9 +127,34 @@ function withoutResultDurations(value: unknown): unknown {
   return rest;
 }
 
-export function normaliseRecord(record: Rec, { ids, paths }: NormaliseOptions): Rec {
+/**
+ * Every `durationMs` (tool_execution_end, tool results, aborted assistant messages) and bash's
+ * structured `wall_time_seconds` checked, then a placeholder: timing, not behaviour.
+ */
+function durationsAsPlaceholders(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(durationsAsPlaceholders);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => {
+      if (k === "durationMs") {
+        if (typeof v !== "number" || !Number.isInteger(v) || v < 0) throw new Error(`bad durationMs: ${JSON.stringify(v)}`);
+        return [k, "<ms>"];
+      }
+      if (k === "wall_time_seconds") {
+        if (typeof v !== "number" || v < 0) throw new Error(`bad wall_time_seconds: ${JSON.stringify(v)}`);
+        return [k, "<seconds>"];
+      }
+      return [k, durationsAsPlaceholders(v)];
+    }),
+  );
+}
+
+export function normaliseRecord(record: Rec, { ids, paths, newestPi = false }: NormaliseOptions): Rec {
   ids.see(record);
-  return mapStrings(withoutResultDurations(withoutStartingStopReason(withoutDuration(withoutDisposition(record)))), (s, key) => {
+  const kept = newestPi
+    ? (durationsAsPlaceholders(record) as Rec)
+    : withoutResultDurations(withoutStartingStopReason(withoutDuration(withoutDisposition(record))));
+  return mapStrings(kept, (s, key) => {
     if (key === "sessionId") return "<sessionId>";
     let out = ids.rename(s);
     for (const [prefix, placeholder] of paths) out = out.split(prefix).join(placeholder);
