@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as parley from "../src/tools/index.js";
 
@@ -198,6 +199,44 @@ describe("parley tools vs pi 1.6.0", () => {
     for (const f of Object.keys(FILES)) {
       expect(readFileSync(join(mineDir, f), "utf8")).toBe(readFileSync(join(piDir, f), "utf8"));
     }
+  });
+
+  it("edit keeps every byte it does not replace: files of mixed line endings, generated", async () => {
+    // Lines with distinct words and each its own ending (LF, CRLF, a rare lone CR, none at the end);
+    // an edit replaces a run of whole or partial lines with text of its own lines.
+    const ending = fc.constantFrom("\n", "\n", "\r\n", "\r\n", "\r");
+    const file = fc.array(fc.tuple(fc.constantFrom("", "  ", "\t"), ending), { minLength: 1, maxLength: 8 });
+    const edit = fc.record({
+      from: fc.nat(),
+      span: fc.nat({ max: 2 }),
+      cut: fc.boolean(),
+      lines: fc.array(fc.constantFrom("new", "", "x y"), { maxLength: 3 }),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(file, edit, fc.boolean(), async (lines, e, endless) => {
+        const words = lines.map(([indent], i) => `${indent}w${i}`);
+        let text = lines.map(([, end], i) => `${words[i]}${end}`).join("");
+        if (endless) text = text.replace(/(\r\n|\r|\n)$/, "");
+        const from = e.from % words.length;
+        const to = Math.min(words.length - 1, from + e.span);
+        const oldText = words
+          .slice(from, to + 1)
+          .join("\n")
+          .slice(e.cut ? 1 : 0);
+        const newText = e.lines.join("\n");
+        const files = { "m.txt": text };
+        const name = `mixed-${run++}`;
+        const mine = fixture(`${name}-parley`, files);
+        const theirs = fixture(`${name}-pi`, files);
+        const params = { path: "m.txt", edits: [{ oldText, newText }] };
+        const a = await outcome(parley.createEditTool as Factory, mine, params);
+        const b = await outcome(pi.createEditTool as Factory, theirs, params);
+        expect({ text, params, result: a }).toEqual({ text, params, result: b });
+        expect(readFileSync(join(mine, "m.txt"), "latin1")).toBe(readFileSync(join(theirs, "m.txt"), "latin1"));
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it("bash", async () => {

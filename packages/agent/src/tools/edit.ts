@@ -59,14 +59,50 @@ export interface Replacement {
   newText: string;
 }
 
-export function detectLineEnding(content: string): "\r\n" | "\n" {
-  const lf = content.indexOf("\n");
-  return lf > 0 && content[lf - 1] === "\r" ? "\r\n" : "\n";
+/** Line breaks as one LF: CRLF, and a lone CR (classic Mac files), which keeps every offset but CRLF's. */
+export const normalizeToLF = (text: string): string => text.replace(/\r\n?/g, "\n");
+
+/**
+ * Ranges located in `normalizeToLF(original)` applied to `original` itself, so every byte outside
+ * them is kept, each line's own ending included (a file with mixed endings stays mixed). A line
+ * break inside a new text takes the ending of the line where its range starts.
+ */
+export function applyToOriginal(original: string, ranges: readonly Range[]): string {
+  // Only a CRLF shortens the normalised text: the n-th one's LF sits n places earlier there.
+  const crlfs: number[] = [];
+  for (let at = original.indexOf("\r\n"); at !== -1; at = original.indexOf("\r\n", at + 2)) crlfs.push(at - crlfs.length);
+  let before = 0;
+  // Called with offsets that only grow; an offset at a CRLF's LF maps to its CR, so a range covers the whole break.
+  const toOriginal = (offset: number): number => {
+    while (before < crlfs.length && (crlfs[before] ?? Number.POSITIVE_INFINITY) < offset) before++;
+    return offset + before;
+  };
+  const pieces: string[] = [];
+  const add = (piece: string): void => {
+    if (piece === "") return;
+    // A kept CR meeting a new LF would read as one CRLF: give the CR a line feed of its own.
+    if (pieces.at(-1)?.endsWith("\r") && piece.startsWith("\n")) pieces.push("\n");
+    pieces.push(piece);
+  };
+  let position = 0;
+  for (const range of [...ranges].sort((a, b) => a.index - b.index)) {
+    const start = toOriginal(range.index);
+    add(original.slice(position, start));
+    const ending = lineEndingAt(original, start);
+    add(ending === "\n" ? range.newText : range.newText.replaceAll("\n", ending));
+    position = toOriginal(range.index + range.length);
+  }
+  add(original.slice(position));
+  return pieces.join("");
 }
 
-export const normalizeToLF = (text: string): string => text.replace(/\r\n/g, "\n");
-
-export const restoreLineEndings = (text: string, ending: "\r\n" | "\n"): string => (ending === "\r\n" ? text.replace(/\n/g, "\r\n") : text);
+/** The ending of the line holding `offset` (the one before it for an unterminated last line); CR alone only in a file without LF. */
+function lineEndingAt(text: string, offset: number): "\r\n" | "\n" | "\r" {
+  const next = text.indexOf("\n", offset);
+  const lf = next === -1 ? text.lastIndexOf("\n", offset) : next;
+  if (lf === -1) return text.includes("\r") ? "\r" : "\n";
+  return text[lf - 1] === "\r" ? "\r\n" : "\n";
+}
 
 export function stripBom(content: string): { bom: string; text: string } {
   return content.startsWith("\uFEFF") ? { bom: "\uFEFF", text: content.slice(1) } : { bom: "", text: content };
@@ -99,7 +135,7 @@ function countOccurrences(haystack: string, needle: string): number {
  * touch are written in normalised form: every other line keeps its bytes, as
  * pi 1.6 does (trailing whitespace and typographic quotes elsewhere survive).
  */
-export function applyEdits(content: string, edits: Replacement[], path: string): { baseContent: string; newContent: string } {
+export function applyEdits(content: string, edits: Replacement[], path: string): { baseContent: string; newContent: string; ranges: Range[] } {
   const multi = edits.length > 1;
   const label = (i: number) => (multi ? `edits[${i}]` : "the text");
   const normalized = edits.map((e) => ({ oldText: normalizeToLF(e.oldText), newText: normalizeToLF(e.newText) }));
@@ -157,11 +193,13 @@ export function applyEdits(content: string, edits: Replacement[], path: string):
     }
   }
 
-  if (!useFuzzy) return { baseContent, newContent: replaceRanges(baseContent, sorted) };
-  return { baseContent: content, newContent: replaceRanges(content, wholeLineReplacements(content, baseContent, sorted)) };
+  // The ranges returned are offsets into `content` either way (applyToOriginal maps them to the file).
+  if (!useFuzzy) return { baseContent, newContent: replaceRanges(baseContent, sorted), ranges: sorted };
+  const ranges = wholeLineReplacements(content, baseContent, sorted);
+  return { baseContent: content, newContent: replaceRanges(content, ranges), ranges };
 }
 
-interface Range {
+export interface Range {
   index: number;
   length: number;
   newText: string;
@@ -278,10 +316,9 @@ export function createEditToolDefinition(cwd: string, options: EditToolOptions =
         }
         throwIfAborted(signal);
 
-        // Match on LF text without BOM, then restore the file's conventions.
+        // Match on LF text without BOM; write the replacements into the file's own text.
         const { bom, text } = stripBom(raw);
-        const ending = detectLineEnding(text);
-        const { baseContent, newContent } = applyEdits(normalizeToLF(text), edits, path);
+        const { baseContent, newContent, ranges } = applyEdits(normalizeToLF(text), edits, path);
         if (baseContent === newContent) {
           throw new Error(
             edits.length > 1
@@ -290,7 +327,7 @@ export function createEditToolDefinition(cwd: string, options: EditToolOptions =
           );
         }
         throwIfAborted(signal);
-        await ops.writeFile(absolutePath, bom + restoreLineEndings(newContent, ending));
+        await ops.writeFile(absolutePath, bom + applyToOriginal(text, ranges));
 
         const { diff, firstChangedLine } = generateDiffString(baseContent, newContent);
         const patch = await unifiedPatch(path, baseContent, newContent);
