@@ -65,6 +65,8 @@ export const DEFAULT_MODEL_PER_PROVIDER: Readonly<Record<string, string>> = {
 export interface ExtraModels {
   models(): Model<Api>[];
   hasAuth(model: Model<Api>): boolean;
+  /** The key a registered provider was given (resolved), which pi 1.6 uses before the environment's. */
+  configuredKey?(provider: string): string | undefined;
 }
 
 /** `--provider`/`--model`/`--api-key` that cannot be honoured. The message lists close matches. */

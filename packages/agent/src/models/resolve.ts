@@ -330,6 +330,7 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     hasAuth: (m) => m.provider === PARLEY_PROVIDER || keys.get(m.provider) !== undefined,
     setExtraModels: (source) => {
       extra = source;
+      keys.registeredKey = source.configuredKey ? (provider) => source.configuredKey?.(provider) : undefined;
       if (built) built.extra = source;
     },
     refreshCatalog: async (request) => {
