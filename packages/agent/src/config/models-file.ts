@@ -69,6 +69,25 @@ export function adjustBuiltIn(file: ModelsFile, model: Model<Api>): Model<Api> {
 }
 
 /**
+ * A built-in image or classifier model as pi 1.6's registry adjusts it: models.json's `models` and
+ * `modelOverrides` are for chat models only, but the provider's `baseUrl` moves these too, and a
+ * classifier takes the provider's `compat` over its own (how a System One service takes images).
+ */
+export function adjustBuiltInTyped<M extends { provider: string; type: string; baseUrl: string; compat?: unknown }>(file: ModelsFile, model: M): M {
+  const o = file.overrides.get(model.provider);
+  if (!o || (o.baseUrl === undefined && (o.compat === undefined || model.type !== "classifier"))) return model;
+  const out: M = { ...model };
+  if (o.baseUrl !== undefined) out.baseUrl = o.baseUrl;
+  if (o.compat !== undefined && model.type === "classifier") out.compat = { ...(isObject(model.compat) ? model.compat : {}), ...o.compat };
+  return out;
+}
+
+/** The headers models.json gives a provider (resolved), which pi 1.6 adds to each of its requests' auth. */
+export function providerHeaders(file: ModelsFile, provider: string): Record<string, string> | undefined {
+  return file.overrides.get(provider)?.headers;
+}
+
+/**
  * The key models.json gives a provider, read as pi 1.6 reads it (`$VAR`/`${VAR}`, `!command`, else
  * the text itself; undefined while a variable it names is unset). pi uses it after auth.json and
  * before the environment.
