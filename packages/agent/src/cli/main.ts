@@ -22,6 +22,7 @@ import { loadExtension } from "../extensions/loader.js";
 import { builtinSources } from "../extensions/builtin-extensions.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import { catalogUserAgent } from "../models/remote-catalog.js";
+import { builtinTypedModels } from "../models/typed-models.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
@@ -131,6 +132,7 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
     freshAuth: setup.auth.freshAuth,
     fallbackKey: (provider) => providerKey(file, provider),
     adjustTyped: (model) => adjustBuiltInTyped(file, model),
+    typedBuiltIns: builtinTypedModels,
     configuredHeaders: (provider) => providerHeaders(file, provider),
     modelsStore: join(setup.agentDir, "models-store.json"),
     // pi-ai 1.6 has no OAuth model adjustment of its own any more (its providers read the login).

@@ -27,7 +27,7 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Api, ClassifierApi, ClassifierModel, ImageApi, ImageModel, Model } from "@earendil-works/pi-ai";
+import type { Api, ClassifierApi, ClassifierModel, ImageApi, ImageModel, KnownProvider, Model } from "@earendil-works/pi-ai";
 import type { RequestAuth } from "../config/oauth-tokens.js";
 import { KeyLookup } from "./api-keys.js";
 import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
@@ -35,7 +35,7 @@ import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patter
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
 import { loadPiAiCatalog, loadPiAiForResolution, loadPiAiNow, piAiCatalogLoaded } from "./pi-ai.js";
 import { piAiFile } from "./pi-ai-files.js";
-import { type CatalogRequest, RemoteCatalog } from "./remote-catalog.js";
+import { type CatalogRequest, type PersonalSource, RemoteCatalog } from "./remote-catalog.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
 /** When pi-ai's built-in model data was generated (its data manifest's `generatedAt`), or undefined. */
@@ -77,6 +77,8 @@ export interface ResolveEnvironment {
   fallbackKey?: (provider: string) => string | undefined;
   /** Adjusts each built-in image and classifier model (models.json's provider `baseUrl` and, for classifiers, `compat`). */
   adjustTyped?: <M extends TypedModel>(model: M) => M;
+  /** pi-ai's built-in image and classifier models of a provider (OpenRouter's personalised catalogue starts from them). */
+  typedBuiltIns?: (provider: string) => readonly TypedModel[];
   /** Headers models.json gives a provider, added to a typed call's auth as pi 1.6 adds them to every request's. */
   configuredHeaders?: (provider: string) => Record<string, string> | undefined;
   /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
@@ -357,10 +359,19 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
       }
       await loadCatalog();
       const providers = pi.getProviders() as string[];
+      // OpenRouter's catalogue is personalised from the built-in models, with the key and base URL a request would use.
+      const personal: PersonalSource = {
+        builtIn: (provider) => [...(pi.getModels(provider as KnownProvider) as Model<Api>[]), ...(environment.typedBuiltIns?.(provider) ?? [])],
+        key: (provider) => keys.get(provider),
+        baseUrl: (provider) => {
+          const first = (pi.getModels(provider as KnownProvider) as Model<Api>[])[0];
+          return first ? (environment.adjustBuiltIn?.(first) ?? first).baseUrl : undefined;
+        },
+      };
       return overlay.refresh(
         configured.filter((p) => providers.includes(p)),
         providers,
-        request,
+        { personal, ...request },
       );
     },
     chooseStartup: async (request) => {
