@@ -54,7 +54,7 @@ describe("codemode's loadout", () => {
           mcp__docs__fetch: ns,
         },
       ),
-      { mode: () => "on", inlineBudget: () => 3000 },
+      { mode: () => "on", inlineBudget: () => 3000, models: true },
     );
     expect(changes.hiddenDeclarations).toEqual([]);
     expect(changes.descriptions?.["read"]).toBe("The read tool.\n\nFrom codemode: `tools.read(args)` resolves to a string.");
@@ -71,6 +71,7 @@ describe("codemode's loadout", () => {
     const changes = prepareCodemodeLoadout(loadout([read, bash, codemode], [read, bash], { codemode: "model-only" }), {
       mode: () => "only",
       inlineBudget: () => 3000,
+      models: false,
     });
     expect(changes.hiddenDeclarations).toEqual(["read", "bash"]);
     expect(changes.descriptions?.["read"]).toBeUndefined();

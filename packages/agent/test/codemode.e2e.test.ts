@@ -85,7 +85,11 @@ function normalize(value: unknown, w: AgentWorld): unknown {
     .split(w.base)
     .join("<BASE>")
     .replace(/Wall time \d+\.\d seconds/g, "Wall time <T> seconds")
-    .replace(/"wall_time_seconds":[\d.]+/g, '"wall_time_seconds":0');
+    .replace(/"wall_time_seconds":[\d.]+/g, '"wall_time_seconds":0')
+    // Where an image is saved (parley keeps its output files in a private folder of its own).
+    .replace(/\[Image saved to [^\]]*?\/pi-codemode-[0-9a-z]+\.(png|jpg|gif|webp) /g, "[Image saved to <FILE> ")
+    // pi's model-call errors end pointing at its own docs/codemode.md, which parley does not ship.
+    .replace(/ See \\"[A-Za-z ]+\\" in [^\s"]*codemode\.md\./g, "");
   return JSON.parse(text, (key, v) => (key === "durationMs" || key === "timestamp" ? 0 : v));
 }
 
@@ -241,5 +245,69 @@ describe("a codemode script, as pi 1.6 runs it", () => {
       }
     },
     3 * MINUTE,
+  );
+});
+
+const TYPED = join(ROOT, "packages/agent/test/fixtures/codemode/typed-provider.js");
+
+const MODELS_SCRIPT = `codemode:
+const judge = await models.getModelOfType("classifier", "judgeco", "judge");
+const question = { ok: { type: "bool", instructions: "Is it fine?", criteria: { true: "yes", false: "no" } } };
+const verdict = await models.classify(judge, { state: { text: "fine" }, questions: question });
+// A script's own baseUrl never reaches the provider: the call uses the catalogue's entry.
+const picture = await models.generateImages({ provider: "judgeco", id: "painter", baseUrl: "http://elsewhere.invalid" }, { input: [{ type: "text", text: "a fox" }] });
+image(picture.output[0]);
+return {
+  available: (await models.getAvailableOfType("classifier", "judgeco")).map((m) => m.id),
+  images: (await models.getModelsOfType("image", "judgeco")).map((m) => m.id),
+  chat: (await models.getModelsOfType("chat", "cm")).map((m) => m.id),
+  verdict: [verdict.stopReason, verdict.answers, verdict.errorMessage],
+  picture: [picture.stopReason, picture.errorMessage],
+};`;
+
+describe("a codemode script's models global, as pi 1.6 offers it", () => {
+  const run = async (script: string, extra: string[] = []) =>
+    Promise.all(
+      BOTH.map(async (agent) => {
+        const w = world(agent);
+        rmSync(join(w.agentDir, "mcp.json"));
+        const records = await prompted(start(agent, w, ["--tools", "+codemode", "-e", TYPED, ...extra]), script);
+        return { records: toolRecords(records, w), reply: normalize(lastText(records), w) };
+      }),
+    );
+
+  it(
+    "lists the catalogue and runs an extension's classifier and image model with the provider's key: the same rows, usage and result",
+    async () => {
+      const [pi, parley] = await run(MODELS_SCRIPT);
+      expect(parley?.records).toEqual(pi?.records);
+      expect(parley?.reply).toEqual(pi?.reply);
+      const text = String(pi?.reply);
+      expect(text).toContain("Script completed");
+      expect(text).toContain('"available":["judge"]');
+      expect(text).toContain("key=jk-literal base=http://127.0.0.1:9/judgeco prompt=a fox");
+      const end = pi?.records.find((r) => (r as Rec)["type"] === "tool_execution_end" && (r as Rec)["toolName"] === "codemode") as Rec | undefined;
+      expect(JSON.stringify(end)).toContain('"name":"models.classify"');
+      expect(JSON.stringify(end)).toContain('"cost":0.5');
+    },
+    3 * MINUTE,
+  );
+
+  it(
+    "a model of the wrong type, an unknown one, a malformed context and an unshown image: the same errors and note as pi",
+    async () => {
+      const scripts = [
+        'codemode:\nawait models.classify({ provider: "judgeco", id: "painter" }, { state: {}, questions: {} });',
+        'codemode:\nawait models.generateImages(await models.getModelOfType("image", "judgeco", "nope"), { input: [] });',
+        'codemode:\nawait models.classify({ provider: "judgeco", id: "judge" }, { state: {}, questions: { q: { type: "maybe", instructions: "x" } } });',
+        'codemode:\nawait models.getModelOfType("classifier", "judgeco/judge");',
+        'codemode:\nconst p = await models.generateImages({ provider: "judgeco", id: "painter" }, { input: [{ type: "text", text: "x" }] });\nreturn p.stopReason;',
+      ];
+      for (const script of scripts) {
+        const [pi, parley] = await run(script);
+        expect(parley?.records, script).toEqual(pi?.records);
+      }
+    },
+    5 * MINUTE,
   );
 });

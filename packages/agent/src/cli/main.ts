@@ -14,7 +14,7 @@ import type { AgentSession } from "../agent/agent-session.js";
 import { contextFiles, promptText } from "../agent/system-prompt.js";
 import { agentDir as findAgentDir, ENV_SESSION_DIR, expandTilde, PROJECT_DIR_NAME } from "../config/agent-dir.js";
 import { loadAuthFile } from "../config/auth-file.js";
-import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
+import { adjustBuiltIn, adjustBuiltInTyped, loadModelsFile, providerHeaders, providerKey } from "../config/models-file.js";
 import { askProjectTrust, trustWithoutAsking } from "../config/project-trust.js";
 import { applyHttpProxySetting, configureHttpDispatcher } from "../config/http-dispatcher.js";
 import { loadSettings, type Settings } from "../config/settings.js";
@@ -22,6 +22,7 @@ import { loadExtension } from "../extensions/loader.js";
 import { builtinSources } from "../extensions/builtin-extensions.js";
 import { extensionStack } from "../extensions/extension-stack.js";
 import { catalogUserAgent } from "../models/remote-catalog.js";
+import { builtinTypedModels } from "../models/typed-models.js";
 import { ModelResolutionError, ModelScriptError, resolveModels, type ModelResolution, type ResolveEnvironment, type ThinkingLevel } from "../models/index.js";
 import { resolveModelScope } from "../models/model-scope.js";
 import type { ExtensionSource } from "../extensions/extension-source.js";
@@ -130,6 +131,9 @@ async function modelEnvironment(setup: Setup): Promise<ResolveEnvironment> {
     authKey: setup.auth.apiKey,
     freshAuth: setup.auth.freshAuth,
     fallbackKey: (provider) => providerKey(file, provider),
+    adjustTyped: (model) => adjustBuiltInTyped(file, model),
+    typedBuiltIns: builtinTypedModels,
+    configuredHeaders: (provider) => providerHeaders(file, provider),
     modelsStore: join(setup.agentDir, "models-store.json"),
     // pi-ai 1.6 has no OAuth model adjustment of its own any more (its providers read the login).
     ...(file.overrides.size > 0 ? { adjustBuiltIn: (model) => adjustBuiltIn(file, model) } : {}),

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { PromptCache, ProviderConfig, ProviderModelConfig } from "../models/extension-providers.js";
-import { resolveConfigValue } from "./config-value.js";
+import { resolveConfigTemplate } from "./config-value.js";
 
 /** A per-model override of a built-in model (pi's `modelOverrides` fields). */
 interface ModelOverride {
@@ -68,9 +68,33 @@ export function adjustBuiltIn(file: ModelsFile, model: Model<Api>): Model<Api> {
   return out;
 }
 
-/** The key models.json gives a provider (pi uses it after auth.json and the environment). */
+/**
+ * A built-in image or classifier model as pi 1.6's registry adjusts it: models.json's `models` and
+ * `modelOverrides` are for chat models only, but the provider's `baseUrl` moves these too, and a
+ * classifier takes the provider's `compat` over its own (how a System One service takes images).
+ */
+export function adjustBuiltInTyped<M extends { provider: string; type: string; baseUrl: string; compat?: unknown }>(file: ModelsFile, model: M): M {
+  const o = file.overrides.get(model.provider);
+  if (!o || (o.baseUrl === undefined && (o.compat === undefined || model.type !== "classifier"))) return model;
+  const out: M = { ...model };
+  if (o.baseUrl !== undefined) out.baseUrl = o.baseUrl;
+  if (o.compat !== undefined && model.type === "classifier") out.compat = { ...(isObject(model.compat) ? model.compat : {}), ...o.compat };
+  return out;
+}
+
+/** The headers models.json gives a provider (resolved), which pi 1.6 adds to each of its requests' auth. */
+export function providerHeaders(file: ModelsFile, provider: string): Record<string, string> | undefined {
+  return file.overrides.get(provider)?.headers;
+}
+
+/**
+ * The key models.json gives a provider, read as pi 1.6 reads it (`$VAR`/`${VAR}`, `!command`, else
+ * the text itself; undefined while a variable it names is unset). pi uses it after auth.json and
+ * before the environment.
+ */
 export function providerKey(file: ModelsFile, provider: string): string | undefined {
-  return file.overrides.get(provider)?.apiKey;
+  const raw = file.overrides.get(provider)?.apiKey;
+  return raw === undefined ? undefined : resolveConfigTemplate(raw);
 }
 
 function modelOverride(raw: Record<string, unknown>): ModelOverride {
@@ -114,7 +138,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 function stringRecord(v: unknown): Record<string, string> | undefined {
   if (!isObject(v)) return undefined;
   const out: Record<string, string> = {};
-  for (const [k, value] of Object.entries(v)) if (typeof value === "string") out[k] = resolveConfigValue(value) ?? value;
+  for (const [k, value] of Object.entries(v)) {
+    if (typeof value !== "string") continue;
+    // Read as the apiKey is; a header whose variable is unset is left out rather than sent as written.
+    const resolved = resolveConfigTemplate(value);
+    if (resolved !== undefined) out[k] = resolved;
+  }
   return out;
 }
 
@@ -168,7 +197,8 @@ export function loadModelsFile(agentDir: string): ModelsFile {
     if (!isObject(raw)) continue;
     const models = Array.isArray(raw["models"]) ? raw["models"].filter((m): m is Record<string, unknown> => isObject(m) && typeof m["id"] === "string") : [];
     const headers = stringRecord(raw["headers"]);
-    const apiKey = typeof raw["apiKey"] === "string" ? resolveConfigValue(raw["apiKey"]) : undefined;
+    // Kept as written: read when a request needs it (providerKey, and the registration's key for custom models).
+    const apiKey = typeof raw["apiKey"] === "string" ? raw["apiKey"] : undefined;
     const perModel = new Map<string, ModelOverride>();
     if (isObject(raw["modelOverrides"])) {
       for (const [id, o] of Object.entries(raw["modelOverrides"])) if (isObject(o)) perModel.set(id, modelOverride(o));

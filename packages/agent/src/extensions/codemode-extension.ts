@@ -46,21 +46,24 @@ function inlineBudgetOf(pi: Pick<ExtensionAPI, "getSettings">): number {
   return typeof budget === "number" && Number.isFinite(budget) && budget >= 0 ? budget : DEFAULT_INLINE_BUDGET;
 }
 
-/** What pi's `createCodemodeExtension(options)` takes; `models` is accepted and unused (parley has no `models` global). */
+/** What pi's `createCodemodeExtension(options)` takes. */
 export interface CodemodeOptions {
   mode?: CodemodeMode;
   inlineBudget?: number;
-  models?: unknown;
+  /** Scripts get the `models` global (the catalogue, classifiers, image models). Default true, as in pi. */
+  models?: boolean;
 }
 
 export function codemodeDefinition(
   pi: Pick<ExtensionAPI, "getSettings" | "getAllTools" | "appendEntry">,
   options: CodemodeOptions = {},
 ): ToolDefinition<TSchema, CodemodeDetails, unknown, ExtensionToolContext> {
+  // As pi: only `true` turns it on, so an option of another type leaves scripts without it.
+  const models = (options.models ?? true) === true;
   return {
     name: CODEMODE_TOOL_NAME,
     label: CODEMODE_TOOL_NAME,
-    description: codemodeDescription([]),
+    description: codemodeDescription([], undefined, models),
     promptSnippet: CODEMODE_SNIPPET,
     promptGuidelines: [CODEMODE_GUIDELINE],
     parameters: PARAMETERS,
@@ -68,7 +71,11 @@ export function codemodeDefinition(
     exposure: "model-only",
     defaultActive: false,
     prepareLoadout: (loadout) =>
-      prepareCodemodeLoadout(loadout, { mode: () => options.mode ?? modeOf(pi), inlineBudget: () => options.inlineBudget ?? inlineBudgetOf(pi) }),
+      prepareCodemodeLoadout(loadout, {
+        mode: () => options.mode ?? modeOf(pi),
+        inlineBudget: () => options.inlineBudget ?? inlineBudgetOf(pi),
+        models,
+      }),
     reachesTools: (input) => scriptReach(input["code"]),
     // Models that can write the script as raw text rather than a JSON-escaped string do so.
     constrainedSampling: { type: "grammar", variants: { openai_lark: CODEMODE_SOURCE_GRAMMAR } },
@@ -80,6 +87,7 @@ export function codemodeDefinition(
         appendEntry: (customType, data) => pi.appendEntry(customType, data),
         guidelines: () => new Map(pi.getAllTools().map((tool) => [tool.name, tool.promptGuidelines ?? []])),
         namespaceOf: (name) => pi.getAllTools().find((tool) => tool.name === name)?.namespace,
+        models,
       });
     },
   };

@@ -26,13 +26,16 @@ const INTRO = [
   '- The first line may set options: `// @options: {"max_output_tokens": 10000, "timeout_ms": 60000}`',
 ].join("\n");
 
-// parley has no `models` global (no classifier or image models), so that line is left out.
 const GLOBALS = [
   "Globals:",
   "- Output comes from `text(value)`, `image(dataUrlOrImageBlock)`, `console.log(...)` and a top-level `return`; `exit()` stops the script. Several text items each start with a `==> text N/M <==` line; `console` lines come after the rest, in one `<console_output>` block. `image()` saves the image to a temp file too and the result names the file.",
   "- `store(key, value)` and `load(key)` keep JSON values from one codemode call to the next.",
   "- To find tools not listed here, such as MCP tools: `ALL_TOOLS`, `await searchTools(query, { limit?, namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`.",
 ].join("\n");
+
+/** The line on the `models` global (pi points at its docs; parley's line carries the API itself). */
+const MODELS_GLOBAL =
+  '- `models`: classifiers and image generation with the session\'s credentials. `await models.getAvailableOfType(type, provider?)`, `await models.getModelsOfType(type, provider?)` and `await models.getModelOfType(type, provider, id)` list the catalogue (type "chat", "image" or "classifier"); `await models.classify(model, { state, questions, images? })` (each question `{ type: "choice" | "bool" | "score", instructions, criteria }`) and `await models.generateImages(model, { input: [{ type: "text", text }] })` do not throw on a provider error: check `stopReason` and `errorMessage`; show a generated image block with `image(block)`.';
 
 /** The tool as a script sees it (pi-codemode's declaration shape). */
 export interface ScriptDeclaration {
@@ -114,9 +117,9 @@ export interface DescriptionInput {
   inlineBudget: number;
 }
 
-/** The codemode tool's description listing `tools` (the codemode tool itself left out). */
-export function codemodeDescription(tools: readonly DeclarableTool[], input?: DescriptionInput): string {
-  const head = [INTRO, GLOBALS];
+/** The codemode tool's description listing `tools` (the codemode tool itself left out); `models`: scripts have the `models` global. */
+export function codemodeDescription(tools: readonly DeclarableTool[], input?: DescriptionInput, models = false): string {
+  const head = [INTRO, models ? `${GLOBALS}\n${MODELS_GLOBAL}` : GLOBALS];
   const declarations = tools
     .filter((t) => t.name !== CODEMODE_TOOL_NAME && !input?.deferred.has(t.name))
     .map((t) => scriptDeclaration(t, input?.guidelines.get(t.name)));
@@ -212,6 +215,8 @@ function withScriptNote(tool: DeclarableTool): string {
 export interface LoadoutSettings {
   mode: () => CodemodeMode;
   inlineBudget: () => number;
+  /** Scripts have the `models` global. */
+  models: boolean;
 }
 
 /**
@@ -232,12 +237,16 @@ export function prepareCodemodeLoadout(loadout: ToolLoadout, settings: LoadoutSe
     const namespace = loadout.getNamespace(tool.name);
     if (namespace) namespaces.set(tool.name, namespace);
   }
-  descriptions[CODEMODE_TOOL_NAME] = codemodeDescription(listed, {
-    namespaces,
-    guidelines: new Map(listed.map((t) => [t.name, loadout.getPromptGuidelines(t.name)])),
-    deferred: new Set(listed.filter((t) => loadout.getExposure(t.name) === "deferred").map((t) => t.name)),
-    inlineBudget: settings.inlineBudget(),
-  });
+  descriptions[CODEMODE_TOOL_NAME] = codemodeDescription(
+    listed,
+    {
+      namespaces,
+      guidelines: new Map(listed.map((t) => [t.name, loadout.getPromptGuidelines(t.name)])),
+      deferred: new Set(listed.filter((t) => loadout.getExposure(t.name) === "deferred").map((t) => t.name)),
+      inlineBudget: settings.inlineBudget(),
+    },
+    settings.models,
+  );
   const declared = new Set(loadout.declared.map((t) => t.name));
   return {
     descriptions,

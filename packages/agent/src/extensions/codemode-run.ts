@@ -6,6 +6,7 @@
  * so start-up never loads the sandbox.
  */
 import type { AgentToolResult, AgentToolUpdateCallback } from "@earendil-works/pi-agent-core";
+import type { Usage } from "@earendil-works/pi-ai";
 import type { CodemodeOutputItem, CodemodeResult, CodemodeTool } from "@earendil-works/pi-codemode";
 import { parseCodemodeSource } from "@earendil-works/pi-codemode/source";
 import { toCodemodeIdentifier } from "@earendil-works/pi-codemode/declarations";
@@ -14,6 +15,7 @@ import { importModule } from "../startup/module-loader.js";
 import { formatSize } from "../tools/truncate.js";
 import type { ToolNamespace } from "../tools/types.js";
 import { CODEMODE_TOOL_NAME, scriptDeclaration, toolSample } from "./codemode-loadout.js";
+import { modelGlobals, sumUsage } from "./codemode-models.js";
 import type { SessionEntry } from "../session/session.js";
 import type { CallableTool, ExtensionToolContext, ToolCallOutcome } from "./types.js";
 
@@ -37,6 +39,8 @@ export interface ScriptCall {
   status: "running" | "ok" | "error" | "cancelled";
   durationMs?: number;
   error?: string;
+  /** A model call's cost (`models.classify`, `models.generateImages`). */
+  cost?: number;
 }
 
 export interface CodemodeDetails {
@@ -48,6 +52,8 @@ export interface RunOptions {
   appendEntry(customType: string, data: unknown): void;
   guidelines(): ReadonlyMap<string, readonly string[]>;
   namespaceOf(name: string): ToolNamespace | undefined;
+  /** Whether scripts get the `models` global (pi's `CodemodeOptions.models`, default true). */
+  models: boolean;
 }
 
 // ---- worker slots, shared by every session of the process (PI_CODEMODE_MAX_WORKERS) ----
@@ -352,6 +358,10 @@ export async function runCodemode(
   const startedAt = performance.now();
   const { code, options: sourceOptions } = parseCodemodeSource(input.code);
   const calls: ScriptCall[] = [];
+  // The usage of the script's model calls (nested tool calls report theirs through the session).
+  let modelUsage: Usage | undefined;
+  // Images a model call returned, to notice a script that never shows them.
+  let generatedImages = 0;
   const snapshot = (): CodemodeDetails => ({ calls: calls.map((call) => ({ ...call })) });
   const publish = () => onUpdate?.({ content: [], details: snapshot() });
   publish();
@@ -409,7 +419,26 @@ export async function runCodemode(
     const { CodemodeSandbox } = await importModule<Sandbox>("@earendil-works/pi-codemode");
     sandbox = new CodemodeSandbox({
       tools,
-      globals: discovery(callable, samples, options),
+      globals: [
+        ...discovery(callable, samples, options),
+        ...(options.models && ctx
+          ? modelGlobals({
+              registry: ctx.modelRegistry,
+              toolCallId,
+              addRow: (row) => {
+                calls.push(row);
+                return row;
+              },
+              publish,
+              addUsage: (usage) => {
+                modelUsage = modelUsage ? sumUsage(modelUsage, usage) : usage;
+              },
+              addGeneratedImages: (count) => {
+                generatedImages += count;
+              },
+            })
+          : []),
+      ],
       timeoutMs: Math.max(1, Math.round(deadline - waited)),
       memoryLimitBytes: MEMORY_LIMIT,
       acquireWorker: () => {
@@ -436,10 +465,22 @@ export async function runCodemode(
   }
   const items = layOut(output);
   if (!result.ok) items.push({ type: "text", text: `Script error:\n${failureText(result, calls)}` });
+  if (generatedImages > 0 && !items.some((item) => item.type === "image")) {
+    const s = generatedImages === 1 ? "" : "s";
+    items.push({
+      type: "text",
+      text: `Note: models.generateImages() returned ${generatedImages} image${s} that the script did not show. Show each image block of result.output with image(block).`,
+    });
+  }
   const fitted = await fitOutput(joinTexts(items), sourceOptions.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
   const shown = joinTexts(await withImagePaths(fitted.items));
   const header = `${result.ok ? "Script completed" : "Script failed"}\nWall time ${seconds(startedAt)} seconds\nOutput:\n`;
   const details = snapshot();
   if (fitted.fullOutputPath) details.fullOutputPath = fitted.fullOutputPath;
-  return { content: [{ type: "text", text: header }, ...shown], details, ...(result.ok ? {} : { isError: true }) };
+  return {
+    content: [{ type: "text", text: header }, ...shown],
+    details,
+    ...(modelUsage ? { usage: modelUsage } : {}),
+    ...(result.ok ? {} : { isError: true }),
+  };
 }

@@ -75,11 +75,17 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
   const typedHost: TypedCallHost = {
     knowsProvider: (provider) => all().some((m) => m.provider === provider) || models.typedCalls(provider) !== undefined,
     typedCalls: (provider) => models.typedCalls(provider),
+    // models.json's provider headers join the auth (under a login's own), as pi 1.6 adds them to each request's.
     getRequestAuth: async (provider) => {
       await registerParleyProviders();
-      return models.getRequestAuth(provider);
+      const auth = await models.getRequestAuth(provider);
+      const configured = models.configuredHeaders(provider);
+      return configured && auth ? { ...auth, headers: { ...configured, ...auth.headers } } : auth;
     },
   };
+  // pi-ai's built-in ones, with models.json's adjustments of their provider.
+  const builtInOfType = <T extends "image" | "classifier">(type: T, provider?: string) =>
+    builtinModelsOfType(type, provider).map((m) => models.adjustTypedModel(m));
   // An extension provider's models of a type replace a built-in provider's of the same name, as its registration does.
   const ownOfType = <T extends "image" | "classifier">(type: T, provider?: string): ModelTypeMap[T][] =>
     models.typedModels().filter((m): m is ModelTypeMap[T] => m.type === type && (provider === undefined || m.provider === provider));
@@ -90,8 +96,8 @@ export function createModelRegistry(host: ModelRegistryHost): ExtensionModelRegi
   };
   const typed: { [T in ModelType]: (provider?: string) => readonly ModelTypeMap[T][] } = {
     chat: (provider) => all().filter((m) => provider === undefined || m.provider === provider),
-    image: (provider) => withOwn(builtinModelsOfType("image", provider), ownOfType("image", provider)),
-    classifier: (provider) => withOwn(builtinModelsOfType("classifier", provider), ownOfType("classifier", provider)),
+    image: (provider) => withOwn(builtInOfType("image", provider), ownOfType("image", provider)),
+    classifier: (provider) => withOwn(builtInOfType("classifier", provider), ownOfType("classifier", provider)),
   };
   // An unknown type lists nothing, as pi's catalogue has no models of it.
   const modelsOfType = <T extends ModelType>(type: T, provider?: string): readonly ModelTypeMap[T][] => typed[type]?.(provider) ?? [];

@@ -1,7 +1,9 @@
 /**
- * API keys by provider: `--api-key` for the provider of the model chosen on the command line, then
- * pi's auth.json, then the environment (pi-ai's lookup, which also counts ambient credentials such
- * as an AWS profile). Choosing a provider automatically counts only real API-key variables.
+ * API keys by provider, in pi 1.6's order: `--api-key` for the provider of the model chosen on the
+ * command line, then pi's auth.json, then the key the provider is configured with (an extension's
+ * `registerProvider` apiKey, else models.json's), then the environment (pi-ai's lookup, which also
+ * counts ambient credentials such as an AWS profile). Choosing a provider automatically counts only
+ * real API-key variables.
  */
 import type { RequestAuth } from "../config/oauth-tokens.js";
 import type { PiAiResolution } from "./pi-ai.js";
@@ -11,6 +13,8 @@ const NOT_AUTO_SELECTING = new Set(["GH_TOKEN", "GITHUB_TOKEN"]);
 
 export class KeyLookup {
   cliKey: { provider: string; key: string } | undefined;
+  /** Keys registered providers were given (extension providers, set once they register); before models.json's. */
+  registeredKey: ((provider: string) => string | undefined) | undefined;
 
   constructor(
     private readonly pi: PiAiResolution,
@@ -36,14 +40,19 @@ export class KeyLookup {
 
   get(provider: string): string | undefined {
     if (this.cliKey && this.cliKey.provider === provider) return this.cliKey.key;
-    return this.authKey?.(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider)) ?? this.fallbackKey?.(provider);
+    return this.authKey?.(provider) ?? this.configuredKey(provider) ?? this.withEnv(() => this.pi.getEnvApiKey(provider));
   }
 
   /** An actual API-key variable is set for the provider (no ambient credentials, no GitHub token), or auth.json holds a key. */
   autoSelects(provider: string): boolean {
-    if (this.authKey?.(provider) !== undefined || this.fallbackKey?.(provider) !== undefined) return true;
+    if (this.authKey?.(provider) !== undefined || this.configuredKey(provider) !== undefined) return true;
     const vars = this.withEnv(() => this.pi.findEnvKeys(provider)) ?? [];
     return vars.some((v) => !NOT_AUTO_SELECTING.has(v));
+  }
+
+  /** The provider's configured key: a registration's, else models.json's. */
+  private configuredKey(provider: string): string | undefined {
+    return this.registeredKey?.(provider) ?? this.fallbackKey?.(provider);
   }
 
   /**

@@ -65,6 +65,8 @@ export const DEFAULT_MODEL_PER_PROVIDER: Readonly<Record<string, string>> = {
 export interface ExtraModels {
   models(): Model<Api>[];
   hasAuth(model: Model<Api>): boolean;
+  /** The key a registered provider was given (resolved), which pi 1.6 uses before the environment's. */
+  configuredKey?(provider: string): string | undefined;
 }
 
 /** `--provider`/`--model`/`--api-key` that cannot be honoured. The message lists close matches. */
@@ -83,6 +85,8 @@ export interface CatalogOverlay {
   /** Grows whenever the overlaid models change. */
   readonly version: number;
   chatModels(provider: string): readonly Model<Api>[];
+  /** Whether a provider's overlaid models, when there are any, are its whole list rather than additions (OpenRouter's personalised catalogue). */
+  replaces(provider: string): boolean;
 }
 
 export class Catalog {
@@ -123,8 +127,9 @@ export class Catalog {
     const models: Model<Api>[] = [];
     for (const provider of this.#builtInProviders) {
       const byId = new Map<string, Model<Api>>();
-      for (const m of this.#baseBuiltIn) if (m.provider === provider) byId.set(m.id, m);
-      for (const m of overlay.chatModels(provider)) byId.set(m.id, this.#adjust ? this.#adjust(m) : m);
+      const overlaid = overlay.chatModels(provider);
+      if (!(overlay.replaces(provider) && overlaid.length > 0)) for (const m of this.#baseBuiltIn) if (m.provider === provider) byId.set(m.id, m);
+      for (const m of overlaid) byId.set(m.id, this.#adjust ? this.#adjust(m) : m);
       models.push(...byId.values());
     }
     this.#merged = { version: overlay.version, models };

@@ -13,6 +13,7 @@ import type {
   ProviderClassifier,
   ProviderImages,
 } from "@earendil-works/pi-ai";
+import { resolveConfigTemplate } from "../config/config-value.js";
 import { type ExtensionOAuthConfig, extensionOAuthFlow, type OAuthFlow, registerOAuthFlow } from "../config/oauth-tokens.js";
 import { loadPiAi, piAiIfLoaded } from "./pi-ai.js";
 import { lastResort, type ModelResolution } from "./resolve.js";
@@ -199,10 +200,11 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
     const found = base.findModel(provider, id);
     return found && !isVirtualModel(found) ? found : undefined;
   };
+  // As pi 1.6 reads a provider's apiKey: `$VAR`/`${VAR}` from the environment, `!command`'s output, otherwise the text itself.
   const keyOf = (provider: string): string | undefined => {
     const entry = providers.get(provider);
     if (!entry?.apiKey) return undefined;
-    return process.env[entry.apiKey] ?? entry.apiKey;
+    return resolveConfigTemplate(entry.apiKey);
   };
 
   // As pi's registry: auth.json and the environment first, then the key the provider was given.
@@ -220,7 +222,7 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
   const hasOwnAuth = (model: Model<Api>): boolean =>
     isVirtualModel(model) ? virtualAuth(model) : providers.has(model.provider) ? providerAuth(model) : base.hasAuth(model);
   // Pattern matching (--model, set_model) and the start-up default see these models too.
-  base.setExtraModels({ models: extensionModels, hasAuth: hasOwnAuth });
+  base.setExtraModels({ models: extensionModels, hasAuth: hasOwnAuth, configuredKey: keyOf });
 
   return {
     ...base,
@@ -237,17 +239,17 @@ export function withExtensionProviders(base: ModelResolution): ModelResolution &
       return lastResort([...base.availableModels().filter((m) => !own.some((o) => o.provider === m.provider && o.id === m.id)), ...usable]);
     },
     findModel: (provider, id) => virtual.find(provider, id) ?? providers.get(provider)?.models.find((m) => m.id === id) ?? base.findModel(provider, id),
-    getApiKey: (provider) => (providers.has(provider) ? (base.getApiKey(provider) ?? keyOf(provider)) : base.getApiKey(provider)),
+    // The registered key sits in the base's lookup (after auth.json, before the environment); a native provider's own resolution comes last.
+    getApiKey: (provider) => base.getApiKey(provider),
     getRequestKey: async (provider) => {
       const entry = providers.get(provider);
-      if (!entry) return base.getRequestKey(provider);
-      return (await base.getRequestKey(provider)) ?? keyOf(provider) ?? (await entry.resolveApiKey?.());
+      return (await base.getRequestKey(provider)) ?? (await entry?.resolveApiKey?.());
     },
     getRequestAuth: async (provider) => {
       const entry = providers.get(provider);
       const auth = await base.getRequestAuth(provider);
-      if (!entry || auth?.apiKey !== undefined) return auth;
-      const apiKey = keyOf(provider) ?? (await entry.resolveApiKey?.());
+      if (!entry?.resolveApiKey || auth?.apiKey !== undefined) return auth;
+      const apiKey = await entry.resolveApiKey();
       return apiKey !== undefined ? { ...auth, apiKey } : auth;
     },
     hasAuth: hasOwnAuth,

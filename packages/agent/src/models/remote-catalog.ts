@@ -13,15 +13,22 @@
  *   tried twice more;
  * - 304 moves `checkedAt` only; 404/501 saves `lastModified: 0` (nothing newer); another failure
  *   saves `checkedAt` (the saved body and etag stay) and is an error of that provider's refresh.
- * Radius (its own gateway catalogue) and OpenRouter (a catalogue personalised per key) are not
- * refreshed here: see NOTES-catalog.md.
+ * OpenRouter's catalogue is personalised as pi 1.6's `withPersonalizedCatalog` does it: on every
+ * network refresh (no 4-hour window, no etag) pi.dev's catalogue, when newer, is merged over the
+ * built-in models, pi-ai's `personalizeOpenRouterCatalog` keeps the chat models the key may use
+ * (`GET <base URL>/models/user`, with their limits and prices), and the result is saved as
+ * `{ models, checkedAt }`; a saved non-empty list is the provider's whole catalogue from then on,
+ * offline included. A failed pi.dev request saves nothing. Radius (its own gateway catalogue) is
+ * not refreshed here: see NOTES-h-catalog3.md.
  *
  * The file is written as pi writes it: under auth.json's lock scheme (pi stores it through its
  * auth-file backend), created as `{}` with mode 0600, replaced whole (pi-file-lock.ts).
  */
 import { existsSync, readFileSync } from "node:fs";
-import type { Api, Model } from "@earendil-works/pi-ai";
+import type { AnyModel, Api, Model } from "@earendil-works/pi-ai";
 import { type PiJsonChange, withPiJsonFile } from "../config/pi-file-lock.js";
+import { importModule } from "../startup/module-loader.js";
+import { piAiFile } from "./pi-ai-files.js";
 
 /** pi's catalogue server; pi 1.6's CLI has no setting for another (an HTTPS proxy reaches it as any request does). */
 export const CATALOG_BASE_URL = "https://pi.dev";
@@ -34,7 +41,9 @@ const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
 /** The model types pi 1.6 asks for (`?types=`); entries of other types are dropped. */
 const MODEL_TYPES = ["chat", "image", "classifier"];
 /** Providers whose catalogue pi refreshes some other way. */
-const NOT_OVERLAID = new Set(["radius", "openrouter"]);
+const NOT_OVERLAID = new Set(["radius"]);
+/** Providers whose saved catalogue is personalised and replaces the built-in one. */
+const PERSONALISED = new Set(["openrouter"]);
 
 /** One provider's saved catalogue, as pi saves it. */
 /** A model as the catalogue server sent it: saved as it came, read as a model where it is one. */
@@ -59,7 +68,21 @@ export interface CatalogRequest {
   /** Ask the server even when the saved catalogue is fresh (pi's `force`). */
   force?: boolean;
   now?: () => number;
+  /** What a personalised catalogue (OpenRouter's) is made from. */
+  personal?: PersonalSource;
 }
+
+/** What OpenRouter's personalisation needs of parley's models. */
+export interface PersonalSource {
+  /** Every built-in model of the provider (chat, image, classifier). */
+  builtIn(provider: string): readonly AnyModel[];
+  /** The provider's key (an OAuth login's token), as a request would send it. */
+  key(provider: string): string | undefined;
+  /** The provider's base URL (models.json's, else the built-in one). */
+  baseUrl(provider: string): string | undefined;
+}
+
+type OpenRouterModule = typeof import("@earendil-works/pi-ai/providers/openrouter");
 
 /** The User-Agent pi sends to its own servers: pi-ai's detailed form with pi's version. */
 export function catalogUserAgent(piVersion: string): string {
@@ -99,6 +122,11 @@ function isChatModel(entry: CatalogEntry, provider: string): entry is CatalogEnt
     typeof entry["contextWindow"] === "number" &&
     typeof entry["maxTokens"] === "number"
   );
+}
+
+/** A catalogue entry with what every model has (the rest passes through as the server sent it). */
+function isAnyModel(entry: CatalogEntry): entry is CatalogEntry & AnyModel {
+  return typeof entry["id"] === "string" && typeof entry["api"] === "string" && typeof entry["provider"] === "string" && typeof entry["baseUrl"] === "string";
 }
 
 /** A fetch with pi's bounded retry for management requests (see the module comment). */
@@ -145,13 +173,22 @@ export class RemoteCatalog {
     return !NOT_OVERLAID.has(provider);
   }
 
+  /** Whether a provider's saved models are its whole catalogue (OpenRouter's, personalised per key). */
+  replaces(provider: string): boolean {
+    return PERSONALISED.has(provider);
+  }
+
   #newer(entry: StoreEntry | undefined): boolean {
     if (!entry) return false;
     return this.builtInGeneratedAt === undefined || (entry.lastModified !== undefined && entry.lastModified > this.builtInGeneratedAt);
   }
 
   #publish(provider: string, entry: StoreEntry | undefined): void {
-    const models = this.#newer(entry) ? (entry?.models ?? []).filter((m): m is CatalogEntry & Model<Api> => isObject(m) && isChatModel(m, provider)) : [];
+    // A personalised list is the key's own, saved whatever its age.
+    const models =
+      PERSONALISED.has(provider) || this.#newer(entry)
+        ? (entry?.models ?? []).filter((m): m is CatalogEntry & Model<Api> => isObject(m) && isChatModel(m, provider))
+        : [];
     const before = this.#dynamic.get(provider) ?? [];
     if (before.length === 0 && models.length === 0) return;
     if (models.length === 0) this.#dynamic.delete(provider);
@@ -223,6 +260,7 @@ export class RemoteCatalog {
   }
 
   async #refreshOne(provider: string, stored: StoreEntry | undefined, request: CatalogRequest): Promise<void> {
+    if (PERSONALISED.has(provider)) return this.#refreshPersonal(provider, request);
     const now = request.now ?? Date.now;
     const { signal } = request;
     if (!request.force && stored?.checkedAt !== undefined && stored.lastModified !== undefined && now() - stored.checkedAt < CATALOG_REFRESH_INTERVAL_MS) {
@@ -260,6 +298,45 @@ export class RemoteCatalog {
       checkedAt,
     };
     if (signal?.aborted) return;
+    await this.#save(provider, entry, signal);
+    this.#publish(provider, entry);
+  }
+
+  /** OpenRouter's refresh (see the module comment): pi.dev's newer models merged in, personalised for the key, saved whole. */
+  async #refreshPersonal(provider: string, request: CatalogRequest): Promise<void> {
+    const { signal, personal } = request;
+    if (!personal) return;
+    const now = request.now ?? Date.now;
+    const url = new URL(`/api/models/providers/${encodeURIComponent(provider)}`, request.baseUrl ?? CATALOG_BASE_URL);
+    url.searchParams.set("types", MODEL_TYPES.join(","));
+    const response = await fetchWithRetry(url, { accept: "application/json", "User-Agent": request.userAgent }, signal);
+    if (signal?.aborted) return;
+    let remote: CatalogEntry[] = [];
+    if (response.status !== 404 && response.status !== 501) {
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new Error(`Model catalog request failed for ${provider}: ${response.status}`);
+      }
+      const lastModified = Date.parse(response.headers.get("last-modified") ?? "");
+      const models = parseCatalog(provider, await response.json());
+      if (this.#newer({ models, lastModified: Number.isNaN(lastModified) ? 0 : lastModified })) remote = models;
+    } else await response.body?.cancel().catch(() => undefined);
+    // Built-in then pi.dev's, one per type and id (a newer entry takes the place of the built-in one).
+    const merged = new Map<string, AnyModel>();
+    for (const model of [...personal.builtIn(provider), ...remote.filter(isAnyModel)]) merged.set(`${model.type ?? "chat"}\0${model.id}`, model);
+    const key = personal.key(provider);
+    const baseUrl = personal.baseUrl(provider);
+    const { personalizeOpenRouterCatalog } = await importModule<OpenRouterModule>(await piAiFile("providers/openrouter.js"));
+    const personalised = await personalizeOpenRouterCatalog([...merged.values()], {
+      ...(key !== undefined ? { credential: { type: "api_key", key } } : {}),
+      ...(baseUrl !== undefined ? { baseUrl } : {}),
+      allowNetwork: true,
+      signal: signal ?? new AbortController().signal,
+      // The caller saves the result itself.
+      publish: async () => true,
+    });
+    if (signal?.aborted) return;
+    const entry: StoreEntry = { models: personalised.map((model) => ({ ...model })), checkedAt: now() };
     await this.#save(provider, entry, signal);
     this.#publish(provider, entry);
   }

@@ -27,7 +27,7 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Api, Model } from "@earendil-works/pi-ai";
+import type { Api, ClassifierApi, ClassifierModel, ImageApi, ImageModel, KnownProvider, Model } from "@earendil-works/pi-ai";
 import type { RequestAuth } from "../config/oauth-tokens.js";
 import { KeyLookup } from "./api-keys.js";
 import { Catalog, DEFAULT_MODEL_PER_PROVIDER, type ExtraModels, ModelResolutionError } from "./catalog.js";
@@ -35,7 +35,7 @@ import { type ModelMatch, scopedMatch, type ThinkingLevel } from "./model-patter
 import { createOfflineModel, OFFLINE_API } from "./offline-model.js";
 import { loadPiAiCatalog, loadPiAiForResolution, loadPiAiNow, piAiCatalogLoaded } from "./pi-ai.js";
 import { piAiFile } from "./pi-ai-files.js";
-import { type CatalogRequest, RemoteCatalog } from "./remote-catalog.js";
+import { type CatalogRequest, type PersonalSource, RemoteCatalog } from "./remote-catalog.js";
 import { createScriptModel, loadModelScript, type ModelScript, PARLEY_PROVIDER } from "./script-model.js";
 
 /** When pi-ai's built-in model data was generated (its data manifest's `generatedAt`), or undefined. */
@@ -73,13 +73,22 @@ export interface ResolveEnvironment {
   authKey?: (provider: string) => string | undefined;
   /** An auth.json OAuth login's key for a request, refreshed first when due; undefined when the provider has none. */
   freshAuth?: (provider: string) => Promise<RequestAuth | undefined> | undefined;
-  /** A key models.json gives a provider: after auth.json and the environment, as in pi. */
+  /** A key models.json gives a provider: after auth.json and an extension's registration, before the environment, as in pi 1.6. */
   fallbackKey?: (provider: string) => string | undefined;
+  /** Adjusts each built-in image and classifier model (models.json's provider `baseUrl` and, for classifiers, `compat`). */
+  adjustTyped?: <M extends TypedModel>(model: M) => M;
+  /** pi-ai's built-in image and classifier models of a provider (OpenRouter's personalised catalogue starts from them). */
+  typedBuiltIns?: (provider: string) => readonly TypedModel[];
+  /** Headers models.json gives a provider, added to a typed call's auth as pi 1.6 adds them to every request's. */
+  configuredHeaders?: (provider: string) => Record<string, string> | undefined;
   /** Adjusts each built-in model (models.json overrides, an OAuth login's base URL), as pi's registry does. */
   adjustBuiltIn?: (model: Model<Api>) => Model<Api>;
   /** pi's `models-store.json` (the live catalogue's saved part, remote-catalog.ts); none, no overlay. */
   modelsStore?: string;
 }
+
+/** An image or classifier model (pi 1.6's non-chat models). */
+type TypedModel = ImageModel<ImageApi> | ClassifierModel<ClassifierApi>;
 
 /** What decides the model a session starts with (pi's order, see chooseStartup). */
 export interface StartupModelRequest {
@@ -159,6 +168,10 @@ export interface ModelResolution {
   hasAuth(model: Model<Api>): boolean;
   /** Models registered later (extension providers, models.json) join matching and defaults. */
   setExtraModels(extra: ExtraModels): void;
+  /** A built-in image or classifier model with models.json's adjustments. */
+  adjustTypedModel<M extends TypedModel>(model: M): M;
+  /** The headers models.json gives a provider, for its typed calls. */
+  configuredHeaders(provider: string): Record<string, string> | undefined;
   /**
    * The live catalogue refreshed as pi 1.6 does it in RPC mode (remote-catalog.ts): the saved
    * catalogues read under pi's lock (the file made if missing), the providers with credentials
@@ -328,8 +341,11 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
     getRequestKey: async (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.getFresh(provider)),
     getRequestAuth: async (provider) => (provider === PARLEY_PROVIDER ? undefined : keys.getFreshAuth(provider)),
     hasAuth: (m) => m.provider === PARLEY_PROVIDER || keys.get(m.provider) !== undefined,
+    adjustTypedModel: (model) => environment.adjustTyped?.(model) ?? model,
+    configuredHeaders: (provider) => environment.configuredHeaders?.(provider),
     setExtraModels: (source) => {
       extra = source;
+      keys.registeredKey = source.configuredKey ? (provider) => source.configuredKey?.(provider) : undefined;
       if (built) built.extra = source;
     },
     refreshCatalog: async (request) => {
@@ -343,10 +359,19 @@ export async function resolveModels(options: ModelCliOptions, environment: Resol
       }
       await loadCatalog();
       const providers = pi.getProviders() as string[];
+      // OpenRouter's catalogue is personalised from the built-in models, with the key and base URL a request would use.
+      const personal: PersonalSource = {
+        builtIn: (provider) => [...(pi.getModels(provider as KnownProvider) as Model<Api>[]), ...(environment.typedBuiltIns?.(provider) ?? [])],
+        key: (provider) => keys.get(provider),
+        baseUrl: (provider) => {
+          const first = (pi.getModels(provider as KnownProvider) as Model<Api>[])[0];
+          return first ? (environment.adjustBuiltIn?.(first) ?? first).baseUrl : undefined;
+        },
+      };
       return overlay.refresh(
         configured.filter((p) => providers.includes(p)),
         providers,
-        request,
+        { personal, ...request },
       );
     },
     chooseStartup: async (request) => {

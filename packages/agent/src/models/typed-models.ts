@@ -84,6 +84,11 @@ export function builtinModelsOfType<T extends TypedModelType>(
   return picked as readonly (T extends "image" ? ImageModel<ImageApi> : ClassifierModel<ClassifierApi>)[];
 }
 
+/** pi-ai's built-in image and classifier models of one provider. */
+export function builtinTypedModels(provider: string): TypedModel[] {
+  return [...builtinModelsOfType("image", provider), ...builtinModelsOfType("classifier", provider)];
+}
+
 /** What a typed call needs of parley's models. */
 export interface TypedCallHost {
   /** Whether parley knows the provider at all (built-in, models.json or an extension's). */

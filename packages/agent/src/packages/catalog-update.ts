@@ -7,10 +7,11 @@
 import { join } from "node:path";
 import { loadAuthFile } from "../config/auth-file.js";
 import { applyHttpProxySetting, configureHttpDispatcher } from "../config/http-dispatcher.js";
-import { loadModelsFile, providerKey } from "../config/models-file.js";
+import { adjustBuiltIn, loadModelsFile, providerKey } from "../config/models-file.js";
 import { errorMessage } from "../error-text.js";
 import { resolveModels } from "../models/resolve.js";
 import { catalogUserAgent } from "../models/remote-catalog.js";
+import { builtinTypedModels } from "../models/typed-models.js";
 import { readSettingsFile } from "./package-settings.js";
 
 /** Resolves to the error line's message, or undefined when every catalogue was refreshed. */
@@ -26,7 +27,15 @@ export async function refreshModelCatalogs(agentDir: string, cwd: string, piVers
     const file = loadModelsFile(agentDir);
     const models = await resolveModels(
       {},
-      { cwd, authKey: auth.apiKey, fallbackKey: (provider) => providerKey(file, provider), modelsStore: join(agentDir, "models-store.json") },
+      {
+        cwd,
+        authKey: auth.apiKey,
+        fallbackKey: (provider) => providerKey(file, provider),
+        modelsStore: join(agentDir, "models-store.json"),
+        // OpenRouter's personalised catalogue: its built-in models of every type, its base URL as models.json sets it.
+        typedBuiltIns: builtinTypedModels,
+        ...(file.overrides.size > 0 ? { adjustBuiltIn: (model) => adjustBuiltIn(file, model) } : {}),
+      },
     );
     const errors = await models.refreshCatalog({ userAgent: catalogUserAgent(piVersion), signal, force: true });
     if (signal.aborted) return "Model catalog refresh timed out.";
