@@ -196,6 +196,7 @@ export function createBashToolDefinition(
     label: "bash",
     description: `Run a bash command in the working directory and return its combined stdout and stderr. Only the last ${DEFAULT_MAX_LINES} lines or ${formatSize(DEFAULT_MAX_BYTES)} of output are returned (whichever limit is hit first); the full output is then saved to a temp file. An optional timeout is given in seconds.`,
     promptSnippet: "Run shell commands (ls, grep, find, build and test tools, etc.)",
+    promptGuidelines: ["The PI_* environment variables of a command name the session, provider, model and reasoning level in use."],
     parameters: bashSchema,
     outputSchema: bashOutputSchema,
     async execute(_toolCallId, params, signal, onUpdate, ctx) {
