@@ -8,6 +8,7 @@
  *   --system-prompt replacing the built-in sections;
  * - a tool taken away patches only the sections that name it (the skills hint when `read` goes);
  * - a before_agent_start handler's `systemPrompt` is sent but never recorded;
+ * - a tool taken away during a run is declared, with its sections' patch, before the run's next turn;
  * - a session taken up again (--session, switch_session, clone) continues with the tools its
  *   transcript records, so the next prompt records only what changed (a new AGENTS.md).
  */
@@ -45,6 +46,10 @@ const TOOLS_EXTENSION = `export default function (pi) {
     handler: async (_args, ctx) => ctx.ui.notify(JSON.stringify([...pi.getActiveTools()].sort()), "info"),
   });
   pi.on("before_agent_start", (event) => (event.prompt.includes("forced") ? { systemPrompt: "A prompt of the extension's own." } : undefined));
+  // A bash call during a run takes write away: the run's next turn declares it.
+  pi.on("tool_result", (event) => {
+    if (event.toolName === "bash") pi.setActiveTools(pi.getActiveTools().filter((name) => name !== "write"));
+  });
 }
 `;
 
@@ -159,6 +164,22 @@ describe("the system prompt's sections, as pi 1.6 records them", () => {
       { content: "", sections: ["tools", "rules"], added: [], removed: ["write"] },
       { content: "", sections: ["tools", "rules", "skills"], added: [], removed: ["read"] },
     ]);
+  });
+
+  it("a tool taken away during a run is declared, with the sections it changes, before the run's next request", async () => {
+    const seen = await Promise.all(
+      BOTH.map(async (agent) => {
+        const p = start(agent, world(agent));
+        // The scripted model answers "show env" with a bash call; the extension's tool_result handler drops write.
+        await prompted(p, "show env");
+        const messages = data(await p.request({ type: "get_messages" }, MINUTE))["messages"] as Record<string, unknown>[];
+        await prompted(p, "Reply with just: two");
+        return { roles: messages.map((m) => m["role"]), system: await systemMessages(p) };
+      }),
+    );
+    expect(seen[1]).toEqual(seen[0]);
+    expect(seen[1]?.roles).toEqual(["system", "user", "assistant", "toolResult", "system", "assistant"]);
+    expect(seen[1]?.system.slice(1)).toEqual([{ content: "", sections: ["tools", "rules"], added: [], removed: ["write"] }]);
   });
 
   it("a session taken up again (--session, switch_session, clone) continues with the tools its transcript records", async () => {

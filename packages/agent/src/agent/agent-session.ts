@@ -6,7 +6,9 @@ import { explainNetworkFailure, watchNetworkFailures } from "../models/network-f
 import type {
   AfterToolCallResult,
   Agent,
+  AgentContext,
   AgentEvent,
+  AgentLoopTurnUpdate,
   AgentMessage,
   AgentRequestUpdate,
   AgentTool,
@@ -377,6 +379,7 @@ export class AgentSession {
         initialState: { ...local.state },
         streamFn: (selected, context, options) => this.#send(streamSimple, selected, context, options),
         prepareRequest: (request, signal) => this.#prepareRoute(request.model, request.context.messages, signal),
+        prepareNextTurnWithContext: (turn) => this.#nextTurnPrompt(turn.context),
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
@@ -1139,6 +1142,19 @@ export class AgentSession {
   #promptPatch(transcript: readonly AgentMessage[] = this.#state.messages): AgentMessage[] {
     const patch = systemPromptPatch(this.#promptSections, transcript, Date.now());
     return patch ? [patch] : [];
+  }
+
+  /**
+   * Before each later turn of a run, as pi 1.6: tools activated or deactivated during the turn
+   * reach the next request (the loop declares the change), and the prompt's sections they change
+   * are patched in the same system message. A forced prompt stays the run's.
+   */
+  #nextTurnPrompt(context: AgentContext): AgentLoopTurnUpdate {
+    this.#promptSections = this.systemPromptSections();
+    this.#prompt = this.#forcedPrompt ?? renderSystemPrompt(this.#promptSections);
+    const patch = this.#promptPatch(context.messages);
+    const tools = this.#core?.state.tools ?? context.tools ?? [];
+    return { context: { ...context, tools: [...tools] }, ...(patch.length > 0 ? { messages: patch } : {}) };
   }
 
   /** The prompt a run starts with: its sections from the current tools and resources; the text sent, unless a handler forced one. */
