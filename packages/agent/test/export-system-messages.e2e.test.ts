@@ -85,7 +85,10 @@ function piPageData(html: string): { entries: { type: string; message?: { role: 
 /** pi's page's summary of a later system message: its sections ("-name" when removed), then "tools +a -b". */
 function piChanges(message: PiSystem): string {
   const tools = [...(message.toolsAdded ?? []).map((t) => `+${t.name}`), ...(message.toolsRemoved ?? []).map((t) => `-${t.name}`)];
-  return [...Object.entries(message.sections ?? {}).map(([name, value]) => (value === null ? `-${name}` : name)), ...(tools.length > 0 ? [`tools ${tools.join(" ")}`] : [])].join(", ");
+  return [
+    ...Object.entries(message.sections ?? {}).map(([name, value]) => (value === null ? `-${name}` : name)),
+    ...(tools.length > 0 ? [`tools ${tools.join(" ")}`] : []),
+  ].join(", ");
 }
 
 const escape = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
@@ -102,8 +105,7 @@ describe("export_html shows the system messages, as pi 1.6's export does", () =>
         return { html: await exported(p, w), system: messages.filter((m) => m.role === "system") };
       }),
     );
-    const piSystems = piPageData(pi!.html)
-      .entries.flatMap((e) => (e.type === "message" && e.message?.role === "system" ? [e.message] : []));
+    const piSystems = piPageData(pi!.html).entries.flatMap((e) => (e.type === "message" && e.message?.role === "system" ? [e.message] : []));
     expect(piSystems).toHaveLength(2);
     const page = parley!.html;
     // As many system blocks as pi's page has system entries.

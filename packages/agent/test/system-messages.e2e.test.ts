@@ -73,7 +73,8 @@ function shape(message: Record<string, unknown>): unknown {
     role: "system",
     content: message["content"],
     // The names of the sections it sets, in order ("-name" for one it removes).
-    sections: typeof sections === "object" && sections !== null ? Object.entries(sections).map(([name, text]) => (text === null ? `-${name}` : name)) : sections,
+    sections:
+      typeof sections === "object" && sections !== null ? Object.entries(sections).map(([name, text]) => (text === null ? `-${name}` : name)) : sections,
     toolsAdded: Array.isArray(added) ? added.map((t: Record<string, unknown>) => [t["name"], typeof t["description"], typeof t["parameters"]]).sort() : added,
     toolsRemoved: message["toolsRemoved"],
     timestamp: typeof message["timestamp"],
@@ -166,7 +167,11 @@ describe("system messages as pi 1.6 records them", () => {
     };
     // The snapshot: the prompt's sections and every tool, in one system message.
     expect(compactions).toHaveLength(1);
-    expect(compactions[0]?.systemMessage).toMatchObject({ role: "system", sections: ["preamble", "tools", "rules", "docs", "cwd"], toolsAdded: expect.any(Array) });
+    expect(compactions[0]?.systemMessage).toMatchObject({
+      role: "system",
+      sections: ["preamble", "tools", "rules", "docs", "cwd"],
+      toolsAdded: expect.any(Array),
+    });
     expect(afterCompaction.messages.slice(0, 2)).toEqual([compactions[0]?.systemMessage, "compactionSummary"]);
     // No new system message after the compaction: the file holds only the first prompt's.
     expect(last.entries.filter((e) => typeof e !== "string")).toHaveLength(1);

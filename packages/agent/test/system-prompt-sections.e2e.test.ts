@@ -61,11 +61,11 @@ function world(agent: Agent): AgentWorld {
 }
 
 function start(agent: Agent, w: AgentWorld, args: string[] = []): AgentProcess {
-  const p = spawnAgent(
-    process.execPath,
-    [AGENTS[agent], "--mode", "rpc", "-ne", "-e", FIXTURE, "-e", join(w.cwd, "tools-ext.js"), ...MODEL, ...args],
-    { cwd: w.cwd, env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1" }, checkSchema: agent === "parley" },
-  );
+  const p = spawnAgent(process.execPath, [AGENTS[agent], "--mode", "rpc", "-ne", "-e", FIXTURE, "-e", join(w.cwd, "tools-ext.js"), ...MODEL, ...args], {
+    cwd: w.cwd,
+    env: { ...NO_KEYS, ...w.env, PI_OFFLINE: "1", NO_COLOR: "1" },
+    checkSchema: agent === "parley",
+  });
   running.push(p);
   return p;
 }

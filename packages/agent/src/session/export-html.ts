@@ -40,12 +40,7 @@ export class ExportTargetError extends Error {
  * earlier export wrote (parley's generator tag in its head): parley never writes over a file it
  * did not create, and above all never over a session (the current one or any other).
  */
-export function exportHtml(
-  session: Session,
-  outputPath?: string,
-  baseDir: string = session.cwd || process.cwd(),
-  current?: CurrentSystem,
-): string {
+export function exportHtml(session: Session, outputPath?: string, baseDir: string = session.cwd || process.cwd(), current?: CurrentSystem): string {
   // A relative path is the user's, as in pi: front doors pass their working directory, never the
   // folder a loaded session was recorded in (another project, or one that no longer exists).
   const path = resolve(baseDir, reportedExportPath(session, outputPath));
@@ -297,9 +292,13 @@ function renderMessage(message: AgentMessage, anchor: string, time: string, badg
 function renderSystem(shown: ShownSystem, anchor: string, time: string, badge: string): string {
   const heading = shown.leading ? "System prompt" : `System prompt update${shown.changes ? ` · ${shown.changes}` : ""}`;
   const parts = [
-    shown.text ? `<details class="prompt"${shown.leading ? "" : " open"}><summary>${shown.leading ? "Prompt" : "Changes"}</summary><pre><code>${escapeHtml(shown.text)}</code></pre></details>` : "",
+    shown.text
+      ? `<details class="prompt"${shown.leading ? "" : " open"}><summary>${shown.leading ? "Prompt" : "Changes"}</summary><pre><code>${escapeHtml(shown.text)}</code></pre></details>`
+      : "",
     renderTools(shown.leading ? "Available tools" : "Tools added", shown.added),
-    shown.removed.length > 0 ? `<div class="tools"><h3>Tools removed</h3><ul>${shown.removed.map((name) => `<li><code>${escapeHtml(name)}</code></li>`).join("")}</ul></div>` : "",
+    shown.removed.length > 0
+      ? `<div class="tools"><h3>Tools removed</h3><ul>${shown.removed.map((name) => `<li><code>${escapeHtml(name)}</code></li>`).join("")}</ul></div>`
+      : "",
   ];
   return block("system", heading, anchor, time, badge, parts.filter((part) => part.length > 0).join("\n"));
 }
