@@ -34,7 +34,7 @@ const DROP_WRITE = `export default function (pi) {
 /** A side with no extensions discovered, on the scripted model. */
 const start = (agent: Side, w: AgentWorld, args: string[]): AgentProcess => sides.start(agent, w, ["-ne", ...DRIFTS_MODEL, ...args]);
 
-/** A message as compared: its role; for a system message, what it records (not the prompt's wording, which is each agent's own). */
+/** A message as compared: its role; for a system message, what it records (the sections' names, not the prompt's wording, which is each agent's own). */
 function shape(message: Record<string, unknown>): unknown {
   if (message["role"] !== "system") return message["role"];
   const sections = message["sections"];
@@ -42,7 +42,9 @@ function shape(message: Record<string, unknown>): unknown {
   return {
     role: "system",
     content: message["content"],
-    sections: typeof sections === "object" && sections !== null ? "sections" : sections,
+    // The names of the sections it sets, in order ("-name" for one it removes).
+    sections:
+      typeof sections === "object" && sections !== null ? Object.entries(sections).map(([name, text]) => (text === null ? `-${name}` : name)) : sections,
     toolsAdded: Array.isArray(added) ? added.map((t: Record<string, unknown>) => [t["name"], typeof t["description"], typeof t["parameters"]]).sort() : added,
     toolsRemoved: message["toolsRemoved"],
     timestamp: typeof message["timestamp"],
@@ -77,7 +79,7 @@ describe("system messages as pi 1.6 records them", () => {
     );
     expect(seen[1]).toEqual(seen[0]);
     const system = (seen[1] as { first: { messages: unknown[] } }).first.messages[0];
-    expect(system).toMatchObject({ role: "system", content: "", sections: "sections", timestamp: "number" });
+    expect(system).toMatchObject({ role: "system", content: "", sections: ["preamble", "tools", "rules", "docs", "cwd"], timestamp: "number" });
     expect((seen[1] as { second: { counts: unknown } }).second.counts).toEqual({ user: 2, assistant: 2, toolResults: 0, total: 5 });
   });
 
@@ -100,7 +102,7 @@ describe("system messages as pi 1.6 records them", () => {
     const { messages, counts } = seen[1] as { messages: unknown[]; counts: unknown };
     expect(messages.map((m) => (typeof m === "string" ? m : "system"))).toEqual(["system", "user", "assistant", "system", "user", "assistant"]);
     // The second one: the prompt's changed sections and the tool taken away, nothing added.
-    expect(messages[3]).toMatchObject({ role: "system", content: "", sections: "sections", toolsRemoved: [{ name: "write" }] });
+    expect(messages[3]).toMatchObject({ role: "system", content: "", sections: ["tools", "rules"], toolsRemoved: [{ name: "write" }] });
     expect(counts).toEqual({ user: 2, assistant: 2, toolResults: 0, total: 6 });
   });
 
@@ -135,7 +137,11 @@ describe("system messages as pi 1.6 records them", () => {
     };
     // The snapshot: the prompt's sections and every tool, in one system message.
     expect(compactions).toHaveLength(1);
-    expect(compactions[0]?.systemMessage).toMatchObject({ role: "system", sections: "sections", toolsAdded: expect.any(Array) });
+    expect(compactions[0]?.systemMessage).toMatchObject({
+      role: "system",
+      sections: ["preamble", "tools", "rules", "docs", "cwd"],
+      toolsAdded: expect.any(Array),
+    });
     expect(afterCompaction.messages.slice(0, 2)).toEqual([compactions[0]?.systemMessage, "compactionSummary"]);
     // No new system message after the compaction: the file holds only the first prompt's.
     expect(last.entries.filter((e) => typeof e !== "string")).toHaveLength(1);

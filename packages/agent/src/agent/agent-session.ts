@@ -6,7 +6,9 @@ import { explainNetworkFailure, watchNetworkFailures } from "../models/network-f
 import type {
   AfterToolCallResult,
   Agent,
+  AgentContext,
   AgentEvent,
+  AgentLoopTurnUpdate,
   AgentMessage,
   AgentRequestUpdate,
   AgentTool,
@@ -51,7 +53,7 @@ import { withRequestAuth } from "../models/request-auth.js";
 import { CacheWarmer, type WarmerClock } from "./cache-warmer.js";
 import { customMessage, PromptIntake, type PromptOptions, type QueueKind, type UserContent } from "./prompt-intake.js";
 import { UserBash, type BashResult } from "./user-bash.js";
-import { buildSystemPrompt } from "./system-prompt.js";
+import { buildSystemPromptSections, type PromptSections, renderSystemPrompt } from "./system-prompt.js";
 import { ToolRegistry } from "./tool-registry.js";
 import { afterModelCall, beforeModelCall, completeResultMessage, withAbortGrace } from "./model-tool-calls.js";
 import { NestedToolCalls, type NestedCallEvent } from "./nested-tool-calls.js";
@@ -61,7 +63,7 @@ import { toWireEvent } from "./wire-events.js";
 import { loopMessages } from "./loop-messages.js";
 import { RunBoundaries } from "./run-boundary.js";
 import { foldSystemMessages, type RequestSystem, systemPromptPatch, withSystemMessage } from "./system-context.js";
-import { customMessage as customEntryMessage } from "../session/context.js";
+import { customMessage as customEntryMessage, toolName } from "../session/context.js";
 import { errorMessage, errorText } from "../error-text.js";
 import { type PiAi, loadPiAi, piAiIfLoaded } from "../models/pi-ai.js";
 import { isVirtualModel, lastModelChange, latestResponse, type Route } from "../models/virtual-models.js";
@@ -158,6 +160,10 @@ export class AgentSession {
   #core: Agent | undefined;
   /** The system prompt the next request is sent with (the Agent keeps its tools; the prompt stays here, see #request). */
   #prompt = "";
+  /** The prompt's sections as the run records them (a before_agent_start handler's forced text is sent, never recorded). */
+  #promptSections: PromptSections = {};
+  /** The text a before_agent_start handler forced for the current run, if any. */
+  #forcedPrompt: string | undefined;
   #coreLoading: Promise<Agent> | undefined;
   readonly #local: LocalLoop;
   readonly #listeners = new Set<(event: AgentEvent) => void>();
@@ -263,8 +269,8 @@ export class AgentSession {
         this.#effectivePrompt = prompt;
       },
       takeNextTurn: () => this.#nextTurn.splice(0),
-      startPrompt: (systemPrompt, messages) => {
-        this.#prompt = systemPrompt;
+      startPrompt: (forcedPrompt, messages) => {
+        this.#takePrompt(forcedPrompt);
         const patched = [...this.#promptPatch(), ...messages];
         this.#startRun((core) => core.prompt(patched));
       },
@@ -307,6 +313,38 @@ export class AgentSession {
     this.#syncTools();
   }
 
+  /**
+   * The tools the current branch's system messages record, taken up as pi 1.6 does (a stored
+   * session opened: `atStart`; the tree navigated), so that the next run declares only what
+   * changed since the model last saw them. A branch without any keeps the current tools.
+   */
+  restoreTools(atStart: boolean): void {
+    const recorded = new Map<string, true>();
+    const mentioned = new Set<string>();
+    let any = false;
+    for (const entry of this.#session.branch()) {
+      if (entry.type !== "message" || entry.message.role !== "system") continue;
+      any = true;
+      // Declarations come from the file: one without a name is passed over.
+      for (const tool of entry.message.toolsRemoved ?? []) {
+        const name = toolName(tool);
+        if (name === undefined) continue;
+        recorded.delete(name);
+        mentioned.add(name);
+      }
+      for (const tool of entry.message.toolsAdded ?? []) {
+        const name = toolName(tool);
+        if (name === undefined) continue;
+        recorded.set(name, true);
+        mentioned.add(name);
+      }
+    }
+    if (!any) return;
+    this.#syncTools();
+    this.tools.restore([...recorded.keys()], mentioned, atStart);
+    this.#syncTools();
+  }
+
   /** A switch to a session of another folder (as in pi): user bash, the built-in tools and the system prompt work there from now on. */
   async moveTo(cwd: string): Promise<void> {
     this.#options = { ...this.#options, cwd };
@@ -341,6 +379,7 @@ export class AgentSession {
         initialState: { ...local.state },
         streamFn: (selected, context, options) => this.#send(streamSimple, selected, context, options),
         prepareRequest: (request, signal) => this.#prepareRoute(request.model, request.context.messages, signal),
+        prepareNextTurnWithContext: (turn) => this.#nextTurnPrompt(turn.context),
         convertToLlm: config.blockImages ? (messages) => blockImages(convertToLlm(messages)) : (messages) => convertToLlm(messages),
         transformContext: (messages) => this.#transformContext(messages),
         beforeToolCall: (context) => this.#beforeToolCall(context.toolCall.id, context.toolCall.name, context.args),
@@ -580,27 +619,31 @@ export class AgentSession {
   }
 
   systemPrompt(): string {
+    return renderSystemPrompt(this.systemPromptSections());
+  }
+
+  /** The prompt's named sections for the tools now declared and the resources now loaded (system-prompt.ts). */
+  systemPromptSections(): PromptSections {
     this.#syncTools();
     const prompt = this.#options.config?.prompt;
-    // Skills are offered only when the model can read their files, as in pi.
-    // Asked once, not once per tool: each answer is built afresh from the registrations.
-    const active = new Set(this.tools.activeNames());
+    const active = this.tools.activeNames();
     const hidden = this.tools.hiddenDeclarations();
-    const skillsSection = active.has("read") ? formatSkillsForPrompt(this.#runtime.resources.skills) : "";
-    return buildSystemPrompt({
-      skillsSection,
+    const declared = active.filter((name) => !hidden.has(name));
+    // Skills are offered when the model can read their files, as in pi: with read or bash, or
+    // through another tool when that one is active but not declared (then the hint names none).
+    const readers = ["read", "bash"] as const;
+    const reader = readers.find((name) => declared.includes(name)) ?? (readers.some((name) => active.includes(name)) ? "indirect" : undefined);
+    const definitions = new Map(this.tools.all().map((t) => [t.definition.name, t.definition]));
+    return buildSystemPromptSections({
+      skillsSection: reader ? formatSkillsForPrompt(this.#runtime.resources.skills, reader) : "",
       cwd: this.#options.cwd,
       custom: prompt?.custom ?? this.#options.customSystemPrompt,
       append: prompt?.append,
       contextFiles: prompt?.contextFiles,
-      tools: this.tools
-        .all()
-        .filter((t) => active.has(t.definition.name) && !hidden.has(t.definition.name))
-        .map((t) => ({
-          name: t.definition.name,
-          description: t.definition.description ?? "",
-          ...(t.definition.promptSnippet ? { promptSnippet: t.definition.promptSnippet } : {}),
-        })),
+      tools: declared.flatMap((name) => {
+        const definition = definitions.get(name);
+        return definition ? [{ name, promptSnippet: definition.promptSnippet, promptGuidelines: definition.promptGuidelines }] : [];
+      }),
     });
   }
 
@@ -723,7 +766,7 @@ export class AgentSession {
     if (options.triggerTurn) {
       this.#checkAuth();
       this.#startRun((core) => {
-        this.#prompt = this.systemPrompt();
+        this.#takePrompt(undefined);
         return core.prompt([...this.#promptPatch(), message]);
       });
       return;
@@ -1097,9 +1140,29 @@ export class AgentSession {
    * pi 1.6 stores it; pi-agent-core's loop adds the tool declarations to it (or makes its own when
    * only the tools changed). Old sessions without one get it at their next run, as in pi 1.6.
    */
-  #promptPatch(): AgentMessage[] {
-    const patch = systemPromptPatch(this.#prompt, this.#state.messages, Date.now());
+  #promptPatch(transcript: readonly AgentMessage[] = this.#state.messages): AgentMessage[] {
+    const patch = systemPromptPatch(this.#promptSections, transcript, Date.now());
     return patch ? [patch] : [];
+  }
+
+  /**
+   * Before each later turn of a run, as pi 1.6: tools activated or deactivated during the turn
+   * reach the next request (the loop declares the change), and the prompt's sections they change
+   * are patched in the same system message. A forced prompt stays the run's.
+   */
+  #nextTurnPrompt(context: AgentContext): AgentLoopTurnUpdate {
+    this.#promptSections = this.systemPromptSections();
+    this.#prompt = this.#forcedPrompt ?? renderSystemPrompt(this.#promptSections);
+    const patch = this.#promptPatch(context.messages);
+    const tools = this.#core?.state.tools ?? context.tools ?? [];
+    return { context: { ...context, tools: [...tools] }, ...(patch.length > 0 ? { messages: patch } : {}) };
+  }
+
+  /** The prompt a run starts with: its sections from the current tools and resources; the text sent, unless a handler forced one. */
+  #takePrompt(forcedPrompt: string | undefined): void {
+    this.#promptSections = this.systemPromptSections();
+    this.#forcedPrompt = forcedPrompt;
+    this.#prompt = forcedPrompt ?? renderSystemPrompt(this.#promptSections);
   }
 
   async #transformContext(loopMessages: AgentMessage[]): Promise<AgentMessage[]> {

@@ -52,8 +52,12 @@ export interface PromptIntakeHost {
   setEffectivePrompt(prompt: string): void;
   /** Messages sent with deliverAs "nextTurn", taken to ride along with this prompt. */
   takeNextTurn(): AgentMessage[];
-  /** Starts the run with this system prompt and these messages. */
-  startPrompt(systemPrompt: string, messages: AgentMessage[]): void;
+  /**
+   * Starts the run with these messages; `forcedPrompt` is the text a before_agent_start handler
+   * returned, which the run's requests are sent with instead of the built prompt (the transcript
+   * keeps recording the built prompt's sections, as in pi 1.6).
+   */
+  startPrompt(forcedPrompt: string | undefined, messages: AgentMessage[]): void;
   /** Queues a steering message or follow-up (message-queue bookkeeping). */
   enqueue(kind: QueueKind, text: string, images: ImageContent[] | undefined): void;
 }
@@ -110,6 +114,7 @@ export class PromptIntake {
       await host.ensureCore();
       const systemPrompt = host.systemPrompt();
       host.setEffectivePrompt(systemPrompt);
+      let forcedPrompt: string | undefined;
       const start = await host.unlessAborted(
         host.runtime.emitChained(
           {
@@ -124,6 +129,7 @@ export class PromptIntake {
             const next = { ...event };
             if (typeof r.systemPrompt === "string") {
               next.systemPrompt = r.systemPrompt;
+              forcedPrompt = r.systemPrompt;
               host.setEffectivePrompt(r.systemPrompt); // later handlers' ctx.getSystemPrompt() sees it
             }
             if (r.message) next.injected = [...(event.injected ?? []), customMessage(r.message)];
@@ -136,7 +142,7 @@ export class PromptIntake {
       const messages: AgentMessage[] = [...host.takeNextTurn(), userMessage(input.text, input.images), ...(start.injected ?? [])];
       // Accepted: the client hears so before any event of the run.
       options.onAccepted?.("started");
-      host.startPrompt(start.systemPrompt, messages);
+      host.startPrompt(forcedPrompt, messages);
       return "started";
     } finally {
       // Not started (handled, queued or refused): idle again. Started: already running.

@@ -49,6 +49,8 @@ export interface SwitchingAgent {
   useSession(session: Session, resumed?: boolean): void;
   /** The start-up tool selection again (a new session's fresh runtime, in pi). */
   restartTools(): void;
+  /** The tools the session's transcript records, taken up (pi 1.6, for a stored session). */
+  restoreTools(atStart: boolean): void;
   /** Takes up the current session's context again once a seed has changed it. */
   refreshContext(): void;
   /** Runs a switch; a client's prompt or queued message that comes meanwhile waits for it to end. */
@@ -141,6 +143,9 @@ export class SessionSwitching {
       }
       agent.refreshContext();
     }
+    // A resumed, forked or cloned session's transcript records the tools the model last saw: the
+    // session continues with them, as pi 1.6's new runtime restores them.
+    agent.restoreTools(true);
     await this.#runtime.emit({ type: "session_start", reason: events.reason, ...(previous !== undefined ? { previousSessionFile: previous } : {}) });
     if (this.#reloadExtensions) this.#runtime.bindMcpServers();
     await this.#runtime.emitResourcesDiscover(this.#cwd(), "startup");

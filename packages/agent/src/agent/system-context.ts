@@ -86,12 +86,16 @@ function isTool(value: unknown): value is Tool {
 }
 
 /**
- * The system message a run starts with when the prompt differs from the one its transcript
- * records, as pi 1.6 stores it (empty content, the prompt in named sections; the loop then adds
- * the tool declarations to it). parley's prompt is one text, kept whole in the `preamble`
- * section, so a change replaces that section. Undefined when the transcript already has it.
+ * The system message a run (or a turn) starts with when the prompt's sections differ from the
+ * ones its transcript records, as pi 1.6 stores it: empty content and a patch of the named
+ * sections that changed (`null` for one that went); the loop then adds the tool declarations to
+ * it. Undefined when the transcript already has them all.
  */
-export function systemPromptPatch(prompt: string, transcript: readonly TranscriptMessage[], timestamp: number): SystemMessage | undefined {
+export function systemPromptPatch(
+  wanted: Readonly<Record<string, string>>,
+  transcript: readonly TranscriptMessage[],
+  timestamp: number,
+): SystemMessage | undefined {
   const recorded = new Map<string, string>();
   for (const message of transcript) {
     if (message.role !== "system") continue;
@@ -100,10 +104,9 @@ export function systemPromptPatch(prompt: string, transcript: readonly Transcrip
       else recorded.set(name, value);
     }
   }
-  const wanted = new Map<string, string>(prompt.length > 0 ? [["preamble", prompt]] : []);
   const patch: Record<string, string | null> = {};
-  for (const [name, value] of wanted) if (recorded.get(name) !== value) patch[name] = value;
-  for (const name of recorded.keys()) if (!wanted.has(name)) patch[name] = null;
+  for (const [name, value] of Object.entries(wanted)) if (recorded.get(name) !== value) patch[name] = value;
+  for (const name of recorded.keys()) if (!Object.hasOwn(wanted, name)) patch[name] = null;
   if (Object.keys(patch).length === 0) return undefined;
   return { role: "system", content: "", sections: patch, timestamp };
 }

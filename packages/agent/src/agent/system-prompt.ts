@@ -6,20 +6,35 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { packageRoot } from "../package-root.js";
+
+/** A tool as the prompt lists it: only tools with a snippet are listed; their guidelines join the rules. */
+export interface PromptTool {
+  name: string;
+  promptSnippet?: string | undefined;
+  promptGuidelines?: readonly string[] | undefined;
+}
 
 export interface SystemPromptOptions {
   cwd: string;
-  tools: { name: string; description: string; promptSnippet?: string }[];
+  /** The tools declared to the model, in order. */
+  tools: readonly PromptTool[];
   /** Replaces the built-in text (the context files are still appended, as in pi). */
   custom?: string | undefined;
-  /** Added after the base text, each in its own paragraph. */
-  append?: string[] | undefined;
+  /** Added after the base text, joined into one section. */
+  append?: readonly string[] | undefined;
   /** The context files; default: contextFiles(cwd) with no global agent directory. */
-  contextFiles?: { path: string; content: string }[] | undefined;
+  contextFiles?: readonly { path: string; content: string }[] | undefined;
   /** The skills the model may load (resources/skills.ts formats it; empty for none). */
-  skillsSection?: string;
-  now?: Date;
+  skillsSection?: string | undefined;
+  /** Extra rules (before_agent_start handlers' `promptGuidelines`). */
+  guidelines?: readonly string[] | undefined;
+  /** Sections of the extensions' own, after the built-in ones (before_agent_start handlers' `sections`). */
+  sections?: Readonly<Record<string, string>> | undefined;
 }
+
+/** The prompt as named sections, each replaceable on its own (see buildSystemPromptSections). */
+export type PromptSections = Record<string, string>;
 
 /**
  * pi 1.6's names, in its order of preference: the first file present in a folder counts, so an
@@ -79,29 +94,77 @@ export function promptText(input: string, cwd: string): string {
   return input;
 }
 
-export function buildSystemPrompt(options: SystemPromptOptions): string {
-  const tools = options.tools.map((t) => `- ${t.name}: ${t.promptSnippet ?? firstLine(t.description)}`).join("\n");
-  const base =
-    options.custom ??
-    `You are an expert coding assistant working in the user's project through tools. Read files before changing them, make focused edits, run commands to check your work, and say briefly what you did.
+/** A section name an extension may use: pi 1.6's rule (lower case, digits, `-` and `_`; not `preamble`). */
+const SECTION_NAME = /^[a-z][a-z0-9_-]*$/;
 
-Available tools:
-${tools || "(none)"}
-
-Guidelines:
-- Prefer edit for changes to existing files and write for new files.
-- Use bash for builds, tests, git and searches; keep output small.
-- Ask when a request is ambiguous; do not invent file contents.`;
-  const parts = [base, ...(options.append ?? [])];
+/**
+ * The prompt as pi 1.6 structures it, so that a change is recorded as a patch of the sections it
+ * touches: `preamble` (the built-in text or SYSTEM.md / --system-prompt), then, without a custom
+ * prompt, `tools`, `rules` and `docs`; then `addendum` (APPEND_SYSTEM.md / --append-system-prompt),
+ * `project_context` (AGENTS.md …), `skills`, `cwd` and the extensions' own sections. Every section
+ * but the preamble is wrapped in a tag of its name. The wording is parley's own.
+ */
+export function buildSystemPromptSections(options: SystemPromptOptions): PromptSections {
+  const parts: [string, string][] = [];
+  if (options.custom !== undefined && options.custom.length > 0) parts.push(["preamble", options.custom]);
+  else {
+    parts.push([
+      "preamble",
+      "You are an expert coding assistant working in the user's project through tools. Read files before changing them, make focused edits, run commands to check your work, and say briefly what you did.",
+    ]);
+    const listed = options.tools.filter((t) => t.promptSnippet);
+    const tools = listed.length > 0 ? listed.map((t) => `- ${t.name}: ${t.promptSnippet}`).join("\n") : "(none)";
+    parts.push(["tools", `${tools}\n\nOther tools may be offered to you as well.`]);
+    parts.push(["rules", rules(options.tools, options.guidelines ?? [])]);
+    parts.push([
+      "docs",
+      `parley's documentation, to read only when the user asks about the agent itself (its settings, extensions, skills, RPC protocol):\n- ${join(packageRoot, "README.md")}`,
+    ]);
+  }
+  const append = (options.append ?? []).join("\n\n");
+  if (append.length > 0) parts.push(["addendum", append]);
   const files = options.contextFiles ?? contextFiles(options.cwd);
   if (files.length > 0) {
-    parts.push(`# Project Context\n\nProject-specific instructions and guidelines:\n\n${files.map((f) => `## ${f.path}\n\n${f.content.trim()}`).join("\n\n")}`);
+    parts.push([
+      "project_context",
+      `Instructions for this project:\n\n${files.map((f) => `<file path="${f.path}">\n${f.content.trim()}\n</file>`).join("\n\n")}`,
+    ]);
   }
-  // As in pi: the skills after the context (the section brings its own leading blank line), the date and cwd last.
-  const dated = `Current date: ${(options.now ?? new Date()).toISOString().slice(0, 10)}\nCurrent working directory: ${options.cwd}`;
-  return `${parts.join("\n\n")}${options.skillsSection ?? ""}\n\n${dated}`;
+  const skills = options.skillsSection?.trim() ?? "";
+  if (skills.length > 0) parts.push(["skills", skills]);
+  parts.push(["cwd", options.cwd.replace(/\\/g, "/")]);
+  for (const [name, content] of Object.entries(options.sections ?? {})) {
+    if (!SECTION_NAME.test(name) || name === "preamble") throw new Error(`Invalid system prompt section name: ${name}`);
+    if (content) parts.push([name, content]);
+  }
+  const sections: PromptSections = {};
+  for (const [name, content] of parts) sections[name] = name === "preamble" ? content : `<${name}>\n${content}\n</${name}>`;
+  return sections;
 }
 
-function firstLine(text: string): string {
-  return text.split("\n", 1)[0] ?? "";
+/** The rules: the file-listing hint when only the shell can list files, each declared tool's guidelines, the extra ones, then parley's own; each once. */
+function rules(tools: readonly PromptTool[], extra: readonly string[]): string {
+  const names = new Set(tools.map((t) => t.name));
+  const found: string[] = [];
+  const add = (rule: string): void => {
+    const trimmed = rule.trim();
+    if (trimmed.length > 0 && !found.includes(trimmed)) found.push(trimmed);
+  };
+  if (names.has("bash") && !names.has("grep") && !names.has("find") && !names.has("ls")) add("List, search and find files with bash (ls, rg, find).");
+  for (const tool of tools) for (const rule of tool.promptGuidelines ?? []) add(rule);
+  for (const rule of extra) add(rule);
+  add("Keep answers short; ask when a request is ambiguous and do not invent file contents.");
+  add("Name the files you work on by their paths.");
+  return found.map((rule) => `- ${rule}`).join("\n");
+}
+
+/** The prompt's text: the sections in order, a blank line between (pi-ai's rendering of a system message). */
+export function renderSystemPrompt(sections: Readonly<PromptSections>): string {
+  return Object.values(sections)
+    .filter((text) => text.length > 0)
+    .join("\n\n");
+}
+
+export function buildSystemPrompt(options: SystemPromptOptions): string {
+  return renderSystemPrompt(buildSystemPromptSections(options));
 }

@@ -9,7 +9,7 @@ import { allToolNames } from "../tools/names.js";
 import type { ExtensionToolContext } from "../extensions/types.js";
 import type { ToolPolicy } from "./agent-config.js";
 import { isMcpToolName } from "../mcp/names.js";
-import { selectTools, type ToolSelection } from "./tool-selection.js";
+import { applyToolModifiers, selectTools, type ToolSelection } from "./tool-selection.js";
 import { requireToolsModule, type ToolsModule } from "../tools/tools-require.js";
 
 type AnyDefinition = ToolDefinition<any, any, any, any>;
@@ -18,6 +18,7 @@ type AnyDefinition = ToolDefinition<any, any, any, any>;
 export type ToolContextFactory = (extensionPath: string | undefined, toolCallId: string, signal: AbortSignal | undefined) => ExtensionToolContext;
 
 const exposureOf = (definition: AnyDefinition) => definition.exposure ?? "direct";
+const builtInNames: ReadonlySet<string> = allToolNames;
 
 export interface RegisteredToolInfo {
   definition: AnyDefinition;
@@ -110,9 +111,7 @@ export class ToolRegistry {
     if (!this.#registrable(name)) return false;
     if (this.#selection.allowed) return this.#selection.allowed(name);
     if (this.#selection.initial.includes(name)) return true;
-    const exposure = exposureOf(definition);
-    const byDefault = (exposure === "direct" || exposure === "model-only") && definition.defaultActive !== false;
-    return byDefault;
+    return this.#activatedOnRegistration(definition);
   }
 
   /**
@@ -196,6 +195,28 @@ export class ToolRegistry {
       return info !== undefined && exposureOf(info.definition) === "hidden";
     };
     return this.#active.filter((n) => known.has(n) && !hidden(n));
+  }
+
+  /**
+   * The loadout a session's transcript records, taken up as pi 1.6 does when a stored session is
+   * opened (`atStart`: only with the default selection, `--tools` +name/-name applied) or the tree
+   * navigated: the tools its system messages declare now, plus the extension tools it never
+   * mentioned (registered since: they start as newly registered ones). A recorded tool not
+   * registered yet (an MCP server's) becomes active when it registers.
+   */
+  restore(recorded: readonly string[], mentioned: ReadonlySet<string>, atStart: boolean): void {
+    const modifiers = atStart ? this.#selection.restoreModifiers : [];
+    if (modifiers === undefined) return;
+    const fresh = [...this.#extensionTools]
+      .filter(([name, { definition }]) => !mentioned.has(name) && !builtInNames.has(name) && this.#activatedOnRegistration(definition))
+      .map(([name]) => name);
+    this.setActive(applyToolModifiers([...recorded, ...fresh], modifiers).filter((name) => this.#registrable(name)));
+  }
+
+  /** Whether registering the tool declares it to the model (newest pi): direct or model-only, not `defaultActive: false`. */
+  #activatedOnRegistration(definition: AnyDefinition): boolean {
+    const exposure = exposureOf(definition);
+    return (exposure === "direct" || exposure === "model-only") && definition.defaultActive !== false;
   }
 
   /** Unknown names are ignored (pi does the same): a typo must not disable every tool. */

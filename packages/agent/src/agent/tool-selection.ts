@@ -68,6 +68,12 @@ export interface ToolSelection {
   excluded: (name: string) => boolean;
   /** The tools settings' `defaultTools` (or pi's defaults) select, with `--tools` +name/-name applied; empty when --tools or --no-tools replace them. */
   fromDefaults: string[];
+  /**
+   * With the default selection (no --tools list but +name/-name entries, no --no-tools), a resumed
+   * session takes up the tools its transcript recorded, with these `--tools` entries applied
+   * (pi 1.6); undefined when the command line chose the tools.
+   */
+  restoreModifiers?: string[];
 }
 
 /** The newest pi's start-up selection (createAgentSession), from the command line and settings. */
@@ -79,7 +85,14 @@ export function selectTools(policy: ToolPolicy): ToolSelection {
   const excluded = policy.exclude ? toolNameMatcher(policy.exclude) : () => false;
   const initial = (selected ?? defaults).filter((name) => !name.includes("*") && !excluded(name));
   // pi's "uses default tools": no --tools list other than +name/-name entries, and no --no-tools.
-  const fromDefaults = (policy.allow === undefined || modifiers !== undefined) && policy.none === undefined ? (selected ?? defaults) : [];
+  const usesDefaults = (policy.allow === undefined || modifiers !== undefined) && policy.none === undefined;
+  const fromDefaults = usesDefaults ? (selected ?? defaults) : [];
   const keepsMcp = allowList !== undefined && allowList.length > 0 && !allowList.some((entry) => entry.startsWith("mcp__"));
-  return { initial, ...(allowList !== undefined ? { allowed: toolNameMatcher(allowList), keepsMcp } : {}), excluded, fromDefaults };
+  return {
+    initial,
+    ...(allowList !== undefined ? { allowed: toolNameMatcher(allowList), keepsMcp } : {}),
+    excluded,
+    fromDefaults,
+    ...(usesDefaults ? { restoreModifiers: modifiers ?? [] } : {}),
+  };
 }

@@ -19,6 +19,8 @@ export interface TreeNavigationHost extends SummaryHost {
   readonly branchSummaryReserveTokens?: number | undefined;
   /** Takes up the session's context again once the leaf has moved (model and level stay, as in pi). */
   refreshContext(): void;
+  /** Takes up the tools the new branch's transcript records (pi 1.6). */
+  restoreTools(atStart: boolean): void;
 }
 
 export interface TreeNavigationResult {
@@ -122,6 +124,7 @@ export async function navigateTree(
     if (label) session.setLabel(targetId, label);
   }
   agent.refreshContext();
+  agent.restoreTools(false);
   await runtime.emit({
     type: "session_tree",
     newLeafId: session.leafId,

@@ -309,6 +309,8 @@ export class AgentCore {
 
   /** session_start "startup" and resources_discover, once the client can hear what they show. */
   async startSession(): Promise<void> {
+    // A stored session opened at start-up continues with the tools its transcript records (pi 1.6).
+    this.agent.restoreTools(true);
     this.agent.recordSessionStart();
     await this.runtime.emit({ type: "session_start", reason: "startup" });
     this.runtime.bindMcpServers();

@@ -3,15 +3,9 @@
  * dist, src) and of Node's internals are dropped, so what is left points at the extension's
  * files and lines (jiti keeps the lines of a .ts file). A stack with no other frame is kept whole.
  */
-import { dirname, join, sep } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, sep } from "node:path";
+import { packageRoot } from "../package-root.js";
 
-/** parley's package root: the folder above dist/ (compiled or bundled) or src/ (under a TS loader). */
-const packageRoot = ((): string => {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (dirname(dir) !== dir && !["dist", "src"].includes(dir.split(sep).at(-1) ?? "")) dir = dirname(dir);
-  return dirname(dir);
-})();
 const ownDirs = [join(packageRoot, "dist") + sep, join(packageRoot, "src") + sep];
 
 function isOwnFrame(line: string): boolean {

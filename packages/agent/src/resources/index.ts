@@ -18,7 +18,7 @@ import { findSkillFiles, readSkill, type ResourceWarning, type Skill } from "./s
 import { explicitSource } from "./source-info.js";
 
 export { expandPromptTemplate, parseCommandArgs, substituteArgs, type PromptTemplate } from "./prompt-templates.js";
-export { expandSkillCommand, formatSkillsForPrompt, type ResourceWarning, type Skill } from "./skills.js";
+export { expandSkillCommand, formatSkillsForPrompt, type ResourceWarning, type Skill, type SkillReader } from "./skills.js";
 export { piAgentDir } from "./paths.js";
 export { resolveCliSources, resolveResources, type ResolvedResource, type ResolvedResources, type ResourceLists } from "./resource-resolver.js";
 

@@ -82,16 +82,21 @@ function nameProblems(name: string): string[] {
   return problems;
 }
 
+/** The tool the model loads a skill's file with; "indirect" when that tool is active but not declared. */
+export type SkillReader = "read" | "bash" | "indirect";
+
 /**
  * The system prompt's skills section, in the XML form of the Agent Skills standard, as pi writes
  * it: empty when no skill may be offered to the model.
  */
-export function formatSkillsForPrompt(skills: readonly Skill[]): string {
+export function formatSkillsForPrompt(skills: readonly Skill[], reader: SkillReader = "read"): string {
   const offered = skills.filter((s) => !s.disableModelInvocation);
   if (offered.length === 0) return "";
   const lines = [
     "\n\nThe following skills provide specialized instructions for specific tasks.",
-    "Use the read tool to load a skill's file when the task matches its description.",
+    reader === "indirect"
+      ? "Load a skill's file when the task matches its description."
+      : `Use the ${reader} tool to load a skill's file when the task matches its description.`,
     "When a skill file references a relative path, resolve it against the skill directory (parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.",
     "",
     "<available_skills>",

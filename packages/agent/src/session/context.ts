@@ -244,6 +244,7 @@ export function currentSystemMessage(messages: readonly AgentMessage[]): SystemM
   };
 }
 
-function toolName(tool: unknown): string | undefined {
+/** A tool declaration's name; undefined for a malformed one (declarations come from files and extension code). */
+export function toolName(tool: unknown): string | undefined {
   return typeof tool === "object" && tool !== null && "name" in tool && typeof tool.name === "string" ? tool.name : undefined;
 }

@@ -16,6 +16,7 @@ import { basename, dirname, resolve } from "node:path";
 import type { AgentMessage, SessionEntry } from "@parley/protocol";
 import type { Session } from "./session.js";
 import { READ_NO_WAIT, sniffFile } from "./sniff.js";
+import { carriesSystemState, type ShownSystem, type ShownTool, shownSystem, shownTool } from "./export-system.js";
 import { expandHome, fromFileUrl } from "../resources/paths.js";
 
 /**
@@ -39,11 +40,11 @@ export class ExportTargetError extends Error {
  * earlier export wrote (parley's generator tag in its head): parley never writes over a file it
  * did not create, and above all never over a session (the current one or any other).
  */
-export function exportHtml(session: Session, outputPath?: string, baseDir: string = session.cwd || process.cwd()): string {
+export function exportHtml(session: Session, outputPath?: string, baseDir: string = session.cwd || process.cwd(), current?: CurrentSystem): string {
   // A relative path is the user's, as in pi: front doors pass their working directory, never the
   // folder a loaded session was recorded in (another project, or one that no longer exists).
   const path = resolve(baseDir, reportedExportPath(session, outputPath));
-  const content = renderSessionHtml(session);
+  const content = renderSessionHtml(session, current);
   if (session.file !== undefined && sameFile(path, session.file)) {
     throw new ExportTargetError(`${path} is the current session file; exporting there would destroy the session. Choose another outputPath`);
   }
@@ -138,8 +139,17 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
+/**
+ * The exporting agent's tools: shown, as pi 1.6 shows them, for a session whose branch records no
+ * system message (one written before they were recorded). Its prompt, as pi replays it from that
+ * transcript, is empty: none is shown.
+ */
+export interface CurrentSystem {
+  tools: readonly unknown[];
+}
+
 /** The page, as a string. */
-export function renderSessionHtml(session: Session): string {
+export function renderSessionHtml(session: Session, current?: CurrentSystem): string {
   const branch = session.branch();
   const stats = session.stats();
   const offBranch = session.entries().length - branch.length;
@@ -156,7 +166,11 @@ export function renderSessionHtml(session: Session): string {
     ["Tokens", `${stats.tokens.input} in, ${stats.tokens.output} out, ${stats.tokens.cacheRead} cache read, ${stats.tokens.cacheWrite} cache write`],
     ["Cost", `$${stats.cost.toFixed(4)}`],
   ];
-  const body = branch.map((entry) => renderEntry(entry, session.label(entry.id))).join("\n");
+  // The first entry that sets the prompt starts it; later system messages change it.
+  const leading = branch.find(carriesSystemState);
+  const recorded = branch.some((entry) => entry.type === "message" && entry.message.role === "system");
+  const fallback = !recorded && current ? renderCurrentSystem(current) : "";
+  const body = fallback + branch.map((entry) => renderEntry(entry, session.label(entry.id), entry === leading)).join("\n");
   const note =
     offBranch > 0
       ? `<p class="note">Showing the active branch (${branch.length} entries). ${offBranch} entr${offBranch === 1 ? "y is" : "ies are"} on other branches and not shown.</p>`
@@ -186,12 +200,13 @@ ${body || '<p class="note">This session has no entries yet.</p>'}
 `;
 }
 
-function renderEntry(entry: SessionEntry, label: string | undefined): string {
+function renderEntry(entry: SessionEntry, label: string | undefined, leading: boolean): string {
   const badge = label ? ` <span class="label">${escapeHtml(label)}</span>` : "";
   const time = `<time datetime="${escapeHtml(entry.timestamp)}">${escapeHtml(formatTime(entry.timestamp))}</time>`;
   const anchor = ` id="entry-${escapeHtml(entry.id)}"`;
   switch (entry.type) {
     case "message":
+      if (entry.message.role === "system") return renderSystem(shownSystem(entry.message, leading), anchor, time, badge);
       return renderMessage(entry.message, anchor, time, badge);
     case "custom_message":
       if (!entry.display) return "";
@@ -268,9 +283,44 @@ function renderMessage(message: AgentMessage, anchor: string, time: string, badg
     case "compactionSummary":
       return block("summary", "Compacted earlier context", anchor, time, badge, `<div class="text">${renderText(message.summary)}</div>`);
     case "system":
-      // The newest pi's system prompt in the transcript: the prompt, not conversation.
+      // Rendered from its entry (renderSystem): whether it starts the prompt depends on the branch.
       return "";
   }
+}
+
+/** A system message: the whole prompt and the tools, or what a later one changes. */
+function renderSystem(shown: ShownSystem, anchor: string, time: string, badge: string): string {
+  const heading = shown.leading ? "System prompt" : `System prompt update${shown.changes ? ` · ${shown.changes}` : ""}`;
+  const parts = [
+    shown.text
+      ? `<details class="prompt"${shown.leading ? "" : " open"}><summary>${shown.leading ? "Prompt" : "Changes"}</summary><pre><code>${escapeHtml(shown.text)}</code></pre></details>`
+      : "",
+    renderTools(shown.leading ? "Available tools" : "Tools added", shown.added),
+    shown.removed.length > 0
+      ? `<div class="tools"><h3>Tools removed</h3><ul>${shown.removed.map((name) => `<li><code>${escapeHtml(name)}</code></li>`).join("")}</ul></div>`
+      : "",
+  ];
+  return block("system", heading, anchor, time, badge, parts.filter((part) => part.length > 0).join("\n"));
+}
+
+function renderTools(title: string, tools: readonly ShownTool[]): string {
+  if (tools.length === 0) return "";
+  const items = tools.map((tool) => {
+    const params = tool.parameters.map(
+      (p) =>
+        `<li><code>${escapeHtml(p.name)}</code> <span class="note">${escapeHtml(p.type)}, ${p.required ? "required" : "optional"}</span>${p.description ? ` — ${escapeHtml(p.description)}` : ""}</li>`,
+    );
+    const head = `<code>${escapeHtml(tool.name)}</code> — ${escapeHtml(tool.description)}`;
+    return params.length > 0 ? `<li><details><summary>${head}</summary><ul>${params.join("")}</ul></details></li>` : `<li>${head}</li>`;
+  });
+  return `<div class="tools"><h3>${escapeHtml(title)}</h3><ul>${items.join("")}</ul></div>`;
+}
+
+/** The exporting agent's tools, for a branch that records no system message. */
+function renderCurrentSystem(current: CurrentSystem): string {
+  const tools = current.tools.flatMap(shownTool);
+  if (tools.length === 0) return "";
+  return `${block("system", "Tools (the exporting agent's; this session records no system prompt)", "", "", "", renderTools("Available tools", tools))}\n`;
 }
 
 function block(kind: string, heading: string, anchor: string, time: string, badge: string, inner: string): string {
@@ -360,6 +410,10 @@ dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere;font-family:ui-monospac
 .msg.failed{background:var(--error);border-left-color:var(--error-b)}
 .msg.summary{background:var(--summary);border-left-color:var(--summary-b)}
 .msg.custom{background:var(--custom);border-left-color:var(--custom-b)}
+.msg.system{border-left-color:var(--muted)}
+.msg.system h3{font-size:.8rem;font-weight:600;color:var(--muted);margin:.5rem 0 .2rem}
+.msg.system ul{margin:.2rem 0;padding-left:1.2rem;font-size:.85rem}
+details.prompt summary{cursor:pointer;font-size:.85rem;color:var(--muted)}
 .text p{margin:.35rem 0;white-space:pre-wrap;overflow-wrap:anywhere}
 pre{background:var(--code);border:1px solid var(--border);border-radius:4px;padding:.5rem .7rem;overflow-x:auto;margin:.4rem 0;
 font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap;overflow-wrap:anywhere}

@@ -203,6 +203,7 @@ export function createBashToolDefinition(
     promptSnippet: "Run shell commands (ls, grep, find, build and test tools, etc.)",
     // Strict-schema arguments where the provider offers them, as pi 1.6 declares its read, bash, edit and write.
     constrainedSampling: { type: "json_schema", strict: "prefer" },
+    promptGuidelines: ["The PI_* environment variables of a command name the session, provider, model and reasoning level in use."],
     parameters: bashSchema,
     outputSchema: bashOutputSchema,
     async execute(_toolCallId, params, signal, onUpdate, ctx) {

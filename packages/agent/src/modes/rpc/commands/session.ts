@@ -9,7 +9,7 @@ import { type CommandGroup, handlersFor } from "./types.js";
 import { errorMessage } from "../../../error-text.js";
 
 /** What these handlers use of the agent. */
-type Uses = "contextUsage" | "session";
+type Uses = "contextUsage" | "session" | "tools";
 const { async, sync } = handlersFor<Uses>();
 
 export const sessionCommands = {
@@ -49,7 +49,10 @@ export const sessionCommands = {
     const file = ctx.agent.session.file;
     if (file === undefined) throw new CommandError("Cannot export in-memory session to HTML");
     if (!existsSync(file)) throw new CommandError("Nothing to export yet - start a conversation first");
-    exportHtml(ctx.agent.session, c.outputPath, process.cwd());
+    // A session recording no system message shows the agent's current tools instead, as in pi 1.6.
+    const active = new Set(ctx.agent.tools.activeNames());
+    const tools = ctx.agent.tools.all().flatMap(({ definition }) => (active.has(definition.name) ? [definition] : []));
+    exportHtml(ctx.agent.session, c.outputPath, process.cwd(), { tools });
     return { path: reportedExportPath(ctx.agent.session, c.outputPath) };
   }),
 } satisfies CommandGroup;
