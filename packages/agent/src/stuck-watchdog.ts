@@ -52,11 +52,24 @@ export const EXIT_CEILING_MS = 10_000;
 type ToWorker =
   | { type: "track" | "forget"; target: number }
   | { type: "pong" | "exiting" }
-  | { type: "stdin"; endsParley: boolean; credit: number }
-  | { type: "taken"; bytes: number };
+  | { type: "stdin"; endsParley: boolean; shared: SharedArrayBuffer };
 
 /** What the worker tells the main thread. */
-type FromWorker = { type: "ping" | "end" | "ready" } | { type: "data"; chunk: ArrayBuffer } | { type: "error"; message: string };
+type FromWorker = { type: "ping" | "end" | "ready" } | { type: "error"; message: string };
+
+/**
+ * fd 0's bytes cross from the worker in a ring of shared memory, not a message per chunk: a
+ * message wakes the other thread's loop and is cloned, and it was a third of a dialog's round
+ * trip. The worker writes at WRITTEN and wakes the main thread's Atomics.waitAsync; the main
+ * thread takes from TAKEN, and wakes the worker only when it waits for room (WAITING). The
+ * counters are byte totals modulo 2^32; the ring's size is a power of two that divides 2^32.
+ * Its size bounds what the worker reads ahead of the main thread (a stuck one takes nothing),
+ * and reading goes on while the main thread works through the last chunks.
+ */
+const RING_BYTES = 1024 * 1024;
+const RING = { WRITTEN: 0, TAKEN: 1, WAITING: 2 } as const;
+/** Bytes before the ring: the three counters, and one spare. */
+const RING_HEADER_BYTES = 16;
 
 // The worker's code: plain JavaScript, evaluated as CommonJS in the worker (a file of its own would
 // need a place beside the bundle). Writes go straight to fd 2: a worker's process.stderr is
@@ -67,7 +80,8 @@ const { parentPort, workerData } = require("node:worker_threads");
 const fs = require("node:fs");
 const { stuckMs, stuckCpuMs, blockedMs, pingMs, exitCeilingMs, signals } = workerData;
 const targets = new Set();
-let trigger, answered, answeredCpu, exitingAt, exitingCpu, timer, input, credit = 0, sent = 0, taken = 0;
+const { WRITTEN, TAKEN, WAITING } = workerData.ring;
+let trigger, answered, answeredCpu, exitingAt, exitingCpu, timer, input;
 
 // CPU time the main thread (whose thread id is the pid) has used, in ms; undefined without /proc.
 function mainCpu() {
@@ -134,12 +148,42 @@ function act(why) {
   try { fs.writeSync(2, "parley: " + why + "; exiting\\n"); } catch {}
   process.kill(process.pid, "SIGKILL");
 }
-function flow() {
-  if (sent - taken < credit) input.resume();
-  else input.pause();
+// fd 0's bytes go to the main thread through a ring in shared memory (see RING_BYTES): written
+// here, taken there, with no message per chunk. Bytes read but not yet in the ring wait in
+// \`pending\` (at most a chunk: reading pauses meanwhile).
+let ctl, ring, pending = [], finish;
+function pump() {
+  while (pending.length > 0) {
+    const written = Atomics.load(ctl, WRITTEN);
+    const free = ring.length - ((written - Atomics.load(ctl, TAKEN)) >>> 0);
+    if (free === 0) {
+      // Full: wait for the main thread to take some. WAITING is set before TAKEN is read again, so
+      // a take that comes after this read sees it and notifies (no wake-up is lost).
+      Atomics.store(ctl, WAITING, 1);
+      const taken = Atomics.load(ctl, TAKEN);
+      if (ring.length - ((written - taken) >>> 0) > 0) { Atomics.store(ctl, WAITING, 0); continue; }
+      const wait = Atomics.waitAsync(ctl, TAKEN, taken);
+      const again = () => { Atomics.store(ctl, WAITING, 0); pump(); };
+      if (wait.async) wait.value.then(again); else again();
+      return;
+    }
+    const chunk = pending[0];
+    const n = Math.min(free, chunk.length);
+    const at = written & (ring.length - 1);
+    const first = Math.min(n, ring.length - at);
+    ring.set(first === chunk.length ? chunk : chunk.subarray(0, first), at);
+    if (n > first) ring.set(chunk.subarray(first, n), 0);
+    Atomics.store(ctl, WRITTEN, (written + n) | 0);
+    Atomics.notify(ctl, WRITTEN);
+    if (n === chunk.length) pending.shift();
+    else pending[0] = chunk.subarray(n);
+  }
+  if (finish) { const f = finish; finish = undefined; f(); }
+  else input.resume();
 }
-function openStdin(endsParley, bytes) {
-  credit = bytes;
+function openStdin(endsParley, shared) {
+  ctl = new Int32Array(shared, 0, 4);
+  ring = new Uint8Array(shared, 16);
   const ended = (what) => { if (endsParley) begin(what); };
   try {
     const stat = fs.fstatSync(0);
@@ -152,15 +196,14 @@ function openStdin(endsParley, bytes) {
     return;
   }
   input.on("data", (chunk) => {
-    const whole = chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength;
-    const buffer = whole ? chunk.buffer : chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength);
-    sent += buffer.byteLength;
-    parentPort.postMessage({ type: "data", chunk: buffer }, [buffer]);
-    flow();
+    pending.push(chunk);
+    if (pending.length === 1) pump();
+    if (pending.length > 0) input.pause();
   });
-  flow();
-  input.on("end", () => { parentPort.postMessage({ type: "end" }); ended("the end of stdin"); });
-  input.on("error", (error) => { parentPort.postMessage({ type: "error", message: String(error && error.message) }); ended("stdin failed"); });
+  // The end (or the failure) is told once every byte before it is in the ring.
+  const after = (then) => { if (pending.length === 0) then(); else finish = then; };
+  input.on("end", () => after(() => { parentPort.postMessage({ type: "end" }); ended("the end of stdin"); }));
+  input.on("error", (error) => after(() => { parentPort.postMessage({ type: "error", message: String(error && error.message) }); ended("stdin failed"); }));
 }
 parentPort.on("message", (message) => {
   switch (message.type) {
@@ -168,8 +211,7 @@ parentPort.on("message", (message) => {
     case "forget": targets.delete(message.target); break;
     case "pong": answered = Date.now(); answeredCpu = mainCpu(); break;
     case "exiting": exitingAt = Date.now(); exitingCpu = mainCpu(); begin("process.exit"); break;
-    case "stdin": openStdin(message.endsParley, message.credit); break;
-    case "taken": taken = message.bytes; if (input) flow(); break;
+    case "stdin": openStdin(message.endsParley, message.shared); break;
   }
 });
 // The internal binding prints "These APIs are for internal testing only" as a process warning:
@@ -190,6 +232,16 @@ parentPort.postMessage({ type: "ready" });
 let worker: Worker | undefined;
 /** Resolves once the worker watches the signals (or could not). */
 let ready: Promise<void> = Promise.resolve();
+let isReady = false;
+/** Reasons the worker keeps the process alive (it is unref'd otherwise): a wait for it, input wanted. */
+let holds = 0;
+function hold(on: boolean): void {
+  holds += on ? 1 : -1;
+  if (holds === (on ? 1 : 0)) {
+    if (on) worker?.ref();
+    else worker?.unref();
+  }
+}
 
 function post(message: ToWorker): void {
   worker?.postMessage(message);
@@ -207,7 +259,7 @@ export function startStuckWatchdog(): void {
     worker = new Worker(WORKER, {
       eval: true,
       execArgv: ["--expose-internals"],
-      workerData: { stuckMs: STUCK_MS, stuckCpuMs: STUCK_CPU_MS, blockedMs: BLOCKED_MS, pingMs: PING_MS, exitCeilingMs: EXIT_CEILING_MS, signals },
+      workerData: { stuckMs: STUCK_MS, stuckCpuMs: STUCK_CPU_MS, blockedMs: BLOCKED_MS, pingMs: PING_MS, exitCeilingMs: EXIT_CEILING_MS, signals, ring: RING },
       // Its own stdio is never used (it writes to fd 2 itself); not piped through the main thread.
       stdout: false,
       stderr: false,
@@ -222,7 +274,10 @@ export function startStuckWatchdog(): void {
   worker.on("error", () => {});
   let markReady: () => void = () => {};
   ready = new Promise<void>((resolve) => {
-    markReady = resolve;
+    markReady = () => {
+      isReady = true;
+      resolve();
+    };
   });
   worker.on("message", (message: FromWorker) => {
     if (message.type === "ping") post({ type: "pong" });
@@ -240,14 +295,13 @@ export function startStuckWatchdog(): void {
  * usually ready long before; on a loaded machine this waits for it (at most READY_WAIT_MS).
  */
 export async function stuckWatchdogReady(): Promise<void> {
-  const thread = worker;
-  if (!thread) return;
-  // Waiting on the worker must keep the process alive (it is unref'd otherwise).
-  thread.ref();
+  if (!worker || isReady) return;
+  // Waiting on the worker must keep the process alive.
+  hold(true);
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([ready, new Promise<void>((resolve) => (timer = setTimeout(resolve, READY_WAIT_MS)))]);
   clearTimeout(timer);
-  thread.unref();
+  hold(false);
 }
 
 /** A worker that is not ready after this long (it should take tens of milliseconds) is not waited for. */
@@ -266,58 +320,82 @@ export function stuckWatchdogForget(pid: number, group: boolean): void {
 let forwarded: { stream: Readable; onMessage(message: FromWorker): void } | undefined;
 
 /**
- * Bytes of input the worker reads ahead of what the main thread has taken: what waits in the main
- * thread's queue (a stuck one takes nothing) stays bounded, and reading goes on while the main
- * thread works through the last chunks.
- */
-const INPUT_CREDIT_BYTES = 1024 * 1024;
-
-/**
- * fd 0 as the watchdog reads it: a stream of the chunks it forwards (what process.stdin would
- * give). It reads from the start (up to INPUT_CREDIT_BYTES ahead, kept until the stream is read),
- * so that it sees the end of input even while extensions load. With `endsParley`, the end of input
- * (or a read error) also starts the watchdog's wait for the main thread. Undefined without the
+ * fd 0 as the watchdog reads it: a stream of its bytes (what process.stdin would give). The
+ * worker reads from the start (up to RING_BYTES ahead, kept until the stream is read), so that it
+ * sees the end of input even while extensions load. With `endsParley`, the end of input (or a
+ * read error) also starts the watchdog's wait for the main thread. Undefined without the
  * watchdog.
  */
 export function forwardedStdin(endsParley: boolean): Readable | undefined {
   const thread = worker;
   if (!thread) return undefined;
   if (forwarded) return forwarded.stream;
-  let received = 0;
-  let acknowledged = 0;
+  const shared = new SharedArrayBuffer(RING_HEADER_BYTES + RING_BYTES);
+  const ctl = new Int32Array(shared, 0, 4);
+  const ring = new Uint8Array(shared, RING_HEADER_BYTES);
+  let taken = 0;
+  /** The worker's end or failure, applied once the ring is empty. */
+  let last: FromWorker | undefined;
+  let waiting = false;
   // Like fd 0's own handle, the worker keeps the process alive while input is wanted, not while
   // the stream is full (the reader paused) or ended.
   let wanted = false;
   const want = (on: boolean): void => {
     if (wanted === on) return;
     wanted = on;
-    if (on) thread.ref();
-    else thread.unref();
+    hold(on);
+  };
+  // Hands on what the ring holds while the stream wants it; then waits for more.
+  const take = (): void => {
+    while (wanted) {
+      const written = Atomics.load(ctl, RING.WRITTEN);
+      const length = (written - taken) >>> 0;
+      if (length === 0) break;
+      const at = taken & (RING_BYTES - 1);
+      const first = Math.min(length, RING_BYTES - at);
+      const chunk = Buffer.allocUnsafe(length);
+      chunk.set(ring.subarray(at, at + first));
+      if (length > first) chunk.set(ring.subarray(0, length - first), first);
+      taken = (taken + length) | 0;
+      Atomics.store(ctl, RING.TAKEN, taken);
+      if (Atomics.load(ctl, RING.WAITING) === 1) Atomics.notify(ctl, RING.TAKEN);
+      if (!stream.push(chunk)) want(false);
+    }
+    if (!wanted) return;
+    if (last !== undefined && Atomics.load(ctl, RING.WRITTEN) === taken) {
+      want(false);
+      if (last.type === "error") stream.destroy(new Error(last.message));
+      else stream.push(null);
+      return;
+    }
+    if (waiting) return;
+    const wait = Atomics.waitAsync(ctl, RING.WRITTEN, taken);
+    if (!wait.async) {
+      queueMicrotask(take);
+      return;
+    }
+    waiting = true;
+    void wait.value.then(() => {
+      waiting = false;
+      take();
+    });
   };
   const stream = new Readable({
-    // The stream wants more: what it holds was taken, so the worker may read that much further.
+    // The stream wants more: what it holds was taken.
     read: () => {
       want(true);
-      if (received === acknowledged) return;
-      acknowledged = received;
-      post({ type: "taken", bytes: received });
+      take();
     },
   });
   forwarded = {
     stream,
     onMessage(message) {
-      if (message.type === "data") {
-        received += message.chunk.byteLength;
-        if (!stream.push(Buffer.from(message.chunk))) want(false);
-      } else if (message.type === "end") {
-        want(false);
-        stream.push(null);
-      } else if (message.type === "error") {
-        want(false);
-        stream.destroy(new Error(message.message));
-      }
+      // Sent after the last byte was written to the ring: applied once the stream has taken it.
+      if (message.type !== "end" && message.type !== "error") return;
+      last = message;
+      if (wanted) take();
     },
   };
-  post({ type: "stdin", endsParley, credit: INPUT_CREDIT_BYTES });
+  post({ type: "stdin", endsParley, shared });
   return stream;
 }

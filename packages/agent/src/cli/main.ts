@@ -323,7 +323,12 @@ async function loadAll(
   only?: "project",
 ): Promise<ExtensionSource[]> {
   const sources: ExtensionSource[] = [];
-  const load = (path: string) => whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
+  const load = async (path: string) => {
+    // Extension code may hold the main thread from here on: the watchdog must watch the signals
+    // by then. It boots meanwhile, while start-up goes on (the model catalogue loads alongside).
+    await stuckWatchdogReady();
+    return whileSayingSlow(loadExtension(path), `extension ${path} (loading the module)`, log);
+  };
   if (only === undefined) {
     // An -e source parley cannot load (a package pi would install) stops it, as an -e file that fails does.
     for (const { source, error } of cli.unavailable) sources.push({ path: source, error, scope: "temporary" });
@@ -655,12 +660,11 @@ export async function main(argv: string[]): Promise<void> {
   const { settings } = setup;
   await applyHttpSettings(settings);
 
-  // Extension code may hold the main thread from here on: the watchdog must be watching by then.
-  await stuckWatchdogReady();
   // Before any extension code runs: from here on process.stdin is a stand-in, and fd 0 is read
   // for the protocol alone. Web mode does not read it. In rpc and acp modes, where the end of
-  // input ends parley, the watchdog's thread reads fd 0 (from now on, a bounded amount ahead) and
-  // hands each chunk on, so that it sees the end even while the main thread is stuck.
+  // input ends parley, the watchdog's thread reads fd 0 (as soon as it is up, a bounded amount
+  // ahead) and hands its bytes on, so that it sees the end even while the main thread is stuck.
+  // The main thread never reads fd 0 then: one reader, so no byte is reordered.
   const stdin = claimStdin(options.mode === "rpc" || options.mode === "acp" ? forwardedStdin(true) : undefined);
   // New sessions record the folder the agent is in (a switch to another folder's session moves it:
   // reloadExtensions below) and go beside the current session, as pi's do (its session directory
