@@ -49,10 +49,7 @@ const PING_MS = 250;
 export const EXIT_CEILING_MS = 10_000;
 
 /** What the worker is told, in order. */
-type ToWorker =
-  | { type: "track" | "forget"; target: number }
-  | { type: "pong" | "exiting" }
-  | { type: "stdin"; endsParley: boolean; shared: SharedArrayBuffer };
+type ToWorker = { type: "track" | "forget"; target: number } | { type: "pong" | "exiting" } | { type: "stdin"; endsParley: boolean; shared: SharedArrayBuffer };
 
 /** What the worker tells the main thread. */
 type FromWorker = { type: "ping" | "end" | "ready" } | { type: "error"; message: string };
