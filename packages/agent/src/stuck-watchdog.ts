@@ -63,7 +63,9 @@ type FromWorker = { type: "ping" | "end" | "ready" } | { type: "error"; message:
  * Its size bounds what the worker reads ahead of the main thread (a stuck one takes nothing),
  * and reading goes on while the main thread works through the last chunks.
  */
-const RING_BYTES = 1024 * 1024;
+const RING_BYTES = 256 * 1024;
+/** The most the main thread moves from the ring into the stream at once. */
+const PIECE_BYTES = 64 * 1024;
 const RING = { WRITTEN: 0, TAKEN: 1, WAITING: 2 } as const;
 /** Bytes before the ring: the three counters, and one spare. */
 const RING_HEADER_BYTES = 16;
@@ -346,7 +348,9 @@ export function forwardedStdin(endsParley: boolean): Readable | undefined {
   const take = (): void => {
     while (wanted) {
       const written = Atomics.load(ctl, RING.WRITTEN);
-      const length = (written - taken) >>> 0;
+      // A piece at a time: a paused reader's stream then holds at most its high-water mark and one
+      // piece, and the rest stays in the ring, which bounds how far the worker reads ahead.
+      const length = Math.min((written - taken) >>> 0, PIECE_BYTES);
       if (length === 0) break;
       const at = taken & (RING_BYTES - 1);
       const first = Math.min(length, RING_BYTES - at);

@@ -36,6 +36,7 @@ const FLOORS: readonly (readonly string[])[] = [
     "make-dirs.ts",
     "output-files.ts",
     "output-pressure.ts",
+    "package-root.ts",
     "slow-notice.ts",
     "stuck-watchdog.ts",
     "timers.ts",

@@ -94,7 +94,10 @@ describe("pi 1.6.0's mcp_servers_change", () => {
     await agent.request({ type: "prompt", message: "/mcp-remove" });
     const from = agent.records.length;
     await agent.request({ type: "prompt", message: "/mcp-report" });
-    expect(JSON.parse(notes(agent, from)[0] as string)).toEqual({ atStart: ["early"], changes: [["early", "late"], ["early"]] });
+    // The report is the command's JSON notify; a notify about the servers themselves (a connection
+    // failing) may come in between on a loaded machine.
+    const report = notes(agent, from).find((note) => note.startsWith("{"));
+    expect(JSON.parse(report ?? "null")).toEqual({ atStart: ["early"], changes: [["early", "late"], ["early"]] });
     noErrors(agent);
   });
 });

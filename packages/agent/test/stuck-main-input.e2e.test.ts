@@ -4,7 +4,7 @@
  * holds the main thread in a loop, the worker reads ahead until the ring is full, then waits;
  * once the loop ends, every byte must reach the protocol once and in order: written at spawn
  * (before the worker is up) or later, across the ring's wrap-around, through a socket or a pipe.
- * Each command here is an unknown type, answered at once with its id; 4 MiB of them is four
+ * Each command here is an unknown type, answered at once with its id; 4 MiB of them is sixteen
  * times the ring. Every wait is for an event, with a generous ceiling.
  */
 import { spawn } from "node:child_process";
@@ -20,10 +20,10 @@ import { tempDir } from "./fixtures/agent/harness.js";
 const STUCK = join(import.meta.dirname, "fixtures/stuck-main.ts");
 const CEILING_MS = deadline(60_000);
 const COMMANDS = 400;
-/** ~10 KiB a line: 4 MiB in all, four times the ring (RING_BYTES). */
+/** ~10 KiB a line: 4 MiB in all, sixteen times the ring (RING_BYTES). */
 const PAD = "x".repeat(10 * 1024);
 /** Bytes that must have left the client while the main thread loops: the ring's worth. */
-const READ_AHEAD_BYTES = 1024 * 1024;
+const READ_AHEAD_BYTES = 256 * 1024;
 
 function commandLine(n: number): string {
   return `${JSON.stringify({ type: `nope-${n}`, id: `c${n}`, pad: PAD })}\n`;

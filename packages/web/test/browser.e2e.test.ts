@@ -359,7 +359,8 @@ describe("the web UI in two tabs", { timeout: 3 * START_MS }, () => {
     const all = PAYLOADS.join(" ");
     for (const page of [a, b]) {
       await dialog(page, all).first().waitFor();
-      expect(await page.getByRole("dialog").count()).toBe(4);
+      // The four dialogs arrive one after another: wait for the last, not just the first.
+      await expect.poll(() => page.getByRole("dialog").count()).toBe(4);
       await expect.poll(() => page.title()).toBe(all);
       await page.locator(".error-line", { hasText: "Extension error" }).waitFor();
       await page.getByRole("alert").filter({ hasText: "<script>window.__xss=1</script>" }).first().waitFor();
