@@ -15,7 +15,7 @@ import { importModule } from "../startup/module-loader.js";
 import { formatSize } from "../tools/truncate.js";
 import type { ToolNamespace } from "../tools/types.js";
 import { CODEMODE_TOOL_NAME, scriptDeclaration, toolSample } from "./codemode-loadout.js";
-import { modelGlobals, sumUsage } from "./codemode-models.js";
+import { type ModelCallRow, modelGlobals, sumUsage } from "./codemode-models.js";
 import type { SessionEntry } from "../session/session.js";
 import type { CallableTool, ExtensionToolContext, ToolCallOutcome } from "./types.js";
 
@@ -31,17 +31,8 @@ const DEFAULT_MAX_OUTPUT_TOKENS = 10_000;
 const CHARS_PER_TOKEN = 4;
 const SEARCH_LIMIT = 8;
 
-/** One nested call as the tool's `details.calls` shows it while and after the script runs. */
-export interface ScriptCall {
-  id: string;
-  name: string;
-  args: string;
-  status: "running" | "ok" | "error" | "cancelled";
-  durationMs?: number;
-  error?: string;
-  /** A model call's cost (`models.classify`, `models.generateImages`). */
-  cost?: number;
-}
+/** One nested call as the tool's `details.calls` shows it while and after the script runs (a model call adds its cost). */
+export type ScriptCall = ModelCallRow;
 
 export interface CodemodeDetails {
   calls: ScriptCall[];
